@@ -1,0 +1,128 @@
+# The course's one entry point. Run `make help` for the list of targets.
+#
+# Non-recursive: this file includes one fragment per folder (common/, kernels/,
+# labs/, autograder/, slides/). Every output goes under $(BUILD); source
+# folders stay clean. The only re-invocation of make is after `deps`, so that
+# packages it just installed are seen when the build variables are computed.
+
+SHELL := /bin/bash
+.DEFAULT_GOAL := all
+.SUFFIXES:
+.DELETE_ON_ERROR:
+
+# ---- user-facing knobs ------------------------------------------------------
+BUILD     ?= build
+CUDA_HOME ?= /usr/local/cuda
+# GPU architectures for nvcc: real code for each, plus PTX for the first one so
+# that newer GPUs can JIT it. Hopper-only code needs 90a.
+CUDA_ARCH ?= 80 90a
+# MPI ranks for the distributed tests and labs.
+NP        ?= 4
+# Which labs tree `make check` / `make grade` use: labs (starters) or solutions.
+SRC       ?= labs
+V         ?= 0
+
+ifeq ($(V),0)
+Q := @
+else
+Q :=
+endif
+
+# ---- what this machine has --------------------------------------------------
+NVCC      := $(or $(shell command -v nvcc 2>/dev/null),$(wildcard $(CUDA_HOME)/bin/nvcc))
+HAVE_CUDA := $(if $(and $(NVCC),$(wildcard $(CUDA_HOME)/include/cuda_runtime_api.h)),1,)
+HAVE_NCCL := $(if $(and $(HAVE_CUDA),$(or $(wildcard $(CUDA_HOME)/include/nccl.h),$(wildcard /usr/include/nccl.h))),1,)
+HAVE_GPU  := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo 1)
+MPICC     := $(shell command -v mpicc 2>/dev/null)
+# Where kernels run: a real GPU when there is one, else the CPU SIMT emulator.
+TARGET    ?= $(if $(HAVE_GPU),cuda,emu)
+
+# ---- compilers and flags ----------------------------------------------------
+CC        := gcc
+CXX       := g++
+CFLAGS    := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fopenmp
+CPPFLAGS  := -Icommon -Ikernels
+LDLIBS    := -lm -fopenmp
+CMOCKA_LIBS := -lcmocka
+CUDA_CPPFLAGS := -I$(CUDA_HOME)/include
+CUDA_LDLIBS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart
+CUBLAS_LDLIBS := -lcublas -lcublasLt
+NCCL_LDLIBS   := -lnccl
+comma := ,
+space := $(empty) $(empty)
+NVCC_GENCODE := $(foreach a,$(CUDA_ARCH),-gencode arch=compute_$(a),code=sm_$(a)) \
+                -gencode arch=compute_$(firstword $(CUDA_ARCH)),code=compute_$(firstword $(CUDA_ARCH))
+NVCCFLAGS := -O3 -std=c++17 -lineinfo $(NVCC_GENCODE) -Werror all-warnings \
+             -Xcompiler -Wall,-Wextra,-Werror $(CPPFLAGS)
+
+# Collected by the fragments.
+UNIT_TESTS :=
+MPI_TESTS  :=
+ALL_TARGETS :=
+HELP :=
+LIBCOMMON      := $(BUILD)/lib/libcommon.a
+CUDA_LIBCOMMON :=
+EMU_LIBCOMMON  :=
+
+-include common/simt/simt.mk
+include common/common.mk
+-include common/comm.mk
+include kernels/kernels.mk
+include labs/labs.mk
+include autograder/autograder.mk
+include slides/slides.mk
+
+# ---- top-level targets ------------------------------------------------------
+.PHONY: all deps test test-run check bench grade docs gpu-check help clean
+
+all: $(ALL_TARGETS)
+
+deps:
+	$(Q)bash common/tools/deps.sh
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory test-run
+
+test-run: $(ALL_TARGETS) $(UNIT_TESTS) $(MPI_TESTS)
+	$(Q)BUILD=$(BUILD) NP=$(NP) HAVE_CUDA=$(HAVE_CUDA) \
+	    bash common/tests/run_suites.sh \
+	    --unit "$(UNIT_TESTS)" --mpi "$(MPI_TESTS)" --labs "$(LAB_NAMES)"
+
+docs: $(BUILD)/docs/html/index.html
+
+$(BUILD)/docs/html/index.html: Doxyfile $(wildcard common/*.[ch] common/*.cuh kernels/*/*.[ch] kernels/*/*.cu kernels/*/*.cuh common/simt/include/*.h)
+	$(Q)command -v doxygen >/dev/null || { echo "docs: doxygen is missing; run: sudo apt-get install -y doxygen"; exit 1; }
+	$(Q)mkdir -p $(BUILD)/docs
+	$(Q)( cat Doxyfile; echo "OUTPUT_DIRECTORY=$(BUILD)/docs" ) | doxygen - > $(BUILD)/docs/doxygen.log 2>&1 || \
+	    { cat $(BUILD)/docs/doxygen.log; echo "docs: Doxygen reported warnings (treated as errors); see above"; exit 1; }
+	$(Q)echo "docs: wrote $(BUILD)/docs/html/index.html"
+
+gpu-check: deps
+	$(Q)$(MAKE) --no-print-directory gpu-check-run
+
+gpu-check-run:
+	$(Q)BUILD=$(BUILD) NP=$(NP) bash autograder/gpu_check.sh
+
+clean:
+	rm -rf $(BUILD)
+
+HELP += "all|build everything this machine can (host code; every .cu with nvcc if present; MPI programs)"
+HELP += "deps|install missing Debian packages (apt-get as root, else print the command)"
+HELP += "test|run every unit, MPI and lab test, the docs check; ends with 'N passed, N failed'"
+HELP += "check LAB=NN [SRC=labs|solutions] [TARGET=cuda|emu]|build and run one lab's checks"
+HELP += "bench LAB=NN [SRC=labs|solutions]|build and run one lab's benchmark (speed needs a GPU)"
+HELP += "grade [SRC=labs|solutions]|run every lab's checks and print a table of what passes"
+HELP += "docs|Doxygen HTML into $(BUILD)/docs (warnings are errors)"
+HELP += "slides|build the lecture decks into $(BUILD)/slides (needs pandoc)"
+HELP += "gpu-check|on a GPU machine: build for sm_90a, run every GPU test and benchmark, print a summary"
+HELP += "clean|remove $(BUILD)"
+HELP += "help|this list"
+
+help:
+	@echo "usage: make [target] [VAR=value ...]"
+	@echo
+	@for h in $(HELP); do printf '  %-44s %s\n' "$${h%%|*}" "$${h#*|}"; done
+	@echo
+	@echo "variables: TARGET=cuda|emu (now: $(TARGET))  SRC=labs|solutions  CUDA_ARCH='$(CUDA_ARCH)'"
+	@echo "           NP=$(NP) (MPI ranks)  BUILD=$(BUILD)  CUDA_HOME=$(CUDA_HOME)  V=1 (show commands)"
+	@echo "found: nvcc=$(if $(HAVE_CUDA),yes,no) nccl=$(if $(HAVE_NCCL),yes,no) gpu=$(if $(HAVE_GPU),yes,no) mpicc=$(if $(MPICC),yes,no)"

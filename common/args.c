@@ -1,0 +1,180 @@
+/*
+ * Table-driven flag parsing (see args.h). Numbers are parsed with strtol /
+ * strtod and must consume the whole string, so "4x", "" and "1e" are errors
+ * rather than silently becoming 4, 0 and 1.
+ */
+#include "args.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int has_range(const arg_spec_t *s) { return s->min <= s->max; }
+
+/* Edit distance, to suggest the flag the user probably meant. */
+static int edit_distance(const char *a, const char *b) {
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 63 || lb > 63) return 99;
+    int d[64][64];
+    for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+    for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+    for (size_t i = 1; i <= la; i++)
+        for (size_t j = 1; j <= lb; j++) {
+            int sub = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            int del = d[i - 1][j] + 1, ins = d[i][j - 1] + 1;
+            d[i][j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+    return d[la][lb];
+}
+
+static const arg_spec_t *find_spec(const args_t *a, const char *name, size_t len) {
+    for (int i = 0; i < a->nspecs; i++)
+        if (strlen(a->specs[i].name) == len && !strncmp(a->specs[i].name, name, len))
+            return &a->specs[i];
+    return NULL;
+}
+
+static void suggest(const args_t *a, const char *name, FILE *msg) {
+    const char *best = NULL;
+    int best_d = 3; /* only suggest close matches */
+    for (int i = 0; i < a->nspecs; i++) {
+        int d = edit_distance(name, a->specs[i].name);
+        if (d < best_d || (strstr(a->specs[i].name, name) && !best)) {
+            best_d = d < best_d ? d : best_d;
+            best = a->specs[i].name;
+        }
+    }
+    if (best) fprintf(msg, "; did you mean '--%s'?\n", best);
+    else fprintf(msg, "; run '%s --help' for the list\n", a->prog);
+}
+
+static void range_error(const args_t *a, const arg_spec_t *s, const char *val, FILE *msg) {
+    if (s->type == ARG_DOUBLE)
+        fprintf(msg, "%s: --%s %s is out of range; pick a value in [%g, %g]\n", a->prog, s->name,
+                val, s->min, s->max);
+    else
+        fprintf(msg, "%s: --%s %s is out of range; pick a value in [%.0f, %.0f]\n", a->prog,
+                s->name, val, s->min, s->max);
+}
+
+static int store(const args_t *a, const arg_spec_t *s, const char *val, FILE *msg) {
+    char *end = NULL;
+    errno = 0;
+    switch (s->type) {
+    case ARG_INT:
+    case ARG_LONG: {
+        long long v = strtoll(val, &end, 0);
+        if (*val == '\0' || *end != '\0' || errno == ERANGE ||
+            (s->type == ARG_INT && (v < -2147483648LL || v > 2147483647LL))) {
+            fprintf(msg, "%s: --%s expects an integer, got '%s'; run '%s --help' for usage\n",
+                    a->prog, s->name, val, a->prog);
+            return ARGS_ERROR;
+        }
+        if (has_range(s) && ((double)v < s->min || (double)v > s->max)) {
+            range_error(a, s, val, msg);
+            return ARGS_ERROR;
+        }
+        if (s->type == ARG_INT) *(int *)s->dest = (int)v;
+        else *(long long *)s->dest = v;
+        return ARGS_OK;
+    }
+    case ARG_DOUBLE: {
+        double v = strtod(val, &end);
+        if (*val == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+            fprintf(msg, "%s: --%s expects a finite number, got '%s'; run '%s --help' for usage\n",
+                    a->prog, s->name, val, a->prog);
+            return ARGS_ERROR;
+        }
+        if (has_range(s) && (v < s->min || v > s->max)) {
+            range_error(a, s, val, msg);
+            return ARGS_ERROR;
+        }
+        *(double *)s->dest = v;
+        return ARGS_OK;
+    }
+    case ARG_STRING:
+        *(const char **)s->dest = val;
+        return ARGS_OK;
+    case ARG_FLAG:
+        *(int *)s->dest = 1;
+        return ARGS_OK;
+    }
+    return ARGS_ERROR;
+}
+
+int args_parse(const args_t *a, int argc, char **argv, FILE *msg) {
+    for (int i = 1; i < argc; i++) {
+        const char *arg = argv[i];
+        if (!strcmp(arg, "--help") || !strcmp(arg, "-h")) {
+            args_print_help(a, msg);
+            return ARGS_HELP;
+        }
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            fprintf(msg, "%s: unexpected argument '%s'; flags look like --name value; "
+                    "run '%s --help' for usage\n", a->prog, arg, a->prog);
+            return ARGS_ERROR;
+        }
+        const char *name = arg + 2;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        const arg_spec_t *s = find_spec(a, name, len);
+        if (!s) {
+            char buf[128];
+            snprintf(buf, sizeof buf, "%.*s", (int)(len < 100 ? len : 100), name);
+            fprintf(msg, "%s: unknown option '--%s'", a->prog, buf);
+            suggest(a, buf, msg);
+            return ARGS_ERROR;
+        }
+        const char *val;
+        if (s->type == ARG_FLAG) {
+            if (eq) {
+                fprintf(msg, "%s: --%s takes no value\n", a->prog, s->name);
+                return ARGS_ERROR;
+            }
+            val = "1";
+        } else if (eq) {
+            val = eq + 1;
+        } else if (i + 1 < argc) {
+            val = argv[++i];
+        } else {
+            fprintf(msg, "%s: --%s needs a value; run '%s --help' for usage\n", a->prog, s->name,
+                    a->prog);
+            return ARGS_ERROR;
+        }
+        if (store(a, s, val, msg) != ARGS_OK) return ARGS_ERROR;
+    }
+    return ARGS_OK;
+}
+
+void args_print_help(const args_t *a, FILE *out) {
+    fprintf(out, "usage: %s [options]\n%s\n\noptions:\n", a->prog, a->summary ? a->summary : "");
+    for (int i = 0; i < a->nspecs; i++) {
+        const arg_spec_t *s = &a->specs[i];
+        char left[64], def[64] = "";
+        static const char *kind[] = {"N", "N", "X", "STR", ""};
+        snprintf(left, sizeof left, "--%s %s", s->name, kind[s->type]);
+        switch (s->type) {
+        case ARG_INT: snprintf(def, sizeof def, " (default %d)", *(int *)s->dest); break;
+        case ARG_LONG: snprintf(def, sizeof def, " (default %lld)", *(long long *)s->dest); break;
+        case ARG_DOUBLE: snprintf(def, sizeof def, " (default %g)", *(double *)s->dest); break;
+        case ARG_STRING:
+            if (*(const char **)s->dest)
+                snprintf(def, sizeof def, " (default %s)", *(const char **)s->dest);
+            break;
+        case ARG_FLAG: break;
+        }
+        fprintf(out, "  %-24s %s%s\n", left, s->help ? s->help : "", def);
+    }
+    fprintf(out, "  %-24s %s\n", "--help", "print this help and exit");
+}
+
+void args_parse_or_exit(const args_t *a, int argc, char **argv) {
+    /* Help goes to stdout (it was asked for); errors to stderr. Peek for help first. */
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            args_print_help(a, stdout);
+            exit(0);
+        }
+    if (args_parse(a, argc, argv, stderr) != ARGS_OK) exit(2);
+}

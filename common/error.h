@@ -1,0 +1,91 @@
+/*
+ * Fatal errors, the way every program in the course reports them.
+ *
+ * A failed call prints one line naming the call, the file and line, and the
+ * rank (in an MPI job), then ends the whole job: under MPI the communicator
+ * installs an abort hook that calls MPI_Abort, so the other ranks never wait
+ * forever for a peer that has already died. Without MPI it simply exits.
+ *
+ * The CUDA_CHECK / CUBLAS_CHECK / NCCL_CHECK / MPI_CHECK macros expand only at
+ * the point of use, so this header itself needs none of those libraries.
+ */
+#ifndef COURSE_ERROR_H
+#define COURSE_ERROR_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @brief Print "[rank R] file:line: message" to stderr and end the job.
+ *
+ * Calls the abort hook if one is installed (MPI_Abort under MPI), then
+ * exit(1). Never returns.
+ * @param file source file of the failing call (use __FILE__)
+ * @param line source line of the failing call (use __LINE__)
+ * @param fmt printf-style message
+ */
+void course_fatal(const char *file, int line, const char *fmt, ...)
+    __attribute__((noreturn, format(printf, 3, 4)));
+
+/**
+ * @brief Install the function course_fatal() calls to end the job.
+ *
+ * The communicator installs one that calls MPI_Abort so that a failed rank
+ * brings down the whole job. Pass NULL to go back to plain exit().
+ * @param hook called with the exit code; it should not return
+ */
+void course_set_abort_hook(void (*hook)(int code));
+
+/** @brief End the job with a formatted message and the caller's location. */
+#define FATAL(...) course_fatal(__FILE__, __LINE__, __VA_ARGS__)
+
+/** @brief Fail with a message if a condition does not hold (always on, unlike assert). */
+#define CHECK(cond, ...) \
+    do { if (!(cond)) course_fatal(__FILE__, __LINE__, __VA_ARGS__); } while (0)
+
+/** @brief Check a CUDA runtime call (needs cuda_runtime_api.h at the point of use). */
+#define CUDA_CHECK(call) \
+    do { \
+        cudaError_t err_ = (call); \
+        if (err_ != cudaSuccess) \
+            course_fatal(__FILE__, __LINE__, "%s failed: %s (%s)", #call, \
+                         cudaGetErrorName(err_), cudaGetErrorString(err_)); \
+    } while (0)
+
+/** @brief Check the last kernel launch: launch errors surface only through cudaGetLastError. */
+#define CUDA_CHECK_LAST() CUDA_CHECK(cudaGetLastError())
+
+/** @brief Check a cuBLAS call (needs cublas_v2.h at the point of use). */
+#define CUBLAS_CHECK(call) \
+    do { \
+        cublasStatus_t st_ = (call); \
+        if (st_ != CUBLAS_STATUS_SUCCESS) \
+            course_fatal(__FILE__, __LINE__, "%s failed: %s", #call, \
+                         cublasGetStatusString(st_)); \
+    } while (0)
+
+/** @brief Check an NCCL call (needs nccl.h at the point of use). */
+#define NCCL_CHECK(call) \
+    do { \
+        ncclResult_t nr_ = (call); \
+        if (nr_ != ncclSuccess) \
+            course_fatal(__FILE__, __LINE__, "%s failed: %s", #call, \
+                         ncclGetErrorString(nr_)); \
+    } while (0)
+
+/** @brief Check an MPI call (needs mpi.h; MPI's default handler aborts, this names the call). */
+#define MPI_CHECK(call) \
+    do { \
+        int mr_ = (call); \
+        if (mr_ != MPI_SUCCESS) { \
+            char mmsg_[MPI_MAX_ERROR_STRING]; int mlen_ = 0; \
+            MPI_Error_string(mr_, mmsg_, &mlen_); \
+            course_fatal(__FILE__, __LINE__, "%s failed: %s", #call, mmsg_); \
+        } \
+    } while (0)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COURSE_ERROR_H */

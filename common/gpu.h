@@ -1,0 +1,127 @@
+/*
+ * The device side of the plumbing: is there a GPU, device memory, and timing
+ * with CUDA events.
+ *
+ * This file is plain C against the CUDA runtime API, so it builds twice: once
+ * against the real runtime (TARGET=cuda) and once against the CPU SIMT
+ * emulator's runtime (TARGET=emu), and the labs' checks use the same calls in
+ * both. Every call is checked; failures name the call and the caller.
+ */
+#ifndef COURSE_GPU_H
+#define COURSE_GPU_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @brief True when a usable CUDA device is present.
+ *
+ * False when there is no GPU, no driver, or a driver too old for this
+ * runtime: cudaGetDeviceCount fails in those cases, and the error it leaves
+ * pending is cleared so the next checked CUDA call does not trip over it.
+ * (Without a driver at all the runtime's initialisation error is permanent:
+ * every later CUDA call fails again, so make none when this returns 0.)
+ * Under the emulator this is true (the emulated device).
+ * @return 1 or 0
+ */
+int gpu_available(void);
+
+/**
+ * @brief Name of device 0 ("NVIDIA H200", "SIMT emulator (CPU)"), or "none".
+ * @param buf destination
+ * @param len size of buf
+ * @return buf
+ */
+char *gpu_device_name(char *buf, size_t len);
+
+/**
+ * @brief cudaMalloc that names the caller and the size when it fails.
+ * @param bytes size in bytes
+ * @param file caller's file
+ * @param line caller's line
+ * @return device pointer, never NULL (bytes == 0 gives a valid 1-byte allocation)
+ */
+void *gpu_malloc_at(size_t bytes, const char *file, int line);
+
+/** @brief Checked device allocation that names the caller on failure. */
+#define gpu_malloc(bytes) gpu_malloc_at((bytes), __FILE__, __LINE__)
+
+/**
+ * @brief Free device memory from gpu_malloc (NULL is fine).
+ * @param p device pointer
+ */
+void gpu_free(void *p);
+
+/**
+ * @brief Copy host to device (synchronous, checked).
+ * @param dst device pointer
+ * @param src host pointer
+ * @param bytes size
+ */
+void gpu_upload(void *dst, const void *src, size_t bytes);
+
+/**
+ * @brief Copy device to host (synchronous, checked).
+ * @param dst host pointer
+ * @param src device pointer
+ * @param bytes size
+ */
+void gpu_download(void *dst, const void *src, size_t bytes);
+
+/**
+ * @brief Set device memory bytewise (checked).
+ * @param p device pointer
+ * @param value byte value
+ * @param bytes size
+ */
+void gpu_memset(void *p, int value, size_t bytes);
+
+/**
+ * @brief Wait for all device work, then report any error a kernel raised (launch or execution).
+ * @param what names the work for the error message, e.g. "vector_add"
+ */
+void gpu_sync_check(const char *what);
+
+/** A pair of CUDA events for timing device work on a stream. */
+typedef struct {
+    void *start;  /**< cudaEvent_t */
+    void *stop;   /**< cudaEvent_t */
+    void *stream; /**< cudaStream_t the events are recorded on (NULL: default stream) */
+} gpu_timer_t;
+
+/**
+ * @brief Create the events of a timer.
+ * @param t the timer
+ * @param stream stream to record on (NULL for the default stream)
+ */
+void gpu_timer_init(gpu_timer_t *t, void *stream);
+
+/** @brief Record the start event. @param t the timer */
+void gpu_timer_start(gpu_timer_t *t);
+
+/**
+ * @brief Record the stop event, wait for it, and return the elapsed time.
+ * @param t the timer
+ * @return milliseconds between the two events, measured on the device
+ */
+float gpu_timer_stop_ms(gpu_timer_t *t);
+
+/** @brief Destroy the events. @param t the timer */
+void gpu_timer_free(gpu_timer_t *t);
+
+/**
+ * @brief Overwrite the L2 cache so the next timed repetition starts cold.
+ *
+ * Benchmarks call this between repetitions: otherwise a matrix that fits in
+ * L2 (50 MB on H100) is read from cache and the kernel looks faster than it
+ * is on real-sized data.
+ */
+void gpu_flush_l2(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COURSE_GPU_H */

@@ -1,0 +1,48 @@
+/*
+ * Small helpers every lab's check.c uses on top of cmocka.
+ *
+ * A check must fail loudly and usefully: with "not implemented" while the
+ * TODO is there, with the worst element and its error when the numbers are
+ * off, and as "skipped" (not "passed") when there is nowhere to run kernels.
+ */
+#ifndef COURSE_LABCHECK_H
+#define COURSE_LABCHECK_H
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+
+#include "gpu.h"
+#include "lab.h"
+#include "numerics.h"
+
+/** @brief Fail the current test unless a student function returned LAB_OK. */
+#define LAB_REQUIRE_OK(status, fn)                                                               \
+    do {                                                                                         \
+        int st_ = (status);                                                                      \
+        if (st_ == LAB_NOT_IMPLEMENTED)                                                          \
+            fail_msg("not implemented: %s still has its TODO (see the lab's README)", fn);       \
+        if (st_ != LAB_OK) fail_msg("%s returned '%s' (%d)", fn, lab_status_name(st_), st_);     \
+    } while (0)
+
+/** @brief Fail the current test with the comparison report unless ok. */
+#define LAB_REQUIRE_CLOSE(ok, what, rep)                                                         \
+    do {                                                                                         \
+        if (!(ok)) {                                                                             \
+            char line_[512];                                                                     \
+            fail_msg("%s", cmp_report_format(line_, sizeof line_, (what), (rep)));               \
+        }                                                                                        \
+    } while (0)
+
+/** @brief Skip (visibly) when no device can run kernels: no GPU and not the emulator. */
+#define LAB_REQUIRE_DEVICE()                                                                     \
+    do {                                                                                         \
+        if (!gpu_available()) {                                                                  \
+            print_message("no GPU here: build with TARGET=emu to run this check on the CPU\n");  \
+            skip();                                                                              \
+        }                                                                                        \
+    } while (0)
+
+#endif /* COURSE_LABCHECK_H */

@@ -1,0 +1,90 @@
+/*
+ * Elementwise comparison with per-element bounds (see numerics.h). One loop
+ * serves every check: the bound of element i is computed by the caller's
+ * rule, and the element whose error uses the largest share of its bound is
+ * the one reported.
+ */
+#include "numerics.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+static void report_reset(cmp_report_t *r, size_t n) {
+    memset(r, 0, sizeof *r);
+    r->n = n;
+}
+
+/* Account one element; returns 1 if it is within bound. */
+static int account(cmp_report_t *r, size_t i, double got, double want, double bound,
+                   double *worst_ratio) {
+    double err = fabs(got - want);
+    int ok = (err <= bound); /* false for NaN: written so on purpose */
+    if (isfinite(want) && !isfinite(got)) r->nonfinite++;
+    if (!ok) r->mismatches++;
+    if (!isnan(r->max_abs_err) && !(err <= r->max_abs_err)) r->max_abs_err = err; /* NaN sticks */
+    if (want != 0.0 && isfinite(err) && err / fabs(want) > r->max_rel_err)
+        r->max_rel_err = err / fabs(want);
+    double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
+    if (isnan(ratio)) ratio = INFINITY;
+    if (i == 0 || ratio > *worst_ratio) {
+        *worst_ratio = ratio;
+        r->worst_index = i;
+        r->worst_got = got;
+        r->worst_want = want;
+        r->worst_bound = bound;
+    }
+    return ok;
+}
+
+int compare_close(const float *got, const double *want, size_t n, double rtol, double atol,
+                  cmp_report_t *rep) {
+    cmp_report_t local;
+    cmp_report_t *r = rep ? rep : &local;
+    report_reset(r, n);
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++)
+        account(r, i, (double)got[i], want[i], atol + rtol * fabs(want[i]), &worst);
+    return r->mismatches == 0;
+}
+
+int compare_close_f(const float *got, const float *want, size_t n, double rtol, double atol,
+                    cmp_report_t *rep) {
+    cmp_report_t local;
+    cmp_report_t *r = rep ? rep : &local;
+    report_reset(r, n);
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double w = (double)want[i];
+        account(r, i, (double)got[i], w, atol + rtol * fabs(w), &worst);
+    }
+    return r->mismatches == 0;
+}
+
+int check_gemm_bound(const float *got, const double *want, const double *absAB, int M, int N,
+                     int K, double eps, double c, cmp_report_t *rep) {
+    cmp_report_t local;
+    cmp_report_t *r = rep ? rep : &local;
+    size_t n = (size_t)M * (size_t)N;
+    report_reset(r, n);
+    double worst = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double bound = c * (double)K * eps * absAB[i] + FLT_MIN;
+        account(r, i, (double)got[i], want[i], bound, &worst);
+    }
+    return r->mismatches == 0;
+}
+
+char *cmp_report_format(char *buf, size_t len, const char *what, const cmp_report_t *r) {
+    snprintf(buf, len,
+             "%s: %zu of %zu outside bound (%zu not finite); worst at [%zu]: got %.9g want %.9g "
+             "(bound %.3g); max abs err %.3g, max rel err %.3g",
+             what, r->mismatches, r->n, r->nonfinite, r->worst_index, r->worst_got, r->worst_want,
+             r->worst_bound, r->max_abs_err, r->max_rel_err);
+    return buf;
+}
+
+void cmp_report_print(FILE *out, const char *what, const cmp_report_t *r) {
+    char line[512];
+    fprintf(out, "%s\n", cmp_report_format(line, sizeof line, what, r));
+}

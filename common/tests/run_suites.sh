@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The test runner behind `make test`.
+#
+# Runs every cmocka program (directly, or under mpirun for the MPI suites),
+# the docs check and each lab's check (solutions must pass, unmodified
+# starters must fail with "not implemented"), each with a time limit.
+# cmocka's own summary lines are added up; a program that crashes, times out
+# or exits non-zero without reporting a failure counts as one failed test, so
+# nothing broken can pass quietly. The last line is "N passed, N failed".
+set -u
+unit="" mpi="" labs=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --unit) unit="$2"; shift 2 ;;
+        --mpi)  mpi="$2"; shift 2 ;;
+        --labs) labs="$2"; shift 2 ;;
+        *) echo "run_suites: unknown argument '$1'"; exit 2 ;;
+    esac
+done
+BUILD=${BUILD:-build}
+NP=${NP:-4}
+TIMEOUT=${TEST_TIMEOUT:-300}
+MPIRUN=${MPIRUN:-mpirun --oversubscribe}
+export MPIRUN
+# Open MPI refuses root unless told; CI runs as root.
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+# Keep Open MPI off the network interfaces: the tests run on one machine.
+export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
+
+passed=0 failed=0 skipped=0
+failures=()
+
+count() { # sum the N of every "[  TAG ] N test(s)" line in $1
+    grep -oE "\[  $2 *\] [0-9]+ test" <<<"$1" | grep -oE '[0-9]+ test' | grep -oE '[0-9]+' |
+        awk '{s += $1} END {print s + 0}'
+}
+
+# run_suite LABEL CMD...: run a cmocka program and add up its results.
+run_suite() {
+    local label="$1"; shift
+    echo "=== $label"
+    local out rc
+    out=$(timeout --kill-after=10 "$TIMEOUT" "$@" 2>&1); rc=$?
+    printf '%s\n' "$out"
+    local p f s
+    p=$(count "$out" PASSED); f=$(count "$out" FAILED); s=$(count "$out" SKIPPED)
+    if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
+        echo "--- $label: timed out after ${TIMEOUT}s"
+        f=$((f + 1)); failures+=("$label (timed out)")
+    elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ]; then
+        echo "--- $label: no test summary (exit code $rc): counted as a failure"
+        f=1; failures+=("$label (no summary, exit $rc)")
+    elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+        echo "--- $label: exit code $rc although no test reported a failure"
+        f=1; failures+=("$label (exit $rc)")
+    elif [ "$f" -gt 0 ]; then
+        failures+=("$label ($f failed)")
+    fi
+    passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
+}
+
+# expect LABEL WANT_RC(0|nonzero) GREP CMD...: a single pass/fail test.
+expect() {
+    local label="$1" want="$2" pattern="$3"; shift 3
+    echo "=== $label"
+    local out rc
+    out=$(timeout --kill-after=10 "$TIMEOUT" "$@" 2>&1); rc=$?
+    printf '%s\n' "$out" | tail -n 25
+    local ok=1
+    if [ "$want" = 0 ] && [ "$rc" -ne 0 ]; then ok=0; fi
+    if [ "$want" != 0 ] && { [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then ok=0; fi
+    if [ -n "$pattern" ] && ! grep -qE "$pattern" <<<"$out"; then ok=0; fi
+    if [ $ok = 1 ]; then
+        passed=$((passed + 1)); echo "--- $label: ok"
+    else
+        failed=$((failed + 1)); failures+=("$label (exit $rc)"); echo "--- $label: FAILED (exit $rc)"
+    fi
+}
+
+for prog in $unit; do
+    run_suite "$(basename "$prog")" "$prog"
+done
+
+for prog in $mpi; do
+    for np in $(printf '%s\n' 2 "$NP" | sort -un); do
+        run_suite "$(basename "$prog") (mpirun -np $np)" $MPIRUN -np "$np" "$prog"
+    done
+done
+
+# Each lab: the solution passes its checks, the unmodified starter does not.
+for lab in $labs; do
+    nn=${lab%%-*}
+    expect "lab $lab: solution passes" 0 "" make --no-print-directory check LAB="$nn" SRC=solutions
+    expect "lab $lab: starter fails with 'not implemented'" nonzero "not implemented" \
+        make --no-print-directory check LAB="$nn" SRC=labs
+done
+
+expect "docs: Doxygen without warnings" 0 "" make --no-print-directory docs
+
+echo
+if [ ${#failures[@]} -gt 0 ]; then
+    echo "Failures:"
+    printf '  %s\n' "${failures[@]}"
+fi
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

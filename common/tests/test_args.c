@@ -1,0 +1,142 @@
+/* Flag parsing: values land in the right place, bad input gets a helpful message. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "args.h"
+
+static int steps, verbose;
+static long long tokens;
+static double lr;
+static const char *data;
+
+static const arg_spec_t specs[] = {
+    {"steps", ARG_INT, &steps, "training steps", 1, 1000000},
+    {"tokens", ARG_LONG, &tokens, "token budget", 0, -1},
+    {"lr", ARG_DOUBLE, &lr, "learning rate", 0, 1},
+    {"data", ARG_STRING, &data, "text file to train on", 0, -1},
+    {"verbose", ARG_FLAG, &verbose, "print more", 0, -1},
+};
+static const args_t table = {"train", "train a small model", specs, 5};
+
+/* Parse a NULL-terminated argument list; return the result and the message text. */
+static int parse(char *msg, size_t len, const char **argv_in) {
+    char *argv[16];
+    int argc = 0;
+    while (argv_in[argc]) {
+        argv[argc] = (char *)argv_in[argc];
+        argc++;
+    }
+    steps = 10;
+    tokens = 0;
+    lr = 3e-4;
+    data = NULL;
+    verbose = 0;
+    FILE *f = tmpfile();
+    int rc = args_parse(&table, argc, argv, f);
+    rewind(f);
+    size_t n = fread(msg, 1, len - 1, f);
+    msg[n] = '\0';
+    fclose(f);
+    return rc;
+}
+
+static void test_values_are_stored(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *argv[] = {"train", "--steps", "200", "--lr=0.001", "--data", "x.txt",
+                          "--verbose", "--tokens", "5000000000", NULL};
+    assert_int_equal(parse(msg, sizeof msg, argv), ARGS_OK);
+    assert_int_equal(steps, 200);
+    assert_true(lr == 0.001);
+    assert_string_equal(data, "x.txt");
+    assert_int_equal(verbose, 1);
+    assert_true(tokens == 5000000000LL);
+    assert_string_equal(msg, "");
+}
+
+static void test_defaults_kept(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *argv[] = {"train", NULL};
+    assert_int_equal(parse(msg, sizeof msg, argv), ARGS_OK);
+    assert_int_equal(steps, 10);
+    assert_null(data);
+}
+
+static void test_bad_integer(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *argv[] = {"train", "--steps", "4x", NULL};
+    assert_int_equal(parse(msg, sizeof msg, argv), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--steps expects an integer, got '4x'"));
+    const char *empty[] = {"train", "--steps=", NULL};
+    assert_int_equal(parse(msg, sizeof msg, empty), ARGS_ERROR);
+}
+
+static void test_out_of_range(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *argv[] = {"train", "--steps", "0", NULL};
+    assert_int_equal(parse(msg, sizeof msg, argv), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--steps 0 is out of range; pick a value in [1, 1000000]"));
+    const char *lr_bad[] = {"train", "--lr", "2", NULL};
+    assert_int_equal(parse(msg, sizeof msg, lr_bad), ARGS_ERROR);
+    const char *nan_bad[] = {"train", "--lr", "nan", NULL};
+    assert_int_equal(parse(msg, sizeof msg, nan_bad), ARGS_ERROR);
+    assert_non_null(strstr(msg, "finite number"));
+}
+
+static void test_unknown_flag_suggests(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *argv[] = {"train", "--step", "5", NULL};
+    assert_int_equal(parse(msg, sizeof msg, argv), ARGS_ERROR);
+    assert_non_null(strstr(msg, "unknown option '--step'; did you mean '--steps'?"));
+    const char *far[] = {"train", "--zzzzzz", NULL};
+    assert_int_equal(parse(msg, sizeof msg, far), ARGS_ERROR);
+    assert_non_null(strstr(msg, "run 'train --help'"));
+}
+
+static void test_missing_value_and_stray_args(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *argv[] = {"train", "--data", NULL};
+    assert_int_equal(parse(msg, sizeof msg, argv), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--data needs a value"));
+    const char *stray[] = {"train", "oops", NULL};
+    assert_int_equal(parse(msg, sizeof msg, stray), ARGS_ERROR);
+    assert_non_null(strstr(msg, "unexpected argument 'oops'"));
+    const char *flagval[] = {"train", "--verbose=1", NULL};
+    assert_int_equal(parse(msg, sizeof msg, flagval), ARGS_ERROR);
+}
+
+static void test_help_lists_flags_with_defaults(void **state) {
+    (void)state;
+    char msg[4096];
+    const char *argv[] = {"train", "--steps", "3", "--help", NULL};
+    assert_int_equal(parse(msg, sizeof msg, argv), ARGS_HELP);
+    assert_non_null(strstr(msg, "usage: train [options]"));
+    assert_non_null(strstr(msg, "train a small model"));
+    assert_non_null(strstr(msg, "--steps N"));
+    assert_non_null(strstr(msg, "(default 3)")); /* the value parsed so far */
+    assert_non_null(strstr(msg, "--lr X"));
+    assert_non_null(strstr(msg, "--verbose"));
+    assert_non_null(strstr(msg, "--help"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_values_are_stored),
+        cmocka_unit_test(test_defaults_kept),
+        cmocka_unit_test(test_bad_integer),
+        cmocka_unit_test(test_out_of_range),
+        cmocka_unit_test(test_unknown_flag_suggests),
+        cmocka_unit_test(test_missing_value_and_stray_args),
+        cmocka_unit_test(test_help_lists_flags_with_defaults),
+    };
+    return cmocka_run_group_tests_name("args", tests, NULL, NULL);
+}

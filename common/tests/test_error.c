@@ -1,0 +1,88 @@
+/* Fatal errors: one line naming file, line and rank; the job ends; the hook runs. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "child.h"
+#include "error.h"
+#include "log.h"
+
+static int fatal_plain(void *arg) {
+    (void)arg;
+    FATAL("tensor has %d dims, expected %d", 3, 2);
+    return 0; /* not reached */
+}
+
+static void test_fatal_names_location_and_exits(void **state) {
+    (void)state;
+    child_result_t r = run_in_child(fatal_plain, NULL);
+    assert_int_equal(r.exited, 1);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "error: "));
+    assert_non_null(strstr(r.out, "test_error.c:"));
+    assert_non_null(strstr(r.out, "tensor has 3 dims, expected 2"));
+    assert_null(strstr(r.out, "[rank")); /* not in a job: no rank prefix */
+}
+
+static int fatal_with_rank(void *arg) {
+    (void)arg;
+    log_set_rank(2, 4);
+    FATAL("boom");
+    return 0;
+}
+
+static void test_fatal_names_rank(void **state) {
+    (void)state;
+    child_result_t r = run_in_child(fatal_with_rank, NULL);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "[rank 2/4] error: "));
+}
+
+static void hook_exit_7(int code) {
+    (void)code;
+    fputs("hook ran\n", stderr);
+    _exit(7);
+}
+
+static int fatal_with_hook(void *arg) {
+    (void)arg;
+    course_set_abort_hook(hook_exit_7);
+    FATAL("with hook");
+    return 0;
+}
+
+static void test_fatal_calls_abort_hook(void **state) {
+    (void)state;
+    child_result_t r = run_in_child(fatal_with_hook, NULL);
+    assert_int_equal(r.exit_code, 7); /* the hook, not exit(1), ended the process */
+    assert_non_null(strstr(r.out, "with hook"));
+    assert_non_null(strstr(r.out, "hook ran"));
+}
+
+static int check_false(void *arg) {
+    int n = *(int *)arg;
+    CHECK(n % 2 == 0, "n must be even, got %d", n);
+    return 0;
+}
+
+static void test_check_macro(void **state) {
+    (void)state;
+    int even = 4, odd = 5;
+    child_result_t ok = run_in_child(check_false, &even);
+    assert_int_equal(ok.exit_code, 0);
+    assert_string_equal(ok.out, "");
+    child_result_t bad = run_in_child(check_false, &odd);
+    assert_int_equal(bad.exit_code, 1);
+    assert_non_null(strstr(bad.out, "n must be even, got 5"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_fatal_names_location_and_exits),
+        cmocka_unit_test(test_fatal_names_rank),
+        cmocka_unit_test(test_fatal_calls_abort_hook),
+        cmocka_unit_test(test_check_macro),
+    };
+    return cmocka_run_group_tests_name("error", tests, NULL, NULL);
+}

@@ -1,0 +1,79 @@
+/*
+ * gpu.c: device detection, memory round trips and event timing.
+ *
+ * Built against the real CUDA runtime (and, with the emulator, against its
+ * runtime). On a machine without an NVIDIA driver gpu_available() must say
+ * no and leave no pending CUDA error behind; the device tests are skipped
+ * there, visibly, rather than passed.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <cuda_runtime_api.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "gpu.h"
+
+static int nvidia_driver_present(void) { return access("/dev/nvidiactl", F_OK) == 0; }
+
+static void test_detection_is_consistent(void **state) {
+    (void)state;
+    int a = gpu_available();
+    assert_int_equal(gpu_available(), a);
+    char name[256];
+    gpu_device_name(name, sizeof name);
+#ifndef COURSE_SIMT
+    if (!nvidia_driver_present()) {
+        assert_int_equal(a, 0); /* no driver: must report no GPU */
+        assert_string_equal(name, "none");
+    }
+#endif
+    if (a) {
+        assert_string_not_equal(name, "none");
+        /* A later checked call must not see a stale error from detection. */
+        assert_int_equal(cudaGetLastError(), cudaSuccess);
+    }
+}
+
+static void test_memory_round_trip(void **state) {
+    (void)state;
+    if (!gpu_available()) skip();
+    enum { N = 1000 };
+    float h[N], back[N];
+    for (int i = 0; i < N; i++) h[i] = (float)i * 0.5f;
+    float *d = gpu_malloc(N * sizeof(float));
+    gpu_upload(d, h, sizeof h);
+    memset(back, 0, sizeof back);
+    gpu_download(back, d, sizeof back);
+    assert_memory_equal(h, back, sizeof h);
+    gpu_memset(d, 0, sizeof h);
+    gpu_download(back, d, sizeof back);
+    for (int i = 0; i < N; i++) assert_true(back[i] == 0.0f);
+    gpu_free(d);
+    gpu_free(NULL);
+}
+
+static void test_event_timer(void **state) {
+    (void)state;
+    if (!gpu_available()) skip();
+    gpu_timer_t t;
+    gpu_timer_init(&t, NULL);
+    gpu_timer_start(&t);
+    float *d = gpu_malloc(1 << 20);
+    gpu_memset(d, 1, 1 << 20);
+    float ms = gpu_timer_stop_ms(&t);
+    assert_true(ms >= 0.0f && ms < 10000.0f);
+    gpu_free(d);
+    gpu_timer_free(&t);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_detection_is_consistent),
+        cmocka_unit_test(test_memory_round_trip),
+        cmocka_unit_test(test_event_timer),
+    };
+    return cmocka_run_group_tests_name("gpu", tests, NULL, NULL);
+}

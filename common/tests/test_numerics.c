@@ -1,0 +1,98 @@
+/* Comparisons must fail on NaN, Inf and real errors, and say where. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "numerics.h"
+
+static void test_identical_passes(void **state) {
+    (void)state;
+    float got[4] = {1, -2, 0, 3.5f};
+    double want[4] = {1, -2, 0, 3.5};
+    cmp_report_t r;
+    assert_true(compare_close(got, want, 4, 0, 0, &r));
+    assert_int_equal(r.mismatches, 0);
+    assert_true(r.max_abs_err == 0.0);
+}
+
+static void test_nan_and_inf_fail(void **state) {
+    (void)state;
+    float got[3] = {1, NAN, 2};
+    double want[3] = {1, 1, 2};
+    cmp_report_t r;
+    /* Even a huge tolerance must not let NaN through. */
+    assert_false(compare_close(got, want, 3, 1e30, 1e30, &r));
+    assert_int_equal(r.mismatches, 1);
+    assert_int_equal(r.nonfinite, 1);
+    assert_int_equal(r.worst_index, 1);
+    assert_true(isnan(r.max_abs_err));
+    got[1] = INFINITY;
+    assert_false(compare_close(got, want, 3, 1e30, 1e30, &r));
+    assert_int_equal(r.worst_index, 1);
+}
+
+static void test_reports_worst_element(void **state) {
+    (void)state;
+    float got[5] = {1.0f, 2.001f, 3.0f, 4.1f, 5.0f};
+    double want[5] = {1, 2, 3, 4, 5};
+    cmp_report_t r;
+    assert_false(compare_close(got, want, 5, 1e-3, 0, &r));
+    assert_int_equal(r.mismatches, 1); /* 2.001 is within 1e-3 relative; 4.1 is not */
+    assert_int_equal(r.worst_index, 3);
+    assert_true(fabs(r.max_abs_err - 0.1) < 1e-6);
+    assert_true(fabs(r.max_rel_err - 0.025) < 1e-6);
+    char line[512];
+    cmp_report_format(line, sizeof line, "C", &r);
+    assert_non_null(strstr(line, "1 of 5 outside bound"));
+    assert_non_null(strstr(line, "worst at [3]"));
+}
+
+static void test_float_reference(void **state) {
+    (void)state;
+    float got[2] = {1.0f, 2.0f}, want[2] = {1.0f, 2.0f + 1e-3f};
+    assert_true(compare_close_f(got, want, 2, 1e-3, 0, NULL));
+    assert_false(compare_close_f(got, want, 2, 1e-5, 0, NULL));
+}
+
+/* A 2x2x3 matmul whose exact result we know, perturbed by multiples of the bound. */
+static void test_gemm_bound(void **state) {
+    (void)state;
+    const int M = 2, N = 2, K = 3;
+    double want[4] = {10, -4, 0, 7}, absAB[4] = {12, 8, 6, 7};
+    float got[4];
+    for (int i = 0; i < 4; i++) got[i] = (float)want[i];
+    cmp_report_t r;
+    assert_true(check_gemm_bound(got, want, absAB, M, N, K, EPS_FP32, 1.0, &r));
+    /* Within half the bound: passes. */
+    got[0] = (float)(10 + 0.5 * K * EPS_FP32 * 12);
+    assert_true(check_gemm_bound(got, want, absAB, M, N, K, EPS_FP32, 1.0, &r));
+    /* Four times the bound on element 3: fails there. */
+    got[3] = (float)(7 + 4.0 * K * EPS_FP32 * 7);
+    assert_false(check_gemm_bound(got, want, absAB, M, N, K, EPS_FP32, 1.0, &r));
+    assert_int_equal(r.worst_index, 3);
+    /* An element whose exact value is 0 with |A||B| > 0 has a nonzero bound. */
+    got[3] = 7;
+    got[2] = (float)(1e-7);
+    assert_true(check_gemm_bound(got, want, absAB, M, N, K, EPS_FP32, 1.0, &r));
+    got[2] = NAN;
+    assert_false(check_gemm_bound(got, want, absAB, M, N, K, EPS_FP32, 1.0, &r));
+    /* The bf16 bound is much looser than fp32's. */
+    got[2] = 0;
+    got[0] = (float)(10 + 0.01);
+    assert_false(check_gemm_bound(got, want, absAB, M, N, K, EPS_FP32, 1.0, &r));
+    assert_true(check_gemm_bound(got, want, absAB, M, N, K, EPS_BF16, 1.0, &r));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identical_passes),
+        cmocka_unit_test(test_nan_and_inf_fail),
+        cmocka_unit_test(test_reports_worst_element),
+        cmocka_unit_test(test_float_reference),
+        cmocka_unit_test(test_gemm_bound),
+    };
+    return cmocka_run_group_tests_name("numerics", tests, NULL, NULL);
+}

@@ -1,0 +1,147 @@
+/* The counter-based RNG: known answers, determinism, splitting, distributions. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "rng.h"
+
+/* Known-answer vectors of Philox4x32-10 from the Random123 distribution
+ * (kat_vectors): counter words c0..c3, key words k0..k1, expected output. */
+static void test_philox_known_answers(void **state) {
+    (void)state;
+    rng_block_t z = rng_philox4x32(0, 0, 0);
+    assert_int_equal(z.v[0], 0x6627e8d5u);
+    assert_int_equal(z.v[1], 0xe169c58du);
+    assert_int_equal(z.v[2], 0xbc57ac4cu);
+    assert_int_equal(z.v[3], 0x9b00dbd8u);
+    rng_block_t f = rng_philox4x32(~0ull, ~0ull, ~0ull);
+    assert_int_equal(f.v[0], 0x408f276du);
+    assert_int_equal(f.v[1], 0x41c83b0eu);
+    assert_int_equal(f.v[2], 0xa20bc7c6u);
+    assert_int_equal(f.v[3], 0x6d5451fdu);
+    /* counter = 243f6a88 85a308d3 13198a2e 03707344, key = a4093822 299f31d0 */
+    rng_block_t p = rng_philox4x32(0x299f31d0a4093822ull, 0x0370734413198a2eull,
+                                   0x85a308d3243f6a88ull);
+    assert_int_equal(p.v[0], 0xd16cfe09u);
+    assert_int_equal(p.v[1], 0x94fdccebu);
+    assert_int_equal(p.v[2], 0x5001e420u);
+    assert_int_equal(p.v[3], 0x24126ea1u);
+}
+
+static void test_same_seed_same_stream(void **state) {
+    (void)state;
+    rng_t a, b;
+    rng_init(&a, 42);
+    rng_init(&b, 42);
+    for (int i = 0; i < 1000; i++) assert_int_equal(rng_u32(&a), rng_u32(&b));
+    rng_init(&b, 43);
+    int same = 0;
+    rng_init(&a, 42);
+    for (int i = 0; i < 1000; i++) same += rng_u32(&a) == rng_u32(&b);
+    assert_true(same < 5);
+}
+
+static void test_sequential_matches_indexed(void **state) {
+    (void)state;
+    /* What a GPU thread computes for element i must equal the i-th sequential draw. */
+    rng_t r;
+    rng_init(&r, 7);
+    for (uint64_t i = 0; i < 257; i++) assert_int_equal(rng_u32(&r), rng_u32_at(7, 0, i));
+    float x[300];
+    rng_init(&r, 9);
+    rng_u32(&r); /* start mid-block: the fill must continue from the counter */
+    rng_fill_uniform(&r, x, 300, -1.0f, 1.0f);
+    for (uint64_t i = 0; i < 300; i++)
+        assert_true(x[i] == -1.0f + 2.0f * rng_uniform_at(9, 0, 1 + i));
+    assert_int_equal(r.counter, 301);
+}
+
+static void test_split_is_deterministic_and_independent(void **state) {
+    (void)state;
+    rng_t root, other;
+    rng_init(&root, 1234);
+    rng_init(&other, 1234);
+    rng_u32(&other); /* the parent's position must not matter */
+    rng_t r0 = rng_split(&root, 0), r1 = rng_split(&root, 1), r1b = rng_split(&other, 1);
+    int same01 = 0;
+    for (int i = 0; i < 1000; i++) {
+        uint32_t a = rng_u32(&r0), b = rng_u32(&r1), c = rng_u32(&r1b);
+        assert_int_equal(b, c);
+        same01 += a == b;
+    }
+    assert_true(same01 < 5);
+    rng_t parent0 = root;
+    int same_parent = 0;
+    rng_t child0 = rng_split(&root, 0);
+    for (int i = 0; i < 1000; i++) same_parent += rng_u32(&parent0) == rng_u32(&child0);
+    assert_true(same_parent < 5);
+}
+
+static void test_uniform_moments(void **state) {
+    (void)state;
+    rng_t r;
+    rng_init(&r, 5);
+    const int n = 200000;
+    double s = 0, s2 = 0;
+    float lo = 1.0f, hi = 0.0f;
+    for (int i = 0; i < n; i++) {
+        float u = rng_uniform(&r);
+        lo = u < lo ? u : lo;
+        hi = u > hi ? u : hi;
+        s += u;
+        s2 += (double)u * u;
+    }
+    double mean = s / n, var = s2 / n - mean * mean;
+    /* Standard error of the mean is sqrt(1/12/n) ~ 6.5e-4: allow ~6 sigma. */
+    assert_true(fabs(mean - 0.5) < 4e-3);
+    assert_true(fabs(var - 1.0 / 12.0) < 2e-3);
+    assert_true(lo >= 0.0f && hi < 1.0f);
+}
+
+static void test_normal_moments(void **state) {
+    (void)state;
+    rng_t r;
+    rng_init(&r, 6);
+    const size_t n = 200000;
+    static float x[200000];
+    rng_fill_normal(&r, x, n, 2.0f, 3.0f);
+    double s = 0, s2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        assert_true(isfinite(x[i]));
+        s += x[i];
+        s2 += (double)x[i] * x[i];
+    }
+    double mean = s / n, sd = sqrt(s2 / n - mean * mean);
+    assert_true(fabs(mean - 2.0) < 0.04); /* SE = 3/sqrt(n) ~ 0.0067 */
+    assert_true(fabs(sd - 3.0) < 0.03);
+}
+
+static void test_below_is_in_range_and_uniform(void **state) {
+    (void)state;
+    rng_t r;
+    rng_init(&r, 8);
+    int counts[7] = {0};
+    for (int i = 0; i < 70000; i++) {
+        uint32_t v = rng_below(&r, 7);
+        assert_true(v < 7);
+        counts[v]++;
+    }
+    for (int k = 0; k < 7; k++) assert_true(abs(counts[k] - 10000) < 600); /* ~6 sigma */
+    assert_int_equal(rng_below(&r, 1), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_philox_known_answers),
+        cmocka_unit_test(test_same_seed_same_stream),
+        cmocka_unit_test(test_sequential_matches_indexed),
+        cmocka_unit_test(test_split_is_deterministic_and_independent),
+        cmocka_unit_test(test_uniform_moments),
+        cmocka_unit_test(test_normal_moments),
+        cmocka_unit_test(test_below_is_in_range_and_uniform),
+    };
+    return cmocka_run_group_tests_name("rng", tests, NULL, NULL);
+}

@@ -1,0 +1,111 @@
+/* The trace writer produces valid trace-event JSON, also after merging ranks. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace.h"
+
+static char dir[64];
+
+static int setup(void **state) {
+    (void)state;
+    snprintf(dir, sizeof dir, "trace_test_XXXXXX");
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    return system(cmd);
+}
+
+static json_t *load(const char *path) {
+    json_error_t err;
+    json_t *root = json_load_file(path, 0, &err);
+    if (!root) fail_msg("%s is not valid JSON: line %d: %s", path, err.line, err.text);
+    return root;
+}
+
+static void write_rank(const char *path, int rank) {
+    trace_t *t = trace_open(path, rank, rank == 0 ? "rank 0" : "rank \"1\"\n");
+    assert_non_null(t);
+    trace_thread_name(t, 0, "compute");
+    trace_complete(t, "forward", "compute", 0, 10.0, 5.5);
+    trace_complete(t, "all-reduce \\ bucket", "comm", 1, 12.0, 3.0);
+    trace_instant(t, "step", 0, 20.0);
+    trace_counter(t, "memory", 20.0, 1.5e9);
+    assert_int_equal(trace_close(t), 0);
+}
+
+static void test_single_file_is_valid(void **state) {
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/r0.json", dir);
+    write_rank(path, 0);
+    json_t *root = load(path);
+    json_t *ev = json_object_get(root, "traceEvents");
+    assert_true(json_is_array(ev));
+    assert_int_equal(json_array_size(ev), 7); /* 2 process metadata, 1 thread name, 4 events */
+    json_t *fwd = NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach(ev, i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        if (name && !strcmp(name, "forward")) fwd = e;
+    }
+    assert_non_null(fwd);
+    assert_string_equal(json_string_value(json_object_get(fwd, "ph")), "X");
+    assert_true(json_number_value(json_object_get(fwd, "ts")) == 10.0);
+    assert_true(json_number_value(json_object_get(fwd, "dur")) == 5.5);
+    assert_int_equal(json_integer_value(json_object_get(fwd, "pid")), 0);
+    json_decref(root);
+}
+
+static void test_merge_keeps_every_rank(void **state) {
+    (void)state;
+    char p0[128], p1[128], out[128];
+    snprintf(p0, sizeof p0, "%s/m0.json", dir);
+    snprintf(p1, sizeof p1, "%s/m1.json", dir);
+    snprintf(out, sizeof out, "%s/merged.json", dir);
+    write_rank(p0, 0);
+    write_rank(p1, 1); /* its process name needs escaping: quotes and a newline */
+    const char *in[2] = {p0, p1};
+    assert_int_equal(trace_merge(out, in, 2), 0);
+    json_t *root = load(out);
+    json_t *ev = json_object_get(root, "traceEvents");
+    assert_int_equal(json_array_size(ev), 14);
+    int pid1 = 0;
+    size_t i;
+    json_t *e;
+    json_array_foreach(ev, i, e) pid1 += json_integer_value(json_object_get(e, "pid")) == 1;
+    assert_int_equal(pid1, 7);
+    json_decref(root);
+}
+
+static void test_bad_path_and_null_trace(void **state) {
+    (void)state;
+    assert_null(trace_open("no/such/dir/t.json", 0, "x"));
+    trace_complete(NULL, "x", "y", 0, 0, 0); /* tracing off: a no-op */
+    assert_int_equal(trace_close(NULL), 0);
+    const char *in[1] = {"no/such/file.json"};
+    char out[128];
+    snprintf(out, sizeof out, "%s/never.json", dir);
+    assert_int_equal(trace_merge(out, in, 1), -1);
+    double a = trace_now_us(), b = trace_now_us();
+    assert_true(b >= a && a >= 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_single_file_is_valid),
+        cmocka_unit_test(test_merge_keeps_every_rank),
+        cmocka_unit_test(test_bad_path_and_null_trace),
+    };
+    return cmocka_run_group_tests_name("trace", tests, setup, teardown);
+}

@@ -1,0 +1,146 @@
+/*
+ * Chrome trace-event writer (see trace.h). Events are streamed as they come,
+ * so a long run never holds its whole timeline in memory; the file is
+ * {"traceEvents":[ ... ],"displayTimeUnit":"ms"} with one event per line.
+ */
+#include "trace.h"
+#include "memory.h"
+#include "timer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+struct trace {
+    FILE *f;
+    int pid;
+    int first; /* no comma before the first event */
+};
+
+/* JSON string body: escape quotes, backslashes and control characters. */
+static void put_json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; s && *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c < 0x20) fprintf(f, "\\u%04x", c);
+        else fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static void begin_event(trace_t *t) {
+    fputs(t->first ? "\n" : ",\n", t->f);
+    t->first = 0;
+}
+
+trace_t *trace_open(const char *path, int pid, const char *process_name) {
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "trace: cannot create '%s': %s; check the directory exists and is writable\n",
+                path, strerror(errno));
+        return NULL;
+    }
+    trace_t *t = host_malloc(sizeof *t);
+    t->f = f;
+    t->pid = pid;
+    t->first = 1;
+    fputs("{\"traceEvents\":[", f);
+    if (process_name) {
+        begin_event(t);
+        fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", pid);
+        put_json_string(f, process_name);
+        fputs("}}", f);
+        begin_event(t);
+        /* Sort rows by rank in the viewer. */
+        fprintf(f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,"
+                   "\"args\":{\"sort_index\":%d}}", pid, pid);
+    }
+    return t;
+}
+
+void trace_thread_name(trace_t *t, int tid, const char *name) {
+    if (!t) return;
+    begin_event(t);
+    fprintf(t->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
+            t->pid, tid);
+    put_json_string(t->f, name);
+    fputs("}}", t->f);
+}
+
+void trace_complete(trace_t *t, const char *name, const char *cat, int tid, double ts_us,
+                    double dur_us) {
+    if (!t) return;
+    begin_event(t);
+    fputs("{\"ph\":\"X\",\"name\":", t->f);
+    put_json_string(t->f, name);
+    fputs(",\"cat\":", t->f);
+    put_json_string(t->f, cat ? cat : "");
+    fprintf(t->f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}", t->pid, tid, ts_us, dur_us);
+}
+
+void trace_instant(trace_t *t, const char *name, int tid, double ts_us) {
+    if (!t) return;
+    begin_event(t);
+    fputs("{\"ph\":\"i\",\"s\":\"t\",\"name\":", t->f);
+    put_json_string(t->f, name);
+    fprintf(t->f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", t->pid, tid, ts_us);
+}
+
+void trace_counter(trace_t *t, const char *name, double ts_us, double value) {
+    if (!t) return;
+    begin_event(t);
+    fputs("{\"ph\":\"C\",\"name\":", t->f);
+    put_json_string(t->f, name);
+    fprintf(t->f, ",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"args\":{\"value\":%.17g}}", t->pid, ts_us,
+            value);
+}
+
+double trace_now_us(void) {
+    static double t0 = -1.0;
+    double now = wall_time();
+    if (t0 < 0) t0 = now;
+    return (now - t0) * 1e6;
+}
+
+int trace_close(trace_t *t) {
+    if (!t) return 0;
+    fputs("\n],\"displayTimeUnit\":\"ms\"}\n", t->f);
+    int bad = ferror(t->f);
+    bad |= fclose(t->f) != 0;
+    host_free(t);
+    if (bad) fprintf(stderr, "trace: writing the trace failed (disk full?)\n");
+    return bad ? -1 : 0;
+}
+
+int trace_merge(const char *out_path, const char *const *in_paths, int n) {
+    FILE *out = fopen(out_path, "w");
+    if (!out) {
+        fprintf(stderr, "trace: cannot create '%s': %s\n", out_path, strerror(errno));
+        return -1;
+    }
+    fputs("{\"traceEvents\":[", out);
+    int first = 1, rc = 0;
+    for (int i = 0; i < n && rc == 0; i++) {
+        FILE *in = fopen(in_paths[i], "r");
+        if (!in) {
+            fprintf(stderr, "trace: cannot read '%s': %s\n", in_paths[i], strerror(errno));
+            rc = -1;
+            break;
+        }
+        /* Our own files hold one event per line between the header and footer lines. */
+        char line[8192];
+        while (fgets(line, sizeof line, in)) {
+            size_t len = strlen(line);
+            if (len == 0 || line[0] != '{' || !strncmp(line, "{\"traceEvents\"", 14)) continue;
+            while (len && (line[len - 1] == '\n' || line[len - 1] == ',')) line[--len] = '\0';
+            fputs(first ? "\n" : ",\n", out);
+            fputs(line, out);
+            first = 0;
+        }
+        fclose(in);
+    }
+    fputs("\n],\"displayTimeUnit\":\"ms\"}\n", out);
+    if (fclose(out) != 0) rc = -1;
+    return rc;
+}

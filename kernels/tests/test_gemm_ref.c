@@ -1,0 +1,62 @@
+/* The CPU matmuls: the double reference on exact cases, OpenBLAS within the fp32 bound. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+
+#include "cpu/gemm_ref.h"
+#include "memory.h"
+#include "numerics.h"
+#include "rng.h"
+
+static void test_reference_small_exact(void **state) {
+    (void)state;
+    /* [1 2 3; 4 5 6] x [7 8; 9 10; 11 12] = [58 64; 139 154] */
+    float A[6] = {1, 2, 3, 4, 5, 6}, B[6] = {7, 8, 9, 10, 11, 12}, C0[4] = {1, 1, 1, -1};
+    double C[4], mag[4];
+    gemm_ref_double(2, 2, 3, 1.0, A, B, 0.0, NULL, C, mag);
+    assert_true(C[0] == 58 && C[1] == 64 && C[2] == 139 && C[3] == 154);
+    assert_true(mag[0] == 58); /* all terms positive: |A||B| = AB */
+    gemm_ref_double(2, 2, 3, -2.0, A, B, 3.0, C0, C, mag);
+    assert_true(C[0] == -113 && C[3] == -311);
+    assert_true(mag[3] == 2 * 154 + 3);
+}
+
+static void test_sgemm_within_bound(void **state) {
+    (void)state;
+    int shapes[][3] = {{1, 1, 1}, {7, 13, 1}, {37, 19, 101}, {128, 64, 257}};
+    for (int s = 0; s < 4; s++) {
+        int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        float *A = host_malloc(sizeof(float) * M * K), *B = host_malloc(sizeof(float) * K * N);
+        float *C = host_malloc(sizeof(float) * M * N);
+        double *want = host_malloc(sizeof(double) * M * N), *mag = host_malloc(sizeof(double) * M * N);
+        rng_t r;
+        rng_init(&r, 11 + s);
+        rng_fill_uniform(&r, A, (size_t)M * K, -1, 1);
+        rng_fill_uniform(&r, B, (size_t)K * N, -1, 1);
+        rng_fill_uniform(&r, C, (size_t)M * N, -1, 1);
+        gemm_ref_double(M, N, K, 1.5, A, B, 0.5, C, want, mag);
+        gemm_cpu_sgemm(M, N, K, 1.5f, A, B, 0.5f, C);
+        cmp_report_t rep;
+        /* fp32 dot products of length K (+2 for alpha, beta): Higham's bound with c = 2. */
+        int ok = check_gemm_bound(C, want, mag, M, N, K + 2, EPS_FP32, 2.0, &rep);
+        if (!ok) {
+            char line[512];
+            fail_msg("%s", cmp_report_format(line, sizeof line, "sgemm", &rep));
+        }
+        /* And the check really bites: one wrong element fails it. */
+        int w = M * N / 2;
+        C[w] += (float)(10.0 * (K + 2) * EPS_FP32 * 2.0 * mag[w]) + 1e-6f;
+        assert_false(check_gemm_bound(C, want, mag, M, N, K + 2, EPS_FP32, 2.0, NULL));
+        host_free(A); host_free(B); host_free(C); host_free(want); host_free(mag);
+    }
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reference_small_exact),
+        cmocka_unit_test(test_sgemm_within_bound),
+    };
+    return cmocka_run_group_tests_name("gemm_ref", tests, NULL, NULL);
+}

@@ -1,0 +1,93 @@
+/*
+ * Lab 00 checks: vector_add against the CPU on awkward sizes.
+ *
+ * One correctly rounded fp32 addition gives the same bits on any IEEE
+ * machine, so the result must match a[i] + b[i] exactly: tolerance 0.
+ * Guard elements after the end catch a kernel that forgets `if (i < n)`.
+ */
+#include "labcheck.h"
+#include "memory.h"
+#include "rng.h"
+
+#include <string.h>
+
+int vector_add(const float *a, const float *b, float *c, int n);
+
+#define GUARD 64
+static const float SENTINEL = -12345.0f;
+
+/* Runs vector_add on n random elements and compares with the CPU. */
+static void check_size(int n, uint64_t seed) {
+    size_t bytes = (size_t)n * sizeof(float);
+    float *a = host_malloc(bytes), *b = host_malloc(bytes);
+    float *c = host_malloc(bytes + GUARD * sizeof(float));
+    rng_t r;
+    rng_init(&r, seed);
+    rng_fill_uniform(&r, a, (size_t)n, -1.0f, 1.0f);
+    rng_fill_uniform(&r, b, (size_t)n, -1000.0f, 1000.0f);
+    for (int i = 0; i < n + GUARD; i++) c[i] = SENTINEL;
+
+    float *da = gpu_malloc(bytes), *db = gpu_malloc(bytes);
+    float *dc = gpu_malloc(bytes + GUARD * sizeof(float));
+    gpu_upload(da, a, bytes);
+    gpu_upload(db, b, bytes);
+    gpu_upload(dc, c, bytes + GUARD * sizeof(float));
+
+    LAB_REQUIRE_OK(vector_add(da, db, dc, n), "vector_add");
+    gpu_sync_check("vector_add");
+    gpu_download(c, dc, bytes + GUARD * sizeof(float));
+
+    double *want = host_malloc((size_t)n * sizeof(double) + 1);
+    for (int i = 0; i < n; i++) want[i] = (double)(a[i] + b[i]); /* the fp32 sum, exactly */
+    cmp_report_t rep;
+    char what[64];
+    snprintf(what, sizeof what, "c = a + b, n = %d", n);
+    /* Exact: one rounding on both sides (see the file comment). */
+    LAB_REQUIRE_CLOSE(compare_close(c, want, (size_t)n, 0.0, 0.0, &rep), what, &rep);
+    for (int i = n; i < n + GUARD; i++)
+        if (c[i] != SENTINEL) fail_msg("n = %d: wrote past the end, at c[%d]", n, i);
+
+    gpu_free(da); gpu_free(db); gpu_free(dc);
+    host_free(a); host_free(b); host_free(c); host_free(want);
+}
+
+static void test_single_element(void **state) {
+    (void)state;
+    LAB_REQUIRE_DEVICE();
+    check_size(1, 1);
+}
+
+static void test_partial_blocks(void **state) {
+    (void)state;
+    LAB_REQUIRE_DEVICE();
+    /* Primes and neighbours of the usual block sizes: the last block is partial. */
+    int sizes[] = {7, 31, 33, 127, 255, 257, 1021, 4099};
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) check_size(sizes[i], 100 + i);
+}
+
+static void test_large(void **state) {
+    (void)state;
+    LAB_REQUIRE_DEVICE();
+    /* Many blocks; the emulator runs this too, so keep it modest. */
+    check_size(200003, 7);
+}
+
+static void test_empty_and_negative(void **state) {
+    (void)state;
+    LAB_REQUIRE_DEVICE();
+    int st = vector_add(NULL, NULL, NULL, 0);
+    LAB_REQUIRE_OK(st, "vector_add");
+    assert_int_equal(vector_add(NULL, NULL, NULL, -5), LAB_BAD_ARGUMENT);
+}
+
+int main(void) {
+    char name[128];
+    printf("lab 00 checks on: %s\n", gpu_device_name(name, sizeof name));
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_single_element),
+        cmocka_unit_test(test_partial_blocks),
+        cmocka_unit_test(test_large),
+        cmocka_unit_test(test_empty_and_negative),
+    };
+    return cmocka_run_group_tests_name("lab00_vector_add", tests, NULL, NULL);
+}

@@ -1,0 +1,72 @@
+# labs/ and solutions/: every lab is built from the same rule.
+#
+# A lab folder labs/NN-topic/ holds the student's files (*.cu, and *.c other
+# than the harness), plus the harness: check.c (cmocka numerics checks) and,
+# optionally, bench.c. The harness always comes from labs/; the student files
+# come from $(SRC) (labs or solutions). Each is built for every target this
+# machine has: cuda (nvcc, for CUDA_ARCH) and emu (the CPU SIMT emulator), into
+# $(BUILD)/<target>/<src>/<lab>/{check,bench}.
+
+LAB_NAMES   := $(sort $(notdir $(wildcard labs/[0-9][0-9]-*)))
+LAB_TARGETS := $(if $(HAVE_CUDA),cuda) $(if $(SIMT_LIB),emu)
+
+lab_student = $(filter-out labs/$(1)/check.c labs/$(1)/bench.c,$(wildcard labs/$(1)/*.cu labs/$(1)/*.c))
+lab_objs    = $(patsubst labs/$(1)/%,$(BUILD)/$(3)/$(2)/$(1)/%.o,$(call lab_student,$(1)))
+
+# Link line per target: objects first, then the libraries they use.
+LAB_LINK_cuda = $(CXX) -o $@ $^ $(CUDA_LIBCOMMON) $(LIBCOMMON) $(CUDA_LDLIBS) $(CUBLAS_LDLIBS) \
+                $(CMOCKA_LIBS) $(LDLIBS)
+LAB_LINK_emu  = $(CXX) -o $@ $^ $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) $(SIMT_LDLIBS) \
+                $(CMOCKA_LIBS) $(LDLIBS)
+LAB_CPPFLAGS_cuda = $(CUDA_CPPFLAGS)
+LAB_CPPFLAGS_emu  = $(SIMT_CPPFLAGS) -DCOURSE_SIMT
+
+# $(1) lab, $(2) src, $(3) target
+define LAB_RULES
+$(BUILD)/$(3)/$(2)/$(1)/%.cu.o: $(2)/$(1)/%.cu $(if $(filter emu,$(3)),| $(SIMTCC))
+	@mkdir -p $$(@D)
+	$(if $(filter cuda,$(3)),$$(Q)$$(NVCC) $$(NVCCFLAGS) -Ilabs/$(1) -c $$< -o $$@,$$(Q)$$(SIMTCC) -O2 -g $$(CPPFLAGS) -Ilabs/$(1) -c $$< -o $$@)
+$(BUILD)/$(3)/$(2)/$(1)/%.c.o: $(2)/$(1)/%.c
+	@mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(3)) -Ilabs/$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@
+$(BUILD)/$(3)/$(2)/$(1)/harness/%.o: labs/$(1)/%.c
+	@mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(3)) -Ilabs/$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@
+$(BUILD)/$(3)/$(2)/$(1)/check: $(BUILD)/$(3)/$(2)/$(1)/harness/check.o $(call lab_objs,$(1),$(2),$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
+	$$(Q)$$(LAB_LINK_$(3))
+ALL_TARGETS += $(BUILD)/$(3)/$(2)/$(1)/check
+ifneq ($(wildcard labs/$(1)/bench.c),)
+$(BUILD)/$(3)/$(2)/$(1)/bench: $(BUILD)/$(3)/$(2)/$(1)/harness/bench.o $(call lab_objs,$(1),$(2),$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
+	$$(Q)$$(LAB_LINK_$(3))
+ALL_TARGETS += $(BUILD)/$(3)/$(2)/$(1)/bench
+endif
+endef
+
+$(foreach l,$(LAB_NAMES),$(foreach s,labs solutions,$(foreach t,$(LAB_TARGETS),$(eval $(call LAB_RULES,$(l),$(s),$(t))))))
+
+-include $(shell find $(BUILD)/cuda $(BUILD)/emu -name '*.d' 2>/dev/null)
+
+# ---- make check / bench LAB=NN ------------------------------------------------
+LAB_DIR := $(if $(LAB),$(or $(filter $(LAB),$(LAB_NAMES)),$(firstword $(filter $(LAB)-%,$(LAB_NAMES)))))
+
+.PHONY: lab-arg bench-run
+lab-arg:
+	@if [ -z "$(LAB)" ]; then echo "make: say which lab, e.g. make $(MAKECMDGOALS) LAB=00; labs: $(LAB_NAMES)"; exit 2; fi
+	@if [ -z "$(LAB_DIR)" ]; then echo "make: no lab '$(LAB)'; pick one of: $(LAB_NAMES)"; exit 2; fi
+	@case "$(SRC)" in labs|solutions) ;; *) echo "make: SRC=$(SRC) must be labs or solutions"; exit 2;; esac
+	@case "$(TARGET)" in \
+	  cuda) if [ -z "$(HAVE_CUDA)" ]; then echo "make: TARGET=cuda needs nvcc (CUDA toolkit); use TARGET=emu"; exit 2; fi; \
+	        if [ -z "$(HAVE_GPU)" ]; then echo "make: TARGET=cuda but no GPU is visible (nvidia-smi); use TARGET=emu to run on the CPU"; exit 2; fi ;; \
+	  emu)  if [ -z "$(SIMT_LIB)" ]; then echo "make: TARGET=emu but the SIMT emulator (common/simt) is not in this tree"; exit 2; fi ;; \
+	  *) echo "make: TARGET=$(TARGET) must be cuda or emu"; exit 2;; \
+	esac
+
+check: lab-arg
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/check
+	$(Q)echo "== lab $(LAB_DIR) checks ($(SRC), TARGET=$(TARGET))"
+	$(Q)$(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/check
+
+bench: lab-arg
+	$(Q)if [ ! -f labs/$(LAB_DIR)/bench.c ]; then echo "make: lab $(LAB_DIR) has no benchmark"; exit 2; fi
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/bench
+	$(Q)$(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/bench $(ARGS)

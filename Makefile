@@ -106,22 +106,22 @@ gpu-check-run:
 clean:
 	rm -rf $(BUILD)
 
-HELP += "all|build everything this machine can (host code; every .cu with nvcc if present; MPI programs)"
-HELP += "deps|install missing Debian packages (apt-get as root, else print the command)"
-HELP += "test|run every unit, MPI and lab test, the docs check; ends with 'N passed, N failed'"
-HELP += "check LAB=NN [SRC=labs|solutions] [TARGET=cuda|emu]|build and run one lab's checks"
-HELP += "bench LAB=NN [SRC=labs|solutions]|build and run one lab's benchmark (speed needs a GPU)"
-HELP += "grade [SRC=labs|solutions]|run every lab's checks and print a table of what passes"
-HELP += "docs|Doxygen HTML into $(BUILD)/docs (warnings are errors)"
-HELP += "slides|build the lecture decks into $(BUILD)/slides (needs pandoc)"
-HELP += "gpu-check|on a GPU machine: build for sm_90a, run every GPU test and benchmark, print a summary"
-HELP += "clean|remove $(BUILD)"
-HELP += "help|this list"
+HELP += "all::build everything this machine can (host code; every .cu with nvcc if present; MPI programs)"
+HELP += "deps::install missing Debian packages (apt-get as root, else print the command)"
+HELP += "test::run every unit, MPI and lab test, the docs check; ends with 'N passed, N failed'"
+HELP += "check LAB=NN [SRC=labs|solutions] [TARGET=cuda|emu]::build and run one lab's checks"
+HELP += "bench LAB=NN [SRC=labs|solutions]::build and run one lab's benchmark (speed needs a GPU)"
+HELP += "grade [SRC=labs|solutions]::run every lab's checks and print a table of what passes"
+HELP += "docs::Doxygen HTML into $(BUILD)/docs (warnings are errors)"
+HELP += "slides::build the lecture decks into $(BUILD)/slides (needs pandoc)"
+HELP += "gpu-check::on a GPU machine: build for sm_90a, run every GPU test and benchmark, print a summary"
+HELP += "clean::remove $(BUILD)"
+HELP += "help::this list"
 
 help:
 	@echo "usage: make [target] [VAR=value ...]"
 	@echo
-	@for h in $(HELP); do printf '  %-44s %s\n' "$${h%%|*}" "$${h#*|}"; done
+	@for h in $(HELP); do printf '  %-46s %s\n' "$${h%%::*}" "$${h#*::}"; done
 	@echo
 	@echo "variables: TARGET=cuda|emu (now: $(TARGET))  SRC=labs|solutions  CUDA_ARCH='$(CUDA_ARCH)'"
 	@echo "           NP=$(NP) (MPI ranks)  BUILD=$(BUILD)  CUDA_HOME=$(CUDA_HOME)  V=1 (show commands)"

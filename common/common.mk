@@ -44,8 +44,11 @@ $(BUILD)/tests/test_gpu_emu: common/tests/test_gpu.c $(LIBCOMMON) $(EMU_LIBCOMMO
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(SIMT_CPPFLAGS) -DCOURSE_SIMT $(CFLAGS) -c $< -o $@.o
 	$(Q)$(CXX) -o $@ $@.o $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) $(SIMT_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
+$(BUILD)/tests/test_rng_device_emu: common/tests/test_rng_device.cu $(LIBCOMMON) $(EMU_LIBCOMMON) $(SIMT_LIB) | $(SIMTCC)
+	@mkdir -p $(@D)
+	$(Q)$(SIMTCC) -O2 -g $(CPPFLAGS) $< -o $@ $(EMU_LIBCOMMON) $(LIBCOMMON) $(CMOCKA_LIBS) -lm -lgomp
 ALL_TARGETS += $(EMU_LIBCOMMON)
-UNIT_TESTS += $(BUILD)/tests/test_gpu_emu
+UNIT_TESTS += $(BUILD)/tests/test_gpu_emu $(BUILD)/tests/test_rng_device_emu
 endif
 
 # ---- tests -------------------------------------------------------------------
@@ -68,7 +71,11 @@ $(BUILD)/tests/test_gpu_cuda: common/tests/test_gpu.c $(LIBCOMMON) $(CUDA_LIBCOM
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CUDA_CPPFLAGS) $(CFLAGS) $< -o $@ $(CUDA_LIBCOMMON) $(LIBCOMMON) \
 	    $(CUDA_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
-UNIT_TESTS += $(BUILD)/tests/test_half_cuda $(BUILD)/tests/test_gpu_cuda
+# The RNG in a kernel, compiled by nvcc; runs (rather than skips) only on a GPU.
+$(BUILD)/tests/test_rng_device_cuda: common/tests/test_rng_device.cu $(LIBCOMMON) $(CUDA_LIBCOMMON)
+	@mkdir -p $(@D)
+	$(Q)$(NVCC) $(NVCCFLAGS) $< -o $@ $(CUDA_LIBCOMMON) $(LIBCOMMON) $(CMOCKA_LIBS) -lgomp
+UNIT_TESTS += $(BUILD)/tests/test_half_cuda $(BUILD)/tests/test_gpu_cuda $(BUILD)/tests/test_rng_device_cuda
 endif
 
 -include $(wildcard $(BUILD)/obj/common/*.d $(BUILD)/cuda/obj/common/*.d $(BUILD)/emu/obj/common/*.d $(BUILD)/tests/*.d)

@@ -54,7 +54,7 @@ static void check_size(int n, uint64_t seed) {
 static void test_single_element(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    check_size(1, 1);
+    check_size(1, lab_seed);
 }
 
 static void test_partial_blocks(void **state) {
@@ -62,14 +62,14 @@ static void test_partial_blocks(void **state) {
     LAB_REQUIRE_DEVICE();
     /* Primes and neighbours of the usual block sizes: the last block is partial. */
     int sizes[] = {7, 31, 33, 127, 255, 257, 1021, 4099};
-    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) check_size(sizes[i], 100 + i);
+    for (size_t i = 0; i < sizeof sizes / sizeof *sizes; i++) check_size(sizes[i], lab_seed + 100 + i);
 }
 
 static void test_large(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
     /* Many blocks; the emulator runs this too, so keep it modest. */
-    check_size(200003, 7);
+    check_size(200003, lab_seed + 7);
 }
 
 static void test_empty_and_negative(void **state) {
@@ -80,9 +80,8 @@ static void test_empty_and_negative(void **state) {
     assert_int_equal(vector_add(NULL, NULL, NULL, -5), LAB_BAD_ARGUMENT);
 }
 
-int main(void) {
-    char name[128];
-    printf("lab 00 checks on: %s\n", gpu_device_name(name, sizeof name));
+int main(int argc, char **argv) {
+    lab_check_init(argc, argv, "lab 00: vector_add against the CPU on awkward sizes");
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_element),
         cmocka_unit_test(test_partial_blocks),

@@ -66,7 +66,7 @@ EMU_LIBCOMMON  :=
 
 -include common/simt/simt.mk
 include common/common.mk
--include common/comm.mk
+include common/comm.mk
 include kernels/kernels.mk
 include labs/labs.mk
 include autograder/autograder.mk

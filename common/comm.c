@@ -1,0 +1,848 @@
+/*
+ * The communicator (see comm.h): argument checks and the MPI backend for
+ * host buffers, and, when built with COURSE_HAVE_NCCL, the NCCL backend for
+ * device buffers.
+ *
+ * Each operation is written once with a `nonblocking` flag: the blocking call
+ * uses the blocking MPI collective (the baseline the labs measure against)
+ * and the comm_i* call uses MPI_I*. What MPI cannot do by itself is kept in a
+ * small "finish" record that runs after the data has arrived: averaging
+ * (MPI has no MPI_AVG, so sum and divide) and moving the result of an
+ * in-place reduce-scatter to where NCCL's convention puts it.
+ *
+ * bf16 and fp16 travel as MPI_UINT16_T and are reduced by user-defined MPI
+ * operations that convert to float, combine, and round back to nearest even
+ * (the conversions of half.h, bit-exact with CUDA's).
+ */
+#include "comm.h"
+#include "error.h"
+#include "half.h"
+#include "log.h"
+
+#include <limits.h>
+#include <mpi.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef COURSE_HAVE_NCCL
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+_Static_assert(sizeof(ncclUniqueId) == COMM_NCCL_ID_BYTES, "COMM_NCCL_ID_BYTES != sizeof(ncclUniqueId)");
+#endif
+
+/** @brief A communicator (comm_t): its MPI group and, for NCCL, the NCCL side. */
+struct comm {
+    comm_backend_t backend; /**< which library moves the data */
+    MPI_Comm mpi;           /**< both backends: NCCL uses it to bootstrap and to split */
+    int rank;               /**< this process's rank in mpi */
+    int size;               /**< number of ranks in mpi */
+    int is_world;           /**< owned by comm_finalize(), not by comm_free() */
+#ifdef COURSE_HAVE_NCCL
+    ncclComm_t nccl;        /**< the NCCL communicator over the same ranks */
+    cudaStream_t stream;    /**< where NCCL work is enqueued */
+    int owns_stream;        /**< the stream was made here (not by comm_set_stream) */
+    int device;             /**< the GPU this rank uses */
+#endif
+};
+
+/** @brief Work left for after MPI has delivered the data (MPI backend). */
+typedef struct {
+    void *move_dst;         /**< first memmove(move_dst, move_src, move_bytes) ... */
+    const void *move_src;   /**< source of the move */
+    size_t move_bytes;      /**< bytes to move; 0: no move */
+    void *avg_buf;          /**< ... then divide avg_count elements here by avg_size; NULL: none */
+    size_t avg_count;       /**< elements to divide */
+    comm_dtype_t avg_dtype; /**< their type */
+    int avg_size;           /**< the divisor (number of ranks) */
+} finish_t;
+
+/** @brief A pending non-blocking operation (comm_request_t). */
+struct comm_request {
+    comm_backend_t backend; /**< which kind of wait it needs */
+    MPI_Request mpi;        /**< MPI: the request of the MPI_I* call */
+    finish_t finish;        /**< MPI: what to do once it has completed */
+#ifdef COURSE_HAVE_NCCL
+    cudaEvent_t event;      /**< NCCL: recorded on the stream after the operation */
+#endif
+};
+
+static int comm_started_mpi = 0; /* comm_init() called MPI_Init, so comm_finalize() ends it */
+static int comm_initialized = 0;
+static comm_t *world_comms[2] = {NULL, NULL};
+
+/* MPI_User_function for each (16-bit type, op): MPI passes no op, so one function each. */
+#define HALF_REDUCE_FN(name, to_f, from_f, combine)                                   \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *dt) {            \
+        (void)dt;                                                                    \
+        const uint16_t *a = (const uint16_t *)in;                                    \
+        uint16_t *b = (uint16_t *)inout;                                             \
+        for (int i = 0; i < *len; i++) {                                             \
+            float x = to_f(a[i]), y = to_f(b[i]);                                    \
+            b[i] = from_f(combine);                                                  \
+        }                                                                            \
+    }
+HALF_REDUCE_FN(bf16_sum, float_from_bf16, bf16_from_float, x + y)
+HALF_REDUCE_FN(bf16_prod, float_from_bf16, bf16_from_float, x * y)
+HALF_REDUCE_FN(bf16_max, float_from_bf16, bf16_from_float, x > y ? x : y)
+HALF_REDUCE_FN(bf16_min, float_from_bf16, bf16_from_float, x < y ? x : y)
+HALF_REDUCE_FN(fp16_sum, float_from_fp16, fp16_from_float, x + y)
+HALF_REDUCE_FN(fp16_prod, float_from_fp16, fp16_from_float, x * y)
+HALF_REDUCE_FN(fp16_max, float_from_fp16, fp16_from_float, x > y ? x : y)
+HALF_REDUCE_FN(fp16_min, float_from_fp16, fp16_from_float, x < y ? x : y)
+
+/* [0] bf16, [1] fp16; by op SUM, PROD, MAX, MIN (AVG reduces with SUM). */
+static MPI_Op half_ops[2][4];
+
+/* ---------------------------------------------------------------- helpers */
+
+size_t comm_dtype_size(comm_dtype_t dtype) {
+    static const size_t sizes[] = {4, 8, 4, 8, 2, 2};
+    CHECK((unsigned)dtype < COMM_DTYPE_COUNT, "invalid comm_dtype_t %d", (int)dtype);
+    return sizes[dtype];
+}
+
+static MPI_Datatype mpi_dtype(comm_dtype_t dtype) {
+    switch (dtype) {
+    case COMM_FLOAT32: return MPI_FLOAT;
+    case COMM_FLOAT64: return MPI_DOUBLE;
+    case COMM_INT32: return MPI_INT32_T;
+    case COMM_INT64: return MPI_INT64_T;
+    case COMM_BF16:
+    case COMM_FP16: return MPI_UINT16_T;
+    default: FATAL("invalid comm_dtype_t %d", (int)dtype);
+    }
+}
+
+static MPI_Op mpi_op(comm_dtype_t dtype, comm_op_t op) {
+    int k = op == COMM_AVG ? COMM_SUM : (int)op;
+    if (dtype == COMM_BF16 || dtype == COMM_FP16) return half_ops[dtype == COMM_FP16][k];
+    switch ((comm_op_t)k) {
+    case COMM_SUM: return MPI_SUM;
+    case COMM_PROD: return MPI_PROD;
+    case COMM_MAX: return MPI_MAX;
+    case COMM_MIN: return MPI_MIN;
+    default: FATAL("invalid comm_op_t %d", (int)op);
+    }
+}
+
+/* MPI counts are int; a larger buffer has to be sent in pieces by the caller. */
+static int mpi_count(size_t n) {
+    CHECK(n <= (size_t)INT_MAX, "count %zu is larger than MPI's int limit %d; split the buffer", n,
+          INT_MAX);
+    return (int)n;
+}
+
+static void check_comm(const comm_t *comm, const char *fn) {
+    CHECK(comm != NULL, "%s: communicator is NULL (did this rank get COMM_SPLIT_NONE?)", fn);
+}
+
+static void check_args(const comm_t *comm, const char *fn, size_t count, const void *a,
+                       const void *b, comm_dtype_t dtype) {
+    check_comm(comm, fn);
+    CHECK((unsigned)dtype < COMM_DTYPE_COUNT, "%s: invalid comm_dtype_t %d", fn, (int)dtype);
+    CHECK(count == 0 || (a != NULL && b != NULL), "%s: NULL buffer for %zu elements", fn, count);
+}
+
+static void check_op(const char *fn, comm_op_t op) {
+    CHECK((unsigned)op < COMM_OP_COUNT, "%s: invalid comm_op_t %d", fn, (int)op);
+}
+
+static void check_peer(const comm_t *comm, const char *fn, int peer, const char *what) {
+    CHECK(peer >= 0 && peer < comm->size, "%s: %s %d is not a rank of this communicator (size %d)",
+          fn, what, peer, comm->size);
+}
+
+static char *at(const void *buf, size_t elems, comm_dtype_t dtype) {
+    return (char *)buf + elems * comm_dtype_size(dtype);
+}
+
+static void avg_divide(void *buf, size_t count, comm_dtype_t dtype, int size) {
+    switch (dtype) {
+    case COMM_FLOAT32: for (size_t i = 0; i < count; i++) ((float *)buf)[i] /= (float)size; break;
+    case COMM_FLOAT64: for (size_t i = 0; i < count; i++) ((double *)buf)[i] /= size; break;
+    case COMM_INT32: for (size_t i = 0; i < count; i++) ((int32_t *)buf)[i] /= size; break;
+    case COMM_INT64: for (size_t i = 0; i < count; i++) ((int64_t *)buf)[i] /= size; break;
+    case COMM_BF16:
+        for (size_t i = 0; i < count; i++) {
+            uint16_t *p = (uint16_t *)buf + i;
+            *p = bf16_from_float(float_from_bf16(*p) / (float)size);
+        }
+        break;
+    case COMM_FP16:
+        for (size_t i = 0; i < count; i++) {
+            uint16_t *p = (uint16_t *)buf + i;
+            *p = fp16_from_float(float_from_fp16(*p) / (float)size);
+        }
+        break;
+    default: FATAL("invalid comm_dtype_t %d", (int)dtype);
+    }
+}
+
+static void run_finish(const finish_t *f) {
+    if (f->move_bytes && f->move_dst != f->move_src) memmove(f->move_dst, f->move_src, f->move_bytes);
+    if (f->avg_buf) avg_divide(f->avg_buf, f->avg_count, f->avg_dtype, f->avg_size);
+}
+
+static void set_avg(finish_t *f, const comm_t *comm, comm_op_t op, void *buf, size_t count,
+                    comm_dtype_t dtype) {
+    if (op != COMM_AVG) return;
+    f->avg_buf = buf;
+    f->avg_count = count;
+    f->avg_dtype = dtype;
+    f->avg_size = comm->size;
+}
+
+static comm_request_t request_new(comm_backend_t backend) {
+    comm_request_t req = (comm_request_t)calloc(1, sizeof *req);
+    CHECK(req != NULL, "out of memory allocating a comm request");
+    req->backend = backend;
+    req->mpi = MPI_REQUEST_NULL;
+    return req;
+}
+
+/* Blocking: finish now. Non-blocking: hand the started MPI request and the finish record back. */
+static comm_request_t mpi_done(int nonblocking, MPI_Request mreq, const finish_t *f) {
+    if (!nonblocking) {
+        run_finish(f);
+        return COMM_REQUEST_NULL;
+    }
+    comm_request_t req = request_new(COMM_BACKEND_MPI);
+    req->mpi = mreq;
+    req->finish = *f;
+    return req;
+}
+
+/* --------------------------------------------------------------- NCCL glue */
+
+#ifdef COURSE_HAVE_NCCL
+static ncclDataType_t nccl_dtype(comm_dtype_t dtype) {
+    switch (dtype) {
+    case COMM_FLOAT32: return ncclFloat32;
+    case COMM_FLOAT64: return ncclFloat64;
+    case COMM_INT32: return ncclInt32;
+    case COMM_INT64: return ncclInt64;
+    case COMM_BF16: return ncclBfloat16;
+    case COMM_FP16: return ncclFloat16;
+    default: FATAL("invalid comm_dtype_t %d", (int)dtype);
+    }
+}
+
+static ncclRedOp_t nccl_op(comm_op_t op) {
+    switch (op) {
+    case COMM_SUM: return ncclSum;
+    case COMM_PROD: return ncclProd;
+    case COMM_MAX: return ncclMax;
+    case COMM_MIN: return ncclMin;
+    case COMM_AVG: return ncclAvg;
+    default: FATAL("invalid comm_op_t %d", (int)op);
+    }
+}
+
+/* Blocking calls wait for the stream; non-blocking ones record an event to wait on later. */
+static comm_request_t nccl_done(comm_t *comm, int nonblocking) {
+    if (!nonblocking) {
+        CUDA_CHECK(cudaStreamSynchronize(comm->stream));
+        return COMM_REQUEST_NULL;
+    }
+    comm_request_t req = request_new(COMM_BACKEND_NCCL);
+    CUDA_CHECK(cudaEventCreateWithFlags(&req->event, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventRecord(req->event, comm->stream));
+    return req;
+}
+
+/* Make the NCCL communicator for comm's MPI group; device < 0 means "pick by node-local rank". */
+static void nccl_setup(comm_t *comm, int device) {
+    if (device < 0) {
+        MPI_Comm node;
+        int local_rank = 0, local_size = 1, ndev = 0;
+        MPI_CHECK(MPI_Comm_split_type(comm->mpi, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL,
+                                      &node));
+        MPI_CHECK(MPI_Comm_rank(node, &local_rank));
+        MPI_CHECK(MPI_Comm_size(node, &local_size));
+        MPI_CHECK(MPI_Comm_free(&node));
+        cudaError_t err = cudaGetDeviceCount(&ndev);
+        if (err != cudaSuccess || ndev == 0)
+            FATAL("no CUDA device visible to rank %d; the NCCL backend needs one GPU per rank "
+                  "(cudaGetDeviceCount: %s); use COMM_BACKEND_MPI on a machine without GPUs",
+                  comm->rank, err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
+        /* Several GPUs per node: rank i on the node takes GPU i. One visible GPU per rank
+         * (CUDA_VISIBLE_DEVICES set per rank by the launcher) also works: everyone takes 0. */
+        if (local_size > ndev && ndev > 1)
+            log_warn("%d ranks on this node share %d GPUs; NCCL needs one GPU per rank", local_size,
+                     ndev);
+        device = local_rank % ndev;
+    }
+    comm->device = device;
+    CUDA_CHECK(cudaSetDevice(device));
+    unsigned char id_bytes[COMM_NCCL_ID_BYTES];
+    comm_nccl_bootstrap_id(comm, id_bytes);
+    ncclUniqueId id;
+    memcpy(&id, id_bytes, sizeof id);
+    NCCL_CHECK(ncclCommInitRank(&comm->nccl, comm->size, id, comm->rank));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&comm->stream, cudaStreamNonBlocking));
+    comm->owns_stream = 1;
+}
+
+static void nccl_teardown(comm_t *comm) {
+    CUDA_CHECK(cudaStreamSynchronize(comm->stream));
+    NCCL_CHECK(ncclCommDestroy(comm->nccl));
+    if (comm->owns_stream) CUDA_CHECK(cudaStreamDestroy(comm->stream));
+}
+#endif
+
+static void no_nccl(const char *fn) __attribute__((noreturn));
+static void no_nccl(const char *fn) {
+    FATAL("%s: this build has no NCCL (COURSE_HAVE_NCCL was not defined, so nccl.h or the CUDA "
+          "toolkit was not found); rebuild on a machine with both, or use COMM_BACKEND_MPI",
+          fn);
+}
+
+/* ------------------------------------------------------------------ setup */
+
+static void comm_abort_hook(int code) {
+    int inited = 0, finalized = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&finalized);
+    if (inited && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+}
+
+void comm_init(int *argc, char ***argv) {
+    if (comm_initialized) return;
+    int inited = 0;
+    MPI_CHECK(MPI_Initialized(&inited));
+    if (!inited) {
+        MPI_CHECK(MPI_Init(argc, argv));
+        comm_started_mpi = 1;
+    }
+    /* Errors come back as codes so MPI_CHECK can name the call; it then aborts the job. */
+    MPI_CHECK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    int rank = 0, size = 1;
+    MPI_CHECK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_CHECK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    log_set_rank(rank, size);
+    course_set_abort_hook(comm_abort_hook);
+
+    MPI_User_function *fns[2][4] = {{bf16_sum, bf16_prod, bf16_max, bf16_min},
+                                    {fp16_sum, fp16_prod, fp16_max, fp16_min}};
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 4; k++) MPI_CHECK(MPI_Op_create(fns[t][k], /*commute=*/1, &half_ops[t][k]));
+    comm_initialized = 1;
+}
+
+static void comm_destroy(comm_t *comm) {
+#ifdef COURSE_HAVE_NCCL
+    if (comm->backend == COMM_BACKEND_NCCL) nccl_teardown(comm);
+#endif
+    MPI_CHECK(MPI_Comm_free(&comm->mpi));
+    free(comm);
+}
+
+void comm_finalize(void) {
+    if (!comm_initialized) return;
+    for (int b = 0; b < 2; b++) {
+        if (world_comms[b]) comm_destroy(world_comms[b]);
+        world_comms[b] = NULL;
+    }
+    for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 4; k++) MPI_CHECK(MPI_Op_free(&half_ops[t][k]));
+    comm_initialized = 0;
+    course_set_abort_hook(NULL);
+    if (comm_started_mpi) MPI_CHECK(MPI_Finalize());
+    comm_started_mpi = 0;
+}
+
+static comm_t *comm_new(comm_backend_t backend, MPI_Comm mpi) {
+    comm_t *comm = (comm_t *)calloc(1, sizeof *comm);
+    CHECK(comm != NULL, "out of memory allocating a communicator");
+    comm->backend = backend;
+    comm->mpi = mpi;
+    MPI_CHECK(MPI_Comm_rank(mpi, &comm->rank));
+    MPI_CHECK(MPI_Comm_size(mpi, &comm->size));
+    return comm;
+}
+
+comm_t *comm_world(comm_backend_t backend) {
+    CHECK(comm_initialized, "comm_world: call comm_init() first");
+    CHECK(backend == COMM_BACKEND_MPI || backend == COMM_BACKEND_NCCL,
+          "comm_world: invalid comm_backend_t %d", (int)backend);
+    if (backend == COMM_BACKEND_NCCL && !comm_nccl_compiled()) no_nccl("comm_world");
+    if (world_comms[backend]) return world_comms[backend];
+    /* A private copy of MPI_COMM_WORLD: the library's messages never match the program's own. */
+    MPI_Comm dup;
+    MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
+    comm_t *comm = comm_new(backend, dup);
+    comm->is_world = 1;
+#ifdef COURSE_HAVE_NCCL
+    if (backend == COMM_BACKEND_NCCL) nccl_setup(comm, -1);
+#endif
+    world_comms[backend] = comm;
+    return comm;
+}
+
+comm_t *comm_split(comm_t *parent, int color, int key) {
+    check_comm(parent, "comm_split");
+    CHECK(color >= 0 || color == COMM_SPLIT_NONE, "comm_split: color %d must be >= 0 or COMM_SPLIT_NONE",
+          color);
+    MPI_Comm sub;
+    MPI_CHECK(MPI_Comm_split(parent->mpi, color == COMM_SPLIT_NONE ? MPI_UNDEFINED : color, key, &sub));
+    if (sub == MPI_COMM_NULL) return NULL;
+    comm_t *comm = comm_new(parent->backend, sub);
+#ifdef COURSE_HAVE_NCCL
+    /* A fresh id per group rather than ncclCommSplit: the same bootstrap as the world,
+     * and it works on every NCCL version. */
+    if (parent->backend == COMM_BACKEND_NCCL) nccl_setup(comm, parent->device);
+#endif
+    return comm;
+}
+
+void comm_free(comm_t *comm) {
+    if (comm == NULL || comm->is_world) return;
+    comm_destroy(comm);
+}
+
+int comm_rank(const comm_t *comm) {
+    check_comm(comm, "comm_rank");
+    return comm->rank;
+}
+
+int comm_size(const comm_t *comm) {
+    check_comm(comm, "comm_size");
+    return comm->size;
+}
+
+comm_backend_t comm_backend(const comm_t *comm) {
+    check_comm(comm, "comm_backend");
+    return comm->backend;
+}
+
+int comm_nccl_compiled(void) {
+#ifdef COURSE_HAVE_NCCL
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+void comm_set_stream(comm_t *comm, void *stream) {
+    check_comm(comm, "comm_set_stream");
+#ifdef COURSE_HAVE_NCCL
+    if (comm->backend != COMM_BACKEND_NCCL) return;
+    if (comm->owns_stream) {
+        CUDA_CHECK(cudaStreamSynchronize(comm->stream));
+        CUDA_CHECK(cudaStreamDestroy(comm->stream));
+    }
+    comm->stream = (cudaStream_t)stream;
+    comm->owns_stream = 0;
+#else
+    (void)stream;
+#endif
+}
+
+void *comm_stream(const comm_t *comm) {
+    check_comm(comm, "comm_stream");
+#ifdef COURSE_HAVE_NCCL
+    if (comm->backend == COMM_BACKEND_NCCL) return (void *)comm->stream;
+#endif
+    return NULL;
+}
+
+void comm_shard_range(size_t total, int rank, int size, size_t *offset, size_t *count) {
+    CHECK(size >= 1 && rank >= 0 && rank < size, "comm_shard_range: rank %d of size %d", rank, size);
+    CHECK(offset != NULL && count != NULL, "comm_shard_range: NULL output pointer");
+    size_t base = total / (size_t)size, extra = total % (size_t)size, r = (size_t)rank;
+    *count = base + (r < extra ? 1 : 0);
+    *offset = r * base + (r < extra ? r : extra);
+}
+
+void comm_nccl_bootstrap_id(const comm_t *comm, void *id) {
+    check_comm(comm, "comm_nccl_bootstrap_id");
+    CHECK(id != NULL, "comm_nccl_bootstrap_id: NULL id buffer");
+#ifdef COURSE_HAVE_NCCL
+    if (comm->rank == 0) {
+        ncclUniqueId uid;
+        NCCL_CHECK(ncclGetUniqueId(&uid));
+        memcpy(id, &uid, sizeof uid);
+    }
+    MPI_CHECK(MPI_Bcast(id, COMM_NCCL_ID_BYTES, MPI_BYTE, 0, comm->mpi));
+#else
+    no_nccl("comm_nccl_bootstrap_id");
+#endif
+}
+
+/* ---------------------------------------------------------- point-to-point */
+
+/* All messages use one tag: MPI keeps messages between a pair in order, as NCCL does. */
+enum { COMM_TAG = 0 };
+
+static comm_request_t do_send(comm_t *comm, const void *buf, size_t count, comm_dtype_t dtype,
+                              int peer, int nonblocking, const char *fn) {
+    check_args(comm, fn, count, buf, buf, dtype);
+    check_peer(comm, fn, peer, "peer");
+    finish_t f = {0};
+    if (comm->backend == COMM_BACKEND_MPI) {
+        MPI_Request r = MPI_REQUEST_NULL;
+        if (nonblocking)
+            MPI_CHECK(MPI_Isend(buf, mpi_count(count), mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, &r));
+        else
+            MPI_CHECK(MPI_Send(buf, mpi_count(count), mpi_dtype(dtype), peer, COMM_TAG, comm->mpi));
+        return mpi_done(nonblocking, r, &f);
+    }
+#ifdef COURSE_HAVE_NCCL
+    NCCL_CHECK(ncclSend(buf, count, nccl_dtype(dtype), peer, comm->nccl, comm->stream));
+    return nccl_done(comm, nonblocking);
+#else
+    no_nccl(fn);
+#endif
+}
+
+static comm_request_t do_recv(comm_t *comm, void *buf, size_t count, comm_dtype_t dtype, int peer,
+                              int nonblocking, const char *fn) {
+    check_args(comm, fn, count, buf, buf, dtype);
+    check_peer(comm, fn, peer, "peer");
+    finish_t f = {0};
+    if (comm->backend == COMM_BACKEND_MPI) {
+        MPI_Request r = MPI_REQUEST_NULL;
+        if (nonblocking)
+            MPI_CHECK(MPI_Irecv(buf, mpi_count(count), mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, &r));
+        else
+            MPI_CHECK(MPI_Recv(buf, mpi_count(count), mpi_dtype(dtype), peer, COMM_TAG, comm->mpi,
+                               MPI_STATUS_IGNORE));
+        return mpi_done(nonblocking, r, &f);
+    }
+#ifdef COURSE_HAVE_NCCL
+    NCCL_CHECK(ncclRecv(buf, count, nccl_dtype(dtype), peer, comm->nccl, comm->stream));
+    return nccl_done(comm, nonblocking);
+#else
+    no_nccl(fn);
+#endif
+}
+
+void comm_send(comm_t *comm, const void *buf, size_t count, comm_dtype_t dtype, int peer) {
+    do_send(comm, buf, count, dtype, peer, 0, "comm_send");
+}
+
+void comm_recv(comm_t *comm, void *buf, size_t count, comm_dtype_t dtype, int peer) {
+    do_recv(comm, buf, count, dtype, peer, 0, "comm_recv");
+}
+
+comm_request_t comm_isend(comm_t *comm, const void *buf, size_t count, comm_dtype_t dtype, int peer) {
+    return do_send(comm, buf, count, dtype, peer, 1, "comm_isend");
+}
+
+comm_request_t comm_irecv(comm_t *comm, void *buf, size_t count, comm_dtype_t dtype, int peer) {
+    return do_recv(comm, buf, count, dtype, peer, 1, "comm_irecv");
+}
+
+void comm_sendrecv(comm_t *comm, const void *sendbuf, size_t sendcount, int dest, void *recvbuf,
+                   size_t recvcount, int source, comm_dtype_t dtype) {
+    const char *fn = "comm_sendrecv";
+    check_args(comm, fn, sendcount, sendbuf, sendbuf, dtype);
+    check_args(comm, fn, recvcount, recvbuf, recvbuf, dtype);
+    check_peer(comm, fn, dest, "dest");
+    check_peer(comm, fn, source, "source");
+    if (comm->backend == COMM_BACKEND_MPI) {
+        MPI_CHECK(MPI_Sendrecv(sendbuf, mpi_count(sendcount), mpi_dtype(dtype), dest, COMM_TAG, recvbuf,
+                               mpi_count(recvcount), mpi_dtype(dtype), source, COMM_TAG, comm->mpi,
+                               MPI_STATUS_IGNORE));
+        return;
+    }
+#ifdef COURSE_HAVE_NCCL
+    /* One group, so the send and the receive progress together (no ring deadlock). */
+    NCCL_CHECK(ncclGroupStart());
+    NCCL_CHECK(ncclSend(sendbuf, sendcount, nccl_dtype(dtype), dest, comm->nccl, comm->stream));
+    NCCL_CHECK(ncclRecv(recvbuf, recvcount, nccl_dtype(dtype), source, comm->nccl, comm->stream));
+    NCCL_CHECK(ncclGroupEnd());
+    nccl_done(comm, 0);
+#else
+    no_nccl(fn);
+#endif
+}
+
+/* ------------------------------------------------------------ collectives */
+
+static comm_request_t do_allreduce(comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                                   comm_dtype_t dtype, comm_op_t op, int nonblocking,
+                                   const char *fn) {
+    check_args(comm, fn, count, sendbuf, recvbuf, dtype);
+    check_op(fn, op);
+    if (comm->backend == COMM_BACKEND_MPI) {
+        finish_t f = {0};
+        set_avg(&f, comm, op, recvbuf, count, dtype);
+        const void *src = sendbuf == recvbuf ? MPI_IN_PLACE : sendbuf;
+        MPI_Request r = MPI_REQUEST_NULL;
+        if (nonblocking)
+            MPI_CHECK(MPI_Iallreduce(src, recvbuf, mpi_count(count), mpi_dtype(dtype), mpi_op(dtype, op),
+                                     comm->mpi, &r));
+        else
+            MPI_CHECK(MPI_Allreduce(src, recvbuf, mpi_count(count), mpi_dtype(dtype), mpi_op(dtype, op),
+                                    comm->mpi));
+        return mpi_done(nonblocking, r, &f);
+    }
+#ifdef COURSE_HAVE_NCCL
+    NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, count, nccl_dtype(dtype), nccl_op(op), comm->nccl,
+                             comm->stream));
+    return nccl_done(comm, nonblocking);
+#else
+    no_nccl(fn);
+#endif
+}
+
+void comm_allreduce(comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                    comm_dtype_t dtype, comm_op_t op) {
+    do_allreduce(comm, sendbuf, recvbuf, count, dtype, op, 0, "comm_allreduce");
+}
+
+comm_request_t comm_iallreduce(comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
+                               comm_dtype_t dtype, comm_op_t op) {
+    return do_allreduce(comm, sendbuf, recvbuf, count, dtype, op, 1, "comm_iallreduce");
+}
+
+static comm_request_t do_reduce_scatter(comm_t *comm, const void *sendbuf, void *recvbuf,
+                                        size_t recvcount, comm_dtype_t dtype, comm_op_t op,
+                                        int nonblocking, const char *fn) {
+    check_args(comm, fn, recvcount, sendbuf, recvbuf, dtype);
+    check_op(fn, op);
+    if (comm->backend == COMM_BACKEND_MPI) {
+        finish_t f = {0};
+        set_avg(&f, comm, op, recvbuf, recvcount, dtype);
+        const void *src = sendbuf;
+        void *dst = recvbuf;
+        if (recvcount > 0 && recvbuf == at(sendbuf, (size_t)comm->rank * recvcount, dtype)) {
+            /* NCCL's in-place layout; MPI's in-place form leaves the block at the start of the
+             * buffer, so move it into place afterwards. */
+            src = MPI_IN_PLACE;
+            dst = (void *)sendbuf;
+            f.move_dst = recvbuf;
+            f.move_src = sendbuf;
+            f.move_bytes = recvcount * comm_dtype_size(dtype);
+        }
+        MPI_Request r = MPI_REQUEST_NULL;
+        if (nonblocking)
+            MPI_CHECK(MPI_Ireduce_scatter_block(src, dst, mpi_count(recvcount), mpi_dtype(dtype),
+                                                mpi_op(dtype, op), comm->mpi, &r));
+        else
+            MPI_CHECK(MPI_Reduce_scatter_block(src, dst, mpi_count(recvcount), mpi_dtype(dtype),
+                                               mpi_op(dtype, op), comm->mpi));
+        return mpi_done(nonblocking, r, &f);
+    }
+#ifdef COURSE_HAVE_NCCL
+    NCCL_CHECK(ncclReduceScatter(sendbuf, recvbuf, recvcount, nccl_dtype(dtype), nccl_op(op),
+                                 comm->nccl, comm->stream));
+    return nccl_done(comm, nonblocking);
+#else
+    no_nccl(fn);
+#endif
+}
+
+void comm_reduce_scatter(comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
+                         comm_dtype_t dtype, comm_op_t op) {
+    do_reduce_scatter(comm, sendbuf, recvbuf, recvcount, dtype, op, 0, "comm_reduce_scatter");
+}
+
+comm_request_t comm_ireduce_scatter(comm_t *comm, const void *sendbuf, void *recvbuf,
+                                    size_t recvcount, comm_dtype_t dtype, comm_op_t op) {
+    return do_reduce_scatter(comm, sendbuf, recvbuf, recvcount, dtype, op, 1, "comm_ireduce_scatter");
+}
+
+static comm_request_t do_allgather(comm_t *comm, const void *sendbuf, void *recvbuf,
+                                   size_t sendcount, comm_dtype_t dtype, int nonblocking,
+                                   const char *fn) {
+    check_args(comm, fn, sendcount, sendbuf, recvbuf, dtype);
+    if (comm->backend == COMM_BACKEND_MPI) {
+        finish_t f = {0};
+        /* NCCL's in-place layout is also MPI's: this rank's block already sits in recvbuf. */
+        const void *src = sendcount > 0 && sendbuf == at(recvbuf, (size_t)comm->rank * sendcount, dtype)
+                              ? MPI_IN_PLACE
+                              : sendbuf;
+        MPI_Request r = MPI_REQUEST_NULL;
+        int n = mpi_count(sendcount);
+        mpi_count(sendcount * (size_t)comm->size);
+        if (nonblocking)
+            MPI_CHECK(MPI_Iallgather(src, n, mpi_dtype(dtype), recvbuf, n, mpi_dtype(dtype), comm->mpi, &r));
+        else
+            MPI_CHECK(MPI_Allgather(src, n, mpi_dtype(dtype), recvbuf, n, mpi_dtype(dtype), comm->mpi));
+        return mpi_done(nonblocking, r, &f);
+    }
+#ifdef COURSE_HAVE_NCCL
+    NCCL_CHECK(ncclAllGather(sendbuf, recvbuf, sendcount, nccl_dtype(dtype), comm->nccl, comm->stream));
+    return nccl_done(comm, nonblocking);
+#else
+    no_nccl(fn);
+#endif
+}
+
+void comm_allgather(comm_t *comm, const void *sendbuf, void *recvbuf, size_t sendcount,
+                    comm_dtype_t dtype) {
+    do_allgather(comm, sendbuf, recvbuf, sendcount, dtype, 0, "comm_allgather");
+}
+
+comm_request_t comm_iallgather(comm_t *comm, const void *sendbuf, void *recvbuf, size_t sendcount,
+                               comm_dtype_t dtype) {
+    return do_allgather(comm, sendbuf, recvbuf, sendcount, dtype, 1, "comm_iallgather");
+}
+
+/* Per-rank int counts and offsets for the MPI "v" collectives; returns the total. */
+static size_t v_layout(const comm_t *comm, const size_t *counts, int *icounts, int *idispls,
+                       size_t *my_offset) {
+    size_t total = 0;
+    for (int r = 0; r < comm->size; r++) {
+        if (r == comm->rank) *my_offset = total;
+        if (icounts) icounts[r] = mpi_count(counts[r]);
+        if (idispls) idispls[r] = mpi_count(total);
+        total += counts[r];
+    }
+    return total;
+}
+
+void comm_reduce_scatterv(comm_t *comm, const void *sendbuf, void *recvbuf, const size_t *counts,
+                          comm_dtype_t dtype, comm_op_t op) {
+    const char *fn = "comm_reduce_scatterv";
+    check_comm(comm, fn);
+    CHECK(counts != NULL, "%s: counts is NULL", fn);
+    check_op(fn, op);
+    if (comm->backend == COMM_BACKEND_MPI) {
+        size_t mine = counts[comm->rank], my_off = 0;
+        int *icounts = (int *)malloc((size_t)comm->size * sizeof(int));
+        CHECK(icounts != NULL, "out of memory");
+        size_t total = v_layout(comm, counts, icounts, NULL, &my_off);
+        mpi_count(total);
+        check_args(comm, fn, total, sendbuf, mine ? recvbuf : sendbuf, dtype);
+        finish_t f = {0};
+        set_avg(&f, comm, op, recvbuf, mine, dtype);
+        const void *src = sendbuf;
+        void *dst = recvbuf;
+        if (mine > 0 && recvbuf == at(sendbuf, my_off, dtype)) {
+            src = MPI_IN_PLACE; /* as in comm_reduce_scatter: MPI leaves the block at the start */
+            dst = (void *)sendbuf;
+            f.move_dst = recvbuf;
+            f.move_src = sendbuf;
+            f.move_bytes = mine * comm_dtype_size(dtype);
+        }
+        MPI_CHECK(MPI_Reduce_scatter(src, dst, icounts, mpi_dtype(dtype), mpi_op(dtype, op), comm->mpi));
+        free(icounts);
+        run_finish(&f);
+        return;
+    }
+#ifdef COURSE_HAVE_NCCL
+    /* NCCL has no reduce-scatter with uneven blocks: reduce each block to its owner,
+     * all in one group so NCCL schedules them together. */
+    size_t off = 0;
+    NCCL_CHECK(ncclGroupStart());
+    for (int r = 0; r < comm->size; r++) {
+        if (counts[r] > 0) {
+            /* Only the root writes; the others get a valid pointer they will not use. */
+            char *block = at(sendbuf, off, dtype);
+            NCCL_CHECK(ncclReduce(block, r == comm->rank ? recvbuf : block, counts[r], nccl_dtype(dtype),
+                                  nccl_op(op), r, comm->nccl, comm->stream));
+        }
+        off += counts[r];
+    }
+    NCCL_CHECK(ncclGroupEnd());
+    nccl_done(comm, 0);
+#else
+    no_nccl(fn);
+#endif
+}
+
+void comm_allgatherv(comm_t *comm, const void *sendbuf, void *recvbuf, const size_t *counts,
+                     comm_dtype_t dtype) {
+    const char *fn = "comm_allgatherv";
+    check_comm(comm, fn);
+    CHECK(counts != NULL, "%s: counts is NULL", fn);
+    if (comm->backend == COMM_BACKEND_MPI) {
+        size_t mine = counts[comm->rank], my_off = 0;
+        int *icounts = (int *)malloc(2 * (size_t)comm->size * sizeof(int));
+        CHECK(icounts != NULL, "out of memory");
+        int *idispls = icounts + comm->size;
+        size_t total = v_layout(comm, counts, icounts, idispls, &my_off);
+        mpi_count(total);
+        check_args(comm, fn, total, recvbuf, mine ? sendbuf : recvbuf, dtype);
+        const void *src = mine > 0 && sendbuf == at(recvbuf, my_off, dtype) ? MPI_IN_PLACE : sendbuf;
+        MPI_CHECK(MPI_Allgatherv(src, icounts[comm->rank], mpi_dtype(dtype), recvbuf, icounts, idispls,
+                                 mpi_dtype(dtype), comm->mpi));
+        free(icounts);
+        return;
+    }
+#ifdef COURSE_HAVE_NCCL
+    /* NCCL has no all-gather with uneven blocks: each owner broadcasts its block into
+     * place, all in one group (same bytes on the wire as ncclAllGather, more launches).
+     * Padding every block to the largest and calling ncclAllGather would be the other
+     * choice; it needs a scratch buffer and a copy. */
+    size_t off = 0;
+    NCCL_CHECK(ncclGroupStart());
+    for (int r = 0; r < comm->size; r++) {
+        if (counts[r] > 0) {
+            const void *src = r == comm->rank ? sendbuf : at(recvbuf, off, dtype);
+            NCCL_CHECK(ncclBroadcast(src, at(recvbuf, off, dtype), counts[r], nccl_dtype(dtype), r,
+                                     comm->nccl, comm->stream));
+        }
+        off += counts[r];
+    }
+    NCCL_CHECK(ncclGroupEnd());
+    nccl_done(comm, 0);
+#else
+    no_nccl(fn);
+#endif
+}
+
+static comm_request_t do_broadcast(comm_t *comm, void *buf, size_t count, comm_dtype_t dtype,
+                                   int root, int nonblocking, const char *fn) {
+    check_args(comm, fn, count, buf, buf, dtype);
+    check_peer(comm, fn, root, "root");
+    if (comm->backend == COMM_BACKEND_MPI) {
+        finish_t f = {0};
+        MPI_Request r = MPI_REQUEST_NULL;
+        if (nonblocking)
+            MPI_CHECK(MPI_Ibcast(buf, mpi_count(count), mpi_dtype(dtype), root, comm->mpi, &r));
+        else
+            MPI_CHECK(MPI_Bcast(buf, mpi_count(count), mpi_dtype(dtype), root, comm->mpi));
+        return mpi_done(nonblocking, r, &f);
+    }
+#ifdef COURSE_HAVE_NCCL
+    NCCL_CHECK(ncclBroadcast(buf, buf, count, nccl_dtype(dtype), root, comm->nccl, comm->stream));
+    return nccl_done(comm, nonblocking);
+#else
+    no_nccl(fn);
+#endif
+}
+
+void comm_broadcast(comm_t *comm, void *buf, size_t count, comm_dtype_t dtype, int root) {
+    do_broadcast(comm, buf, count, dtype, root, 0, "comm_broadcast");
+}
+
+comm_request_t comm_ibroadcast(comm_t *comm, void *buf, size_t count, comm_dtype_t dtype, int root) {
+    return do_broadcast(comm, buf, count, dtype, root, 1, "comm_ibroadcast");
+}
+
+void comm_barrier(comm_t *comm) {
+    check_comm(comm, "comm_barrier");
+#ifdef COURSE_HAVE_NCCL
+    if (comm->backend == COMM_BACKEND_NCCL) CUDA_CHECK(cudaStreamSynchronize(comm->stream));
+#endif
+    MPI_CHECK(MPI_Barrier(comm->mpi));
+}
+
+/* ------------------------------------------------------------------ waiting */
+
+void comm_wait(comm_request_t *req) {
+    CHECK(req != NULL, "comm_wait: NULL pointer to a request");
+    comm_request_t r = *req;
+    if (r == COMM_REQUEST_NULL) return;
+    if (r->backend == COMM_BACKEND_MPI) {
+        MPI_CHECK(MPI_Wait(&r->mpi, MPI_STATUS_IGNORE));
+        run_finish(&r->finish);
+    } else {
+#ifdef COURSE_HAVE_NCCL
+        CUDA_CHECK(cudaEventSynchronize(r->event));
+        CUDA_CHECK(cudaEventDestroy(r->event));
+#endif
+    }
+    free(r);
+    *req = COMM_REQUEST_NULL;
+}
+
+void comm_waitall(int n, comm_request_t *reqs) {
+    CHECK(n == 0 || reqs != NULL, "comm_waitall: NULL request array");
+    for (int i = 0; i < n; i++) comm_wait(&reqs[i]);
+}

@@ -1,0 +1,71 @@
+# The communicator library (common/comm.c) and its tests.
+#
+# Included by the top-level Makefile, which defines first: BUILD, CC, MPICC,
+# CFLAGS, HAVE_NCCL, CUDA_CPPFLAGS, CUDA_LDLIBS, NCCL_LDLIBS, CMOCKA_LIBS and
+# LIBCOMMON (error.c, log.c, ...; it must not contain comm.c, which needs mpi.h).
+#
+# Defines:
+#   LIBCOMM      $(BUILD)/lib/libcomm.a, compiled with $(MPICC); with HAVE_NCCL
+#                set it also holds the NCCL backend (-DCOURSE_HAVE_NCCL).
+#   COMM_LDLIBS  what a program linking $(LIBCOMM) needs beyond mpicc's own
+#                libraries: link with $(MPICC) ... $(LIBCOMM) $(LIBCOMMON) $(COMM_LDLIBS).
+#   MPI_TESTS    += $(BUILD)/tests/test_comm, run as `mpirun -np N test_comm`
+#                (passes for any N >= 1; the suite runs N = 2 and N = 4).
+#   UNIT_TESTS   += $(BUILD)/tests/test_comm_abort, run WITHOUT mpirun. It
+#                launches its own MPI jobs of $(BUILD)/tests/comm_fail_rank
+#                (found next to the test binary; override with the first
+#                argument or COMM_FAIL_RANK=path) through the command in the
+#                environment variable MPIRUN (default "mpirun --oversubscribe"),
+#                and checks that a job in which one rank fails ends quickly,
+#                non-zero, naming the rank.
+
+LIBCOMM := $(BUILD)/lib/libcomm.a
+COMM_OBJS := $(BUILD)/obj/common/comm.o
+
+COMM_CPPFLAGS := -Icommon
+COMM_LDLIBS :=
+ifneq ($(strip $(HAVE_NCCL)),)
+COMM_CPPFLAGS += -DCOURSE_HAVE_NCCL $(CUDA_CPPFLAGS)
+COMM_LDLIBS += $(NCCL_LDLIBS) $(CUDA_LDLIBS)
+endif
+
+ifeq ($(strip $(MPICC)),)
+# Without Open MPI nothing here can be built; say so instead of failing obscurely.
+$(LIBCOMM):
+	@echo "comm: mpicc not found; install Open MPI (make deps) to build the communicator"; exit 1
+else
+ALL_TARGETS += $(LIBCOMM)
+
+COMM_TEST_DIR := $(BUILD)/tests
+COMM_TEST_OBJ := $(BUILD)/obj/common/tests
+
+MPI_TESTS += $(COMM_TEST_DIR)/test_comm
+UNIT_TESTS += $(COMM_TEST_DIR)/test_comm_abort
+
+# Static pattern rules are explicit, so they win over any generic common/%.c rule.
+$(COMM_OBJS): $(BUILD)/obj/common/%.o: common/%.c
+	@mkdir -p $(@D)
+	$(Q)$(MPICC) $(CPPFLAGS) $(CFLAGS) $(COMM_CPPFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBCOMM): $(COMM_OBJS)
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+COMM_TEST_OBJS := $(COMM_TEST_OBJ)/test_comm.o $(COMM_TEST_OBJ)/comm_fail_rank.o \
+                  $(COMM_TEST_OBJ)/test_comm_abort.o
+
+$(COMM_TEST_OBJS): $(COMM_TEST_OBJ)/%.o: common/tests/%.c
+	@mkdir -p $(@D)
+	$(Q)$(MPICC) $(CPPFLAGS) $(CFLAGS) $(COMM_CPPFLAGS) -MMD -MP -c $< -o $@
+
+$(COMM_TEST_DIR)/test_comm $(COMM_TEST_DIR)/comm_fail_rank: $(COMM_TEST_DIR)/%: $(COMM_TEST_OBJ)/%.o $(LIBCOMM) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(Q)$(MPICC) $(CFLAGS) -o $@ $< $(LIBCOMM) $(LIBCOMMON) $(COMM_LDLIBS) $(CMOCKA_LIBS) -lm
+
+# The abort test needs the program it launches, so building one builds both.
+$(COMM_TEST_DIR)/test_comm_abort: $(COMM_TEST_OBJ)/test_comm_abort.o $(LIBCOMMON) $(COMM_TEST_DIR)/comm_fail_rank
+	@mkdir -p $(@D)
+	$(Q)$(MPICC) $(CFLAGS) -o $@ $< $(LIBCOMMON) $(CMOCKA_LIBS) -lm
+
+-include $(COMM_OBJS:.o=.d) $(COMM_TEST_OBJS:.o=.d)
+endif

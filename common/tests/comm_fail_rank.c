@@ -1,0 +1,80 @@
+/*
+ * A small MPI program that fails on purpose, launched by test_comm_abort to
+ * check that a job with one failing rank ends quickly and says which rank
+ * failed, instead of leaving the other ranks waiting forever.
+ *
+ *   comm_fail_rank RANK [barrier|allreduce|exit]
+ *       Every other rank waits in a blocking comm_barrier (default) or
+ *       comm_allreduce; after a short delay, so that they are really
+ *       waiting, rank RANK calls FATAL (barrier, allreduce) or calls exit(3)
+ *       without MPI_Finalize (exit).
+ *   comm_fail_rank ok
+ *       Nobody fails: the control case, exits 0.
+ *   comm_fail_rank nccl
+ *       Asks for the NCCL world communicator. Without a GPU (or without NCCL
+ *       in the build) that must end the job with a clear message; with one
+ *       GPU per rank it succeeds and the program says so.
+ */
+#include "comm.h"
+#include "error.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void usage(void) {
+    fprintf(stderr, "usage: comm_fail_rank RANK [barrier|allreduce|exit] | ok | nccl\n");
+    exit(2);
+}
+
+int main(int argc, char **argv) {
+    if (argc < 2) usage();
+    comm_init(&argc, &argv);
+
+    if (!strcmp(argv[1], "nccl")) {
+        comm_t *nccl = comm_world(COMM_BACKEND_NCCL);
+        log_info("NCCL world communicator ready: rank %d of %d", comm_rank(nccl), comm_size(nccl));
+        comm_finalize();
+        return 0;
+    }
+
+    comm_t *world = comm_world(COMM_BACKEND_MPI);
+    int rank = comm_rank(world), size = comm_size(world);
+    if (!strcmp(argv[1], "ok")) {
+        comm_barrier(world);
+        if (rank == 0) printf("comm_fail_rank: all %d ranks finished\n", size);
+        comm_finalize();
+        return 0;
+    }
+
+    char *end = NULL;
+    long victim = strtol(argv[1], &end, 10);
+    if (*end != '\0') usage();
+    const char *how = argc > 2 ? argv[2] : "barrier";
+    CHECK(victim >= 0 && victim < size, "failing rank %ld is not in a job of %d ranks", victim, size);
+    CHECK(!strcmp(how, "barrier") || !strcmp(how, "allreduce") || !strcmp(how, "exit"),
+          "unknown way to fail '%s' (barrier, allreduce or exit)", how);
+
+    if (rank == victim) {
+        /* Give the others time to block in the collective first. */
+        struct timespec ts = {0, 500 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        if (!strcmp(how, "exit")) {
+            log_error("exiting with status 3 without MPI_Finalize, on purpose");
+            exit(3);
+        }
+        FATAL("rank %d fails on purpose while the others wait in %s", rank, how);
+    }
+    if (!strcmp(how, "allreduce")) {
+        double x = rank, y = 0;
+        comm_allreduce(world, &x, &y, 1, COMM_FLOAT64, COMM_SUM);
+    } else {
+        comm_barrier(world);
+    }
+    /* Not reached while the victim is down: the collective cannot complete. */
+    log_error("left the collective although rank %ld never joined it", victim);
+    comm_finalize();
+    return 0;
+}

@@ -1,0 +1,522 @@
+/*
+ * SIMT emulator: what a .cu file sees when built for the CPU.
+ * simtcc includes this first in every .cu file, as nvcc does with the
+ * toolkit's cuda_runtime.h. It turns CUDA's keywords into C++ (a kernel is an
+ * ordinary function; __shared__ is per-OS-thread storage, and one OS thread
+ * runs one block at a time), and gives the device built-ins: threadIdx and
+ * friends, barriers, warp shuffles and votes, atomics, math intrinsics, and
+ * the launch that kernel<<<grid, block, shmem, stream>>>(args) is rewritten
+ * into. C files include cuda_runtime_api.h instead.
+ * Not here: textures, surfaces, cooperative groups, dynamic parallelism.
+ */
+#ifndef SIMT_CUDA_RUNTIME_H
+#define SIMT_CUDA_RUNTIME_H
+
+#include "cuda_runtime_api.h"
+
+#ifdef __cplusplus
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmath>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "simt_abi.h"
+
+/* --- keywords ------------------------------------------------------------ */
+
+#define __global__
+#define __device__
+#define __host__
+#define __constant__
+#define __managed__
+#define __grid_constant__
+#define __noinline__ __attribute__((noinline))
+#define __forceinline__ inline __attribute__((always_inline))
+#define __align__(n) __attribute__((aligned(n)))
+#define __launch_bounds__(...)
+#define __cluster_dims__(...)
+/* A function-local static per OS thread: the blocks running at the same time
+ * are on different OS threads, and a block's threads (fibers) share one. */
+#define __shared__ static thread_local
+
+/* --- built-in variables ---------------------------------------------------- */
+
+#define threadIdx (simt_cur_thread->thread_idx)
+#define blockIdx (simt_cur_block.block_idx)
+#define blockDim (simt_cur_block.block_dim)
+#define gridDim (simt_cur_block.grid_dim)
+static constexpr int warpSize = 32;
+
+/** @brief Base of this block's extern __shared__ memory (the rewriter points
+ *  extern __shared__ arrays here). @return the pointer. */
+static inline void *simt_dynamic_shared(void) { return simt_cur_block.dyn_shared; }
+
+/* --- synchronisation ------------------------------------------------------- */
+
+static inline void __syncthreads(void) { simt_syncthreads(0, 0); }
+static inline int __syncthreads_count(int p) { return simt_syncthreads(p, 1); }
+static inline int __syncthreads_and(int p) { return simt_syncthreads(p, 2); }
+static inline int __syncthreads_or(int p) { return simt_syncthreads(p, 3); }
+static inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_block(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+[[noreturn]] static inline void __trap(void) { simt_trap(); }
+static inline void __nanosleep(unsigned int) {}
+/* A cycle-like counter; emulated code has no meaningful cycle counts. */
+static inline long long clock64(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* --- warp collectives -------------------------------------------------------- */
+
+namespace simt {
+
+/* One lane's part in a shuffle: its value in, the source it wants, the result out. */
+struct ShflArg {
+    uint64_t value;
+    int mode; /* 0 idx, 1 up, 2 down, 3 xor */
+    int arg;
+    int width;
+    uint64_t result;
+};
+
+static inline void shfl_combine(void *const *a, unsigned int present)
+{
+    for (int l = 0; l < 32; l++) {
+        if (!(present >> l & 1)) continue;
+        ShflArg *s = (ShflArg *)a[l];
+        int w = s->width, seg = l & ~(w - 1), src = l;
+        switch (s->mode) {
+        case 0: src = seg + (s->arg & (w - 1)); break;
+        case 1: src = ((l & (w - 1)) - s->arg < 0) ? l : l - s->arg; break;
+        case 2: src = ((l & (w - 1)) + s->arg >= w) ? l : l + s->arg; break;
+        default: src = l ^ s->arg; if ((src & ~(w - 1)) > seg) src = l; break;
+        }
+        /* Reading from a lane that is not taking part is undefined in CUDA;
+         * here it returns the caller's own value. */
+        ShflArg *from = (src >= 0 && src < 32 && (present >> src & 1)) ? (ShflArg *)a[src] : s;
+        s->result = from->value;
+    }
+}
+
+template <class T> static inline T shfl(unsigned int mask, T var, int mode, int arg, int width)
+{
+    static_assert(sizeof(T) <= 8, "shuffles move at most 8 bytes");
+    ShflArg s{};
+    memcpy(&s.value, &var, sizeof(T));
+    s.mode = mode;
+    s.arg = arg;
+    s.width = (width >= 1 && width <= 32 && (width & (width - 1)) == 0) ? width : 32;
+    simt_warp_collective(mask, &s, shfl_combine);
+    T r;
+    memcpy(&r, &s.result, sizeof(T));
+    return r;
+}
+
+/* Votes and reductions: each lane brings a 64-bit value, all get the result. */
+struct VoteArg {
+    long long value;
+    int op;
+    long long result;
+};
+
+static inline void vote_combine(void *const *a, unsigned int present)
+{
+    int op = -1;
+    long long acc = 0;
+    unsigned int bal = 0, first = 1;
+    for (int l = 0; l < 32; l++) {
+        if (!(present >> l & 1)) continue;
+        VoteArg *v = (VoteArg *)a[l];
+        op = v->op;
+        if (v->value) bal |= 1u << l;
+        long long x = v->value;
+        if (first) { acc = x; first = 0; continue; }
+        switch (op) {
+        case 4: acc += x; break;                               /* add */
+        case 5: acc = (unsigned)x < (unsigned)acc ? x : acc; break; /* umin */
+        case 6: acc = (unsigned)x > (unsigned)acc ? x : acc; break; /* umax */
+        case 7: acc = (int)x < (int)acc ? x : acc; break;      /* min */
+        case 8: acc = (int)x > (int)acc ? x : acc; break;      /* max */
+        case 9: acc &= x; break;
+        case 10: acc |= x; break;
+        case 11: acc ^= x; break;
+        default: break;
+        }
+    }
+    long long res;
+    switch (op) {
+    case 0: res = bal; break;                  /* ballot */
+    case 1: res = bal != 0; break;             /* any */
+    case 2: res = bal == present; break;       /* all */
+    default: res = acc; break;
+    }
+    for (int l = 0; l < 32; l++)
+        if (present >> l & 1) ((VoteArg *)a[l])->result = res;
+}
+
+static inline long long vote(unsigned int mask, long long value, int op)
+{
+    VoteArg v{value, op, 0};
+    simt_warp_collective(mask, &v, vote_combine);
+    return v.result;
+}
+
+/* __match_any_sync: lanes with equal values. */
+struct MatchArg {
+    uint64_t value;
+    unsigned int result;
+    int all;
+};
+
+static inline void match_combine(void *const *a, unsigned int present)
+{
+    for (int l = 0; l < 32; l++) {
+        if (!(present >> l & 1)) continue;
+        MatchArg *m = (MatchArg *)a[l];
+        unsigned int same = 0;
+        for (int k = 0; k < 32; k++)
+            if ((present >> k & 1) && ((MatchArg *)a[k])->value == m->value) same |= 1u << k;
+        m->result = same;
+        m->all = same == present;
+    }
+}
+
+static inline void nop_combine(void *const *, unsigned int) {}
+
+} // namespace simt
+
+static inline void __syncwarp(unsigned int mask = 0xffffffffu) { simt_warp_collective(mask, nullptr, simt::nop_combine); }
+static inline unsigned int __activemask(void) { return simt_active_mask(); }
+template <class T> static inline T __shfl_sync(unsigned int mask, T var, int src, int width = 32)
+{ return simt::shfl(mask, var, 0, src, width); }
+template <class T> static inline T __shfl_up_sync(unsigned int mask, T var, unsigned int delta, int width = 32)
+{ return simt::shfl(mask, var, 1, (int)delta, width); }
+template <class T> static inline T __shfl_down_sync(unsigned int mask, T var, unsigned int delta, int width = 32)
+{ return simt::shfl(mask, var, 2, (int)delta, width); }
+template <class T> static inline T __shfl_xor_sync(unsigned int mask, T var, int lane_mask, int width = 32)
+{ return simt::shfl(mask, var, 3, lane_mask, width); }
+static inline unsigned int __ballot_sync(unsigned int mask, int pred) { return (unsigned int)simt::vote(mask, pred != 0, 0); }
+static inline int __any_sync(unsigned int mask, int pred) { return (int)simt::vote(mask, pred != 0, 1); }
+static inline int __all_sync(unsigned int mask, int pred) { return (int)simt::vote(mask, pred != 0, 2); }
+static inline unsigned int __reduce_add_sync(unsigned int mask, unsigned int v) { return (unsigned int)simt::vote(mask, v, 4); }
+static inline unsigned int __reduce_min_sync(unsigned int mask, unsigned int v) { return (unsigned int)simt::vote(mask, v, 5); }
+static inline unsigned int __reduce_max_sync(unsigned int mask, unsigned int v) { return (unsigned int)simt::vote(mask, v, 6); }
+static inline int __reduce_add_sync(unsigned int mask, int v) { return (int)simt::vote(mask, v, 4); }
+static inline int __reduce_min_sync(unsigned int mask, int v) { return (int)simt::vote(mask, v, 7); }
+static inline int __reduce_max_sync(unsigned int mask, int v) { return (int)simt::vote(mask, v, 8); }
+static inline unsigned int __reduce_and_sync(unsigned int mask, unsigned int v) { return (unsigned int)simt::vote(mask, v, 9); }
+static inline unsigned int __reduce_or_sync(unsigned int mask, unsigned int v) { return (unsigned int)simt::vote(mask, v, 10); }
+static inline unsigned int __reduce_xor_sync(unsigned int mask, unsigned int v) { return (unsigned int)simt::vote(mask, v, 11); }
+template <class T> static inline unsigned int __match_any_sync(unsigned int mask, T value)
+{
+    simt::MatchArg m{};
+    memcpy(&m.value, &value, sizeof(T) < 8 ? sizeof(T) : 8);
+    simt_warp_collective(mask, &m, simt::match_combine);
+    return m.result;
+}
+template <class T> static inline unsigned int __match_all_sync(unsigned int mask, T value, int *pred)
+{
+    simt::MatchArg m{};
+    memcpy(&m.value, &value, sizeof(T) < 8 ? sizeof(T) : 8);
+    simt_warp_collective(mask, &m, simt::match_combine);
+    *pred = m.all;
+    return m.all ? m.result : 0;
+}
+
+/* --- atomics --------------------------------------------------------------- */
+/* Sequentially consistent, so ThreadSanitizer sees the ordering that code
+ * built on __threadfence relies on (it does not model fences). */
+
+#define SIMT_ATOMIC_INT(T)                                                                                    \
+    static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }               \
+    static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }               \
+    static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }             \
+    static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }               \
+    static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }                 \
+    static inline T atomicXor(T *p, T v) { return __atomic_fetch_xor(p, v, __ATOMIC_SEQ_CST); }               \
+    static inline T atomicCAS(T *p, T cmp, T v)                                                               \
+    {                                                                                                         \
+        __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                   \
+        return cmp;                                                                                           \
+    }                                                                                                         \
+    static inline T atomicMax(T *p, T v)                                                                      \
+    {                                                                                                         \
+        T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                         \
+        while (old < v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) \
+            ;                                                                                                 \
+        return old;                                                                                           \
+    }                                                                                                         \
+    static inline T atomicMin(T *p, T v)                                                                      \
+    {                                                                                                         \
+        T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                         \
+        while (old > v && !__atomic_compare_exchange_n(p, &old, v, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) \
+            ;                                                                                                 \
+        return old;                                                                                           \
+    }
+
+SIMT_ATOMIC_INT(int)
+SIMT_ATOMIC_INT(unsigned int)
+SIMT_ATOMIC_INT(unsigned long long)
+SIMT_ATOMIC_INT(long long)
+#undef SIMT_ATOMIC_INT
+
+static inline unsigned short atomicCAS(unsigned short *p, unsigned short cmp, unsigned short v)
+{
+    __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return cmp;
+}
+
+static inline unsigned int atomicInc(unsigned int *p, unsigned int limit)
+{
+    unsigned int old = __atomic_load_n(p, __ATOMIC_SEQ_CST), nv;
+    do nv = (old >= limit) ? 0 : old + 1;
+    while (!__atomic_compare_exchange_n(p, &old, nv, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+    return old;
+}
+
+static inline unsigned int atomicDec(unsigned int *p, unsigned int limit)
+{
+    unsigned int old = __atomic_load_n(p, __ATOMIC_SEQ_CST), nv;
+    do nv = (old == 0 || old > limit) ? limit : old - 1;
+    while (!__atomic_compare_exchange_n(p, &old, nv, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+    return old;
+}
+
+namespace simt {
+/* Floating-point read-modify-write through a compare-and-swap on the bits. */
+template <class F, class U, class Op> static inline F atomic_float_rmw(F *p, Op op)
+{
+    U *u = (U *)p;
+    U old = __atomic_load_n(u, __ATOMIC_SEQ_CST), nv;
+    F of, nf;
+    do {
+        memcpy(&of, &old, sizeof(F));
+        nf = op(of);
+        memcpy(&nv, &nf, sizeof(F));
+    } while (!__atomic_compare_exchange_n(u, &old, nv, true, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+    return of;
+}
+} // namespace simt
+
+static inline float atomicAdd(float *p, float v) { return simt::atomic_float_rmw<float, uint32_t>(p, [v](float o) { return o + v; }); }
+static inline double atomicAdd(double *p, double v) { return simt::atomic_float_rmw<double, uint64_t>(p, [v](double o) { return o + v; }); }
+static inline float atomicExch(float *p, float v) { return simt::atomic_float_rmw<float, uint32_t>(p, [v](float) { return v; }); }
+static inline float atomicMax(float *p, float v) { return simt::atomic_float_rmw<float, uint32_t>(p, [v](float o) { return fmaxf(o, v); }); }
+static inline float atomicMin(float *p, float v) { return simt::atomic_float_rmw<float, uint32_t>(p, [v](float o) { return fminf(o, v); }); }
+static inline double atomicMax(double *p, double v) { return simt::atomic_float_rmw<double, uint64_t>(p, [v](double o) { return fmax(o, v); }); }
+static inline double atomicMin(double *p, double v) { return simt::atomic_float_rmw<double, uint64_t>(p, [v](double o) { return fmin(o, v); }); }
+/* The _block and _system scopes are the same thing on one CPU. */
+#define atomicAdd_block atomicAdd
+#define atomicAdd_system atomicAdd
+#define atomicCAS_block atomicCAS
+#define atomicExch_block atomicExch
+#define atomicMax_block atomicMax
+#define atomicMin_block atomicMin
+
+/* --- math and bit intrinsics ---------------------------------------------- */
+
+/* glibc declares its own __expf, __sinf, ... (internal, unexported), so
+ * CUDA's fast intrinsics are macros for functions of ours. */
+static inline float simt_expf(float x) { return expf(x); }
+static inline float simt_exp10f(float x) { return exp10f(x); }
+static inline float simt_logf(float x) { return logf(x); }
+static inline float simt_log2f(float x) { return log2f(x); }
+static inline float simt_log10f(float x) { return log10f(x); }
+static inline float simt_sinf(float x) { return sinf(x); }
+static inline float simt_cosf(float x) { return cosf(x); }
+static inline float simt_tanf(float x) { return tanf(x); }
+static inline void simt_sincosf(float x, float *s, float *c) { *s = sinf(x); *c = cosf(x); }
+static inline float simt_powf(float x, float y) { return powf(x, y); }
+#define __expf simt_expf
+#define __exp10f simt_exp10f
+#define __logf simt_logf
+#define __log2f simt_log2f
+#define __log10f simt_log10f
+#define __sinf simt_sinf
+#define __cosf simt_cosf
+#define __tanf simt_tanf
+#define __sincosf simt_sincosf
+#define __powf simt_powf
+static inline float __fdividef(float x, float y) { return x / y; }
+static inline float __frcp_rn(float x) { return 1.0f / x; }
+static inline float __fsqrt_rn(float x) { return sqrtf(x); }
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
+static inline double __dadd_rn(double a, double b) { return a + b; }
+static inline double __dmul_rn(double a, double b) { return a * b; }
+static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : (x > 1.0f ? 1.0f : (x == x ? x : 0.0f)); }
+static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
+static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
+static inline float rcbrtf(float x) { return 1.0f / cbrtf(x); }
+static inline float sinpif(float x) { return sinf((float)M_PI * x); }
+static inline float cospif(float x) { return cosf((float)M_PI * x); }
+static inline float normcdff(float x) { return 0.5f * erfcf(-x * (float)M_SQRT1_2); }
+static inline double normcdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
+static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
+static inline int __float2int_rz(float x) { return (int)x; }
+static inline int __float2int_rd(float x) { return (int)floorf(x); }
+static inline int __float2int_ru(float x) { return (int)ceilf(x); }
+static inline unsigned int __float2uint_rn(float x) { return (unsigned int)nearbyintf(x); }
+static inline float __int2float_rn(int x) { return (float)x; }
+static inline float __uint2float_rn(unsigned int x) { return (float)x; }
+static inline float __double2float_rn(double x) { return (float)x; }
+static inline int __float_as_int(float x) { int r; memcpy(&r, &x, 4); return r; }
+static inline unsigned int __float_as_uint(float x) { unsigned int r; memcpy(&r, &x, 4); return r; }
+static inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r; }
+static inline float __uint_as_float(unsigned int x) { float r; memcpy(&r, &x, 4); return r; }
+static inline long long __double_as_longlong(double x) { long long r; memcpy(&r, &x, 8); return r; }
+static inline double __longlong_as_double(long long x) { double r; memcpy(&r, &x, 8); return r; }
+static inline int __popc(unsigned int x) { return __builtin_popcount(x); }
+static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
+static inline int __clz(int x) { return x ? __builtin_clz((unsigned int)x) : 32; }
+static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
+static inline int __ffs(int x) { return __builtin_ffs(x); }
+static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+static inline unsigned int __brev(unsigned int x)
+{
+    x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);
+    x = ((x >> 2) & 0x33333333u) | ((x & 0x33333333u) << 2);
+    x = ((x >> 4) & 0x0f0f0f0fu) | ((x & 0x0f0f0f0fu) << 4);
+    x = ((x >> 8) & 0x00ff00ffu) | ((x & 0x00ff00ffu) << 8);
+    return (x >> 16) | (x << 16);
+}
+static inline int __mul24(int a, int b) { return (int)((long long)(a << 8 >> 8) * (b << 8 >> 8)); }
+static inline unsigned int __umul24(unsigned int a, unsigned int b) { return (a & 0xffffff) * (b & 0xffffff); }
+static inline int __mulhi(int a, int b) { return (int)(((long long)a * b) >> 32); }
+static inline unsigned int __umulhi(unsigned int a, unsigned int b) { return (unsigned int)(((unsigned long long)a * b) >> 32); }
+static inline unsigned int __byte_perm(unsigned int x, unsigned int y, unsigned int s)
+{
+    unsigned long long v = ((unsigned long long)y << 32) | x;
+    unsigned int r = 0;
+    for (int i = 0; i < 4; i++) r |= (unsigned int)((v >> (8 * ((s >> (4 * i)) & 7))) & 0xff) << (8 * i);
+    return r;
+}
+template <class T> static inline T __ldg(const T *p) { return *p; }
+template <class T> static inline T __ldcg(const T *p) { return *p; }
+template <class T> static inline T __ldcs(const T *p) { return *p; }
+template <class T> static inline void __stcg(T *p, T v) { *p = v; }
+template <class T> static inline void __stcs(T *p, T v) { *p = v; }
+
+/* CUDA's min/max are overloaded device functions, not macros. */
+static inline int min(int a, int b) { return a < b ? a : b; }
+static inline int max(int a, int b) { return a > b ? a : b; }
+static inline unsigned int min(unsigned int a, unsigned int b) { return a < b ? a : b; }
+static inline unsigned int max(unsigned int a, unsigned int b) { return a > b ? a : b; }
+static inline unsigned int min(int a, unsigned int b) { return min((unsigned int)a, b); }
+static inline unsigned int max(int a, unsigned int b) { return max((unsigned int)a, b); }
+static inline unsigned int min(unsigned int a, int b) { return min(a, (unsigned int)b); }
+static inline unsigned int max(unsigned int a, int b) { return max(a, (unsigned int)b); }
+static inline long long min(long long a, long long b) { return a < b ? a : b; }
+static inline long long max(long long a, long long b) { return a > b ? a : b; }
+static inline unsigned long long min(unsigned long long a, unsigned long long b) { return a < b ? a : b; }
+static inline unsigned long long max(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+static inline long min(long a, long b) { return a < b ? a : b; }
+static inline long max(long a, long b) { return a > b ? a : b; }
+static inline unsigned long min(unsigned long a, unsigned long b) { return a < b ? a : b; }
+static inline unsigned long max(unsigned long a, unsigned long b) { return a > b ? a : b; }
+static inline float min(float a, float b) { return fminf(a, b); }
+static inline float max(float a, float b) { return fmaxf(a, b); }
+static inline double min(double a, double b) { return fmin(a, b); }
+static inline double max(double a, double b) { return fmax(a, b); }
+static inline float min(float a, double b) { return fminf(a, (float)b); }
+static inline float max(float a, double b) { return fmaxf(a, (float)b); }
+
+/* --- launch ------------------------------------------------------------------ */
+
+namespace simt {
+
+/** The <<<grid, block, shmem, stream>>> part of a launch. */
+struct LaunchConfig {
+    dim3 grid, block;
+    size_t shmem;
+    cudaStream_t stream;
+    LaunchConfig(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0) : grid(g), block(b), shmem(s), stream(st) {}
+};
+
+template <class Bound> static void run_thread(void *p) { (*(Bound *)p)(); }
+
+/** kernel<<<cfg>>>(args) is rewritten to launch(cfg, kernel)(args): the call
+ *  converts the arguments to the kernel's parameter types exactly as a call
+ *  of the kernel would (so NULL and 0 work for pointers), binds them once, as
+ *  CUDA copies them at launch, and runs every thread of every block. */
+template <class... P> struct Launcher {
+    LaunchConfig cfg;
+    void (*kernel)(P...);
+    void operator()(P... params) const
+    {
+        std::tuple<typename std::decay<P>::type...> bound(params...);
+        void (*k)(P...) = kernel;
+        auto body = [&]() { std::apply(k, bound); };
+        simt_launch((const void *)kernel, cfg.grid, cfg.block, cfg.shmem, cfg.stream, run_thread<decltype(body)>,
+                    &body);
+    }
+};
+
+template <class... P> static inline Launcher<P...> launch(const LaunchConfig &cfg, void (*kernel)(P...))
+{
+    return Launcher<P...>{cfg, kernel};
+}
+
+/** Stand-in for an extern __shared__ array declared outside a function: it
+ *  reads the current block's dynamic shared memory at every use. */
+template <class T> struct DynShared {
+    operator T *() const { return (T *)simt_dynamic_shared(); }
+    template <class U> explicit operator U *() const { return (U *)simt_dynamic_shared(); }
+    T &operator[](size_t i) const { return ((T *)simt_dynamic_shared())[i]; }
+    T *operator+(ptrdiff_t i) const { return (T *)simt_dynamic_shared() + i; }
+};
+
+} // namespace simt
+
+/* --- host API in C++ form ------------------------------------------------------ */
+
+template <class T> static inline cudaError_t cudaFuncSetAttribute(T *func, cudaFuncAttribute attr, int value)
+{ return cudaFuncSetAttribute((const void *)func, attr, value); }
+template <class T> static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, T *func)
+{ return cudaFuncGetAttributes(a, (const void *)func); }
+template <class T>
+static inline cudaError_t cudaMemcpyToSymbol(T &symbol, const void *src, size_t count, size_t offset = 0,
+                                             cudaMemcpyKind kind = cudaMemcpyHostToDevice)
+{
+    if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
+    return cudaMemcpy((char *)&symbol + offset, src, count, kind);
+}
+template <class T>
+static inline cudaError_t cudaMemcpyFromSymbol(void *dst, const T &symbol, size_t count, size_t offset = 0,
+                                               cudaMemcpyKind kind = cudaMemcpyDeviceToHost)
+{
+    if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
+    return cudaMemcpy(dst, (const char *)&symbol + offset, count, kind);
+}
+template <class T> static inline cudaError_t cudaGetSymbolAddress(void **p, T &symbol)
+{
+    *p = (void *)&symbol;
+    return cudaSuccess;
+}
+template <class T> static inline cudaError_t cudaMalloc(T **p, size_t size) { return cudaMalloc((void **)p, size); }
+template <class T> static inline cudaError_t cudaMallocManaged(T **p, size_t size, unsigned int flags = cudaMemAttachGlobal)
+{ return cudaMallocManaged((void **)p, size, flags); }
+template <class T> static inline cudaError_t cudaMallocHost(T **p, size_t size) { return cudaMallocHost((void **)p, size); }
+static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind k)
+{ return cudaMemcpyAsync(d, s, n, k, 0); }
+static inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n) { return cudaMemsetAsync(p, v, n, 0); }
+static inline cudaError_t cudaEventRecord(cudaEvent_t e) { return cudaEventRecord(e, 0); }
+
+#endif /* __cplusplus */
+
+#endif /* SIMT_CUDA_RUNTIME_H */

@@ -1,0 +1,292 @@
+/*
+ * SIMT emulator: the CUDA runtime API as plain C declarations.
+ * The same names, types and error-code values as the CUDA toolkit's
+ * cuda_runtime_api.h and driver_types.h, so host files written in C11 build
+ * unchanged against the emulator (TARGET=emu) or the toolkit (TARGET=cuda).
+ * Only what the course uses is here: memory, copies, streams and events (all
+ * synchronous), errors, device properties and function attributes. Nothing
+ * of the real toolkit is included; the toolkit need not be installed.
+ * Device-side features (threadIdx, __syncthreads, <<<...>>>) are in
+ * cuda_runtime.h, which is C++.
+ */
+#ifndef SIMT_CUDA_RUNTIME_API_H
+#define SIMT_CUDA_RUNTIME_API_H
+
+#include <stddef.h>
+#include "vector_types.h"
+
+/** Marks every translation unit that is built for the emulator. */
+#ifndef __SIMT_EMULATOR__
+#define __SIMT_EMULATOR__ 1
+#endif
+
+/* Version numbers the emulator claims: CUDA 12.4 API level. */
+#define CUDART_VERSION 12040
+#define CUDA_VERSION 12040
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Error codes, with the toolkit's numeric values (driver_types.h). */
+typedef enum cudaError {
+    cudaSuccess = 0,
+    cudaErrorInvalidValue = 1,
+    cudaErrorMemoryAllocation = 2,
+    cudaErrorInitializationError = 3,
+    cudaErrorCudartUnloading = 4,
+    cudaErrorInvalidConfiguration = 9,
+    cudaErrorInvalidPitchValue = 12,
+    cudaErrorInvalidSymbol = 13,
+    cudaErrorInvalidHostPointer = 16,
+    cudaErrorInvalidDevicePointer = 17,
+    cudaErrorInvalidMemcpyDirection = 21,
+    cudaErrorInsufficientDriver = 35,
+    cudaErrorInvalidDeviceFunction = 98,
+    cudaErrorNoDevice = 100,
+    cudaErrorInvalidDevice = 101,
+    cudaErrorNoKernelImageForDevice = 209,
+    cudaErrorInvalidResourceHandle = 400,
+    cudaErrorNotReady = 600,
+    cudaErrorIllegalAddress = 700,
+    cudaErrorLaunchOutOfResources = 701,
+    cudaErrorLaunchTimeout = 702,
+    cudaErrorAssert = 710,
+    cudaErrorIllegalInstruction = 715,
+    cudaErrorMisalignedAddress = 716,
+    cudaErrorLaunchFailure = 719,
+    cudaErrorNotPermitted = 800,
+    cudaErrorNotSupported = 801,
+    cudaErrorUnknown = 999
+} cudaError_t;
+
+typedef enum cudaMemcpyKind {
+    cudaMemcpyHostToHost = 0,
+    cudaMemcpyHostToDevice = 1,
+    cudaMemcpyDeviceToHost = 2,
+    cudaMemcpyDeviceToDevice = 3,
+    cudaMemcpyDefault = 4
+} cudaMemcpyKind;
+
+typedef enum cudaFuncAttribute {
+    cudaFuncAttributeMaxDynamicSharedMemorySize = 8,
+    cudaFuncAttributePreferredSharedMemoryCarveout = 9
+} cudaFuncAttribute;
+
+typedef enum cudaDeviceAttr {
+    cudaDevAttrMaxThreadsPerBlock = 1,
+    cudaDevAttrMaxBlockDimX = 2,
+    cudaDevAttrMaxBlockDimY = 3,
+    cudaDevAttrMaxBlockDimZ = 4,
+    cudaDevAttrMaxGridDimX = 5,
+    cudaDevAttrMaxGridDimY = 6,
+    cudaDevAttrMaxGridDimZ = 7,
+    cudaDevAttrMaxSharedMemoryPerBlock = 8,
+    cudaDevAttrTotalConstantMemory = 9,
+    cudaDevAttrWarpSize = 10,
+    cudaDevAttrMaxRegistersPerBlock = 12,
+    cudaDevAttrClockRate = 13,
+    cudaDevAttrMultiProcessorCount = 16,
+    cudaDevAttrMemoryClockRate = 36,
+    cudaDevAttrGlobalMemoryBusWidth = 37,
+    cudaDevAttrL2CacheSize = 38,
+    cudaDevAttrMaxThreadsPerMultiProcessor = 39,
+    cudaDevAttrComputeCapabilityMajor = 75,
+    cudaDevAttrComputeCapabilityMinor = 76,
+    cudaDevAttrMaxSharedMemoryPerMultiprocessor = 81,
+    cudaDevAttrMaxSharedMemoryPerBlockOptin = 97
+} cudaDeviceAttr;
+
+/** Device description; a subset of the toolkit's fields, same names. */
+typedef struct cudaDeviceProp {
+    char name[256];
+    size_t totalGlobalMem;
+    size_t sharedMemPerBlock;
+    int regsPerBlock;
+    int warpSize;
+    size_t memPitch;
+    int maxThreadsPerBlock;
+    int maxThreadsDim[3];
+    int maxGridSize[3];
+    int clockRate;
+    size_t totalConstMem;
+    int major;
+    int minor;
+    int multiProcessorCount;
+    int integrated;
+    int concurrentKernels;
+    int memoryClockRate;
+    int memoryBusWidth;
+    int l2CacheSize;
+    int maxThreadsPerMultiProcessor;
+    int unifiedAddressing;
+    int managedMemory;
+    size_t sharedMemPerMultiprocessor;
+    int regsPerMultiprocessor;
+    size_t sharedMemPerBlockOptin;
+    int maxBlocksPerMultiProcessor;
+    int cooperativeLaunch;
+} cudaDeviceProp;
+
+typedef struct cudaFuncAttributes {
+    size_t sharedSizeBytes;
+    size_t constSizeBytes;
+    size_t localSizeBytes;
+    int maxThreadsPerBlock;
+    int numRegs;
+    int ptxVersion;
+    int binaryVersion;
+    int maxDynamicSharedSizeBytes;
+} cudaFuncAttributes;
+
+typedef struct CUstream_st *cudaStream_t;
+typedef struct CUevent_st *cudaEvent_t;
+
+#define cudaStreamDefault 0x00
+#define cudaStreamNonBlocking 0x01
+#define cudaEventDefault 0x00
+#define cudaEventBlockingSync 0x01
+#define cudaEventDisableTiming 0x02
+#define cudaHostAllocDefault 0x00
+#define cudaHostAllocPortable 0x01
+#define cudaHostAllocMapped 0x02
+#define cudaMemAttachGlobal 0x01
+
+/* --- devices ------------------------------------------------------------ */
+
+/** @brief Number of devices: always 1, the emulated one.
+ *  @param count receives the count. @return cudaSuccess or cudaErrorInvalidValue. */
+cudaError_t cudaGetDeviceCount(int *count);
+/** @brief Select a device; only device 0 exists. @param device index.
+ *  @return cudaSuccess or cudaErrorInvalidDevice. */
+cudaError_t cudaSetDevice(int device);
+/** @brief Current device (always 0). @param device receives it. @return cudaSuccess. */
+cudaError_t cudaGetDevice(int *device);
+/** @brief Describe the emulated device (an sm_80-like part, SMs = CPU cores).
+ *  @param prop receives the description. @param device must be 0.
+ *  @return cudaSuccess, cudaErrorInvalidValue or cudaErrorInvalidDevice. */
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device);
+/** @brief One device attribute, consistent with cudaGetDeviceProperties.
+ *  @param value receives it. @param attr which. @param device must be 0.
+ *  @return cudaSuccess or an error. */
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device);
+/** @brief Wait for all work; returns a pending kernel fault (sticky, as on a GPU).
+ *  @return cudaSuccess or the fault. */
+cudaError_t cudaDeviceSynchronize(void);
+/** @brief Clear the sticky fault and the last error. @return cudaSuccess. */
+cudaError_t cudaDeviceReset(void);
+/** @brief Driver version claimed by the emulator. @param v receives it. @return cudaSuccess. */
+cudaError_t cudaDriverGetVersion(int *v);
+/** @brief Runtime version claimed by the emulator. @param v receives it. @return cudaSuccess. */
+cudaError_t cudaRuntimeGetVersion(int *v);
+
+/* --- errors ------------------------------------------------------------- */
+
+/** @brief Return and clear the last error (a fault stays sticky). @return the error. */
+cudaError_t cudaGetLastError(void);
+/** @brief Return the last error without clearing it. @return the error. */
+cudaError_t cudaPeekAtLastError(void);
+/** @brief CUDA's description of an error code. @param e the code. @return a static string. */
+const char *cudaGetErrorString(cudaError_t e);
+/** @brief CUDA's name of an error code ("cudaErrorInvalidValue"). @param e the code. @return a static string. */
+const char *cudaGetErrorName(cudaError_t e);
+
+/* --- memory ------------------------------------------------------------- */
+
+/** @brief Allocate "device" memory (host heap, 256-byte aligned, visible to sanitizers).
+ *  @param ptr receives the pointer. @param size bytes. @return cudaSuccess or cudaErrorMemoryAllocation. */
+cudaError_t cudaMalloc(void **ptr, size_t size);
+/** @brief Free memory from cudaMalloc; NULL is allowed. @param ptr the pointer. @return cudaSuccess. */
+cudaError_t cudaFree(void *ptr);
+/** @brief Managed memory is ordinary memory here. @param ptr receives it. @param size bytes.
+ *  @param flags ignored. @return as cudaMalloc. */
+cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags);
+/** @brief Pinned host memory is ordinary memory here. @param ptr receives it. @param size bytes.
+ *  @return as cudaMalloc. */
+cudaError_t cudaMallocHost(void **ptr, size_t size);
+/** @brief As cudaMallocHost. @param ptr receives it. @param size bytes. @param flags ignored. @return as cudaMalloc. */
+cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags);
+/** @brief Free pinned host memory. @param ptr the pointer. @return cudaSuccess. */
+cudaError_t cudaFreeHost(void *ptr);
+/** @brief Copy bytes (memmove semantics are not promised, as in CUDA).
+ *  @param dst destination. @param src source. @param count bytes. @param kind checked for range only.
+ *  @return cudaSuccess or cudaErrorInvalidMemcpyDirection. */
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, cudaMemcpyKind kind);
+/** @brief cudaMemcpy, run at once. @param dst destination. @param src source. @param count bytes.
+ *  @param kind direction. @param stream ignored. @return as cudaMemcpy. */
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, cudaMemcpyKind kind, cudaStream_t stream);
+/** @brief 2-D copy of height rows of width bytes. @param dst destination. @param dpitch its row pitch.
+ *  @param src source. @param spitch its row pitch. @param width bytes per row. @param height rows.
+ *  @param kind direction. @return cudaSuccess or cudaErrorInvalidPitchValue. */
+cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                         size_t height, cudaMemcpyKind kind);
+/** @brief Set bytes. @param ptr destination. @param value byte value. @param count bytes. @return cudaSuccess. */
+cudaError_t cudaMemset(void *ptr, int value, size_t count);
+/** @brief cudaMemset, run at once. @param ptr destination. @param value byte. @param count bytes.
+ *  @param stream ignored. @return cudaSuccess. */
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t stream);
+/** @brief Free and total memory of the host. @param free_bytes receives free. @param total_bytes receives total.
+ *  @return cudaSuccess. */
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
+
+/* --- streams and events (synchronous: work is done when it is issued) ---- */
+
+/** @brief Create a stream. @param s receives it. @return cudaSuccess or cudaErrorMemoryAllocation. */
+cudaError_t cudaStreamCreate(cudaStream_t *s);
+/** @brief Create a stream. @param s receives it. @param flags ignored. @return as cudaStreamCreate. */
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags);
+/** @brief Destroy a stream. @param s the stream. @return cudaSuccess. */
+cudaError_t cudaStreamDestroy(cudaStream_t s);
+/** @brief Wait for a stream: returns a pending fault. @param s the stream. @return cudaSuccess or the fault. */
+cudaError_t cudaStreamSynchronize(cudaStream_t s);
+/** @brief Query a stream: always finished. @param s the stream. @return cudaSuccess or the fault. */
+cudaError_t cudaStreamQuery(cudaStream_t s);
+/** @brief Make a stream wait for an event: a no-op here. @param s stream. @param e event.
+ *  @param flags ignored. @return cudaSuccess. */
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags);
+/** @brief Create an event. @param e receives it. @return cudaSuccess or cudaErrorMemoryAllocation. */
+cudaError_t cudaEventCreate(cudaEvent_t *e);
+/** @brief Create an event. @param e receives it. @param flags cudaEventDisableTiming honoured.
+ *  @return as cudaEventCreate. */
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags);
+/** @brief Record the host's monotonic clock in an event. @param e event. @param s ignored.
+ *  @return cudaSuccess or cudaErrorInvalidResourceHandle. */
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s);
+/** @brief Wait for an event: already complete. @param e event. @return cudaSuccess or the fault. */
+cudaError_t cudaEventSynchronize(cudaEvent_t e);
+/** @brief Query an event: complete once recorded. @param e event. @return cudaSuccess or cudaErrorNotReady. */
+cudaError_t cudaEventQuery(cudaEvent_t e);
+/** @brief Milliseconds between two recorded events. @param ms receives it. @param start first event.
+ *  @param end second event. @return cudaSuccess, cudaErrorInvalidResourceHandle or cudaErrorNotReady. */
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end);
+/** @brief Destroy an event. @param e the event. @return cudaSuccess. */
+cudaError_t cudaEventDestroy(cudaEvent_t e);
+
+/* --- kernels ------------------------------------------------------------ */
+
+/** @brief Set a kernel attribute; cudaFuncAttributeMaxDynamicSharedMemorySize raises the
+ *  dynamic shared-memory limit of later launches, as on a GPU.
+ *  @param func the kernel. @param attr which. @param value new value.
+ *  @return cudaSuccess or cudaErrorInvalidValue. */
+cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value);
+/** @brief Attributes of a kernel (static shared memory is not known: reported as 0).
+ *  @param attr receives them. @param func the kernel. @return cudaSuccess or cudaErrorInvalidValue. */
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func);
+
+/* --- emulator internals used by the headers (not CUDA API) -------------- */
+
+/** @brief Run a kernel: validate the configuration as CUDA does, then run every block.
+ *  @param func identifies the kernel (for its attributes). @param grid grid size.
+ *  @param block block size. @param shmem dynamic shared bytes. @param stream ignored.
+ *  @param body called once per thread with ctx. @param ctx the bound arguments.
+ *  @return cudaSuccess or the launch error (also recorded for cudaGetLastError). */
+cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                        void (*body)(void *), void *ctx);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "vector_functions.h"
+
+#endif /* SIMT_CUDA_RUNTIME_API_H */

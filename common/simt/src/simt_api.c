@@ -1,0 +1,517 @@
+/*
+ * SIMT emulator: the CUDA runtime API on the CPU.
+ * "Device" memory is host memory from the C heap, so AddressSanitizer sees
+ * every global-memory access; copies are memcpy; streams and events are
+ * synchronous (work is finished when it is issued) and events record the
+ * host's monotonic clock, so cudaEventElapsedTime measures the emulated
+ * kernel's CPU time. Launch checks follow the limits of an sm_80 part.
+ * Not here: multiple devices, the driver API, graphs, textures.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cuda_runtime_api.h"
+#include "simt_internal.h"
+
+/* sm_80 (A100) limits: what a student's GPU most likely enforces. */
+enum {
+    DEFAULT_DYN_SHARED = 48 * 1024,
+    OPTIN_SHARED = 166912,
+    SHARED_PER_SM = 167936,
+    MAX_THREADS_PER_BLOCK = 1024
+};
+
+static atomic_int sticky_fault;
+static __thread cudaError_t last_error;
+
+void simt_set_fault(cudaError_t e)
+{
+    int expected = 0;
+    atomic_compare_exchange_strong(&sticky_fault, &expected, (int)e);
+}
+
+cudaError_t simt_get_fault(void)
+{
+    return (cudaError_t)atomic_load(&sticky_fault);
+}
+
+static cudaError_t ret(cudaError_t e)
+{
+    if (e != cudaSuccess) last_error = e;
+    return e;
+}
+
+/* --- errors -------------------------------------------------------------- */
+
+cudaError_t cudaGetLastError(void)
+{
+    cudaError_t f = simt_get_fault();
+    if (f != cudaSuccess) return f;
+    cudaError_t e = last_error;
+    last_error = cudaSuccess;
+    return e;
+}
+
+cudaError_t cudaPeekAtLastError(void)
+{
+    cudaError_t f = simt_get_fault();
+    return f != cudaSuccess ? f : last_error;
+}
+
+static const struct {
+    cudaError_t code;
+    const char *name, *text;
+} error_table[] = {
+    {cudaSuccess, "cudaSuccess", "no error"},
+    {cudaErrorInvalidValue, "cudaErrorInvalidValue", "invalid argument"},
+    {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+    {cudaErrorInitializationError, "cudaErrorInitializationError", "initialization error"},
+    {cudaErrorCudartUnloading, "cudaErrorCudartUnloading", "driver shutting down"},
+    {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
+    {cudaErrorInvalidPitchValue, "cudaErrorInvalidPitchValue", "invalid pitch argument"},
+    {cudaErrorInvalidSymbol, "cudaErrorInvalidSymbol", "invalid device symbol"},
+    {cudaErrorInvalidHostPointer, "cudaErrorInvalidHostPointer", "invalid host pointer"},
+    {cudaErrorInvalidDevicePointer, "cudaErrorInvalidDevicePointer", "invalid device pointer"},
+    {cudaErrorInvalidMemcpyDirection, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"},
+    {cudaErrorInsufficientDriver, "cudaErrorInsufficientDriver",
+     "CUDA driver version is insufficient for CUDA runtime version"},
+    {cudaErrorInvalidDeviceFunction, "cudaErrorInvalidDeviceFunction", "invalid device function"},
+    {cudaErrorNoDevice, "cudaErrorNoDevice", "no CUDA-capable device is detected"},
+    {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
+    {cudaErrorNoKernelImageForDevice, "cudaErrorNoKernelImageForDevice",
+     "no kernel image is available for execution on the device"},
+    {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+    {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
+    {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
+    {cudaErrorLaunchOutOfResources, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"},
+    {cudaErrorLaunchTimeout, "cudaErrorLaunchTimeout", "the launch timed out and was terminated"},
+    {cudaErrorAssert, "cudaErrorAssert", "device-side assert triggered"},
+    {cudaErrorIllegalInstruction, "cudaErrorIllegalInstruction", "an illegal instruction was encountered"},
+    {cudaErrorMisalignedAddress, "cudaErrorMisalignedAddress", "misaligned address"},
+    {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
+    {cudaErrorNotPermitted, "cudaErrorNotPermitted", "operation not permitted"},
+    {cudaErrorNotSupported, "cudaErrorNotSupported", "operation not supported"},
+    {cudaErrorUnknown, "cudaErrorUnknown", "unknown error"},
+};
+
+const char *cudaGetErrorString(cudaError_t e)
+{
+    for (size_t i = 0; i < sizeof(error_table) / sizeof(error_table[0]); i++)
+        if (error_table[i].code == e) return error_table[i].text;
+    return "unrecognized error code";
+}
+
+const char *cudaGetErrorName(cudaError_t e)
+{
+    for (size_t i = 0; i < sizeof(error_table) / sizeof(error_table[0]); i++)
+        if (error_table[i].code == e) return error_table[i].name;
+    return "cudaErrorUnknown";
+}
+
+/* --- devices ------------------------------------------------------------- */
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    if (!count) return ret(cudaErrorInvalidValue);
+    *count = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device)
+{
+    return device == 0 ? cudaSuccess : ret(cudaErrorInvalidDevice);
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+    if (!device) return ret(cudaErrorInvalidValue);
+    *device = 0;
+    return cudaSuccess;
+}
+
+static int cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static size_t host_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return (pages > 0 && page > 0) ? (size_t)pages * (size_t)page : (size_t)8 << 30;
+}
+
+cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device)
+{
+    if (!p) return ret(cudaErrorInvalidValue);
+    if (device != 0) return ret(cudaErrorInvalidDevice);
+    memset(p, 0, sizeof(*p));
+    snprintf(p->name, sizeof(p->name), "SIMT emulator (CPU)");
+    p->totalGlobalMem = host_memory();
+    p->sharedMemPerBlock = DEFAULT_DYN_SHARED;
+    p->regsPerBlock = 65536;
+    p->warpSize = 32;
+    p->memPitch = (size_t)1 << 31;
+    p->maxThreadsPerBlock = MAX_THREADS_PER_BLOCK;
+    p->maxThreadsDim[0] = 1024;
+    p->maxThreadsDim[1] = 1024;
+    p->maxThreadsDim[2] = 64;
+    p->maxGridSize[0] = 2147483647;
+    p->maxGridSize[1] = 65535;
+    p->maxGridSize[2] = 65535;
+    p->clockRate = 1410000;
+    p->totalConstMem = 65536;
+    p->major = 8;
+    p->minor = 0;
+    p->multiProcessorCount = cpu_count();
+    p->concurrentKernels = 0;
+    p->memoryClockRate = 1215000;
+    p->memoryBusWidth = 5120;
+    p->l2CacheSize = 40 * 1024 * 1024;
+    p->maxThreadsPerMultiProcessor = 2048;
+    p->unifiedAddressing = 1;
+    p->managedMemory = 1;
+    p->sharedMemPerMultiprocessor = SHARED_PER_SM;
+    p->regsPerMultiprocessor = 65536;
+    p->sharedMemPerBlockOptin = OPTIN_SHARED;
+    p->maxBlocksPerMultiProcessor = 32;
+    p->cooperativeLaunch = 0;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)
+{
+    cudaDeviceProp p;
+    if (!value) return ret(cudaErrorInvalidValue);
+    cudaError_t e = cudaGetDeviceProperties(&p, device);
+    if (e != cudaSuccess) return e;
+    switch (attr) {
+    case cudaDevAttrMaxThreadsPerBlock: *value = p.maxThreadsPerBlock; break;
+    case cudaDevAttrMaxBlockDimX: *value = p.maxThreadsDim[0]; break;
+    case cudaDevAttrMaxBlockDimY: *value = p.maxThreadsDim[1]; break;
+    case cudaDevAttrMaxBlockDimZ: *value = p.maxThreadsDim[2]; break;
+    case cudaDevAttrMaxGridDimX: *value = p.maxGridSize[0]; break;
+    case cudaDevAttrMaxGridDimY: *value = p.maxGridSize[1]; break;
+    case cudaDevAttrMaxGridDimZ: *value = p.maxGridSize[2]; break;
+    case cudaDevAttrMaxSharedMemoryPerBlock: *value = (int)p.sharedMemPerBlock; break;
+    case cudaDevAttrTotalConstantMemory: *value = (int)p.totalConstMem; break;
+    case cudaDevAttrWarpSize: *value = p.warpSize; break;
+    case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
+    case cudaDevAttrClockRate: *value = p.clockRate; break;
+    case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
+    case cudaDevAttrMemoryClockRate: *value = p.memoryClockRate; break;
+    case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
+    case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
+    case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
+    case cudaDevAttrComputeCapabilityMajor: *value = p.major; break;
+    case cudaDevAttrComputeCapabilityMinor: *value = p.minor; break;
+    case cudaDevAttrMaxSharedMemoryPerMultiprocessor: *value = (int)p.sharedMemPerMultiprocessor; break;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *value = (int)p.sharedMemPerBlockOptin; break;
+    default: return ret(cudaErrorInvalidValue);
+    }
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+    return ret(simt_get_fault());
+}
+
+cudaError_t cudaDeviceReset(void)
+{
+    atomic_store(&sticky_fault, 0);
+    last_error = cudaSuccess;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDriverGetVersion(int *v)
+{
+    if (!v) return ret(cudaErrorInvalidValue);
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+cudaError_t cudaRuntimeGetVersion(int *v)
+{
+    if (!v) return ret(cudaErrorInvalidValue);
+    *v = CUDART_VERSION;
+    return cudaSuccess;
+}
+
+/* --- memory -------------------------------------------------------------- */
+
+cudaError_t cudaMalloc(void **ptr, size_t size)
+{
+    if (!ptr) return ret(cudaErrorInvalidValue);
+    *ptr = NULL;
+    if (size == 0) return cudaSuccess;
+    /* 256-byte alignment, as cudaMalloc guarantees (vector loads rely on
+     * it), and exactly size bytes, so AddressSanitizer flags the first byte
+     * past the end. */
+    void *p = NULL;
+    if (posix_memalign(&p, 256, size) != 0) return ret(cudaErrorMemoryAllocation);
+    *ptr = p;
+    return cudaSuccess;
+}
+
+cudaError_t cudaFree(void *ptr)
+{
+    free(ptr);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
+{
+    (void)flags;
+    return cudaMalloc(ptr, size);
+}
+
+cudaError_t cudaMallocHost(void **ptr, size_t size)
+{
+    return cudaMalloc(ptr, size);
+}
+
+cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
+{
+    (void)flags;
+    return cudaMalloc(ptr, size);
+}
+
+cudaError_t cudaFreeHost(void *ptr)
+{
+    free(ptr);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, cudaMemcpyKind kind)
+{
+    if ((int)kind < 0 || kind > cudaMemcpyDefault) return ret(cudaErrorInvalidMemcpyDirection);
+    if (count == 0) return cudaSuccess;
+    if (!dst || !src) return ret(cudaErrorInvalidValue);
+    memcpy(dst, src, count);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, cudaMemcpyKind kind, cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemcpy(dst, src, count, kind);
+}
+
+cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                         cudaMemcpyKind kind)
+{
+    if (width > dpitch || width > spitch) return ret(cudaErrorInvalidPitchValue);
+    if ((int)kind < 0 || kind > cudaMemcpyDefault) return ret(cudaErrorInvalidMemcpyDirection);
+    for (size_t r = 0; r < height; r++) memcpy((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemset(void *ptr, int value, size_t count)
+{
+    if (count == 0) return cudaSuccess;
+    if (!ptr) return ret(cudaErrorInvalidValue);
+    memset(ptr, value, count);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemset(ptr, value, count);
+}
+
+cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
+{
+    long avail = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    if (free_bytes) *free_bytes = (avail > 0 && page > 0) ? (size_t)avail * (size_t)page : host_memory() / 2;
+    if (total_bytes) *total_bytes = host_memory();
+    return cudaSuccess;
+}
+
+/* --- streams and events -------------------------------------------------- */
+
+struct CUstream_st {
+    unsigned int flags;
+};
+
+struct CUevent_st {
+    unsigned int flags;
+    int recorded;
+    double ms;
+};
+
+cudaError_t cudaStreamCreate(cudaStream_t *s)
+{
+    return cudaStreamCreateWithFlags(s, 0);
+}
+
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
+{
+    if (!s) return ret(cudaErrorInvalidValue);
+    *s = calloc(1, sizeof(**s));
+    if (!*s) return ret(cudaErrorMemoryAllocation);
+    (*s)->flags = flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamDestroy(cudaStream_t s)
+{
+    free(s);
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t s)
+{
+    (void)s;
+    return ret(simt_get_fault());
+}
+
+cudaError_t cudaStreamQuery(cudaStream_t s)
+{
+    (void)s;
+    return ret(simt_get_fault());
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flags)
+{
+    (void)s;
+    (void)e;
+    (void)flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t *e)
+{
+    return cudaEventCreateWithFlags(e, 0);
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
+{
+    if (!e) return ret(cudaErrorInvalidValue);
+    *e = calloc(1, sizeof(**e));
+    if (!*e) return ret(cudaErrorMemoryAllocation);
+    (*e)->flags = flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
+{
+    (void)s;
+    if (!e) return ret(cudaErrorInvalidResourceHandle);
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    e->ms = (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+    e->recorded = 1;
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e)
+{
+    if (!e) return ret(cudaErrorInvalidResourceHandle);
+    return ret(simt_get_fault());
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e)
+{
+    if (!e) return ret(cudaErrorInvalidResourceHandle);
+    return e->recorded ? cudaSuccess : cudaErrorNotReady;
+}
+
+cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
+{
+    if (!ms) return ret(cudaErrorInvalidValue);
+    if (!start || !end) return ret(cudaErrorInvalidResourceHandle);
+    if ((start->flags | end->flags) & cudaEventDisableTiming) return ret(cudaErrorInvalidResourceHandle);
+    if (!start->recorded || !end->recorded) return ret(cudaErrorNotReady);
+    *ms = (float)(end->ms - start->ms);
+    return cudaSuccess;
+}
+
+cudaError_t cudaEventDestroy(cudaEvent_t e)
+{
+    free(e);
+    return cudaSuccess;
+}
+
+/* --- kernels ------------------------------------------------------------- */
+
+/* Per-kernel dynamic shared-memory limits set with cudaFuncSetAttribute. */
+static struct {
+    const void *func;
+    int max_dyn_shared;
+} func_attrs[256];
+static int n_func_attrs;
+static pthread_mutex_t attr_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int func_dyn_limit(const void *func)
+{
+    int limit = DEFAULT_DYN_SHARED;
+    pthread_mutex_lock(&attr_lock);
+    for (int i = 0; i < n_func_attrs; i++)
+        if (func_attrs[i].func == func) limit = func_attrs[i].max_dyn_shared;
+    pthread_mutex_unlock(&attr_lock);
+    return limit;
+}
+
+cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value)
+{
+    if (!func) return ret(cudaErrorInvalidDeviceFunction);
+    if (attr == cudaFuncAttributePreferredSharedMemoryCarveout)
+        return (value >= -1 && value <= 100) ? cudaSuccess : ret(cudaErrorInvalidValue);
+    if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return ret(cudaErrorInvalidValue);
+    if (value < 0 || value > OPTIN_SHARED) return ret(cudaErrorInvalidValue);
+    pthread_mutex_lock(&attr_lock);
+    int i = 0;
+    while (i < n_func_attrs && func_attrs[i].func != func) i++;
+    if (i == n_func_attrs && n_func_attrs < 256) n_func_attrs++;
+    if (i < 256) {
+        func_attrs[i].func = func;
+        func_attrs[i].max_dyn_shared = value;
+    }
+    pthread_mutex_unlock(&attr_lock);
+    return cudaSuccess;
+}
+
+cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func)
+{
+    if (!attr) return ret(cudaErrorInvalidValue);
+    if (!func) return ret(cudaErrorInvalidDeviceFunction);
+    memset(attr, 0, sizeof(*attr));
+    attr->maxThreadsPerBlock = MAX_THREADS_PER_BLOCK;
+    attr->numRegs = 32;
+    attr->ptxVersion = 80;
+    attr->binaryVersion = 80;
+    attr->maxDynamicSharedSizeBytes = func_dyn_limit(func);
+    return cudaSuccess;
+}
+
+cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                        void (*body)(void *), void *ctx)
+{
+    (void)stream;
+    if (simt_in_kernel()) {
+        fprintf(stderr, "simt: kernel launch from device code (dynamic parallelism) is not emulated\n");
+        return ret(cudaErrorNotSupported);
+    }
+    cudaError_t fault = simt_get_fault();
+    if (fault != cudaSuccess) return ret(fault);
+    /* The checks a GPU makes before a launch, with the same error codes. */
+    if (block.x == 0 || block.y == 0 || block.z == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0)
+        return ret(cudaErrorInvalidConfiguration);
+    if (block.x > 1024 || block.y > 1024 || block.z > 64 ||
+        (unsigned long long)block.x * block.y * block.z > MAX_THREADS_PER_BLOCK)
+        return ret(cudaErrorInvalidConfiguration);
+    if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) return ret(cudaErrorInvalidConfiguration);
+    if (shmem > (size_t)func_dyn_limit(func)) return ret(cudaErrorInvalidValue);
+    return ret(simt_run_grid(grid, block, shmem, body, ctx));
+}

@@ -1,0 +1,723 @@
+/*
+ * SIMT emulator runtime: runs a kernel's grid on the CPU.
+ *
+ * Each block runs on one OS thread, its threads as fibers (user-level
+ * contexts with their own stacks). A fiber runs until it reaches a barrier,
+ * a warp collective, or its end, and then hands over to the next thread of
+ * the block in round-robin order. So the threads of a block genuinely
+ * interleave, and the order is deterministic: thread 0 runs ahead of the
+ * others until its first barrier, which makes a missing __syncthreads show up
+ * as a wrong result every time rather than now and then.
+ * Blocks are spread over OS threads (SIMT_WORKERS, default: one per core).
+ *
+ * Not modelled: timing, memory coalescing, bank conflicts, independent
+ * forward progress of spinning threads (a thread that busy-waits on another
+ * thread of its block without a barrier never yields and hangs).
+ *
+ * Sanitizers: built with -fsanitize=address the switches are announced to
+ * ASan so it tracks the fiber stacks; with -fsanitize=thread each fiber is a
+ * TSan fiber and barriers and warp collectives are the only happens-before
+ * edges between the threads of a block, so unsynchronised shared-memory
+ * accesses are reported as data races.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cuda_runtime_api.h"
+#include "simt_abi.h"
+#include "simt_internal.h"
+
+/* The sanitizer builds of libsimt compile this file without instrumentation
+ * (the scheduler's own bookkeeping is not what a student wants checked, and
+ * TSan would see it as races between fibers) but with these macros, so that
+ * it announces every fiber switch and every barrier to the sanitizer. */
+#if defined(SIMT_ASAN_FIBERS) || defined(__SANITIZE_ADDRESS__)
+#define SIMT_ASAN 1
+#endif
+#if defined(SIMT_TSAN_FIBERS) || defined(__SANITIZE_THREAD__)
+#define SIMT_TSAN 1
+#endif
+
+#ifdef SIMT_ASAN
+void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
+void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+#endif
+#ifdef SIMT_ASAN
+/* Programs often leave cudaMalloc'd memory to the end of the process, as
+ * they may on a GPU; leak reports would bury the out-of-bounds reports this
+ * build is for. ASAN_OPTIONS=detect_leaks=1 turns them back on. */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "detect_leaks=0";
+}
+#endif
+#ifdef SIMT_TSAN
+void *__tsan_get_current_fiber(void);
+void *__tsan_create_fiber(unsigned flags);
+void __tsan_switch_to_fiber(void *fiber, unsigned flags);
+void __tsan_set_fiber_name(void *fiber, const char *name);
+void __tsan_acquire(void *addr);
+void __tsan_release(void *addr);
+#define TSAN_ACQUIRE(p) __tsan_acquire((void *)(p))
+#define TSAN_RELEASE(p) __tsan_release((void *)(p))
+#else
+#define TSAN_ACQUIRE(p) ((void)(p))
+#define TSAN_RELEASE(p) ((void)(p))
+#endif
+
+#if !defined(__x86_64__) || defined(SIMT_FORCE_UCONTEXT)
+#include <ucontext.h>
+#define SIMT_UCONTEXT 1
+#endif
+
+__thread simt_thread_info *simt_cur_thread;
+__thread simt_block_info simt_cur_block;
+
+enum { ST_READY, ST_BARRIER, ST_WARP, ST_DONE };
+enum { CP_MAX = 64, MAX_THREADS = 1024, MAX_WARPS = MAX_THREADS / 32 };
+
+typedef struct cp_op {
+    void *dst;
+    const void *src;
+    size_t size, src_size;
+    int group; /* committed group number, or -1 while the group is open */
+} cp_op;
+
+typedef struct worker worker;
+
+typedef struct fiber {
+    simt_thread_info info; /* first: simt_cur_thread points here */
+    void *sp;
+#ifdef SIMT_UCONTEXT
+    ucontext_t uc;
+#endif
+    char *stack; /* usable stack [stack, stack + stack_size) */
+    size_t stack_size;
+    int state;
+    unsigned int wmask;
+    void *warg;
+    simt_warp_fn wfn;
+    unsigned int bar_gen, warp_gen;
+    int cp_count, cp_groups;
+    cp_op cp[CP_MAX];
+    void *tsan_fiber;
+#ifdef SIMT_TSAN
+    char tsan_name[80]; /* "block (x,y,z) thread (x,y,z)" in race reports */
+#endif
+    void *asan_fake;
+    worker *w;
+} fiber;
+
+struct launch;
+
+struct worker {
+    fiber main; /* the OS thread's own context */
+    fiber *fibers;
+    unsigned int nfibers;
+    unsigned int nthreads, live;
+    unsigned int bar_count, bar_gen;
+    int bar_acc, bar_result, bar_op;
+    unsigned int warp_gen[MAX_WARPS];
+    /* TSan sync objects: barrier and warp generations (two each, so a fast
+     * thread's next arrival is not mistaken for the current one), and the
+     * start and end of a block (host -> threads -> host, but never between
+     * the threads of one block). */
+    char tsan_bar[2], tsan_warp[MAX_WARPS][2], tsan_block_start, tsan_block_end;
+    const void *main_bottom;
+    size_t main_size;
+    fiber *switch_from;
+    int aborted;
+    struct launch *L;
+};
+
+typedef struct launch {
+    dim3 grid, block;
+    size_t shmem;
+    void (*body)(void *);
+    void *ctx;
+    atomic_ulong next_block;
+    unsigned long nblocks;
+    atomic_int abort;
+} launch;
+
+static __thread worker *cur_worker;
+static __thread fiber *cur_fiber;
+
+static size_t stack_bytes(void)
+{
+    static size_t cached;
+    if (cached) return cached;
+    size_t kb = 64;
+#if defined(SIMT_ASAN) || defined(SIMT_TSAN)
+    kb = 256; /* instrumented frames are several times larger */
+#endif
+    const char *e = getenv("SIMT_STACK_KB");
+    if (e && atol(e) >= 16) kb = (size_t)atol(e);
+    cached = kb * 1024;
+    return cached;
+}
+
+/* --- context switch ------------------------------------------------------ */
+
+#ifndef SIMT_UCONTEXT
+/* void simt_ctx_switch(void **save_sp, void *new_sp): saves the callee-saved
+ * registers, MXCSR and the x87 control word on the current stack, stores the
+ * stack pointer, and resumes the context saved at new_sp. A hand-written
+ * switch: swapcontext makes a system call per switch, which dominates. */
+void simt_ctx_switch(void **save_sp, void *new_sp);
+__asm__(".text\n"
+        ".globl simt_ctx_switch\n"
+        ".type simt_ctx_switch,@function\n"
+        "simt_ctx_switch:\n"
+        "  pushq %rbp\n"
+        "  pushq %rbx\n"
+        "  pushq %r12\n"
+        "  pushq %r13\n"
+        "  pushq %r14\n"
+        "  pushq %r15\n"
+        "  subq $8, %rsp\n"
+        "  stmxcsr (%rsp)\n"
+        "  fnstcw 4(%rsp)\n"
+        "  movq %rsp, (%rdi)\n"
+        "  movq %rsi, %rsp\n"
+        "  ldmxcsr (%rsp)\n"
+        "  fldcw 4(%rsp)\n"
+        "  addq $8, %rsp\n"
+        "  popq %r15\n"
+        "  popq %r14\n"
+        "  popq %r13\n"
+        "  popq %r12\n"
+        "  popq %rbx\n"
+        "  popq %rbp\n"
+        "  ret\n"
+        ".size simt_ctx_switch, .-simt_ctx_switch\n");
+#endif
+
+static void fiber_entry(void);
+
+static void fiber_prepare(fiber *f)
+{
+#ifdef SIMT_UCONTEXT
+    getcontext(&f->uc);
+    f->uc.uc_stack.ss_sp = f->stack;
+    f->uc.uc_stack.ss_size = f->stack_size;
+    f->uc.uc_link = NULL;
+    makecontext(&f->uc, fiber_entry, 0);
+#else
+    /* Stack image that simt_ctx_switch "returns" into fiber_entry from:
+     * control words, six zeroed registers, the entry address, and a fake
+     * return address so fiber_entry starts with the ABI's alignment. */
+    uintptr_t top = ((uintptr_t)f->stack + f->stack_size) & ~(uintptr_t)15;
+    uint64_t *p = (uint64_t *)top;
+    *--p = 0;
+    *--p = (uint64_t)(uintptr_t)fiber_entry;
+    for (int i = 0; i < 6; i++) *--p = 0;
+    *--p = 0x1f80ull | (0x037full << 32); /* default MXCSR, x87 control word */
+    f->sp = p;
+#endif
+}
+
+static void switch_to(fiber *from, fiber *to, int dying)
+{
+    worker *w = from->w;
+    w->switch_from = from;
+    cur_fiber = to;
+    simt_cur_thread = (to == &w->main) ? NULL : &to->info;
+#ifdef SIMT_ASAN
+    if (to == &w->main)
+        __sanitizer_start_switch_fiber(dying ? NULL : &from->asan_fake, w->main_bottom, w->main_size);
+    else
+        __sanitizer_start_switch_fiber(dying ? NULL : &from->asan_fake, to->stack, to->stack_size);
+#else
+    (void)dying;
+#endif
+#ifdef SIMT_TSAN
+    __tsan_switch_to_fiber(to->tsan_fiber, 1 /* no synchronisation */);
+#endif
+#ifdef SIMT_UCONTEXT
+    swapcontext(&from->uc, &to->uc);
+#else
+    simt_ctx_switch(&from->sp, to->sp);
+#endif
+#ifdef SIMT_ASAN
+    {
+        const void *bottom;
+        size_t size;
+        __sanitizer_finish_switch_fiber(from->asan_fake, &bottom, &size);
+    }
+#endif
+    cur_fiber = from;
+    simt_cur_thread = (from == &w->main) ? NULL : &from->info;
+}
+
+/* --- scheduling ---------------------------------------------------------- */
+
+static void report_deadlock(worker *w)
+{
+    unsigned int nbar = 0, nwarp = 0;
+    for (unsigned int i = 0; i < w->nthreads; i++) {
+        nbar += w->fibers[i].state == ST_BARRIER;
+        nwarp += w->fibers[i].state == ST_WARP;
+    }
+    fprintf(stderr,
+            "simt: deadlock in block (%u,%u,%u): %u thread(s) wait at __syncthreads, %u at a warp "
+            "collective, and no thread can proceed (a barrier in divergent code, or a *_sync mask "
+            "naming lanes that never arrive)\n",
+            simt_cur_block.block_idx.x, simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, nbar, nwarp);
+    simt_set_fault(cudaErrorLaunchFailure);
+    w->aborted = 1;
+}
+
+/* Hand the OS thread to the next ready thread of the block after self. */
+static void schedule_next(fiber *self, int dying)
+{
+    worker *w = self->w;
+    unsigned int n = w->nthreads;
+    unsigned int me = self->info.linear;
+    for (unsigned int k = 1; k <= n; k++) {
+        fiber *f = &w->fibers[(me + k) % n];
+        if (f->state != ST_READY) continue;
+        if (f == self) return;
+        switch_to(self, f, dying);
+        return;
+    }
+    if (w->live != 0) report_deadlock(w);
+    switch_to(self, &w->main, 1);
+}
+
+static void barrier_release(worker *w)
+{
+    w->bar_result = w->bar_acc;
+    w->bar_count = 0;
+    w->bar_acc = (w->bar_op == 2) ? 1 : 0;
+    w->bar_gen++;
+    for (unsigned int i = 0; i < w->nthreads; i++)
+        if (w->fibers[i].state == ST_BARRIER) w->fibers[i].state = ST_READY;
+}
+
+int simt_syncthreads(int pred, int op)
+{
+    fiber *self = cur_fiber;
+    if (!simt_cur_thread || !self) return pred; /* host code: nothing to wait for */
+    worker *w = self->w;
+    if (w->bar_count == 0) {
+        w->bar_op = op;
+        w->bar_acc = (op == 2) ? 1 : 0;
+    }
+    if (op == 1) w->bar_acc += pred != 0;
+    if (op == 2) w->bar_acc = w->bar_acc && pred;
+    if (op == 3) w->bar_acc = w->bar_acc || pred;
+    unsigned int gen = w->bar_gen;
+    self->state = ST_BARRIER;
+    TSAN_RELEASE(&w->tsan_bar[gen & 1]);
+    if (++w->bar_count == w->live) barrier_release(w);
+    schedule_next(self, 0);
+    TSAN_ACQUIRE(&w->tsan_bar[gen & 1]);
+    return w->bar_result;
+}
+
+static unsigned int warp_lanes(worker *w, unsigned int warp)
+{
+    unsigned int base = warp * 32, n = w->nthreads - base;
+    return n >= 32 ? 0xffffffffu : ((1u << n) - 1u);
+}
+
+/* Complete the collective on mask if every live lane of it has arrived. */
+static int warp_try_complete(worker *w, unsigned int warp, unsigned int mask)
+{
+    unsigned int lanes = mask & warp_lanes(w, warp), present = 0;
+    void *args[32];
+    simt_warp_fn fn = NULL;
+    for (unsigned int l = 0; l < 32; l++) {
+        args[l] = NULL;
+        if (!(lanes >> l & 1)) continue;
+        fiber *f = &w->fibers[warp * 32 + l];
+        if (f->state == ST_DONE) continue;
+        if (f->state != ST_WARP || f->wmask != mask) return 0;
+        args[l] = f->warg;
+        fn = f->wfn;
+        present |= 1u << l;
+    }
+    if (!present) return 0;
+    /* The combine step reads what every lane deposited and writes their
+     * results: it happens after all arrivals and before all departures. */
+    TSAN_ACQUIRE(&w->tsan_warp[warp][w->warp_gen[warp] & 1]);
+    fn(args, present);
+    TSAN_RELEASE(&w->tsan_warp[warp][w->warp_gen[warp] & 1]);
+    w->warp_gen[warp]++;
+    for (unsigned int l = 0; l < 32; l++)
+        if (present >> l & 1) w->fibers[warp * 32 + l].state = ST_READY;
+    return 1;
+}
+
+void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn)
+{
+    fiber *self = cur_fiber;
+    if (!simt_cur_thread || !self) {
+        void *args[32] = {0};
+        args[0] = arg;
+        fn(args, 1u);
+        return;
+    }
+    worker *w = self->w;
+    unsigned int warp = self->info.warp;
+    mask |= 1u << self->info.lane; /* a lane always takes part in its own call */
+    self->state = ST_WARP;
+    self->wmask = mask;
+    self->warg = arg;
+    self->wfn = fn;
+    unsigned int gen = w->warp_gen[warp];
+    TSAN_RELEASE(&w->tsan_warp[warp][gen & 1]);
+    warp_try_complete(w, warp, mask);
+    schedule_next(self, 0);
+    TSAN_ACQUIRE(&w->tsan_warp[warp][gen & 1]);
+}
+
+unsigned int simt_active_mask(void)
+{
+    fiber *self = cur_fiber;
+    if (!simt_cur_thread || !self) return 1u;
+    worker *w = self->w;
+    unsigned int warp = self->info.warp, m = 0, lanes = warp_lanes(w, warp);
+    for (unsigned int l = 0; l < 32; l++)
+        if ((lanes >> l & 1) && w->fibers[warp * 32 + l].state != ST_DONE) m |= 1u << l;
+    return m;
+}
+
+/* --- cp.async ------------------------------------------------------------ */
+
+static void cp_do(cp_op *op)
+{
+    memcpy(op->dst, op->src, op->src_size);
+    if (op->size > op->src_size) memset((char *)op->dst + op->src_size, 0, op->size - op->src_size);
+}
+
+void simt_cp_async(void *dst, const void *src, size_t size, size_t src_size)
+{
+    fiber *f = cur_fiber;
+    if (src_size > size) src_size = size;
+    cp_op op = {dst, src, size, src_size, -1};
+    if (!simt_cur_thread || !f) {
+        cp_do(&op);
+        return;
+    }
+    if (f->cp_count == CP_MAX) {
+        /* Queue full: completing the oldest copy early is allowed (a copy
+         * may land any time before its wait). */
+        cp_do(&f->cp[0]);
+        memmove(&f->cp[0], &f->cp[1], sizeof(cp_op) * (CP_MAX - 1));
+        f->cp_count--;
+    }
+    f->cp[f->cp_count++] = op;
+}
+
+void simt_cp_async_commit(void)
+{
+    fiber *f = cur_fiber;
+    if (!simt_cur_thread || !f) return;
+    for (int i = 0; i < f->cp_count; i++)
+        if (f->cp[i].group < 0) f->cp[i].group = f->cp_groups;
+    f->cp_groups++;
+}
+
+void simt_cp_async_wait(int n)
+{
+    fiber *f = cur_fiber;
+    if (!simt_cur_thread || !f) return;
+    int keep_from = f->cp_groups - (n < 0 ? 0 : n); /* groups >= keep_from stay pending */
+    int j = 0;
+    for (int i = 0; i < f->cp_count; i++) {
+        if (f->cp[i].group >= 0 && f->cp[i].group < keep_from)
+            cp_do(&f->cp[i]);
+        else
+            f->cp[j++] = f->cp[i];
+    }
+    f->cp_count = j;
+}
+
+/* --- thread start and end ------------------------------------------------ */
+
+static void thread_exit(fiber *self)
+{
+    worker *w = self->w;
+    /* Copies still in flight at exit land anyway, as on the GPU. */
+    for (int i = 0; i < self->cp_count; i++) cp_do(&self->cp[i]);
+    self->cp_count = 0;
+    self->state = ST_DONE;
+    w->live--;
+    TSAN_RELEASE(&w->tsan_block_end);
+    if (w->bar_count > 0 && w->bar_count == w->live) barrier_release(w);
+    unsigned int warp = self->info.warp, lanes = warp_lanes(w, warp);
+    for (unsigned int l = 0; l < 32; l++) {
+        fiber *f = &w->fibers[warp * 32 + l];
+        if ((lanes >> l & 1) && f->state == ST_WARP) warp_try_complete(w, warp, f->wmask);
+    }
+}
+
+static void fiber_entry(void)
+{
+    fiber *self = cur_fiber;
+    worker *w = self->w;
+#ifdef SIMT_ASAN
+    {
+        const void *bottom;
+        size_t size;
+        __sanitizer_finish_switch_fiber(NULL, &bottom, &size);
+        if (w->switch_from == &w->main) {
+            w->main_bottom = bottom;
+            w->main_size = size;
+        }
+    }
+#endif
+    simt_cur_thread = &self->info;
+    TSAN_ACQUIRE(&w->tsan_block_start);
+    w->L->body(w->L->ctx);
+    thread_exit(self);
+    schedule_next(self, 1);
+    abort(); /* a finished fiber is never resumed */
+}
+
+static void abort_current(void) __attribute__((noreturn));
+static void abort_current(void)
+{
+    fiber *self = cur_fiber;
+    worker *w = self->w;
+    w->aborted = 1;
+    switch_to(self, &w->main, 1);
+    abort();
+}
+
+void simt_trap(void)
+{
+    if (!simt_cur_thread || !cur_fiber) {
+        fprintf(stderr, "simt: __trap() in host code\n");
+        abort();
+    }
+    fprintf(stderr, "simt: __trap() in block (%u,%u,%u) thread (%u,%u,%u)\n", simt_cur_block.block_idx.x,
+            simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, simt_cur_thread->thread_idx.x,
+            simt_cur_thread->thread_idx.y, simt_cur_thread->thread_idx.z);
+    simt_set_fault(cudaErrorLaunchFailure);
+    abort_current();
+}
+
+void simt_assert_fail(const char *expr, const char *file, int line, const char *func)
+{
+    if (!simt_cur_thread || !cur_fiber) {
+        fprintf(stderr, "%s:%d: %s: Assertion `%s' failed.\n", file, line, func, expr);
+        abort();
+    }
+    /* The same message a GPU prints for a failed device assert. */
+    fprintf(stderr, "%s:%d: %s: block: [%u,%u,%u], thread: [%u,%u,%u] Assertion `%s` failed.\n", file, line,
+            func, simt_cur_block.block_idx.x, simt_cur_block.block_idx.y, simt_cur_block.block_idx.z,
+            simt_cur_thread->thread_idx.x, simt_cur_thread->thread_idx.y, simt_cur_thread->thread_idx.z, expr);
+    simt_set_fault(cudaErrorAssert);
+    abort_current();
+}
+
+/* assert() in a kernel: glibc's assert calls __assert_fail, and a definition
+ * in the program takes precedence over the C library's. Inside a kernel it
+ * fails the launch with cudaErrorAssert, as a device assert does; in host
+ * code it behaves as glibc's does (message, then abort). */
+void __assert_fail(const char *expr, const char *file, unsigned int line, const char *func)
+    __attribute__((noreturn));
+void __assert_fail(const char *expr, const char *file, unsigned int line, const char *func)
+{
+    if (simt_cur_thread && cur_fiber) simt_assert_fail(expr, file, (int)line, func);
+    fflush(stdout);
+    fprintf(stderr, "%s: %s:%u: %s: Assertion `%s' failed.\n", program_invocation_short_name, file, line, func,
+            expr);
+    abort();
+}
+
+/* --- workers ------------------------------------------------------------- */
+
+static int worker_reserve(worker *w, unsigned int n)
+{
+    if (n <= w->nfibers) return 0;
+    fiber *nf = realloc(w->fibers, n * sizeof(fiber));
+    if (!nf) return -1;
+    w->fibers = nf;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), size = stack_bytes();
+    for (unsigned int i = w->nfibers; i < n; i++) {
+        fiber *f = &w->fibers[i];
+        memset(f, 0, sizeof(*f));
+        /* A guard page below each stack turns an overflow into a crash. */
+        char *m = mmap(NULL, size + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                       -1, 0);
+        if (m == MAP_FAILED) return -1;
+        mprotect(m, page, PROT_NONE);
+        f->stack = m + page;
+        f->stack_size = size;
+#ifdef SIMT_TSAN
+        f->tsan_fiber = __tsan_create_fiber(0);
+#endif
+        w->nfibers = i + 1;
+    }
+    return 0;
+}
+
+static void run_block(worker *w, unsigned long b)
+{
+    launch *L = w->L;
+    simt_cur_block.block_idx.x = (unsigned int)(b % L->grid.x);
+    simt_cur_block.block_idx.y = (unsigned int)(b / L->grid.x % L->grid.y);
+    simt_cur_block.block_idx.z = (unsigned int)(b / ((unsigned long)L->grid.x * L->grid.y));
+    unsigned int n = L->block.x * L->block.y * L->block.z;
+    w->nthreads = n;
+    w->live = n;
+    w->bar_count = 0;
+    w->bar_gen = 0;
+    w->aborted = 0;
+    memset(w->warp_gen, 0, sizeof(w->warp_gen));
+    for (unsigned int i = 0; i < n; i++) {
+        fiber *f = &w->fibers[i];
+        f->info.thread_idx.x = i % L->block.x;
+        f->info.thread_idx.y = i / L->block.x % L->block.y;
+        f->info.thread_idx.z = i / (L->block.x * L->block.y);
+        f->info.linear = i;
+        f->info.lane = i % 32;
+        f->info.warp = i / 32;
+        f->state = ST_READY;
+        f->cp_count = 0;
+        f->cp_groups = 0;
+        f->asan_fake = NULL;
+        f->w = w;
+#ifdef SIMT_TSAN
+        snprintf(f->tsan_name, sizeof(f->tsan_name), "block (%u,%u,%u) thread (%u,%u,%u)", simt_cur_block.block_idx.x,
+                 simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, f->info.thread_idx.x, f->info.thread_idx.y,
+                 f->info.thread_idx.z);
+        __tsan_set_fiber_name(f->tsan_fiber, f->tsan_name);
+#endif
+        fiber_prepare(f);
+    }
+    TSAN_RELEASE(&w->tsan_block_start);
+    switch_to(&w->main, &w->fibers[0], 0);
+    TSAN_ACQUIRE(&w->tsan_block_end);
+    if (w->aborted) {
+        atomic_store(&L->abort, 1);
+#ifdef SIMT_ASAN
+        /* Abandoned fibers leave poisoned frames on their stacks. */
+        for (unsigned int i = 0; i < n; i++) __asan_unpoison_memory_region(w->fibers[i].stack, w->fibers[i].stack_size);
+#endif
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    launch *L = w->L;
+    void *dyn = NULL;
+    if (L->shmem) {
+        /* Dynamic shared memory is a heap block of exactly the launch's size,
+         * so ASan sees accesses past its end; 128-byte aligned, more than any
+         * vector access needs. Not cleared, as on a GPU. */
+        if (posix_memalign(&dyn, 128, L->shmem) != 0) {
+            simt_set_fault(cudaErrorLaunchOutOfResources);
+            return NULL;
+        }
+    }
+    simt_cur_block.block_dim = L->block;
+    simt_cur_block.grid_dim = L->grid;
+    simt_cur_block.dyn_shared = dyn;
+    cur_worker = w;
+    w->main.w = w;
+    cur_fiber = &w->main;
+#ifdef SIMT_TSAN
+    w->main.tsan_fiber = __tsan_get_current_fiber();
+#endif
+    for (;;) {
+        if (atomic_load(&L->abort)) break;
+        unsigned long b = atomic_fetch_add(&L->next_block, 1);
+        if (b >= L->nblocks) break;
+        run_block(w, b);
+    }
+    cur_fiber = NULL;
+    cur_worker = NULL;
+    simt_cur_block.dyn_shared = NULL;
+    free(dyn);
+    return NULL;
+}
+
+static unsigned int worker_count(unsigned long nblocks)
+{
+    /* One per core, at most 16 by default: each worker keeps up to 1024
+     * fiber stacks mapped (two mappings each, with the guard page), and the
+     * kernel's limit on mappings per process is about 65000. */
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    if (n > 16) n = 16;
+    const char *e = getenv("SIMT_WORKERS");
+    if (e && atoi(e) > 0) n = atoi(e);
+    if (n < 1) n = 1;
+    if (n > 64) n = 64;
+    if ((unsigned long)n > nblocks) n = (long)nblocks;
+    return (unsigned int)n;
+}
+
+static worker workers[64];
+static pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
+
+cudaError_t simt_run_grid(dim3 grid, dim3 block, size_t shmem, void (*body)(void *), void *ctx)
+{
+    launch L;
+    memset(&L, 0, sizeof(L));
+    L.grid = grid;
+    L.block = block;
+    L.shmem = shmem;
+    L.body = body;
+    L.ctx = ctx;
+    L.nblocks = (unsigned long)grid.x * grid.y * grid.z;
+    atomic_init(&L.next_block, 0);
+    atomic_init(&L.abort, 0);
+    unsigned int nthreads = block.x * block.y * block.z;
+    unsigned int nw = worker_count(L.nblocks);
+
+    /* One launch at a time: kernels are synchronous, as on the null stream. */
+    pthread_mutex_lock(&launch_lock);
+    for (unsigned int i = 0; i < nw; i++) {
+        if (worker_reserve(&workers[i], nthreads) != 0) {
+            pthread_mutex_unlock(&launch_lock);
+            return cudaErrorMemoryAllocation;
+        }
+        workers[i].L = &L;
+    }
+    if (nw == 1) {
+        /* Run on the calling thread: gdb then sees kernels on the main thread. */
+        simt_block_info saved = simt_cur_block;
+        worker_main(&workers[0]);
+        simt_cur_block = saved;
+    } else {
+        pthread_t tids[64];
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setstacksize(&attr, 16u << 20); /* room for large __shared__ arrays in TLS */
+        unsigned int started = 0;
+        for (unsigned int i = 1; i < nw; i++) {
+            if (pthread_create(&tids[i], &attr, worker_main, &workers[i]) != 0) break;
+            started = i;
+        }
+        pthread_attr_destroy(&attr);
+        simt_block_info saved = simt_cur_block;
+        worker_main(&workers[0]);
+        simt_cur_block = saved;
+        for (unsigned int i = 1; i <= started; i++) pthread_join(tids[i], NULL);
+    }
+    pthread_mutex_unlock(&launch_lock);
+    return simt_get_fault();
+}
+
+int simt_in_kernel(void)
+{
+    return simt_cur_thread != NULL;
+}

@@ -1,0 +1,132 @@
+/*
+ * The emulator's runtime API from plain C11, built with the project's strict
+ * flags: cuda_runtime_api.h must stay C-compatible, with the toolkit's names
+ * and error values, so host files build unchanged for TARGET=emu. Also
+ * checks that the emulator's fp16/bf16 conversions agree bit for bit with
+ * common/half.h, the course's C conversions.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "cuda_runtime_api.h"
+#include "simt_half_conv.h"
+#include "half.h"
+
+static void test_error_values_match_toolkit(void **state)
+{
+    (void)state;
+    assert_int_equal(cudaSuccess, 0);
+    assert_int_equal(cudaErrorInvalidValue, 1);
+    assert_int_equal(cudaErrorMemoryAllocation, 2);
+    assert_int_equal(cudaErrorInvalidConfiguration, 9);
+    assert_int_equal(cudaErrorNoDevice, 100);
+    assert_int_equal(cudaErrorInvalidDevice, 101);
+    assert_int_equal(cudaErrorLaunchOutOfResources, 701);
+    assert_int_equal(cudaErrorAssert, 710);
+    assert_int_equal(cudaErrorLaunchFailure, 719);
+    assert_string_equal(cudaGetErrorString(cudaErrorInvalidValue), "invalid argument");
+    assert_string_equal(cudaGetErrorName(cudaErrorInvalidDevice), "cudaErrorInvalidDevice");
+}
+
+static void test_device_and_memory(void **state)
+{
+    (void)state;
+    int n = 0;
+    assert_int_equal(cudaGetDeviceCount(&n), cudaSuccess);
+    assert_int_equal(n, 1);
+    struct cudaDeviceProp p;
+    assert_int_equal(cudaGetDeviceProperties(&p, 0), cudaSuccess);
+    assert_int_equal(p.warpSize, 32);
+    assert_true(p.totalGlobalMem > 0);
+    assert_int_equal(cudaSetDevice(2), cudaErrorInvalidDevice);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidDevice);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+
+    float *d = NULL, h[100];
+    assert_int_equal(cudaMalloc((void **)&d, sizeof(h)), cudaSuccess);
+    assert_true(((uintptr_t)d & 255) == 0);
+    assert_int_equal(cudaMemset(d, 0, sizeof(h)), cudaSuccess);
+    for (int i = 0; i < 100; i++) h[i] = (float)i;
+    assert_int_equal(cudaMemcpy(d + 1, h, 99 * sizeof(float), cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_true(h[0] == 0.0f && h[99] == 98.0f);
+    assert_int_equal(cudaMemcpy(h, d, 4, (enum cudaMemcpyKind)7), cudaErrorInvalidMemcpyDirection);
+    cudaGetLastError();
+    assert_int_equal(cudaFree(d), cudaSuccess);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+}
+
+static void test_events(void **state)
+{
+    (void)state;
+    cudaEvent_t a, b;
+    assert_int_equal(cudaEventCreate(&a), cudaSuccess);
+    assert_int_equal(cudaEventCreate(&b), cudaSuccess);
+    assert_int_equal(cudaEventRecord(a, 0), cudaSuccess);
+    volatile double x = 0;
+    for (int i = 0; i < 2000000; i++) x += sqrt((double)i);
+    assert_int_equal(cudaEventRecord(b, 0), cudaSuccess);
+    float ms = 0;
+    assert_int_equal(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
+    assert_true(ms > 0.0f);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+}
+
+static void test_vector_types(void **state)
+{
+    (void)state;
+    float4 f = make_float4(1, 2, 3, 4);
+    int2 i = make_int2(5, 6);
+    assert_int_equal(sizeof(float4), 16);
+    assert_int_equal(_Alignof(float4), 16);
+    assert_int_equal(_Alignof(int2), 8);
+    assert_int_equal(sizeof(dim3), 12);
+    assert_true(f.w == 4.0f && i.y == 6);
+}
+
+/* Conversions: every half and bf16 value, and a stride through all floats
+ * (plus the neighbourhood of every rounding tie), against common/half.h. */
+static void test_conversions_agree_with_common_half(void **state)
+{
+    (void)state;
+    for (uint32_t u = 0; u < 0x10000u; u++) {
+        float a = simt_half_bits_to_float((uint16_t)u), b = float_from_fp16((uint16_t)u);
+        assert_memory_equal(&a, &b, 4);
+        a = simt_bf16_bits_to_float((uint16_t)u);
+        b = float_from_bf16((uint16_t)u);
+        if (a == a) assert_memory_equal(&a, &b, 4);
+    }
+    for (uint64_t v = 0; v < 0x100000000ull; v += 4099) {
+        for (int d = -1; d <= 1; d++) {
+            uint32_t u = (uint32_t)v;
+            uint32_t tie = (u & 0xffff0000u) | 0x8000u; /* a bf16 tie near u */
+            uint32_t cases[2] = {u, tie + (uint32_t)d};
+            for (int c = 0; c < 2; c++) {
+                float f;
+                memcpy(&f, &cases[c], 4);
+                assert_int_equal(simt_float_to_bf16_bits(f), bf16_from_float(f));
+                assert_int_equal(simt_float_to_half_bits(f), fp16_from_float(f));
+            }
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_error_values_match_toolkit),
+        cmocka_unit_test(test_device_and_memory),
+        cmocka_unit_test(test_events),
+        cmocka_unit_test(test_vector_types),
+        cmocka_unit_test(test_conversions_agree_with_common_half),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,823 @@
+/*
+ * Tests of the SIMT emulator's core: launch and indexing, barriers, static
+ * and dynamic shared memory, warp shuffles and votes, atomics, the runtime
+ * API and its launch errors, fp16/bf16 conversions, and the rewriter's
+ * handling of awkward launch syntax. Built with simtcc, run by make test.
+ * Every test states something a wrong emulator would get wrong.
+ */
+#include <assert.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+extern "C" {
+#include <cmocka.h>
+}
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+/* --- launch and indexing ---------------------------------------------------- */
+
+__global__ void write_coords(uint4 *out)
+{
+    unsigned int b = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    unsigned int t = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+    unsigned int i = b * (blockDim.x * blockDim.y * blockDim.z) + t;
+    out[i] = make_uint4(blockIdx.x * 100 + blockIdx.y * 10 + blockIdx.z,
+                        threadIdx.x * 100 + threadIdx.y * 10 + threadIdx.z,
+                        gridDim.x * 100 + gridDim.y * 10 + gridDim.z, blockDim.x * 100 + blockDim.y * 10 + blockDim.z);
+}
+
+static void test_indexing_3d(void **state)
+{
+    (void)state;
+    dim3 grid(3, 2, 2), block(4, 3, 2);
+    int n = 3 * 2 * 2 * 4 * 3 * 2;
+    uint4 *d;
+    assert_int_equal(cudaMalloc(&d, n * sizeof(uint4)), cudaSuccess);
+    write_coords<<<grid, block>>>(d);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    uint4 *h = (uint4 *)malloc(n * sizeof(uint4));
+    cudaMemcpy(h, d, n * sizeof(uint4), cudaMemcpyDeviceToHost);
+    int i = 0;
+    for (unsigned bz = 0; bz < 2; bz++)
+        for (unsigned by = 0; by < 2; by++)
+            for (unsigned bx = 0; bx < 3; bx++)
+                for (unsigned tz = 0; tz < 2; tz++)
+                    for (unsigned ty = 0; ty < 3; ty++)
+                        for (unsigned tx = 0; tx < 4; tx++, i++) {
+                            assert_int_equal(h[i].x, bx * 100 + by * 10 + bz);
+                            assert_int_equal(h[i].y, tx * 100 + ty * 10 + tz);
+                            assert_int_equal(h[i].z, 322);
+                            assert_int_equal(h[i].w, 432);
+                        }
+    free(h);
+    cudaFree(d);
+}
+
+/* --- barriers and shared memory --------------------------------------------- */
+
+__global__ void reverse_static(float *d, int n)
+{
+    __shared__ float s[256];
+    int t = threadIdx.x;
+    s[t] = d[blockIdx.x * n + t];
+    __syncthreads();
+    d[blockIdx.x * n + t] = s[n - 1 - t];
+}
+
+/* The same kernel without the barrier: a student's classic mistake. */
+__global__ void reverse_missing_sync(float *d, int n)
+{
+    __shared__ float s[256];
+    int t = threadIdx.x;
+    s[t] = d[blockIdx.x * n + t];
+    d[blockIdx.x * n + t] = s[n - 1 - t];
+}
+
+__global__ void reverse_dynamic(float *d, int n)
+{
+    extern __shared__ float dyn[];
+    int t = threadIdx.x;
+    dyn[t] = d[blockIdx.x * n + t];
+    __syncthreads();
+    d[blockIdx.x * n + t] = dyn[n - 1 - t];
+}
+
+/* extern __shared__ at file scope, used through a pointer and a cast. */
+extern __shared__ int file_scope_dyn[];
+
+__global__ void dynamic_two_arrays(int *out, int n)
+{
+    int *a = file_scope_dyn;          /* n ints */
+    float *b = (float *)(file_scope_dyn + n); /* then n floats */
+    int t = threadIdx.x;
+    a[t] = t * 3;
+    b[t] = t * 0.5f;
+    __syncthreads();
+    out[t] = a[n - 1 - t] + (int)(2.0f * b[n - 1 - t]);
+}
+
+static void fill_iota(float *h, int n)
+{
+    for (int i = 0; i < n; i++) h[i] = (float)i;
+}
+
+static int count_reversed(const float *h, int blocks, int n)
+{
+    int ok = 0;
+    for (int b = 0; b < blocks; b++)
+        for (int t = 0; t < n; t++) ok += h[b * n + t] == (float)(b * n + n - 1 - t);
+    return ok;
+}
+
+static void test_shared_static_reverse(void **state)
+{
+    (void)state;
+    const int n = 256, blocks = 8;
+    float h[n * blocks], *d;
+    fill_iota(h, n * blocks);
+    cudaMalloc(&d, sizeof(h));
+    cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice);
+    reverse_static<<<blocks, n>>>(d, n);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    assert_int_equal(count_reversed(h, blocks, n), n * blocks);
+    cudaFree(d);
+}
+
+static void test_missing_syncthreads_gives_wrong_result(void **state)
+{
+    (void)state;
+    const int n = 256, blocks = 4;
+    float h[n * blocks], *d;
+    fill_iota(h, n * blocks);
+    cudaMalloc(&d, sizeof(h));
+    cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice);
+    reverse_missing_sync<<<blocks, n>>>(d, n);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    /* Threads run ahead of each other until a barrier, so the first half of
+     * each block reads slots nobody has written yet. */
+    assert_true(count_reversed(h, blocks, n) < n * blocks / 2 + blocks);
+    cudaFree(d);
+}
+
+static void test_shared_dynamic(void **state)
+{
+    (void)state;
+    const int n = 200, blocks = 5; /* not a power of two */
+    float h[n * blocks], *d;
+    fill_iota(h, n * blocks);
+    cudaMalloc(&d, sizeof(h));
+    cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice);
+    reverse_dynamic<<<blocks, n, n * sizeof(float)>>>(d, n);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    assert_int_equal(count_reversed(h, blocks, n), n * blocks);
+    cudaFree(d);
+
+    int *o, ho[64];
+    cudaMalloc(&o, sizeof(ho));
+    dynamic_two_arrays<<<1, 64, 64 * (sizeof(int) + sizeof(float))>>>(o, 64);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    cudaMemcpy(ho, o, sizeof(ho), cudaMemcpyDeviceToHost);
+    for (int t = 0; t < 64; t++) assert_int_equal(ho[t], (63 - t) * 3 + (63 - t));
+    cudaFree(o);
+}
+
+/* Each block stages its own id in shared memory; blocks run on several OS
+ * threads at once, so shared memory must not leak between them. */
+__global__ void __launch_bounds__(128, 4) shared_is_per_block(int *out)
+{
+    __shared__ int tag[128];
+    tag[threadIdx.x] = blockIdx.x;
+    __syncthreads();
+    int sum = 0;
+    for (int i = 0; i < 128; i++) sum += tag[i] != (int)blockIdx.x;
+    __syncthreads();
+    out[blockIdx.x * 128 + threadIdx.x] = sum;
+}
+
+static void test_shared_per_block(void **state)
+{
+    (void)state;
+    const int blocks = 64;
+    int *d, h[blocks * 128];
+    cudaMalloc(&d, sizeof(h));
+    shared_is_per_block<<<blocks, 128>>>(d);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    for (int i = 0; i < blocks * 128; i++) assert_int_equal(h[i], 0);
+    cudaFree(d);
+}
+
+__global__ void sync_predicates(int *out)
+{
+    int t = threadIdx.x;
+    int c = __syncthreads_count(t % 3 == 0);
+    int a = __syncthreads_and(t < 1000);
+    int o = __syncthreads_or(t == 77);
+    int z = __syncthreads_and(t != 5);
+    if (t == 0) {
+        out[0] = c;
+        out[1] = a;
+        out[2] = o;
+        out[3] = z;
+    }
+}
+
+static void test_syncthreads_predicates(void **state)
+{
+    (void)state;
+    int *d, h[4];
+    cudaMalloc(&d, sizeof(h));
+    sync_predicates<<<1, 100>>>(d);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    assert_int_equal(h[0], 34);
+    assert_int_equal(h[1], 1);
+    assert_int_equal(h[2], 1);
+    assert_int_equal(h[3], 0);
+    cudaFree(d);
+}
+
+/* Threads that return early no longer count at later barriers (sm_70+). */
+__global__ void early_exit_then_barrier(int *out)
+{
+    __shared__ int s[64];
+    if (threadIdx.x >= 40) return;
+    s[threadIdx.x] = threadIdx.x;
+    __syncthreads();
+    out[threadIdx.x] = s[39 - threadIdx.x];
+}
+
+static void test_barrier_after_early_exit(void **state)
+{
+    (void)state;
+    int *d, h[40];
+    cudaMalloc(&d, sizeof(h));
+    early_exit_then_barrier<<<1, 64>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 40; i++) assert_int_equal(h[i], 39 - i);
+    cudaFree(d);
+}
+
+/* --- warps -------------------------------------------------------------------- */
+
+__device__ float warp_reduce_down(float v)
+{
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_down_sync(0xffffffffu, v, off);
+    return v;
+}
+
+__device__ int warp_reduce_xor(int v)
+{
+    for (int m = 16; m > 0; m >>= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+    return v;
+}
+
+/* Block sum: shuffles within warps, warp leaders through shared memory. */
+__global__ void block_sum(const float *x, int n, float *fsum, int *isum)
+{
+    __shared__ float partial[32];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    float v = i < n ? x[i] : 0.0f;
+    int iv = warp_reduce_xor(i < n ? (int)x[i] : 0);
+    v = warp_reduce_down(v);
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    if (lane == 0) partial[warp] = v;
+    if (lane == 0) atomicAdd(isum, iv);
+    __syncthreads();
+    if (warp == 0) {
+        v = lane < (int)(blockDim.x / 32) ? partial[lane] : 0.0f;
+        v = warp_reduce_down(v);
+        if (lane == 0) atomicAdd(fsum, v);
+    }
+}
+
+static void test_shuffle_reduction(void **state)
+{
+    (void)state;
+    const int n = 10007; /* prime */
+    float *h = (float *)malloc(n * sizeof(float));
+    double ref = 0.0;
+    long long iref = 0;
+    for (int i = 0; i < n; i++) {
+        h[i] = (float)((i * 37) % 101 - 50);
+        ref += h[i];
+        iref += (long long)h[i];
+    }
+    float *x, *fs;
+    int *is;
+    cudaMalloc(&x, n * sizeof(float));
+    cudaMalloc(&fs, sizeof(float));
+    cudaMalloc(&is, sizeof(int));
+    cudaMemset(fs, 0, sizeof(float));
+    cudaMemset(is, 0, sizeof(int));
+    cudaMemcpy(x, h, n * sizeof(float), cudaMemcpyHostToDevice);
+    block_sum<<<(n + 255) / 256, 256>>>(x, n, fs, is);
+    float got;
+    int igot;
+    cudaMemcpy(&got, fs, sizeof(float), cudaMemcpyDeviceToHost);
+    cudaMemcpy(&igot, is, sizeof(int), cudaMemcpyDeviceToHost);
+    /* Small integers: every partial sum is exact in fp32. */
+    assert_true(got == (float)ref);
+    assert_int_equal(igot, iref);
+    cudaFree(x);
+    cudaFree(fs);
+    cudaFree(is);
+    free(h);
+}
+
+/* Every shuffle form, with widths, written to out[form][lane]. */
+__global__ void shuffle_forms(int *out)
+{
+    int lane = threadIdx.x;
+    int v = 1000 + lane;
+    out[0 * 32 + lane] = __shfl_sync(0xffffffffu, v, (lane * 7) % 32);
+    out[1 * 32 + lane] = __shfl_up_sync(0xffffffffu, v, 3);
+    out[2 * 32 + lane] = __shfl_down_sync(0xffffffffu, v, 5);
+    out[3 * 32 + lane] = __shfl_xor_sync(0xffffffffu, v, 1);
+    out[4 * 32 + lane] = __shfl_sync(0xffffffffu, v, 3, 8);
+    out[5 * 32 + lane] = __shfl_up_sync(0xffffffffu, v, 2, 8);
+    out[6 * 32 + lane] = __shfl_down_sync(0xffffffffu, v, 2, 8);
+    out[7 * 32 + lane] = __shfl_xor_sync(0xffffffffu, v, 8, 8);
+    out[8 * 32 + lane] = (int)(__shfl_sync(0xffffffffu, (double)v * 0.5, 31) * 2.0);
+    out[9 * 32 + lane] = __shfl_sync(0xffffffffu, v, lane + 9); /* out of range: modulo width */
+}
+
+static void test_shuffle_forms(void **state)
+{
+    (void)state;
+    int *d, h[10 * 32];
+    cudaMalloc(&d, sizeof(h));
+    shuffle_forms<<<1, 32>>>(d);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    for (int l = 0; l < 32; l++) {
+        int seg = l & ~7;
+        assert_int_equal(h[0 * 32 + l], 1000 + (l * 7) % 32);
+        assert_int_equal(h[1 * 32 + l], 1000 + (l >= 3 ? l - 3 : l));
+        assert_int_equal(h[2 * 32 + l], 1000 + (l + 5 < 32 ? l + 5 : l));
+        assert_int_equal(h[3 * 32 + l], 1000 + (l ^ 1));
+        assert_int_equal(h[4 * 32 + l], 1000 + seg + 3);
+        assert_int_equal(h[5 * 32 + l], 1000 + ((l & 7) >= 2 ? l - 2 : l));
+        assert_int_equal(h[6 * 32 + l], 1000 + ((l & 7) + 2 < 8 ? l + 2 : l));
+        /* xor 8 with width 8 leaves the segment; later segments are not readable */
+        assert_int_equal(h[7 * 32 + l], 1000 + (((l ^ 8) & ~7) > seg ? l : (l ^ 8)));
+        assert_int_equal(h[8 * 32 + l], 1031);
+        assert_int_equal(h[9 * 32 + l], 1000 + (l + 9) % 32);
+    }
+    cudaFree(d);
+}
+
+__global__ void votes(unsigned int *out)
+{
+    int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    unsigned int *o = out + warp * 6;
+    unsigned int b = __ballot_sync(0xffffffffu, lane % 3 == 0);
+    int any = __any_sync(0xffffffffu, lane == 17);
+    int all = __all_sync(0xffffffffu, lane < 40);
+    int none = __any_sync(0xffffffffu, 0);
+    unsigned int am = __activemask();
+    unsigned int radd = __reduce_add_sync(0xffffffffu, (unsigned int)lane);
+    unsigned int sub = 0;
+    if (lane < 16) sub = __ballot_sync(0x0000ffffu, lane & 1);
+    else sub = __ballot_sync(0xffff0000u, lane & 1) | 1u;
+    if (lane == 0 || lane == 16) o[lane == 0 ? 4 : 5] = sub;
+    if (lane == 0) {
+        o[0] = b;
+        o[1] = (unsigned int)any | ((unsigned int)all << 1) | ((unsigned int)none << 2);
+        o[2] = am;
+        o[3] = radd;
+    }
+}
+
+static void test_votes(void **state)
+{
+    (void)state;
+    unsigned int *d, h[2 * 6];
+    cudaMalloc(&d, sizeof(h));
+    votes<<<1, 40>>>(d); /* second warp has only 8 lanes */
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    assert_int_equal(h[0], 0x49249249u);
+    assert_int_equal(h[1], 3u);
+    assert_int_equal(h[2], 0xffffffffu);
+    assert_int_equal(h[3], 496u);
+    assert_int_equal(h[4], 0x0000aaaau);
+    assert_int_equal(h[5], 0xaaaa0001u);
+    assert_int_equal(h[6 + 0], 0x49u); /* lanes 0,3,6 of 8 */
+    assert_int_equal(h[6 + 1], 2u); /* no lane 17 in a warp of 8 */
+    assert_int_equal(h[6 + 2], 0xffu);
+    assert_int_equal(h[6 + 3], 28u);
+    cudaFree(d);
+}
+
+/* --- tiled matmul ---------------------------------------------------------------- */
+
+#define TILE 16
+/* C (M x N) = A (M x K) * B (K x N), row-major, any sizes. */
+__global__ void matmul_tiled(int M, int N, int K, const float *__restrict__ A, const float *__restrict__ B,
+                             float *__restrict__ C)
+{
+    __shared__ float As[TILE][TILE];
+    __shared__ float Bs[TILE][TILE];
+    int row = blockIdx.y * TILE + threadIdx.y, col = blockIdx.x * TILE + threadIdx.x;
+    float acc = 0.0f;
+    for (int t = 0; t < K; t += TILE) {
+        As[threadIdx.y][threadIdx.x] = (row < M && t + (int)threadIdx.x < K) ? A[row * K + t + threadIdx.x] : 0.0f;
+        Bs[threadIdx.y][threadIdx.x] = (t + (int)threadIdx.y < K && col < N) ? B[(t + threadIdx.y) * N + col] : 0.0f;
+        __syncthreads();
+        for (int k = 0; k < TILE; k++) acc = fmaf(As[threadIdx.y][k], Bs[k][threadIdx.x], acc);
+        __syncthreads();
+    }
+    if (row < M && col < N) C[row * N + col] = acc;
+}
+
+static void test_tiled_matmul(void **state)
+{
+    (void)state;
+    const int M = 67, N = 45, K = 33;
+    float *hA = (float *)malloc(M * K * 4), *hB = (float *)malloc(K * N * 4), *hC = (float *)malloc(M * N * 4);
+    for (int i = 0; i < M * K; i++) hA[i] = sinf((float)i);
+    for (int i = 0; i < K * N; i++) hB[i] = cosf((float)i * 0.7f);
+    float *A, *B, *C;
+    cudaMalloc(&A, M * K * 4);
+    cudaMalloc(&B, K * N * 4);
+    cudaMalloc(&C, M * N * 4);
+    cudaMemcpy(A, hA, M * K * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(B, hB, K * N * 4, cudaMemcpyHostToDevice);
+    matmul_tiled<<<dim3((N + TILE - 1) / TILE, (M + TILE - 1) / TILE), dim3(TILE, TILE)>>>(M, N, K, A, B, C);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(hC, C, M * N * 4, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double ref = 0, mag = 0;
+            for (int k = 0; k < K; k++) {
+                ref += (double)hA[i * K + k] * hB[k * N + j];
+                mag += fabs((double)hA[i * K + k] * hB[k * N + j]);
+            }
+            /* fp32 dot product of length K: |err| <= K * 2^-24 * sum|ab| (Higham 3.1) */
+            assert_true(fabs(hC[i * N + j] - ref) <= K * 6e-8 * mag + 1e-30);
+        }
+    cudaFree(A);
+    cudaFree(B);
+    cudaFree(C);
+    free(hA);
+    free(hB);
+    free(hC);
+}
+
+/* --- atomics ---------------------------------------------------------------------- */
+
+__global__ void histogram(const int *x, int n, int *bins, int nbins, float *fsum, int *imax, float *fmax,
+                          unsigned int *cas_count)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
+        atomicAdd(&bins[x[i] % nbins], 1);
+        atomicAdd(fsum, 0.25f);
+        atomicMax(imax, x[i]);
+        atomicMax(fmax, (float)x[i] * 0.5f);
+        unsigned int old = *(volatile unsigned int *)cas_count, seen;
+        while ((seen = atomicCAS(cas_count, old, old + 1)) != old) old = seen;
+    }
+    __threadfence();
+}
+
+static void test_atomic_histogram(void **state)
+{
+    (void)state;
+    const int n = 20011, nbins = 64;
+    int *hx = (int *)malloc(n * sizeof(int)), ref[nbins] = {0}, mx = 0;
+    for (int i = 0; i < n; i++) {
+        hx[i] = (i * 7919) % 100003;
+        ref[hx[i] % nbins]++;
+        if (hx[i] > mx) mx = hx[i];
+    }
+    int *x, *bins, *imax;
+    float *fsum, *fmax;
+    unsigned int *cas;
+    cudaMalloc(&x, n * sizeof(int));
+    cudaMalloc(&bins, nbins * sizeof(int));
+    cudaMalloc(&imax, sizeof(int));
+    cudaMalloc(&fsum, sizeof(float));
+    cudaMalloc(&fmax, sizeof(float));
+    cudaMalloc(&cas, sizeof(unsigned int));
+    cudaMemcpy(x, hx, n * sizeof(int), cudaMemcpyHostToDevice);
+    cudaMemset(bins, 0, nbins * sizeof(int));
+    cudaMemset(imax, 0, sizeof(int));
+    cudaMemset(fsum, 0, sizeof(float));
+    cudaMemset(fmax, 0, sizeof(float));
+    cudaMemset(cas, 0, sizeof(unsigned int));
+    histogram<<<13, 128>>>(x, n, bins, nbins, fsum, imax, fmax, cas);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    int hb[nbins], hm;
+    float hs, hf;
+    unsigned int hc;
+    cudaMemcpy(hb, bins, sizeof(hb), cudaMemcpyDeviceToHost);
+    cudaMemcpy(&hm, imax, sizeof(int), cudaMemcpyDeviceToHost);
+    cudaMemcpy(&hs, fsum, sizeof(float), cudaMemcpyDeviceToHost);
+    cudaMemcpy(&hf, fmax, sizeof(float), cudaMemcpyDeviceToHost);
+    cudaMemcpy(&hc, cas, sizeof(unsigned int), cudaMemcpyDeviceToHost);
+    for (int b = 0; b < nbins; b++) assert_int_equal(hb[b], ref[b]);
+    assert_int_equal(hm, mx);
+    assert_true(hs == 0.25f * n); /* exact: multiples of 1/4 below 2^22 */
+    assert_true(hf == (float)mx * 0.5f);
+    assert_int_equal(hc, (unsigned int)n);
+    free(hx);
+    cudaFree(x);
+    cudaFree(bins);
+    cudaFree(imax);
+    cudaFree(fsum);
+    cudaFree(fmax);
+    cudaFree(cas);
+}
+
+/* --- math and vector types --------------------------------------------------------- */
+
+__device__ __forceinline__ float sq(float x) { return x * x; }
+
+__global__ void math_intrinsics(const float4 *__restrict__ in, float *out, int *iout)
+{
+    int t = threadIdx.x;
+    float4 v = __ldg(&in[t]);
+    float x = v.x;
+    out[t * 8 + 0] = __expf(x);
+    out[t * 8 + 1] = rsqrtf(v.y);
+    out[t * 8 + 2] = __fdividef(v.z, v.w);
+    out[t * 8 + 3] = fmaf(x, v.y, v.z);
+    out[t * 8 + 4] = __sinf(x) + __cosf(x);
+    out[t * 8 + 5] = __logf(v.y) + __powf(v.y, 1.5f);
+    out[t * 8 + 6] = __saturatef(x) + sq(max(x, 0.25f)) + min(v.w, 2.0f);
+    out[t * 8 + 7] = tanhf(x) + erff(x) + sqrtf(v.y) + normcdff(x);
+    unsigned int u = (unsigned int)(t * 2654435761u);
+    iout[t * 4 + 0] = __popc(u);
+    iout[t * 4 + 1] = __clz((int)u);
+    iout[t * 4 + 2] = (int)__brev(u);
+    iout[t * 4 + 3] = __float2int_rn(x * 3.0f) + min(t, 5) + max(t, 7);
+}
+
+static void test_math_intrinsics(void **state)
+{
+    (void)state;
+    const int n = 64;
+    float4 *in;
+    float *out;
+    int *iout;
+    cudaMallocManaged(&in, n * sizeof(float4));
+    cudaMallocManaged(&out, n * 8 * sizeof(float));
+    cudaMallocManaged(&iout, n * 4 * sizeof(int));
+    for (int t = 0; t < n; t++) in[t] = make_float4(-2.0f + t * 0.0625f, 0.5f + t * 0.25f, t * 1.5f, 1.0f + t);
+    math_intrinsics<<<1, n>>>(in, out, iout);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    for (int t = 0; t < n; t++) {
+        double x = in[t].x, y = in[t].y, z = in[t].z, w = in[t].w;
+        double ref[8] = {exp(x), 1 / sqrt(y), z / w, x * y + z, sin(x) + cos(x), log(y) + pow(y, 1.5),
+                         (x < 0 ? 0 : x > 1 ? 1 : x) + pow(x > 0.25 ? x : 0.25, 2) + (w < 2 ? w : 2),
+                         tanh(x) + erf(x) + sqrt(y) + 0.5 * erfc(-x / sqrt(2.0))};
+        /* The CUDA intrinsics are accurate to a few ulp; 1e-5 relative covers them. */
+        for (int k = 0; k < 8; k++) assert_true(fabs(out[t * 8 + k] - ref[k]) <= 1e-5 * (1 + fabs(ref[k])));
+        unsigned int u = (unsigned int)(t * 2654435761u), r = 0;
+        for (int b = 0; b < 32; b++) r |= ((u >> b) & 1u) << (31 - b);
+        assert_int_equal(iout[t * 4 + 0], __builtin_popcount(u));
+        assert_int_equal(iout[t * 4 + 1], u ? __builtin_clz(u) : 32);
+        assert_int_equal((unsigned int)iout[t * 4 + 2], r);
+        assert_int_equal(iout[t * 4 + 3], (int)nearbyint(x * 3.0) + (t < 5 ? t : 5) + (t > 7 ? t : 7));
+    }
+    assert_int_equal(sizeof(float4), 16);
+    assert_int_equal(alignof(float4), 16);
+    assert_int_equal(alignof(int4), 16);
+    assert_int_equal(alignof(float2), 8);
+    cudaFree(in);
+    cudaFree(out);
+    cudaFree(iout);
+}
+
+/* --- launch errors and faults --------------------------------------------------------- */
+
+__global__ void noop(int *p)
+{
+    if (p) p[threadIdx.x] = 1;
+}
+
+__global__ void uses_dynamic(int *p)
+{
+    extern __shared__ int big[];
+    big[threadIdx.x] = 1;
+    __syncthreads();
+    if (p) p[0] = big[0];
+}
+
+static void test_launch_errors(void **state)
+{
+    (void)state;
+    noop<<<1, 2048>>>(NULL);
+    cudaError_t e = cudaGetLastError();
+    assert_int_equal(e, cudaErrorInvalidConfiguration);
+    assert_string_equal(cudaGetErrorString(e), "invalid configuration argument");
+    assert_int_equal(cudaGetLastError(), cudaSuccess); /* cleared by the read */
+    noop<<<1, dim3(1, 1, 65)>>>(NULL);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidConfiguration);
+    noop<<<dim3(1, 70000), 32>>>(NULL);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidConfiguration);
+    noop<<<0, 32>>>(NULL);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidConfiguration);
+
+    /* More than 48 KiB of dynamic shared memory needs the opt-in attribute. */
+    uses_dynamic<<<1, 32, 64 * 1024>>>(NULL);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    assert_int_equal(cudaFuncSetAttribute(uses_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024),
+                     cudaSuccess);
+    uses_dynamic<<<1, 32, 64 * 1024>>>(NULL);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaFuncSetAttribute(uses_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, 1 << 20),
+                     cudaErrorInvalidValue);
+    cudaGetLastError();
+    noop<<<1, 1024>>>(NULL);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+}
+
+__global__ void traps_in_block_two(int *out)
+{
+    if (blockIdx.x == 2 && threadIdx.x == 5) __trap();
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
+}
+
+__global__ void deadlocks(int *out)
+{
+    int lane = threadIdx.x;
+    if (lane < 16)
+        __syncthreads();
+    else
+        out[lane] = __shfl_sync(0xffffffffu, lane, 0); /* waits for lanes stuck at the barrier */
+}
+
+__global__ void asserts_in_block_one(int *out)
+{
+    assert(blockIdx.x != 1 || threadIdx.x < 5);
+    out[blockIdx.x * blockDim.x + threadIdx.x] = 1;
+}
+
+static void test_trap_and_deadlock_are_faults(void **state)
+{
+    (void)state;
+    int *d;
+    cudaMalloc(&d, 8 * 64 * sizeof(int));
+    asserts_in_block_one<<<4, 32>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorAssert);
+    cudaDeviceReset();
+    cudaFree(d);
+    cudaMalloc(&d, 8 * 64 * sizeof(int));
+    traps_in_block_two<<<8, 64>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorLaunchFailure); /* sticky */
+    noop<<<1, 1>>>(NULL);
+    assert_int_equal(cudaGetLastError(), cudaErrorLaunchFailure);
+    cudaDeviceReset();
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+
+    deadlocks<<<1, 32>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
+    cudaDeviceReset();
+    noop<<<2, 32>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaFree(d);
+}
+
+/* --- runtime API --------------------------------------------------------------------- */
+
+static void test_runtime_api(void **state)
+{
+    (void)state;
+    int count = 0, dev = -1;
+    assert_int_equal(cudaGetDeviceCount(&count), cudaSuccess);
+    assert_int_equal(count, 1);
+    assert_int_equal(cudaGetDevice(&dev), cudaSuccess);
+    assert_int_equal(dev, 0);
+    assert_int_equal(cudaSetDevice(1), cudaErrorInvalidDevice);
+    cudaGetLastError();
+    cudaDeviceProp p;
+    assert_int_equal(cudaGetDeviceProperties(&p, 0), cudaSuccess);
+    assert_string_equal(p.name, "SIMT emulator (CPU)");
+    assert_int_equal(p.warpSize, 32);
+    assert_int_equal(p.maxThreadsPerBlock, 1024);
+    assert_true(p.major >= 8);
+    int smem = 0;
+    cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    assert_int_equal((size_t)smem, p.sharedMemPerBlockOptin);
+
+    cudaStream_t s;
+    cudaEvent_t a, b;
+    assert_int_equal(cudaStreamCreate(&s), cudaSuccess);
+    cudaEventCreate(&a);
+    cudaEventCreate(&b);
+    float ms = -1;
+    assert_int_equal(cudaEventElapsedTime(&ms, a, b), cudaErrorNotReady);
+    cudaGetLastError();
+    int *d;
+    cudaMalloc(&d, 1024 * sizeof(int));
+    cudaEventRecord(a, s);
+    for (int r = 0; r < 20; r++) noop<<<64, 1024, 0, s>>>(d);
+    cudaEventRecord(b, s);
+    assert_int_equal(cudaEventSynchronize(b), cudaSuccess);
+    assert_int_equal(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
+    assert_true(ms > 0.0f && ms < 60000.0f);
+
+    int h[1024];
+    assert_int_equal(cudaMemsetAsync(d, 0xff, sizeof(h), s), cudaSuccess);
+    assert_int_equal(cudaStreamSynchronize(s), cudaSuccess);
+    cudaMemcpyAsync(h, d, sizeof(h), cudaMemcpyDeviceToHost, s);
+    assert_int_equal(h[1023], -1);
+    int src2d[3][5], dst2d[3][4];
+    for (int i = 0; i < 15; i++) (&src2d[0][0])[i] = i;
+    assert_int_equal(cudaMemcpy2D(dst2d, 4 * sizeof(int), src2d, 5 * sizeof(int), 4 * sizeof(int), 3,
+                                  cudaMemcpyHostToHost),
+                     cudaSuccess);
+    assert_int_equal(dst2d[2][3], 13);
+    cudaFree(d);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    cudaStreamDestroy(s);
+    assert_string_equal(cudaGetErrorName(cudaErrorMemoryAllocation), "cudaErrorMemoryAllocation");
+}
+
+/* --- rewriter ----------------------------------------------------------------------------- */
+
+static int plus(int a, int b) { return a + b; }
+
+__global__ void add_to(int *p, int v) { atomicAdd(p, v); }
+
+static void test_rewriter_forms(void **state)
+{
+    (void)state;
+    int *d, h = 0;
+    cudaMalloc(&d, sizeof(int));
+    cudaMemset(d, 0, sizeof(int));
+    /* Two launches on one line, nested parentheses in both parts, a comment
+     * and a string with <<< in it, and a launch split over lines. */
+    add_to<<<dim3(plus(1, (1))), dim3(min(4, 8))>>>(d, plus(2, (3))); add_to<<<1, 1>>>(d, 100); /* x<<<y>>>(z) */
+    const char *text = "k<<<1,1>>>()";
+    (void)text;
+    add_to<<<
+        2,
+        3
+    >>>
+        (d,
+         1000);
+#define LAUNCH_ADD(p, v) add_to<<<1, 2>>>(p, v)
+    LAUNCH_ADD(d, 10000);
+    cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost);
+    assert_int_equal(h, 2 * 4 * 5 + 100 + 6 * 1000 + 2 * 10000);
+    cudaFree(d);
+}
+
+/* --- fp16 and bf16 ------------------------------------------------------------------------ */
+
+static void test_half_conversions(void **state)
+{
+    (void)state;
+    assert_int_equal(__half_as_ushort(__float2half(1.0f)), 0x3c00);
+    assert_int_equal(__half_as_ushort(__float2half(65504.0f)), 0x7bff);
+    assert_int_equal(__half_as_ushort(__float2half(65519.0f)), 0x7bff);
+    assert_int_equal(__half_as_ushort(__float2half(65520.0f)), 0x7c00); /* ties to even: overflow */
+    assert_int_equal(__half_as_ushort(__float2half(-0.0f)), 0x8000);
+    assert_int_equal(__half_as_ushort(__float2half(5.9604645e-8f)), 0x0001);
+    assert_int_equal(__half_as_ushort(__float2half(2.9802322e-8f)), 0x0000); /* half the smallest: tie to 0 */
+    assert_int_equal(__half_as_ushort(__float2half(NAN)), 0x7fff);
+    assert_int_equal(__half_as_ushort(__float2half(1.0f + 1.0f / 2048)), 0x3c00); /* tie to even */
+    assert_int_equal(__half_as_ushort(__float2half(1.0f + 3.0f / 2048)), 0x3c02);
+    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(1.0f)), 0x3f80);
+    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(__uint_as_float(0x3f808000u))), 0x3f80);
+    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(__uint_as_float(0x3f818000u))), 0x3f82);
+    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(__uint_as_float(0x3f808001u))), 0x3f81);
+    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(NAN)), 0x7fff);
+    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(INFINITY)), 0x7f80);
+    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(3.4e38f)), 0x7f80);
+    /* Every finite half survives a round trip through float. */
+    for (unsigned int u = 0; u < 0x10000u; u++) {
+        __half h = __ushort_as_half((unsigned short)u);
+        float f = __half2float(h);
+        if (f != f) {
+            assert_int_equal(__half_as_ushort(__float2half(f)), 0x7fff);
+            continue;
+        }
+        assert_int_equal(__half_as_ushort(__float2half(f)), u);
+        __nv_bfloat16 b = __ushort_as_bfloat16((unsigned short)u);
+        float g = __bfloat162float(b);
+        if (g == g) assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(g)), u);
+    }
+    /* Arithmetic rounds once. */
+    __half a = __float2half(1.0f), eps = __float2half(1.0f / 1024);
+    assert_int_equal(__half_as_ushort(a + eps), 0x3c01);
+    assert_int_equal(__half_as_ushort(__hfma(eps, eps, a)), 0x3c00);
+    __nv_bfloat162 p = __floats2bfloat162_rn(1.5f, -2.25f);
+    float2 q = __bfloat1622float2(p * p);
+    assert_true(q.x == 2.25f && q.y == 5.0625f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_indexing_3d),
+        cmocka_unit_test(test_shared_static_reverse),
+        cmocka_unit_test(test_missing_syncthreads_gives_wrong_result),
+        cmocka_unit_test(test_shared_dynamic),
+        cmocka_unit_test(test_shared_per_block),
+        cmocka_unit_test(test_syncthreads_predicates),
+        cmocka_unit_test(test_barrier_after_early_exit),
+        cmocka_unit_test(test_shuffle_reduction),
+        cmocka_unit_test(test_shuffle_forms),
+        cmocka_unit_test(test_votes),
+        cmocka_unit_test(test_tiled_matmul),
+        cmocka_unit_test(test_atomic_histogram),
+        cmocka_unit_test(test_math_intrinsics),
+        cmocka_unit_test(test_launch_errors),
+        cmocka_unit_test(test_trap_and_deadlock_are_faults),
+        cmocka_unit_test(test_runtime_api),
+        cmocka_unit_test(test_rewriter_forms),
+        cmocka_unit_test(test_half_conversions),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,130 @@
+/*
+ * Negative and positive tests of the emulator's sanitizer builds. Each test
+ * runs a small program built with simtcc --sanitize=... as a child process
+ * and checks its exit status and report: a missing __syncthreads must be
+ * reported by ThreadSanitizer as a data race at the student's line, an
+ * out-of-bounds write by AddressSanitizer as a heap-buffer-overflow, and the
+ * corrected programs (and the emulator's own test suites) must run clean,
+ * so that a report always means a bug in the kernel, not in the emulator.
+ * SIMT_CHILD_DIR is set by simt.mk to where the children were built.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <cmocka.h>
+
+#ifndef SIMT_CHILD_DIR
+#error "SIMT_CHILD_DIR must name the directory of the child programs"
+#endif
+
+typedef struct {
+    int status; /* exit status, or 128 + signal */
+    char out[1 << 16];
+} child_result;
+
+static child_result result;
+
+/* Run SIMT_CHILD_DIR/name with stderr folded into stdout; keep the head. */
+static void run_child(const char *name)
+{
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "'%s/%s' 2>&1", SIMT_CHILD_DIR, name);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = 0, k;
+    char tmp[4096];
+    while ((k = fread(tmp, 1, sizeof(tmp), p)) > 0) {
+        size_t room = sizeof(result.out) - 1 - n;
+        if (k > room) k = room;
+        memcpy(result.out + n, tmp, k);
+        n += k;
+    }
+    result.out[n] = 0;
+    int st = pclose(p);
+    result.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+static void expect_in_output(const char *needle)
+{
+    if (!strstr(result.out, needle)) {
+        print_error("expected \"%s\" in the child's output:\n%.2000s\n", needle, result.out);
+        fail();
+    }
+}
+
+static void expect_clean(void)
+{
+    if (result.status != 0 || strstr(result.out, "Sanitizer")) {
+        print_error("expected a clean run, got status %d:\n%.3000s\n", result.status, result.out);
+        fail();
+    }
+}
+
+static void test_tsan_reports_missing_syncthreads(void **state)
+{
+    (void)state;
+    run_child("race_tsan");
+    assert_int_not_equal(result.status, 0);
+    expect_in_output("ThreadSanitizer: data race");
+    expect_in_output("race.cu:1"); /* the unsynchronised write or read, lines 12-13 */
+}
+
+static void test_tsan_silent_with_syncthreads(void **state)
+{
+    (void)state;
+    run_child("norace_tsan");
+    expect_clean();
+}
+
+static void test_asan_reports_out_of_bounds(void **state)
+{
+    (void)state;
+    run_child("oob_asan");
+    assert_int_not_equal(result.status, 0);
+    expect_in_output("AddressSanitizer: heap-buffer-overflow");
+    expect_in_output("oob.cu:13");
+}
+
+static void test_asan_silent_in_bounds(void **state)
+{
+    (void)state;
+    run_child("inbounds_asan");
+    expect_clean();
+}
+
+/* The emulator's own suites under the sanitizers: barriers, shuffles,
+ * atomics, traps, deadlocks and tensor-core emulation raise no reports. */
+static void test_core_suite_clean_under_asan(void **state)
+{
+    (void)state;
+    run_child("core_asan");
+    expect_clean();
+    expect_in_output("[  PASSED  ]");
+}
+
+static void test_mma_suite_clean_under_tsan(void **state)
+{
+    (void)state;
+    run_child("mma_tsan");
+    expect_clean();
+    expect_in_output("[  PASSED  ]");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_tsan_reports_missing_syncthreads),
+        cmocka_unit_test(test_tsan_silent_with_syncthreads),
+        cmocka_unit_test(test_asan_reports_out_of_bounds),
+        cmocka_unit_test(test_asan_silent_in_bounds),
+        cmocka_unit_test(test_core_suite_clean_under_asan),
+        cmocka_unit_test(test_mma_suite_clean_under_tsan),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

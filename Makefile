@@ -84,13 +84,13 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory test-run
 
 test-run: $(ALL_TARGETS) $(UNIT_TESTS) $(MPI_TESTS)
-	$(Q)BUILD=$(BUILD) NP=$(NP) HAVE_CUDA=$(HAVE_CUDA) \
+	+$(Q)BUILD=$(BUILD) NP=$(NP) HAVE_CUDA=$(HAVE_CUDA) \
 	    bash common/tests/run_suites.sh \
 	    --unit "$(UNIT_TESTS)" --mpi "$(MPI_TESTS)" --labs "$(LAB_NAMES)"
 
 docs: $(BUILD)/docs/html/index.html
 
-$(BUILD)/docs/html/index.html: Doxyfile $(wildcard common/*.[ch] common/*.cuh kernels/*/*.[ch] kernels/*/*.cu kernels/*/*.cuh common/simt/include/*.h)
+$(BUILD)/docs/html/index.html: Doxyfile $(wildcard common/*.[ch] common/*.cuh kernels/*.[ch] kernels/*/*.[ch] kernels/*/*.cu kernels/*/*.cuh common/simt/include/*.h README.md)
 	$(Q)command -v doxygen >/dev/null || { echo "docs: doxygen is missing; run: sudo apt-get install -y doxygen"; exit 1; }
 	$(Q)mkdir -p $(BUILD)/docs
 	$(Q)( cat Doxyfile; echo "OUTPUT_DIRECTORY=$(BUILD)/docs" ) | doxygen - > $(BUILD)/docs/doxygen.log 2>&1 || \
@@ -101,7 +101,7 @@ gpu-check: deps
 	$(Q)$(MAKE) --no-print-directory gpu-check-run
 
 gpu-check-run:
-	$(Q)BUILD=$(BUILD) NP=$(NP) bash autograder/gpu_check.sh
+	+$(Q)BUILD=$(BUILD) NP=$(NP) bash autograder/gpu_check.sh
 
 clean:
 	rm -rf $(BUILD)

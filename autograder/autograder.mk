@@ -6,4 +6,4 @@ grade: deps
 	$(Q)$(MAKE) --no-print-directory grade-run
 
 grade-run:
-	$(Q)BUILD=$(BUILD) SRC=$(SRC) TARGET=$(TARGET) bash autograder/grade_checks.sh $(LAB_NAMES)
+	+$(Q)BUILD=$(BUILD) SRC=$(SRC) TARGET=$(TARGET) bash autograder/grade_checks.sh $(LAB_NAMES)

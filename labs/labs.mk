@@ -13,11 +13,23 @@ LAB_TARGETS := $(if $(HAVE_CUDA),cuda) $(if $(SIMT_LIB),emu)
 lab_student = $(filter-out labs/$(1)/check.c labs/$(1)/bench.c,$(wildcard labs/$(1)/*.cu labs/$(1)/*.c))
 lab_objs    = $(patsubst labs/$(1)/%,$(BUILD)/$(3)/$(2)/$(1)/%.o,$(call lab_student,$(1)))
 
+# The ladder: a lab's optional labs/NN-topic/lab.mk may set LAB_LADDER_NN to
+# earlier labs (e.g. LAB_LADDER_02 := 01-naive-matmul). Its benchmark then also
+# links those labs' solution objects (the student's own files if solutions/ is
+# absent), so it can time every step so far side by side.
+-include $(wildcard labs/[0-9][0-9]-*/lab.mk)
+lab_ladder_src  = $(if $(wildcard solutions/$(1)),solutions,labs)
+# $(1) lab, $(2) target
+lab_ladder_objs = $(foreach e,$(LAB_LADDER_$(firstword $(subst -, ,$(1)))),$(call lab_objs,$(e),$(call lab_ladder_src,$(e)),$(2)))
+# Course kernels every lab program links (normal prerequisites, after the objects).
+LAB_KLIBS_cuda = $(LIBKERNELS_CUDA) $(LIBKERNELS_CPU)
+LAB_KLIBS_emu  = $(LIBKERNELS_EMU) $(LIBKERNELS_CPU)
+
 # Link line per target: objects first, then the libraries they use.
 LAB_LINK_cuda = $(CXX) -o $@ $^ $(CUDA_LIBCOMMON) $(LIBCOMMON) $(CUDA_LDLIBS) $(CUBLAS_LDLIBS) \
-                $(CMOCKA_LIBS) $(LDLIBS)
+                $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
 LAB_LINK_emu  = $(CXX) -o $@ $^ $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) $(SIMT_LDLIBS) \
-                $(CMOCKA_LIBS) $(LDLIBS)
+                $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
 LAB_CPPFLAGS_cuda = $(CUDA_CPPFLAGS)
 LAB_CPPFLAGS_emu  = $(SIMT_CPPFLAGS) -DCOURSE_SIMT
 
@@ -32,11 +44,11 @@ $(BUILD)/$(3)/$(2)/$(1)/%.c.o: $(2)/$(1)/%.c
 $(BUILD)/$(3)/$(2)/$(1)/harness/%.o: labs/$(1)/%.c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(3)) -Ilabs/$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@
-$(BUILD)/$(3)/$(2)/$(1)/check: $(BUILD)/$(3)/$(2)/$(1)/harness/check.o $(call lab_objs,$(1),$(2),$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
+$(BUILD)/$(3)/$(2)/$(1)/check: $(BUILD)/$(3)/$(2)/$(1)/harness/check.o $(call lab_objs,$(1),$(2),$(3)) $(LAB_KLIBS_$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
 	$$(Q)$$(LAB_LINK_$(3))
 ALL_TARGETS += $(BUILD)/$(3)/$(2)/$(1)/check
 ifneq ($(wildcard labs/$(1)/bench.c),)
-$(BUILD)/$(3)/$(2)/$(1)/bench: $(BUILD)/$(3)/$(2)/$(1)/harness/bench.o $(call lab_objs,$(1),$(2),$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
+$(BUILD)/$(3)/$(2)/$(1)/bench: $(BUILD)/$(3)/$(2)/$(1)/harness/bench.o $(call lab_objs,$(1),$(2),$(3)) $(call lab_ladder_objs,$(1),$(3)) $(LAB_KLIBS_$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
 	$$(Q)$$(LAB_LINK_$(3))
 ALL_TARGETS += $(BUILD)/$(3)/$(2)/$(1)/bench
 endif

@@ -1,0 +1,480 @@
+/*
+ * The matmul labs' shared check and benchmark (see gemm_harness.h).
+ *
+ * Host C against gpu.h, compiled once per target. Under the emulator
+ * (COURSE_SIMT) there is no cuBLAS, so the benchmark's baseline columns are
+ * empty and its correctness screen uses OpenBLAS on the host instead.
+ */
+#include "gemm_harness.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+#include "cpu/gemm_ref.h"
+#include "error.h"
+#include "gpu.h"
+#include "half.h"
+#include "lab.h"
+#include "memory.h"
+#include "numerics.h"
+#include "rng.h"
+#include "timer.h"
+
+#ifndef COURSE_SIMT
+#include "cuda/cublas_gemm.h"
+#define HAVE_CUBLAS 1
+#else
+#define HAVE_CUBLAS 0
+#endif
+
+/* Guard zone on each side of a device matrix whose rows are `row` elements
+ * long: one whole row plus 64 elements, so even a kernel that runs a full row
+ * past the end (row <= M instead of row < M) lands in the guard. A multiple
+ * of 64 elements, so the matrix itself stays aligned for vector loads. */
+static size_t guard_for(int row) { return 64 * ((size_t)(row + 63) / 64 + 1); }
+static const float C_SENTINEL = -12345.0f;
+static const uint16_t BF16_NAN = 0x7fc0;
+
+static const char *input_name(gemm_input_t in) {
+    switch (in) {
+    case GEMM_INPUT_FP32: return "fp32";
+    case GEMM_INPUT_TF32: return "tf32";
+    case GEMM_INPUT_BF16: return "bf16";
+    }
+    return "?";
+}
+
+/* The safety factor c of the bound c * K * EPS_FP32 * (|alpha||A||B| + |beta||C|)_ij.
+ * The inputs are rounded before the reference sees them, so only the
+ * kernel's own arithmetic counts: a length-K fp32 dot product is within
+ * gamma_K ~ K u of the exact one (Higham, Accuracy and Stability of Numerical
+ * Algorithms, 2nd ed., section 3.1), whatever the summation order; scaling by
+ * alpha and adding beta * C are two more roundings: (K + 2) u <= 3 K u.
+ * Tensor cores (tf32, bf16 inputs) form each product exactly but may truncate
+ * instead of round while accumulating (Fasi, Higham, Mikaitis and Pranesh,
+ * "Numerical behavior of NVIDIA tensor cores", PeerJ CS 2021), which can
+ * double the error per addition: 6 K u. */
+static double bound_c(gemm_input_t in) { return in == GEMM_INPUT_FP32 ? 3.0 : 6.0; }
+
+static float round_input(gemm_input_t in, float x) {
+    switch (in) {
+    case GEMM_INPUT_FP32: return x;
+    case GEMM_INPUT_TF32: return round_to_tf32(x);
+    case GEMM_INPUT_BF16: return round_to_bf16(x);
+    }
+    return x;
+}
+
+/* Upload n floats (as fp32 or as bf16) into a fresh device buffer with a NaN
+ * guard zone of g elements on both sides; returns the allocation, *data
+ * points past the front guard. */
+static void *upload_with_guard(const float *x, size_t n, size_t g, int as_bf16, void **data) {
+    size_t esize = as_bf16 ? sizeof(uint16_t) : sizeof(float);
+    size_t total = n + 2 * g;
+    void *host = host_malloc(total * esize);
+    for (size_t i = 0; i < total; i++) {
+        int guard = i < g || i >= n + g;
+        if (as_bf16) ((uint16_t *)host)[i] = guard ? BF16_NAN : bf16_from_float(x[i - g]);
+        else ((float *)host)[i] = guard ? NAN : x[i - g];
+    }
+    void *dev = gpu_malloc(total * esize);
+    gpu_upload(dev, host, total * esize);
+    host_free(host);
+    *data = (char *)dev + g * esize;
+    return dev;
+}
+
+void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, float beta,
+                     uint64_t seed, gemm_input_t input, gemm_fill_t fill) {
+    if (M < 1 || N < 1 || K < 1) fail_msg("gemm_check_case: sizes must be >= 1, got %dx%dx%d", M, N, K);
+    int is_bf16 = input == GEMM_INPUT_BF16;
+    if (is_bf16 ? !k->bf16 : !k->f32)
+        fail_msg("gemm_check_case: %s needs a %s kernel", input_name(input), is_bf16 ? "bf16" : "fp32");
+    size_t nA = (size_t)M * K, nB = (size_t)K * N, nC = (size_t)M * N;
+    float *A = host_malloc(nA * sizeof(float)), *B = host_malloc(nB * sizeof(float));
+    float *C0 = host_malloc(nC * sizeof(float));
+    size_t gC = guard_for(N); /* around C */
+    float *C = host_malloc((nC + 2 * gC) * sizeof(float));
+    double *want = host_malloc(nC * sizeof(double)), *mag = host_malloc(nC * sizeof(double));
+
+    /* Independent streams per matrix, so changing one shape's K does not
+     * shift the values of C. */
+    rng_t root, r;
+    rng_init(&root, seed);
+    r = rng_split(&root, 1); rng_fill_uniform(&r, A, nA, -1.0f, 1.0f);
+    r = rng_split(&root, 2); rng_fill_uniform(&r, B, nB, -1.0f, 1.0f);
+    r = rng_split(&root, 3); rng_fill_uniform(&r, C0, nC, -1.0f, 1.0f);
+    for (size_t i = 0; i < nA; i++) A[i] = round_input(input, A[i]);
+    for (size_t i = 0; i < nB; i++) B[i] = round_input(input, B[i]);
+    int nan_row = M / 2, nan_col = N / 2;
+    if (fill == GEMM_FILL_NAN_C) for (size_t i = 0; i < nC; i++) C0[i] = NAN;
+    if (fill == GEMM_FILL_NAN_ALL) for (size_t i = 0; i < nA; i++) A[i] = NAN;
+    if (fill == GEMM_FILL_NAN_ROW_COL) {
+        A[(size_t)nan_row * K + K / 2] = NAN;
+        B[(size_t)(K / 3) * N + nan_col] = NAN;
+    }
+    for (size_t i = 0; i < nC + 2 * gC; i++)
+        C[i] = (i < gC || i >= nC + gC) ? C_SENTINEL : C0[i - gC];
+
+    void *dA, *dB;
+    float *dC;
+    void *allocA = upload_with_guard(A, nA, guard_for(K), is_bf16, &dA);
+    void *allocB = upload_with_guard(B, nB, guard_for(N), is_bf16, &dB);
+    float *allocC = gpu_malloc((nC + 2 * gC) * sizeof(float));
+    gpu_upload(allocC, C, (nC + 2 * gC) * sizeof(float));
+    dC = allocC + gC;
+
+    int st = is_bf16 ? k->bf16(M, N, K, alpha, dA, dB, beta, dC)
+                     : k->f32(M, N, K, alpha, dA, dB, beta, dC);
+    if (st == LAB_OK) {
+        gpu_sync_check(k->name);
+        gpu_download(C, allocC, (nC + 2 * gC) * sizeof(float));
+    }
+    gpu_free(allocA); gpu_free(allocB); gpu_free(allocC);
+
+    char msg[640] = "";
+    char what[160];
+    snprintf(what, sizeof what, "%s: C = %g*A*B + %g*C, M=%d N=%d K=%d (%s inputs%s)", k->name,
+             alpha, beta, M, N, K, input_name(input),
+             fill == GEMM_FILL_NAN_C ? ", C starts as NaN" :
+             fill == GEMM_FILL_NAN_ROW_COL ? ", one NaN in A and one in B" :
+             fill == GEMM_FILL_NAN_ALL ? ", A all NaN" : "");
+    if (st == LAB_NOT_IMPLEMENTED) {
+        snprintf(msg, sizeof msg, "not implemented: %s still has its TODO (see the lab's README)", k->name);
+    } else if (st != LAB_OK) {
+        snprintf(msg, sizeof msg, "%s returned '%s' (%d) for M=%d N=%d K=%d", k->name,
+                 lab_status_name(st), st, M, N, K);
+    } else {
+        const float *got = C + gC;
+        for (size_t i = 0; i < gC && !msg[0]; i++)
+            if (C[i] != C_SENTINEL) /* also catches NaN: NaN != x */
+                snprintf(msg, sizeof msg, "%s: wrote before the start of C, at C[%lld]", what,
+                         (long long)i - (long long)gC);
+        for (size_t i = 0; i < gC && !msg[0]; i++)
+            if (got[nC + i] != C_SENTINEL)
+                snprintf(msg, sizeof msg, "%s: wrote past the end of C, at C[%zu] (C has %zu elements)",
+                         what, nC + i, nC);
+        if (!msg[0]) {
+            gemm_ref_double(M, N, K, alpha, A, B, beta, C0, want, mag);
+            /* Where the reference is NaN the result must be NaN; those elements
+             * then drop out of the bound (set to 0 on both sides). */
+            float *cmp = host_malloc(nC * sizeof(float));
+            for (size_t i = 0; i < nC && !msg[0]; i++) {
+                cmp[i] = got[i];
+                if (isnan(want[i])) {
+                    if (!isnan(got[i]))
+                        snprintf(msg, sizeof msg, "%s: C[%zu][%zu] = %g but must be NaN (a NaN input "
+                                 "reaches it; NaN must propagate, as in IEEE arithmetic)",
+                                 what, i / N, i % N, got[i]);
+                    cmp[i] = 0.0f; want[i] = 0.0; mag[i] = 0.0;
+                }
+            }
+            if (!msg[0] && fill == GEMM_FILL_NAN_C && beta == 0.0f) {
+                for (size_t i = 0; i < nC && !msg[0]; i++)
+                    if (isnan(got[i]))
+                        snprintf(msg, sizeof msg, "%s: C[%zu][%zu] is NaN: with beta == 0 the old C "
+                                 "must not be read (BLAS rule; 0 * NaN is NaN)", what, i / N, i % N);
+            }
+            if (!msg[0]) {
+                cmp_report_t rep;
+                /* Bound: c * K * u_fp32 * (|alpha||A||B| + |beta||C|)_ij; bound_c()
+                 * says where c comes from. */
+                if (!check_gemm_bound(cmp, want, mag, M, N, K, EPS_FP32, bound_c(input), &rep))
+                    cmp_report_format(msg, sizeof msg, what, &rep);
+            }
+            host_free(cmp);
+        }
+    }
+    host_free(A); host_free(B); host_free(C0); host_free(C); host_free(want); host_free(mag);
+    if (msg[0]) fail_msg("%s", msg);
+}
+
+void gemm_check_shape(gemm_f32_fn fn, const char *name, int M, int N, int K, float alpha,
+                      float beta, uint64_t seed, gemm_input_t input_rounding) {
+    gemm_kernel_t k = {name, fn, NULL};
+    if (input_rounding == GEMM_INPUT_BF16) fail_msg("gemm_check_shape: bf16 inputs need gemm_check_shape_bf16");
+    gemm_check_case(&k, M, N, K, alpha, beta, seed, input_rounding, GEMM_FILL_RANDOM);
+}
+
+void gemm_check_shape_bf16(gemm_bf16_fn fn, const char *name, int M, int N, int K, float alpha,
+                           float beta, uint64_t seed) {
+    gemm_kernel_t k = {name, NULL, fn};
+    gemm_check_case(&k, M, N, K, alpha, beta, seed, GEMM_INPUT_BF16, GEMM_FILL_RANDOM);
+}
+
+/* ---- benchmark ------------------------------------------------------------ */
+
+#define MAX_SIZES 32
+
+typedef struct { int M, N, K; } shape_t;
+
+/* "1024,2048" or "512x256x128,64": square or M x N x K entries. */
+static int parse_sizes(const char *s, shape_t *out) {
+    int n = 0;
+    const char *p = s;
+    while (*p) {
+        if (n == MAX_SIZES) return -1;
+        char *end;
+        long v[3];
+        int dims = 0;
+        for (;;) {
+            v[dims] = strtol(p, &end, 10);
+            if (end == p || v[dims] < 1 || v[dims] > 65536) return -1;
+            dims++;
+            p = end;
+            if (*p == 'x' && dims < 3) { p++; continue; }
+            break;
+        }
+        if (dims == 2) return -1;
+        out[n].M = (int)v[0];
+        out[n].N = dims == 3 ? (int)v[1] : (int)v[0];
+        out[n].K = dims == 3 ? (int)v[2] : (int)v[0];
+        n++;
+        if (*p == ',') p++;
+        else if (*p) return -1;
+    }
+    return n;
+}
+
+/* Run one kernel (or the cuBLAS baseline when k is NULL) on the size's buffers. */
+typedef struct {
+    int M, N, K;
+    float *A, *B, *C;       /* fp32 device arrays */
+    uint16_t *Ah, *Bh;      /* bf16 device arrays (NULL when no bf16 kernel is listed) */
+} bench_bufs_t;
+
+static int run_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bufs_t *b) {
+    if (k) return k->bf16 ? k->bf16(b->M, b->N, b->K, 1.0f, b->Ah, b->Bh, 0.0f, b->C)
+                          : k->f32(b->M, b->N, b->K, 1.0f, b->A, b->B, 0.0f, b->C);
+#if HAVE_CUBLAS
+    return baseline_bf16 ? cublas_gemm_bf16_rowmajor(b->M, b->N, b->K, 1.0f, b->Ah, b->Bh, 0.0f, b->C)
+                         : cublas_sgemm_rowmajor(b->M, b->N, b->K, 1.0f, b->A, b->B, 0.0f, b->C);
+#else
+    (void)baseline_bf16;
+    return LAB_NOT_IMPLEMENTED;
+#endif
+}
+
+/* Median time in ms over reps, after warm-up runs, with L2 flushed before
+ * each. Returns the kernel's status (LAB_OK or why it did not run). */
+static int time_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bufs_t *b,
+                       int warmup, int reps, double *ms_out) {
+    double *ms = host_malloc(sizeof(double) * (size_t)reps);
+    gpu_timer_t t;
+    gpu_timer_init(&t, NULL);
+    int st = LAB_OK;
+    for (int r = -warmup; r < reps && st == LAB_OK; r++) {
+        gpu_flush_l2();
+        gpu_timer_start(&t);
+        st = run_kernel(k, baseline_bf16, b);
+        float m = gpu_timer_stop_ms(&t);
+        if (st == LAB_OK) gpu_sync_check(k ? k->name : "cuBLAS");
+        if (r >= 0) ms[r] = m;
+    }
+    gpu_timer_free(&t);
+    *ms_out = st == LAB_OK ? median(ms, (size_t)reps) : 0.0;
+    host_free(ms);
+    return st;
+}
+
+/* Largest |got - want| relative to the largest |want|; NaN anywhere gives NaN. */
+static double normwise_err(const float *got, const float *want, size_t n) {
+    double err = 0.0, scale = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = fabs((double)got[i] - (double)want[i]);
+        if (isnan(d)) return NAN;
+        if (d > err) err = d;
+        if (fabs((double)want[i]) > scale) scale = fabs((double)want[i]);
+    }
+    return scale > 0 ? err / scale : err;
+}
+
+static void json_string(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fputc('\\', f);
+        if ((unsigned char)*s >= 0x20) fputc(*s, f);
+    }
+    fputc('"', f);
+}
+
+int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *kernels,
+                    int nkernels, int argc, char **argv) {
+    const int emulated = !HAVE_CUBLAS;
+    /* Defaults depend on where kernels run; set before parsing so --help shows them. */
+    static const char *sizes_arg;
+    static const char *json_path = NULL;
+    static int reps;
+    sizes_arg = emulated ? "128" : "1024,2048,4096";
+    reps = emulated ? 3 : 10;
+    static const arg_spec_t specs[] = {
+        {"sizes", ARG_STRING, &sizes_arg, "comma-separated sizes, N (square) or MxNxK", 0, -1},
+        {"reps", ARG_INT, &reps, "timed repetitions, median reported", 1, 1000},
+        {"json", ARG_STRING, &json_path, "also write the rows as JSON to this file", 0, -1},
+    };
+    args_t a = {"bench", summary, specs, 3};
+    args_parse_or_exit(&a, argc, argv);
+    shape_t sizes[MAX_SIZES];
+    int nsizes = parse_sizes(sizes_arg, sizes);
+    if (nsizes < 1) {
+        fprintf(stderr, "bench: --sizes '%s' is not a list like 1024,2048 or 512x256x128 "
+                        "(each dimension 1..65536, at most %d entries)\n", sizes_arg, MAX_SIZES);
+        return 2;
+    }
+    int warmup = emulated ? 1 : 2;
+    if (!gpu_available()) {
+        printf("bench: no GPU and not built for the emulator; nothing to time\n");
+        return 0;
+    }
+    int any_bf16 = 0;
+    for (int i = 0; i < nkernels; i++) any_bf16 |= kernels[i].bf16 != NULL;
+
+    char dev[128];
+    gpu_device_name(dev, sizeof dev);
+    printf("# lab %s matmul ladder: C = A*B (alpha 1, beta 0), row-major, fp32 accumulation\n", lab);
+    printf("# device: %s; median of %d reps, L2 flushed before each\n", dev, reps);
+    if (emulated)
+        printf("# no cuBLAS baseline under the emulator: times are CPU timings of the emulated kernels, "
+               "not GPU speeds; err is against OpenBLAS\n");
+    else
+        printf("# baseline: cuBLAS sgemm, TF32 off%s; err is against the baseline's result\n",
+               any_bf16 ? " (bf16 kernels: cuBLAS bf16 GemmEx)" : "");
+    printf("# %5s %6s %6s  %-30s %10s %10s %12s %9s  %s\n", "M", "N", "K", "kernel", "time(ms)",
+           "TFLOP/s", "% of cuBLAS", "err", "status");
+
+    FILE *jf = NULL;
+    if (json_path) {
+        jf = fopen(json_path, "w");
+        if (!jf) FATAL("bench: cannot write %s", json_path);
+        fprintf(jf, "{\"lab\":\"%s\",\"device\":", lab);
+        json_string(jf, dev);
+        fprintf(jf, ",\"emulator\":%s,\"reps\":%d,\"baseline\":%s,\"results\":[",
+                emulated ? "true" : "false", reps, emulated ? "null" : "\"cublas\"");
+    }
+    int first_json = 1, bad = 0;
+    for (int s = 0; s < nsizes; s++) {
+        bench_bufs_t b = {sizes[s].M, sizes[s].N, sizes[s].K, NULL, NULL, NULL, NULL, NULL};
+        size_t nA = (size_t)b.M * b.K, nB = (size_t)b.K * b.N, nC = (size_t)b.M * b.N;
+        float *A = host_malloc(nA * 4), *B = host_malloc(nB * 4), *C = host_malloc(nC * 4);
+        float *ref32 = host_malloc(nC * 4), *ref16 = any_bf16 ? host_malloc(nC * 4) : NULL;
+        rng_t root, r;
+        rng_init(&root, 2024);
+        r = rng_split(&root, 1); rng_fill_uniform(&r, A, nA, -1.0f, 1.0f);
+        r = rng_split(&root, 2); rng_fill_uniform(&r, B, nB, -1.0f, 1.0f);
+        b.A = gpu_malloc(nA * 4); b.B = gpu_malloc(nB * 4); b.C = gpu_malloc(nC * 4);
+        gpu_upload(b.A, A, nA * 4);
+        gpu_upload(b.B, B, nB * 4);
+        uint16_t *Ah = NULL, *Bh = NULL;
+        float *Ar = NULL, *Br = NULL;
+        if (any_bf16) {
+            Ah = host_malloc(nA * 2); Bh = host_malloc(nB * 2);
+            bf16_from_float_array(Ah, A, nA);
+            bf16_from_float_array(Bh, B, nB);
+            b.Ah = gpu_malloc(nA * 2); b.Bh = gpu_malloc(nB * 2);
+            gpu_upload(b.Ah, Ah, nA * 2);
+            gpu_upload(b.Bh, Bh, nB * 2);
+        }
+
+        /* Baselines: timed (GPU) and their results kept for the error screen. */
+        double base_ms[2] = {0, 0};
+        for (int p = 0; p < 1 + any_bf16; p++) {
+            float *ref = p ? ref16 : ref32;
+            if (!emulated) {
+                time_kernel(NULL, p, &b, warmup, reps, &base_ms[p]);
+                gpu_download(ref, b.C, nC * 4);
+                double tf = tflops(2.0 * b.M * b.N * b.K, base_ms[p] * 1e-3);
+                const char *bname = p ? "cuBLAS gemmEx (bf16 in)" : "cuBLAS sgemm (fp32)";
+                printf("  %5d %6d %6d  %-30s %10.3f %10.4g %12.1f %9s  %s\n", b.M, b.N, b.K, bname,
+                       base_ms[p], tf, 100.0, "-", "baseline");
+                if (jf) {
+                    fprintf(jf, "%s{\"kernel\":", first_json ? "" : ",");
+                    json_string(jf, p ? "cublas_gemmex_bf16" : "cublas_sgemm");
+                    fprintf(jf, ",\"M\":%d,\"N\":%d,\"K\":%d,\"ms\":%.6f,\"tflops\":%.6f,"
+                                "\"baseline_ms\":%.6f,\"ratio\":1.0,\"err\":0,\"status\":\"baseline\"}",
+                            b.M, b.N, b.K, base_ms[p], tf, base_ms[p]);
+                    first_json = 0;
+                }
+            } else {
+                /* No cuBLAS: the screen's reference is OpenBLAS on the same
+                 * (rounded) inputs. */
+                if (p) {
+                    Ar = host_malloc(nA * 4); Br = host_malloc(nB * 4);
+                    float_from_bf16_array(Ar, Ah, nA);
+                    float_from_bf16_array(Br, Bh, nB);
+                }
+                gemm_cpu_sgemm(b.M, b.N, b.K, 1.0f, p ? Ar : A, p ? Br : B, 0.0f, ref);
+            }
+        }
+
+        for (int i = 0; i < nkernels; i++) {
+            const gemm_kernel_t *k = &kernels[i];
+            int p = k->bf16 != NULL;
+            /* All-ones bytes are NaN: a kernel that writes nothing cannot pass
+             * off the previous kernel's result as its own. */
+            gpu_memset(b.C, 0xff, nC * 4);
+            double ms = 0.0;
+            int st = time_kernel(k, p, &b, warmup, reps, &ms);
+            const char *status;
+            double tf = 0.0, ratio = 0.0, err = 0.0;
+            if (st == LAB_OK) {
+                gpu_download(C, b.C, nC * 4);
+                err = normwise_err(C, p ? ref16 : ref32, nC);
+                tf = tflops(2.0 * b.M * b.N * b.K, ms * 1e-3);
+                ratio = emulated ? 0.0 : base_ms[p] / ms;
+                /* A gross-error screen, not a numerics check: fp32 kernels
+                 * agree with cuBLAS to ~1e-6 of the largest element; 1e-2
+                 * leaves room for tf32 and still flags a wrong result. */
+                status = err <= 1e-2 ? "ok" : "WRONG";
+                if (!(err <= 1e-2)) bad = 1;
+                char pct[32];
+                if (emulated) snprintf(pct, sizeof pct, "-");
+                else snprintf(pct, sizeof pct, "%.1f", 100.0 * ratio);
+                printf("  %5d %6d %6d  %-30s %10.3f %10.4g %12s %9.2e  %s\n", b.M, b.N, b.K, k->name,
+                       ms, tf, pct, err, status);
+            } else {
+                status = st == LAB_NOT_IMPLEMENTED ? "not implemented" : "failed";
+                if (st != LAB_NOT_IMPLEMENTED) bad = 1;
+                printf("  %5d %6d %6d  %-30s %10s %10s %12s %9s  %s\n", b.M, b.N, b.K, k->name, "-",
+                       "-", "-", "-", st == LAB_NOT_IMPLEMENTED ? "not implemented (TODO)" : lab_status_name(st));
+            }
+            if (jf) {
+                fprintf(jf, "%s{\"kernel\":", first_json ? "" : ",");
+                json_string(jf, k->name);
+                fprintf(jf, ",\"M\":%d,\"N\":%d,\"K\":%d,", b.M, b.N, b.K);
+                if (st == LAB_OK) {
+                    fprintf(jf, "\"ms\":%.6g,\"tflops\":%.6g,", ms, tf);
+                    if (emulated) fprintf(jf, "\"baseline_ms\":null,\"ratio\":null,");
+                    else fprintf(jf, "\"baseline_ms\":%.6f,\"ratio\":%.6f,", base_ms[p], ratio);
+                    if (isnan(err)) fprintf(jf, "\"err\":null,");
+                    else fprintf(jf, "\"err\":%.3e,", err);
+                } else {
+                    fprintf(jf, "\"ms\":null,\"tflops\":null,\"baseline_ms\":null,\"ratio\":null,\"err\":null,");
+                }
+                fprintf(jf, "\"status\":");
+                json_string(jf, st == LAB_OK ? (err <= 1e-2 ? "ok" : "wrong")
+                                : st == LAB_NOT_IMPLEMENTED ? "not implemented" : "failed");
+                fprintf(jf, "}");
+                first_json = 0;
+            }
+        }
+        gpu_free(b.A); gpu_free(b.B); gpu_free(b.C); gpu_free(b.Ah); gpu_free(b.Bh);
+        host_free(A); host_free(B); host_free(C); host_free(ref32); host_free(ref16);
+        host_free(Ah); host_free(Bh); host_free(Ar); host_free(Br);
+    }
+    if (jf) {
+        fprintf(jf, "]}\n");
+        fclose(jf);
+    }
+#if HAVE_CUBLAS
+    cublas_gemm_shutdown();
+#endif
+    return bad;
+}

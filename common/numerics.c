@@ -37,28 +37,28 @@ static int account(cmp_report_t *r, size_t i, double got, double want, double bo
     return ok;
 }
 
-int compare_close(const float *got, const double *want, size_t n, double rtol, double atol,
-                  cmp_report_t *rep) {
-    cmp_report_t local;
-    cmp_report_t *r = rep ? rep : &local;
-    report_reset(r, n);
-    double worst = 0.0;
-    for (size_t i = 0; i < n; i++)
-        account(r, i, (double)got[i], want[i], atol + rtol * fabs(want[i]), &worst);
-    return r->mismatches == 0;
-}
-
-int compare_close_f(const float *got, const float *want, size_t n, double rtol, double atol,
-                    cmp_report_t *rep) {
+/* One loop for both reference types: want_d or want_f is NULL. */
+static int compare_any(const float *got, const double *want_d, const float *want_f, size_t n,
+                       double rtol, double atol, cmp_report_t *rep) {
     cmp_report_t local;
     cmp_report_t *r = rep ? rep : &local;
     report_reset(r, n);
     double worst = 0.0;
     for (size_t i = 0; i < n; i++) {
-        double w = (double)want[i];
+        double w = want_d ? want_d[i] : (double)want_f[i];
         account(r, i, (double)got[i], w, atol + rtol * fabs(w), &worst);
     }
     return r->mismatches == 0;
+}
+
+int compare_close(const float *got, const double *want, size_t n, double rtol, double atol,
+                  cmp_report_t *rep) {
+    return compare_any(got, want, NULL, n, rtol, atol, rep);
+}
+
+int compare_close_f(const float *got, const float *want, size_t n, double rtol, double atol,
+                    cmp_report_t *rep) {
+    return compare_any(got, NULL, want, n, rtol, atol, rep);
 }
 
 int check_gemm_bound(const float *got, const double *want, const double *absAB, int M, int N,

@@ -14,6 +14,7 @@ typedef enum {
     LAB_NOT_IMPLEMENTED = 1, /**< the TODO is still there */
     LAB_BAD_ARGUMENT = 2,    /**< sizes or pointers the function cannot handle */
     LAB_LAUNCH_FAILED = 3,   /**< a kernel launch returned an error */
+    LAB_NEEDS_HOPPER = 4,    /**< the code needs a compute-capability 9.0 GPU and an sm_90a build (wgmma, TMA); not run here */
 } lab_status_t;
 
 /**
@@ -27,6 +28,7 @@ static inline const char *lab_status_name(int s) {
     case LAB_NOT_IMPLEMENTED: return "not implemented";
     case LAB_BAD_ARGUMENT: return "bad argument";
     case LAB_LAUNCH_FAILED: return "launch failed";
+    case LAB_NEEDS_HOPPER: return "needs a Hopper GPU";
     default: return "unknown status";
     }
 }

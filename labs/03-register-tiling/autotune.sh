@@ -1,0 +1,277 @@
+#!/usr/bin/env bash
+# Lab 03 autotuner: search tile sizes for one of this lab's kernels on the GPU
+# of this machine and rank them by TFLOP/s at 4096^3, with cuBLAS (fp32, TF32
+# off) timed in the same process as the yardstick.
+#
+# For every configuration in a small grid it compiles the kernel's .cu file
+# with -D overrides (BM, BN, BK, TM, TN, and for the warp-tiled kernel WM, WN,
+# WNITER, NTHREADS), links it into a one-kernel benchmark built on the lab's
+# harness (gemm_bench_main in kernels/gemm_harness.c), runs it under a time
+# limit, and prints a ranked table and the best -D line. Configurations that
+# break the kernel's rules are skipped before compiling (see valid_* below);
+# the static_asserts in the .cu file are the final word, and a configuration
+# they reject is reported as "invalid". Everything goes under $BUILD/autotune.
+#
+# Run from the repository root:
+#   labs/03-register-tiling/autotune.sh                     # warptile, your file (labs/)
+#   labs/03-register-tiling/autotune.sh --kernel vectorized --src solutions
+#   labs/03-register-tiling/autotune.sh --dry-run           # list the grid, compile one config
+# Without a GPU it says so and exits 0 (--dry-run still works with nvcc alone).
+set -u
+
+usage() {
+    cat <<USAGE
+usage: labs/03-register-tiling/autotune.sh [options]
+  --kernel K     1d | 2d | vectorized | warptile (default warptile)
+  --src S        labs (your file, default) or solutions
+  --size N       square size to time, N^3 (default 4096)
+  --reps R       timed repetitions per configuration, median reported (default 5)
+  --timeout S    seconds allowed per compile and per run (default 120)
+  --max N        try at most N configurations (default: all valid ones)
+  --jobs J       compile J configurations at a time (default: number of cores)
+  --arch A       GPU architecture for nvcc, e.g. 90a or 80 (default: from nvidia-smi)
+  --build DIR    build folder (default: build; outputs go to DIR/autotune)
+  --dry-run      print the configurations, then compile and link the first one only
+  -h, --help     this text
+USAGE
+}
+
+kernel=warptile src=labs size=4096 reps=5 limit=120 max=0 arch="" dry=0
+jobs=$(nproc 2>/dev/null || echo 4)
+BUILD=${BUILD:-build}
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --kernel) kernel=${2:-}; shift 2 ;;
+        --src) src=${2:-}; shift 2 ;;
+        --size) size=${2:-}; shift 2 ;;
+        --reps) reps=${2:-}; shift 2 ;;
+        --timeout) limit=${2:-}; shift 2 ;;
+        --max) max=${2:-}; shift 2 ;;
+        --jobs) jobs=${2:-}; shift 2 ;;
+        --arch) arch=${2:-}; shift 2 ;;
+        --build) BUILD=${2:-}; shift 2 ;;
+        --dry-run) dry=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "autotune: unknown option '$1'"; usage; exit 2 ;;
+    esac
+done
+
+case "$kernel" in
+    1d) file=matmul_1d_blocktile fn=matmul_blocktile_1d ;;
+    2d) file=matmul_2d_blocktile fn=matmul_blocktile_2d ;;
+    vectorized) file=matmul_vectorized fn=matmul_vectorized ;;
+    warptile) file=matmul_warptile fn=matmul_warptile ;;
+    *) echo "autotune: --kernel $kernel: pick one of 1d, 2d, vectorized, warptile"; exit 2 ;;
+esac
+case "$src" in labs|solutions) ;; *) echo "autotune: --src $src must be labs or solutions"; exit 2 ;; esac
+for v in size reps limit max jobs; do
+    [[ ${!v} =~ ^[0-9]+$ ]] || { echo "autotune: --$v must be a whole number (got '${!v}')"; exit 2; }
+done
+[ "$jobs" -ge 1 ] || jobs=1
+lab=03-register-tiling
+srcfile=$src/$lab/$file.cu
+[ -f "$srcfile" ] && [ -f Makefile ] || { echo "autotune: run me from the repository root (no $srcfile here)"; exit 2; }
+
+have_gpu=0
+nvidia-smi -L 2>/dev/null | grep -q '^GPU' && have_gpu=1
+if [ $have_gpu = 0 ] && [ $dry = 0 ]; then
+    echo "autotune: no NVIDIA GPU visible (nvidia-smi -L); tile sizes can only be tuned on a GPU."
+    echo "autotune: --dry-run lists the configurations and checks that one compiles."
+    exit 0
+fi
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=$(command -v nvcc 2>/dev/null || true)
+[ -n "$NVCC" ] || { [ -x "$CUDA_HOME/bin/nvcc" ] && NVCC=$CUDA_HOME/bin/nvcc; }
+[ -n "$NVCC" ] || { echo "autotune: nvcc not found (install the CUDA toolkit or set CUDA_HOME)"; exit 1; }
+if [ -z "$arch" ]; then
+    cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+    case "$cap" in
+        "") arch=90a ;;          # dry run without a GPU: the course's Hopper target
+        90) arch=90a ;;          # Hopper: the arch-specific target the course builds
+        *) arch=$cap ;;
+    esac
+fi
+
+# ---- the search space ----------------------------------------------------------
+# Each line of configs() is one configuration: NAME=VALUE pairs for -D. The
+# valid_* functions apply the rules the kernels' static_asserts state:
+#  - threads per block = (BM / TM) * (BN / TN) (BM * BN / TM for 1d) is a
+#    whole number of warps and at most 1024;
+#  - static shared memory (BM * BK + BK * BN) * 4 bytes is at most 48 KB;
+#  - float4 kernels: TM, TN, BK are multiples of 4, and each tile is a whole
+#    number of float4s per thread ((BM * BK / 4) % threads == 0, same for B),
+#    so every thread issues the same loads;
+#  - warptile: one warp per WM x WN warp tile ((BM / WM) * (BN / WN) warps =
+#    NTHREADS / 32); a warp's 32 lanes x WMITER x WNITER micro-tiles of
+#    TM x TN cover the warp tile exactly, with
+#    WMITER = WM * WN / (32 * TM * TN * WNITER), and the lanes of one sub-tile
+#    form a (WM / WMITER / TM) x (WN / WNITER / TN) grid of 32.
+smem_ok() { [ $(( ($1 * $3 + $3 * $2) * 4 )) -le 49152 ]; }           # BM BN BK
+valid_1d() {  # BM BN BK TM
+    local t=$(( $1 * $2 / $4 ))
+    [ $(( $1 % $4 )) -eq 0 ] && [ $t -le 1024 ] && [ $(( t % 32 )) -eq 0 ] && smem_ok "$1" "$2" "$3"
+}
+valid_2d() {  # BM BN BK TM TN
+    [ $(( $1 % $4 )) -eq 0 ] && [ $(( $2 % $5 )) -eq 0 ] || return 1
+    local t=$(( ($1 / $4) * ($2 / $5) ))
+    [ $t -le 1024 ] && [ $t -ge 32 ] && [ $(( t % 32 )) -eq 0 ] && smem_ok "$1" "$2" "$3"
+}
+valid_vec() {  # BM BN BK TM TN
+    valid_2d "$@" || return 1
+    local t=$(( ($1 / $4) * ($2 / $5) ))
+    [ $(( $4 % 4 )) -eq 0 ] && [ $(( $5 % 4 )) -eq 0 ] && [ $(( $3 % 4 )) -eq 0 ] &&
+        [ $(( ($1 * $3 / 4) % t )) -eq 0 ] && [ $(( ($3 * $2 / 4) % t )) -eq 0 ]
+}
+valid_warp() {  # BM BN BK TM TN WM WN WNITER NTHREADS
+    local BM=$1 BN=$2 BK=$3 TM=$4 TN=$5 WM=$6 WN=$7 WNITER=$8 T=$9
+    [ $(( BM % WM )) -eq 0 ] && [ $(( BN % WN )) -eq 0 ] || return 1
+    [ $(( (BM / WM) * (BN / WN) * 32 )) -eq $T ] && [ $T -le 1024 ] || return 1
+    local per=$(( 32 * TM * TN * WNITER ))
+    [ $(( (WM * WN) % per )) -eq 0 ] || return 1
+    local WMITER=$(( WM * WN / per ))
+    [ $WMITER -ge 1 ] && [ $(( WM % WMITER )) -eq 0 ] && [ $(( WN % WNITER )) -eq 0 ] || return 1
+    local WSUBM=$(( WM / WMITER )) WSUBN=$(( WN / WNITER ))
+    [ $(( WSUBM % TM )) -eq 0 ] && [ $(( WSUBN % TN )) -eq 0 ] || return 1
+    [ $(( (WSUBM / TM) * (WSUBN / TN) )) -eq 32 ] || return 1
+    [ $(( TM % 4 )) -eq 0 ] && [ $(( TN % 4 )) -eq 0 ] && [ $(( BK % 4 )) -eq 0 ] || return 1
+    [ $(( (BM * BK / 4) % T )) -eq 0 ] && [ $(( (BK * BN / 4) % T )) -eq 0 ] || return 1
+    smem_ok "$BM" "$BN" "$BK"
+}
+configs() {
+    local BM BN BK TM TN WM WN WI T
+    for BM in 64 128; do for BN in 64 128; do for BK in 8 16; do
+        case "$kernel" in
+            1d) for TM in 4 8; do
+                    valid_1d $BM $BN $BK $TM && echo "BM=$BM BN=$BN BK=$BK TM=$TM"
+                done ;;
+            2d|vectorized) for TM in 4 8; do for TN in 4 8; do
+                    if [ "$kernel" = 2d ]; then valid_2d $BM $BN $BK $TM $TN || continue
+                    else valid_vec $BM $BN $BK $TM $TN || continue; fi
+                    echo "BM=$BM BN=$BN BK=$BK TM=$TM TN=$TN"
+                done; done ;;
+            warptile) for TM in 4 8; do for TN in 4 8; do for WM in 32 64; do for WN in 32 64; do
+                      for WI in 1 2 4; do for T in 128 256; do
+                    valid_warp $BM $BN $BK $TM $TN $WM $WN $WI $T &&
+                        echo "BM=$BM BN=$BN BK=$BK TM=$TM TN=$TN WM=$WM WN=$WN WNITER=$WI NTHREADS=$T"
+                done; done; done; done; done; done ;;
+        esac
+    done; done; done
+}
+
+mapfile -t grid < <(configs)
+[ "$max" -gt 0 ] && [ ${#grid[@]} -gt "$max" ] && grid=("${grid[@]:0:$max}")
+echo "autotune: $fn from $srcfile, ${#grid[@]} configurations, sm_$arch, ${size}^3, $reps reps"
+
+# ---- build pieces shared by every configuration ----------------------------------
+out=$BUILD/autotune/$kernel
+mkdir -p "$out"
+libs="$BUILD/cuda/lib/libkernels_cuda.a $BUILD/lib/libkernels_cpu.a $BUILD/cuda/lib/libcommon_gpu.a $BUILD/lib/libcommon.a"
+echo "autotune: building the harness libraries (make BUILD=$BUILD CUDA_ARCH=$arch)"
+if ! timeout "$((limit * 5))" make --no-print-directory BUILD="$BUILD" CUDA_ARCH="$arch" $libs \
+        >"$out/make.log" 2>&1; then
+    echo "autotune: building the libraries failed; see $out/make.log"; tail -n 20 "$out/make.log"; exit 1
+fi
+# A one-kernel benchmark: the lab's harness, timing only the configuration
+# under test (and cuBLAS, which gemm_bench_main always times first).
+cat >"$out/tune_main.c" <<MAIN
+#include "gemm_harness.h"
+int $fn(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
+int main(int argc, char **argv) {
+    const gemm_kernel_t k[] = {{"$fn", $fn, NULL}};
+    return gemm_bench_main("03", "lab 03 autotune: one configuration", k, 1, argc, argv);
+}
+MAIN
+gcc -std=c11 -O2 -Wall -Wextra -Werror -Icommon -Ikernels -I"$CUDA_HOME/include" \
+    -c "$out/tune_main.c" -o "$out/tune_main.o" || { echo "autotune: compiling the benchmark main failed"; exit 1; }
+
+# build_one TAG "NAME=VALUE ...": compile and link one configuration into $out/TAG/bench.
+build_one() {
+    local tag=$1 defs=() d
+    for d in $2; do defs+=("-D$d"); done
+    mkdir -p "$out/$tag"
+    timeout "$limit" "$NVCC" -O3 -std=c++17 -lineinfo -gencode "arch=compute_$arch,code=sm_$arch" \
+        -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -Xptxas -v -Icommon -Ikernels \
+        -I"labs/$lab" "${defs[@]}" -c "$srcfile" -o "$out/$tag/kernel.o" >"$out/$tag/compile.log" 2>&1 || return 1
+    g++ -o "$out/$tag/bench" "$out/tune_main.o" "$out/$tag/kernel.o" $libs \
+        -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lcublas -lcublasLt \
+        -lopenblas -lcmocka -lm -fopenmp >>"$out/$tag/compile.log" 2>&1
+}
+# ptxas's figures for the kernel: "REGS SPILL_BYTES".
+ptxas_figures() {
+    local log=$1/compile.log
+    local regs spill
+    regs=$(grep -oE 'Used [0-9]+ registers' "$log" | tail -n 1 | grep -oE '[0-9]+')
+    spill=$(grep -oE '[0-9]+ bytes spill stores' "$log" | tail -n 1 | grep -oE '^[0-9]+')
+    echo "${regs:-?} ${spill:-0}"
+}
+
+if [ $dry = 1 ]; then
+    printf '%s\n' "${grid[@]}"
+    [ ${#grid[@]} -gt 0 ] || { echo "autotune: the grid is empty"; exit 1; }
+    echo "autotune: dry run: compiling and linking the first configuration only"
+    if build_one dry "${grid[0]}"; then
+        read -r regs spill < <(ptxas_figures "$out/dry")
+        echo "autotune: ok: ${grid[0]} -> $out/dry/bench ($regs registers, $spill bytes spilled)"
+        exit 0
+    fi
+    echo "autotune: the first configuration did not build; see $out/dry/compile.log"
+    tail -n 20 "$out/dry/compile.log"; exit 1
+fi
+
+# ---- the search --------------------------------------------------------------------
+nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -n 1
+results="$out/results.txt"
+: >"$results"
+# Compiling is the slow part and needs no GPU: all configurations first, in
+# parallel; then the timed runs, one at a time so they do not disturb each other.
+echo "autotune: compiling ${#grid[@]} configurations, $jobs at a time"
+i=0
+for cfg in "${grid[@]}"; do
+    i=$((i + 1))
+    tag=$(printf 'c%03d' $i)
+    rm -rf "${out:?}/$tag"
+    ( build_one "$tag" "$cfg" && touch "$out/$tag/built" ) &
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n; done
+done
+wait
+echo "autotune: timing each configuration at ${size}^3"
+i=0
+for cfg in "${grid[@]}"; do
+    i=$((i + 1))
+    tag=$(printf 'c%03d' $i)
+    if [ ! -f "$out/$tag/built" ]; then
+        printf '[%3d/%d] %-70s invalid (does not compile; %s)\n' $i ${#grid[@]} "$cfg" "$out/$tag/compile.log"
+        continue
+    fi
+    read -r regs spill < <(ptxas_figures "$out/$tag")
+    timeout --kill-after=10 "$limit" "$out/$tag/bench" --sizes "$size" --reps "$reps" \
+        >"$out/$tag/run.log" 2>&1
+    rc=$?
+    # The kernel's row: M N K name ms TFLOP/s %cuBLAS err status.
+    row=$(awk -v k="$fn" '$4 == k' "$out/$tag/run.log" | tail -n 1)
+    read -r _ _ _ _ ms tf pct _ status <<<"$row"
+    if [ $rc -ne 0 ] || [ "${status:-}" != ok ]; then
+        why=${status:-no result}; [ $rc -eq 124 ] && why="timed out after ${limit}s"
+        printf '[%3d/%d] %-70s failed (%s; rc %d; %s)\n' $i ${#grid[@]} "$cfg" "$why" $rc "$out/$tag/run.log"
+        continue
+    fi
+    printf '[%3d/%d] %-70s %8s TFLOP/s %6s%% of cuBLAS  %s regs, %s B spilled\n' \
+        $i ${#grid[@]} "$cfg" "$tf" "$pct" "$regs" "$spill"
+    echo "$tf $pct $regs $spill $cfg" >>"$results"
+done
+
+echo
+if [ ! -s "$results" ]; then
+    echo "autotune: no configuration ran successfully; see the logs under $out"; exit 1
+fi
+echo "autotune: $fn at ${size}^3, best first (cuBLAS timed in each run; logs under $out)"
+printf '%4s %9s %9s %5s %7s  %s\n' rank TFLOP/s %cuBLAS regs spill configuration
+sort -k1,1 -g -r "$results" | awk '{ cfg = ""; for (i = 5; i <= NF; i++) cfg = cfg " " $i;
+    printf "%4d %9s %9s %5s %7s %s\n", NR, $1, $2, $3, $4, cfg }'
+best=$(sort -k1,1 -g -r "$results" | head -n 1 | cut -d' ' -f5-)
+dline=""
+for d in $best; do dline="$dline -D$d"; done
+echo
+echo "best:$dline"
+echo "apply it: set these values in the #ifndef defaults at the top of $srcfile,"
+echo "then run make check LAB=03 and make bench LAB=03 ARGS=\"--sizes $size\" to confirm."

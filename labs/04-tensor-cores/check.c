@@ -1,0 +1,212 @@
+/*
+ * Lab 04 checks: the three tensor-core steps against a double-precision
+ * reference, in one cmocka group ("wmma: ...", "mma: ...", "wgmma: ...").
+ *
+ * Inputs are bf16: the harness (kernels/gemm_harness.h) rounds A and B to
+ * bf16 before both the kernel and the reference see them, so only the
+ * kernel's own arithmetic is measured. A product of two bf16 values (8-bit
+ * significands) is exact in fp32 (24 bits), so the error is that of a
+ * length-K fp32 sum, K u with u = 2^-24 (Higham, Accuracy and Stability of
+ * Numerical Algorithms, section 3.1), doubled because tensor cores may
+ * truncate instead of round while adding (Fasi et al., PeerJ CS 2021), plus
+ * the alpha scaling and the beta update: the harness's bound
+ * 6 K u (|alpha||A||B| + |beta||C|) per element.
+ *
+ * Shapes come from the tile sizes each file was compiled with (they are
+ * asked for at run time): one element past a tile, one short of two tiles,
+ * exact multiples, smaller than a tile, K alone off a multiple; 1x1x1,
+ * K = 1, primes, tall and wide; K and N multiples of 8 (16-byte copies with
+ * zero-filled edge tiles) and not (the element-by-element fallback); alpha
+ * and beta variants; C full of NaN with beta = 0; NaN inputs. Before each
+ * case the kernel runs once on all-NaN inputs so that leftover shared memory
+ * is NaN, which turns a forgotten zero-fill into a visible failure. Under
+ * the emulator every dimension stays <= 256. The wgmma tests need a Hopper GPU
+ * and an sm_90a build; anywhere else they are skipped, visibly.
+ */
+#include "labcheck.h"
+#include "gemm_harness.h"
+
+int matmul_wmma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
+                float beta, float *C);
+int matmul_mma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
+               float beta, float *C);
+int matmul_wgmma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
+                 float beta, float *C);
+void matmul_wmma_tile(int *bm, int *bn, int *bk);
+void matmul_mma_tile(int *bm, int *bn, int *bk);
+void matmul_wgmma_tile(int *bm, int *bn, int *bk);
+int matmul_wgmma_supported(void);
+
+/* One step of the lab: its function, its tile sizes, and (Hopper only) a probe. */
+typedef struct {
+    const char *name;
+    gemm_bf16_fn fn;
+    void (*tile)(int *bm, int *bn, int *bk);
+    int (*supported)(void);
+} step_t;
+
+static const step_t step_wmma = {"matmul_wmma", matmul_wmma, matmul_wmma_tile, NULL};
+static const step_t step_mma = {"matmul_mma", matmul_mma, matmul_mma_tile, NULL};
+static const step_t step_wgmma = {"matmul_wgmma", matmul_wgmma, matmul_wgmma_tile,
+                                  matmul_wgmma_supported};
+
+/* Under the emulator no dimension exceeds 256 (the whole check stays fast). */
+static int cap(int n) {
+#ifdef COURSE_SIMT
+    return n < 256 ? n : 256;
+#else
+    return n;
+#endif
+}
+
+/* Leave NaN behind in shared memory: run the kernel once on inputs that are
+ * all NaN (bf16 0xffff). Shared memory is not cleared between launches, on a
+ * GPU or in the emulator, so a later launch that forgets to zero-fill an
+ * edge tile multiplies the other side's zero padding by a leftover NaN and
+ * fails, instead of passing by luck on leftover finite numbers (0 * x = 0). */
+static void poison_shared_memory(const step_t *s) {
+    const int n = 256;
+    uint16_t *A = gpu_malloc((size_t)n * n * sizeof(uint16_t));
+    uint16_t *B = gpu_malloc((size_t)n * n * sizeof(uint16_t));
+    float *C = gpu_malloc((size_t)n * n * sizeof(float));
+    gpu_memset(A, 0xff, (size_t)n * n * sizeof(uint16_t));
+    gpu_memset(B, 0xff, (size_t)n * n * sizeof(uint16_t));
+    int st = s->fn(n, n, n, 1.0f, A, B, 0.0f, C);
+    if (st == LAB_OK) gpu_sync_check(s->name);
+    gpu_free(A);
+    gpu_free(B);
+    gpu_free(C);
+    LAB_REQUIRE_OK(st, s->name);
+}
+
+/* Start of every test: somewhere to run, and Hopper for step C. */
+static const step_t *begin(void **state) {
+    const step_t *s = (const step_t *)*state;
+    LAB_REQUIRE_DEVICE();
+    if (s->supported) LAB_REQUIRE_HOPPER(s->supported(), s->name);
+    return s;
+}
+
+/* Every case starts from NaN in shared memory (see poison_shared_memory). */
+static void shape(const step_t *s, int M, int N, int K, float alpha, float beta, uint64_t salt) {
+    poison_shared_memory(s);
+    gemm_check_shape_bf16(s->fn, s->name, cap(M), cap(N), cap(K), alpha, beta, lab_seed + salt);
+}
+
+static void run_case(const step_t *s, int M, int N, int K, float alpha, gemm_fill_t fill,
+                     uint64_t salt) {
+    const gemm_kernel_t k = {s->name, NULL, s->fn};
+    poison_shared_memory(s);
+    gemm_check_case(&k, M, N, K, alpha, 0.0f, lab_seed + salt, GEMM_INPUT_BF16, fill);
+}
+
+static void test_tiny(void **state) {
+    const step_t *s = begin(state);
+    shape(s, 1, 1, 1, 1.0f, 0.0f, 1);
+    shape(s, 37, 45, 1, 1.0f, 0.0f, 2); /* K = 1: one partial K tile, mostly zero padding */
+    shape(s, 1, 1, 257, 1.0f, 0.0f, 3); /* one output, many K tiles */
+}
+
+static void test_primes(void **state) {
+    const step_t *s = begin(state);
+    shape(s, 17, 31, 13, 1.0f, 0.0f, 4);
+    shape(s, 127, 61, 97, 1.0f, 0.0f, 5);
+}
+
+static void test_tile_edges(void **state) {
+    const step_t *s = begin(state);
+    int bm, bn, bk;
+    s->tile(&bm, &bn, &bk);
+    print_message("%s tiles: BM = %d, BN = %d, BK = %d\n", s->name, bm, bn, bk);
+    shape(s, bm + 1, bn + 1, bk + 1, 1.0f, 0.0f, 6);             /* one element into a second tile */
+    shape(s, 2 * bm - 1, bn + 1, 2 * bk - 1, 1.0f, 0.0f, 7);     /* one short of two tiles */
+    shape(s, 2 * bm, 2 * bn, bk + 1, 1.0f, 0.0f, 8);             /* only K off a multiple */
+    shape(s, bm + 1, 2 * bn - 1, 2 * bk, 1.0f, 0.0f, 9);         /* only M and N off */
+    shape(s, bm, bn, 3 * bk, 1.0f, 0.0f, 10);                    /* exact multiples: no padding */
+    shape(s, bm - 1, bn - 1, bk - 1, 1.0f, 0.0f, 11);            /* smaller than one tile */
+}
+
+static void test_alignment(void **state) {
+    const step_t *s = begin(state);
+    int bm, bn, bk;
+    s->tile(&bm, &bn, &bk);
+    /* K and N multiples of 8 bf16 (16 bytes): 16-byte copies, whole chunks
+     * past the edges zero-filled; K spans more k-tiles than any pipeline has
+     * stages, so every stage is reused. */
+    shape(s, bm + 8, bn + 8, 5 * bk + 8, 1.0f, 0.0f, 12);
+    /* The same with the K edge in the first round of stages, where shared
+     * memory still holds the NaN poison_shared_memory() left. */
+    shape(s, bm + 8, bn + 8, bk + 8, 1.0f, 0.0f, 31);
+    shape(s, 2 * bm - 8, 24, 2 * bk + 8, 1.0f, 0.0f, 32);
+    /* K and N not multiples of 8: rows of A and B start off 16-byte
+     * boundaries, so the kernel must not use 16-byte copies (or must repack). */
+    shape(s, bm + 3, bn + 5, 5 * bk + 3, 1.0f, 0.0f, 13);
+    shape(s, 40, 24, 5 * bk + 1, 1.0f, 0.0f, 14); /* N a multiple of 8, K not */
+    shape(s, 40, 21, 5 * bk, 1.0f, 0.0f, 15);     /* K a multiple of 8, N not */
+}
+
+static void test_rectangular(void **state) {
+    const step_t *s = begin(state);
+    shape(s, 256, 7, 40, 1.0f, 0.0f, 16);  /* tall */
+    shape(s, 5, 256, 64, 1.0f, 0.0f, 17);  /* wide */
+    shape(s, 3, 2, 256, 1.0f, 0.0f, 18);   /* tiny output, long K */
+}
+
+static void test_alpha_beta(void **state) {
+    const step_t *s = begin(state);
+    /* C starts random, so beta != 0 tests the update. Powers of two scale exactly. */
+    shape(s, 70, 50, 45, -0.5f, 2.0f, 19);
+    shape(s, 70, 50, 45, 2.0f, -1.0f, 20);
+    shape(s, 70, 50, 45, 0.0f, 1.0f, 21); /* alpha = 0: C comes back unchanged */
+    shape(s, 72, 56, 48, 0.25f, 0.0f, 22);
+    shape(s, 72, 56, 48, -1.0f, 0.5f, 23);
+}
+
+static void test_beta_zero_ignores_c(void **state) {
+    const step_t *s = begin(state);
+    /* BLAS: with beta == 0, C is output only. It starts as NaN here; a kernel
+     * that computes beta * C anyway gets 0 * NaN = NaN and fails. */
+    run_case(s, 41, 39, 20, 1.0f, GEMM_FILL_NAN_C, 24);
+    run_case(s, 64, 64, 64, -0.5f, GEMM_FILL_NAN_C, 25);
+}
+
+static void test_nan_propagates(void **state) {
+    const step_t *s = begin(state);
+    /* One NaN in A and one in B: exactly their row and column of C are NaN.
+     * Zero padding meets only padding, so it never turns a NaN into a number
+     * or a number into NaN. */
+    run_case(s, 35, 37, 33, 1.0f, GEMM_FILL_NAN_ROW_COL, 26);
+    run_case(s, 40, 48, 64, 1.0f, GEMM_FILL_NAN_ROW_COL, 27);
+    run_case(s, 16, 16, 16, 1.0f, GEMM_FILL_NAN_ALL, 28);
+}
+
+static void test_large(void **state) {
+    const step_t *s = begin(state);
+#ifdef COURSE_SIMT
+    shape(s, 256, 256, 256, 1.0f, 0.0f, 29);
+#else
+    shape(s, 1024, 1024, 1024, 1.0f, 0.0f, 29);
+    shape(s, 2048, 1024, 4096, 1.0f, 0.0f, 30); /* long K: many pipeline rounds */
+#endif
+}
+
+#define STEP_TESTS(prefix, step)                                                                 \
+    {prefix ": 1x1x1, K = 1, 1x1x257", test_tiny, NULL, NULL, (void *)&(step)},                 \
+    {prefix ": primes", test_primes, NULL, NULL, (void *)&(step)},                               \
+    {prefix ": tile edges", test_tile_edges, NULL, NULL, (void *)&(step)},                       \
+    {prefix ": K, N multiples of 8 or not", test_alignment, NULL, NULL, (void *)&(step)},        \
+    {prefix ": rectangular", test_rectangular, NULL, NULL, (void *)&(step)},                     \
+    {prefix ": alpha and beta", test_alpha_beta, NULL, NULL, (void *)&(step)},                   \
+    {prefix ": beta = 0 ignores C", test_beta_zero_ignores_c, NULL, NULL, (void *)&(step)},      \
+    {prefix ": NaN propagates", test_nan_propagates, NULL, NULL, (void *)&(step)},               \
+    {prefix ": large", test_large, NULL, NULL, (void *)&(step)}
+
+int main(int argc, char **argv) {
+    lab_check_init(argc, argv, "lab 04: matmul_wmma, matmul_mma, matmul_wgmma (bf16 in, fp32 out)");
+    const struct CMUnitTest tests[] = {
+        STEP_TESTS("wmma", step_wmma),
+        STEP_TESTS("mma", step_mma),
+        STEP_TESTS("wgmma", step_wgmma),
+    };
+    return cmocka_run_group_tests_name("lab04_tensor_cores", tests, NULL, NULL);
+}

@@ -6,7 +6,8 @@
 # SIMT emulator's ($(BUILD)/emu/lib). The communicator is in comm.mk.
 
 COMMON_SRCS := common/error.c common/log.c common/memory.c common/timer.c common/rng.c \
-               common/numerics.c common/half.c common/args.c common/trace.c
+               common/numerics.c common/half.c common/args.c common/trace.c \
+               common/model.c common/data.c common/checkpoint.c
 COMMON_OBJS := $(COMMON_SRCS:common/%.c=$(BUILD)/obj/common/%.o)
 
 $(BUILD)/obj/common/%.o: common/%.c
@@ -52,7 +53,8 @@ UNIT_TESTS += $(BUILD)/tests/test_gpu_emu $(BUILD)/tests/test_rng_device_emu
 endif
 
 # ---- tests -------------------------------------------------------------------
-COMMON_TESTS := test_error test_log test_memory test_rng test_numerics test_half test_args test_trace
+COMMON_TESTS := test_error test_log test_memory test_rng test_numerics test_half test_args test_trace \
+                test_model test_data test_checkpoint
 $(foreach t,$(COMMON_TESTS),$(eval $(BUILD)/tests/$(t): common/tests/$(t).c $(LIBCOMMON)))
 $(COMMON_TESTS:%=$(BUILD)/tests/%):
 	@mkdir -p $(@D)

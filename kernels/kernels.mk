@@ -23,6 +23,27 @@ $(BUILD)/tests/test_gemm_ref: kernels/tests/test_gemm_ref.c $(LIBKERNELS_CPU) $(
 	    $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
 UNIT_TESTS += $(BUILD)/tests/test_gemm_ref
 
+# ---- the course model on the CPU and the training program --------------------
+# trainer.o holds the loop (kernels/train/trainer.h) so that tests can run it
+# in-process; train.c is only the flags.
+TRAINER_OBJ := $(BUILD)/obj/kernels/train/trainer.o
+$(BUILD)/bin/train: kernels/train/train.c $(TRAINER_OBJ) $(LIBKERNELS_CPU) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	@mkdir -p $(BUILD)/obj/kernels/train
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -MF $(BUILD)/obj/kernels/train/train.d $< -o $@ \
+	    $(TRAINER_OBJ) $(LIBKERNELS_CPU) $(LIBCOMMON) $(BLAS_LDLIBS) $(LDLIBS)
+ALL_TARGETS += $(BUILD)/bin/train
+
+$(BUILD)/tests/test_model_ops: kernels/tests/test_model_ops.c $(LIBKERNELS_CPU) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP $< -o $@ $(LIBKERNELS_CPU) $(LIBCOMMON) \
+	    $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
+$(BUILD)/tests/test_train: kernels/tests/test_train.c $(TRAINER_OBJ) $(LIBKERNELS_CPU) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP $< -o $@ $(TRAINER_OBJ) $(LIBKERNELS_CPU) $(LIBCOMMON) \
+	    $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
+UNIT_TESTS += $(BUILD)/tests/test_model_ops $(BUILD)/tests/test_train
+
 # ---- per-target libraries for the labs ----------------------------------------
 # libkernels_cuda.a: kernels/cuda/*.cu through nvcc (the cuBLAS baselines, later
 # the fused ops), plus the matmul labs' harness (kernels/gemm_harness.c) built

@@ -1,0 +1,291 @@
+/* Checkpoint files (see checkpoint.h). Fields are serialised one by one, so
+ * struct padding never reaches the file. */
+#include "checkpoint.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "memory.h"
+
+static const char MAGIC[8] = {'C', 'R', 'S', 'C', 'K', 'P', 'T', '\0'};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
+
+static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
+    return h;
+}
+#define FNV_INIT 1469598103934665603ull
+
+/* A growing byte buffer for the header. */
+typedef struct { uint8_t buf[1024]; size_t n; } hdr_t;
+static void put(hdr_t *h, const void *p, size_t n) { memcpy(h->buf + h->n, p, n); h->n += n; }
+static void put_i32(hdr_t *h, int32_t x) { put(h, &x, 4); }
+static void put_u64(hdr_t *h, uint64_t x) { put(h, &x, 8); }
+static void put_f64(hdr_t *h, double x) { put(h, &x, 8); }
+
+typedef struct { const uint8_t *p; size_t n, at; } rd_t;
+static void get(rd_t *r, void *dst, size_t n) { memcpy(dst, r->p + r->at, n); r->at += n; }
+static int32_t get_i32(rd_t *r) { int32_t x; get(r, &x, 4); return x; }
+static uint64_t get_u64(rd_t *r) { uint64_t x; get(r, &x, 8); return x; }
+static double get_f64(rd_t *r) { double x; get(r, &x, 8); return x; }
+
+static void encode_meta(hdr_t *h, const ckpt_meta_t *m) {
+    put_i32(h, m->cfg.vocab);
+    put_i32(h, m->cfg.d_model);
+    put_i32(h, m->cfg.n_layers);
+    put_i32(h, m->cfg.n_heads);
+    put_i32(h, m->cfg.d_ff);
+    put_i32(h, m->cfg.max_seq);
+    put_f64(h, m->cfg.rope_theta);
+    put_f64(h, m->cfg.norm_eps);
+    put_u64(h, m->n_params);
+    put_u64(h, m->step);
+    put_u64(h, m->seed);
+    put(h, m->data_desc, sizeof m->data_desc);
+    put_i32(h, m->batch);
+    put_i32(h, m->seq_len);
+    put_i32(h, m->accum);
+    put_i32(h, m->total_steps);
+    put_i32(h, m->warmup);
+    put_f64(h, m->lr);
+    put_f64(h, m->min_lr);
+    put_f64(h, m->weight_decay);
+    put_f64(h, m->beta1);
+    put_f64(h, m->beta2);
+    put_f64(h, m->adam_eps);
+    put_f64(h, m->clip);
+}
+
+static void decode_meta(rd_t *r, ckpt_meta_t *m) {
+    memset(m, 0, sizeof *m);
+    m->cfg.vocab = get_i32(r);
+    m->cfg.d_model = get_i32(r);
+    m->cfg.n_layers = get_i32(r);
+    m->cfg.n_heads = get_i32(r);
+    m->cfg.d_ff = get_i32(r);
+    m->cfg.max_seq = get_i32(r);
+    m->cfg.rope_theta = (float)get_f64(r);
+    m->cfg.norm_eps = (float)get_f64(r);
+    m->n_params = get_u64(r);
+    m->step = get_u64(r);
+    m->seed = get_u64(r);
+    get(r, m->data_desc, sizeof m->data_desc);
+    m->data_desc[sizeof m->data_desc - 1] = '\0';
+    m->batch = get_i32(r);
+    m->seq_len = get_i32(r);
+    m->accum = get_i32(r);
+    m->total_steps = get_i32(r);
+    m->warmup = get_i32(r);
+    m->lr = get_f64(r);
+    m->min_lr = get_f64(r);
+    m->weight_decay = get_f64(r);
+    m->beta1 = get_f64(r);
+    m->beta2 = get_f64(r);
+    m->adam_eps = get_f64(r);
+    m->clip = get_f64(r);
+}
+
+static size_t header_bytes(void) {
+    static hdr_t h;
+    ckpt_meta_t z;
+    memset(&z, 0, sizeof z);
+    h.n = 0;
+    encode_meta(&h, &z);
+    return 16 + h.n;
+}
+
+int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *params, const float *m,
+                    const float *v, char *err, size_t errlen) {
+    hdr_t *h = host_calloc(1, sizeof *h);
+    uint32_t version = CKPT_VERSION, hbytes = (uint32_t)header_bytes();
+    put(h, MAGIC, 8);
+    put(h, &version, 4);
+    put(h, &hbytes, 4);
+    encode_meta(h, meta);
+    size_t n = (size_t)meta->n_params;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) {
+        host_free(h);
+        return fail(err, errlen, "%s: cannot create checkpoint (%s)", tmp, strerror(errno));
+    }
+    uint64_t sum = fnv1a(FNV_INIT, h->buf, h->n);
+    int ok = fwrite(h->buf, 1, h->n, f) == h->n;
+    const float *arrays[3] = {params, m, v};
+    for (int a = 0; a < 3 && ok; a++) {
+        ok = fwrite(arrays[a], sizeof(float), n, f) == n;
+        sum = fnv1a(sum, arrays[a], n * sizeof(float));
+    }
+    ok = ok && fwrite(&sum, 8, 1, f) == 1;
+    ok = (fclose(f) == 0) && ok;
+    host_free(h);
+    if (!ok) {
+        remove(tmp);
+        return fail(err, errlen, "%s: writing the checkpoint failed (%s); is the disk full?", path,
+                    strerror(errno));
+    }
+    if (rename(tmp, path) != 0)
+        return fail(err, errlen, "%s: cannot rename %s over it (%s)", path, tmp, strerror(errno));
+    return 0;
+}
+
+/* Read the whole file and check magic, version, size and checksum. */
+static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *meta, char *err,
+                             size_t errlen) {
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fail(err, errlen, "%s: cannot open checkpoint (%s)", path, strerror(errno));
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long len = ftell(f);
+    rewind(f);
+    size_t hb = header_bytes();
+    if (len < 16) {
+        fclose(f);
+        fail(err, errlen, "%s: %ld bytes is too short to be a checkpoint (the header alone is %zu)",
+             path, len, hb);
+        return NULL;
+    }
+    uint8_t *buf = host_malloc((size_t)len);
+    size_t got = fread(buf, 1, (size_t)len, f);
+    fclose(f);
+    if (got != (size_t)len) {
+        host_free(buf);
+        fail(err, errlen, "%s: read %zu of %ld bytes", path, got, len);
+        return NULL;
+    }
+    rd_t r = {buf, (size_t)len, 0};
+    char magic[8];
+    get(&r, magic, 8);
+    if (memcmp(magic, MAGIC, 8) != 0) {
+        host_free(buf);
+        fail(err, errlen, "%s: not a checkpoint of this course (bad magic bytes)", path);
+        return NULL;
+    }
+    uint32_t version, hbytes;
+    get(&r, &version, 4);
+    get(&r, &hbytes, 4);
+    if (version != CKPT_VERSION || hbytes != hb) {
+        host_free(buf);
+        fail(err, errlen, "%s: checkpoint format version %u (header %u bytes); this program reads "
+             "version %d (header %zu bytes)", path, version, hbytes, CKPT_VERSION, hb);
+        return NULL;
+    }
+    if ((size_t)len < hb + 8) {
+        host_free(buf);
+        fail(err, errlen, "%s: truncated: %ld bytes, less than the %zu-byte header and checksum",
+             path, len, hb);
+        return NULL;
+    }
+    decode_meta(&r, meta);
+    size_t want_len = hb + 3 * (size_t)meta->n_params * sizeof(float) + 8;
+    if (meta->n_params > ((size_t)1 << 40) || (size_t)len != want_len) {
+        host_free(buf);
+        fail(err, errlen, "%s: %ld bytes, but a checkpoint of %llu parameters has %zu bytes "
+             "(truncated or corrupt)", path, len, (unsigned long long)meta->n_params, want_len);
+        return NULL;
+    }
+    uint64_t stored;
+    memcpy(&stored, buf + len - 8, 8);
+    if (fnv1a(FNV_INIT, buf, (size_t)len - 8) != stored) {
+        host_free(buf);
+        fail(err, errlen, "%s: checksum mismatch: the file is corrupt; resume from an earlier "
+             "checkpoint or start again", path);
+        return NULL;
+    }
+    *len_out = (size_t)len;
+    return buf;
+}
+
+int checkpoint_read_meta(const char *path, ckpt_meta_t *meta, char *err, size_t errlen) {
+    size_t len;
+    uint8_t *buf = read_checked(path, &len, meta, err, errlen);
+    if (!buf) return -1;
+    host_free(buf);
+    return 0;
+}
+
+int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, char *err,
+                            size_t errlen) {
+    char msg[2048] = "";
+    size_t used = 0;
+    int bad = 0;
+#define DIFF_I(flag, field)                                                                    \
+    if (want->field != got->field) {                                                           \
+        bad++;                                                                                 \
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s: checkpoint %lld, this run %lld", \
+                                 used ? "; " : "", flag, (long long)got->field, (long long)want->field); \
+    }
+#define DIFF_F(flag, field)                                                                    \
+    if (!(want->field == got->field)) {                                                        \
+        bad++;                                                                                 \
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s: checkpoint %g, this run %g", \
+                                 used ? "; " : "", flag, (double)got->field, (double)want->field); \
+    }
+    DIFF_I("vocab", cfg.vocab)
+    DIFF_I("--d-model", cfg.d_model)
+    DIFF_I("--layers", cfg.n_layers)
+    DIFF_I("--heads", cfg.n_heads)
+    DIFF_I("--ffn", cfg.d_ff)
+    DIFF_I("--max-seq", cfg.max_seq)
+    DIFF_F("rope theta", cfg.rope_theta)
+    DIFF_F("norm eps", cfg.norm_eps)
+    DIFF_I("parameter count", n_params)
+    DIFF_I("--seed", seed)
+    DIFF_I("--batch", batch)
+    DIFF_I("--seq", seq_len)
+    DIFF_I("--accum", accum)
+    DIFF_I("--steps", total_steps)
+    DIFF_I("--warmup", warmup)
+    DIFF_F("--lr", lr)
+    DIFF_F("--min-lr", min_lr)
+    DIFF_F("--weight-decay", weight_decay)
+    DIFF_F("--beta1", beta1)
+    DIFF_F("--beta2", beta2)
+    DIFF_F("--adam-eps", adam_eps)
+    DIFF_F("--clip", clip)
+#undef DIFF_I
+#undef DIFF_F
+    if (strncmp(want->data_desc, got->data_desc, sizeof want->data_desc) != 0) {
+        bad++;
+        used += (size_t)snprintf(msg + used, sizeof msg - used, "%sdata: checkpoint '%s', this run '%s'",
+                                 used ? "; " : "", got->data_desc, want->data_desc);
+    }
+    if (!bad) return 0;
+    return fail(err, errlen, "%s", msg);
+}
+
+int checkpoint_load(const char *path, const ckpt_meta_t *want, ckpt_meta_t *got, float *params,
+                    float *m, float *v, char *err, size_t errlen) {
+    size_t len;
+    uint8_t *buf = read_checked(path, &len, got, err, errlen);
+    if (!buf) return -1;
+    char diff[1800];
+    if (checkpoint_compare_meta(want, got, diff, sizeof diff)) {
+        host_free(buf);
+        return fail(err, errlen, "%s does not match this run: %s; resume with the flags it was "
+                    "written with", path, diff);
+    }
+    size_t n = (size_t)got->n_params, off = header_bytes();
+    memcpy(params, buf + off, n * sizeof(float));
+    memcpy(m, buf + off + n * sizeof(float), n * sizeof(float));
+    memcpy(v, buf + off + 2 * n * sizeof(float), n * sizeof(float));
+    host_free(buf);
+    return 0;
+}

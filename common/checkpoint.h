@@ -1,0 +1,111 @@
+/*
+ * Checkpoints: everything a training run needs to continue bit-identically.
+ *
+ * Binary layout (little-endian, as written by x86-64 and arm64 hosts):
+ *
+ *     magic "CRSCKPT\0" | u32 version | u32 header bytes | ckpt_meta_t fields
+ *     | params[n] | adam_m[n] | adam_v[n] | u64 FNV-1a of every byte before it
+ *
+ * The metadata holds the model configuration, the step, the seeds, the data
+ * source's description and the training hyperparameters. Batches are pure
+ * functions of (seed, step, rank), so the step and the seeds are the whole
+ * random state of the data. Loading checks the magic, the version, the size,
+ * the checksum and then every field against what the caller expects, and
+ * says exactly which one differs.
+ *
+ * Not here (yet): sharded checkpoints (one file per rank, ZeRO, lab 10).
+ */
+#ifndef COURSE_CHECKPOINT_H
+#define COURSE_CHECKPOINT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Format version written by checkpoint_save(). */
+#define CKPT_VERSION 1
+
+/** Training state and hyperparameters stored beside the tensors. */
+typedef struct {
+    model_config_t cfg;    /**< the model's shape */
+    uint64_t n_params;     /**< floats in each of params, m and v */
+    uint64_t step;         /**< optimizer steps completed */
+    uint64_t seed;         /**< parameter-init and data-sampling seed */
+    char data_desc[160];   /**< the data source (data_source_t.desc) */
+    int batch;             /**< global batch in sequences */
+    int seq_len;           /**< training sequence length */
+    int accum;             /**< gradient-accumulation micro-steps */
+    int total_steps;       /**< planned steps (sets the cosine schedule) */
+    int warmup;            /**< warmup steps */
+    double lr;             /**< peak learning rate */
+    double min_lr;         /**< final learning rate of the cosine */
+    double weight_decay;   /**< AdamW decoupled weight decay */
+    double beta1;          /**< AdamW beta1 */
+    double beta2;          /**< AdamW beta2 */
+    double adam_eps;       /**< AdamW epsilon */
+    double clip;           /**< global gradient-norm clip (0: off) */
+} ckpt_meta_t;
+
+/**
+ * @brief Write a checkpoint atomically (to path.tmp, then renamed over path).
+ * @param path file to write
+ * @param meta the metadata (n_params must be the length of the three arrays)
+ * @param params parameters
+ * @param m AdamW first moments
+ * @param v AdamW second moments
+ * @param err message on failure (may be NULL)
+ * @param errlen size of err
+ * @return 0, or -1 with a message naming the file and the system error
+ */
+int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *params, const float *m,
+                    const float *v, char *err, size_t errlen);
+
+/**
+ * @brief Read only a checkpoint's metadata, after checking magic, version, size and checksum.
+ * @param path the file
+ * @param meta filled in
+ * @param err message on failure, e.g. "ckpt.bin: checksum mismatch (file corrupt or truncated)"
+ * @param errlen size of err
+ * @return 0 or -1
+ */
+int checkpoint_read_meta(const char *path, ckpt_meta_t *meta, char *err, size_t errlen);
+
+/**
+ * @brief Compare two metadata records field by field, ignoring the step.
+ * @param want what this run is configured for
+ * @param got what the checkpoint holds
+ * @param err message naming every differing field with both values, e.g.
+ *            "--d-model: checkpoint 64, this run 128"
+ * @param errlen size of err
+ * @return 0 if they agree, -1 otherwise
+ */
+int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, char *err,
+                            size_t errlen);
+
+/**
+ * @brief Load a checkpoint that must match `want` (every field but the step).
+ *
+ * Verifies magic, version, size and checksum, then the metadata; only then
+ * are the arrays overwritten, so a failed load leaves them untouched.
+ * @param path the file
+ * @param want the expected metadata
+ * @param got filled with the checkpoint's metadata (its step says where to continue)
+ * @param params want->n_params floats
+ * @param m want->n_params floats
+ * @param v want->n_params floats
+ * @param err message on failure
+ * @param errlen size of err
+ * @return 0 or -1
+ */
+int checkpoint_load(const char *path, const ckpt_meta_t *want, ckpt_meta_t *got, float *params,
+                    float *m, float *v, char *err, size_t errlen);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COURSE_CHECKPOINT_H */

@@ -1,0 +1,123 @@
+/* The model's configuration checks, parameter table, initialisation, FLOP count and peak table. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <string.h>
+
+#include "memory.h"
+#include "model.h"
+
+static void test_validate_messages(void **state) {
+    (void)state;
+    char err[512];
+    model_config_t c = model_config_default();
+    assert_int_equal(model_config_validate(&c, err, sizeof err), 0);
+    c.n_heads = 5;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_string_equal(err, "--heads 5 does not divide --d-model 64; pick heads in {1,2,4,8,16,32}");
+    c.n_heads = 64; /* head size 1: RoPE needs pairs */
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "odd head size 1"));
+    c = model_config_default();
+    c.d_model = 63;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--d-model 63 is odd"));
+    c = model_config_default();
+    c.d_ff = 0;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--ffn 0"));
+    c = model_config_default();
+    c.n_layers = 0;
+    assert_int_equal(model_config_validate(&c, NULL, 0), -1);
+}
+
+static void test_param_table(void **state) {
+    (void)state;
+    model_config_t c = model_config_default();
+    c.d_model = 16;
+    c.n_layers = 3;
+    c.n_heads = 2;
+    c.d_ff = 40;
+    param_table_t t;
+    param_table_init(&t, &c);
+    const size_t D = 16, F = 40, V = 256, L = 3;
+    assert_int_equal(t.n, 3 + 9 * 3);
+    assert_int_equal(t.total, V * D + L * (2 * D + 4 * D * D + 3 * D * F) + D + D * V);
+    size_t off = 0;
+    for (int i = 0; i < t.n; i++) { /* contiguous, in order, no gaps */
+        assert_int_equal(t.slices[i].offset, off);
+        assert_int_equal(t.slices[i].numel, (size_t)t.slices[i].rows * t.slices[i].cols);
+        off += t.slices[i].numel;
+    }
+    const param_slice_t *wq = param_find(&t, "layers.1.wq");
+    assert_non_null(wq);
+    assert_ptr_equal(wq, &t.slices[param_index(&t, 1, P_WQ)]);
+    assert_int_equal(wq->rows, 16);
+    assert_int_equal(wq->layer, 1);
+    const param_slice_t *down = &t.slices[param_index(&t, 2, P_W_DOWN)];
+    assert_string_equal(down->name, "layers.2.w_down");
+    assert_int_equal(down->rows, 40);
+    assert_int_equal(down->cols, 16);
+    assert_string_equal(t.slices[param_index_tok_emb(&t)].name, "tok_emb");
+    assert_string_equal(t.slices[param_index_final_norm(&t)].name, "final_norm");
+    assert_string_equal(t.slices[param_index_lm_head(&t)].name, "lm_head");
+    assert_int_equal(t.slices[param_index(&t, 0, P_ATTN_NORM)].decay, 0);
+    assert_int_equal(t.slices[param_index(&t, 0, P_WK)].decay, 1);
+    assert_null(param_find(&t, "layers.3.wq"));
+    param_table_free(&t);
+}
+
+static double slice_std(const float *p, size_t n) {
+    double s = 0, ss = 0;
+    for (size_t i = 0; i < n; i++) {
+        s += p[i];
+        ss += (double)p[i] * p[i];
+    }
+    return sqrt(ss / n - (s / n) * (s / n));
+}
+
+static void test_init(void **state) {
+    (void)state;
+    model_config_t c = model_config_default(); /* 2 layers */
+    param_table_t t;
+    param_table_init(&t, &c);
+    float *a = host_malloc(t.total * sizeof(float)), *b = host_malloc(t.total * sizeof(float));
+    model_init_params(&t, a, 42);
+    model_init_params(&t, b, 42);
+    assert_memory_equal(a, b, t.total * sizeof(float));
+    model_init_params(&t, b, 43);
+    assert_memory_not_equal(a, b, t.total * sizeof(float));
+    const param_slice_t *n = &t.slices[param_index(&t, 1, P_MLP_NORM)];
+    for (size_t i = 0; i < n->numel; i++) assert_true(a[n->offset + i] == 1.0f);
+    const param_slice_t *q = &t.slices[param_index(&t, 0, P_WQ)], *o = &t.slices[param_index(&t, 0, P_WO)];
+    assert_true(fabs(slice_std(a + q->offset, q->numel) - 0.02) < 0.002);
+    assert_true(fabs(slice_std(a + o->offset, o->numel) - 0.02 / 2.0) < 0.001); /* 1/sqrt(2L), L = 2 */
+    host_free(a);
+    host_free(b);
+    param_table_free(&t);
+}
+
+static void test_flops_and_peak(void **state) {
+    (void)state;
+    model_config_t c = model_config_default(); /* D 64, L 2, F 192, V 256 */
+    size_t mm = 2 * (4 * 64 * 64 + 3 * 64 * 192) + 64 * 256;
+    assert_int_equal(model_matmul_params(&c), mm);
+    assert_true(model_flops_per_token(&c, 64) == 6.0 * mm + 12.0 * 2 * 64 * 64);
+    assert_true(model_peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == 989.0);
+    assert_true(model_peak_tflops("NVIDIA H200", "fp32") == 67.0);
+    assert_true(model_peak_tflops("NVIDIA A100-SXM4-80GB", "tf32") == 156.0);
+    assert_true(model_peak_tflops("AMD EPYC", "fp32") == 0.0);
+    assert_true(model_peak_tflops("NVIDIA H100", "int8") == 0.0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_validate_messages),
+        cmocka_unit_test(test_param_table),
+        cmocka_unit_test(test_init),
+        cmocka_unit_test(test_flops_and_peak),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

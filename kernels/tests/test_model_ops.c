@@ -1,0 +1,478 @@
+/*
+ * The model's CPU ops and the whole model: every backward checked against
+ * central finite differences of its own forward, the objective summed in
+ * double; a few forwards against double-precision references; AdamW against
+ * its formula; and bit-for-bit determinism.
+ *
+ * Finite differences of fp32 forwards: with step h the truncation error is
+ * O(h^2 f''') and the rounding error about eps_fp32 * |f| / h, so h ~ 1e-3
+ * to 1e-2 balances them and a normwise relative error of a few 1e-3 is what
+ * a correct gradient shows; a wrong one (a missing term, a transposed
+ * matrix) is off by O(1).
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <omp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu/model_cpu.h"
+#include "cpu/model_ops.h"
+#include "memory.h"
+#include "model.h"
+#include "rng.h"
+
+/* Normwise relative error allowed for a finite-difference gradient (see the
+ * top of the file): one op measures 1e-6..1e-4; the whole model, whose loss
+ * is a mean of fp32 terms around log(256), about 1e-3. */
+#define FD_TOL 1e-3
+#define FD_TOL_MODEL 1e-2
+
+static float *randn(size_t n, uint64_t seed, float std) {
+    float *x = host_malloc(n * sizeof(float));
+    rng_t r;
+    rng_init(&r, seed);
+    rng_fill_normal(&r, x, n, 0.0f, std);
+    return x;
+}
+
+static float *zeros(size_t n) { return host_calloc(n, sizeof(float)); }
+
+/* An op under test: run its forward from the current inputs. */
+typedef struct {
+    void (*forward)(void *ctx);
+    void *ctx;
+    const float *out; /* forward output */
+    size_t n_out;
+    const float *w;   /* objective weights: L = sum w . out */
+} fd_op_t;
+
+static double objective(const fd_op_t *op) {
+    op->forward(op->ctx);
+    double s = 0.0;
+    for (size_t i = 0; i < op->n_out; i++) s += (double)op->w[i] * op->out[i];
+    return s;
+}
+
+/* Normwise relative error ||fd - g|| / ||g|| of gradient g of the objective w.r.t. x. */
+static double fd_error(const fd_op_t *op, float *x, size_t n, const float *g, float h,
+                       const char *what) {
+    double num = 0.0, den = 0.0;
+    for (size_t j = 0; j < n; j++) {
+        float x0 = x[j];
+        x[j] = x0 + h;
+        double lp = objective(op);
+        x[j] = x0 - h;
+        double lm = objective(op);
+        x[j] = x0;
+        double fd = (lp - lm) / (2.0 * (double)h);
+        num += (fd - g[j]) * (fd - g[j]);
+        den += (double)g[j] * g[j];
+    }
+    objective(op); /* leave the forward state as it was */
+    double err = sqrt(num / (den > 0 ? den : 1e-300));
+    print_message("  %-28s normwise rel. error %.2e over %zu elements\n", what, err, n);
+    return err;
+}
+
+/* ---- rmsnorm ---- */
+typedef struct { float *out, *rstd, *x, *w; int N, D; } rms_ctx;
+static void rms_fwd(void *c) {
+    rms_ctx *r = c;
+    rmsnorm_forward(r->out, r->rstd, r->x, r->w, r->N, r->D, 1e-5f);
+}
+static void test_rmsnorm(void **state) {
+    (void)state;
+    const int N = 7, D = 13;
+    rms_ctx c = {zeros(N * D), zeros(N), randn(N * D, 1, 1.0f), randn(D, 2, 1.0f), N, D};
+    float *w = randn(N * D, 3, 1.0f), *dx = zeros(N * D), *dw = zeros(D);
+    fd_op_t op = {rms_fwd, &c, c.out, (size_t)N * D, w};
+    objective(&op);
+    /* forward against double */
+    for (int n = 0; n < N; n++) {
+        double ss = 0;
+        for (int d = 0; d < D; d++) ss += (double)c.x[n * D + d] * c.x[n * D + d];
+        double r = 1.0 / sqrt(ss / D + 1e-5);
+        for (int d = 0; d < D; d++)
+            assert_true(fabs(c.out[n * D + d] - c.x[n * D + d] * r * c.w[d]) <= 1e-5 * (1 + fabs(c.out[n * D + d])));
+    }
+    rmsnorm_backward(dx, dw, w, c.x, c.w, c.rstd, N, D);
+    assert_true(fd_error(&op, c.x, N * D, dx, 1e-3f, "rmsnorm dx") < FD_TOL);
+    assert_true(fd_error(&op, c.w, D, dw, 1e-3f, "rmsnorm dweight") < FD_TOL);
+    host_free(c.out); host_free(c.rstd); host_free(c.x); host_free(c.w);
+    host_free(w); host_free(dx); host_free(dw);
+}
+
+/* ---- matmul ---- */
+typedef struct { float *out, *x, *wt; int N, C, OC; } mm_ctx;
+static void mm_fwd(void *c) {
+    mm_ctx *m = c;
+    matmul_forward(m->out, m->x, m->wt, m->N, m->C, m->OC);
+}
+static void test_matmul(void **state) {
+    (void)state;
+    const int N = 5, C = 7, OC = 3;
+    mm_ctx c = {zeros(N * OC), randn(N * C, 4, 1.0f), randn(C * OC, 5, 1.0f), N, C, OC};
+    float *w = randn(N * OC, 6, 1.0f), *dx = zeros(N * C), *dwt = zeros(C * OC);
+    fd_op_t op = {mm_fwd, &c, c.out, (size_t)N * OC, w};
+    objective(&op);
+    matmul_backward(dx, dwt, w, c.x, c.wt, N, C, OC);
+    assert_true(fd_error(&op, c.x, N * C, dx, 1e-2f, "matmul dinp") < FD_TOL);
+    assert_true(fd_error(&op, c.wt, C * OC, dwt, 1e-2f, "matmul dweight") < FD_TOL);
+    host_free(c.out); host_free(c.x); host_free(c.wt); host_free(w); host_free(dx); host_free(dwt);
+}
+
+/* ---- embedding ---- */
+typedef struct { float *out, *wte; int *tok; int N, D; } enc_ctx;
+static void enc_fwd(void *c) {
+    enc_ctx *e = c;
+    encoder_forward(e->out, e->tok, e->wte, e->N, e->D);
+}
+static void test_encoder(void **state) {
+    (void)state;
+    const int N = 9, D = 6, V = 5;
+    int tok[9] = {0, 3, 3, 1, 4, 0, 3, 2, 2};
+    enc_ctx c = {zeros(N * D), randn(V * D, 7, 1.0f), tok, N, D};
+    float *w = randn(N * D, 8, 1.0f), *dwte = zeros(V * D);
+    fd_op_t op = {enc_fwd, &c, c.out, (size_t)N * D, w};
+    objective(&op);
+    encoder_backward(dwte, w, tok, N, D);
+    assert_true(fd_error(&op, c.wte, V * D, dwte, 1e-2f, "embedding dwte") < FD_TOL);
+    host_free(c.out); host_free(c.wte); host_free(w); host_free(dwte);
+}
+
+/* ---- RoPE ---- */
+typedef struct { float *out, *x, *cs, *sn; int N, T, D, H; } rope_ctx;
+static void rope_fwd(void *c) {
+    rope_ctx *r = c;
+    rope_forward(r->out, r->x, r->cs, r->sn, r->N, r->T, r->D, r->H);
+}
+static void test_rope(void **state) {
+    (void)state;
+    const int B = 2, T = 5, H = 2, D = 8, N = B * T, hd = D / H;
+    rope_ctx c = {zeros(N * D), randn(N * D, 9, 1.0f), zeros(T * hd / 2), zeros(T * hd / 2), N, T, D, H};
+    rope_tables(c.cs, c.sn, T, hd, 10000.0f);
+    float *w = randn(N * D, 10, 1.0f), *dx = zeros(N * D);
+    fd_op_t op = {rope_fwd, &c, c.out, (size_t)N * D, w};
+    objective(&op);
+    /* A rotation keeps each pair's length; position 0 is not rotated. */
+    for (int n = 0; n < N; n++)
+        for (int i = 0; i < D / 2; i++) {
+            double a = hypot(c.x[n * D + 2 * i], c.x[n * D + 2 * i + 1]);
+            double b = hypot(c.out[n * D + 2 * i], c.out[n * D + 2 * i + 1]);
+            assert_true(fabs(a - b) <= 1e-5 * (1 + a));
+            if (n % T == 0) assert_true(c.out[n * D + 2 * i] == c.x[n * D + 2 * i]);
+        }
+    rope_backward(dx, w, c.cs, c.sn, N, T, D, H);
+    assert_true(fd_error(&op, c.x, N * D, dx, 1e-2f, "rope dinp") < FD_TOL);
+    host_free(c.out); host_free(c.x); host_free(c.cs); host_free(c.sn); host_free(w); host_free(dx);
+}
+
+/* ---- attention ---- */
+typedef struct { float *out, *att, *q, *k, *v; int B, T, D, H; } att_ctx;
+static void att_fwd(void *c) {
+    att_ctx *a = c;
+    attention_forward(a->out, a->att, a->q, a->k, a->v, a->B, a->T, a->D, a->H);
+}
+static void test_attention(void **state) {
+    (void)state;
+    const int B = 2, T = 6, H = 3, D = 12, N = B * T;
+    att_ctx c = {zeros(N * D), zeros(B * H * T * T), randn(N * D, 11, 1.0f), randn(N * D, 12, 1.0f),
+                 randn(N * D, 13, 1.0f), B, T, D, H};
+    float *w = randn(N * D, 14, 1.0f), *dq = zeros(N * D), *dk = zeros(N * D), *dv = zeros(N * D);
+    fd_op_t op = {att_fwd, &c, c.out, (size_t)N * D, w};
+    objective(&op);
+    /* Against the plain loops in double: softmax over u <= t of q_t . k_u / sqrt(hd), times v. */
+    const int hd = D / H;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int t = 0; t < T; t++) {
+                double s[6], mx = -1e300, sum = 0;
+                for (int u = 0; u <= t; u++) {
+                    s[u] = 0;
+                    for (int i = 0; i < hd; i++)
+                        s[u] += (double)c.q[(b * T + t) * D + h * hd + i] * c.k[(b * T + u) * D + h * hd + i];
+                    s[u] /= sqrt((double)hd);
+                    mx = fmax(mx, s[u]);
+                }
+                for (int u = 0; u <= t; u++) sum += (s[u] = exp(s[u] - mx));
+                for (int i = 0; i < hd; i++) {
+                    double o = 0;
+                    for (int u = 0; u <= t; u++) o += s[u] / sum * c.v[(b * T + u) * D + h * hd + i];
+                    /* a handful of fp32 roundings on O(1) values */
+                    assert_true(fabs(c.out[(b * T + t) * D + h * hd + i] - o) <= 1e-5);
+                }
+            }
+    /* Causal: the first position attends only to itself, so its output is its value. */
+    for (int b = 0; b < B; b++)
+        for (int d = 0; d < D; d++) assert_true(fabsf(c.out[b * T * D + d] - c.v[b * T * D + d]) <= 1e-6f);
+    /* Changing the last key of sequence 0 leaves earlier outputs untouched. */
+    float *before = host_malloc((size_t)N * D * sizeof(float));
+    memcpy(before, c.out, (size_t)N * D * sizeof(float));
+    c.k[(T - 1) * D] += 1.0f;
+    objective(&op);
+    for (int i = 0; i < (T - 1) * D; i++) assert_true(c.out[i] == before[i]);
+    c.k[(T - 1) * D] -= 1.0f;
+    objective(&op);
+    host_free(before);
+    attention_backward(dq, dk, dv, w, c.att, c.q, c.k, c.v, B, T, D, H);
+    assert_true(fd_error(&op, c.q, N * D, dq, 1e-2f, "attention dq") < FD_TOL);
+    assert_true(fd_error(&op, c.k, N * D, dk, 1e-2f, "attention dk") < FD_TOL);
+    assert_true(fd_error(&op, c.v, N * D, dv, 1e-2f, "attention dv") < FD_TOL);
+    host_free(c.out); host_free(c.att); host_free(c.q); host_free(c.k); host_free(c.v);
+    host_free(w); host_free(dq); host_free(dk); host_free(dv);
+}
+
+/* ---- SwiGLU and residual ---- */
+typedef struct { float *out, *a, *b; size_t n; int kind; } ew_ctx;
+static void ew_fwd(void *c) {
+    ew_ctx *e = c;
+    if (e->kind == 0) swiglu_forward(e->out, e->a, e->b, e->n);
+    else residual_forward(e->out, e->a, e->b, e->n);
+}
+static void test_swiglu_residual(void **state) {
+    (void)state;
+    const size_t n = 40;
+    ew_ctx c = {zeros(n), randn(n, 15, 2.0f), randn(n, 16, 1.0f), n, 0};
+    float *w = randn(n, 17, 1.0f), *da = zeros(n), *db = zeros(n);
+    fd_op_t op = {ew_fwd, &c, c.out, n, w};
+    objective(&op);
+    for (size_t i = 0; i < n; i++) {
+        double g = c.a[i], want = g / (1 + exp(-g)) * c.b[i];
+        assert_true(fabs(c.out[i] - want) <= 1e-6 * (1 + fabs(want)));
+    }
+    swiglu_backward(da, db, w, c.a, c.b, n);
+    assert_true(fd_error(&op, c.a, n, da, 1e-3f, "swiglu dgate") < FD_TOL);
+    assert_true(fd_error(&op, c.b, n, db, 1e-3f, "swiglu dup") < FD_TOL);
+    c.kind = 1;
+    memset(da, 0, n * sizeof(float));
+    memset(db, 0, n * sizeof(float));
+    objective(&op);
+    residual_backward(da, db, w, n);
+    assert_true(fd_error(&op, c.a, n, da, 1e-2f, "residual da") < FD_TOL);
+    assert_true(fd_error(&op, c.b, n, db, 1e-2f, "residual db") < FD_TOL);
+    host_free(c.out); host_free(c.a); host_free(c.b); host_free(w); host_free(da); host_free(db);
+}
+
+/* ---- cross-entropy ---- */
+typedef struct { float *losses, *probs, *logits; int *tg; int N, V; } ce_ctx;
+static void ce_fwd(void *c) {
+    ce_ctx *e = c;
+    crossentropy_forward(e->losses, e->probs, e->logits, e->tg, e->N, e->V);
+}
+static void test_crossentropy(void **state) {
+    (void)state;
+    const int N = 4, V = 11;
+    int tg[4] = {0, 10, 3, 3};
+    ce_ctx c = {zeros(N), zeros(N * V), randn(N * V, 18, 2.0f), tg, N, V};
+    float w[4] = {0.25f, 0.25f, 0.25f, 0.25f};
+    float *dl = zeros(N * V);
+    fd_op_t op = {ce_fwd, &c, c.losses, (size_t)N, w};
+    objective(&op);
+    for (int n = 0; n < N; n++) {
+        double mx = -1e30, s = 0;
+        for (int j = 0; j < V; j++) mx = fmax(mx, c.logits[n * V + j]);
+        for (int j = 0; j < V; j++) s += exp(c.logits[n * V + j] - mx);
+        double want = log(s) - (c.logits[n * V + tg[n]] - mx);
+        assert_true(fabs(c.losses[n] - want) <= 1e-5 * (1 + want));
+    }
+    crossentropy_backward(dl, c.probs, tg, 0.25f, N, V);
+    assert_true(fd_error(&op, c.logits, N * V, dl, 1e-2f, "cross-entropy dlogits") < FD_TOL);
+    host_free(c.losses); host_free(c.probs); host_free(c.logits); host_free(dl);
+}
+
+/* ---- AdamW, gradient norm, clipping ---- */
+static void test_adamw_and_norm(void **state) {
+    (void)state;
+    const size_t n = 10000;
+    float *p = randn(n, 19, 1.0f), *g = randn(n, 20, 1.0f), *m = randn(n, 21, 0.1f), *v = zeros(n);
+    for (size_t i = 0; i < n; i++) v[i] = 0.01f * (float)(i % 7);
+    float *p0 = host_malloc(n * 4), *m0 = host_malloc(n * 4), *v0 = host_malloc(n * 4);
+    memcpy(p0, p, n * 4); memcpy(m0, m, n * 4); memcpy(v0, v, n * 4);
+    const double lr = 1e-2, b1 = 0.9, b2 = 0.95, eps = 1e-8, wd = 0.1;
+    const long t = 3;
+    adamw_update(p, g, m, v, n, (float)lr, (float)b1, (float)b2, (float)eps, (float)wd, t);
+    for (size_t i = 0; i < n; i++) {
+        double mi = b1 * m0[i] + (1 - b1) * g[i], vi = b2 * v0[i] + (1 - b2) * (double)g[i] * g[i];
+        double want = p0[i] - lr * ((mi / (1 - pow(b1, t))) / (sqrt(vi / (1 - pow(b2, t))) + eps) + wd * p0[i]);
+        assert_true(fabs(p[i] - want) <= 1e-5 * (1 + fabs(want)));
+        assert_true(fabs(m[i] - mi) <= 1e-6 * (1 + fabs(mi)));
+    }
+    /* Norm: against double, and bit-identical for 1 and 2 threads. */
+    double want = 0;
+    for (size_t i = 0; i < n; i++) want += (double)g[i] * g[i];
+    int nt = omp_get_max_threads();
+    omp_set_num_threads(1);
+    double s1 = grad_norm_squared(g, n);
+    omp_set_num_threads(2);
+    double s2 = grad_norm_squared(g, n);
+    omp_set_num_threads(nt);
+    assert_true(s1 == s2);
+    assert_true(fabs(s1 - want) <= 1e-12 * want);
+    float s = clip_grad_norm(g, n, sqrt(s1), 1.0);
+    assert_true(fabs(sqrt(grad_norm_squared(g, n)) - 1.0) < 1e-5);
+    assert_true(s < 1.0f);
+    assert_true(clip_grad_norm(g, n, 0.5, 1.0) == 1.0f); /* below the threshold: untouched */
+    host_free(p); host_free(g); host_free(m); host_free(v); host_free(p0); host_free(m0); host_free(v0);
+}
+
+/* ---- the whole model ---- */
+static model_config_t tiny_config(void) {
+    model_config_t c = model_config_default();
+    c.d_model = 8;
+    c.n_layers = 2;
+    c.n_heads = 2;
+    c.d_ff = 12;
+    c.max_seq = 8;
+    return c;
+}
+
+static void tiny_batch(int B, int T, int *in, int *tg) {
+    rng_t r;
+    rng_init(&r, 77);
+    for (int i = 0; i < B * T; i++) {
+        in[i] = (int)rng_below(&r, 256);
+        tg[i] = (int)rng_below(&r, 256);
+    }
+}
+
+typedef struct { model_cpu_t *m; int *in, *tg; double loss; } whole_ctx;
+static void whole_fwd(void *c) {
+    whole_ctx *w = c;
+    w->loss = model_cpu_forward(w->m, w->in, w->tg);
+}
+
+static void test_whole_model_gradient(void **state) {
+    (void)state;
+    const model_config_t cfg = tiny_config();
+    const int B = 2, T = 5;
+    model_cpu_t m;
+    model_cpu_init(&m, &cfg, B, T, 5);
+    /* Larger weights than the default init, so every path carries a visible gradient. */
+    rng_t r;
+    rng_init(&r, 6);
+    for (size_t i = 0; i < m.n_params; i++) m.params[i] += 0.3f * rng_normal(&r);
+    int in[10], tg[10];
+    tiny_batch(B, T, in, tg);
+    model_cpu_zero_grad(&m);
+    model_cpu_forward(&m, in, tg);
+    model_cpu_backward(&m, 1.0f);
+    whole_ctx c = {&m, in, tg, 0};
+    float one = 1.0f;
+    fd_op_t op = {whole_fwd, &c, NULL, 0, &one};
+    /* Every slice: all of a small one, a fixed sample of a large one. */
+    double worst = 0;
+    for (int s = 0; s < m.table.n; s++) {
+        const param_slice_t *sl = &m.table.slices[s];
+        size_t count = sl->numel < 64 ? sl->numel : 64;
+        size_t stride = sl->numel / count;
+        double num = 0, den = 0;
+        for (size_t j = 0; j < count; j++) {
+            size_t idx = sl->offset + j * stride;
+            if (!strcmp(sl->name, "tok_emb")) idx = sl->offset + (size_t)in[j % 10] * cfg.d_model + j % cfg.d_model;
+            float x0 = m.params[idx], h = 1e-2f;
+            m.params[idx] = x0 + h;
+            whole_fwd(&c);
+            double lp = c.loss;
+            m.params[idx] = x0 - h;
+            whole_fwd(&c);
+            double lm = c.loss;
+            m.params[idx] = x0;
+            double fd = (lp - lm) / (2.0 * h);
+            num += (fd - m.grads[idx]) * (fd - m.grads[idx]);
+            den += (double)m.grads[idx] * m.grads[idx];
+        }
+        double err = sqrt(num / (den > 0 ? den : 1e-300));
+        print_message("  model %-20s normwise rel. error %.2e over %zu elements\n", sl->name, err, count);
+        if (err > worst) worst = err;
+        assert_true(den > 0);
+    }
+    (void)op;
+    print_message("  whole model: worst slice %.2e\n", worst);
+    assert_true(worst < FD_TOL_MODEL);
+    model_cpu_free(&m);
+}
+
+/* Two micro-batches at loss scale 1/2 give the gradient of the whole batch. */
+static void test_accumulation_matches_full_batch(void **state) {
+    (void)state;
+    const model_config_t cfg = tiny_config();
+    const int T = 6;
+    int in[24], tg[24];
+    tiny_batch(4, T, in, tg);
+    model_cpu_t full, half;
+    model_cpu_init(&full, &cfg, 4, T, 9);
+    model_cpu_init(&half, &cfg, 2, T, 9);
+    model_cpu_zero_grad(&full);
+    model_cpu_forward(&full, in, tg);
+    model_cpu_backward(&full, 1.0f);
+    model_cpu_zero_grad(&half);
+    for (int a = 0; a < 2; a++) {
+        model_cpu_forward(&half, in + a * 2 * T, tg + a * 2 * T);
+        model_cpu_backward(&half, 0.5f);
+    }
+    double num = 0, den = 0;
+    for (size_t i = 0; i < full.n_params; i++) {
+        num += pow(full.grads[i] - half.grads[i], 2);
+        den += pow(full.grads[i], 2);
+    }
+    print_message("  accumulation vs full batch: rel. difference %.2e\n", sqrt(num / den));
+    assert_true(sqrt(num / den) < 1e-5); /* same sums in a different order: fp32 rounding only */
+    model_cpu_free(&full);
+    model_cpu_free(&half);
+}
+
+/* The same inputs give bit-identical losses and gradients, with 1 or 2 threads. */
+static void test_model_deterministic(void **state) {
+    (void)state;
+    model_config_t cfg = model_config_default();
+    cfg.d_model = 32;
+    cfg.d_ff = 64;
+    const int B = 4, T = 16;
+    int in[64], tg[64];
+    tiny_batch(B, T, in, tg);
+    float *g[3];
+    double loss[3];
+    int nt = omp_get_max_threads();
+    for (int run = 0; run < 3; run++) {
+        omp_set_num_threads(run == 2 ? 1 : 2);
+        model_cpu_t m;
+        model_cpu_init(&m, &cfg, B, T, 3);
+        model_cpu_zero_grad(&m);
+        loss[run] = model_cpu_forward(&m, in, tg);
+        model_cpu_backward(&m, 1.0f);
+        g[run] = host_malloc(m.n_params * sizeof(float));
+        memcpy(g[run], m.grads, m.n_params * sizeof(float));
+        if (run == 2) {
+            assert_true(loss[0] == loss[1]);
+            assert_memory_equal(g[0], g[1], m.n_params * sizeof(float));
+            /* Fixed reduction orders and fixed sgemm blocks: the thread count changes nothing. */
+            assert_true(loss[0] == loss[2]);
+            assert_memory_equal(g[0], g[2], m.n_params * sizeof(float));
+        }
+        model_cpu_free(&m);
+    }
+    omp_set_num_threads(nt);
+    for (int run = 0; run < 3; run++) host_free(g[run]);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rmsnorm),
+        cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_encoder),
+        cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_swiglu_residual),
+        cmocka_unit_test(test_crossentropy),
+        cmocka_unit_test(test_adamw_and_norm),
+        cmocka_unit_test(test_whole_model_gradient),
+        cmocka_unit_test(test_accumulation_matches_full_batch),
+        cmocka_unit_test(test_model_deterministic),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

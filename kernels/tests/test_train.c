@@ -1,0 +1,221 @@
+/*
+ * The training program's loop, run in-process: a CI-sized run on the Markov
+ * source reaches its entropy rate; save at step k plus resume equals an
+ * uninterrupted run bit for bit; the same seed gives the same run; bad
+ * configurations and mismatched checkpoints are refused.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "memory.h"
+#include "train/trainer.h"
+
+static char tmpdir[256];
+
+static int setup(void **state) {
+    (void)state;
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/test_train_XXXXXX", base && *base ? base : P_tmpdir);
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state) {
+    (void)state;
+    const char *names[] = {"a.ckpt", "b.ckpt", "c.ckpt", "d.ckpt", "loss.csv"};
+    char p[512];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
+        remove(p);
+    }
+    return rmdir(tmpdir);
+}
+
+static char *path(const char *name) {
+    static char bufs[4][512];
+    static int next = 0;
+    char *b = bufs[next++ % 4];
+    snprintf(b, 512, "%s/%s", tmpdir, name);
+    return b;
+}
+
+static long file_lines(const char *p) {
+    FILE *f = fopen(p, "r");
+    if (!f) return -1;
+    long n = 0;
+    for (int c; (c = fgetc(f)) != EOF;) n += c == '\n';
+    fclose(f);
+    return n;
+}
+
+static int files_equal(const char *a, const char *b) {
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        int ca = fgetc(fa), cb = fgetc(fb);
+        if (ca != cb) same = 0;
+        if (ca == EOF || cb == EOF) break;
+    }
+    if (fa) fclose(fa);
+    if (fb) fclose(fb);
+    return same;
+}
+
+/* The CI-sized run (the train program's defaults): d_model 64, 2 layers,
+ * 4 heads, seq 64, batch 16, 150 steps on a 256-state, 2-successor Markov
+ * source (entropy rate about 0.52 nats). */
+static void test_ci_run_reaches_entropy_rate(void **state) {
+    (void)state;
+    train_opts_t o = train_opts_default();
+    o.threads = 1; /* results do not depend on it (test_model_ops); 1 is fastest on a shared CI box */
+    o.peak_tflops = 1.0; /* skip the sgemm measurement: MFU is not under test */
+    o.log_path = path("loss.csv");
+    train_result_t r;
+    assert_int_equal(train_run(&o, &r), 0);
+    double gap = r.eval_loss - r.entropy_rate;
+    print_message("  eval loss %.4f, entropy rate %.4f, gap %+.4f nats; %.1fk tok/s\n", r.eval_loss,
+                  r.entropy_rate, gap, r.tokens_per_s / 1e3);
+    /* The target: within 0.05 nats of the optimum. */
+    assert_true(gap < 0.05);
+    /* And not below it by more than the eval noise (8k tokens, std error ~0.01): a
+     * loss under the entropy rate would mean the bound or the loss is wrong. */
+    assert_true(gap > -0.03);
+    assert_int_equal(file_lines(o.log_path), 1 + o.steps); /* header + one row per step */
+}
+
+static train_opts_t small_opts(void) {
+    train_opts_t o = train_opts_default();
+    o.cfg.d_model = 32;
+    o.cfg.n_heads = 2;
+    o.cfg.d_ff = 64;
+    o.cfg.max_seq = 32;
+    o.seq = 32;
+    o.batch = 8;
+    o.accum = 2;
+    o.steps = 20;
+    o.warmup = 5;
+    o.eval_every = 0;
+    o.eval_batches = 2;
+    o.print_every = 0;
+    o.threads = 1;
+    o.peak_tflops = 1.0;
+    o.markov_states = 64;
+    return o;
+}
+
+static void test_resume_is_bit_identical(void **state) {
+    (void)state;
+    train_opts_t o = small_opts();
+    train_result_t full, part, resumed, again;
+    o.save_path = path("a.ckpt");
+    assert_int_equal(train_run(&o, &full), 0);
+    /* Interrupted after step 10 ... */
+    o.save_path = path("b.ckpt");
+    o.stop_at = 10;
+    assert_int_equal(train_run(&o, &part), 0);
+    assert_true(part.params_hash != full.params_hash);
+    /* ... and resumed to the end. */
+    o.stop_at = 0;
+    o.resume_path = path("b.ckpt");
+    o.save_path = path("c.ckpt");
+    assert_int_equal(train_run(&o, &resumed), 0);
+    print_message("  params hash: uninterrupted %016llx, resumed %016llx\n",
+                  (unsigned long long)full.params_hash, (unsigned long long)resumed.params_hash);
+    assert_true(resumed.params_hash == full.params_hash);
+    assert_true(resumed.eval_loss == full.eval_loss);
+    /* Parameters, both AdamW moments, step and metadata: the same bytes. */
+    assert_true(files_equal(path("a.ckpt"), path("c.ckpt")));
+    /* Same seed, same run; another seed, another run. */
+    o.resume_path = NULL;
+    o.save_path = NULL;
+    assert_int_equal(train_run(&o, &again), 0);
+    assert_true(again.params_hash == full.params_hash);
+    o.seed = 2;
+    assert_int_equal(train_run(&o, &again), 0);
+    assert_true(again.params_hash != full.params_hash);
+}
+
+static void test_refuses_mismatched_or_corrupt_checkpoint(void **state) {
+    (void)state;
+    train_opts_t o = small_opts();
+    o.steps = 4;
+    o.warmup = 2;
+    o.save_path = path("d.ckpt");
+    assert_int_equal(train_run(&o, NULL), 0);
+    o.save_path = NULL;
+    o.resume_path = path("d.ckpt");
+    o.cfg.d_model = 64; /* a different model */
+    assert_int_equal(train_run(&o, NULL), -1);
+    o = small_opts();
+    o.steps = 4;
+    o.warmup = 2;
+    o.resume_path = path("d.ckpt");
+    o.lr = 2e-2; /* a different schedule would not continue the same run */
+    assert_int_equal(train_run(&o, NULL), -1);
+    /* Flip one byte in the middle of the parameters. */
+    FILE *f = fopen(path("d.ckpt"), "r+b");
+    assert_non_null(f);
+    fseek(f, 2000, SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, 2000, SEEK_SET);
+    fputc(c ^ 0x40, f);
+    fclose(f);
+    o.lr = small_opts().lr;
+    assert_int_equal(train_run(&o, NULL), -1);
+}
+
+static void test_bad_configs(void **state) {
+    (void)state;
+    char err[1024];
+    train_opts_t o = train_opts_default();
+    o.cfg.n_heads = 5;
+    assert_int_equal(train_opts_validate(&o, err, sizeof err), -1);
+    print_message("  %s\n", err);
+    assert_non_null(strstr(err, "--heads 5 does not divide --d-model 64; pick heads in {1,2,4,8,16,32}"));
+    o = train_opts_default();
+    o.seq = 512;
+    assert_int_equal(train_opts_validate(&o, err, sizeof err), -1);
+    print_message("  %s\n", err);
+    assert_non_null(strstr(err, "--seq 512 is longer than"));
+    o = train_opts_default();
+    o.batch = 10;
+    o.accum = 3;
+    assert_int_equal(train_opts_validate(&o, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--batch 10 is not divisible by --accum 3"));
+    o = train_opts_default();
+    assert_int_equal(train_opts_validate(&o, err, sizeof err), 0);
+    /* A missing data file fails before training starts. */
+    o.data_path = path("no-such-file.txt");
+    assert_int_equal(train_run(&o, NULL), -1);
+}
+
+static void test_lr_schedule(void **state) {
+    (void)state;
+    train_opts_t o = train_opts_default();
+    o.steps = 100;
+    o.warmup = 10;
+    o.lr = 1.0;
+    o.min_lr = 0.1;
+    assert_true(fabs(train_lr_at(&o, 0) - 0.1) < 1e-12);  /* 1/10 of the way up */
+    assert_true(fabs(train_lr_at(&o, 9) - 1.0) < 1e-12);  /* warmup done */
+    assert_true(fabs(train_lr_at(&o, 10) - 1.0) < 1e-12); /* cosine starts at the peak */
+    assert_true(fabs(train_lr_at(&o, 99) - 0.1) < 1e-12); /* and ends at min_lr */
+    assert_true(train_lr_at(&o, 50) < 1.0 && train_lr_at(&o, 50) > 0.1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lr_schedule),
+        cmocka_unit_test(test_bad_configs),
+        cmocka_unit_test(test_refuses_mismatched_or_corrupt_checkpoint),
+        cmocka_unit_test(test_resume_is_bit_identical),
+        cmocka_unit_test(test_ci_run_reaches_entropy_rate),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,327 @@
+/* The training loop (see trainer.h). */
+#include "trainer.h"
+
+#include <cblas.h>
+#include <math.h>
+#include <omp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "checkpoint.h"
+#include "data.h"
+#include "memory.h"
+#include "cpu/model_cpu.h"
+#include "cpu/model_ops.h"
+#include "timer.h"
+
+train_opts_t train_opts_default(void) {
+    train_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.cfg = model_config_default();
+    o.batch = 16;
+    o.seq = 64;
+    o.accum = 1;
+    o.steps = 150;
+    o.warmup = 20;
+    o.lr = 1e-2;
+    o.min_lr = 1e-3;
+    o.weight_decay = 0.0;
+    o.beta1 = 0.9;
+    o.beta2 = 0.95;
+    o.adam_eps = 1e-8;
+    o.clip = 1.0;
+    o.seed = 1;
+    o.markov_seed = 1;
+    o.markov_states = 256;
+    o.markov_branch = 2;
+    o.eval_every = 50;
+    o.eval_batches = 8;
+    o.print_every = 50;
+    return o;
+}
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int train_opts_validate(const train_opts_t *o, char *err, size_t errlen) {
+    if (model_config_validate(&o->cfg, err, errlen)) return -1;
+    if (o->seq < 1)
+        return fail(err, errlen, "--seq %d must be at least 1", o->seq);
+    if (o->seq > o->cfg.max_seq)
+        return fail(err, errlen, "--seq %d is longer than the maximum sequence length --max-seq %d; "
+                    "shorten --seq or raise --max-seq", o->seq, o->cfg.max_seq);
+    if (o->batch < 1 || o->accum < 1)
+        return fail(err, errlen, "--batch %d and --accum %d must be at least 1", o->batch, o->accum);
+    if (o->batch % o->accum)
+        return fail(err, errlen, "--batch %d is not divisible by --accum %d; each micro-batch gets "
+                    "batch/accum sequences, so pick --batch a multiple of --accum", o->batch, o->accum);
+    if (o->steps < 1) return fail(err, errlen, "--steps %d must be at least 1", o->steps);
+    if (o->warmup < 0) return fail(err, errlen, "--warmup %d must be at least 0", o->warmup);
+    if (!(o->lr > 0.0) || !(o->min_lr >= 0.0) || o->min_lr > o->lr)
+        return fail(err, errlen, "--lr %g and --min-lr %g: need 0 <= min-lr <= lr and lr > 0",
+                    o->lr, o->min_lr);
+    if (!(o->beta1 >= 0.0 && o->beta1 < 1.0) || !(o->beta2 >= 0.0 && o->beta2 < 1.0))
+        return fail(err, errlen, "--beta1 %g and --beta2 %g must be in [0, 1)", o->beta1, o->beta2);
+    if (o->stop_at < 0 || o->stop_at > o->steps)
+        return fail(err, errlen, "--stop-at %d must be in [0, --steps %d]", o->stop_at, o->steps);
+    if (o->eval_batches < 1) return fail(err, errlen, "--eval-batches %d must be at least 1", o->eval_batches);
+    if (o->log_format && strcmp(o->log_format, "csv") && strcmp(o->log_format, "json"))
+        return fail(err, errlen, "--log-format '%s' is not known; pick csv or json", o->log_format);
+    return 0;
+}
+
+double train_lr_at(const train_opts_t *o, int step) {
+    if (step < o->warmup) return o->lr * (double)(step + 1) / (double)o->warmup;
+    int span = o->steps - o->warmup;
+    if (span <= 1) return o->lr;
+    double frac = (double)(step - o->warmup) / (double)(span - 1);
+    return o->min_lr + 0.5 * (o->lr - o->min_lr) * (1.0 + cos(M_PI * frac));
+}
+
+double train_measure_cpu_peak(void) {
+    const int n = 768;
+    float *a = host_malloc((size_t)n * n * sizeof(float)), *b = host_malloc((size_t)n * n * sizeof(float));
+    float *c = host_calloc((size_t)n * n, sizeof(float));
+    for (size_t i = 0; i < (size_t)n * n; i++) {
+        a[i] = (float)(i % 7) * 0.1f;
+        b[i] = (float)(i % 5) * 0.1f;
+    }
+    /* OpenBLAS's own threads, as many as OpenMP's: the best this machine's cores do.
+     * (The model's matmuls run single-threaded sgemms on the OpenMP threads.) */
+    int blas_threads = openblas_get_num_threads();
+    openblas_set_num_threads(omp_get_max_threads());
+    double best = 1e30;
+    for (int r = 0; r < 4; r++) {
+        double t0 = wall_time();
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n, 0.0f, c, n);
+        double dt = wall_time() - t0;
+        if (r > 0 && dt < best) best = dt; /* the first run warms caches and threads */
+    }
+    openblas_set_num_threads(blas_threads);
+    host_free(a);
+    host_free(b);
+    host_free(c);
+    return tflops(2.0 * n * n * n, best);
+}
+
+static size_t peak_rss_bytes(void) {
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (size_t)ru.ru_maxrss * 1024; /* Linux reports kilobytes */
+}
+
+static void fill_meta(const train_opts_t *o, const data_source_t *d, size_t n_params, int step,
+                      ckpt_meta_t *m) {
+    memset(m, 0, sizeof *m);
+    m->cfg = o->cfg;
+    m->n_params = n_params;
+    m->step = (uint64_t)step;
+    m->seed = o->seed;
+    snprintf(m->data_desc, sizeof m->data_desc, "%s", d->desc);
+    m->batch = o->batch;
+    m->seq_len = o->seq;
+    m->accum = o->accum;
+    m->total_steps = o->steps;
+    m->warmup = o->warmup;
+    m->lr = o->lr;
+    m->min_lr = o->min_lr;
+    m->weight_decay = o->weight_decay;
+    m->beta1 = o->beta1;
+    m->beta2 = o->beta2;
+    m->adam_eps = o->adam_eps;
+    m->clip = o->clip;
+}
+
+static double eval_loss(model_cpu_t *m, const data_source_t *d, const train_opts_t *o, int *in,
+                        int *tg) {
+    double sum = 0.0;
+    for (int j = 0; j < o->eval_batches; j++) {
+        data_batch(d, SPLIT_EVAL, o->seed, (uint64_t)j, 0, 1, m->B, o->seq, in, tg);
+        sum += model_cpu_forward(m, in, tg);
+    }
+    return sum / o->eval_batches;
+}
+
+static void format_mem(size_t bytes, char *buf, size_t len) {
+    if (bytes >= 1000000000ull) snprintf(buf, len, "%.1f GB", bytes / 1e9);
+    else snprintf(buf, len, "%.0f MB", bytes / 1e6);
+}
+
+int train_run(const train_opts_t *o, train_result_t *res) {
+    char err[2048];
+    if (res) {
+        memset(res, 0, sizeof *res);
+        res->eval_loss = res->last_train_loss = res->entropy_rate = NAN;
+    }
+    if (train_opts_validate(o, err, sizeof err)) {
+        fprintf(stderr, "train: %s\n", err);
+        return -1;
+    }
+    if (o->threads > 0) omp_set_num_threads(o->threads);
+    data_source_t data;
+    int rc = o->data_path ? data_open_text(&data, o->data_path, o->seq, err, sizeof err)
+                          : data_open_markov(&data, o->markov_seed, o->markov_states, o->markov_branch,
+                                             err, sizeof err);
+    if (rc) {
+        fprintf(stderr, "train: %s\n", err);
+        return -1;
+    }
+    const int micro = o->batch / o->accum, T = o->seq;
+    model_cpu_t m;
+    model_cpu_init(&m, &o->cfg, micro, T, o->seed);
+    int start = 0;
+    if (o->resume_path) {
+        ckpt_meta_t want, got;
+        fill_meta(o, &data, m.n_params, 0, &want);
+        if (checkpoint_load(o->resume_path, &want, &got, m.params, m.adam_m, m.adam_v, err, sizeof err)) {
+            fprintf(stderr, "train: %s\n", err);
+            model_cpu_free(&m);
+            data_free(&data);
+            return -1;
+        }
+        start = (int)got.step;
+        if (o->print_every) printf("resumed from %s at step %d\n", o->resume_path, start);
+    }
+    const double peak = o->peak_tflops > 0 ? o->peak_tflops : train_measure_cpu_peak();
+    const double flops_tok = model_flops_per_token(&o->cfg, T);
+    const double H = data_entropy_rate(&data);
+    const int last = o->stop_at > 0 ? o->stop_at : o->steps;
+    if (o->print_every) {
+        char mem[32];
+        format_mem(model_cpu_bytes(&m), mem, sizeof mem);
+        printf("model: d_model %d, %d layers, %d heads, ffn %d, %zu parameters, %s of buffers\n",
+               o->cfg.d_model, o->cfg.n_layers, o->cfg.n_heads, o->cfg.d_ff, m.n_params, mem);
+        printf("data: %s; entropy rate %.4f nats/byte\n", data.desc, H);
+        printf("train: batch %d x seq %d (accum %d), %d steps, lr %g -> %g, warmup %d, "
+               "%.3g MFLOP/token, peak %.3g TFLOP/s (%s)\n",
+               o->batch, T, o->accum, o->steps, o->lr, o->min_lr, o->warmup, flops_tok / 1e6, peak,
+               o->peak_tflops > 0 ? "--peak-tflops" : "measured sgemm");
+    }
+    FILE *log = NULL;
+    int json = 0;
+    if (o->log_path) {
+        const char *fmt = o->log_format;
+        size_t len = strlen(o->log_path);
+        if (!fmt) fmt = (len >= 5 && !strcmp(o->log_path + len - 5, ".json")) ? "json" : "csv";
+        json = !strcmp(fmt, "json");
+        log = fopen(o->log_path, "w");
+        if (!log) {
+            fprintf(stderr, "train: --log %s: cannot create the file\n", o->log_path);
+            model_cpu_free(&m);
+            data_free(&data);
+            return -1;
+        }
+        if (json) fprintf(log, "[\n");
+        else fprintf(log, "step,lr,train_loss,eval_loss,grad_norm,tokens_per_s,mfu\n");
+    }
+    int *in = host_malloc((size_t)o->batch * T * sizeof(int));
+    int *tg = host_malloc((size_t)o->batch * T * sizeof(int));
+    double t_run = 0.0, t_window = 0.0, loss = NAN, ev = NAN;
+    long tok_run = 0, tok_window = 0;
+    int first_log = 1, width = 1;
+    for (int s = o->steps; s >= 10; s /= 10) width++; /* "step  120/2000": the step as wide as the total */
+    for (int step = start; step < last; step++) {
+        double t0 = wall_time();
+        data_batch(&data, SPLIT_TRAIN, o->seed, (uint64_t)step, 0, 1, o->batch, T, in, tg);
+        model_cpu_zero_grad(&m);
+        loss = 0.0;
+        for (int a = 0; a < o->accum; a++) {
+            size_t off = (size_t)a * micro * T;
+            loss += model_cpu_forward(&m, in + off, tg + off) / o->accum;
+            model_cpu_backward(&m, 1.0f / (float)o->accum);
+        }
+        double gnorm = model_cpu_grad_norm(&m);
+        clip_grad_norm(m.grads, m.n_params, gnorm, o->clip);
+        double lr = train_lr_at(o, step);
+        model_cpu_adamw(&m, (float)lr, (float)o->beta1, (float)o->beta2, (float)o->adam_eps,
+                        (float)o->weight_decay, step + 1);
+        double dt = wall_time() - t0;
+        t_run += dt;
+        t_window += dt;
+        tok_run += (long)o->batch * T;
+        tok_window += (long)o->batch * T;
+        const int done = step + 1;
+        ev = NAN;
+        if ((o->eval_every > 0 && done % o->eval_every == 0) || done == last)
+            ev = eval_loss(&m, &data, o, in, tg);
+        double tps = tok_window / t_window, mfu = flops_tok * tps / (peak * 1e12);
+        if (log) {
+            if (json) {
+                fprintf(log, "%s  {\"step\": %d, \"lr\": %.6g, \"train_loss\": %.6f, \"eval_loss\": ",
+                        first_log ? "" : ",\n", done, lr, loss);
+                if (isnan(ev)) fprintf(log, "null");
+                else fprintf(log, "%.6f", ev);
+                fprintf(log, ", \"grad_norm\": %.6g, \"tokens_per_s\": %.1f, \"mfu\": %.5f}", gnorm, tps, mfu);
+            } else {
+                fprintf(log, "%d,%.6g,%.6f,", done, lr, loss);
+                if (!isnan(ev)) fprintf(log, "%.6f", ev);
+                fprintf(log, ",%.6g,%.1f,%.5f\n", gnorm, tps, mfu);
+            }
+            first_log = 0;
+        }
+        if (o->print_every && (done % o->print_every == 0 || done == last)) {
+            char mem[32];
+            format_mem(peak_rss_bytes(), mem, sizeof mem);
+            printf("step %*d/%d | loss %.4f | %.1fk tok/s | MFU %.1f%% | %s", width, done, o->steps, loss,
+                   tps / 1e3, 100.0 * mfu, mem);
+            if (!isnan(ev)) printf(" | eval %.4f", ev);
+            if (!isnan(ev) && !isnan(H)) printf(" (entropy rate %.4f, gap %+.4f)", H, ev - H);
+            printf("\n");
+            fflush(stdout);
+            t_window = 0.0;
+            tok_window = 0;
+        }
+        if (o->save_path && ((o->save_every > 0 && done % o->save_every == 0) || done == last)) {
+            ckpt_meta_t meta;
+            fill_meta(o, &data, m.n_params, done, &meta);
+            if (checkpoint_save(o->save_path, &meta, m.params, m.adam_m, m.adam_v, err, sizeof err)) {
+                fprintf(stderr, "train: %s\n", err);
+                rc = -1;
+                break;
+            }
+        }
+        if (res) res->last_train_loss = loss;
+        if (!isnan(ev) && res) res->eval_loss = ev;
+    }
+    if (log) {
+        if (json) fprintf(log, "\n]\n");
+        fclose(log);
+    }
+    if (res) {
+        if (start >= last) { /* nothing left to train: report the checkpoint's eval loss */
+            res->eval_loss = eval_loss(&m, &data, o, in, tg);
+            res->last_train_loss = NAN;
+        }
+        res->steps_done = last;
+        res->entropy_rate = H;
+        res->tokens_per_s = t_run > 0 ? tok_run / t_run : 0.0;
+        res->mfu = flops_tok * res->tokens_per_s / (peak * 1e12);
+        res->peak_tflops = peak;
+        res->peak_rss = peak_rss_bytes();
+        res->n_params = m.n_params;
+        uint64_t h = 1469598103934665603ull;
+        const uint8_t *b = (const uint8_t *)m.params;
+        for (size_t i = 0; i < m.n_params * sizeof(float); i++) h = (h ^ b[i]) * 1099511628211ull;
+        res->params_hash = h;
+    }
+    if (o->print_every && t_run > 0) {
+        char mem[32];
+        format_mem(peak_rss_bytes(), mem, sizeof mem);
+        printf("done: %d steps, %.1fk tok/s, MFU %.2f%% of %.3g TFLOP/s, peak memory %s\n",
+               last - start, tok_run / t_run / 1e3, 100.0 * flops_tok * tok_run / t_run / (peak * 1e12),
+               peak, mem);
+    }
+    host_free(in);
+    host_free(tg);
+    model_cpu_free(&m);
+    data_free(&data);
+    return rc;
+}

@@ -1,0 +1,115 @@
+/*
+ * The training loop behind build/bin/train, as a library entry point so that
+ * tests can run it in-process.
+ *
+ * One step: the global batch of the step (data.h, a pure function of seed and
+ * step) is split into `accum` micro-batches; their gradients are accumulated,
+ * clipped by global norm, and AdamW takes a step with a linear-warmup plus
+ * cosine learning rate. Eval loss on fixed held-out batches every
+ * eval_every steps and at the end; checkpoints every save_every steps and at
+ * the end; a resumed run continues bit-identically (same batches, same
+ * arithmetic order).
+ *
+ * Backend: cpu (kernels/cpu/model_cpu.h). The CUDA backend arrives with lab 05;
+ * data-parallel ranks with lab 07 (data_batch() already takes rank and world).
+ */
+#ifndef COURSE_TRAINER_H
+#define COURSE_TRAINER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** Everything a training run is configured by (the train program's flags). */
+typedef struct {
+    model_config_t cfg;      /**< model shape */
+    int batch;               /**< global batch, sequences per optimizer step */
+    int seq;                 /**< tokens per sequence */
+    int accum;               /**< micro-batches per step (batch must be a multiple) */
+    int steps;               /**< optimizer steps in the whole run (sets the schedule) */
+    int warmup;              /**< linear warmup steps */
+    double lr;               /**< peak learning rate */
+    double min_lr;           /**< learning rate at the end of the cosine */
+    double weight_decay;     /**< AdamW decoupled weight decay (matrices only) */
+    double beta1;            /**< AdamW beta1 */
+    double beta2;            /**< AdamW beta2 */
+    double adam_eps;         /**< AdamW epsilon */
+    double clip;             /**< clip gradients to this global norm (0: off) */
+    uint64_t seed;           /**< parameter init and data sampling */
+    uint64_t markov_seed;    /**< seed of the Markov transition table */
+    int markov_states;       /**< Markov alphabet size */
+    int markov_branch;       /**< successors per Markov state */
+    const char *data_path;   /**< text file instead of the Markov source (NULL: Markov) */
+    int eval_every;          /**< eval loss every this many steps (0: only at the end) */
+    int eval_batches;        /**< held-out micro-batches per eval */
+    int print_every;         /**< progress line every this many steps (0: none) */
+    const char *log_path;    /**< loss log file (NULL: none) */
+    const char *log_format;  /**< "csv" or "json" (NULL: from the file name, default csv) */
+    const char *save_path;   /**< checkpoint file (NULL: none) */
+    int save_every;          /**< also save every this many steps (0: only at the end) */
+    const char *resume_path; /**< continue from this checkpoint (NULL: start fresh) */
+    int stop_at;             /**< stop (and save) after this step, as if interrupted (0: run to steps) */
+    int threads;             /**< OpenMP threads (0: leave as they are); each runs single-threaded sgemms */
+    double peak_tflops;      /**< MFU denominator (0: measure the CPU's sgemm rate) */
+} train_opts_t;
+
+/** What a run reports back. */
+typedef struct {
+    int steps_done;          /**< last completed step */
+    double last_train_loss;  /**< loss of the last step */
+    double eval_loss;        /**< the last eval loss (NaN if none) */
+    double entropy_rate;     /**< the data's optimum (NaN for a text file) */
+    double tokens_per_s;     /**< training throughput over the run */
+    double mfu;              /**< model FLOPs utilisation over the run, 0..1 */
+    double peak_tflops;      /**< the MFU denominator used */
+    size_t peak_rss;         /**< peak resident memory of the process, bytes */
+    size_t n_params;         /**< parameter count */
+    uint64_t params_hash;    /**< FNV-1a of the final parameters' bytes */
+} train_result_t;
+
+/**
+ * @brief The defaults of the train program: a CI-sized model on the Markov source.
+ * @return the options
+ */
+train_opts_t train_opts_default(void);
+
+/**
+ * @brief Check options; on failure one line saying what to change (flag names as in --help).
+ * @param o the options
+ * @param err destination
+ * @param errlen size of err
+ * @return 0 or -1
+ */
+int train_opts_validate(const train_opts_t *o, char *err, size_t errlen);
+
+/**
+ * @brief Learning rate at a step: linear warmup to lr, then cosine down to min_lr.
+ * @param o the options (lr, min_lr, warmup, steps)
+ * @param step 0-based step
+ * @return the rate
+ */
+double train_lr_at(const train_opts_t *o, int step);
+
+/**
+ * @brief Measure the CPU's fp32 sgemm rate (best of three 768^3 OpenBLAS matmuls on as many threads as OpenMP uses), for MFU.
+ * @return TFLOP/s
+ */
+double train_measure_cpu_peak(void);
+
+/**
+ * @brief Run training as configured; print progress to stdout, errors as "train: ..." to stderr.
+ * @param o the options
+ * @param res filled in (may be NULL)
+ * @return 0 on success, -1 after an error message
+ */
+int train_run(const train_opts_t *o, train_result_t *res);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COURSE_TRAINER_H */

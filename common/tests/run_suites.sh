@@ -70,6 +70,9 @@ expect() {
     if [ "$want" = 0 ] && [ "$rc" -ne 0 ]; then ok=0; fi
     if [ "$want" != 0 ] && { [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then ok=0; fi
     if [ -n "$pattern" ] && ! grep -qE "$pattern" <<<"$out"; then ok=0; fi
+    # A check that passes must have run something: all-skipped is not a pass.
+    if [ "$want" = 0 ] && grep -q '\[  SKIPPED \]' <<<"$out" &&
+        ! grep -qE '\[  PASSED  \] [1-9]' <<<"$out"; then ok=0; fi
     if [ $ok = 1 ]; then
         passed=$((passed + 1)); echo "--- $label: ok"
     else

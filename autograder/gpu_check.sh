@@ -38,7 +38,9 @@ step() {
     elif [ -n "$s" ] && [ "${p:-0}" -eq 0 ]; then
         status="SKIPPED"; bad=1 # on a GPU machine nothing should be skipped wholesale
     fi
-    if [ -n "$p$s" ]; then
+    if grep -qE '^[0-9]+ passed, [0-9]+ failed' "$log"; then # the test runner's summary
+        fig=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+    elif [ -n "$p$s" ]; then
         fig="${p:-0} passed, ${s:-0} skipped"
     else # a bench's last table row, a test run's "N passed, N failed" line
         fig=$(grep -v '^ *$' "$log" | tail -n 1 | tr -s ' ' | cut -c1-70)

@@ -1,9 +1,72 @@
-# autograder/: grading. Until the full grader lands, `make grade` runs every
-# lab's checks on $(SRC) and prints a table of what passes.
+# autograder/: the grader (build/bin/grade), the programs it builds inside its
+# private copy of the course, its own tests, and the Gradescope zip.
+#
+# `make grade` builds $(BUILD)/bin/grade and grades $(SRC) (labs/ by default,
+# SRC=solutions for the reference). The grader copies this tree into a temp
+# folder and calls the grade-* targets below there; they are not meant to be
+# run by hand.
 
-.PHONY: grade grade-run
+GRADE_BIN  := $(BUILD)/bin/grade
+GRADE_SRCS := $(wildcard autograder/src/*.c)
+GRADE_HDRS := $(wildcard autograder/src/*.h)
+# Extra grader flags for `make grade`, e.g. GRADE_ARGS='--json results.json'.
+GRADE_ARGS ?=
+
+# The grader knows where its own tree is (the checks, harness and rubrics it
+# trusts); it is baked in at build time, never written into a committed file.
+# Paths and messages go into fixed buffers with snprintf on purpose (cut, never
+# overflowed), so gcc's truncation warning is off for these files only.
+$(GRADE_BIN): $(GRADE_SRCS) $(GRADE_HDRS)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
+	    -DGRADE_ROOT='"$(abspath .)"' $(GRADE_SRCS) -o $@ -ljansson -lm
+
+# The grader's self-test (autograder/tests/test_grade.c): the known-wrong
+# submissions in autograder/wrong/, solutions, starters, --batch, Gradescope.
+GRADE_SELFTEST := $(BUILD)/tests/test_grade
+$(GRADE_SELFTEST): autograder/tests/test_grade.c $(GRADE_BIN)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
+	    -DGRADE_BIN='"$(abspath $(GRADE_BIN))"' -DGRADE_ROOT='"$(abspath .)"' $< -o $@ -ljansson $(CMOCKA_LIBS)
+UNIT_TESTS += $(GRADE_SELFTEST)
+
+.PHONY: grade grade-run gradescope-zip
 grade: deps
 	$(Q)$(MAKE) --no-print-directory grade-run
 
-grade-run:
-	+$(Q)BUILD=$(BUILD) SRC=$(SRC) TARGET=$(TARGET) bash autograder/grade_checks.sh $(LAB_NAMES)
+# A low score is not an error: the grader exits non-zero only when it could
+# not grade at all.
+grade-run: $(GRADE_BIN)
+	$(Q)$(GRADE_BIN) --src $(SRC) --target $(TARGET) $(if $(LAB),--lab $(LAB),--all) $(GRADE_ARGS)
+
+# ---- inside the grader's private copy ---------------------------------------
+# The check and bench programs the grader runs: the lab's own check.c/bench.c
+# with main renamed, linked to autograder/harness/grade_main.c, which runs one
+# named cmocka test and reports the verdict, with a per-run secret, on a
+# channel that only the grader reads (see autograder/README.md).
+GRADE_LIBS_emu  := $(SIMTCC) $(SIMT_LIB) $(LIBCOMMON) $(EMU_LIBCOMMON) $(LIBKERNELS_EMU) $(LIBKERNELS_CPU)
+GRADE_LIBS_cuda := $(LIBCOMMON) $(CUDA_LIBCOMMON) $(LIBKERNELS_CUDA) $(LIBKERNELS_CPU)
+.PHONY: grade-libs-emu grade-libs-cuda
+grade-libs-emu: $(GRADE_LIBS_emu)
+grade-libs-cuda: $(GRADE_LIBS_cuda)
+
+$(BUILD)/grade/harness/grade_main.o: autograder/harness/grade_main.c
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+# $(1) lab, $(2) target, $(3) check or bench
+define GRADE_RULES
+$(BUILD)/$(2)/labs/$(1)/graded/$(3).o: labs/$(1)/$(3).c
+	@mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(2)) -Ilabs/$(1) $$(CFLAGS) -Dmain=grade_lab_main -c $$< -o $$@
+$(BUILD)/$(2)/labs/$(1)/graded/$(3): $(BUILD)/grade/harness/grade_main.o $(BUILD)/$(2)/labs/$(1)/graded/$(3).o $(call lab_objs,$(1),labs,$(2)) $(if $(filter bench,$(3)),$(call lab_ladder_objs,$(1),$(2))) $(LAB_KLIBS_$(2)) | $(GRADE_LIBS_$(2))
+	$$(Q)$$(LAB_LINK_$(2)) -Wl,--wrap=_cmocka_run_group_tests
+endef
+$(foreach l,$(LAB_NAMES),$(foreach t,$(LAB_TARGETS),$(foreach p,check $(if $(wildcard labs/$(l)/bench.c),bench),$(eval $(call GRADE_RULES,$(l),$(t),$(p))))))
+
+# ---- Gradescope ---------------------------------------------------------------
+GRADESCOPE_ZIP := $(BUILD)/gradescope/autograder.zip
+gradescope-zip:
+	$(Q)bash autograder/gradescope/make_zip.sh $(GRADESCOPE_ZIP)
+
+HELP += "gradescope-zip::write $(GRADESCOPE_ZIP) for Gradescope (setup.sh, run_autograder, the course without solutions/)"

@@ -19,7 +19,7 @@ while [ $# -gt 0 ]; do
 done
 BUILD=${BUILD:-build}
 NP=${NP:-4}
-TIMEOUT=${TEST_TIMEOUT:-300}
+TIMEOUT=${TEST_TIMEOUT:-600}
 MPIRUN=${MPIRUN:-mpirun --oversubscribe}
 export MPIRUN
 # Open MPI refuses root unless told; CI runs as root.

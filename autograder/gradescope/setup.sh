@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder image.
+# It installs the course's Debian packages (the list in
+# common/tools/deps.sh), creates the unprivileged user that student code
+# runs as, and builds the grader inside the course copy shipped in the zip.
+# The CUDA toolkit is not installed here: Gradescope's standard machines have
+# no GPU, so labs are graded on the CPU emulator and speed says "needs GPU".
+set -eu
+AG=${GRADESCOPE_ROOT:-/autograder}
+COURSE=$AG/source/course
+
+bash "$COURSE/common/tools/deps.sh"
+# The grader runs as root so that it can keep student code away from its
+# files; student code itself runs as this user, which owns nothing.
+if ! id -u grader-student >/dev/null 2>&1; then
+    useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin grader-student
+fi
+make -C "$COURSE" --no-print-directory BUILD=build build/bin/grade
+chmod -R a+rX "$COURSE"

@@ -1,0 +1,984 @@
+/*
+ * grade: the course's autograder.
+ *
+ *   grade [--lab NN ... | --all] [--src DIR] [--json FILE] [--gradescope]
+ *         [--target cuda|emu] [--timeout S] [--batch DIR --csv FILE] ...
+ *
+ * For every lab it grades, the grader copies its own tree (the one it was
+ * built from, or --root) into a private temp folder, puts only that lab's
+ * student files from --src into the copy, builds the lab's checks there and
+ * runs each rubric test as its own child process with limits, a wall-clock
+ * timeout, a scrubbed environment and a per-run random seed. The verdict of
+ * a test travels on a private channel with a per-test secret (see
+ * autograder/harness/grade_main.c), never through the student's stdout.
+ * Speed tests run only on a real GPU; elsewhere they say "needs GPU" and are
+ * left out of the total.
+ *
+ * The grader itself must not fail because a submission misbehaves: every
+ * outcome of a child (crash, hang, garbage, no verdict) becomes a status in
+ * the table, and results are always written. Exit status: 0 when grading
+ * happened (whatever the score), 1 when the grader could not grade, 2 for
+ * bad usage.
+ */
+#include "grade.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <math.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef GRADE_ROOT
+#define GRADE_ROOT "."
+#endif
+
+/* ---- options ------------------------------------------------------------------ */
+
+typedef struct {
+    char root[PATH_MAX];      /* the grader's own tree: checks, harness, rubrics */
+    char src[PATH_MAX];       /* where student files come from */
+    const char *json_path;
+    int gradescope;
+    char target[8];           /* cuda or emu */
+    int timeout_s;            /* 0: the rubric's, else 120 */
+    char labs[GRADE_MAX_LABS][8];
+    int nlabs, all;
+    const char *batch;        /* folder of submissions */
+    const char *csv_path;
+    unsigned long long seed;
+    int seed_set;
+    int keep;                 /* keep the temp folder */
+    int jobs;                 /* make -j for builds */
+    const char *run_as;       /* run student code as this user (root only) */
+    const char *only[GRADE_MAX_TESTS * 4]; /* checks, kernels or test names to grade */
+    int nonly;
+    long long mem_mb;         /* RLIMIT_AS for tests on emu, MiB */
+} opts_t;
+
+static opts_t O;
+static uid_t run_uid;
+static gid_t run_gid;
+static char tmp_root[PATH_MAX];   /* this run's private folder */
+static char base_dir[PATH_MAX];   /* the copy with the prebuilt libraries */
+static int base_ok;
+static char base_log[8192];
+
+/* The --help text; also what a usage error points to. */
+static void usage(FILE *f) {
+    fprintf(f,
+            "usage: grade [--lab NN ... | --all] [--src DIR] [--json FILE] [--gradescope]\n"
+            "             [--target cuda|emu] [--timeout S] [--batch DIR [--csv FILE]]\n"
+            "             [--seed N] [--only NAME ...] [--run-as USER] [--root DIR] [--jobs N]\n"
+            "             [--mem-mb N] [--keep]\n"
+            "\n"
+            "Grades the student files in --src (default: labs) against the checks,\n"
+            "harness and rubrics of the grader's own tree, each lab built in a private copy.\n"
+            "  --lab NN       grade this lab (repeatable); --all: every lab with a rubric (default)\n"
+            "  --src DIR      submission: DIR/NN-topic/<files>, DIR/labs/NN-topic/<files> or DIR/<files>\n"
+            "  --json FILE    also write Gradescope's results.json there\n"
+            "  --gradescope   grade only the labs the submission has files for\n"
+            "  --target T     cuda (a real GPU: numerics and speed) or emu (CPU emulator: numerics)\n"
+            "  --timeout S    wall-clock seconds per test (default: the rubric's, else 120)\n"
+            "  --batch DIR    grade DIR/<student>/ for every student; --csv FILE (default grades.csv)\n"
+            "                 gets the scores; --json then names a folder for <student>.json files\n"
+            "  --seed N       inputs' seed (default: fresh from /dev/urandom each run; to reproduce)\n"
+            "  --only NAME    grade only this check, speed kernel or test name (repeatable)\n"
+            "  --run-as USER  run student code as this unprivileged user (when run as root)\n"
+            "  --root DIR     the trusted course tree (default: the one grade was built from)\n"
+            "  --jobs N       parallel make jobs for builds (default: the number of CPUs, at most 8)\n"
+            "  --mem-mb N     address-space limit per test on emu, MiB (default 16384)\n"
+            "  --keep         keep the private build folder and print where it is\n");
+}
+
+/* Parse the flags into O; exits 2 with a message on anything malformed. */
+static void parse_args(int argc, char **argv) {
+    snprintf(O.root, sizeof O.root, "%s", GRADE_ROOT);
+    snprintf(O.src, sizeof O.src, "labs");
+    O.mem_mb = 16384;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    O.jobs = n < 1 ? 1 : n > 8 ? 8 : (int)n;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEED_VALUE()                                                                  \
+    do {                                                                              \
+        if (!v) { fprintf(stderr, "grade: %s needs a value; see grade --help\n", a); exit(2); } \
+        i++;                                                                          \
+    } while (0)
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { usage(stdout); exit(0); }
+        else if (!strcmp(a, "--all")) O.all = 1;
+        else if (!strcmp(a, "--gradescope")) O.gradescope = 1;
+        else if (!strcmp(a, "--keep")) O.keep = 1;
+        else if (!strcmp(a, "--lab")) {
+            /* "--lab 00 01" and "--lab 00 --lab 01" both work. */
+            if (!v || v[0] == '-') { fprintf(stderr, "grade: --lab needs a lab number like 02\n"); exit(2); }
+            while (i + 1 < argc && argv[i + 1][0] != '-') {
+                const char *l = argv[++i];
+                if (!isdigit((unsigned char)l[0]) || !isdigit((unsigned char)l[1]) || (l[2] && l[2] != '-')) {
+                    fprintf(stderr, "grade: --lab expects a lab number like 02, got '%s'\n", l);
+                    exit(2);
+                }
+                if (O.nlabs < GRADE_MAX_LABS) snprintf(O.labs[O.nlabs++], 8, "%.2s", l);
+            }
+        } else if (!strcmp(a, "--src")) { NEED_VALUE(); snprintf(O.src, sizeof O.src, "%s", v); }
+        else if (!strcmp(a, "--root")) { NEED_VALUE(); snprintf(O.root, sizeof O.root, "%s", v); }
+        else if (!strcmp(a, "--json")) { NEED_VALUE(); O.json_path = v; }
+        else if (!strcmp(a, "--batch")) { NEED_VALUE(); O.batch = v; }
+        else if (!strcmp(a, "--csv")) { NEED_VALUE(); O.csv_path = v; }
+        else if (!strcmp(a, "--only")) {
+            NEED_VALUE();
+            if (O.nonly < (int)(sizeof O.only / sizeof *O.only)) O.only[O.nonly++] = v;
+        }
+        else if (!strcmp(a, "--run-as")) { NEED_VALUE(); O.run_as = v; }
+        else if (!strcmp(a, "--target")) {
+            NEED_VALUE();
+            if (strcmp(v, "cuda") && strcmp(v, "emu")) {
+                fprintf(stderr, "grade: --target must be cuda or emu, not '%s'\n", v);
+                exit(2);
+            }
+            snprintf(O.target, sizeof O.target, "%s", v);
+        } else if (!strcmp(a, "--timeout") || !strcmp(a, "--seed") || !strcmp(a, "--jobs") || !strcmp(a, "--mem-mb")) {
+            NEED_VALUE();
+            char *end;
+            errno = 0;
+            unsigned long long x = strtoull(v, &end, 10);
+            if (errno || *end || end == v || v[0] == '-') {
+                fprintf(stderr, "grade: %s expects a non-negative integer, got '%s'\n", a, v);
+                exit(2);
+            }
+            if (!strcmp(a, "--timeout")) O.timeout_s = x > 86400 ? 86400 : (int)x;
+            else if (!strcmp(a, "--jobs")) O.jobs = x < 1 ? 1 : x > 64 ? 64 : (int)x;
+            else if (!strcmp(a, "--mem-mb")) O.mem_mb = (long long)x;
+            else { O.seed = x; O.seed_set = 1; }
+        } else {
+            fprintf(stderr, "grade: unknown option '%s'; see grade --help\n", a);
+            exit(2);
+        }
+#undef NEED_VALUE
+    }
+}
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Random bytes from the kernel; falls back to time and pid (still fresh per run). */
+static void random_bytes(void *buf, size_t n) {
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    ssize_t r = fd >= 0 ? read(fd, buf, n) : -1;
+    if (fd >= 0) close(fd);
+    if (r == (ssize_t)n) return;
+    unsigned long long x = (unsigned long long)time(NULL) * 6364136223846793005ULL ^ (unsigned long long)getpid();
+    for (size_t i = 0; i < n; i++) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        ((unsigned char *)buf)[i] = (unsigned char)(x >> 56);
+    }
+}
+
+/* A fresh secret for one test: 32 hex digits. */
+static void new_token(char out[33]) {
+    unsigned char b[16];
+    random_bytes(b, sizeof b);
+    for (int i = 0; i < 16; i++) snprintf(out + 2 * i, 3, "%02x", b[i]);
+}
+
+/* Is there a real NVIDIA GPU? Same test as the Makefile's. */
+static int have_gpu(void) {
+    FILE *p = popen("nvidia-smi -L 2>/dev/null", "r");
+    if (!p) return 0;
+    char line[256];
+    int found = 0;
+    while (fgets(line, sizeof line, p)) found |= !strncmp(line, "GPU", 3);
+    pclose(p);
+    return found;
+}
+
+/* Replace every occurrence of `from` in s (in place) by `to` (not longer). */
+static void replace_all(char *s, const char *from, const char *to) {
+    size_t fl = strlen(from), tl = strlen(to);
+    if (!fl || tl > fl) return;
+    char *p = s;
+    while ((p = strstr(p, from))) {
+        memmove(p + tl, p + fl, strlen(p + fl) + 1);
+        memcpy(p, to, tl);
+        p += tl;
+    }
+}
+
+/* Keep only printable text so a table or JSON never carries control bytes. */
+static void sanitize(char *s) {
+    for (unsigned char *p = (unsigned char *)s; *p; p++)
+        if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f) *p = '?';
+}
+
+/* The last `max` bytes of s, starting at a line, as a new string. */
+static char *tail_lines(const char *s, size_t max) {
+    size_t n = strlen(s);
+    const char *p = n > max ? s + n - max : s;
+    if (p != s) {
+        const char *nl = strchr(p, '\n');
+        if (nl) p = nl + 1;
+    }
+    return strdup(p);
+}
+
+/* One line of s that contains needle, without the part before and including
+ * `after` when given; "" when none. */
+static void find_line(const char *s, const char *needle, const char *after, char *out, size_t n) {
+    out[0] = '\0';
+    const char *p = strstr(s, needle);
+    if (!p) return;
+    const char *b = p;
+    while (b > s && b[-1] != '\n') b--;
+    const char *e = strchr(p, '\n');
+    if (!e) e = p + strlen(p);
+    if (after) {
+        const char *a = strstr(b, after);
+        if (a && a < e) b = a + strlen(after);
+    }
+    while (b < e && (*b == ' ' || *b == '\t')) b++;
+    size_t len = (size_t)(e - b);
+    if (len >= n) len = n - 1;
+    memcpy(out, b, len);
+    out[len] = '\0';
+    sanitize(out);
+}
+
+/* ---- the environment of children --------------------------------------------- */
+
+/* Build the allow-listed environment: nothing else from ours (tokens, CI
+ * variables, MAKEFLAGS) reaches a child. extra is NULL-ended "K=V" strings. */
+static char **child_env(const char *home, const char *const *extra) {
+    static const char *const allow[] = {"PATH", "LANG", "LC_ALL", "OMP_NUM_THREADS", "CUDA_HOME",
+                                        "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", NULL};
+    extern char **environ;
+    int cap = 64, n = 0;
+    char **env = calloc((size_t)cap, sizeof *env);
+    if (!env) return NULL;
+    for (char **e = environ; *e && n < cap - 16; e++) {
+        int ok = !strncmp(*e, "SIMT_", 5);
+        for (const char *const *a = allow; *a; a++) {
+            size_t l = strlen(*a);
+            ok |= !strncmp(*e, *a, l) && (*e)[l] == '=';
+        }
+        if (ok) env[n++] = strdup(*e);
+    }
+    if (!getenv("PATH")) env[n++] = strdup("PATH=/usr/local/bin:/usr/bin:/bin");
+    char buf[PATH_MAX + 16];
+    snprintf(buf, sizeof buf, "HOME=%s", home);
+    env[n++] = strdup(buf);
+    snprintf(buf, sizeof buf, "TMPDIR=%s", home);
+    env[n++] = strdup(buf);
+    if (!getenv("LANG")) env[n++] = strdup("LANG=C.UTF-8");
+    for (const char *const *x = extra; x && *x && n < cap - 1; x++) env[n++] = strdup(*x);
+    env[n] = NULL;
+    return env;
+}
+
+/* Environments are built per child; give each back. */
+static void free_env(char **env) {
+    for (char **e = env; e && *e; e++) free(*e);
+    free(env);
+}
+
+/* ---- building ------------------------------------------------------------------- */
+
+/* Run make in dir for one target; returns 0 on success, log (relative paths)
+ * in *log (malloc'd). */
+static int run_make(const char *dir, const char *target_path, int timeout_s, char **log) {
+    char build[PATH_MAX + 8], tgt[16], jobs[16], home[PATH_MAX];
+    snprintf(build, sizeof build, "BUILD=%s/build", dir);
+    snprintf(tgt, sizeof tgt, "TARGET=%s", O.target);
+    snprintf(jobs, sizeof jobs, "-j%d", O.jobs);
+    snprintf(home, sizeof home, "%s/home", tmp_root);
+    char *argv[] = {"/usr/bin/env", "make", "--no-print-directory", jobs, build, tgt, (char *)target_path, NULL};
+    char **env = child_env(home, NULL);
+    sandbox_opts_t so = {0};
+    so.timeout_s = timeout_s;
+    so.fsize_bytes = 1LL << 30;
+    /* A submission can make the compiler read forever (#include "/dev/zero"):
+     * bound its memory too. nvcc's tool chain is left unbounded (untested). */
+    so.as_bytes = strcmp(O.target, "cuda") ? 16LL << 30 : 0;
+    so.out_cap = 256 << 10;
+    so.out_kill = 64LL << 20;
+    so.cwd = dir;
+    so.env = env;
+    sandbox_result_t r;
+    sandbox_run(argv, &so, &r);
+    free_env(env);
+    char prefix[PATH_MAX + 2];
+    snprintf(prefix, sizeof prefix, "%s/", dir);
+    replace_all(r.out, prefix, "");
+    snprintf(prefix, sizeof prefix, "%s/", base_dir);
+    replace_all(r.out, prefix, "");
+    sanitize(r.out);
+    int ok = r.exited && r.exit_code == 0 && !r.timed_out;
+    if (r.timed_out) {
+        size_t l = strlen(r.out) + 128;
+        char *m = malloc(l);
+        if (m) {
+            snprintf(m, l, "%s\n(the build took longer than %d s and was stopped)\n", r.out, timeout_s);
+            free(r.out);
+            r.out = m;
+        }
+    }
+    *log = r.out;
+    r.out = NULL;
+    sandbox_result_free(&r);
+    return ok ? 0 : -1;
+}
+
+/* The first compiler error of a build log, for the table. */
+static void first_error(const char *log, char *out, size_t n) {
+    find_line(log, "error:", NULL, out, n);
+    if (!out[0]) find_line(log, "Error", NULL, out, n);
+    if (!out[0]) snprintf(out, n, "the build failed; see the output");
+}
+
+/* Copy the grader's tree once and build the libraries every lab links.
+ * Student code never touches this step. */
+static int prepare_base(void) {
+    snprintf(base_dir, sizeof base_dir, "%s/base", tmp_root);
+    static const char *const skip[] = {"build", ".git", "solutions", NULL};
+    if (tree_copy(O.root, base_dir, skip) != 0) {
+        snprintf(base_log, sizeof base_log, "could not copy the course tree %s", O.root);
+        return -1;
+    }
+    char tgt[32];
+    snprintf(tgt, sizeof tgt, "grade-libs-%s", O.target);
+    char *log = NULL;
+    int rc = run_make(base_dir, tgt, 1800, &log);
+    if (rc) snprintf(base_log, sizeof base_log, "%s", log ? log + (strlen(log) > 8000 ? strlen(log) - 8000 : 0) : "");
+    free(log);
+    return rc;
+}
+
+/* ---- student files ---------------------------------------------------------------- */
+
+/* Where a student file of a lab lives in the submission: DIR/NN-topic/f,
+ * DIR/labs/NN-topic/f or DIR/f. Only regular files count (no links). */
+static int find_student_file(const char *src, const char *lab, const char *f, char *out, size_t n) {
+    const char *fmt[] = {"%s/%s/%s", "%s/labs/%s/%s", NULL};
+    struct stat st;
+    for (int i = 0; fmt[i]; i++) {
+        snprintf(out, n, fmt[i], src, lab, f);
+        if (lstat(out, &st) == 0 && S_ISREG(st.st_mode)) return 0;
+    }
+    snprintf(out, n, "%s/%s", src, f);
+    if (lstat(out, &st) == 0 && S_ISREG(st.st_mode)) return 0;
+    return -1;
+}
+
+/* The lab's student files: the rubric's list when it has one, else every
+ * file of labs/NN-topic/ that is not harness. */
+static int student_files(const rubric_t *rb, char files[16][128]) {
+    if (rb->nfiles == 0) return lab_student_files(O.root, rb->lab, files, 16);
+    for (int i = 0; i < rb->nfiles; i++) snprintf(files[i], 128, "%s", rb->files[i]);
+    return rb->nfiles;
+}
+
+/* ---- running one test ------------------------------------------------------------- */
+
+/* A private working folder for one child, owned by the --run-as user. */
+static void make_workdir(char *out, size_t n, const char *nn, int number, const char *what) {
+    snprintf(out, n, "%s/run/%s-%s-%d", tmp_root, nn, what, number);
+    mkdirs(out, 0755);
+    if (O.run_as) tree_chown(out, run_uid, run_gid);
+}
+
+/* Limits of one test. */
+static void test_limits(sandbox_opts_t *so, const rubric_test_t *t) {
+    so->timeout_s = O.timeout_s ? O.timeout_s : t->timeout_s ? t->timeout_s : 120;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    so->cpu_s = (long)so->timeout_s * (ncpu < 1 ? 1 : ncpu) + 10;
+    /* The CUDA driver reserves far more address space than it uses. */
+    so->as_bytes = strcmp(O.target, "cuda") ? O.mem_mb << 20 : 0;
+    so->fsize_bytes = 256LL << 20;
+    so->out_cap = 64 << 10;
+    so->out_kill = 32LL << 20;
+    so->run_as = O.run_as != NULL;
+    so->uid = run_uid;
+    so->gid = run_gid;
+}
+
+/* Look for "<token> <word> ..." in what came back on the channel. Lines
+ * without the token (anything the student's code wrote there) are ignored.
+ * Returns the rest of the line after the token in out, or "" when none. */
+static void find_verdict(const char *report, const char *token, char *out, size_t n) {
+    out[0] = '\0';
+    size_t tl = strlen(token);
+    for (const char *p = report; p && *p;) {
+        const char *e = strchr(p, '\n');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len > tl && !strncmp(p, token, tl) && p[tl] == ' ') {
+            size_t m = len - tl - 1;
+            if (m >= n) m = n - 1;
+            memcpy(out, p + tl + 1, m);
+            out[m] = '\0';
+            return;
+        }
+        p = e ? e + 1 : NULL;
+    }
+}
+
+/* What a dead child with no verdict means. */
+static void no_verdict(result_t *res, const sandbox_result_t *r, int timeout_s) {
+    if (r->timed_out) {
+        res->status = ST_TIMEOUT;
+        snprintf(res->message, sizeof res->message, "no result after %d s (an infinite loop or a deadlock?); stopped", timeout_s);
+    } else if (r->output_killed) {
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message, "printed more than %lld MB; stopped", r->out_total >> 20);
+    } else if (r->signaled) {
+        res->status = ST_CRASH;
+        snprintf(res->message, sizeof res->message, "killed by signal %d (%s)", r->sig, strsignal(r->sig));
+    } else if (r->exited && r->exit_code == 127 && !r->out[0]) {
+        res->status = ST_ERROR;
+        snprintf(res->message, sizeof res->message, "the grader could not start the test program");
+    } else {
+        res->status = ST_CRASH;
+        snprintf(res->message, sizeof res->message, "the program ended (exit code %d) without the check's verdict",
+                 r->exited ? r->exit_code : -1);
+    }
+}
+
+/* Attach the child's output (tail) to the result for the student to read. */
+static void attach_output(result_t *res, const sandbox_result_t *r) {
+    char *t = tail_lines(r->out, 6000);
+    if (!t) return;
+    sanitize(t);
+    free(res->output);
+    res->output = t;
+}
+
+/* One numerics test: the graded check program runs only this cmocka test. */
+static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
+    const rubric_test_t *t = res->t;
+    char token[33], wd[PATH_MAX], seed[32], gt[160];
+    new_token(token);
+    make_workdir(wd, sizeof wd, nn, res->number, "check");
+    snprintf(seed, sizeof seed, "%llu", O.seed);
+    snprintf(gt, sizeof gt, "GRADE_TEST=%s", t->check);
+    const char *extra[] = {gt, NULL};
+    char **env = child_env(wd, extra);
+    char *argv[] = {(char *)check_bin, "--seed", seed, NULL};
+    sandbox_opts_t so = {0};
+    test_limits(&so, t);
+    so.cwd = wd;
+    so.env = env;
+    so.token = token;
+    sandbox_result_t r;
+    sandbox_run(argv, &so, &r);
+    free_env(env);
+    snprintf(res->figure, sizeof res->figure, "%.2f s", r.wall_s);
+    char v[256];
+    find_verdict(r.report, token, v, sizeof v);
+    char want[160];
+    snprintf(want, sizeof want, "PASS %s", t->check);
+    if (!v[0]) {
+        no_verdict(res, &r, so.timeout_s);
+    } else if (!strcmp(v, want) && r.exited && r.exit_code == 0) {
+        res->status = ST_PASS;
+        res->score = t->points;
+    } else if (!strncmp(v, "SKIP ", 5)) {
+        res->status = ST_SKIPPED;
+        if (t->may_skip) {
+            /* Legitimately not runnable here (the rubric says so): out of the total. */
+            res->counted = 0;
+            find_line(r.out, "Hopper", NULL, res->message, sizeof res->message);
+            if (!res->message[0]) snprintf(res->message, sizeof res->message, "not runnable on this machine; left out of the total");
+        } else {
+            snprintf(res->message, sizeof res->message, "the check skipped itself (no device to run kernels?)");
+        }
+    } else if (!strncmp(v, "NOTFOUND ", 9)) {
+        res->status = ST_ERROR;
+        snprintf(res->message, sizeof res->message, "the lab's checks have no test '%s' (rubric out of date)", t->check);
+    } else {
+        res->status = strstr(r.out, "not implemented") ? ST_NOT_STARTED : ST_FAIL;
+        /* cmocka prints a failed check's message as "ERROR: ..."; a signal
+         * caught inside a test as "Test failed with exception: ...". */
+        find_line(r.out, "ERROR: ", "ERROR: ", res->message, sizeof res->message);
+        if (!res->message[0]) find_line(r.out, "exception", NULL, res->message, sizeof res->message);
+        if (!res->message[0]) find_line(r.out, "[  ERROR   ] --- ", "--- ", res->message, sizeof res->message);
+        if (!res->message[0]) snprintf(res->message, sizeof res->message, "the check failed; see the output");
+    }
+    if (res->status != ST_PASS) attach_output(res, &r);
+    sandbox_result_free(&r);
+}
+
+/* One speed test: the graded bench program, its JSON through the channel,
+ * the kernel's ratio to the baseline turned into points. */
+static void run_speed(const char *bench_bin, const char *nn, result_t *res) {
+    const rubric_test_t *t = res->t;
+    char token[33], wd[PATH_MAX], jpath[PATH_MAX + 16], jenv[PATH_MAX + 32];
+    new_token(token);
+    make_workdir(wd, sizeof wd, nn, res->number, "bench");
+    snprintf(jpath, sizeof jpath, "%s/bench.json", wd);
+    snprintf(jenv, sizeof jenv, "GRADE_BENCH_JSON=%s", jpath);
+    const char *extra[] = {jenv, NULL};
+    char **env = child_env(wd, extra);
+    char *argv[64];
+    int ac = 0;
+    argv[ac++] = (char *)bench_bin;
+    argv[ac++] = "--json";
+    argv[ac++] = jpath;
+    char args[sizeof t->bench_args];
+    snprintf(args, sizeof args, "%s", t->bench_args);
+    for (char *s = strtok(args, " "); s && ac < 62; s = strtok(NULL, " ")) argv[ac++] = s;
+    argv[ac] = NULL;
+    sandbox_opts_t so = {0};
+    test_limits(&so, t);
+    if (!O.timeout_s && !t->timeout_s) so.timeout_s = 300;
+    so.cpu_s = 0;
+    so.cwd = wd;
+    so.env = env;
+    so.token = token;
+    sandbox_result_t r;
+    sandbox_run(argv, &so, &r);
+    free_env(env);
+    char *v = malloc(strlen(r.report) + 1);
+    if (v) find_verdict(r.report, token, v, strlen(r.report) + 1);
+    if (!v || !v[0] || strncmp(v, "BENCH ", 6)) {
+        no_verdict(res, &r, so.timeout_s);
+    } else {
+        char *js = strchr(v + 6, ' ');
+        json_error_t je;
+        json_t *j = js ? json_loads(js + 1, 0, &je) : NULL;
+        json_t *rows = j ? json_object_get(j, "results") : NULL, *row;
+        size_t i;
+        double ratio = -1;
+        const char *st = NULL;
+        json_array_foreach(rows, i, row) {
+            json_t *k = json_object_get(row, "kernel");
+            if (!json_is_string(k) || strcmp(json_string_value(k), t->kernel)) continue;
+            json_t *rt = json_object_get(row, "ratio"), *s = json_object_get(row, "status");
+            st = json_is_string(s) ? json_string_value(s) : "ok";
+            ratio = json_is_number(rt) ? json_number_value(rt) : -1;
+            break;
+        }
+        if (!j) {
+            res->status = ST_FAIL;
+            snprintf(res->message, sizeof res->message, "the benchmark wrote no readable JSON");
+        } else if (!st) {
+            res->status = ST_ERROR;
+            snprintf(res->message, sizeof res->message, "no row for kernel '%s' in the benchmark's JSON", t->kernel);
+        } else if (strcmp(st, "ok") || !(ratio > 0) || !isfinite(ratio)) {
+            res->status = ST_FAIL;
+            snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s", st, t->kernel);
+        } else {
+            double f = (ratio - t->zero_at) / (t->full_at - t->zero_at);
+            f = f < 0 ? 0 : f > 1 ? 1 : f;
+            res->ratio = ratio;
+            res->score = t->points * f;
+            res->status = f >= 1 ? ST_PASS : f > 0 ? ST_PARTIAL : ST_FAIL;
+            snprintf(res->figure, sizeof res->figure, "%.1f%% %s", 100 * ratio, t->baseline);
+            snprintf(res->message, sizeof res->message, "full points at %.0f%% of %s, none at %.0f%%",
+                     100 * t->full_at, t->baseline, 100 * t->zero_at);
+        }
+        json_decref(j);
+    }
+    free(v);
+    if (res->status != ST_PASS) attach_output(res, &r);
+    sandbox_result_free(&r);
+}
+
+/* ---- one lab ------------------------------------------------------------------------- */
+
+/* Does this rubric test pass the --only filter? */
+static int selected(const rubric_test_t *t) {
+    if (!O.nonly) return 1;
+    /* Whole names only: check names may contain commas ("mma: 1x1x1, K = 1"). */
+    for (int i = 0; i < O.nonly; i++)
+        if (!strcmp(O.only[i], t->check) || !strcmp(O.only[i], t->kernel) || !strcmp(O.only[i], t->name)) return 1;
+    return 0;
+}
+
+/* Grade one lab of one submission, appending to res. Returns the count. */
+static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *notes, size_t notes_len) {
+    int n = 0;
+    for (int i = 0; i < rb->ntests; i++) {
+        if (!selected(&rb->tests[i])) continue;
+        result_t *x = &res[n++];
+        memset(x, 0, sizeof *x);
+        x->t = &rb->tests[i];
+        snprintf(x->lab, sizeof x->lab, "%s", rb->lab);
+        snprintf(x->nn, sizeof x->nn, "%s", rb->nn);
+        x->number = i + 1;
+        x->max_score = rb->tests[i].points;
+        x->counted = 1;
+        x->ratio = -1;
+        x->status = ST_ERROR;
+    }
+    if (!base_ok) {
+        for (int i = 0; i < n; i++) {
+            snprintf(res[i].message, sizeof res[i].message, "the course libraries did not build (grader problem)");
+            res[i].output = strdup(base_log);
+        }
+        return n;
+    }
+    /* The lab's private copy: the base with its libraries, plus student files. */
+    char dir[PATH_MAX], from[PATH_MAX], to[PATH_MAX * 2], b1[PATH_MAX], b2[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s/lab-%s", tmp_root, rb->nn);
+    tree_remove(dir);
+    static const char *const skip[] = {"build", NULL};
+    snprintf(b1, sizeof b1, "%s/build", base_dir);
+    snprintf(b2, sizeof b2, "%s/build", dir);
+    if (tree_copy(base_dir, dir, skip) || tree_copy(b1, b2, NULL)) {
+        for (int i = 0; i < n; i++) snprintf(res[i].message, sizeof res[i].message, "could not copy the course tree");
+        return n;
+    }
+    char files[16][128];
+    int nf = student_files(rb, files);
+    char missing[512] = "";
+    for (int f = 0; f < nf; f++) {
+        snprintf(to, sizeof to, "%s/labs/%s/%s", dir, rb->lab, files[f]);
+        if (find_student_file(src, rb->lab, files[f], from, sizeof from) == 0) {
+            unlink(to);
+            if (file_copy(from, to) != 0)
+                snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s (unreadable)",
+                         missing[0] ? ", " : "", files[f]);
+        } else {
+            snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", missing[0] ? ", " : "", files[f]);
+        }
+    }
+    if (missing[0])
+        snprintf(notes + strlen(notes), notes_len - strlen(notes),
+                 "lab %s: not in the submission, graded the starter instead: %s\n", rb->nn, missing);
+
+    int need_check = 0;
+    for (int i = 0; i < n; i++) need_check |= res[i].t->kind == KIND_NUMERICS;
+    char check_bin[PATH_MAX * 2], bench_bin[PATH_MAX * 2];
+    snprintf(check_bin, sizeof check_bin, "%s/build/%s/labs/%s/graded/check", dir, O.target, rb->lab);
+    snprintf(bench_bin, sizeof bench_bin, "%s/build/%s/labs/%s/graded/bench", dir, O.target, rb->lab);
+    char *log = NULL;
+    int check_built = need_check ? run_make(dir, check_bin, 300, &log) == 0 : 1;
+    if (!check_built) {
+        char err[512];
+        first_error(log, err, sizeof err);
+        for (int i = 0; i < n; i++) {
+            if (res[i].t->kind != KIND_NUMERICS) continue;
+            res[i].status = ST_BUILD_ERROR;
+            snprintf(res[i].message, sizeof res[i].message, "%s", err);
+            res[i].output = tail_lines(log, 6000);
+        }
+        snprintf(notes + strlen(notes), notes_len - strlen(notes), "lab %s: compile errors:\n%s\n", rb->nn,
+                 log + (strlen(log) > 3000 ? strlen(log) - 3000 : 0));
+    }
+    free(log);
+    log = NULL;
+    if (O.run_as) {
+        /* Student code may read its build but not change anything in it. */
+        tree_chown(tmp_root, 0, 0);
+        chmod(tmp_root, 0755);
+    }
+    for (int i = 0; i < n; i++)
+        if (res[i].t->kind == KIND_NUMERICS && check_built) run_numerics(check_bin, rb->nn, &res[i]);
+
+    /* A test whose required checks did not all pass is worth nothing. */
+    for (int i = 0; i < n; i++) {
+        const rubric_test_t *t = res[i].t;
+        for (int q = 0; q < t->nrequires; q++) {
+            int ok = 0;
+            for (int k = 0; k < n; k++)
+                ok |= res[k].t->kind == KIND_NUMERICS && !strcmp(res[k].t->check, t->requires[q]) && res[k].status == ST_PASS;
+            if (ok) continue;
+            if (t->kind == KIND_NUMERICS && res[i].status != ST_PASS) break; /* its own failure says more */
+            res[i].status = ST_NOT_GRADED;
+            res[i].score = 0;
+            snprintf(res[i].message, sizeof res[i].message, "counts once %s passes", t->requires[q]);
+            break;
+        }
+    }
+
+    for (int i = 0; i < n; i++) {
+        if (res[i].t->kind != KIND_SPEED) continue;
+        if (strcmp(O.target, "cuda")) {
+            res[i].status = ST_NEEDS_GPU;
+            res[i].counted = 0;
+            res[i].score = 0;
+            snprintf(res[i].message, sizeof res[i].message, "speed is graded only on a GPU (--target cuda)");
+            continue;
+        }
+        if (res[i].status == ST_NOT_GRADED) continue;
+        int bench_built = run_make(dir, bench_bin, 900, &log) == 0;
+        if (!bench_built) {
+            res[i].status = ST_BUILD_ERROR;
+            first_error(log, res[i].message, sizeof res[i].message);
+            res[i].output = tail_lines(log, 6000);
+        } else {
+            run_speed(bench_bin, rb->nn, &res[i]);
+        }
+        free(log);
+        log = NULL;
+    }
+    if (!O.keep) tree_remove(dir);
+    return n;
+}
+
+/* ---- one submission ---------------------------------------------------------------- */
+
+typedef struct {
+    char nn[GRADE_MAX_LABS][8];
+    char lab[GRADE_MAX_LABS][96];
+    int n;
+} lab_list_t;
+
+/* Labs with a folder labs/NN-*; the rubric is checked when grading. */
+static void list_labs(lab_list_t *L) {
+    memset(L, 0, sizeof *L);
+    char dir[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "%s/labs", O.root);
+    struct dirent **ents;
+    int m = scandir(dir, &ents, NULL, alphasort);
+    for (int i = 0; i < m; i++) {
+        const char *d = ents[i]->d_name;
+        if (L->n < GRADE_MAX_LABS && isdigit((unsigned char)d[0]) && isdigit((unsigned char)d[1]) && d[2] == '-') {
+            snprintf(L->nn[L->n], 8, "%.2s", d);
+            snprintf(L->lab[L->n], 96, "%s", d);
+            L->n++;
+        }
+        free(ents[i]);
+    }
+    if (m >= 0) free(ents);
+}
+
+/* Does the submission hold any student file of this lab? (--gradescope) */
+static int submission_has_lab(const char *src, const rubric_t *rb) {
+    const char *lab = rb->lab;
+    char files[16][128], p[PATH_MAX];
+    int nf = student_files(rb, files);
+    for (int f = 0; f < nf; f++)
+        if (find_student_file(src, lab, files[f], p, sizeof p) == 0) return 1;
+    return 0;
+}
+
+/* Grade the chosen labs of one submission; fills res (malloc'd) and notes. */
+static int grade_submission(const char *src, rubric_t *rubrics, int nrub, result_t **out, char *notes, size_t nl) {
+    result_t *res = calloc((size_t)nrub * GRADE_MAX_TESTS + 1, sizeof *res);
+    int n = 0;
+    if (!res) return 0;
+    for (int i = 0; i < nrub; i++) {
+        if (O.gradescope && !O.nlabs && !submission_has_lab(src, &rubrics[i])) continue;
+        fprintf(stderr, "grade: lab %s ...\n", rubrics[i].lab);
+        n += grade_lab(src, &rubrics[i], res + n, notes, nl);
+    }
+    if (O.gradescope && !O.nlabs && n == 0) {
+        /* Say what was expected rather than grading nothing in silence. */
+        snprintf(notes + strlen(notes), nl - strlen(notes), "No lab files found in the submission. Expected:");
+        for (int i = 0; i < nrub; i++) {
+            char files[16][128];
+            int nf = student_files(&rubrics[i], files);
+            for (int f = 0; f < nf; f++) snprintf(notes + strlen(notes), nl - strlen(notes), " %s", files[f]);
+        }
+        snprintf(notes + strlen(notes), nl - strlen(notes), "\n");
+    }
+    *out = res;
+    return n;
+}
+
+/* Results own their output text. */
+static void free_results(result_t *r, int n) {
+    for (int i = 0; i < n; i++) free(r[i].output);
+    free(r);
+}
+
+/* ---- main -------------------------------------------------------------------------- */
+
+/* Make a path absolute against the current directory (the submission may be
+ * relative; children run elsewhere). */
+static void absolutize(char *p, size_t n) {
+    if (p[0] == '/') return;
+    char cwd[PATH_MAX], tmp[PATH_MAX * 2];
+    if (!getcwd(cwd, sizeof cwd)) return;
+    snprintf(tmp, sizeof tmp, "%s/%s", cwd, p);
+    snprintf(p, n, "%s", tmp);
+}
+
+/* --batch: one submission per subfolder; a CSV row each. */
+static int run_batch(rubric_t *rubrics, int nrub) {
+    char csv_default[PATH_MAX];
+    snprintf(csv_default, sizeof csv_default, "grades.csv");
+    const char *csv_path = O.csv_path ? O.csv_path : csv_default;
+    FILE *csv = fopen(csv_path, "w");
+    if (!csv) { fprintf(stderr, "grade: cannot write %s: %s\n", csv_path, strerror(errno)); return 1; }
+    fprintf(csv, "student");
+    for (int i = 0; i < nrub; i++) fprintf(csv, ",lab %s", rubrics[i].nn);
+    fprintf(csv, ",total,max\n");
+    struct dirent **ents;
+    int m = scandir(O.batch, &ents, NULL, alphasort);
+    if (m < 0) { fprintf(stderr, "grade: cannot read %s: %s\n", O.batch, strerror(errno)); fclose(csv); return 1; }
+    int graded = 0, bad = 0;
+    if (O.json_path && mkdirs(O.json_path, 0755) != 0) {
+        fprintf(stderr, "grade: cannot create %s: %s\n", O.json_path, strerror(errno));
+        bad = 1;
+    }
+    for (int s = 0; s < m; s++) {
+        const char *name = ents[s]->d_name;
+        char sub[PATH_MAX * 2];
+        snprintf(sub, sizeof sub, "%s/%s", O.batch, name);
+        struct stat st;
+        if (name[0] == '.' || lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode)) { free(ents[s]); continue; }
+        result_t *res = NULL;
+        char notes[16384] = "";
+        double t_student = now_s();
+        fprintf(stderr, "grade: student %s\n", name);
+        int n = grade_submission(sub, rubrics, nrub, &res, notes, sizeof notes);
+        /* Quote the name: a folder name may hold a comma. */
+        fputc('"', csv);
+        for (const char *c = name; *c; c++) { if (*c == '"') fputc('"', csv); fputc(*c, csv); }
+        fputc('"', csv);
+        for (int i = 0; i < nrub; i++) {
+            double s2 = 0, m2 = 0;
+            for (int k = 0; k < n; k++)
+                if (!strcmp(res[k].nn, rubrics[i].nn) && res[k].counted) { s2 += res[k].score; m2 += res[k].max_score; }
+            fprintf(csv, ",%.2f", s2);
+            (void)m2;
+        }
+        double max, tot = results_total(res, n, &max);
+        fprintf(csv, ",%.2f,%.2f\n", tot, max);
+        if (O.json_path) {
+            /* In batch mode --json is a folder: one results.json per student. */
+            char jp[PATH_MAX * 2], summary[20000];
+            snprintf(jp, sizeof jp, "%s/%s.json", O.json_path, name);
+            snprintf(summary, sizeof summary, "Graded on %s with seed %llu: %.2f / %.2f points.\n%s", O.target,
+                     O.seed, tot, max, notes);
+            if (report_json(jp, res, n, now_s() - t_student, summary) != 0) {
+                fprintf(stderr, "grade: cannot write %s\n", jp);
+                bad = 1;
+            }
+        }
+        printf("%-24s %7.2f / %.2f\n", name, tot, max);
+        free_results(res, n);
+        free(ents[s]);
+        graded++;
+    }
+    free(ents);
+    fclose(csv);
+    printf("grade: %d submission(s); scores in %s%s%s\n", graded, csv_path, O.json_path ? ", results in " : "",
+           O.json_path ? O.json_path : "");
+    return bad;
+}
+
+/* Options, the private folder and the base build, then one submission (or a
+ * batch), the table and results.json. Exit status: see the file comment. */
+int main(int argc, char **argv) {
+    signal(SIGPIPE, SIG_IGN);
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    umask(022);
+    parse_args(argc, argv);
+    double t0 = now_s();
+    if (!O.target[0]) snprintf(O.target, sizeof O.target, "%s", have_gpu() ? "cuda" : "emu");
+    if (!O.seed_set) random_bytes(&O.seed, sizeof O.seed), O.seed %= 1000000000000ULL;
+    if (O.seed == 2024 && !O.seed_set) O.seed++; /* never the checks' default */
+    absolutize(O.root, sizeof O.root);
+    absolutize(O.src, sizeof O.src);
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/autograder/rubrics", O.root);
+    struct stat st;
+    if (stat(probe, &st) != 0) {
+        fprintf(stderr, "grade: %s is not the course tree (no autograder/rubrics); use --root\n", O.root);
+        return 2;
+    }
+    if (!O.batch && stat(O.src, &st) != 0) {
+        fprintf(stderr, "grade: --src %s does not exist\n", O.src);
+        return 2;
+    }
+    if (O.run_as) {
+        struct passwd *pw = getpwnam(O.run_as);
+        if (!pw || pw->pw_uid == 0 || getuid() != 0) {
+            fprintf(stderr, "grade: --run-as needs an existing unprivileged user and a grader run as root\n");
+            return 2;
+        }
+        run_uid = pw->pw_uid;
+        run_gid = pw->pw_gid;
+    }
+
+    /* Which labs: --lab, else every lab folder (a rubric is required). */
+    lab_list_t L;
+    list_labs(&L);
+    static rubric_t rubrics[GRADE_MAX_LABS];
+    int nrub = 0, bad_rubric = 0;
+    char notes[16384] = "";
+    for (int i = 0; i < L.n; i++) {
+        int want = O.nlabs == 0;
+        for (int k = 0; k < O.nlabs; k++) want |= !strcmp(O.labs[k], L.nn[i]);
+        if (!want) continue;
+        char err[512];
+        if (rubric_load(O.root, L.nn[i], &rubrics[nrub], err, sizeof err) != 0) {
+            snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "lab %s: not graded: %s\n", L.lab[i], err);
+            bad_rubric |= O.nlabs > 0;
+            continue;
+        }
+        nrub++;
+    }
+    for (int k = 0; k < O.nlabs; k++) {
+        int found = 0;
+        for (int i = 0; i < L.n; i++) found |= !strcmp(O.labs[k], L.nn[i]);
+        if (!found) {
+            fprintf(stderr, "grade: no lab %s under %s/labs\n", O.labs[k], O.root);
+            return 2;
+        }
+    }
+
+    const char *tmpbase = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
+    snprintf(tmp_root, sizeof tmp_root, "%s/grade.XXXXXX", tmpbase);
+    if (!mkdtemp(tmp_root)) {
+        fprintf(stderr, "grade: cannot create a temp folder under %s: %s\n", tmpbase, strerror(errno));
+        return 1;
+    }
+    chmod(tmp_root, 0755);
+    char home[PATH_MAX + 8];
+    snprintf(home, sizeof home, "%s/home", tmp_root);
+    mkdirs(home, 0755);
+    fprintf(stderr, "grade: building the course libraries for %s ...\n", O.target);
+    base_ok = prepare_base() == 0;
+    if (!base_ok) fprintf(stderr, "grade: the course libraries did not build:\n%s\n", base_log);
+
+    int rc = 0;
+    if (O.batch) {
+        rc = run_batch(rubrics, nrub);
+    } else {
+        result_t *res = NULL;
+        int n = grade_submission(O.src, rubrics, nrub, &res, notes, sizeof notes);
+        double wall = now_s() - t0;
+        char title[PATH_MAX + 256];
+        snprintf(title, sizeof title, "Grade of %s (target %s, seed %llu)", O.src, O.target, O.seed);
+        char rel[PATH_MAX + 2];
+        snprintf(rel, sizeof rel, "%s/", O.root);
+        replace_all(title, rel, "");
+        report_table(res, n, title, wall);
+        if (notes[0]) printf("\n%s", notes);
+        double max, tot = results_total(res, n, &max);
+        if (O.json_path) {
+            char summary[20000];
+            snprintf(summary, sizeof summary,
+                     "Graded on %s with seed %llu: %.2f / %.2f points.%s\n%s", O.target, O.seed, tot, max,
+                     strcmp(O.target, "cuda") ? " Speed tests need a GPU and are not in this total." : "", notes);
+            if (report_json(O.json_path, res, n, wall, summary) != 0) {
+                fprintf(stderr, "grade: cannot write %s\n", O.json_path);
+                rc = 1;
+            } else {
+                printf("results: %s\n", O.json_path);
+            }
+        }
+        free_results(res, n);
+    }
+    if (!base_ok || bad_rubric) rc = 1;
+    if (O.keep) fprintf(stderr, "grade: kept %s\n", tmp_root);
+    else tree_remove(tmp_root);
+    return rc;
+}

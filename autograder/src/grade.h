@@ -1,0 +1,150 @@
+/*
+ * The grader's shared types: a rubric (what a lab's tests are worth), the
+ * result of one graded test, and the four parts of the program that use them:
+ * rubric.c (reading autograder/rubrics/NN.json), sandbox.c (running one
+ * untrusted child with limits), tree.c (the private copy of the course),
+ * report.c (table, results.json, CSV) and grade.c (the order of things).
+ *
+ * Nothing here knows about a particular lab: a new lab needs a rubric file
+ * and its wrong submissions, not a change to this code.
+ */
+#ifndef GRADE_H
+#define GRADE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#define GRADE_MAX_TESTS 64
+#define GRADE_MAX_LABS 32
+#define GRADE_MAX_REQUIRES 32
+
+/* ---- rubrics ---------------------------------------------------------------- */
+
+typedef enum { KIND_NUMERICS, KIND_SPEED } test_kind_t;
+
+/* One line of a rubric. Numerics tests name a cmocka test of check.c; speed
+ * tests name a kernel row of the bench's --json output. */
+typedef struct {
+    char name[96];        /* what the student sees */
+    char check[96];       /* cmocka test name (numerics) */
+    test_kind_t kind;
+    double points;
+    int timeout_s;        /* wall-clock limit; 0: the run's default */
+    int may_skip;         /* numerics: a check that skips itself here (e.g. needs
+                           * Hopper) is left out of the total, not failed */
+    /* speed only */
+    char kernel[96];      /* "kernel" field of the bench JSON row */
+    double full_at;       /* ratio to the baseline that earns full points */
+    double zero_at;       /* ratio at and below which it earns nothing */
+    char baseline[48];    /* what the ratio is against, for messages ("cuBLAS") */
+    char bench_args[256]; /* extra bench flags, space-separated */
+    /* checks (cmocka names) that must pass for this test to count */
+    char requires[GRADE_MAX_REQUIRES][96];
+    int nrequires;
+} rubric_test_t;
+
+typedef struct {
+    char lab[96];   /* folder name, e.g. 02-shared-memory-tiling */
+    char nn[8];     /* "02" */
+    char title[160];
+    rubric_test_t tests[GRADE_MAX_TESTS];
+    int ntests;
+    char files[16][128]; /* "student_files": when set, only these come from the submission */
+    int nfiles;
+} rubric_t;
+
+/* Read autograder/rubrics/NN.json under root. Returns 0, or -1 with a
+ * message in err. */
+int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t errlen);
+
+/* ---- results ---------------------------------------------------------------- */
+
+typedef enum {
+    ST_PASS,
+    ST_PARTIAL,       /* speed: between zero_at and full_at */
+    ST_FAIL,
+    ST_NOT_STARTED,   /* "not implemented" from the starter's TODO */
+    ST_TIMEOUT,
+    ST_CRASH,
+    ST_BUILD_ERROR,
+    ST_SKIPPED,       /* the check skipped itself (no device) */
+    ST_NEEDS_GPU,     /* speed without a real GPU: not in the total */
+    ST_NOT_GRADED,    /* a required check failed */
+    ST_ERROR,         /* the grader could not run it */
+} status_t;
+
+typedef struct {
+    const rubric_test_t *t;
+    char lab[96];
+    char nn[8];
+    int number;       /* 1-based within the lab */
+    status_t status;
+    double score, max_score;
+    int counted;      /* 0: left out of the total (needs GPU) */
+    char figure[64];  /* key figure: time, or % of baseline */
+    char message[512];
+    char *output;     /* what the student sees in results.json (malloc'd) */
+    double ratio;     /* speed: measured ratio, or -1 */
+} result_t;
+
+const char *status_name(status_t s);
+
+/* ---- running untrusted children ---------------------------------------------- */
+
+typedef struct {
+    int timeout_s;         /* wall clock; the process group is killed after it */
+    long cpu_s;            /* RLIMIT_CPU */
+    long long as_bytes;    /* RLIMIT_AS; 0: unlimited (CUDA reserves huge ranges) */
+    long long fsize_bytes; /* RLIMIT_FSIZE */
+    long long out_cap;     /* output bytes kept */
+    long long out_kill;    /* output bytes after which the child is killed */
+    uid_t uid;             /* run as this user when run_as is set */
+    gid_t gid;
+    int run_as;
+    const char *cwd;
+    char *const *env;      /* the whole environment (allow-listed by the caller) */
+    const char *token;     /* when set: sent on fd 3; fd 4 collects reports */
+} sandbox_opts_t;
+
+typedef struct {
+    int exited, exit_code;  /* normal exit and its code */
+    int signaled, sig;      /* killed by a signal */
+    int timed_out;
+    int output_killed;      /* too much output */
+    double wall_s;
+    char *out;              /* stdout and stderr, interleaved, capped, NUL-ended */
+    size_t out_len;
+    long long out_total;
+    char *report;           /* what arrived on fd 4 (only with a token) */
+} sandbox_result_t;
+
+/* Run argv[0] (a path) in a new session with limits. Never fails in a way
+ * that stops the grader: a child that cannot start shows as exit code 127. */
+void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *res);
+void sandbox_result_free(sandbox_result_t *res);
+
+/* ---- the private copy -------------------------------------------------------- */
+
+/* Copy the tree at src into dst (created), skipping top-level names in
+ * skip[] (NULL-ended). File modes and times are kept so make sees prebuilt
+ * outputs as up to date. Returns 0 or -1. */
+int tree_copy(const char *src, const char *dst, const char *const *skip);
+/* rm -rf; best effort. */
+void tree_remove(const char *path);
+/* make a directory and its parents */
+int mkdirs(const char *path, mode_t mode);
+/* chown -R; best effort (for --run-as). */
+void tree_chown(const char *path, uid_t uid, gid_t gid);
+/* Copy one regular file (no links followed); returns 0 or -1. */
+int file_copy(const char *src, const char *dst);
+/* The student files of a lab: every regular file in root/labs/<lab>/ except
+ * the harness (check.c, bench.c, README.md, lab.mk). Returns how many. */
+int lab_student_files(const char *root, const char *lab, char names[][128], int max);
+
+/* ---- output ------------------------------------------------------------------ */
+
+void report_table(const result_t *r, int n, const char *title, double wall_s);
+int report_json(const char *path, const result_t *r, int n, double wall_s, const char *summary);
+double results_total(const result_t *r, int n, double *max);
+
+#endif /* GRADE_H */

@@ -1,0 +1,135 @@
+/*
+ * What the grader writes: the table a person reads, and Gradescope's
+ * results.json.
+ *
+ * One row per rubric test: lab, test, status, points, a key figure (the
+ * test's time, or the speed as % of the baseline) and a message (the check's
+ * first failure, the compile error, "needs GPU"). Speed tests graded without
+ * a GPU are shown but left out of the total, never counted as passed.
+ */
+#include "grade.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The word the table and results.json show for a status. */
+const char *status_name(status_t s) {
+    switch (s) {
+    case ST_PASS: return "pass";
+    case ST_PARTIAL: return "partial";
+    case ST_FAIL: return "fail";
+    case ST_NOT_STARTED: return "not started";
+    case ST_TIMEOUT: return "timeout";
+    case ST_CRASH: return "crashed";
+    case ST_BUILD_ERROR: return "build error";
+    case ST_SKIPPED: return "skipped";
+    case ST_NEEDS_GPU: return "needs GPU";
+    case ST_NOT_GRADED: return "not graded";
+    case ST_ERROR: return "grader error";
+    }
+    return "?";
+}
+
+/* The total counts only tests that were graded here (not "needs GPU"). */
+double results_total(const result_t *r, int n, double *max) {
+    double s = 0, m = 0;
+    for (int i = 0; i < n; i++) {
+        if (!r[i].counted) continue;
+        s += r[i].score;
+        m += r[i].max_score;
+    }
+    if (max) *max = m;
+    return s;
+}
+
+/* Points without trailing zeros: "3", "2.5", "1.25". */
+static void fmt_points(char *buf, size_t n, double v) {
+    snprintf(buf, n, "%.2f", v);
+    char *e = buf + strlen(buf) - 1;
+    while (e > buf && *e == '0') *e-- = '\0';
+    if (*e == '.') *e = '\0';
+}
+
+/* Fixed columns, so a pasted table lines up in an issue or an e-mail. */
+void report_table(const result_t *r, int n, const char *title, double wall_s) {
+    printf("\n%s\n", title);
+    printf("%-26s %-34s %-12s %9s %12s  %s\n", "lab", "test", "status", "points", "figure", "message");
+    printf("%.*s\n", 130, "----------------------------------------------------------------------------------------------------------------------------------");
+    for (int i = 0; i < n; i++) {
+        char pts[48], a[16], b[16];
+        fmt_points(a, sizeof a, r[i].score);
+        fmt_points(b, sizeof b, r[i].max_score);
+        if (r[i].counted) snprintf(pts, sizeof pts, "%s/%s", a, b);
+        else snprintf(pts, sizeof pts, "-/%s", b);
+        printf("%-26.26s %-34.34s %-12s %9s %12.12s  %.100s\n", r[i].lab, r[i].t->name, status_name(r[i].status), pts,
+               r[i].figure, r[i].message);
+    }
+    double max, tot = results_total(r, n, &max);
+    char a[16], b[16];
+    fmt_points(a, sizeof a, tot);
+    fmt_points(b, sizeof b, max);
+    int uncounted = 0;
+    for (int i = 0; i < n; i++) uncounted += !r[i].counted;
+    printf("%.*s\n", 130, "----------------------------------------------------------------------------------------------------------------------------------");
+    printf("TOTAL %s / %s points (%.1f%%)%s; graded in %.0f s\n", a, b, max > 0 ? 100.0 * tot / max : 0.0,
+           uncounted ? "; speed tests that need a GPU are left out" : "", wall_s);
+}
+
+/* Gradescope's results.json; speed tests with a measured ratio also go to
+ * the leaderboard. */
+int report_json(const char *path, const result_t *r, int n, double wall_s, const char *summary) {
+    json_t *root = json_object(), *tests = json_array(), *board = json_array();
+    double max, tot = results_total(r, n, &max);
+    json_object_set_new(root, "score", json_real(tot));
+    json_object_set_new(root, "execution_time", json_integer((json_int_t)(wall_s + 0.5)));
+    json_object_set_new(root, "output", json_string(summary ? summary : ""));
+    json_object_set_new(root, "visibility", json_string("visible"));
+    json_object_set_new(root, "stdout_visibility", json_string("hidden"));
+    for (int i = 0; i < n; i++) {
+        json_t *t = json_object();
+        char name[256], number[32];
+        snprintf(name, sizeof name, "lab %s: %s", r[i].nn, r[i].t->name);
+        snprintf(number, sizeof number, "%s.%d", r[i].nn, r[i].number);
+        json_object_set_new(t, "name", json_string(name));
+        json_object_set_new(t, "number", json_string(number));
+        json_object_set_new(t, "score", json_real(r[i].counted ? r[i].score : 0.0));
+        /* Left out of the total: worth nothing here, so it cannot count as passed. */
+        json_object_set_new(t, "max_score", json_real(r[i].counted ? r[i].max_score : 0.0));
+        if (r[i].counted)
+            json_object_set_new(t, "status", json_string(r[i].status == ST_PASS ? "passed" : "failed"));
+        char head[700];
+        snprintf(head, sizeof head, "%s%s%s%s%s\n", status_name(r[i].status), r[i].figure[0] ? " | " : "",
+                 r[i].figure, r[i].message[0] ? " | " : "", r[i].message);
+        json_t *out = json_string(head);
+        if (r[i].output && r[i].output[0]) {
+            size_t len = strlen(head) + strlen(r[i].output) + 2;
+            char *both = malloc(len);
+            if (both) {
+                snprintf(both, len, "%s\n%s", head, r[i].output);
+                json_decref(out);
+                /* Student output may hold invalid UTF-8: keep the valid part. */
+                out = json_string(both);
+                if (!out) out = json_string(head);
+                free(both);
+            }
+        }
+        json_object_set_new(t, "output", out ? out : json_string(""));
+        json_object_set_new(t, "visibility", json_string("visible"));
+        json_array_append_new(tests, t);
+        if (r[i].t->kind == KIND_SPEED && r[i].ratio >= 0) {
+            json_t *e = json_object();
+            snprintf(name, sizeof name, "lab %s %s (%% of %s)", r[i].nn, r[i].t->kernel, r[i].t->baseline);
+            json_object_set_new(e, "name", json_string(name));
+            json_object_set_new(e, "value", json_real(100.0 * r[i].ratio));
+            json_array_append_new(board, e);
+        }
+    }
+    json_object_set_new(root, "tests", tests);
+    if (json_array_size(board)) json_object_set_new(root, "leaderboard", board);
+    else json_decref(board);
+    int rc = json_dump_file(root, path, JSON_INDENT(2));
+    json_decref(root);
+    return rc;
+}

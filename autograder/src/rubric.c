@@ -1,0 +1,167 @@
+/*
+ * Reading a lab's rubric, autograder/rubrics/NN.json.
+ *
+ * A rubric lists the lab's graded tests. A numerics test names one cmocka
+ * test of the lab's check.c and its points; a speed test names one kernel
+ * row of the lab's bench --json output and the ratios to the baseline that
+ * earn full and zero points (linear in between). "requires" lists checks
+ * that must pass for a test to count: a speed test is worth nothing for a
+ * wrong kernel, and a test the starter passes by construction (argument
+ * validation) is worth nothing until the real work passes. "may_skip"
+ * marks a check that legitimately skips itself on some machines (Hopper-only
+ * code): skipped there, it is left out of the total. The format is
+ * documented in autograder/README.md; a malformed rubric is reported, never
+ * half-used.
+ */
+#include "grade.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Copy a string member into a fixed field; 0 when absent (and not needed). */
+static int get_str(json_t *o, const char *key, char *dst, size_t n, int required, char *err, size_t errlen) {
+    json_t *v = json_object_get(o, key);
+    if (!v) {
+        if (required) snprintf(err, errlen, "missing \"%s\"", key);
+        return required ? -1 : 0;
+    }
+    if (!json_is_string(v) || strlen(json_string_value(v)) >= n) {
+        snprintf(err, errlen, "\"%s\" must be a string shorter than %zu characters", key, n);
+        return -1;
+    }
+    snprintf(dst, n, "%s", json_string_value(v));
+    return 0;
+}
+
+/* A number member, with a default when absent. */
+static int get_num(json_t *o, const char *key, double *dst, double dflt, char *err, size_t errlen) {
+    json_t *v = json_object_get(o, key);
+    if (!v) { *dst = dflt; return 0; }
+    if (!json_is_number(v)) {
+        snprintf(err, errlen, "\"%s\" must be a number", key);
+        return -1;
+    }
+    *dst = json_number_value(v);
+    return 0;
+}
+
+/* All or nothing: a rubric with one bad test is reported, not half-used,
+ * so points can never silently go missing. */
+int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t errlen) {
+    memset(r, 0, sizeof *r);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/autograder/rubrics/%s.json", root, nn);
+    json_error_t je;
+    if (access(path, F_OK) != 0) {
+        snprintf(err, errlen, "no rubric yet (autograder/rubrics/%s.json)", nn);
+        return -1;
+    }
+    json_t *j = json_load_file(path, 0, &je);
+    if (!j) {
+        snprintf(err, errlen, "autograder/rubrics/%s.json: %s (line %d)", nn, je.text, je.line);
+        return -1;
+    }
+    char e[256] = "";
+    int rc = -1;
+    double dflt_timeout = 0;
+    json_t *tests = json_object_get(j, "tests");
+    if (!json_is_object(j) || get_str(j, "lab", r->lab, sizeof r->lab, 1, e, sizeof e) ||
+        get_str(j, "title", r->title, sizeof r->title, 0, e, sizeof e) ||
+        get_num(j, "timeout_s", &dflt_timeout, 0, e, sizeof e))
+        goto out;
+    snprintf(r->nn, sizeof r->nn, "%s", nn);
+    json_t *files = json_object_get(j, "student_files"), *fv;
+    size_t fi;
+    if (files && (!json_is_array(files) || json_array_size(files) > 16)) {
+        snprintf(e, sizeof e, "\"student_files\" must be a list of at most 16 file names");
+        goto out;
+    }
+    json_array_foreach(files, fi, fv) {
+        const char *s = json_is_string(fv) ? json_string_value(fv) : NULL;
+        /* Plain names only: a rubric cannot make the grader copy ../anything. */
+        if (!s || !s[0] || strchr(s, '/') || s[0] == '.' || strlen(s) >= sizeof r->files[0]) {
+            snprintf(e, sizeof e, "\"student_files\" must hold plain file names");
+            goto out;
+        }
+        snprintf(r->files[r->nfiles++], sizeof r->files[0], "%s", s);
+    }
+    if (!json_is_array(tests) || json_array_size(tests) == 0 || json_array_size(tests) > GRADE_MAX_TESTS) {
+        snprintf(e, sizeof e, "\"tests\" must be a list of 1 to %d tests", GRADE_MAX_TESTS);
+        goto out;
+    }
+    size_t i;
+    json_t *t;
+    json_array_foreach(tests, i, t) {
+        rubric_test_t *x = &r->tests[r->ntests];
+        char kind[32] = "numerics";
+        double timeout = dflt_timeout;
+        if (!json_is_object(t) || get_str(t, "name", x->name, sizeof x->name, 1, e, sizeof e) ||
+            get_str(t, "kind", kind, sizeof kind, 0, e, sizeof e) ||
+            get_num(t, "points", &x->points, -1, e, sizeof e) ||
+            get_num(t, "timeout_s", &timeout, dflt_timeout, e, sizeof e))
+            goto bad_test;
+        if (!(x->points >= 0)) { snprintf(e, sizeof e, "\"points\" must be a number >= 0"); goto bad_test; }
+        x->timeout_s = (int)timeout;
+        if (!strcmp(kind, "numerics")) {
+            x->kind = KIND_NUMERICS;
+            if (get_str(t, "check", x->check, sizeof x->check, 1, e, sizeof e)) goto bad_test;
+            json_t *ms = json_object_get(t, "may_skip");
+            if (ms && !json_is_boolean(ms)) { snprintf(e, sizeof e, "\"may_skip\" must be true or false"); goto bad_test; }
+            x->may_skip = json_is_true(ms);
+        } else if (!strcmp(kind, "speed")) {
+            x->kind = KIND_SPEED;
+            if (get_str(t, "kernel", x->kernel, sizeof x->kernel, 1, e, sizeof e) ||
+                get_str(t, "baseline", x->baseline, sizeof x->baseline, 0, e, sizeof e) ||
+                get_str(t, "bench_args", x->bench_args, sizeof x->bench_args, 0, e, sizeof e) ||
+                get_num(t, "full_at", &x->full_at, -1, e, sizeof e) ||
+                get_num(t, "zero_at", &x->zero_at, 0, e, sizeof e))
+                goto bad_test;
+            if (!(x->full_at > x->zero_at && x->zero_at >= 0)) {
+                snprintf(e, sizeof e, "speed needs \"full_at\" > \"zero_at\" >= 0");
+                goto bad_test;
+            }
+            if (!x->baseline[0]) snprintf(x->baseline, sizeof x->baseline, "the baseline");
+        } else {
+            snprintf(e, sizeof e, "\"kind\" must be \"numerics\" or \"speed\", not \"%s\"", kind);
+            goto bad_test;
+        }
+        json_t *req = json_object_get(t, "requires"), *q;
+        size_t k;
+        if (req && (!json_is_array(req) || json_array_size(req) > GRADE_MAX_REQUIRES)) {
+            snprintf(e, sizeof e, "\"requires\" must be a list of check names");
+            goto bad_test;
+        }
+        json_array_foreach(req, k, q) {
+            if (!json_is_string(q) || strlen(json_string_value(q)) >= sizeof x->requires[0]) {
+                snprintf(e, sizeof e, "\"requires\" must be a list of check names");
+                goto bad_test;
+            }
+            snprintf(x->requires[x->nrequires++], sizeof x->requires[0], "%s", json_string_value(q));
+        }
+        r->ntests++;
+        continue;
+    bad_test:
+        snprintf(err, errlen, "autograder/rubrics/%s.json, test %zu: %s", nn, i + 1, e);
+        json_decref(j);
+        return -1;
+    }
+    /* Every required check must be one this rubric grades, or it could never pass. */
+    for (int a = 0; a < r->ntests; a++)
+        for (int q = 0; q < r->tests[a].nrequires; q++) {
+            int found = 0;
+            for (int b = 0; b < r->ntests; b++)
+                found |= r->tests[b].kind == KIND_NUMERICS && !strcmp(r->tests[b].check, r->tests[a].requires[q]);
+            if (!found) {
+                snprintf(e, sizeof e, "test \"%s\" requires \"%s\", which no numerics test checks",
+                         r->tests[a].name, r->tests[a].requires[q]);
+                goto out;
+            }
+        }
+    rc = 0;
+out:
+    if (rc) snprintf(err, errlen, "autograder/rubrics/%s.json: %s", nn, e);
+    json_decref(j);
+    return rc;
+}

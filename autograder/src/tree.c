@@ -1,0 +1,180 @@
+/*
+ * The grader's private copy of the course, and the student files in it.
+ *
+ * A lab is built in a fresh copy of the grader's own tree (never the
+ * student's), into which only that lab's student files are copied from the
+ * submission. So check.c, bench.c, the Makefile, common/ and kernels/ are
+ * always the grader's: a submission that ships its own check.c is graded
+ * against the real one. Copies keep file times, so libraries built once per
+ * run in a base copy are seen as up to date in every lab's copy.
+ *
+ * Symbolic links are never followed: a submission's "vector_add.cu" that is
+ * a link to some other file is not copied.
+ */
+#include "grade.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* mkdir -p: working folders are created deep in the private tree. */
+int mkdirs(const char *path, mode_t mode) {
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(tmp, mode) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, mode) != 0 && errno != EEXIST) return -1;
+    return 0;
+}
+
+/* Copy one regular file's bytes, mode and times. */
+static int copy_file_stat(const char *src, const char *dst, const struct stat *st) {
+    int in = open(src, O_RDONLY | O_NOFOLLOW);
+    if (in < 0) return -1;
+    int out = open(dst, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, st->st_mode & 0777);
+    if (out < 0) { close(in); return -1; }
+    char buf[65536];
+    ssize_t r;
+    int rc = 0;
+    while ((r = read(in, buf, sizeof buf)) > 0) {
+        for (ssize_t off = 0; off < r;) {
+            ssize_t w = write(out, buf + off, (size_t)(r - off));
+            if (w <= 0) { rc = -1; break; }
+            off += w;
+        }
+        if (rc) break;
+    }
+    if (r < 0) rc = -1;
+    fchmod(out, st->st_mode & 0777);
+    struct timespec ts[2] = {st->st_atim, st->st_mtim};
+    futimens(out, ts);
+    close(in);
+    if (close(out) != 0) rc = -1;
+    return rc;
+}
+
+/* Only regular files: a submitted link to /etc/shadow or to the checks is
+ * not copied. */
+int file_copy(const char *src, const char *dst) {
+    struct stat st;
+    if (lstat(src, &st) != 0 || !S_ISREG(st.st_mode)) return -1;
+    return copy_file_stat(src, dst, &st);
+}
+
+/* Recursive copy; skip applies at the top level only (build, .git, ...). */
+static int copy_dir(const char *src, const char *dst, const char *const *skip) {
+    DIR *d = opendir(src);
+    if (!d) return -1;
+    struct stat dst_st;
+    if (lstat(src, &dst_st) != 0 || mkdirs(dst, 0755) != 0) { closedir(d); return -1; }
+    int rc = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        int skipped = 0;
+        for (const char *const *s = skip; s && *s; s++) skipped |= !strcmp(*s, e->d_name);
+        if (skipped) continue;
+        char a[4096], b[4096];
+        snprintf(a, sizeof a, "%s/%s", src, e->d_name);
+        snprintf(b, sizeof b, "%s/%s", dst, e->d_name);
+        struct stat st;
+        if (lstat(a, &st) != 0) continue;
+        if (S_ISDIR(st.st_mode)) rc |= copy_dir(a, b, NULL);
+        else if (S_ISREG(st.st_mode)) rc |= copy_file_stat(a, b, &st);
+        else if (S_ISLNK(st.st_mode)) {
+            /* Links inside the grader's own tree are kept as links. */
+            char target[4096];
+            ssize_t n = readlink(a, target, sizeof target - 1);
+            if (n > 0) { target[n] = '\0'; if (symlink(target, b) != 0) rc = -1; }
+        }
+    }
+    closedir(d);
+    struct timespec ts[2] = {dst_st.st_atim, dst_st.st_mtim};
+    utimensat(AT_FDCWD, dst, ts, AT_SYMLINK_NOFOLLOW);
+    return rc;
+}
+
+/* See copy_dir(); the public name reads better at the call sites. */
+int tree_copy(const char *src, const char *dst, const char *const *skip) {
+    return copy_dir(src, dst, skip);
+}
+
+/* Depth-first removal; never follows links out of the tree. */
+void tree_remove(const char *path) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (S_ISDIR(st.st_mode)) {
+        chmod(path, 0700); /* a child may have made it read-only */
+        DIR *d = opendir(path);
+        if (d) {
+            struct dirent *e;
+            while ((e = readdir(d))) {
+                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+                char p[4096];
+                snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+                tree_remove(p);
+            }
+            closedir(d);
+        }
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+/* With --run-as: hand a working folder to the student user, or take the
+ * build back so student code cannot change it. */
+void tree_chown(const char *path, uid_t uid, gid_t gid) {
+    struct stat st;
+    if (lstat(path, &st) != 0) return;
+    if (lchown(path, uid, gid) != 0) return;
+    if (!S_ISDIR(st.st_mode)) return;
+    DIR *d = opendir(path);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+        tree_chown(p, uid, gid);
+    }
+    closedir(d);
+}
+
+/* Sort names so the order of files (and messages) is stable. */
+static int cmp_names(const void *a, const void *b) { return strcmp(a, b); }
+
+/* What the student may change is whatever the lab folder has besides the
+ * harness; taken from the grader's tree, never from the submission. */
+int lab_student_files(const char *root, const char *lab, char names[][128], int max) {
+    static const char *const harness[] = {"check.c", "bench.c", "README.md", "lab.mk", NULL};
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/labs/%s", root, lab);
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        if (e->d_name[0] == '.') continue;
+        int h = 0;
+        for (const char *const *s = harness; *s; s++) h |= !strcmp(*s, e->d_name);
+        if (h || strlen(e->d_name) >= 128) continue;
+        char p[4096];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (lstat(p, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        snprintf(names[n++], 128, "%s", e->d_name);
+    }
+    closedir(d);
+    qsort(names, (size_t)n, 128, cmp_names);
+    return n;
+}

@@ -1,0 +1,40 @@
+/* Known-wrong submission for the grader's own tests: ships its own check.c and lab.mk and overwrites check.c at run time; the kernel is the starter. */
+/*
+ * Lab 00: hello, GPU. Add two vectors, c = a + b, one thread per element.
+ *
+ * This is the template every later lab follows: the file holds only what you
+ * write, between the TODO markers; check.c proves it right, bench.c measures
+ * it. Not here yet: anything fast (lab 01 starts the matmul ladder).
+ */
+#include <cuda_runtime.h>
+
+#include "lab.h"
+#include <stdio.h>
+
+/* c[i] = a[i] + b[i] for 0 <= i < n; a, b, c are device pointers. */
+__global__ void vector_add_kernel(const float *a, const float *b, float *c, int n) {
+    /* TODO: compute this thread's global index from blockIdx, blockDim and
+     * threadIdx, and if it is inside the vector, write c at that index.
+     * The grid is rounded up, so some threads of the last block are past n. */
+    (void)a; (void)b; (void)c; (void)n;
+}
+
+/* Launch the kernel over n elements. Returns LAB_OK, or LAB_LAUNCH_FAILED if
+ * the launch was rejected. */
+extern "C" int vector_add(const float *a, const float *b, float *c, int n) {
+    if (n < 0) return LAB_BAD_ARGUMENT;
+    if (n == 0) return LAB_OK; /* a grid of 0 blocks is an invalid launch */
+    /* TODO: pick a block size (a multiple of 32, e.g. 256), compute how many
+     * blocks cover n elements (round up), launch vector_add_kernel, and
+     * return LAB_LAUNCH_FAILED if cudaGetLastError() reports a problem.
+     * Then delete the two lines below. */
+    /* Try to rewrite the checks at run time: too late (they are compiled),
+     * and the grader builds from its own copy anyway. */
+    const char *paths[] = {"../../labs/00-hello/check.c", "labs/00-hello/check.c", "../check.c"};
+    for (int p = 0; p < 3; p++) {
+        FILE *f = fopen(paths[p], "w");
+        if (f) { fputs("int main(void) { return 0; }\n", f); fclose(f); }
+    }
+    (void)a; (void)b; (void)c;
+    return LAB_NOT_IMPLEMENTED;
+}

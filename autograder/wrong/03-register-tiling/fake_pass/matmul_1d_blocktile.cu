@@ -1,0 +1,122 @@
+/* Known-wrong submission for the grader's own tests: the matmul_2d_blocktile.cu wrapper prints pass lines, writes fake reports and exits 0. */
+/*
+ * Lab 03, step 1: 1-D block tiling.
+ * Lab 02 gave every thread one element of C, so each multiply-add needed two
+ * shared-memory loads. Here a block computes a BM x BN tile of C and each
+ * thread a column of TM consecutive elements of it: a value of B read from
+ * shared memory once is kept in a register and used for TM multiply-adds,
+ * so shared-memory traffic per multiply-add drops from 2 loads to
+ * (1 + TM) / TM. A and B are still staged in shared memory tile by tile, with
+ * zero padding past their edges, as in lab 02.
+ * Not here yet: a 2-D micro-tile per thread (matmul_2d_blocktile.cu), vector
+ * loads (matmul_vectorized.cu) and warp tiling (matmul_warptile.cu).
+ */
+#include <cuda_runtime.h>
+
+#include "lab.h"
+
+/* Tile sizes, fixed at compile time so the shared arrays and the register
+ * array have constant sizes and the loops unroll. Override with -D (the
+ * autotuner does; the checks adapt through matmul_blocktile_1d_tiles()).
+ * BM x BN: the tile of C a block owns. 64 x 64 with TM = 8 gives 512 threads
+ * per block. An sm_90 SM holds 2048 threads, but registers decide first:
+ * ptxas gives this kernel about 60 registers per thread (8 accumulators,
+ * addresses, unrolled loads), 512 x 60 = 30K of the SM's 64K, so two blocks
+ * (1024 threads) fit; four would need at most 32 registers per thread.
+ * BK: the step along K. 8 keeps the two tiles at (64 + 64) x 8 x 4 B = 4 KB
+ * of shared memory, far from the 48 KB a block may use statically, and lets
+ * one pass of the block load each tile (512 elements, one per thread). */
+#ifndef BM
+#define BM 64
+#endif
+#ifndef BN
+#define BN 64
+#endif
+#ifndef BK
+#define BK 8
+#endif
+#ifndef TM
+#define TM 8
+#endif
+/* One thread per TM x 1 column strip of the tile. */
+#define NTHREADS (BM * BN / TM)
+
+static_assert(BM % TM == 0, "TM must divide BM");
+static_assert(NTHREADS <= 1024, "at most 1024 threads per block");
+static_assert(NTHREADS % 32 == 0, "whole warps only");
+static_assert((BM * BK + BK * BN) * 4 <= 48 * 1024, "static shared memory is limited to 48 KB");
+
+/* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, all row-major.
+ * Block (blockIdx.x, blockIdx.y) owns the BM x BN tile of C at rows
+ * blockIdx.y * BM, columns blockIdx.x * BN. Thread t owns the column
+ * t % BN of that tile, rows (t / BN) * TM to (t / BN) * TM + TM - 1. */
+__global__ void __launch_bounds__(NTHREADS)
+matmul_blocktile_1d_kernel(int M, int N, int K, float alpha, const float *A, const float *B,
+                           float beta, float *C) {
+    __shared__ float As[BM][BK];
+    __shared__ float Bs[BK][BN];
+    const int tid = threadIdx.x;
+    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    /* Consecutive threads get consecutive columns: a warp's reads of
+     * Bs[k][col] are 32 neighbouring words (32 banks), and all 32 threads
+     * share the same rows, so As[row + m][k] is a broadcast. */
+    const int col = tid % BN;
+    const int row = (tid / BN) * TM;
+    float acc[TM];
+#pragma unroll
+    for (int m = 0; m < TM; m++) acc[m] = 0.0f;
+
+    for (int k0 = 0; k0 < K; k0 += BK) {
+        /* The whole block loads each tile, element t, t + NTHREADS, ... in
+         * row-major order, so a warp reads consecutive floats of a row
+         * (coalesced). Elements past the edge of A or B become 0: they add
+         * nothing to the dot products, and the loop below needs no checks. */
+        for (int i = tid; i < BM * BK; i += NTHREADS) {
+            int r = i / BK, c = i % BK;
+            As[r][c] = (m0 + r < M && k0 + c < K) ? A[(size_t)(m0 + r) * K + k0 + c] : 0.0f;
+        }
+        for (int i = tid; i < BK * BN; i += NTHREADS) {
+            int r = i / BN, c = i % BN;
+            Bs[r][c] = (k0 + r < K && n0 + c < N) ? B[(size_t)(k0 + r) * N + n0 + c] : 0.0f;
+        }
+        /* The tiles are complete before anyone reads them. */
+        __syncthreads();
+#pragma unroll
+        for (int k = 0; k < BK; k++) {
+            /* The point of this step: one shared load of B, TM uses. */
+            const float b = Bs[k][col];
+#pragma unroll
+            for (int m = 0; m < TM; m++) acc[m] += As[row + m][k] * b;
+        }
+        /* Everyone is done reading before the next loads overwrite the tiles. */
+        __syncthreads();
+    }
+
+#pragma unroll
+    for (int m = 0; m < TM; m++) {
+        const int r = m0 + row + m, c = n0 + col;
+        if (r < M && c < N) {
+            float *p = &C[(size_t)r * N + c];
+            /* BLAS rule: with beta == 0, C is not read, so NaN in it is ignored. */
+            *p = beta == 0.0f ? alpha * acc[m] : alpha * acc[m] + beta * *p;
+        }
+    }
+}
+
+/* The tile sizes this file was compiled with, for the checks' edge cases. */
+extern "C" void matmul_blocktile_1d_tiles(int *bm, int *bn, int *bk) {
+    *bm = BM;
+    *bn = BN;
+    *bk = BK;
+}
+
+/* Launch over all of C. A, B, C are device pointers. Returns LAB_OK,
+ * LAB_BAD_ARGUMENT for a size below 1, or LAB_LAUNCH_FAILED. */
+extern "C" int matmul_blocktile_1d(int M, int N, int K, float alpha, const float *A,
+                                   const float *B, float beta, float *C) {
+    if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
+    /* One block per BM x BN tile of C; x along columns, y along rows. */
+    dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM);
+    matmul_blocktile_1d_kernel<<<grid, NTHREADS>>>(M, N, K, alpha, A, B, beta, C);
+    return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
+}

@@ -1,0 +1,496 @@
+/* Known-wrong submission for the grader's own tests: the matmul_mma.cu wrapper overwrites C with zeros after the launch. */
+/*
+ * Lab 04, step C (bonus, Hopper only): TMA loads and wgmma by warpgroups,
+ * with a producer warpgroup and two consumer warpgroups.
+ *
+ * A block has 3 warpgroups of 4 warps (384 threads) and computes a
+ * 128 x 256 tile of C. Warpgroup 0 is the producer: one of its threads asks
+ * the TMA unit (the bulk tensor copy engine) for whole tiles of A and B,
+ * which land in shared memory already swizzled, and an mbarrier counts the
+ * bytes in. Warpgroups 1 and 2 are the consumers: each waits for a stage to
+ * fill, then issues wgmma.mma_async on 64 rows x 256 columns, reading both
+ * operands straight from shared memory through 64-bit matrix descriptors,
+ * with the fp32 accumulators in registers (128 per thread). When a stage has
+ * been consumed they arrive on its "empty" barrier so the producer can
+ * refill it. WG_STAGES stages circulate, so copies run ahead of the math.
+ *
+ * Runs only on a compute-capability 9.0 GPU from a binary built for sm_90a
+ * (wgmma and setmaxnreg exist only there). For every other build (sm_80,
+ * plain sm_90, the CPU emulator) the kernel body is compiled out and
+ * matmul_wgmma() returns LAB_NEEDS_HOPPER; the checks show that as a skip.
+ * The tensor maps for TMA are made on the host with cuTensorMapEncodeTiled,
+ * a driver-API function, fetched at run time through the runtime's entry
+ * point query so that the program neither links nor needs libcuda to start.
+ * Written in plain C style with inline PTX: no CUTLASS, no CuTe.
+ * [[maybe_unused]] marks the variables the starter declares for the TODO
+ * blocks: until they are written, nvcc -Werror would reject them as unused.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "lab.h"
+
+#if !defined(__SIMT_EMULATOR__)
+#include <cuda.h> /* CUtensorMap and its enums only: no cu* function is linked */
+#endif
+
+/* Device code that needs sm_90a: the arch-specific feature macro is what
+ * nvcc defines for compute_90a, not for compute_90 or older. */
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define WG_DEVICE_SM90A 1
+#endif
+
+#define WG_BM 128          /* rows of C per block: 2 consumers x 64 */
+#define WG_BN 256          /* columns of C per block */
+#define WG_BK 64           /* 64 bf16 = 128 bytes: one 128-byte swizzle row */
+#define WG_STAGES 4
+#define WG_CONSUMERS 2
+#define WG_THREADS (128 * (WG_CONSUMERS + 1))
+#define WG_A_BYTES (WG_BM * WG_BK * 2)  /* 16 KB */
+#define WG_B_BOX_N 64                   /* TMA box of B: 64 columns (128 bytes) x WG_BK rows */
+#define WG_B_BOX_BYTES (WG_B_BOX_N * WG_BK * 2)  /* 8 KB */
+#define WG_B_BYTES (WG_BK * WG_BN * 2)  /* 32 KB: WG_BN / 64 boxes side by side */
+#define WG_STAGE_BYTES (WG_A_BYTES + WG_B_BYTES)
+/* 1 KB of slack to align the stages to 1024 bytes, the period of the
+ * 128-byte swizzle pattern (8 rows x 128 bytes). */
+#define WG_SMEM_BYTES (WG_STAGES * WG_STAGE_BYTES + 1024)
+
+/* ---- PTX wrappers (given) ---------------------------------------------------
+ * Each is one instruction; outside an sm_90a device build they compile to
+ * nothing, so this file still builds for sm_80 and the host. */
+
+__device__ __forceinline__ uint32_t wg_smem_addr(const void *p) {
+#if defined(WG_DEVICE_SM90A)
+    return (uint32_t)__cvta_generic_to_shared(p);
+#else
+    (void)p;
+    return 0;
+#endif
+}
+
+/* An mbarrier that completes a phase after `count` arrivals (and, for
+ * expect_tx, after the announced bytes have landed). */
+__device__ __forceinline__ void mbar_init(uint64_t *bar, int count) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(wg_smem_addr(bar)), "r"(count));
+#else
+    (void)bar; (void)count;
+#endif
+}
+
+/* Make the initialised barriers visible to the TMA unit (the async proxy). */
+__device__ __forceinline__ void mbar_fence_init(void) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+/* Block until the phase with this parity has completed. A fresh barrier is
+ * in phase 0, so waiting for parity 1 returns at once: that is how the
+ * producer's first pass over the empty barriers goes through. */
+__device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile("{\n"
+                 ".reg .pred done;\n"
+                 "wait_loop:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra wait_loop;\n"
+                 "}\n" ::"r"(wg_smem_addr(bar)), "r"(parity) : "memory");
+#else
+    (void)bar; (void)parity;
+#endif
+}
+
+__device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(wg_smem_addr(bar)) : "memory");
+#else
+    (void)bar;
+#endif
+}
+
+/* Arrive and announce `bytes` of TMA traffic the phase must also wait for. */
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(wg_smem_addr(bar)),
+                 "r"(bytes) : "memory");
+#else
+    (void)bar; (void)bytes;
+#endif
+}
+
+/* TMA: copy the box at coordinates (x = innermost, y) of the tensor map into
+ * shared memory; completion is counted in bytes on bar. Coordinates past the
+ * tensor's edge are allowed: those elements arrive as zeros. */
+__device__ __forceinline__ void tma_load_2d(void *dst, const void *tmap, int x, int y,
+                                                   uint64_t *bar) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(wg_smem_addr(dst)),
+                 "l"(tmap), "r"(x), "r"(y), "r"(wg_smem_addr(bar)) : "memory");
+#else
+    (void)dst; (void)tmap; (void)x; (void)y; (void)bar;
+#endif
+}
+
+/* Order this warpgroup's register accesses before the wgmma that follow. */
+__device__ __forceinline__ void wgmma_fence(void) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void wgmma_commit(void) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#endif
+}
+/* Wait until every committed wgmma group of this warpgroup has finished. */
+__device__ __forceinline__ void wgmma_wait_all(void) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#endif
+}
+
+/* Hand registers from the producer (which needs few) to the consumers
+ * (which hold 128 accumulators each). 40 x 128 + 232 x 256 <= 65536. */
+__device__ __forceinline__ void regs_producer(void) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
+#endif
+}
+__device__ __forceinline__ void regs_consumer(void) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
+#endif
+}
+
+/* D(64 x 128, fp32, registers) += A(64 x 16, shared, K-major) * B(16 x 128,
+ * shared, N-major), warpgroup-wide and asynchronous. desc_a and desc_b
+ * describe where A and B sit in shared memory. The trailing immediates are
+ * scale-a = 1, scale-b = 1, transpose-a = 0 (A's rows hold K, as in our
+ * row-major A), transpose-b = 1 (B's rows hold N, as in our row-major B).
+ * scale_d = 0 would ignore the old D. Thread i of the warpgroup holds
+ * d[4j .. 4j+3] = rows 16 (i/32) + (i%32)/4 (+8 for the last two), columns
+ * 8j + 2 (i%4) (+1), as in mma.sync's C fragment, repeated for j = 0..15. */
+__device__ __forceinline__ void wgmma_m64n128k16(float d[64], uint64_t desc_a,
+                                                        uint64_t desc_b, int scale_d) {
+#if defined(WG_DEVICE_SM90A)
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+#else
+    (void)d; (void)desc_a; (void)desc_b; (void)scale_d;
+#endif
+}
+
+/*
+ * A shared-memory matrix descriptor for wgmma (64 bits):
+ *   bits  0-13  start address >> 4
+ *   bits 16-29  leading-dimension byte offset >> 4
+ *   bits 32-45  stride-dimension byte offset >> 4
+ *   bits 49-51  base offset (0: our stages are 1024-byte aligned)
+ *   bits 62-63  swizzle mode (1 = 128-byte swizzle)
+ * With the 128-byte swizzle a "row" of the pattern is 128 bytes and the
+ * pattern repeats every 8 rows (1024 bytes). For A (K-major: 64 K values
+ * per 128-byte row) the stride offset is the step from one group of 8 rows
+ * to the next, 1024 bytes, and the leading offset is unused (set to 16).
+ * For B (N-major: 64 N values per 128-byte row, one row per k) the stride
+ * offset steps 8 k-rows (1024 bytes) and the leading offset steps to the
+ * next 64 columns of N, the next TMA box: WG_B_BOX_BYTES.
+ */
+__device__ __forceinline__ uint64_t make_smem_desc(const void *p, uint32_t lead_bytes,
+                                                          uint32_t stride_bytes) {
+    /* TODO(C1) begin */
+    uint64_t addr = wg_smem_addr(p);
+    return ((addr & 0x3FFFF) >> 4) | ((uint64_t)((lead_bytes & 0x3FFFF) >> 4) << 16) |
+           ((uint64_t)((stride_bytes & 0x3FFFF) >> 4) << 32) | (1ull << 62);
+    /* TODO(C1) end */
+}
+
+#if !defined(__SIMT_EMULATOR__)
+/* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, row-major; A and B
+ * bf16 read through the tensor maps tmA (box WG_BK x WG_BM) and tmB (box
+ * WG_B_BOX_N x WG_BK), C fp32. Block (blockIdx.x, blockIdx.y) owns the tile
+ * of C at rows blockIdx.y * WG_BM, columns blockIdx.x * WG_BN. */
+__global__ void __launch_bounds__(WG_THREADS, 1)
+matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
+                    int M, int N, int K, float alpha, float beta, float *C) {
+#if defined(WG_DEVICE_SM90A)
+    extern __shared__ __align__(1024) uint8_t wg_smem_raw[];
+    __shared__ __align__(8) uint64_t full[WG_STAGES], empty[WG_STAGES];
+    /* The swizzle pattern is anchored at 1024-byte boundaries of the shared
+     * address space, so start the stages on one. */
+    [[maybe_unused]] uint8_t *smem = wg_smem_raw + ((1024 - (wg_smem_addr(wg_smem_raw) & 1023)) & 1023);
+    [[maybe_unused]] int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
+    [[maybe_unused]] int m0 = blockIdx.y * WG_BM, n0 = blockIdx.x * WG_BN;
+    [[maybe_unused]] int ktiles = (K + WG_BK - 1) / WG_BK;
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < WG_STAGES; s++) {
+            mbar_init(&full[s], 1);                   /* the producer's arrive + the bytes */
+            mbar_init(&empty[s], WG_CONSUMERS * 128); /* every consumer thread */
+        }
+        mbar_fence_init();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        /* ---- producer warpgroup ---- */
+        regs_producer();
+        /* TODO(C2) begin */
+        if (tid == 0) {
+            for (int kt = 0; kt < ktiles; kt++) {
+                int s = kt % WG_STAGES, round = kt / WG_STAGES;
+                /* Wait until the consumers have emptied this stage (round 0
+                 * goes straight through: see mbar_wait). */
+                mbar_wait(&empty[s], (round & 1) ^ 1);
+                uint8_t *As = smem + s * WG_STAGE_BYTES;
+                uint8_t *Bs = As + WG_A_BYTES;
+                /* TMA writes whole boxes, zeros past the edges, so the byte
+                 * count is the same for every tile. */
+                mbar_arrive_expect_tx(&full[s], WG_STAGE_BYTES);
+                tma_load_2d(As, &tmA, kt * WG_BK, m0, &full[s]);
+                for (int j = 0; j < WG_BN / WG_B_BOX_N; j++)
+                    tma_load_2d(Bs + j * WG_B_BOX_BYTES, &tmB, n0 + j * WG_B_BOX_N, kt * WG_BK,
+                                &full[s]);
+            }
+        }
+        /* TODO(C2) end */
+    } else {
+        /* ---- consumer warpgroups ---- */
+        regs_consumer();
+        [[maybe_unused]] int c = wg - 1; /* this consumer's 64 rows: c * 64 .. c * 64 + 63 */
+        [[maybe_unused]] float acc[2][64]; /* two 64 x 128 halves of the 64 x 256 piece */
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int i = 0; i < 64; i++) acc[h][i] = 0.0f;
+        /* TODO(C3) begin */
+        for (int kt = 0; kt < ktiles; kt++) {
+            int s = kt % WG_STAGES, round = kt / WG_STAGES;
+            mbar_wait(&full[s], round & 1);
+            const uint8_t *As = smem + s * WG_STAGE_BYTES + c * 64 * 128;
+            const uint8_t *Bs = smem + s * WG_STAGE_BYTES + WG_A_BYTES;
+            wgmma_fence();
+#pragma unroll
+            for (int kk = 0; kk < WG_BK / 16; kk++) {
+                /* Next 16 K values: 32 bytes along A's swizzled rows, 16
+                 * whole 128-byte k-rows down B's boxes. */
+                uint64_t da = make_smem_desc(As + kk * 32, 16, 1024);
+#pragma unroll
+                for (int h = 0; h < 2; h++) {
+                    uint64_t db = make_smem_desc(Bs + h * 2 * WG_B_BOX_BYTES + kk * 16 * 128,
+                                                 WG_B_BOX_BYTES, 1024);
+                    wgmma_m64n128k16(acc[h], da, db, 1);
+                }
+            }
+            wgmma_commit();
+            /* The stage may be refilled only once the tensor cores are done
+             * reading it. */
+            wgmma_wait_all();
+            mbar_arrive(&empty[s]);
+        }
+        /* TODO(C3) end */
+
+        /* TODO(C4) begin */
+        int warp = tid / 32, lane = tid % 32;
+        int row0 = m0 + c * 64 + warp * 16 + lane / 4;
+#pragma unroll
+        for (int h = 0; h < 2; h++)
+#pragma unroll
+            for (int j = 0; j < 16; j++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    int row = row0 + (e >> 1) * 8;
+                    int col = n0 + h * 128 + j * 8 + 2 * (lane % 4) + (e & 1);
+                    if (row < M && col < N) {
+                        float *p = &C[(size_t)row * N + col];
+                        float v = acc[h][4 * j + e];
+                        *p = beta == 0.0f ? alpha * v : alpha * v + beta * *p;
+                    }
+                }
+        /* TODO(C4) end */
+    }
+#else
+    (void)M; (void)N; (void)K; (void)alpha; (void)beta; (void)C;
+#endif
+}
+#endif /* !__SIMT_EMULATOR__ */
+
+/* Whether this build can run wgmma here: 1 from an sm_90a build, 0 from the
+ * PTX or machine code of any other target (which the driver may pick). */
+__global__ void matmul_wgmma_probe(int *out) {
+#if defined(WG_DEVICE_SM90A)
+    *out = 1;
+#else
+    *out = 0;
+#endif
+}
+
+/* Copy a rows x cols bf16 matrix into one with row pitch ld >= cols, zeros
+ * in the extra columns (for TMA, whose row strides must be multiples of 16 bytes). */
+__global__ void matmul_wgmma_pad(const uint16_t *src, int rows, int cols, uint16_t *dst, int ld) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)rows * ld) return;
+    int r = (int)(i / ld), c = (int)(i % ld);
+    dst[i] = c < cols ? src[(size_t)r * cols + c] : (uint16_t)0;
+}
+
+/* The tile sizes this file was compiled with, for the checks' edge cases. */
+extern "C" void matmul_wgmma_tile(int *bm, int *bn, int *bk) {
+    *bm = WG_BM;
+    *bn = WG_BN;
+    *bk = WG_BK;
+}
+
+#if !defined(__SIMT_EMULATOR__)
+/* cuTensorMapEncodeTiled's type, from the driver API (cuda.h). */
+typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                    const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                    const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+/* The driver's cuTensorMapEncodeTiled, looked up once (NULL if the driver lacks it). */
+static encode_tiled_fn wg_encode_fn(void) {
+    static encode_tiled_fn fn;
+    static int looked;
+    if (!looked) {
+        looked = 1;
+        void *p = NULL;
+        cudaDriverEntryPointQueryResult q;
+        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
+                                             &q) == cudaSuccess &&
+            q == cudaDriverEntryPointSuccess)
+            fn = (encode_tiled_fn)p;
+        else
+            (void)cudaGetLastError();
+    }
+    return fn;
+}
+
+/* A 2-D tensor map over a row-major bf16 matrix of rows x cols with row
+ * pitch ld elements (ld * 2 must be a multiple of 16), copied in boxes of
+ * box_rows x box_cols with the 128-byte swizzle; elements outside the
+ * matrix read as zero. Returns 0 on success. */
+static int wg_make_map(CUtensorMap *map, const uint16_t *base, int rows, int cols, int ld,
+                       int box_rows, int box_cols) {
+    /* TODO(C5) begin */
+    encode_tiled_fn encode = wg_encode_fn();
+    if (!encode) return -1;
+    cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}; /* innermost first */
+    cuuint64_t strides[1] = {(cuuint64_t)ld * 2};               /* bytes from one row to the next */
+    cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows};
+    cuuint32_t elem_strides[2] = {1, 1};
+    CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)base, dims, strides, box,
+                        elem_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                        CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? 0 : -1;
+    /* TODO(C5) end */
+}
+#endif
+
+/* LAB_OK when this process can run the wgmma kernel: a compute-capability
+ * 9.0 GPU, sm_90a code in this binary, and a driver with
+ * cuTensorMapEncodeTiled. LAB_NEEDS_HOPPER otherwise (always under the
+ * emulator, which has no wgmma or TMA). */
+extern "C" int matmul_wgmma_supported(void) {
+#if defined(__SIMT_EMULATOR__)
+    return LAB_NEEDS_HOPPER;
+#else
+    static int cached = -1;
+    if (cached >= 0) return cached;
+    cached = LAB_NEEDS_HOPPER;
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cached;
+    }
+    if (major != 9 || minor != 0 || !wg_encode_fn()) return cached;
+    int *d = NULL, h = 0;
+    if (cudaMalloc((void **)&d, sizeof(int)) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return cached;
+    }
+    matmul_wgmma_probe<<<1, 1>>>(d);
+    if (cudaGetLastError() == cudaSuccess && cudaMemcpy(&h, d, sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess &&
+        h == 1)
+        cached = LAB_OK;
+    (void)cudaGetLastError();
+    cudaFree(d);
+    return cached;
+#endif
+}
+
+/* Launch over all of C. A, B hold bf16 bit patterns on the device; C fp32.
+ * Returns LAB_OK, LAB_BAD_ARGUMENT for a size below 1, LAB_NEEDS_HOPPER
+ * where wgmma cannot run, or LAB_LAUNCH_FAILED. */
+extern "C" int matmul_wgmma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
+                            float beta, float *C) {
+    if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
+    int st = matmul_wgmma_supported();
+    if (st != LAB_OK) return st;
+#if defined(__SIMT_EMULATOR__)
+    (void)alpha; (void)A; (void)B; (void)beta; (void)C;
+    return LAB_NEEDS_HOPPER;
+#else
+    /* TMA wants 16-byte-aligned rows: K and N multiples of 8 bf16 and
+     * aligned base pointers. Otherwise copy A and/or B once into padded
+     * buffers (zeros in the extra columns), which costs O(MK + KN) against
+     * the matmul's O(MNK). */
+    int ldA = (K + 7) / 8 * 8, ldB = (N + 7) / 8 * 8;
+    uint16_t *Ap = NULL, *Bp = NULL;
+    [[maybe_unused]] const uint16_t *Ause = A, *Buse = B;
+    if (ldA != K || (uintptr_t)A % 16 != 0) {
+        if (cudaMalloc((void **)&Ap, (size_t)M * ldA * 2) != cudaSuccess) return LAB_LAUNCH_FAILED;
+        size_t n = (size_t)M * ldA;
+        matmul_wgmma_pad<<<(unsigned)((n + 255) / 256), 256>>>(A, M, K, Ap, ldA);
+        Ause = Ap;
+    }
+    if (ldB != N || (uintptr_t)B % 16 != 0) {
+        if (cudaMalloc((void **)&Bp, (size_t)K * ldB * 2) != cudaSuccess) {
+            cudaFree(Ap);
+            return LAB_LAUNCH_FAILED;
+        }
+        size_t n = (size_t)K * ldB;
+        matmul_wgmma_pad<<<(unsigned)((n + 255) / 256), 256>>>(B, K, N, Bp, ldB);
+        Buse = Bp;
+    }
+    int status = LAB_OK;
+    /* TODO(C6) begin */
+    CUtensorMap tmA, tmB;
+    /* A: M rows of ldA (its padding columns are zeros, and B's rows past K
+     * arrive as zeros from TMA, so the extra products are 0). B: K rows of
+     * ldB columns; columns past N are computed and then not stored. */
+    if (wg_make_map(&tmA, Ause, M, ldA, ldA, WG_BM, WG_BK) != 0 ||
+        wg_make_map(&tmB, Buse, K, ldB, ldB, WG_BK, WG_B_BOX_N) != 0 ||
+        cudaFuncSetAttribute(matmul_wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             WG_SMEM_BYTES) != cudaSuccess) {
+        status = LAB_LAUNCH_FAILED;
+    } else {
+        dim3 grid((N + WG_BN - 1) / WG_BN, (M + WG_BM - 1) / WG_BM);
+        matmul_wgmma_kernel<<<grid, WG_THREADS, WG_SMEM_BYTES>>>(tmA, tmB, M, N, K, alpha, beta, C);
+        if (cudaGetLastError() != cudaSuccess) status = LAB_LAUNCH_FAILED;
+    }
+    /* TODO(C6) end */
+    /* cudaFree waits for the kernel that still reads the padded copies. */
+    if (Ap) cudaFree(Ap);
+    if (Bp) cudaFree(Bp);
+    return status;
+#endif
+}

@@ -15,7 +15,7 @@
  * same layout), deterministic initialisation, the FLOP count per token used
  * for MFU, and the table of peak throughputs by device name. It computes
  * nothing itself: the CPU forward/backward is kernels/cpu/model_cpu.h; the
- * CUDA backend arrives with lab 05.
+ * GPU backend (bf16 mixed precision) is kernels/cuda/model_gpu.h (lab 05).
  *
  * Every weight matrix is stored row-major as [in, out], so a layer is
  * out[N, out] = in[N, in] * W[in, out].

@@ -7,13 +7,19 @@
  *     build/bin/train --resume run.ckpt --save run.ckpt
  *
  * Flags map one to one onto train_opts_t (trainer.h), where the loop lives.
- * Not here yet: --backend cuda (lab 05) and data-parallel ranks (lab 07).
+ * This file is also the main of the lab-05 programs
+ * build/<target>/<src>/05-single-gpu-training/train, compiled with
+ * COURSE_TRAIN_GPU: those add --backend cuda (a GPU build) or emu (the SIMT
+ * emulator build) on top of cpu. Not here yet: data-parallel ranks (lab 07).
  */
 #include <stdio.h>
 #include <string.h>
 
 #include "args.h"
 #include "trainer.h"
+#ifdef COURSE_TRAIN_GPU
+#include "trainer_gpu.h"
+#endif
 
 int main(int argc, char **argv) {
     train_opts_t o = train_opts_default();
@@ -22,7 +28,7 @@ int main(int argc, char **argv) {
     long long seed = (long long)o.seed, markov_seed = (long long)o.markov_seed;
     const char *backend = "cpu";
     const arg_spec_t specs[] = {
-        {"backend", ARG_STRING, &backend, "where the model runs: cpu (cuda arrives with lab 05)", 1, 0},
+        {"backend", ARG_STRING, &backend, "where the model runs: cpu, cuda (GPU build) or emu (emulator build)", 1, 0},
         {"d-model", ARG_INT, &d_model, "width of the residual stream", 2, 16384},
         {"layers", ARG_INT, &layers, "transformer blocks", 1, 256},
         {"heads", ARG_INT, &heads, "attention heads (must divide --d-model; even head size)", 1, 16384},
@@ -55,16 +61,15 @@ int main(int argc, char **argv) {
         {"resume", ARG_STRING, &o.resume_path, "continue bit-identically from this checkpoint", 1, 0},
         {"stop-at", ARG_INT, &o.stop_at, "stop (and save) after this step, as an interruption would (0: off)", 0, 1 << 30},
         {"threads", ARG_INT, &o.threads, "threads (0: OMP_NUM_THREADS or all cores); results do not depend on it", 0, 4096},
-        {"peak-tflops", ARG_DOUBLE, &o.peak_tflops, "MFU denominator in TFLOP/s (0: measure this CPU's fp32 sgemm)", 0, 1e6},
+        {"peak-tflops", ARG_DOUBLE, &o.peak_tflops, "MFU denominator in TFLOP/s (0: the GPU's bf16 peak by name, else this CPU's measured fp32 sgemm)", 0, 1e6},
     };
     const args_t args = {"train", "train the course's Llama-style byte-level transformer",
                          specs, (int)(sizeof specs / sizeof specs[0])};
     args_parse_or_exit(&args, argc, argv);
-    if (strcmp(backend, "cpu") != 0) {
-        fprintf(stderr, "train: --backend %s is not available; pick cpu (the CUDA backend arrives with lab 05)\n",
-                backend);
-        return 2;
-    }
+#ifdef COURSE_TRAIN_GPU
+    train_set_gpu_backend(train_gpu_backend_open);
+#endif
+    o.backend = backend;
     o.cfg.d_model = d_model;
     o.cfg.n_layers = layers;
     o.cfg.n_heads = heads;

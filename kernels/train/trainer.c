@@ -140,12 +140,73 @@ static void fill_meta(const train_opts_t *o, const data_source_t *d, size_t n_pa
     m->clip = o->clip;
 }
 
-static double eval_loss(model_cpu_t *m, const data_source_t *d, const train_opts_t *o, int *in,
+/* ---- backends ---------------------------------------------------------------- */
+
+static double cpu_forward(void *m, const int *in, const int *tg) { return model_cpu_forward(m, in, tg); }
+static void cpu_zero_grad(void *m) { model_cpu_zero_grad(m); }
+static void cpu_backward(void *m, float scale) { model_cpu_backward(m, scale); }
+static double cpu_grad_norm(void *m) { return model_cpu_grad_norm(m); }
+static void cpu_step(void *mp, double gnorm, double clip, float lr, float b1, float b2, float eps, float wd,
+                     long t) {
+    model_cpu_t *m = mp;
+    clip_grad_norm(m->grads, m->n_params, gnorm, clip);
+    model_cpu_adamw(m, lr, b1, b2, eps, wd, t);
+}
+static void cpu_state(void *mp, float **p, float **am, float **av) {
+    model_cpu_t *m = mp;
+    *p = m->params;
+    *am = m->adam_m;
+    *av = m->adam_v;
+}
+static void cpu_state_loaded(void *m) { (void)m; }
+static size_t cpu_bytes(void *m) { return model_cpu_bytes(m); }
+static void cpu_destroy(void *m) {
+    model_cpu_free(m);
+    host_free(m);
+}
+
+static train_backend_open_fn gpu_backend_open = NULL;
+
+void train_set_gpu_backend(train_backend_open_fn open) { gpu_backend_open = open; }
+
+int train_backend_open(train_backend_t *b, const train_opts_t *o, int B, int T, char *err, size_t errlen) {
+    const char *name = o->backend ? o->backend : "cpu";
+    memset(b, 0, sizeof *b);
+    if (!strcmp(name, "cpu")) {
+        model_cpu_t *m = host_malloc(sizeof *m);
+        model_cpu_init(m, &o->cfg, B, T, o->seed);
+        b->model = m;
+        b->n_params = m->n_params;
+        snprintf(b->device, sizeof b->device, "CPU");
+        b->precision = "fp32";
+        b->forward = cpu_forward;
+        b->zero_grad = cpu_zero_grad;
+        b->backward = cpu_backward;
+        b->grad_norm = cpu_grad_norm;
+        b->step = cpu_step;
+        b->state = cpu_state;
+        b->state_loaded = cpu_state_loaded;
+        b->bytes = cpu_bytes;
+        b->destroy = cpu_destroy;
+        return 0;
+    }
+    if (strcmp(name, "cuda") && strcmp(name, "emu"))
+        return fail(err, errlen, "--backend %s is not known; pick cpu, cuda or emu", name);
+    if (!gpu_backend_open)
+        return fail(err, errlen, "--backend %s: this program is built for the CPU only; the GPU backend is in "
+                    "the lab-05 programs: make all, then build/%s/solutions/05-single-gpu-training/train "
+                    "--backend %s", name, name, name);
+    return gpu_backend_open(b, name, &o->cfg, B, T, o->seed, err, errlen);
+}
+
+/* ---- the loop --------------------------------------------------------------------- */
+
+static double eval_loss(train_backend_t *m, const data_source_t *d, const train_opts_t *o, int *in,
                         int *tg) {
     double sum = 0.0;
     for (int j = 0; j < o->eval_batches; j++) {
-        data_batch(d, SPLIT_EVAL, o->seed, (uint64_t)j, 0, 1, m->B, o->seq, in, tg);
-        sum += model_cpu_forward(m, in, tg);
+        data_batch(d, SPLIT_EVAL, o->seed, (uint64_t)j, 0, 1, o->batch / o->accum, o->seq, in, tg);
+        sum += m->forward(m->model, in, tg);
     }
     return sum / o->eval_batches;
 }
@@ -175,35 +236,45 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         return -1;
     }
     const int micro = o->batch / o->accum, T = o->seq;
-    model_cpu_t m;
-    model_cpu_init(&m, &o->cfg, micro, T, o->seed);
+    train_backend_t m;
+    if (train_backend_open(&m, o, micro, T, err, sizeof err)) {
+        fprintf(stderr, "train: %s\n", err);
+        data_free(&data);
+        return -1;
+    }
+    float *st_params, *st_m, *st_v;
     int start = 0;
     if (o->resume_path) {
         ckpt_meta_t want, got;
         fill_meta(o, &data, m.n_params, 0, &want);
-        if (checkpoint_load(o->resume_path, &want, &got, m.params, m.adam_m, m.adam_v, err, sizeof err)) {
+        m.state(m.model, &st_params, &st_m, &st_v);
+        if (checkpoint_load(o->resume_path, &want, &got, st_params, st_m, st_v, err, sizeof err)) {
             fprintf(stderr, "train: %s\n", err);
-            model_cpu_free(&m);
+            m.destroy(m.model);
             data_free(&data);
             return -1;
         }
+        m.state_loaded(m.model);
         start = (int)got.step;
         if (o->print_every) printf("resumed from %s at step %d\n", o->resume_path, start);
     }
-    const double peak = o->peak_tflops > 0 ? o->peak_tflops : train_measure_cpu_peak();
+    const double peak = o->peak_tflops > 0 ? o->peak_tflops
+                        : m.peak_tflops > 0 ? m.peak_tflops : train_measure_cpu_peak();
     const double flops_tok = model_flops_per_token(&o->cfg, T);
     const double H = data_entropy_rate(&data);
     const int last = o->stop_at > 0 ? o->stop_at : o->steps;
     if (o->print_every) {
         char mem[32];
-        format_mem(model_cpu_bytes(&m), mem, sizeof mem);
+        format_mem(m.bytes(m.model), mem, sizeof mem);
         printf("model: d_model %d, %d layers, %d heads, ffn %d, %zu parameters, %s of buffers\n",
                o->cfg.d_model, o->cfg.n_layers, o->cfg.n_heads, o->cfg.d_ff, m.n_params, mem);
         printf("data: %s; entropy rate %.4f nats/byte\n", data.desc, H);
         printf("train: batch %d x seq %d (accum %d), %d steps, lr %g -> %g, warmup %d, "
                "%.3g MFLOP/token, peak %.3g TFLOP/s (%s)\n",
                o->batch, T, o->accum, o->steps, o->lr, o->min_lr, o->warmup, flops_tok / 1e6, peak,
-               o->peak_tflops > 0 ? "--peak-tflops" : "measured sgemm");
+               o->peak_tflops > 0 ? "--peak-tflops" : m.peak_tflops > 0 ? "bf16 peak of the device" : "measured sgemm");
+        if (strcmp(m.device, "CPU"))
+            printf("backend: %s on %s, %s\n", o->backend, m.device, m.precision);
     }
     FILE *log = NULL;
     int json = 0;
@@ -215,7 +286,7 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         log = fopen(o->log_path, "w");
         if (!log) {
             fprintf(stderr, "train: --log %s: cannot create the file\n", o->log_path);
-            model_cpu_free(&m);
+            m.destroy(m.model);
             data_free(&data);
             return -1;
         }
@@ -231,17 +302,16 @@ int train_run(const train_opts_t *o, train_result_t *res) {
     for (int step = start; step < last; step++) {
         double t0 = wall_time();
         data_batch(&data, SPLIT_TRAIN, o->seed, (uint64_t)step, 0, 1, o->batch, T, in, tg);
-        model_cpu_zero_grad(&m);
+        m.zero_grad(m.model);
         loss = 0.0;
         for (int a = 0; a < o->accum; a++) {
             size_t off = (size_t)a * micro * T;
-            loss += model_cpu_forward(&m, in + off, tg + off) / o->accum;
-            model_cpu_backward(&m, 1.0f / (float)o->accum);
+            loss += m.forward(m.model, in + off, tg + off) / o->accum;
+            m.backward(m.model, 1.0f / (float)o->accum);
         }
-        double gnorm = model_cpu_grad_norm(&m);
-        clip_grad_norm(m.grads, m.n_params, gnorm, o->clip);
+        double gnorm = m.grad_norm(m.model);
         double lr = train_lr_at(o, step);
-        model_cpu_adamw(&m, (float)lr, (float)o->beta1, (float)o->beta2, (float)o->adam_eps,
+        m.step(m.model, gnorm, o->clip, (float)lr, (float)o->beta1, (float)o->beta2, (float)o->adam_eps,
                         (float)o->weight_decay, step + 1);
         double dt = wall_time() - t0;
         t_run += dt;
@@ -282,7 +352,8 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         if (o->save_path && ((o->save_every > 0 && done % o->save_every == 0) || done == last)) {
             ckpt_meta_t meta;
             fill_meta(o, &data, m.n_params, done, &meta);
-            if (checkpoint_save(o->save_path, &meta, m.params, m.adam_m, m.adam_v, err, sizeof err)) {
+            m.state(m.model, &st_params, &st_m, &st_v);
+            if (checkpoint_save(o->save_path, &meta, st_params, st_m, st_v, err, sizeof err)) {
                 fprintf(stderr, "train: %s\n", err);
                 rc = -1;
                 break;
@@ -308,7 +379,8 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         res->peak_rss = peak_rss_bytes();
         res->n_params = m.n_params;
         uint64_t h = 1469598103934665603ull;
-        const uint8_t *b = (const uint8_t *)m.params;
+        m.state(m.model, &st_params, &st_m, &st_v);
+        const uint8_t *b = (const uint8_t *)st_params;
         for (size_t i = 0; i < m.n_params * sizeof(float); i++) h = (h ^ b[i]) * 1099511628211ull;
         res->params_hash = h;
     }
@@ -321,7 +393,7 @@ int train_run(const train_opts_t *o, train_result_t *res) {
     }
     host_free(in);
     host_free(tg);
-    model_cpu_free(&m);
+    m.destroy(m.model);
     data_free(&data);
     return rc;
 }

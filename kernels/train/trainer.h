@@ -10,8 +10,11 @@
  * the end; a resumed run continues bit-identically (same batches, same
  * arithmetic order).
  *
- * Backend: cpu (kernels/cpu/model_cpu.h). The CUDA backend arrives with lab 05;
- * data-parallel ranks with lab 07 (data_batch() already takes rank and world).
+ * Backends: cpu (kernels/cpu/model_cpu.h) is built in. The GPU backend of
+ * lab 05 (kernels/cuda/model_gpu.h, on a GPU or on the SIMT emulator) lives in
+ * per-target programs, which register it with train_set_gpu_backend(); the
+ * loop sees every backend through train_backend_t. Data-parallel ranks arrive
+ * with lab 07 (data_batch() already takes rank and world).
  */
 #ifndef COURSE_TRAINER_H
 #define COURSE_TRAINER_H
@@ -55,8 +58,58 @@ typedef struct {
     const char *resume_path; /**< continue from this checkpoint (NULL: start fresh) */
     int stop_at;             /**< stop (and save) after this step, as if interrupted (0: run to steps) */
     int threads;             /**< OpenMP threads (0: leave as they are); each runs single-threaded sgemms */
-    double peak_tflops;      /**< MFU denominator (0: measure the CPU's sgemm rate) */
+    double peak_tflops;      /**< MFU denominator (0: the device's bf16 peak by name, else measure the CPU's sgemm rate) */
+    const char *backend;     /**< "cpu" (NULL means cpu), "cuda" or "emu" */
 } train_opts_t;
+
+/**
+ * One model behind the training loop: the handful of operations a step needs,
+ * on whichever device holds the model. A backend owns its buffers; state()
+ * gives host views of the fp32 parameters and AdamW moments (copied from the
+ * device where there is one) for checkpoints.
+ */
+typedef struct {
+    void *model;             /**< the backend's model object */
+    size_t n_params;         /**< parameter count */
+    char device[128];        /**< where it runs, for the banner and the peak table */
+    double peak_tflops;      /**< the device's peak for MFU (0: unknown, measure the CPU) */
+    const char *precision;   /**< "fp32" or "bf16 mixed" */
+    double (*forward)(void *model, const int *inputs, const int *targets);            /**< mean loss */
+    void (*zero_grad)(void *model);                                                   /**< before a step */
+    void (*backward)(void *model, float loss_scale);                                  /**< accumulate */
+    double (*grad_norm)(void *model);                                                 /**< global L2 norm */
+    void (*step)(void *model, double grad_norm, double clip, float lr, float beta1, float beta2, float eps,
+                 float weight_decay, long t);                                         /**< clip + AdamW */
+    void (*state)(void *model, float **params, float **m, float **v);                 /**< host views */
+    void (*state_loaded)(void *model);                                                /**< after writing the views */
+    size_t (*bytes)(void *model);                                                     /**< memory held */
+    void (*destroy)(void *model);                                                     /**< free it all */
+} train_backend_t;
+
+/**
+ * A function that opens a non-CPU backend by name for micro-batches of B x T.
+ * @return 0, or -1 with a one-line message in err
+ */
+typedef int (*train_backend_open_fn)(train_backend_t *b, const char *name, const model_config_t *cfg, int B,
+                                     int T, uint64_t seed, char *err, size_t errlen);
+
+/**
+ * @brief Make the GPU backend (--backend cuda|emu) available to train_run(); per-target programs call it.
+ * @param open the opener (NULL removes it)
+ */
+void train_set_gpu_backend(train_backend_open_fn open);
+
+/**
+ * @brief Open the backend o->backend names for micro-batches of B x T.
+ * @param b filled in
+ * @param o the options (backend, cfg, seed)
+ * @param B sequences per forward pass
+ * @param T tokens per sequence
+ * @param err message on failure
+ * @param errlen size of err
+ * @return 0, or -1 with a message saying which program has that backend
+ */
+int train_backend_open(train_backend_t *b, const train_opts_t *o, int B, int T, char *err, size_t errlen);
 
 /** What a run reports back. */
 typedef struct {

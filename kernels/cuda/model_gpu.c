@@ -1,0 +1,354 @@
+/*
+ * The model on the device (see model_gpu.h): model_cpu.c's structure with the
+ * ops of model_ops_gpu.h and the student's lab-05 functions. Plain C: every
+ * device call goes through a launch wrapper or common/gpu.h, so the one
+ * object serves both the GPU build and the emulator build.
+ */
+#include "cuda/model_gpu.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "cpu/model_ops.h"
+#include "cuda/model_ops_gpu.h"
+#include "error.h"
+#include "gpu.h"
+#include "lab.h"
+#include "memory.h"
+
+/* The student's functions must be done before the backend can train. */
+#define STUDENT(call, name)                                                                        \
+    do {                                                                                           \
+        int st_ = (call);                                                                          \
+        CHECK(st_ == LAB_OK, "%s: %s (lab 05, labs/05-single-gpu-training/train_ops.cu)", name,  \
+              lab_status_name(st_));                                                               \
+    } while (0)
+
+static float *carve(float *base, size_t *used, size_t n) {
+    float *p = base ? base + *used : NULL;
+    *used += n;
+    return p;
+}
+
+/* The activation layout of model_cpu.c, so the two can be compared tensor by tensor. */
+static size_t layout_acts(model_gpu_t *m, float *base) {
+    const size_t N = (size_t)m->B * m->T, D = (size_t)m->cfg.d_model, F = (size_t)m->cfg.d_ff;
+    const size_t V = (size_t)m->cfg.vocab, H = (size_t)m->cfg.n_heads, T = (size_t)m->T;
+    size_t used = 0;
+    m->encoded = carve(base, &used, N * D);
+    for (int l = 0; l < m->cfg.n_layers; l++) {
+        layer_acts_t *a = &m->layers[l];
+        a->ln1 = carve(base, &used, N * D);
+        a->ln1_rstd = carve(base, &used, N);
+        a->q = carve(base, &used, N * D);
+        a->k = carve(base, &used, N * D);
+        a->v = carve(base, &used, N * D);
+        a->att = carve(base, &used, (size_t)m->B * H * T * T);
+        a->atty = carve(base, &used, N * D);
+        a->res1 = carve(base, &used, N * D);
+        a->ln2 = carve(base, &used, N * D);
+        a->ln2_rstd = carve(base, &used, N);
+        a->gate = carve(base, &used, N * F);
+        a->up = carve(base, &used, N * F);
+        a->swi = carve(base, &used, N * F);
+        a->res2 = carve(base, &used, N * D);
+    }
+    m->scratch = carve(base, &used, N * D);
+    m->lnf = carve(base, &used, N * D);
+    m->lnf_rstd = carve(base, &used, N);
+    m->probs = carve(base, &used, N * V);
+    m->losses = carve(base, &used, N);
+    return used;
+}
+
+/* Scratch: fp32 activation gradients and attention temporaries; bf16 matmul operands. */
+typedef struct {
+    float *dres, *dln, *dq, *dk, *dv, *datty, *dgate, *dup, *dswi, *dP, *dS, *oh;
+    uint16_t *xb, *dyb, *qh, *kh, *vh, *doh, *attb;
+} work_t;
+
+static size_t max3(size_t a, size_t b, size_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
+
+static work_t work_of(const model_gpu_t *m) {
+    const size_t N = (size_t)m->B * m->T, D = (size_t)m->cfg.d_model, F = (size_t)m->cfg.d_ff;
+    const size_t ATT = (size_t)m->B * m->cfg.n_heads * m->T * m->T, V = (size_t)m->cfg.vocab;
+    work_t w;
+    size_t u = 0;
+    float *f = m->work;
+    w.dres = carve(f, &u, N * D);
+    w.dln = carve(f, &u, N * D);
+    w.dq = carve(f, &u, N * D);
+    w.dk = carve(f, &u, N * D);
+    w.dv = carve(f, &u, N * D);
+    w.datty = carve(f, &u, N * D);
+    w.oh = carve(f, &u, N * D);
+    w.dgate = carve(f, &u, N * F);
+    w.dup = carve(f, &u, N * F);
+    w.dswi = carve(f, &u, N * F);
+    w.dP = carve(f, &u, ATT);
+    w.dS = carve(f, &u, ATT);
+    uint16_t *h = m->work_bf16;
+    size_t wide = N * max3(D, F, V);
+    w.xb = h;
+    w.dyb = h + wide;
+    w.qh = h + 2 * wide;
+    w.kh = w.qh + N * D;
+    w.vh = w.kh + N * D;
+    w.doh = w.vh + N * D;
+    w.attb = w.doh + N * D;
+    return w;
+}
+
+void model_gpu_init(model_gpu_t *m, const model_config_t *cfg, int B, int T, uint64_t seed) {
+    char err[512];
+    memset(m, 0, sizeof *m);
+    CHECK(model_config_validate(cfg, err, sizeof err) == 0, "model_gpu_init: %s", err);
+    CHECK(B >= 1 && T >= 1 && T <= cfg->max_seq,
+          "model_gpu_init: sequence length %d must be in [1, %d] (--max-seq)", T, cfg->max_seq);
+    m->cfg = *cfg;
+    m->B = B;
+    m->T = T;
+    param_table_init(&m->table, cfg);
+    const size_t P = m->n_params = m->table.total;
+    m->host_params = host_malloc(P * sizeof(float));
+    m->host_m = host_calloc(P, sizeof(float));
+    m->host_v = host_calloc(P, sizeof(float));
+    model_init_params(&m->table, m->host_params, seed);
+    m->params = gpu_malloc(P * sizeof(float));
+    m->params_bf16 = gpu_malloc(P * sizeof(uint16_t));
+    m->grads = gpu_malloc(P * sizeof(float));
+    m->adam_m = gpu_malloc(P * sizeof(float));
+    m->adam_v = gpu_malloc(P * sizeof(float));
+    model_gpu_upload_state(m);
+    gpu_memset(m->grads, 0, P * sizeof(float));
+
+    m->layers = host_calloc((size_t)cfg->n_layers, sizeof(layer_acts_t));
+    m->n_acts = layout_acts(m, NULL);
+    m->acts = gpu_malloc(m->n_acts * sizeof(float));
+    gpu_memset(m->acts, 0, m->n_acts * sizeof(float));
+    layout_acts(m, m->acts);
+
+    const size_t N = (size_t)B * T, D = (size_t)cfg->d_model, F = (size_t)cfg->d_ff;
+    const size_t ATT = (size_t)B * cfg->n_heads * T * T;
+    m->n_work = 7 * N * D + 3 * N * F + 2 * ATT;
+    m->work = gpu_malloc(m->n_work * sizeof(float));
+    m->n_work_bf16 = 2 * N * max3(D, F, (size_t)cfg->vocab) + 4 * N * D + ATT;
+    m->work_bf16 = gpu_malloc(m->n_work_bf16 * sizeof(uint16_t));
+
+    const int hd = cfg->d_model / cfg->n_heads;
+    const size_t rope = (size_t)T * (hd / 2);
+    float *c = host_malloc(rope * sizeof(float)), *s = host_malloc(rope * sizeof(float));
+    rope_tables(c, s, T, hd, cfg->rope_theta);
+    m->rope_cos = gpu_malloc(rope * sizeof(float));
+    m->rope_sin = gpu_malloc(rope * sizeof(float));
+    gpu_upload(m->rope_cos, c, rope * sizeof(float));
+    gpu_upload(m->rope_sin, s, rope * sizeof(float));
+    host_free(c);
+    host_free(s);
+    m->inputs = gpu_malloc(N * sizeof(int));
+    m->targets = gpu_malloc(N * sizeof(int));
+    const size_t chunks = (P + GPU_NORM_CHUNK - 1) / GPU_NORM_CHUNK;
+    m->norm_partial = gpu_malloc(chunks * sizeof(double));
+    m->host_partial = host_malloc(chunks * sizeof(double));
+    m->host_losses = host_malloc(N * sizeof(float));
+}
+
+void model_gpu_free(model_gpu_t *m) {
+    void *dev[] = {m->params, m->params_bf16, m->grads, m->adam_m, m->adam_v, m->acts, m->work,
+                   m->work_bf16, m->rope_cos, m->rope_sin, m->inputs, m->targets, m->norm_partial};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) gpu_free(dev[i]);
+    host_free(m->layers);
+    host_free(m->host_params);
+    host_free(m->host_m);
+    host_free(m->host_v);
+    host_free(m->host_partial);
+    host_free(m->host_losses);
+    param_table_free(&m->table);
+    memset(m, 0, sizeof *m);
+}
+
+static size_t off(const model_gpu_t *m, int layer, model_layer_param_t which) {
+    return m->table.slices[param_index(&m->table, layer, which)].offset;
+}
+
+/* out[N, OC] = bf16(inp)[N, C] * W[C, OC], fp32 accumulation. */
+static void mm_forward(const model_gpu_t *m, const work_t *w, float *out, const float *inp, size_t woff,
+                       int N, int C, int OC) {
+    gpu_cast_to_bf16(w->xb, inp, (size_t)N * C);
+    gpu_gemm_bf16(0, 0, N, OC, C, 1.0f, w->xb, C, 0, m->params_bf16 + woff, OC, 0, 0.0f, out, OC, 0, 1);
+}
+
+/* dinp += dout W^T (if dinp); dW += inp^T dout; operands rounded to bf16. */
+static void mm_backward(const model_gpu_t *m, const work_t *w, float *dinp, size_t woff, const float *dout,
+                        const float *inp, int N, int C, int OC) {
+    gpu_cast_to_bf16(w->dyb, dout, (size_t)N * OC);
+    if (dinp)
+        gpu_gemm_bf16(0, 1, N, C, OC, 1.0f, w->dyb, OC, 0, m->params_bf16 + woff, OC, 0, 1.0f, dinp, C, 0, 1);
+    gpu_cast_to_bf16(w->xb, inp, (size_t)N * C);
+    gpu_gemm_bf16(1, 0, C, OC, N, 1.0f, w->xb, C, 0, w->dyb, OC, 0, 1.0f, m->grads + woff, OC, 0, 1);
+}
+
+static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, layer_acts_t *a) {
+    const int B = m->B, T = m->T, D = m->cfg.d_model, H = m->cfg.n_heads, hd = D / H, BH = B * H;
+    const long long sT = (long long)T * hd, sTT = (long long)T * T;
+    gpu_heads_split_bf16(w->qh, a->q, B, T, D, H);
+    gpu_heads_split_bf16(w->kh, a->k, B, T, D, H);
+    gpu_heads_split_bf16(w->vh, a->v, B, T, D, H);
+    /* S = Q K^T / sqrt(hd) over the full square (the causal softmax ignores the upper half). */
+    gpu_gemm_bf16(0, 1, T, T, hd, 1.0f / sqrtf((float)hd), w->qh, hd, sT, w->kh, hd, sT, 0.0f, a->att, T, sTT,
+                  BH);
+    gpu_causal_softmax(a->att, a->att, BH, T);
+    gpu_cast_to_bf16(w->attb, a->att, (size_t)BH * T * T);
+    gpu_gemm_bf16(0, 0, T, hd, T, 1.0f, w->attb, T, sTT, w->vh, hd, sT, 0.0f, w->oh, hd, sT, BH);
+    gpu_heads_merge(a->atty, w->oh, B, T, D, H);
+}
+
+/* Writes dq, dk, dv (the CPU version accumulates into zeroed buffers: the same). */
+static void attention_backward_gpu(const model_gpu_t *m, const work_t *w, const layer_acts_t *a) {
+    const int B = m->B, T = m->T, D = m->cfg.d_model, H = m->cfg.n_heads, hd = D / H, BH = B * H;
+    const long long sT = (long long)T * hd, sTT = (long long)T * T;
+    gpu_heads_split_bf16(w->qh, a->q, B, T, D, H);
+    gpu_heads_split_bf16(w->kh, a->k, B, T, D, H);
+    gpu_heads_split_bf16(w->vh, a->v, B, T, D, H);
+    gpu_heads_split_bf16(w->doh, w->datty, B, T, D, H);
+    /* dP = dO V^T; dV = P^T dO */
+    gpu_gemm_bf16(0, 1, T, T, hd, 1.0f, w->doh, hd, sT, w->vh, hd, sT, 0.0f, w->dP, T, sTT, BH);
+    gpu_cast_to_bf16(w->attb, a->att, (size_t)BH * T * T);
+    gpu_gemm_bf16(1, 0, T, hd, T, 1.0f, w->attb, T, sTT, w->doh, hd, sT, 0.0f, w->oh, hd, sT, BH);
+    gpu_heads_merge(w->dv, w->oh, B, T, D, H);
+    STUDENT(attention_softmax_backward_gpu(w->dS, a->att, w->dP, BH, T, 1.0f / sqrtf((float)hd)),
+            "attention_softmax_backward_gpu");
+    /* dQ = dS K; dK = dS^T Q */
+    gpu_cast_to_bf16(w->attb, w->dS, (size_t)BH * T * T);
+    gpu_gemm_bf16(0, 0, T, hd, T, 1.0f, w->attb, T, sTT, w->kh, hd, sT, 0.0f, w->oh, hd, sT, BH);
+    gpu_heads_merge(w->dq, w->oh, B, T, D, H);
+    gpu_gemm_bf16(1, 0, T, hd, T, 1.0f, w->attb, T, sTT, w->qh, hd, sT, 0.0f, w->oh, hd, sT, BH);
+    gpu_heads_merge(w->dk, w->oh, B, T, D, H);
+}
+
+double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) {
+    const int B = m->B, T = m->T, N = B * T, D = m->cfg.d_model, F = m->cfg.d_ff;
+    const int H = m->cfg.n_heads, V = m->cfg.vocab, L = m->cfg.n_layers;
+    const float eps = m->cfg.norm_eps;
+    for (int n = 0; n < N; n++)
+        CHECK(inputs[n] >= 0 && inputs[n] < V && targets[n] >= 0 && targets[n] < V,
+              "model_gpu_forward: token %d at position %d is outside [0, %d)",
+              inputs[n] < 0 || inputs[n] >= V ? inputs[n] : targets[n], n, V);
+    gpu_upload(m->inputs, inputs, (size_t)N * sizeof(int));
+    gpu_upload(m->targets, targets, (size_t)N * sizeof(int));
+    const work_t w = work_of(m);
+    const param_table_t *t = &m->table;
+    gpu_encoder_forward(m->encoded, m->inputs, m->params + t->slices[param_index_tok_emb(t)].offset, N, D);
+    const float *x = m->encoded;
+    for (int l = 0; l < L; l++) {
+        layer_acts_t *a = &m->layers[l];
+        gpu_rmsnorm_forward(a->ln1, a->ln1_rstd, x, m->params + off(m, l, P_ATTN_NORM), N, D, eps);
+        mm_forward(m, &w, a->q, a->ln1, off(m, l, P_WQ), N, D, D);
+        mm_forward(m, &w, a->k, a->ln1, off(m, l, P_WK), N, D, D);
+        mm_forward(m, &w, a->v, a->ln1, off(m, l, P_WV), N, D, D);
+        gpu_rope(a->q, a->q, m->rope_cos, m->rope_sin, N, T, D, H, 1.0f);
+        gpu_rope(a->k, a->k, m->rope_cos, m->rope_sin, N, T, D, H, 1.0f);
+        attention_forward_gpu(m, &w, a);
+        mm_forward(m, &w, m->scratch, a->atty, off(m, l, P_WO), N, D, D);
+        gpu_residual_forward(a->res1, x, m->scratch, (size_t)N * D);
+        gpu_rmsnorm_forward(a->ln2, a->ln2_rstd, a->res1, m->params + off(m, l, P_MLP_NORM), N, D, eps);
+        mm_forward(m, &w, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F);
+        mm_forward(m, &w, a->up, a->ln2, off(m, l, P_W_UP), N, D, F);
+        gpu_swiglu_forward(a->swi, a->gate, a->up, (size_t)N * F);
+        mm_forward(m, &w, m->scratch, a->swi, off(m, l, P_W_DOWN), N, F, D);
+        gpu_residual_forward(a->res2, a->res1, m->scratch, (size_t)N * D);
+        x = a->res2;
+    }
+    gpu_rmsnorm_forward(m->lnf, m->lnf_rstd, x, m->params + t->slices[param_index_final_norm(t)].offset, N, D,
+                        eps);
+    mm_forward(m, &w, m->probs, m->lnf, t->slices[param_index_lm_head(t)].offset, N, D, V);
+    gpu_crossentropy_forward(m->losses, m->probs, m->probs, m->targets, N, V);
+    gpu_download(m->host_losses, m->losses, (size_t)N * sizeof(float));
+    return loss_sum(m->host_losses, N) / N;
+}
+
+void model_gpu_zero_grad(model_gpu_t *m) { gpu_memset(m->grads, 0, m->n_params * sizeof(float)); }
+
+void model_gpu_backward(model_gpu_t *m, float loss_scale) {
+    const int B = m->B, T = m->T, N = B * T, D = m->cfg.d_model, F = m->cfg.d_ff;
+    const int H = m->cfg.n_heads, V = m->cfg.vocab, L = m->cfg.n_layers;
+    const size_t ND = (size_t)N * D, NF = (size_t)N * F;
+    const work_t w = work_of(m);
+    const param_table_t *t = &m->table;
+    const size_t lm = t->slices[param_index_lm_head(t)].offset, fn = t->slices[param_index_final_norm(t)].offset;
+
+    gpu_crossentropy_backward(m->probs, m->probs, m->targets, loss_scale / (float)N, N, V);
+    gpu_memset(w.dln, 0, ND * sizeof(float));
+    mm_backward(m, &w, w.dln, lm, m->probs, m->lnf, N, D, V);
+    gpu_memset(w.dres, 0, ND * sizeof(float));
+    const float *xl = m->layers[L - 1].res2;
+    STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + fn, w.dln, xl, m->params + fn, m->lnf_rstd, N, D),
+            "rmsnorm_backward_gpu");
+    for (int l = L - 1; l >= 0; l--) {
+        const layer_acts_t *a = &m->layers[l];
+        const float *x = l > 0 ? m->layers[l - 1].res2 : m->encoded;
+        gpu_memset(w.dswi, 0, NF * sizeof(float));
+        mm_backward(m, &w, w.dswi, off(m, l, P_W_DOWN), w.dres, a->swi, N, F, D);
+        STUDENT(swiglu_backward_gpu(w.dgate, w.dup, w.dswi, a->gate, a->up, NF), "swiglu_backward_gpu");
+        gpu_memset(w.dln, 0, ND * sizeof(float));
+        mm_backward(m, &w, w.dln, off(m, l, P_W_GATE), w.dgate, a->ln2, N, D, F);
+        mm_backward(m, &w, w.dln, off(m, l, P_W_UP), w.dup, a->ln2, N, D, F);
+        STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln, a->res1,
+                                     m->params + off(m, l, P_MLP_NORM), a->ln2_rstd, N, D),
+                "rmsnorm_backward_gpu");
+        gpu_memset(w.datty, 0, ND * sizeof(float));
+        mm_backward(m, &w, w.datty, off(m, l, P_WO), w.dres, a->atty, N, D, D);
+        attention_backward_gpu(m, &w, a);
+        gpu_rope(w.dq, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
+        gpu_rope(w.dk, w.dk, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
+        gpu_memset(w.dln, 0, ND * sizeof(float));
+        mm_backward(m, &w, w.dln, off(m, l, P_WQ), w.dq, a->ln1, N, D, D);
+        mm_backward(m, &w, w.dln, off(m, l, P_WK), w.dk, a->ln1, N, D, D);
+        mm_backward(m, &w, w.dln, off(m, l, P_WV), w.dv, a->ln1, N, D, D);
+        STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln, x,
+                                     m->params + off(m, l, P_ATTN_NORM), a->ln1_rstd, N, D),
+                "rmsnorm_backward_gpu");
+    }
+    gpu_encoder_backward(m->grads + t->slices[param_index_tok_emb(t)].offset, w.dres, m->inputs, N, D, V);
+}
+
+double model_gpu_grad_norm(model_gpu_t *m) {
+    const size_t chunks = (m->n_params + GPU_NORM_CHUNK - 1) / GPU_NORM_CHUNK;
+    gpu_sum_squares_chunks(m->norm_partial, m->grads, m->n_params);
+    gpu_download(m->host_partial, m->norm_partial, chunks * sizeof(double));
+    double s = 0.0;
+    for (size_t c = 0; c < chunks; c++) s += m->host_partial[c]; /* in order: deterministic */
+    return sqrt(s);
+}
+
+void model_gpu_adamw(model_gpu_t *m, float lr, float beta1, float beta2, float eps, float weight_decay,
+                     long t, float grad_scale) {
+    for (int i = 0; i < m->table.n; i++) {
+        const param_slice_t *s = &m->table.slices[i];
+        STUDENT(adamw_step_gpu(m->params + s->offset, m->params_bf16 + s->offset, m->grads + s->offset,
+                               m->adam_m + s->offset, m->adam_v + s->offset, s->numel, lr, beta1, beta2, eps,
+                               s->decay ? weight_decay : 0.0f, t, grad_scale),
+                "adamw_step_gpu");
+    }
+}
+
+void model_gpu_download_state(model_gpu_t *m) {
+    const size_t bytes = m->n_params * sizeof(float);
+    gpu_download(m->host_params, m->params, bytes);
+    gpu_download(m->host_m, m->adam_m, bytes);
+    gpu_download(m->host_v, m->adam_v, bytes);
+}
+
+void model_gpu_upload_state(model_gpu_t *m) {
+    const size_t bytes = m->n_params * sizeof(float);
+    gpu_upload(m->params, m->host_params, bytes);
+    gpu_upload(m->adam_m, m->host_m, bytes);
+    gpu_upload(m->adam_v, m->host_v, bytes);
+    gpu_cast_to_bf16(m->params_bf16, m->params, m->n_params);
+}
+
+size_t model_gpu_bytes(const model_gpu_t *m) {
+    return (4 * m->n_params + m->n_acts + m->n_work) * sizeof(float) +
+           (m->n_params + m->n_work_bf16) * sizeof(uint16_t) +
+           ((m->n_params + GPU_NORM_CHUNK - 1) / GPU_NORM_CHUNK) * sizeof(double);
+}

@@ -1,0 +1,208 @@
+/*
+ * The whole course model on a GPU (or on the SIMT emulator) in bf16 mixed
+ * precision: the lab-05 backend of the train program.
+ *
+ * Flat device buffers as on the CPU (kernels/cpu/model_cpu.h): fp32 master
+ * parameters, fp32 gradients, fp32 AdamW moments, plus a bf16 copy of the
+ * parameters that the matmuls read. Activations and everything statistical
+ * (norms, softmax, loss) stay fp32; each matmul rounds its activation operand
+ * to bf16 and accumulates in fp32 (kernels/cuda/model_ops_gpu.h). The
+ * forward and backward passes mirror model_cpu.c op for op, so the two can be
+ * compared step by step.
+ *
+ * Five pieces are the student's (lab 05, labs/05-single-gpu-training/
+ * train_ops.cu): the backward passes of RMSNorm, of the attention softmax and
+ * of SwiGLU, and the fused AdamW step that also writes the bf16 copy. Their
+ * prototypes are at the end of this file; the backend aborts with "not
+ * implemented" while one is still a TODO.
+ *
+ * Not here: activation recomputation, a fused (flash) attention, overlap of
+ * anything with anything; the handout lists them as next steps.
+ */
+#ifndef COURSE_MODEL_GPU_H
+#define COURSE_MODEL_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+#include "cpu/model_cpu.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The model on the device for micro-batches of B x T tokens. Pointers are device memory unless marked host. */
+typedef struct {
+    model_config_t cfg;     /**< the shape */
+    param_table_t table;    /**< slices of the flat buffers (host) */
+    size_t n_params;        /**< elements in each flat buffer */
+    int B;                  /**< sequences per forward pass */
+    int T;                  /**< tokens per sequence */
+    float *params;          /**< fp32 master parameters */
+    uint16_t *params_bf16;  /**< bf16 working copy read by the matmuls */
+    float *grads;           /**< fp32 gradients */
+    float *adam_m;          /**< AdamW first moments */
+    float *adam_v;          /**< AdamW second moments */
+    float *acts;            /**< activations, one allocation (layout of model_cpu_t) */
+    size_t n_acts;          /**< floats in acts */
+    float *encoded;         /**< [N, D] */
+    layer_acts_t *layers;   /**< per block (host array of device pointers) */
+    float *scratch;         /**< [N, D] */
+    float *lnf;             /**< [N, D] */
+    float *lnf_rstd;        /**< [N] */
+    float *probs;           /**< [N, V] logits, probabilities, then their gradient */
+    float *losses;          /**< [N] */
+    float *work;            /**< backward and attention scratch, one allocation */
+    size_t n_work;          /**< floats in work */
+    uint16_t *work_bf16;    /**< bf16 operand scratch, one allocation */
+    size_t n_work_bf16;     /**< elements in work_bf16 */
+    float *rope_cos;        /**< [T, hd/2] */
+    float *rope_sin;        /**< [T, hd/2] */
+    int *inputs;            /**< [N] */
+    int *targets;           /**< [N] */
+    double *norm_partial;   /**< per-chunk sums of squares */
+    float *host_losses;     /**< [N] host */
+    double *host_partial;   /**< host copy of norm_partial */
+    float *host_params;     /**< host mirror for checkpoints (filled by model_gpu_download_state) */
+    float *host_m;          /**< host mirror of adam_m */
+    float *host_v;          /**< host mirror of adam_v */
+} model_gpu_t;
+
+/**
+ * @brief Allocate the model on the device and initialise its parameters from seed (as model_cpu_init()).
+ * @param m the model
+ * @param cfg a valid configuration
+ * @param B sequences per forward pass
+ * @param T tokens per sequence
+ * @param seed parameter-initialisation seed
+ */
+void model_gpu_init(model_gpu_t *m, const model_config_t *cfg, int B, int T, uint64_t seed);
+
+/** @brief Release everything model_gpu_init() allocated. @param m the model */
+void model_gpu_free(model_gpu_t *m);
+
+/**
+ * @brief Forward pass and mean loss.
+ * @param m the model
+ * @param inputs [B*T] host byte ids
+ * @param targets [B*T] host next bytes
+ * @return the mean cross-entropy in nats
+ */
+double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets);
+
+/** @brief Zero the gradients. @param m the model */
+void model_gpu_zero_grad(model_gpu_t *m);
+
+/**
+ * @brief Backward pass of the last forward, accumulating the gradient of loss_scale * mean loss.
+ * @param m the model
+ * @param loss_scale 1/accum with gradient accumulation
+ */
+void model_gpu_backward(model_gpu_t *m, float loss_scale);
+
+/**
+ * @brief Global L2 norm of the gradients (fixed chunking, summed in order in double).
+ * @param m the model
+ * @return the norm
+ */
+double model_gpu_grad_norm(model_gpu_t *m);
+
+/**
+ * @brief One AdamW step over every slice with the gradients scaled by grad_scale (clipping), refreshing the bf16 copy.
+ * @param m the model
+ * @param lr learning rate
+ * @param beta1 first-moment decay
+ * @param beta2 second-moment decay
+ * @param eps denominator guard
+ * @param weight_decay decoupled decay for matrices (slices with decay set)
+ * @param t step number from 1
+ * @param grad_scale factor applied to every gradient first (1: no clipping)
+ */
+void model_gpu_adamw(model_gpu_t *m, float lr, float beta1, float beta2, float eps, float weight_decay,
+                     long t, float grad_scale);
+
+/** @brief Copy master parameters and moments to the host mirrors (host_params, host_m, host_v). @param m the model */
+void model_gpu_download_state(model_gpu_t *m);
+
+/** @brief Upload the host mirrors to the device and refresh the bf16 copy (after loading a checkpoint). @param m the model */
+void model_gpu_upload_state(model_gpu_t *m);
+
+/**
+ * @brief Device bytes the model holds.
+ * @param m the model
+ * @return bytes
+ */
+size_t model_gpu_bytes(const model_gpu_t *m);
+
+/* ---- written by the student in lab 05 (labs/05-single-gpu-training/train_ops.cu) ---- */
+
+/**
+ * @brief RMSNorm backward on the device (same contract as rmsnorm_backward() in cpu/model_ops.h).
+ * @param dinp [N, D] accumulated
+ * @param dweight [D] accumulated
+ * @param dout [N, D]
+ * @param inp [N, D]
+ * @param weight [D]
+ * @param rstd [N]
+ * @param N rows
+ * @param D width
+ * @return LAB_OK, LAB_NOT_IMPLEMENTED, LAB_BAD_ARGUMENT
+ */
+int rmsnorm_backward_gpu(float *dinp, float *dweight, const float *dout, const float *inp,
+                         const float *weight, const float *rstd, int N, int D);
+
+/**
+ * @brief Backward of the scaled causal softmax: dpreatt = scale * P * (dP - sum_u P dP) on u <= t, 0 above. Written.
+ * @param dpreatt [BH, T, T] gradient of the raw scores q.k
+ * @param att [BH, T, T] the probabilities P of the forward pass
+ * @param datt [BH, T, T] the gradient dP of the probabilities
+ * @param BH sequences times heads
+ * @param T sequence length
+ * @param scale the forward's score scale 1/sqrt(hd)
+ * @return LAB_OK, LAB_NOT_IMPLEMENTED, LAB_BAD_ARGUMENT
+ */
+int attention_softmax_backward_gpu(float *dpreatt, const float *att, const float *datt, int BH, int T,
+                                   float scale);
+
+/**
+ * @brief SwiGLU backward (same contract as swiglu_backward() in cpu/model_ops.h). Written.
+ * @param dgate [n]
+ * @param dup [n]
+ * @param dout [n]
+ * @param gate [n]
+ * @param up [n]
+ * @param n elements
+ * @return LAB_OK, LAB_NOT_IMPLEMENTED
+ */
+int swiglu_backward_gpu(float *dgate, float *dup, const float *dout, const float *gate, const float *up,
+                        size_t n);
+
+/**
+ * @brief Fused AdamW on fp32 master weights that also writes their bf16 copy (the mixed-precision step).
+ *
+ * With g = grad_scale * grads[i]: the update of adamw_update() in cpu/model_ops.h on
+ * master, m, v; then params_bf16[i] = bf16(master[i]) rounded to nearest even.
+ * @param master [n] fp32 parameters, updated
+ * @param params_bf16 [n] written
+ * @param grads [n]
+ * @param m [n] first moment, updated
+ * @param v [n] second moment, updated
+ * @param n elements
+ * @param lr learning rate
+ * @param beta1 first-moment decay
+ * @param beta2 second-moment decay
+ * @param eps denominator guard
+ * @param weight_decay decoupled decay
+ * @param t step number from 1 (bias correction)
+ * @param grad_scale gradient scale (global-norm clipping)
+ * @return LAB_OK, LAB_NOT_IMPLEMENTED, LAB_BAD_ARGUMENT
+ */
+int adamw_step_gpu(float *master, uint16_t *params_bf16, const float *grads, float *m, float *v, size_t n,
+                   float lr, float beta1, float beta2, float eps, float weight_decay, long t,
+                   float grad_scale);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COURSE_MODEL_GPU_H */

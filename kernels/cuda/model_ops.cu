@@ -1,0 +1,399 @@
+/*
+ * The course model's fused GPU kernels (see model_ops_gpu.h).
+ *
+ * Each kernel is short and plain: element-wise ops take one thread per
+ * element, row-wise ops (RMSNorm, softmax, cross-entropy) one warp per row
+ * with shuffle reductions, so a row's statistics never touch shared memory.
+ * They are written for clarity first; the time of a training step is in the
+ * matmuls, which go to cuBLAS on a GPU. Under the emulator (simtcc defines
+ * __SIMT_EMULATOR__) there is no cuBLAS, and the matmuls run on a 16 x 16
+ * shared-memory tiled kernel, the lab-02 design with bf16 operands.
+ */
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#ifndef __SIMT_EMULATOR__
+#include <cublas_v2.h>
+#endif
+
+#include "cuda/model_ops_gpu.h"
+#include "error.h"
+
+#define EW_THREADS 256   /* element-wise kernels */
+#define ROW_THREADS 256  /* row kernels: 8 warps, one row each */
+#define WARP 32
+
+static unsigned blocks_for(size_t n, int threads) { return (unsigned)((n + threads - 1) / threads); }
+
+static __device__ float warp_sum(float x) {
+    for (int o = WARP / 2; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+static __device__ float warp_max(float x) {
+    for (int o = WARP / 2; o > 0; o /= 2) x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+    return x;
+}
+
+static __device__ float bf16_to_float(uint16_t h) {
+    __nv_bfloat16_raw r;
+    r.x = h;
+    return __bfloat162float(__nv_bfloat16(r));
+}
+
+static __device__ uint16_t float_to_bf16(float f) {
+    __nv_bfloat16_raw r = __nv_bfloat16_raw(__float2bfloat16(f));
+    return r.x;
+}
+
+/* ---- embedding ------------------------------------------------------------ */
+
+__global__ void encoder_forward_kernel(float *out, const int *tokens, const float *wte, int N, int D) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)N * D) return;
+    int n = (int)(i / D), d = (int)(i % D);
+    out[i] = wte[(size_t)tokens[n] * D + d];
+}
+
+/* Block (column group, vocabulary row v); each thread owns one column d of
+ * row v and walks the tokens in order n = 0..N-1, adding the rows whose token
+ * is v: the same additions in the same order as the CPU, so the result is
+ * bit-identical, with no atomics, and V x D threads share the work instead of
+ * D threads walking all N rows of a 16k-token micro-batch. The tokens go
+ * through shared memory, where every thread of the block reads them. */
+#define ENC_THREADS 256
+__global__ void encoder_backward_kernel(float *dwte, const float *dout, const int *tokens, int N, int D) {
+    __shared__ int tok[ENC_THREADS];
+    const int v = blockIdx.y, d = blockIdx.x * blockDim.x + threadIdx.x;
+    float acc = d < D ? dwte[(size_t)v * D + d] : 0.0f;
+    for (int n0 = 0; n0 < N; n0 += ENC_THREADS) {
+        __syncthreads(); /* the previous chunk has been read by everyone */
+        if (n0 + (int)threadIdx.x < N) tok[threadIdx.x] = tokens[n0 + threadIdx.x];
+        __syncthreads();
+        const int cnt = N - n0 < ENC_THREADS ? N - n0 : ENC_THREADS;
+        if (d < D)
+            for (int j = 0; j < cnt; j++)
+                if (tok[j] == v) acc += dout[(size_t)(n0 + j) * D + d];
+    }
+    if (d < D) dwte[(size_t)v * D + d] = acc;
+}
+
+extern "C" void gpu_encoder_forward(float *out, const int *tokens, const float *wte, int N, int D) {
+    size_t n = (size_t)N * D;
+    if (n == 0) return;
+    encoder_forward_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(out, tokens, wte, N, D);
+    CUDA_CHECK_LAST();
+}
+
+extern "C" void gpu_encoder_backward(float *dwte, const float *dout, const int *tokens, int N, int D, int V) {
+    if (N < 1 || D < 1 || V < 1) return;
+    dim3 grid(blocks_for((size_t)D, ENC_THREADS), (unsigned)V);
+    encoder_backward_kernel<<<grid, ENC_THREADS>>>(dwte, dout, tokens, N, D);
+    CUDA_CHECK_LAST();
+}
+
+/* ---- RMSNorm forward -------------------------------------------------------- */
+
+__global__ void rmsnorm_forward_kernel(float *out, float *rstd, const float *inp, const float *weight,
+                                       int N, int D, float eps) {
+    int row = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    if (row >= N) return; /* the whole warp leaves together */
+    const float *x = inp + (size_t)row * D;
+    float ss = 0.0f;
+    for (int d = lane; d < D; d += WARP) ss += x[d] * x[d];
+    ss = warp_sum(ss);
+    float r = rsqrtf(ss / (float)D + eps);
+    if (lane == 0) rstd[row] = r;
+    float *o = out + (size_t)row * D;
+    for (int d = lane; d < D; d += WARP) o[d] = x[d] * r * weight[d];
+}
+
+extern "C" void gpu_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight,
+                                    int N, int D, float eps) {
+    if (N < 1) return;
+    rmsnorm_forward_kernel<<<blocks_for((size_t)N, ROW_THREADS / WARP), ROW_THREADS>>>(out, rstd, inp, weight,
+                                                                                         N, D, eps);
+    CUDA_CHECK_LAST();
+}
+
+/* ---- RoPE ------------------------------------------------------------------- */
+
+/* One thread per rotated pair; each reads its two inputs before writing, so in place is safe. */
+__global__ void rope_kernel(float *out, const float *inp, const float *cosv, const float *sinv, int N,
+                            int T, int D, int H, float sign) {
+    const int half = D / H / 2;
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)N * D / 2) return;
+    int n = (int)(i / (D / 2)), p = (int)(i % (D / 2));
+    int f = p % half; /* pair index within its head */
+    float c = cosv[(size_t)(n % T) * half + f], s = sign * sinv[(size_t)(n % T) * half + f];
+    size_t at = (size_t)n * D + 2 * (size_t)p;
+    float x0 = inp[at], x1 = inp[at + 1];
+    out[at] = x0 * c - x1 * s;
+    out[at + 1] = x0 * s + x1 * c;
+}
+
+extern "C" void gpu_rope(float *out, const float *inp, const float *cosv, const float *sinv, int N, int T,
+                         int D, int H, float sign) {
+    size_t pairs = (size_t)N * D / 2;
+    if (pairs == 0) return;
+    rope_kernel<<<blocks_for(pairs, EW_THREADS), EW_THREADS>>>(out, inp, cosv, sinv, N, T, D, H, sign);
+    CUDA_CHECK_LAST();
+}
+
+/* ---- attention layout --------------------------------------------------------- */
+
+__global__ void heads_split_kernel(uint16_t *dst, const float *src, int B, int T, int D, int H) {
+    const int hd = D / H;
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; /* index into dst [B, H, T, hd] */
+    if (i >= (size_t)B * T * D) return;
+    int e = (int)(i % hd);
+    size_t r = i / hd;
+    int t = (int)(r % T);
+    r /= T;
+    int h = (int)(r % H), b = (int)(r / H);
+    dst[i] = float_to_bf16(src[((size_t)b * T + t) * D + (size_t)h * hd + e]);
+}
+
+__global__ void heads_merge_kernel(float *dst, const float *src, int B, int T, int D, int H) {
+    const int hd = D / H;
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; /* index into src [B, H, T, hd] */
+    if (i >= (size_t)B * T * D) return;
+    int e = (int)(i % hd);
+    size_t r = i / hd;
+    int t = (int)(r % T);
+    r /= T;
+    int h = (int)(r % H), b = (int)(r / H);
+    dst[((size_t)b * T + t) * D + (size_t)h * hd + e] = src[i];
+}
+
+extern "C" void gpu_heads_split_bf16(uint16_t *dst, const float *src, int B, int T, int D, int H) {
+    size_t n = (size_t)B * T * D;
+    if (n == 0) return;
+    heads_split_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(dst, src, B, T, D, H);
+    CUDA_CHECK_LAST();
+}
+
+extern "C" void gpu_heads_merge(float *dst, const float *src, int B, int T, int D, int H) {
+    size_t n = (size_t)B * T * D;
+    if (n == 0) return;
+    heads_merge_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(dst, src, B, T, D, H);
+    CUDA_CHECK_LAST();
+}
+
+/* ---- causal softmax ----------------------------------------------------------- */
+
+__global__ void causal_softmax_kernel(float *att, const float *S, int BH, int T) {
+    long long row = (long long)blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
+    int lane = threadIdx.x % WARP;
+    if (row >= (long long)BH * T) return;
+    const int t = (int)(row % T); /* query position: keys 0..t are visible */
+    const float *s = S + row * T;
+    float *p = att + row * T;
+    float m = -INFINITY;
+    for (int u = lane; u <= t; u += WARP) m = fmaxf(m, s[u]);
+    m = warp_max(m);
+    float sum = 0.0f;
+    for (int u = lane; u <= t; u += WARP) sum += expf(s[u] - m);
+    sum = warp_sum(sum);
+    float inv = 1.0f / sum;
+    for (int u = lane; u < T; u += WARP) p[u] = u <= t ? expf(s[u] - m) * inv : 0.0f;
+}
+
+extern "C" void gpu_causal_softmax(float *att, const float *S, int BH, int T) {
+    size_t rows = (size_t)BH * T;
+    if (rows == 0) return;
+    causal_softmax_kernel<<<blocks_for(rows, ROW_THREADS / WARP), ROW_THREADS>>>(att, S, BH, T);
+    CUDA_CHECK_LAST();
+}
+
+/* ---- element-wise ---------------------------------------------------------------- */
+
+__global__ void swiglu_forward_kernel(float *out, const float *gate, const float *up, size_t n) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float g = gate[i];
+    out[i] = g / (1.0f + expf(-g)) * up[i];
+}
+
+__global__ void residual_forward_kernel(float *out, const float *a, const float *b, size_t n) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = a[i] + b[i];
+}
+
+__global__ void add_inplace_kernel(float *dst, const float *src, size_t n) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] += src[i];
+}
+
+__global__ void cast_to_bf16_kernel(uint16_t *dst, const float *src, size_t n) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) dst[i] = float_to_bf16(src[i]);
+}
+
+extern "C" void gpu_swiglu_forward(float *out, const float *gate, const float *up, size_t n) {
+    if (n == 0) return;
+    swiglu_forward_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(out, gate, up, n);
+    CUDA_CHECK_LAST();
+}
+
+extern "C" void gpu_residual_forward(float *out, const float *a, const float *b, size_t n) {
+    if (n == 0) return;
+    residual_forward_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(out, a, b, n);
+    CUDA_CHECK_LAST();
+}
+
+extern "C" void gpu_add_inplace(float *dst, const float *src, size_t n) {
+    if (n == 0) return;
+    add_inplace_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(dst, src, n);
+    CUDA_CHECK_LAST();
+}
+
+extern "C" void gpu_cast_to_bf16(uint16_t *dst, const float *src, size_t n) {
+    if (n == 0) return;
+    cast_to_bf16_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(dst, src, n);
+    CUDA_CHECK_LAST();
+}
+
+/* ---- cross-entropy --------------------------------------------------------------- */
+
+__global__ void crossentropy_forward_kernel(float *losses, float *probs, const float *logits,
+                                            const int *targets, int N, int V) {
+    int row = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    if (row >= N) return;
+    const float *x = logits + (size_t)row * V;
+    float *p = probs + (size_t)row * V;
+    const float xt = x[targets[row]];
+    float m = -INFINITY;
+    for (int j = lane; j < V; j += WARP) m = fmaxf(m, x[j]);
+    m = warp_max(m);
+    float sum = 0.0f;
+    for (int j = lane; j < V; j += WARP) sum += expf(x[j] - m);
+    sum = warp_sum(sum);
+    /* Every lane has read what it needs (xt, and its own x[j] below) before p overwrites x. */
+    __syncwarp();
+    float inv = 1.0f / sum;
+    for (int j = lane; j < V; j += WARP) p[j] = expf(x[j] - m) * inv;
+    /* From the logits, not log(p): no log(0) when a probability underflows. */
+    if (lane == 0) losses[row] = logf(sum) - (xt - m);
+}
+
+__global__ void crossentropy_backward_kernel(float *dlogits, const float *probs, const int *targets,
+                                             float dloss, int N, int V) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)N * V) return;
+    int n = (int)(i / V), j = (int)(i % V);
+    dlogits[i] = (probs[i] - (j == targets[n] ? 1.0f : 0.0f)) * dloss;
+}
+
+extern "C" void gpu_crossentropy_forward(float *losses, float *probs, const float *logits, const int *targets,
+                                         int N, int V) {
+    if (N < 1) return;
+    crossentropy_forward_kernel<<<blocks_for((size_t)N, ROW_THREADS / WARP), ROW_THREADS>>>(
+        losses, probs, logits, targets, N, V);
+    CUDA_CHECK_LAST();
+}
+
+extern "C" void gpu_crossentropy_backward(float *dlogits, const float *probs, const int *targets, float dloss,
+                                          int N, int V) {
+    size_t n = (size_t)N * V;
+    if (n == 0) return;
+    crossentropy_backward_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(dlogits, probs, targets, dloss, N, V);
+    CUDA_CHECK_LAST();
+}
+
+/* ---- global norm ------------------------------------------------------------------ */
+
+/* One block per chunk; the block's sum is a fixed tree over its threads, so
+ * the partial sums (and the norm) are the same on every run. */
+#define NORM_THREADS 256
+__global__ void sum_squares_kernel(double *partial, const float *g, size_t n) {
+    __shared__ double acc[NORM_THREADS];
+    size_t lo = (size_t)blockIdx.x * GPU_NORM_CHUNK;
+    size_t hi = lo + GPU_NORM_CHUNK < n ? lo + GPU_NORM_CHUNK : n;
+    double s = 0.0;
+    for (size_t i = lo + threadIdx.x; i < hi; i += NORM_THREADS) s += (double)g[i] * g[i];
+    acc[threadIdx.x] = s;
+    __syncthreads();
+    for (int w = NORM_THREADS / 2; w > 0; w /= 2) {
+        if ((int)threadIdx.x < w) acc[threadIdx.x] += acc[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) partial[blockIdx.x] = acc[0];
+}
+
+extern "C" void gpu_sum_squares_chunks(double *partial, const float *g, size_t n) {
+    if (n == 0) return;
+    sum_squares_kernel<<<blocks_for(n, GPU_NORM_CHUNK), NORM_THREADS>>>(partial, g, n);
+    CUDA_CHECK_LAST();
+}
+
+/* ---- matmul ---------------------------------------------------------------------- */
+
+#define GEMM_TILE 16
+
+/* C = alpha op(A) op(B) + beta C for matrix blockIdx.z of the batch. Tiles of
+ * op(A) and op(B) are staged in shared memory as fp32 (the bf16 values widen
+ * exactly), so each loaded element is reused GEMM_TILE times. */
+__global__ void gemm_bf16_tiled_kernel(int transA, int transB, int M, int N, int K, float alpha,
+                                       const uint16_t *A, int lda, long long strideA, const uint16_t *B,
+                                       int ldb, long long strideB, float beta, float *C, int ldc,
+                                       long long strideC) {
+    __shared__ float As[GEMM_TILE][GEMM_TILE];
+    __shared__ float Bs[GEMM_TILE][GEMM_TILE + 1]; /* +1: no bank conflicts on the column reads */
+    A += strideA * blockIdx.z;
+    B += strideB * blockIdx.z;
+    C += strideC * blockIdx.z;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const int row = blockIdx.y * GEMM_TILE + ty, col = blockIdx.x * GEMM_TILE + tx;
+    float acc = 0.0f;
+    for (int k0 = 0; k0 < K; k0 += GEMM_TILE) {
+        int ka = k0 + tx, kb = k0 + ty;
+        float a = 0.0f, b = 0.0f;
+        if (row < M && ka < K) a = bf16_to_float(transA ? A[(size_t)ka * lda + row] : A[(size_t)row * lda + ka]);
+        if (kb < K && col < N) b = bf16_to_float(transB ? B[(size_t)col * ldb + kb] : B[(size_t)kb * ldb + col]);
+        As[ty][tx] = a;
+        Bs[ty][tx] = b;
+        __syncthreads();
+        for (int k = 0; k < GEMM_TILE; k++) acc += As[ty][k] * Bs[k][tx];
+        __syncthreads();
+    }
+    if (row < M && col < N) {
+        float *c = C + (size_t)row * ldc + col;
+        *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c; /* beta 0: C may be uninitialised */
+    }
+}
+
+static int use_tiled = 0;
+
+extern "C" void gpu_gemm_use_tiled(int on) { use_tiled = on; }
+
+#ifndef __SIMT_EMULATOR__
+static cublasHandle_t model_handle = NULL;
+static cublasHandle_t get_model_handle(void) {
+    if (!model_handle) CUBLAS_CHECK(cublasCreate(&model_handle));
+    return model_handle;
+}
+#endif
+
+extern "C" void gpu_gemm_bf16(int transA, int transB, int M, int N, int K, float alpha, const uint16_t *A,
+                              int lda, long long strideA, const uint16_t *B, int ldb, long long strideB,
+                              float beta, float *C, int ldc, long long strideC, int batch) {
+    if (M < 1 || N < 1 || batch < 1) return;
+#ifndef __SIMT_EMULATOR__
+    if (!use_tiled && K >= 1) {
+        /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and
+         * a stored row-major matrix read as column-major is its transpose:
+         * so B goes first, with its own flag, and the shapes swap. */
+        CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+            get_model_handle(), transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N, N, M,
+            K, &alpha, B, CUDA_R_16BF, ldb, strideB, A, CUDA_R_16BF, lda, strideA, &beta, C, CUDA_R_32F, ldc,
+            strideC, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+        return;
+    }
+#endif
+    dim3 block(GEMM_TILE, GEMM_TILE);
+    dim3 grid((N + GEMM_TILE - 1) / GEMM_TILE, (M + GEMM_TILE - 1) / GEMM_TILE, batch);
+    gemm_bf16_tiled_kernel<<<grid, block>>>(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB,
+                                            beta, C, ldc, strideC);
+    CUDA_CHECK_LAST();
+}

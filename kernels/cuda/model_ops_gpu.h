@@ -1,0 +1,224 @@
+/*
+ * The course model's layers on a GPU: the fused kernels the lab-05 backend is
+ * built from, each behind a C-callable launch wrapper (raw device pointers and
+ * sizes, shapes in the comments, the same conventions as kernels/cpu/model_ops.h:
+ * N = B * T rows, D = d_model, H heads of size hd = D / H, F = SwiGLU width,
+ * V = vocabulary, weights [in, out] row-major).
+ *
+ * Precision: activations, statistics (RMSNorm's rstd, softmax, the loss) and
+ * gradients are fp32; matmul operands are bf16 with fp32 accumulation and an
+ * fp32 result. bf16 buffers are passed as uint16_t bit patterns so that plain
+ * C can hold them.
+ *
+ * The same source builds for a GPU (nvcc; matmuls through cuBLAS) and for the
+ * SIMT emulator (simtcc; matmuls through a simple tiled kernel, since the
+ * emulator has no cuBLAS). Every wrapper checks its launch and aborts with the
+ * call's name on an error. Not here: the backward passes of RMSNorm, of the
+ * attention softmax and of SwiGLU, and the AdamW step, which the student
+ * writes in lab 05 (their prototypes are in model_gpu.h).
+ */
+#ifndef COURSE_MODEL_OPS_GPU_H
+#define COURSE_MODEL_OPS_GPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * @brief Token embedding lookup: out[n, :] = wte[tokens[n], :].
+ * @param out [N, D] written
+ * @param tokens [N] device ids in [0, V)
+ * @param wte [V, D] fp32
+ * @param N rows
+ * @param D width
+ */
+void gpu_encoder_forward(float *out, const int *tokens, const float *wte, int N, int D);
+
+/**
+ * @brief dwte[tokens[n], :] += dout[n, :], rows added in order n = 0..N-1 (bit-identical to the CPU).
+ * @param dwte [V, D] accumulated
+ * @param dout [N, D]
+ * @param tokens [N] ids in [0, V)
+ * @param N rows
+ * @param D width
+ * @param V vocabulary
+ */
+void gpu_encoder_backward(float *dwte, const float *dout, const int *tokens, int N, int D, int V);
+
+/**
+ * @brief RMSNorm forward, one warp per row: out = x * rstd * w, rstd = 1/sqrt(mean(x^2) + eps).
+ * @param out [N, D] written
+ * @param rstd [N] written, kept for the backward pass
+ * @param inp [N, D]
+ * @param weight [D]
+ * @param N rows
+ * @param D width
+ * @param eps added to the mean square
+ */
+void gpu_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight, int N,
+                         int D, float eps);
+
+/**
+ * @brief Rotary embedding (sign = +1) or its backward (sign = -1, the inverse rotation). In place is allowed.
+ * @param out [N, D] written
+ * @param inp [N, D]
+ * @param cosv [T, hd/2] device copy of rope_tables()
+ * @param sinv [T, hd/2]
+ * @param N rows (a multiple of T)
+ * @param T sequence length
+ * @param D width
+ * @param H heads
+ * @param sign +1 forward, -1 backward
+ */
+void gpu_rope(float *out, const float *inp, const float *cosv, const float *sinv, int N, int T,
+              int D, int H, float sign);
+
+/**
+ * @brief Gather the heads into batched layout and round to bf16: dst[b, h, t, i] = bf16(src[b*T + t, h*hd + i]).
+ * @param dst [B, H, T, hd] bf16 written
+ * @param src [B*T, D] fp32
+ * @param B sequences
+ * @param T sequence length
+ * @param D width
+ * @param H heads
+ */
+void gpu_heads_split_bf16(uint16_t *dst, const float *src, int B, int T, int D, int H);
+
+/**
+ * @brief The inverse of gpu_heads_split_bf16() in fp32: dst[b*T + t, h*hd + i] = src[b, h, t, i].
+ * @param dst [B*T, D] written
+ * @param src [B, H, T, hd]
+ * @param B sequences
+ * @param T sequence length
+ * @param D width
+ * @param H heads
+ */
+void gpu_heads_merge(float *dst, const float *src, int B, int T, int D, int H);
+
+/**
+ * @brief Causal softmax of scores, one warp per row, in fp32: att[r, t, u] = softmax_u(S[r, t, u]) for u <= t, 0 above.
+ * @param att [BH, T, T] written (may alias S)
+ * @param S [BH, T, T] scores, already scaled by 1/sqrt(hd)
+ * @param BH sequences times heads
+ * @param T sequence length
+ */
+void gpu_causal_softmax(float *att, const float *S, int BH, int T);
+
+/**
+ * @brief SwiGLU activation: out = silu(gate) * up.
+ * @param out [n] written
+ * @param gate [n]
+ * @param up [n]
+ * @param n elements
+ */
+void gpu_swiglu_forward(float *out, const float *gate, const float *up, size_t n);
+
+/**
+ * @brief Residual add: out = a + b (out may alias a or b).
+ * @param out [n] written
+ * @param a [n]
+ * @param b [n]
+ * @param n elements
+ */
+void gpu_residual_forward(float *out, const float *a, const float *b, size_t n);
+
+/**
+ * @brief dst += src (the residual backward's pass-through, gradient accumulation).
+ * @param dst [n] accumulated
+ * @param src [n]
+ * @param n elements
+ */
+void gpu_add_inplace(float *dst, const float *src, size_t n);
+
+/**
+ * @brief Softmax cross-entropy, one warp per row: probs = softmax(logits), losses[n] = -log probs[n, target].
+ * @param losses [N] written
+ * @param probs [N, V] written (may alias logits)
+ * @param logits [N, V]
+ * @param targets [N]
+ * @param N rows
+ * @param V vocabulary
+ */
+void gpu_crossentropy_forward(float *losses, float *probs, const float *logits, const int *targets,
+                              int N, int V);
+
+/**
+ * @brief dlogits = (probs - onehot(target)) * dloss. Written; may alias probs.
+ * @param dlogits [N, V]
+ * @param probs [N, V]
+ * @param targets [N]
+ * @param dloss weight of each row's loss (1/N for the mean)
+ * @param N rows
+ * @param V vocabulary
+ */
+void gpu_crossentropy_backward(float *dlogits, const float *probs, const int *targets, float dloss,
+                               int N, int V);
+
+/**
+ * @brief Round fp32 to bf16 (nearest even): dst[i] = bf16(src[i]).
+ * @param dst [n] bf16 written
+ * @param src [n]
+ * @param n elements
+ */
+void gpu_cast_to_bf16(uint16_t *dst, const float *src, size_t n);
+
+/**
+ * @brief Sums of squares in double over fixed chunks of GPU_NORM_CHUNK elements, one block per chunk.
+ *
+ * The caller adds the chunks' sums in order, so the global norm does not depend
+ * on scheduling (the same chunking as grad_norm_squared() on the CPU).
+ * @param partial [ceil(n / GPU_NORM_CHUNK)] doubles written
+ * @param g [n]
+ * @param n elements
+ */
+void gpu_sum_squares_chunks(double *partial, const float *g, size_t n);
+
+/** Chunk of gpu_sum_squares_chunks(). */
+#define GPU_NORM_CHUNK 4096
+
+/**
+ * @brief Batched row-major matmul, bf16 in, fp32 accumulate and out:
+ * C_b = alpha * op(A_b) op(B_b) + beta * C_b for b < batch.
+ *
+ * op(X) is X or X^T (trans flag); op(A) is M x K, op(B) K x N, C M x N; lda,
+ * ldb, ldc are row lengths of the stored matrices; the stride_* are elements
+ * between consecutive matrices of the batch. On a GPU this is cuBLAS
+ * (cublasGemmStridedBatchedEx, fp32 compute) unless gpu_gemm_use_tiled(1);
+ * under the emulator it is always the tiled kernel.
+ * @param transA 1 if A is stored K x M
+ * @param transB 1 if B is stored N x K
+ * @param M rows of C
+ * @param N columns of C
+ * @param K inner dimension
+ * @param alpha scale of the product
+ * @param A bf16
+ * @param lda row length of A as stored
+ * @param strideA elements between batch entries
+ * @param B bf16
+ * @param ldb row length of B as stored
+ * @param strideB elements between batch entries
+ * @param beta scale of the old C (0: C is not read)
+ * @param C fp32
+ * @param ldc row length of C
+ * @param strideC elements between batch entries
+ * @param batch number of products
+ */
+void gpu_gemm_bf16(int transA, int transB, int M, int N, int K, float alpha, const uint16_t *A,
+                   int lda, long long strideA, const uint16_t *B, int ldb, long long strideB,
+                   float beta, float *C, int ldc, long long strideC, int batch);
+
+/**
+ * @brief Route gpu_gemm_bf16() through the tiled kernel (1) or cuBLAS (0, the default on a GPU).
+ *
+ * Under the emulator the tiled kernel is the only one and the call has no effect.
+ * @param on 1 for the tiled kernel
+ */
+void gpu_gemm_use_tiled(int on);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* COURSE_MODEL_OPS_GPU_H */

@@ -1,0 +1,323 @@
+/*
+ * The course's fused model kernels (kernels/cuda/model_ops_gpu.h) against the
+ * CPU reference ops (kernels/cpu/model_ops.h), on the emulator or a GPU; each
+ * test skips, visibly, where there is no device. Shapes are awkward on
+ * purpose: widths that are not multiples of a warp or of the 16-wide matmul
+ * tile, one row, prime lengths.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu/model_ops.h"
+#include "cuda/model_ops_gpu.h"
+#include "gpu.h"
+#include "half.h"
+#include "memory.h"
+#include "numerics.h"
+#include "rng.h"
+
+#define REQUIRE_DEVICE()                                                      \
+    do {                                                                      \
+        if (!gpu_available()) {                                               \
+            print_message("no GPU here: the emulator build runs this test\n"); \
+            skip();                                                           \
+        }                                                                     \
+    } while (0)
+
+#define REQUIRE_CLOSE(ok, what, rep)                                          \
+    do {                                                                      \
+        if (!(ok)) {                                                          \
+            char line_[512];                                                  \
+            fail_msg("%s", cmp_report_format(line_, sizeof line_, (what), (rep))); \
+        }                                                                     \
+    } while (0)
+
+static float *rnd(size_t n, float lo, float hi, uint64_t seed) {
+    float *x = host_malloc(n * sizeof(float) + 4);
+    rng_t r;
+    rng_init(&r, seed);
+    rng_fill_uniform(&r, x, n, lo, hi);
+    return x;
+}
+
+static void *up(const void *h, size_t bytes) {
+    void *d = gpu_malloc(bytes + 4);
+    gpu_upload(d, h, bytes);
+    return d;
+}
+
+static float *down(const float *d, size_t n) {
+    float *h = host_malloc(n * sizeof(float) + 4);
+    gpu_download(h, d, n * sizeof(float));
+    return h;
+}
+
+static void test_encoder(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const int N = 301, D = 19, V = 256; /* N above one 256-token chunk of the backward kernel */
+    float *wte = rnd((size_t)V * D, -1, 1, 1), *dout = rnd((size_t)N * D, -1, 1, 2);
+    int tok[301];
+    for (int n = 0; n < N; n++) tok[n] = (n * 7) % 5; /* repeated tokens: rows add into the same dwte row */
+    float *want = host_malloc((size_t)N * D * sizeof(float)), *dwte = rnd((size_t)V * D, -1, 1, 3);
+    float *d_wte = up(wte, (size_t)V * D * 4), *d_out = gpu_malloc((size_t)N * D * 4), *d_dout = up(dout, (size_t)N * D * 4);
+    float *d_dwte = up(dwte, (size_t)V * D * 4);
+    int *d_tok = up(tok, sizeof tok);
+    encoder_forward(want, tok, wte, N, D);
+    gpu_encoder_forward(d_out, d_tok, d_wte, N, D);
+    float *got = down(d_out, (size_t)N * D);
+    cmp_report_t rep;
+    REQUIRE_CLOSE(compare_close_f(got, want, (size_t)N * D, 0, 0, &rep), "embedding forward (a copy: exact)", &rep);
+    encoder_backward(dwte, dout, tok, N, D);
+    gpu_encoder_backward(d_dwte, d_dout, d_tok, N, D, V);
+    host_free(got);
+    got = down(d_dwte, (size_t)V * D);
+    /* The same additions in the same order (rows n = 0..N-1): exact. */
+    REQUIRE_CLOSE(compare_close_f(got, dwte, (size_t)V * D, 0, 0, &rep), "embedding backward", &rep);
+    gpu_free(d_wte); gpu_free(d_out); gpu_free(d_dout); gpu_free(d_dwte); gpu_free(d_tok);
+    host_free(wte); host_free(dout); host_free(want); host_free(dwte); host_free(got);
+}
+
+static void test_rmsnorm_forward(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const int shapes[][2] = {{1, 1}, {5, 33}, {40, 100}};
+    for (int s = 0; s < 3; s++) {
+        const int N = shapes[s][0], D = shapes[s][1];
+        float *x = rnd((size_t)N * D, -3, 3, 10 + s), *w = rnd((size_t)D, 0.5f, 1.5f, 20 + s);
+        float *out = host_malloc((size_t)N * D * 4), *rs = host_malloc((size_t)N * 4);
+        rmsnorm_forward(out, rs, x, w, N, D, 1e-5f);
+        float *d_x = up(x, (size_t)N * D * 4), *d_w = up(w, (size_t)D * 4);
+        float *d_out = gpu_malloc((size_t)N * D * 4), *d_rs = gpu_malloc((size_t)N * 4);
+        gpu_rmsnorm_forward(d_out, d_rs, d_x, d_w, N, D, 1e-5f);
+        float *got = down(d_out, (size_t)N * D), *grs = down(d_rs, (size_t)N);
+        cmp_report_t rep;
+        /* The mean square is a length-D fp32 sum in another order (D eps relative), then rsqrtf (2 ulp). */
+        REQUIRE_CLOSE(compare_close_f(grs, rs, (size_t)N, (D + 4) * FLT_EPSILON, 0, &rep), "rmsnorm rstd", &rep);
+        REQUIRE_CLOSE(compare_close_f(got, out, (size_t)N * D, (D + 6) * FLT_EPSILON, 1e-7, &rep), "rmsnorm out", &rep);
+        gpu_free(d_x); gpu_free(d_w); gpu_free(d_out); gpu_free(d_rs);
+        host_free(x); host_free(w); host_free(out); host_free(rs); host_free(got); host_free(grs);
+    }
+}
+
+static void test_rope(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const int B = 2, T = 7, H = 3, hd = 6, D = H * hd, N = B * T;
+    float *c = host_malloc((size_t)T * hd / 2 * 4), *s = host_malloc((size_t)T * hd / 2 * 4);
+    rope_tables(c, s, T, hd, 10000.0f);
+    float *x = rnd((size_t)N * D, -1, 1, 30), *want = host_malloc((size_t)N * D * 4);
+    float *d_c = up(c, (size_t)T * hd / 2 * 4), *d_s = up(s, (size_t)T * hd / 2 * 4), *d_x = up(x, (size_t)N * D * 4);
+    cmp_report_t rep;
+    for (int dir = 0; dir < 2; dir++) {
+        if (dir == 0) rope_forward(want, x, c, s, N, T, D, H);
+        else rope_backward(want, x, c, s, N, T, D, H);
+        float *d_o = up(x, (size_t)N * D * 4);
+        gpu_rope(d_o, d_o, d_c, d_s, N, T, D, H, dir == 0 ? 1.0f : -1.0f); /* in place */
+        float *got = down(d_o, (size_t)N * D);
+        /* Two products and a sum, possibly fused into an FMA on a GPU: 2 ulps. */
+        REQUIRE_CLOSE(compare_close_f(got, want, (size_t)N * D, 2 * FLT_EPSILON, 2 * FLT_EPSILON, &rep),
+                      dir == 0 ? "rope forward" : "rope backward", &rep);
+        gpu_free(d_o);
+        host_free(got);
+    }
+    gpu_free(d_c); gpu_free(d_s); gpu_free(d_x);
+    host_free(c); host_free(s); host_free(x); host_free(want);
+}
+
+static void test_heads_layout_and_cast(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const int B = 2, T = 5, H = 3, D = 12, hd = D / H;
+    const size_t n = (size_t)B * T * D;
+    float *x = rnd(n, -3, 3, 40);
+    float *d_x = up(x, n * 4), *d_back = gpu_malloc(n * 4);
+    uint16_t *d_h = gpu_malloc(n * 2), *d_c = gpu_malloc(n * 2), *h = host_malloc(n * 2), *c = host_malloc(n * 2);
+    gpu_heads_split_bf16(d_h, d_x, B, T, D, H);
+    gpu_cast_to_bf16(d_c, d_x, n);
+    gpu_download(h, d_h, n * 2);
+    gpu_download(c, d_c, n * 2);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            for (int k = 0; k < D; k++) {
+                size_t src = ((size_t)b * T + t) * D + k, dst = (((size_t)b * H + k / hd) * T + t) * hd + k % hd;
+                /* Round to nearest even, bit for bit as the host conversion. */
+                assert_int_equal(h[dst], bf16_from_float(x[src]));
+                assert_int_equal(c[src], bf16_from_float(x[src]));
+            }
+    /* merge undoes the split's permutation exactly (fp32 in, fp32 out). */
+    float *perm = host_malloc(n * 4);
+    for (size_t i = 0; i < n; i++) perm[i] = float_from_bf16(h[i]);
+    float *d_perm = up(perm, n * 4);
+    gpu_heads_merge(d_back, d_perm, B, T, D, H);
+    float *back = down(d_back, n);
+    for (size_t i = 0; i < n; i++) assert_true(back[i] == round_to_bf16(x[i]));
+    gpu_free(d_x); gpu_free(d_back); gpu_free(d_h); gpu_free(d_c); gpu_free(d_perm);
+    host_free(x); host_free(h); host_free(c); host_free(perm); host_free(back);
+}
+
+static void test_causal_softmax(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const int BH = 3, T = 37;
+    const size_t n = (size_t)BH * T * T;
+    float *S = rnd(n, -6, 6, 50);
+    double *want = host_malloc(n * sizeof(double));
+    for (size_t r = 0; r < (size_t)BH * T; r++) {
+        int t = (int)(r % T);
+        double mx = -INFINITY, sum = 0;
+        for (int u = 0; u <= t; u++) mx = fmax(mx, S[r * T + u]);
+        for (int u = 0; u <= t; u++) sum += exp(S[r * T + u] - mx);
+        for (int u = 0; u < T; u++) want[r * T + u] = u <= t ? exp(S[r * T + u] - mx) / sum : 0.0;
+    }
+    float *d = up(S, n * 4);
+    gpu_causal_softmax(d, d, BH, T);
+    float *got = down(d, n);
+    cmp_report_t rep;
+    /* expf (a few ulps) and a length-T fp32 sum: (T + 8) eps relative to each probability. */
+    REQUIRE_CLOSE(compare_close(got, want, n, (T + 8) * FLT_EPSILON, 1e-9, &rep), "causal softmax", &rep);
+    gpu_free(d);
+    host_free(S); host_free(want); host_free(got);
+}
+
+/* C = alpha op(A) op(B) + beta C0 over a batch, against double on the same bf16 inputs. */
+static void check_gemm(int tA, int tB, int M, int N, int K, int batch, float beta, uint64_t seed) {
+    const size_t sa = (size_t)M * K, sb = (size_t)K * N, sc = (size_t)M * N;
+    float *a = rnd(sa * batch, -1, 1, seed), *b = rnd(sb * batch, -1, 1, seed + 1), *c0 = rnd(sc * batch, -1, 1, seed + 2);
+    uint16_t *ah = host_malloc(sa * batch * 2), *bh = host_malloc(sb * batch * 2);
+    bf16_from_float_array(ah, a, sa * batch);
+    bf16_from_float_array(bh, b, sb * batch);
+    double *want = host_malloc(sc * batch * sizeof(double)), *bound = host_malloc(sc * batch * sizeof(double));
+    const float alpha = 0.75f;
+    const int lda = tA ? M : K, ldb = tB ? K : N;
+    for (int z = 0; z < batch; z++)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                double s = 0, sabs = 0;
+                for (int k = 0; k < K; k++) {
+                    double x = float_from_bf16(ah[z * sa + (tA ? (size_t)k * lda + i : (size_t)i * lda + k)]);
+                    double y = float_from_bf16(bh[z * sb + (tB ? (size_t)j * ldb + k : (size_t)k * ldb + j)]);
+                    s += x * y;
+                    sabs += fabs(x * y);
+                }
+                size_t at = z * sc + (size_t)i * N + j;
+                want[at] = alpha * s + beta * c0[at];
+                /* fp32 accumulation of K exact bf16 products: K eps |a||b| (Higham 3.1), plus the scaling. */
+                bound[at] = 2.0 * (K + 2) * FLT_EPSILON * (alpha * sabs + fabs(beta * c0[at]));
+            }
+    uint16_t *d_a = up(ah, sa * batch * 2), *d_b = up(bh, sb * batch * 2);
+    float *d_c = up(c0, sc * batch * 4);
+    gpu_gemm_bf16(tA, tB, M, N, K, alpha, d_a, lda, (long long)sa, d_b, ldb, (long long)sb, beta, d_c, N,
+                  (long long)sc, batch);
+    float *got = down(d_c, sc * batch);
+    size_t bad = 0, worst = 0;
+    for (size_t i = 0; i < sc * batch; i++)
+        if (!(fabs(got[i] - want[i]) <= bound[i])) {
+            if (!bad || fabs(got[i] - want[i]) > fabs(got[worst] - want[worst])) worst = i;
+            bad++;
+        }
+    if (bad)
+        fail_msg("gemm tA %d tB %d M %d N %d K %d batch %d: %zu outside the bound; worst at %zu: %g vs %g", tA, tB,
+                 M, N, K, batch, bad, worst, (double)got[worst], want[worst]);
+    gpu_free(d_a); gpu_free(d_b); gpu_free(d_c);
+    host_free(a); host_free(b); host_free(c0); host_free(ah); host_free(bh); host_free(want); host_free(bound);
+    host_free(got);
+}
+
+static void test_gemm_bf16(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    for (int tA = 0; tA < 2; tA++)
+        for (int tB = 0; tB < 2; tB++) {
+            check_gemm(tA, tB, 1, 1, 1, 1, 0.0f, 60);
+            check_gemm(tA, tB, 17, 33, 45, 1, 1.0f, 61);   /* not multiples of the 16-wide tile */
+            check_gemm(tA, tB, 16, 8, 31, 3, 0.0f, 62);    /* a batch */
+        }
+}
+
+static void test_elementwise(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const size_t n = 1031;
+    float *a = rnd(n, -8, 8, 70), *b = rnd(n, -2, 2, 71), *want = host_malloc(n * 4);
+    float *d_a = up(a, n * 4), *d_b = up(b, n * 4), *d_o = gpu_malloc(n * 4);
+    cmp_report_t rep;
+    swiglu_forward(want, a, b, n);
+    gpu_swiglu_forward(d_o, d_a, d_b, n);
+    float *got = down(d_o, n);
+    /* expf (a few ulps) and three roundings. */
+    REQUIRE_CLOSE(compare_close_f(got, want, n, 8 * FLT_EPSILON, 1e-7, &rep), "swiglu forward", &rep);
+    host_free(got);
+    residual_forward(want, a, b, n);
+    gpu_residual_forward(d_o, d_a, d_b, n);
+    got = down(d_o, n);
+    REQUIRE_CLOSE(compare_close_f(got, want, n, 0, 0, &rep), "residual add (one rounding: exact)", &rep);
+    host_free(got);
+    gpu_add_inplace(d_o, d_a, n);
+    got = down(d_o, n);
+    for (size_t i = 0; i < n; i++) want[i] += a[i];
+    REQUIRE_CLOSE(compare_close_f(got, want, n, 0, 0, &rep), "add in place (exact)", &rep);
+    gpu_free(d_a); gpu_free(d_b); gpu_free(d_o);
+    host_free(a); host_free(b); host_free(want); host_free(got);
+}
+
+static void test_crossentropy(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const int N = 13, V = 256;
+    float *logits = rnd((size_t)N * V, -5, 5, 80), *probs = host_malloc((size_t)N * V * 4), *loss = host_malloc(N * 4);
+    int tg[13];
+    for (int n = 0; n < N; n++) tg[n] = (n * 37) % V;
+    crossentropy_forward(loss, probs, logits, tg, N, V);
+    float *d_l = up(logits, (size_t)N * V * 4), *d_loss = gpu_malloc(N * 4);
+    int *d_t = up(tg, sizeof tg);
+    gpu_crossentropy_forward(d_loss, d_l, d_l, d_t, N, V); /* probs over the logits, as the model calls it */
+    float *gl = down(d_loss, N), *gp = down(d_l, (size_t)N * V);
+    cmp_report_t rep;
+    /* A length-V fp32 sum of exponentials in another order, then logf: (V + 8) eps. */
+    REQUIRE_CLOSE(compare_close_f(gl, loss, N, (V + 8) * FLT_EPSILON, 1e-6, &rep), "cross-entropy loss", &rep);
+    REQUIRE_CLOSE(compare_close_f(gp, probs, (size_t)N * V, (V + 8) * FLT_EPSILON, 1e-9, &rep), "softmax probs", &rep);
+    crossentropy_backward(probs, probs, tg, 1.0f / N, N, V);
+    gpu_crossentropy_backward(d_l, d_l, d_t, 1.0f / N, N, V);
+    host_free(gp);
+    gp = down(d_l, (size_t)N * V);
+    REQUIRE_CLOSE(compare_close_f(gp, probs, (size_t)N * V, (V + 8) * FLT_EPSILON, 1e-9, &rep), "cross-entropy backward",
+                  &rep);
+    gpu_free(d_l); gpu_free(d_loss); gpu_free(d_t);
+    host_free(logits); host_free(probs); host_free(loss); host_free(gl); host_free(gp);
+}
+
+static void test_sum_squares(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const size_t n = 3 * GPU_NORM_CHUNK + 123, chunks = 4;
+    float *g = rnd(n, -1, 1, 90);
+    float *d_g = up(g, n * 4);
+    double *d_p = gpu_malloc(chunks * sizeof(double)), p[4], s = 0;
+    gpu_sum_squares_chunks(d_p, d_g, n);
+    gpu_download(p, d_p, sizeof p);
+    for (size_t c = 0; c < chunks; c++) s += p[c];
+    double want = grad_norm_squared(g, n);
+    /* Both sum in double, in different orders: relative 1e-12 is far above double rounding. */
+    if (!(fabs(s - want) <= 1e-12 * want)) fail_msg("sum of squares %.17g vs %.17g", s, want);
+    gpu_free(d_g); gpu_free(d_p);
+    host_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encoder),       cmocka_unit_test(test_rmsnorm_forward),
+        cmocka_unit_test(test_rope),          cmocka_unit_test(test_heads_layout_and_cast),
+        cmocka_unit_test(test_causal_softmax), cmocka_unit_test(test_gemm_bf16),
+        cmocka_unit_test(test_elementwise),   cmocka_unit_test(test_crossentropy),
+        cmocka_unit_test(test_sum_squares),
+    };
+    return cmocka_run_group_tests_name("model_ops_gpu", tests, NULL, NULL);
+}

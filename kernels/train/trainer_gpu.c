@@ -1,0 +1,74 @@
+/*
+ * The lab-05 GPU backend behind the training loop (trainer.h): adapts
+ * model_gpu.h to train_backend_t. Linked only into the per-target train
+ * programs (build/<target>/<src>/05-single-gpu-training/train), with the
+ * student's (or the solution's) train_ops.cu and the target's kernels.
+ */
+#include "trainer_gpu.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda/model_gpu.h"
+#include "gpu.h"
+#include "memory.h"
+
+static double g_forward(void *m, const int *in, const int *tg) { return model_gpu_forward(m, in, tg); }
+static void g_zero_grad(void *m) { model_gpu_zero_grad(m); }
+static void g_backward(void *m, float scale) { model_gpu_backward(m, scale); }
+static double g_grad_norm(void *m) { return model_gpu_grad_norm(m); }
+static void g_step(void *m, double gnorm, double clip, float lr, float b1, float b2, float eps, float wd,
+                   long t) {
+    /* Clipping is a factor folded into the AdamW kernel (the CPU scales the gradients first: same products). */
+    float scale = (clip > 0.0 && gnorm > clip) ? (float)(clip / gnorm) : 1.0f;
+    model_gpu_adamw(m, lr, b1, b2, eps, wd, t, scale);
+}
+static void g_state(void *mp, float **p, float **am, float **av) {
+    model_gpu_t *m = mp;
+    model_gpu_download_state(m);
+    *p = m->host_params;
+    *am = m->host_m;
+    *av = m->host_v;
+}
+static void g_state_loaded(void *m) { model_gpu_upload_state(m); }
+static size_t g_bytes(void *m) { return model_gpu_bytes(m); }
+static void g_destroy(void *m) {
+    model_gpu_free(m);
+    host_free(m);
+}
+
+int train_gpu_backend_open(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
+                           uint64_t seed, char *err, size_t errlen) {
+    if (!gpu_available()) {
+        snprintf(err, errlen, "--backend %s: no GPU is visible (nvidia-smi); run the emulator build, "
+                 "build/emu/solutions/05-single-gpu-training/train --backend emu", name);
+        return -1;
+    }
+    char dev[128];
+    gpu_device_name(dev, sizeof dev);
+    const int emulated = strstr(dev, "SIMT") != NULL;
+    if (emulated != !strcmp(name, "emu")) {
+        snprintf(err, errlen, "--backend %s: this program is the %s build; pass --backend %s or run the "
+                 "%s build of the lab-05 train program", name, emulated ? "emulator" : "GPU",
+                 emulated ? "emu" : "cuda", emulated ? "GPU" : "emulator");
+        return -1;
+    }
+    model_gpu_t *m = host_malloc(sizeof *m);
+    model_gpu_init(m, cfg, B, T, seed);
+    memset(b, 0, sizeof *b);
+    b->model = m;
+    b->n_params = m->n_params;
+    snprintf(b->device, sizeof b->device, "%s", dev);
+    b->peak_tflops = model_peak_tflops(dev, "bf16");
+    b->precision = "bf16 mixed precision (fp32 master weights)";
+    b->forward = g_forward;
+    b->zero_grad = g_zero_grad;
+    b->backward = g_backward;
+    b->grad_norm = g_grad_norm;
+    b->step = g_step;
+    b->state = g_state;
+    b->state_loaded = g_state_loaded;
+    b->bytes = g_bytes;
+    b->destroy = g_destroy;
+    return 0;
+}

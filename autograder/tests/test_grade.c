@@ -2,7 +2,8 @@
  * The grader's own tests (part of `make test`).
  *
  * Each folder autograder/wrong/NN-topic/<case>/ is a submission with one
- * known defect and a file `expect` saying which checks it must lose
+ * known defect (only the files that differ from the solution; the test lays
+ * them over solutions/NN-topic/) and a file `expect` saying which checks it must lose
  * ("lose NAME"), which it must keep ("keep NAME": the damage stays in the
  * test it breaks), extra grader flags ("args ...") and, for hard-coded
  * outputs, checks it passes with the default seed 2024 only
@@ -141,9 +142,18 @@ static int batch_lab(const wrong_case_t *c) {
             snprintf(only + strlen(only), sizeof only - strlen(only), "%s", item);
         }
     }
+    /* A case folder holds only the files it breaks: lay each case out over
+     * the lab's solution files, so every test it does not break passes. */
+    char stage[PATH_MAX];
+    snprintf(stage, sizeof stage, "%s/stage-%s", tmp, c->nn);
+    if (sh("set -e; lab=$(basename '%s'); rm -rf '%s'; for k in '%s'/*/; do n=$(basename \"$k\");"
+           " mkdir -p '%s'/\"$n\"; cp '%s'/solutions/\"$lab\"/* '%s'/\"$n\"/;"
+           " cp -R \"$k\". '%s'/\"$n\"/; done",
+           dir, stage, dir, stage, GRADE_ROOT, stage, stage) != 0)
+        return -1;
     int rc = sh("timeout -k 10 600 '%s' --root '%s' --batch '%s' --lab %s %s --target emu --jobs 2 " CASE_TIMEOUT
                 " --csv '%s/wrong-%s.csv' --json '%s/wrong-%s' > '%s/wrong-%s.log' 2>&1",
-                GRADE_BIN, GRADE_ROOT, dir, c->nn, only, tmp, c->nn, tmp, c->nn, tmp, c->nn);
+                GRADE_BIN, GRADE_ROOT, stage, c->nn, only, tmp, c->nn, tmp, c->nn, tmp, c->nn);
     if (nbatch < 16) {
         snprintf(batch_done[nbatch], 8, "%s", c->nn);
         batch_rc[nbatch++] = rc;
@@ -195,7 +205,9 @@ static void test_wrong_case(void **state) {
         snprintf(log, sizeof log, "%s/%s-%s-seed2024.log", tmp, c->nn, c->name);
         snprintf(json, sizeof json, "%s/%s-%s-seed2024.json", tmp, c->nn, c->name);
         snprintf(extra, sizeof extra, "--only '%s' --seed 2024 " CASE_TIMEOUT, c->seed[i]);
-        if (grade(c->dir, labs, extra, json, log) != 0) fail_msg("grader failed with --seed 2024 (%s)", log);
+        char staged[PATH_MAX]; /* the case laid over the solution by batch_lab() */
+        snprintf(staged, sizeof staged, "%s/stage-%s/%s", tmp, c->nn, c->name);
+        if (grade(staged, labs, extra, json, log) != 0) fail_msg("grader failed with --seed 2024 (%s)", log);
         res = json_load_file(json, 0, NULL);
         char name[256];
         double max;

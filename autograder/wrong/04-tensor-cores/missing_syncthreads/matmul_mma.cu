@@ -1,0 +1,237 @@
+/* Known-wrong submission for the grader's own tests: matmul_mma has no barrier between the cp.async wait and reading the stage (nor before overwriting the previous one). */
+/*
+ * Lab 04, step B: mma.sync m16n8k16 fed by ldmatrix from swizzled shared
+ * memory, with a cp.async pipeline MMA_STAGES deep.
+ *
+ * Each block computes a 128 x 128 tile of C with eight warps in a 2 x 4
+ * grid; each warp owns 64 x 32 of it: 4 x 4 mma tiles of 16 x 8, that is 64
+ * fp32 accumulators per thread in registers. K is walked in steps of MMA_BK.
+ * While the warps multiply one step out of shared memory, cp.async copies
+ * for the next MMA_STAGES - 1 steps are already on their way from global
+ * memory, so the load latency hides behind the tensor-core work.
+ *
+ * The PTX instructions (mma.sync, ldmatrix, cp.async) come from
+ * common/warp_mma.cuh, which also documents the fragment layouts. Not here:
+ * Hopper's TMA and wgmma (step C, matmul_wgmma.cu).
+ * [[maybe_unused]] marks the variables the starter declares for the TODO
+ * blocks: until they are written, nvcc -Werror would reject them as unused.
+ */
+#include <cuda_runtime.h>
+#include <stdint.h>
+
+#include "lab.h"
+#include "warp_mma.cuh"
+
+#define MMA_BM 128
+#define MMA_BN 128
+#define MMA_BK 32
+#define MMA_STAGES 3
+#define MMA_WARPS_M 2
+#define MMA_WARPS_N 4
+#define MMA_THREADS (32 * MMA_WARPS_M * MMA_WARPS_N)
+#define MMA_WARP_M (MMA_BM / MMA_WARPS_M) /* 64 rows of C per warp */
+#define MMA_WARP_N (MMA_BN / MMA_WARPS_N) /* 32 columns of C per warp */
+#define MMA_TILES_M (MMA_WARP_M / 16)     /* 4 mma tiles down */
+#define MMA_TILES_N (MMA_WARP_N / 8)      /* 4 mma tiles across */
+/* Shared memory of one stage, in bf16 elements: an A tile and a B tile. */
+#define MMA_A_ELEMS (MMA_BM * MMA_BK)
+#define MMA_B_ELEMS (MMA_BK * MMA_BN)
+#define MMA_STAGE_ELEMS (MMA_A_ELEMS + MMA_B_ELEMS)
+#define MMA_SMEM_BYTES (MMA_STAGES * MMA_STAGE_ELEMS * 2)
+
+/*
+ * Swizzled shared layouts. Both tiles are stored row by row in 16-byte
+ * chunks of 8 bf16; the chunk index is XORed with a few bits of the row so
+ * that the 8 rows one ldmatrix matrix reads fall into 8 different groups of
+ * 4 banks (a group of banks is 16 bytes; 8 groups make the 128 bytes shared
+ * memory serves per cycle).
+ *
+ * A tile, MMA_BM rows of MMA_BK = 32 bf16 (64 bytes, 4 chunks): two rows
+ * fill one 128-byte line, so rows r and r + 2 would start in the same bank
+ * group. Chunk c of row r goes to c ^ ((r / 2) % 4): bit 0 of r picks the
+ * half line, the XOR spreads the pairs of rows over the 4 chunks.
+ * B tile, MMA_BK rows of MMA_BN = 128 bf16 (256 bytes, 16 chunks): every row
+ * starts in bank 0. Chunk c of row k goes to c ^ (k % 8).
+ * Both return the element offset of chunk c of a row inside its tile.
+ */
+__device__ __forceinline__ int swz_a(int r, int c) {
+    /* TODO(B1) begin */
+    return r * MMA_BK + ((c ^ ((r >> 1) & 3)) << 3);
+    /* TODO(B1) end */
+}
+__device__ __forceinline__ int swz_b(int k, int c) {
+    /* TODO(B1) begin */
+    return k * MMA_BN + ((c ^ (k & 7)) << 3);
+    /* TODO(B1) end */
+}
+
+/*
+ * Start the copies of k-tile kt (columns kt * MMA_BK of A, rows of B) into
+ * one stage. vec says whether 16-byte copies are legal: every row of A and
+ * B must start on a 16-byte boundary, which needs K and N to be multiples
+ * of 8 bf16 (and 16-byte-aligned base pointers). Then a chunk of 8 elements
+ * is either wholly inside the matrix or wholly outside, and cp.async's
+ * zero-fill form writes zeros for the outside ones (src_bytes = 0: nothing
+ * is read). Otherwise each element is loaded and stored on its own, with
+ * the same zeros past the edges: correct for any shape, slower.
+ */
+__device__ __forceinline__ void load_tile(uint16_t *As, uint16_t *Bs, const uint16_t *A,
+                                                 const uint16_t *B, int M, int N, int K, int m0,
+                                                 int n0, int kt, int vec) {
+    [[maybe_unused]] int k0 = kt * MMA_BK;
+    /* TODO(B2) begin */
+    for (int id = threadIdx.x; id < MMA_BM * MMA_BK / 8; id += MMA_THREADS) {
+        int r = id / (MMA_BK / 8), c = id % (MMA_BK / 8);
+        int gr = m0 + r, gk = k0 + 8 * c;
+        uint16_t *dst = As + swz_a(r, c);
+        if (vec) {
+            int inside = gr < M && gk < K;
+            cp_async_16_zfill(dst, inside ? A + (size_t)gr * K + gk : A, inside ? 16 : 0);
+        } else {
+            for (int e = 0; e < 8; e++)
+                dst[e] = (gr < M && gk + e < K) ? A[(size_t)gr * K + gk + e] : (uint16_t)0;
+        }
+    }
+    for (int id = threadIdx.x; id < MMA_BK * MMA_BN / 8; id += MMA_THREADS) {
+        int k = id / (MMA_BN / 8), c = id % (MMA_BN / 8);
+        int gk = k0 + k, gn = n0 + 8 * c;
+        uint16_t *dst = Bs + swz_b(k, c);
+        if (vec) {
+            int inside = gk < K && gn < N;
+            cp_async_16_zfill(dst, inside ? B + (size_t)gk * N + gn : B, inside ? 16 : 0);
+        } else {
+            for (int e = 0; e < 8; e++)
+                dst[e] = (gk < K && gn + e < N) ? B[(size_t)gk * N + gn + e] : (uint16_t)0;
+        }
+    }
+    /* TODO(B2) end */
+}
+
+/* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, row-major; A and B
+ * bf16 bit patterns, C and the accumulation fp32. */
+__global__ void __launch_bounds__(MMA_THREADS)
+matmul_mma_kernel(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
+                  float beta, float *C, int vec) {
+    extern __shared__ __align__(128) uint16_t mma_smem[];
+    [[maybe_unused]] int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    [[maybe_unused]] int wm = warp / MMA_WARPS_N, wn = warp % MMA_WARPS_N;
+    [[maybe_unused]] int m0 = blockIdx.y * MMA_BM, n0 = blockIdx.x * MMA_BN;
+    [[maybe_unused]] int ktiles = (K + MMA_BK - 1) / MMA_BK;
+    [[maybe_unused]] float acc[MMA_TILES_M][MMA_TILES_N][4];
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++)
+#pragma unroll
+        for (int j = 0; j < MMA_TILES_N; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) acc[i][j][e] = 0.0f;
+
+    /* TODO(B3) begin */
+    /* Prologue: put the first MMA_STAGES - 1 k-tiles in flight, one commit
+     * group each (empty groups past the end keep the counting uniform). */
+    for (int s = 0; s < MMA_STAGES - 1; s++) {
+        if (s < ktiles)
+            load_tile(mma_smem + s * MMA_STAGE_ELEMS, mma_smem + s * MMA_STAGE_ELEMS + MMA_A_ELEMS,
+                      A, B, M, N, K, m0, n0, s, vec);
+        cp_async_commit_group();
+    }
+    for (int kt = 0; kt < ktiles; kt++) {
+        /* Groups committed so far: k-tiles 0 .. kt + MMA_STAGES - 2. Letting
+         * MMA_STAGES - 2 stay pending means k-tile kt has landed (for this
+         * thread's copies); the barrier makes everyone's copies visible and
+         * also says every warp is done with k-tile kt - 1, whose stage the
+         * copies issued next will overwrite. */
+        cp_async_wait_group(MMA_STAGES - 2);
+        /* DEFECT: the __syncthreads() that belongs here is missing: other threads'
+         * copies of k-tile kt may not have landed, and stage kt - 1 may still be read. */
+        int next = kt + MMA_STAGES - 1;
+        if (next < ktiles) {
+            int s = next % MMA_STAGES;
+            load_tile(mma_smem + s * MMA_STAGE_ELEMS, mma_smem + s * MMA_STAGE_ELEMS + MMA_A_ELEMS,
+                      A, B, M, N, K, m0, n0, next, vec);
+        }
+        cp_async_commit_group();
+
+        const uint16_t *As = mma_smem + (kt % MMA_STAGES) * MMA_STAGE_ELEMS;
+        const uint16_t *Bs = As + MMA_A_ELEMS;
+#pragma unroll
+        for (int ks = 0; ks < MMA_BK / 16; ks++) {
+            uint32_t a[MMA_TILES_M][4], b[MMA_TILES_N][2];
+            /* A: one ldmatrix.x4 per 16 x 16 tile. Lanes 0-15 give rows 0-15
+             * of the left 8 columns, lanes 16-31 rows 0-15 of the right 8:
+             * the four 8x8 matrices arrive as a[0..3] of the mma layout. */
+#pragma unroll
+            for (int i = 0; i < MMA_TILES_M; i++) {
+                int r = wm * MMA_WARP_M + i * 16 + (lane & 15);
+                ldmatrix_x4(a[i], As + swz_a(r, ks * 2 + (lane >> 4)));
+            }
+            /* B: row-major in shared memory (k rows, n contiguous), but the
+             * mma wants pairs along k in each register, so ldmatrix .trans.
+             * One x4 covers two 8-column tiles: matrices (k 0-7, tile 0),
+             * (k 8-15, tile 0), (k 0-7, tile 1), (k 8-15, tile 1). */
+#pragma unroll
+            for (int j = 0; j < MMA_TILES_N; j += 2) {
+                int k = ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+                int c = (wn * MMA_WARP_N + (j + (lane >> 4)) * 8) / 8;
+                uint32_t r4[4];
+                ldmatrix_x4_trans(r4, Bs + swz_b(k, c));
+                b[j][0] = r4[0];
+                b[j][1] = r4[1];
+                b[j + 1][0] = r4[2];
+                b[j + 1][1] = r4[3];
+            }
+#pragma unroll
+            for (int i = 0; i < MMA_TILES_M; i++)
+#pragma unroll
+                for (int j = 0; j < MMA_TILES_N; j++)
+                    mma_m16n8k16_bf16_f32(acc[i][j], a[i], b[j], acc[i][j]);
+        }
+    }
+    /* Nothing may stay in flight when the block exits. */
+    cp_async_wait_all();
+    /* TODO(B3) end */
+
+    /* TODO(B4) begin */
+    /* acc[i][j][0..1] is row g, columns 2t and 2t + 1 of the 16 x 8 tile;
+     * acc[i][j][2..3] the same columns of row g + 8 (g = lane / 4, t = lane % 4). */
+    int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++)
+#pragma unroll
+        for (int j = 0; j < MMA_TILES_N; j++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                int row = m0 + wm * MMA_WARP_M + i * 16 + g + (e >> 1) * 8;
+                int col = n0 + wn * MMA_WARP_N + j * 8 + 2 * t + (e & 1);
+                if (row < M && col < N) {
+                    float *p = &C[(size_t)row * N + col];
+                    *p = beta == 0.0f ? alpha * acc[i][j][e] : alpha * acc[i][j][e] + beta * *p;
+                }
+            }
+    /* TODO(B4) end */
+}
+
+/* The tile sizes this file was compiled with, for the checks' edge cases. */
+extern "C" void matmul_mma_tile(int *bm, int *bn, int *bk) {
+    *bm = MMA_BM;
+    *bn = MMA_BN;
+    *bk = MMA_BK;
+}
+
+/* Launch over all of C. A, B hold bf16 bit patterns on the device; C fp32.
+ * Returns LAB_OK, LAB_BAD_ARGUMENT for a size below 1, or LAB_LAUNCH_FAILED. */
+extern "C" int matmul_mma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
+                          float beta, float *C) {
+    if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
+    /* 16-byte copies need every row of A and B on a 16-byte boundary. */
+    [[maybe_unused]] int vec = K % 8 == 0 && N % 8 == 0 && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0;
+    /* TODO(B5) begin */
+    /* Above 48 KB a block must opt in to more dynamic shared memory. */
+    if (MMA_SMEM_BYTES > 48 * 1024 &&
+        cudaFuncSetAttribute(matmul_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                             MMA_SMEM_BYTES) != cudaSuccess)
+        return LAB_LAUNCH_FAILED;
+    dim3 grid((N + MMA_BN - 1) / MMA_BN, (M + MMA_BM - 1) / MMA_BM);
+    matmul_mma_kernel<<<grid, MMA_THREADS, MMA_SMEM_BYTES>>>(M, N, K, alpha, A, B, beta, C, vec);
+    return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
+    /* TODO(B5) end */
+}

@@ -1,0 +1,132 @@
+/* Known-wrong submission for the grader's own tests: ships its own check.c and lab.mk and overwrites check.c at run time; train_ops.cu is the starter. */
+/*
+ * Lab 05: the training-specific kernels of the course model.
+ *
+ * The forward kernels, the matmuls and the rest of the backward pass are the
+ * course's (kernels/cuda/model_ops.cu, model_gpu.c); the backend calls the
+ * five functions of this file (prototypes and contracts in
+ * kernels/cuda/model_gpu.h). All gradients are fp32; the AdamW step keeps fp32
+ * master weights and moments and writes the bf16 copy the matmuls read.
+ * Not here: fusing these into their neighbours, activation recomputation.
+ */
+#include <cuda_runtime.h>
+#include <cuda_bf16.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cuda/model_gpu.h"
+#include "lab.h"
+
+#define WARP 32
+#define THREADS 256
+
+static __device__ float warp_sum(float x) {
+    for (int o = WARP / 2; o > 0; o /= 2) x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+/* ---- Task 1: RMSNorm backward ------------------------------------------------ */
+
+/* One warp per row: dinp[n, :] += rstd * (g - xhat * mean(g * xhat)), g = dout * w. */
+__global__ void rmsnorm_backward_dinp_kernel(float *dinp, const float *dout, const float *inp,
+                                             const float *weight, const float *rstd, int N, int D) {
+    /* TODO 1a: row = this warp's row, lane = threadIdx.x % WARP; leave if row >= N.
+     * Each lane sums g[d] * weight[d] * x[d] * rstd over d = lane, lane + 32, ...;
+     * warp_sum() gives the whole row's dot; divide by D. Then each lane ADDS
+     * rstd * (g[d] * weight[d] - x[d] * rstd * dot) to its dinp elements. */
+    (void)dinp; (void)dout; (void)inp; (void)weight; (void)rstd; (void)N; (void)D; (void)warp_sum;
+}
+
+/* One thread per column, rows in order: the gain's gradient is deterministic. */
+__global__ void rmsnorm_backward_dweight_kernel(float *dweight, const float *dout, const float *inp,
+                                                const float *rstd, int N, int D) {
+    /* TODO 1b: thread d sums dout[n, d] * inp[n, d] * rstd[n] over n = 0..N-1
+     * and ADDS the sum to dweight[d]. (Why not atomicAdd per row? The order
+     * of the additions would change from run to run.) This is correct but
+     * leaves most of a GPU idle at D = 768; once it passes, split the rows
+     * among the warps of a block and add their partial sums in a fixed order. */
+    (void)dweight; (void)dout; (void)inp; (void)rstd; (void)N; (void)D;
+}
+
+extern "C" int rmsnorm_backward_gpu(float *dinp, float *dweight, const float *dout, const float *inp,
+                                    const float *weight, const float *rstd, int N, int D) {
+    if (N < 0 || D < 1) return LAB_BAD_ARGUMENT;
+    if (N == 0) return LAB_OK;
+    /* TODO 1c: launch both kernels (THREADS threads per block: THREADS / WARP
+     * rows per block for the first, one column per thread for the second) and
+     * return LAB_LAUNCH_FAILED if cudaGetLastError() reports a problem. */
+    (void)dinp; (void)dweight; (void)dout; (void)inp; (void)weight; (void)rstd;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* ---- Task 2: attention softmax backward ---------------------------------------- */
+
+/* One warp per row (r, t): the row's sum of P * dP, then the Jacobian-vector product. */
+__global__ void softmax_backward_kernel(float *dpreatt, const float *att, const float *datt, int BH, int T,
+                                        float scale) {
+    /* TODO 2a: row = this warp's row of the BH * T rows, t = row % T (keys
+     * 0..t are visible). s = sum over u <= t of P[u] * dP[u] (warp_sum). Write
+     * dpreatt[u] = scale * P[u] * (dP[u] - s) for u <= t and 0 for t < u < T. */
+    (void)dpreatt; (void)att; (void)datt; (void)BH; (void)T; (void)scale;
+}
+
+extern "C" int attention_softmax_backward_gpu(float *dpreatt, const float *att, const float *datt, int BH,
+                                              int T, float scale) {
+    if (BH < 0 || T < 0) return LAB_BAD_ARGUMENT;
+    if (BH == 0 || T == 0) return LAB_OK;
+    /* TODO 2b: launch softmax_backward_kernel over BH * T rows (a long long:
+     * at the 124M config it is 196608) and check the launch. */
+    (void)dpreatt; (void)att; (void)datt; (void)scale;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* ---- Task 3: SwiGLU backward ----------------------------------------------------- */
+
+__global__ void swiglu_backward_kernel(float *dgate, float *dup, const float *dout, const float *gate,
+                                       const float *up, size_t n) {
+    /* TODO 3a: with s = sigmoid(gate[i]): dup[i] = dout[i] * silu(gate[i]) and
+     * dgate[i] = dout[i] * up[i] * silu'(gate[i]); work out silu' in terms of s. */
+    (void)dgate; (void)dup; (void)dout; (void)gate; (void)up; (void)n;
+}
+
+extern "C" int swiglu_backward_gpu(float *dgate, float *dup, const float *dout, const float *gate,
+                                   const float *up, size_t n) {
+    if (n == 0) return LAB_OK;
+    /* TODO 3b: launch one thread per element and check the launch. */
+    (void)dgate; (void)dup; (void)dout; (void)gate; (void)up;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* ---- Tasks 4 and 5: fused AdamW with fp32 master weights and a bf16 copy ---------- */
+
+/* One thread per parameter: every array is read once and written once. */
+__global__ void adamw_kernel(float *master, uint16_t *params_bf16, const float *grads, float *m, float *v,
+                             size_t n, float lr, float beta1, float beta2, float c1, float c2, float eps,
+                             float wd, float grad_scale) {
+    /* TODO 4a: g = grads[i] * grad_scale; update m and v; then the master
+     * weight p -= lr * ((m / c1) / (sqrt(v / c2) + eps) + wd * p), the same
+     * order of operations as adamw_update() in kernels/cpu/model_ops.c.
+     * TODO 5: write params_bf16[i], the bf16 bits of the new master value
+     * (__float2bfloat16 rounds to nearest even; __nv_bfloat16_raw gives the bits). */
+    (void)master; (void)params_bf16; (void)grads; (void)m; (void)v; (void)n; (void)lr; (void)beta1;
+    (void)beta2; (void)c1; (void)c2; (void)eps; (void)wd; (void)grad_scale;
+}
+
+extern "C" int adamw_step_gpu(float *master, uint16_t *params_bf16, const float *grads, float *m, float *v,
+                              size_t n, float lr, float beta1, float beta2, float eps, float weight_decay,
+                              long t, float grad_scale) {
+    if (t < 1) return LAB_BAD_ARGUMENT;
+    if (n == 0) return LAB_OK;
+    /* TODO 4b: the bias corrections c1 = 1 - beta1^t and c2 = 1 - beta2^t
+     * (powf on the host, once per call), then launch adamw_kernel. */
+    (void)master; (void)params_bf16; (void)grads; (void)m; (void)v; (void)lr; (void)beta1; (void)beta2;
+    (void)eps; (void)weight_decay; (void)grad_scale;
+    /* DEFECT: instead of doing the work, try to rewrite the checks at run time:
+     * too late (they are compiled), and the grader builds from its own copy anyway. */
+    const char *paths[] = {"../../labs/05-single-gpu-training/check.c", "labs/05-single-gpu-training/check.c", "../check.c"};
+    for (int p = 0; p < 3; p++) {
+        FILE *f = fopen(paths[p], "w");
+        if (f) { fputs("int main(void) { return 0; }\n", f); fclose(f); }
+    }
+    return LAB_NOT_IMPLEMENTED;
+}

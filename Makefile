@@ -90,8 +90,16 @@ test-run: $(ALL_TARGETS) $(UNIT_TESTS) $(MPI_TESTS)
 
 docs: $(BUILD)/docs/html/index.html
 
+# Doxygen only reports an undocumented function when its file is documented,
+# so every public header must open with a /** @file comment (checked below).
+DOC_HEADERS := $(wildcard common/*.h common/*.cuh kernels/*.h kernels/*/*.h kernels/*/*.cuh \
+                          common/simt/include/simt_*.h)
+
 $(BUILD)/docs/html/index.html: Doxyfile $(wildcard common/*.[ch] common/*.cuh kernels/*.[ch] kernels/*/*.[ch] kernels/*/*.cu kernels/*/*.cuh common/simt/include/*.h README.md)
 	$(Q)command -v doxygen >/dev/null || { echo "docs: doxygen is missing; run: sudo apt-get install -y doxygen"; exit 1; }
+	$(Q)missing=$$(grep -L '@file' $(DOC_HEADERS)); if [ -n "$$missing" ]; then \
+	    echo "docs: these headers do not open with /** @file, so Doxygen would not check their functions:"; \
+	    echo "$$missing"; exit 1; fi
 	$(Q)mkdir -p $(BUILD)/docs
 	$(Q)( cat Doxyfile; echo "OUTPUT_DIRECTORY=$(BUILD)/docs" ) | doxygen - > $(BUILD)/docs/doxygen.log 2>&1 || \
 	    { cat $(BUILD)/docs/doxygen.log; echo "docs: Doxygen reported warnings (treated as errors); see above"; exit 1; }

@@ -1,4 +1,4 @@
-/*
+/** @file
  * Command-line flags for every program in the course.
  *
  * A program lists its flags in a table (name, type, where to store it, help);

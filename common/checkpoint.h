@@ -1,4 +1,4 @@
-/*
+/** @file
  * Checkpoints: everything a training run needs to continue bit-identically.
  *
  * Binary layout (little-endian, as written by x86-64 and arm64 hosts):

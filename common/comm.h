@@ -1,4 +1,4 @@
-/*
+/** @file
  * The communicator: one API for every distributed lab, over two backends.
  *
  * COMM_BACKEND_MPI moves host buffers with Open MPI, so every distributed lab

@@ -1,4 +1,4 @@
-/*
+/** @file
  * Training data for the course model: bytes in, bytes out.
  *
  * Two sources:

@@ -1,4 +1,4 @@
-/*
+/** @file
  * Fatal errors, the way every program in the course reports them.
  *
  * A failed call prints one line naming the call, the file and line, and the

@@ -1,4 +1,4 @@
-/*
+/** @file
  * The device side of the plumbing: is there a GPU, device memory, and timing
  * with CUDA events.
  *

@@ -1,4 +1,4 @@
-/*
+/** @file
  * bf16 and fp16 conversions on the host, as plain C on uint16_t bit patterns.
  *
  * They round to nearest, ties to even, and are bit-exact with the CUDA

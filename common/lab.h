@@ -1,4 +1,4 @@
-/*
+/** @file
  * What a student's lab function returns.
  *
  * Starter code compiles and runs, and its unfinished functions return

@@ -1,4 +1,4 @@
-/*
+/** @file
  * Small helpers every lab's check.c uses on top of cmocka.
  *
  * A check must fail loudly and usefully: with "not implemented" while the

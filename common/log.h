@@ -1,4 +1,4 @@
-/*
+/** @file
  * Rank-prefixed logging.
  *
  * Every line starts with "[rank r/n]" once the communicator has told the log

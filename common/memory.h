@@ -1,4 +1,4 @@
-/*
+/** @file
  * Host memory that is checked and aligned.
  *
  * host_malloc never returns NULL: running out of memory is a fatal error that

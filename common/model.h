@@ -1,4 +1,4 @@
-/*
+/** @file
  * The course model: a decoder-only transformer in the Llama style, described
  * independently of where it runs.
  *

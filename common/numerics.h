@@ -1,4 +1,4 @@
-/*
+/** @file
  * Comparing a kernel's output with a reference, the same way in every check.
  *
  * Every comparison is NaN- and Inf-safe: a bound is written !(err <= bound),

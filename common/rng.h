@@ -1,4 +1,4 @@
-/*
+/** @file
  * Deterministic, seedable random numbers that are the same on every target.
  *
  * Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3",
@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* In CUDA code (nvcc, or the emulator's headers) the functions are also device functions. */
+/** Qualifiers of the inline generator: in CUDA code (nvcc, or the emulator's headers) also device functions. */
 #if defined(__host__) && defined(__device__)
 #define RNG_HD __host__ __device__ static inline
 #else
@@ -37,7 +37,12 @@ typedef struct {
     uint32_t v[4]; /**< the four words */
 } rng_block_t;
 
-/* One Philox round: two 32x32->64 multiplies, whose halves mix the words. */
+/**
+ * @brief One Philox round (internal): two 32x32->64 multiplies, whose halves mix the words.
+ * @param c the four counter words, updated in place
+ * @param k0 low key word of this round
+ * @param k1 high key word of this round
+ */
 RNG_HD void rng_philox_round_(uint32_t c[4], uint32_t k0, uint32_t k1) {
     uint64_t p0 = (uint64_t)0xD2511F53u * c[0];
     uint64_t p1 = (uint64_t)0xCD9E8D57u * c[2];

@@ -1,4 +1,4 @@
-/*
+/** @file
  * Wall-clock timing on the host, and the statistics every benchmark uses.
  *
  * GPU work must be timed with CUDA events instead (gpu.h): the host clock

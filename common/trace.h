@@ -1,4 +1,4 @@
-/*
+/** @file
  * Timelines as Chrome trace-event JSON, viewable in Perfetto (ui.perfetto.dev)
  * or chrome://tracing.
  *

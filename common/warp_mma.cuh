@@ -1,4 +1,4 @@
-/*
+/** @file
  * Warp-level tensor-core building blocks for the labs: mma.sync m16n8k16
  * (bf16 or fp16 inputs, fp32 accumulators), ldmatrix (x1, x2, x4, with and
  * without .trans) and cp.async (4, 8 and 16 bytes, commit and wait groups).

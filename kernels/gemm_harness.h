@@ -1,4 +1,4 @@
-/*
+/** @file
  * The test and benchmark harness every matmul lab shares (labs 01-04).
  *
  * A lab's check.c calls gemm_check_shape() once per shape; its bench.c is a

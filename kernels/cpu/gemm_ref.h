@@ -1,4 +1,4 @@
-/*
+/** @file
  * Matmul on the CPU: the double-precision reference every matmul check
  * compares against, and a fast fp32 sgemm (OpenBLAS) for CPU training.
  *

@@ -1,4 +1,4 @@
-/*
+/** @file
  * The whole course model on the CPU: forward, backward and the AdamW step on
  * the flat buffers (parameters, gradients, the two AdamW moments, and the
  * activations each in one allocation), composed from the ops in model_ops.h.

@@ -1,4 +1,4 @@
-/*
+/** @file
  * The course model's layers on the CPU, one forward/backward pair per op.
  *
  * The clean fp32 reference, in the manner of llm.c's train_gpt2.c: plain

@@ -1,4 +1,4 @@
-/*
+/** @file
  * cuBLAS as the matmul baseline: the figure every matmul lab is measured
  * against, run in the same process as the lab's kernel.
  *

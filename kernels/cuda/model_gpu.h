@@ -1,4 +1,4 @@
-/*
+/** @file
  * The whole course model on a GPU (or on the SIMT emulator) in bf16 mixed
  * precision: the lab-05 backend of the train program.
  *

@@ -1,4 +1,4 @@
-/*
+/** @file
  * The course model's layers on a GPU: the fused kernels the lab-05 backend is
  * built from, each behind a C-callable launch wrapper (raw device pointers and
  * sizes, shapes in the comments, the same conventions as kernels/cpu/model_ops.h:

@@ -1,4 +1,4 @@
-/*
+/** @file
  * The training loop behind build/bin/train, as a library entry point so that
  * tests can run it in-process.
  *

@@ -1,4 +1,4 @@
-/*
+/** @file
  * The GPU backend of the training loop (lab 05): opens kernels/cuda/model_gpu.h
  * behind train_backend_t. The per-target train programs register it with
  * train_set_gpu_backend(train_gpu_backend_open).

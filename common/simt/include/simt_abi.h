@@ -1,4 +1,4 @@
-/*
+/** @file
  * SIMT emulator: the interface between the device-side headers and libsimt.
  * Kernels see threadIdx and friends through the two thread-local pointers
  * below, which the scheduler updates on every switch between the fibers
@@ -34,7 +34,9 @@ typedef struct simt_block_info {
 
 /* One OS thread runs one block at a time and all of that block's fibers,
  * so "the current thread" is per OS thread. NULL in host code. */
+/** The emulated thread running on this OS thread (threadIdx, its warp); NULL in host code. */
 extern __thread simt_thread_info *simt_cur_thread;
+/** The block this OS thread is running (blockIdx, blockDim, gridDim, dynamic shared memory). */
 extern __thread simt_block_info simt_cur_block;
 
 /**

@@ -1,4 +1,4 @@
-/*
+/** @file
  * SIMT emulator: bit-exact fp16 and bf16 conversions, shared by cuda_fp16.h,
  * cuda_bf16.h and the tensor-core emulation. They follow the host code paths
  * of the toolkit's cuda_fp16.hpp and cuda_bf16.hpp: round to nearest even,

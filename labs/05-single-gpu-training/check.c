@@ -33,6 +33,41 @@ static void download(float *h, const float *d, size_t n) {
     if (n) gpu_download(h, d, n * sizeof(float));
 }
 
+/* Guard zones: every device buffer a student op writes has GUARD elements of
+ * sentinel bytes on each side, so a kernel that writes before its start or
+ * past its end (a missing `if (i < n)`, a row too many) is caught. */
+#define GUARD 64
+#define SENTINEL_BYTE 0xa5 /* -2.87e-16 as fp32, -2.9e-16 as bf16: not a value these ops write */
+
+/* A device buffer of n elements of esize bytes holding h (the sentinel too where h is NULL),
+ * between two guard zones; returns the first element. Free it with check_guard. */
+static void *upload_guarded(const void *h, size_t n, size_t esize) {
+    size_t g = GUARD * esize, bytes = n * esize;
+    unsigned char *buf = host_malloc(bytes + 2 * g);
+    memset(buf, SENTINEL_BYTE, bytes + 2 * g);
+    if (h && n) memcpy(buf + g, h, bytes);
+    unsigned char *d = gpu_malloc(bytes + 2 * g);
+    gpu_upload(d, buf, bytes + 2 * g);
+    host_free(buf);
+    return d + g;
+}
+
+/* Fails the test if `fn` changed a guard element of its output `name` (d, n elements of esize
+ * bytes, from upload_guarded); then frees the buffer. */
+static void check_guard(void *d, size_t n, size_t esize, const char *fn, const char *name) {
+    size_t g = GUARD * esize, bytes = n * esize;
+    unsigned char *base = (unsigned char *)d - g, *buf = host_malloc(bytes + 2 * g);
+    gpu_download(buf, base, bytes + 2 * g);
+    gpu_free(base);
+    for (size_t i = 0; i < g; i++)
+        if (buf[i] != SENTINEL_BYTE)
+            fail_msg("%s wrote before the start of %s (element -%zu)", fn, name, GUARD - i / esize);
+    for (size_t i = 0; i < g; i++)
+        if (buf[g + bytes + i] != SENTINEL_BYTE)
+            fail_msg("%s wrote past the end of %s (element %zu + %zu)", fn, name, n, i / esize);
+    host_free(buf);
+}
+
 static float *random_floats(size_t n, float lo, float hi, uint64_t seed) {
     float *x = host_malloc(n * sizeof(float) + 1);
     rng_t r;
@@ -52,13 +87,16 @@ static void check_rmsnorm(int N, int D, uint64_t seed) {
     float *norm = host_malloc(ND * sizeof(float) + 1), *rstd = host_malloc((size_t)N * sizeof(float) + 1);
     rmsnorm_forward(norm, rstd, x, w, N, D, 1e-5f);
     float *d_x = upload(x, ND), *d_w = upload(w, (size_t)D), *d_dout = upload(dout, ND);
-    float *d_dinp = upload(dinp, ND), *d_dw = upload(dw, (size_t)D), *d_rstd = upload(rstd, (size_t)N);
+    float *d_rstd = upload(rstd, (size_t)N);
+    float *d_dinp = upload_guarded(dinp, ND, sizeof(float)), *d_dw = upload_guarded(dw, (size_t)D, sizeof(float));
     rmsnorm_backward(dinp, dw, dout, x, w, rstd, N, D);
     LAB_REQUIRE_OK(rmsnorm_backward_gpu(d_dinp, d_dw, d_dout, d_x, d_w, d_rstd, N, D), "rmsnorm_backward_gpu");
     gpu_sync_check("rmsnorm_backward_gpu");
     float *got = host_malloc(ND * sizeof(float) + 1), *gotw = host_malloc((size_t)D * sizeof(float) + 1);
     download(got, d_dinp, ND);
     download(gotw, d_dw, (size_t)D);
+    check_guard(d_dinp, ND, sizeof(float), "rmsnorm_backward_gpu", "dinp");
+    check_guard(d_dw, (size_t)D, sizeof(float), "rmsnorm_backward_gpu", "dweight");
     cmp_report_t rep;
     char what[96];
     /* dinp: a length-D fp32 dot product in another order, |terms| <= ~4: D * eps * 4 absolute, plus rounding. */
@@ -67,7 +105,7 @@ static void check_rmsnorm(int N, int D, uint64_t seed) {
     /* dweight: a length-N fp32 sum of terms up to ~2 in magnitude: N * eps * 2 absolute. */
     snprintf(what, sizeof what, "rmsnorm dweight, N = %d, D = %d", N, D);
     LAB_REQUIRE_CLOSE(compare_close_f(gotw, dw, (size_t)D, 1e-5, 4.0 * (N + 1) * FLT_EPSILON, &rep), what, &rep);
-    gpu_free(d_x); gpu_free(d_w); gpu_free(d_dout); gpu_free(d_dinp); gpu_free(d_dw); gpu_free(d_rstd);
+    gpu_free(d_x); gpu_free(d_w); gpu_free(d_dout); gpu_free(d_rstd);
     host_free(x); host_free(w); host_free(dout); host_free(dinp); host_free(dw); host_free(norm);
     host_free(rstd); host_free(got); host_free(gotw);
 }
@@ -105,16 +143,17 @@ static void check_softmax_backward(int BH, int T, uint64_t seed) {
         for (int u = 0; u < T; u++) want[r * T + u] = u <= t ? scale * (double)p[u] * (dp[u] - s) : 0.0;
     }
     float *garbage = random_floats(n, 100.0f, 200.0f, seed + 2); /* the upper triangle must be written too */
-    float *d_P = upload(P, n), *d_dP = upload(dP, n), *d_dS = upload(garbage, n);
+    float *d_P = upload(P, n), *d_dP = upload(dP, n), *d_dS = upload_guarded(garbage, n, sizeof(float));
     LAB_REQUIRE_OK(attention_softmax_backward_gpu(d_dS, d_P, d_dP, BH, T, scale), "attention_softmax_backward_gpu");
     gpu_sync_check("attention_softmax_backward_gpu");
     download(garbage, d_dS, n);
+    check_guard(d_dS, n, sizeof(float), "attention_softmax_backward_gpu", "dpreatt");
     cmp_report_t rep;
     char what[96];
     snprintf(what, sizeof what, "softmax backward, BH = %d, T = %d", BH, T);
     /* fp32 sum of t+1 terms |P dP| (summing to <= 1): (T + 2) eps, times scale; 1e-5 relative for the products. */
     LAB_REQUIRE_CLOSE(compare_close(garbage, want, n, 1e-5, scale * (T + 2) * FLT_EPSILON, &rep), what, &rep);
-    gpu_free(d_P); gpu_free(d_dP); gpu_free(d_dS);
+    gpu_free(d_P); gpu_free(d_dP);
     host_free(P); host_free(dP); host_free(want); host_free(garbage);
 }
 
@@ -140,21 +179,25 @@ static void test_swiglu_backward(void **state) {
         float *dg = host_malloc(n * sizeof(float)), *du = host_malloc(n * sizeof(float));
         swiglu_backward(dg, du, dout, gate, up, n);
         float *d_gate = upload(gate, n), *d_up = upload(up, n), *d_dout = upload(dout, n);
-        float *d_dg = upload(gate, n), *d_du = upload(up, n); /* stale values: must be overwritten */
+        /* stale values: must be overwritten */
+        float *d_dg = upload_guarded(gate, n, sizeof(float)), *d_du = upload_guarded(up, n, sizeof(float));
         LAB_REQUIRE_OK(swiglu_backward_gpu(d_dg, d_du, d_dout, d_gate, d_up, n), "swiglu_backward_gpu");
         gpu_sync_check("swiglu_backward_gpu");
-        float *got = host_malloc(n * sizeof(float));
+        float *got = host_malloc(n * sizeof(float)), *gotu = host_malloc(n * sizeof(float));
+        download(got, d_dg, n);
+        download(gotu, d_du, n);
+        check_guard(d_dg, n, sizeof(float), "swiglu_backward_gpu", "dgate");
+        check_guard(d_du, n, sizeof(float), "swiglu_backward_gpu", "dup");
         cmp_report_t rep;
         char what[64];
         /* A handful of fp32 operations and one expf (a few ulps on a GPU): 1e-5 relative, 1e-6 absolute near 0. */
-        download(got, d_dg, n);
         snprintf(what, sizeof what, "swiglu dgate, n = %zu", n);
         LAB_REQUIRE_CLOSE(compare_close_f(got, dg, n, 1e-5, 1e-6, &rep), what, &rep);
-        download(got, d_du, n);
         snprintf(what, sizeof what, "swiglu dup, n = %zu", n);
-        LAB_REQUIRE_CLOSE(compare_close_f(got, du, n, 1e-5, 1e-6, &rep), what, &rep);
-        gpu_free(d_gate); gpu_free(d_up); gpu_free(d_dout); gpu_free(d_dg); gpu_free(d_du);
+        LAB_REQUIRE_CLOSE(compare_close_f(gotu, du, n, 1e-5, 1e-6, &rep), what, &rep);
+        gpu_free(d_gate); gpu_free(d_up); gpu_free(d_dout);
         host_free(gate); host_free(up); host_free(dout); host_free(dg); host_free(du); host_free(got);
+        host_free(gotu);
     }
 }
 
@@ -165,8 +208,9 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
     const float lr = 1e-2f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f;
     float *p = random_floats(n, -1.0f, 1.0f, seed), *m = random_floats(n, -0.01f, 0.01f, seed + 1);
     float *v = random_floats(n, 0.0f, 1e-4f, seed + 2);
-    float *d_p = upload(p, n), *d_m = upload(m, n), *d_v = upload(v, n), *d_g = gpu_malloc(n * sizeof(float));
-    uint16_t *d_b = gpu_malloc(n * sizeof(uint16_t));
+    float *d_p = upload_guarded(p, n, sizeof(float)), *d_m = upload_guarded(m, n, sizeof(float));
+    float *d_v = upload_guarded(v, n, sizeof(float)), *d_g = gpu_malloc(n * sizeof(float));
+    uint16_t *d_b = upload_guarded(NULL, n, sizeof(uint16_t));
     float *g = host_malloc(n * sizeof(float)), *gs = host_malloc(n * sizeof(float));
     for (int s = 0; s < steps; s++) {
         long t = t0 + s;
@@ -214,7 +258,11 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
         host_free(master);
         host_free(bits);
     }
-    gpu_free(d_p); gpu_free(d_m); gpu_free(d_v); gpu_free(d_g); gpu_free(d_b);
+    check_guard(d_p, n, sizeof(float), "adamw_step_gpu", "master");
+    check_guard(d_m, n, sizeof(float), "adamw_step_gpu", "m");
+    check_guard(d_v, n, sizeof(float), "adamw_step_gpu", "v");
+    check_guard(d_b, n, sizeof(uint16_t), "adamw_step_gpu", "params_bf16");
+    gpu_free(d_g);
     host_free(p); host_free(m); host_free(v); host_free(g); host_free(gs); host_free(got);
 }
 

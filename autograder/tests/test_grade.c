@@ -2,8 +2,8 @@
  * The grader's own tests (part of `make test`).
  *
  * Each folder autograder/wrong/NN-topic/<case>/ is a submission with one
- * known defect (only the files that differ from the solution; the test lays
- * them over solutions/NN-topic/) and a file `expect` saying which checks it must lose
+ * known defect (only the files that differ from the solution, most as a
+ * patch against it; the test lays them over solutions/NN-topic/) and a file `expect` saying which checks it must lose
  * ("lose NAME"), which it must keep ("keep NAME": the damage stays in the
  * test it breaks), extra grader flags ("args ...") and, for hard-coded
  * outputs, checks it passes with the default seed 2024 only
@@ -142,14 +142,18 @@ static int batch_lab(const wrong_case_t *c) {
             snprintf(only + strlen(only), sizeof only - strlen(only), "%s", item);
         }
     }
-    /* A case folder holds only the files it breaks: lay each case out over
-     * the lab's solution files, so every test it does not break passes. */
+    /* A case folder holds only the files it breaks, as a patch against the
+     * solution's file (NAME.patch) or a whole file: lay each case out over
+     * the lab's solution files, so every test it does not break passes. A
+     * patch that no longer applies fails the set-up, visibly. */
     char stage[PATH_MAX];
     snprintf(stage, sizeof stage, "%s/stage-%s", tmp, c->nn);
     if (sh("set -e; lab=$(basename '%s'); rm -rf '%s'; for k in '%s'/*/; do n=$(basename \"$k\");"
            " mkdir -p '%s'/\"$n\"; cp '%s'/solutions/\"$lab\"/* '%s'/\"$n\"/;"
-           " cp -R \"$k\". '%s'/\"$n\"/; done",
-           dir, stage, dir, stage, GRADE_ROOT, stage, stage) != 0)
+           " cp -R \"$k\". '%s'/\"$n\"/;"
+           " for p in '%s'/\"$n\"/*.patch; do [ -e \"$p\" ] || continue;"
+           " patch -s \"${p%%.patch}\" < \"$p\"; rm \"$p\"; done; done",
+           dir, stage, dir, stage, GRADE_ROOT, stage, stage, stage) != 0)
         return -1;
     int rc = sh("timeout -k 10 600 '%s' --root '%s' --batch '%s' --lab %s %s --target emu --jobs 2 " CASE_TIMEOUT
                 " --csv '%s/wrong-%s.csv' --json '%s/wrong-%s' > '%s/wrong-%s.log' 2>&1",
@@ -261,9 +265,10 @@ static void test_batch_csv(void **state) {
     snprintf(log, sizeof log, "%s/batch.log", tmp);
     if (sh("set -e; d='%s/batch'; mkdir -p \"$d/alice/00-hello\" \"$d/bob\" \"$d/carol/labs/00-hello\";"
            "cp '%s/solutions/00-hello/vector_add.cu' \"$d/alice/00-hello/\";"
-           "cp '%s/autograder/wrong/00-hello/zeros/vector_add.cu' \"$d/bob/\";"
+           "cp '%s/solutions/00-hello/vector_add.cu' \"$d/bob/\";"
+           "patch -s \"$d/bob/vector_add.cu\" < '%s/autograder/wrong/00-hello/zeros/vector_add.cu.patch';"
            "cp '%s/solutions/00-hello/vector_add.cu' \"$d/carol/labs/00-hello/\"",
-           tmp, GRADE_ROOT, GRADE_ROOT, GRADE_ROOT) != 0)
+           tmp, GRADE_ROOT, GRADE_ROOT, GRADE_ROOT, GRADE_ROOT) != 0)
         fail_msg("could not lay out the batch folder");
     int rc = sh("timeout -k 10 600 '%s' --root '%s' --batch '%s/batch' --csv '%s/batch.csv' --lab 00 --target emu --jobs 2 > '%s' 2>&1",
                 GRADE_BIN, GRADE_ROOT, tmp, tmp, log);

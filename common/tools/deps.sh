@@ -25,6 +25,7 @@ have_hdr cblas.h || have_hdr openblas/cblas.h || [ -n "$(ls /usr/include/*/openb
 have_hdr jansson.h        || need+=(libjansson-dev)
 have_cmd timeout          || need+=(coreutils)
 have_cmd zip              || need+=(zip)
+have_cmd patch            || need+=(patch)
 have_cmd unzip            || need+=(unzip)
 
 if [ ${#need[@]} -eq 0 ]; then

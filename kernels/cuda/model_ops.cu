@@ -11,12 +11,15 @@
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
+#include <stdint.h>
+#include <stdio.h>
 #ifndef __SIMT_EMULATOR__
 #include <cublas_v2.h>
 #endif
 
 #include "cuda/model_ops_gpu.h"
 #include "error.h"
+#include "lab.h"
 
 #define EW_THREADS 256   /* element-wise kernels */
 #define ROW_THREADS 256  /* row kernels: 8 warps, one row each */
@@ -364,8 +367,89 @@ __global__ void gemm_bf16_tiled_kernel(int transA, int transB, int M, int N, int
 }
 
 static int use_tiled = 0;
+static gpu_gemm_nn_fn custom_fn = NULL;
+static char custom_name[64];
 
-extern "C" void gpu_gemm_use_tiled(int on) { use_tiled = on; }
+extern "C" void gpu_gemm_use_tiled(int on) {
+    use_tiled = on;
+    if (on) custom_fn = NULL;
+}
+
+extern "C" void gpu_gemm_use_custom(gpu_gemm_nn_fn fn, const char *name) {
+    custom_fn = fn;
+    snprintf(custom_name, sizeof custom_name, "%s", fn && name ? name : "");
+    if (fn) use_tiled = 0;
+}
+
+/* ---- the custom (lab-04) path: dense row-major operands only ------------------- */
+
+#define PACK_TILE 32
+
+/* dst = op(src) as a dense R x C row-major matrix: a strided copy (trans 0) or
+ * a transpose (trans 1, src stored C x R with row length ld). The transpose
+ * goes through a shared tile so that both the reads and the writes are
+ * coalesced; the +1 column keeps the tile's column reads off a single bank. */
+__global__ void pack_bf16_kernel(uint16_t *dst, const uint16_t *src, int R, int C, int ld, int trans) {
+    __shared__ uint16_t tile[PACK_TILE][PACK_TILE + 1];
+    const int bx = blockIdx.x * PACK_TILE, by = blockIdx.y * PACK_TILE;
+    if (!trans) {
+        for (int y = threadIdx.y; y < PACK_TILE; y += blockDim.y) {
+            int r = by + y, c = bx + threadIdx.x;
+            if (r < R && c < C) dst[(size_t)r * C + c] = src[(size_t)r * ld + c];
+        }
+        return;
+    }
+    /* read src rows bx.. (columns of dst), columns by.. (rows of dst) */
+    for (int y = threadIdx.y; y < PACK_TILE; y += blockDim.y) {
+        int sr = bx + y, sc = by + threadIdx.x;
+        if (sr < C && sc < R) tile[y][threadIdx.x] = src[(size_t)sr * ld + sc];
+    }
+    __syncthreads();
+    for (int y = threadIdx.y; y < PACK_TILE; y += blockDim.y) {
+        int r = by + y, c = bx + threadIdx.x;
+        if (r < R && c < C) dst[(size_t)r * C + c] = tile[threadIdx.x][y];
+    }
+}
+
+/* Grow-only device scratch for packed operands (two: A and B). */
+static uint16_t *pack_buf[2];
+static size_t pack_cap[2];
+
+static uint16_t *pack_scratch(int which, size_t n) {
+    if (n > pack_cap[which]) {
+        if (pack_buf[which]) CUDA_CHECK(cudaFree(pack_buf[which]));
+        CUDA_CHECK(cudaMalloc((void **)&pack_buf[which], n * sizeof(uint16_t)));
+        pack_cap[which] = n;
+    }
+    return pack_buf[which];
+}
+
+/* op(X) as the dense, 16-byte-aligned R x C matrix a lab-04 kernel wants:
+ * X itself when it already is one, else a packed copy. */
+static const uint16_t *dense_operand(int which, const uint16_t *X, int trans, int R, int C, int ld) {
+    if (!trans && ld == C && (uintptr_t)X % 16 == 0) return X;
+    uint16_t *d = pack_scratch(which, (size_t)R * C);
+    dim3 block(PACK_TILE, 8), grid((C + PACK_TILE - 1) / PACK_TILE, (R + PACK_TILE - 1) / PACK_TILE);
+    pack_bf16_kernel<<<grid, block>>>(d, X, R, C, ld, trans);
+    CUDA_CHECK_LAST();
+    return d;
+}
+
+/* One product per batch entry through the custom kernel, operands packed as needed. */
+static void gemm_custom(int transA, int transB, int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                        long long strideA, const uint16_t *B, int ldb, long long strideB, float beta, float *C,
+                        int ldc, long long strideC, int batch) {
+    CHECK(ldc == N, "gpu_gemm_bf16: the %s matmul writes a dense C, but ldc %d != N %d here; "
+          "use --matmul cublas or tiled for this product", custom_name, ldc, N);
+    for (int b = 0; b < batch; b++) {
+        const uint16_t *a = dense_operand(0, A + strideA * b, transA, M, K, lda);
+        const uint16_t *bm = dense_operand(1, B + strideB * b, transB, K, N, ldb);
+        int st = custom_fn(M, N, K, alpha, a, bm, beta, C + strideC * b);
+        CHECK(st == LAB_OK, "gpu_gemm_bf16: the %s matmul (--matmul %s) returned %s for M %d, N %d, K %d",
+              custom_name, custom_name, lab_status_name(st), M, N, K);
+        CUDA_CHECK_LAST();
+    }
+}
 
 #ifndef __SIMT_EMULATOR__
 static cublasHandle_t model_handle = NULL;
@@ -379,6 +463,11 @@ extern "C" void gpu_gemm_bf16(int transA, int transB, int M, int N, int K, float
                               int lda, long long strideA, const uint16_t *B, int ldb, long long strideB,
                               float beta, float *C, int ldc, long long strideC, int batch) {
     if (M < 1 || N < 1 || batch < 1) return;
+    if (custom_fn && K >= 1) {
+        gemm_custom(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC,
+                    batch);
+        return;
+    }
 #ifndef __SIMT_EMULATOR__
     if (!use_tiled && K >= 1) {
         /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and

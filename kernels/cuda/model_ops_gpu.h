@@ -186,7 +186,8 @@ void gpu_sum_squares_chunks(double *partial, const float *g, size_t n);
  * op(X) is X or X^T (trans flag); op(A) is M x K, op(B) K x N, C M x N; lda,
  * ldb, ldc are row lengths of the stored matrices; the stride_* are elements
  * between consecutive matrices of the batch. On a GPU this is cuBLAS
- * (cublasGemmStridedBatchedEx, fp32 compute) unless gpu_gemm_use_tiled(1);
+ * (cublasGemmStridedBatchedEx, fp32 compute) unless gpu_gemm_use_tiled(1) or
+ * gpu_gemm_use_custom() chose another kernel;
  * under the emulator it is always the tiled kernel.
  * @param transA 1 if A is stored K x M
  * @param transB 1 if B is stored N x K
@@ -214,9 +215,30 @@ void gpu_gemm_bf16(int transA, int transB, int M, int N, int K, float alpha, con
  * @brief Route gpu_gemm_bf16() through the tiled kernel (1) or cuBLAS (0, the default on a GPU).
  *
  * Under the emulator the tiled kernel is the only one and the call has no effect.
+ * Turning it on also drops a kernel set by gpu_gemm_use_custom().
  * @param on 1 for the tiled kernel
  */
 void gpu_gemm_use_tiled(int on);
+
+/**
+ * A dense row-major bf16 matmul of the lab-04 kind: C[M, N] = alpha A[M, K] B[K, N] + beta C,
+ * A and B bf16 bit patterns, C fp32, device pointers; returns a lab_status_t (lab.h).
+ */
+typedef int (*gpu_gemm_nn_fn)(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
+                              float beta, float *C);
+
+/**
+ * @brief Route gpu_gemm_bf16() through a lab-04 matmul (the student's kernel switched into the model).
+ *
+ * Such a kernel only multiplies dense, untransposed matrices, so every product
+ * whose operand is transposed, strided or not 16-byte aligned first packs that
+ * operand into a dense copy (a tiled transpose: extra memory traffic the cuBLAS
+ * path does not pay), and a batched product becomes one launch per entry. A
+ * status other than LAB_OK aborts with the kernel's name and the shape.
+ * @param fn the kernel, or NULL to go back to cuBLAS (or the tiled kernel under the emulator)
+ * @param name shown in error messages, e.g. "mma"
+ */
+void gpu_gemm_use_custom(gpu_gemm_nn_fn fn, const char *name);
 
 #ifdef __cplusplus
 }

@@ -10,7 +10,9 @@
  * This file is also the main of the lab-05 programs
  * build/<target>/<src>/05-single-gpu-training/train, compiled with
  * COURSE_TRAIN_GPU: those add --backend cuda (a GPU build) or emu (the SIMT
- * emulator build) on top of cpu. Not here yet: data-parallel ranks (lab 07).
+ * emulator build) on top of cpu, and --matmul, which switches the student's
+ * lab-04 kernel into the model's matmuls (matmul_switch.h). Not here yet:
+ * data-parallel ranks (lab 07).
  */
 #include <stdio.h>
 #include <string.h>
@@ -18,6 +20,8 @@
 #include "args.h"
 #include "trainer.h"
 #ifdef COURSE_TRAIN_GPU
+#include "gpu.h"
+#include "matmul_switch.h"
 #include "trainer_gpu.h"
 #endif
 
@@ -27,6 +31,9 @@ int main(int argc, char **argv) {
     int ffn = o.cfg.d_ff, max_seq = o.cfg.max_seq;
     long long seed = (long long)o.seed, markov_seed = (long long)o.markov_seed;
     const char *backend = "cpu";
+#ifdef COURSE_TRAIN_GPU
+    const char *matmul = "auto";
+#endif
     const arg_spec_t specs[] = {
         {"backend", ARG_STRING, &backend, "where the model runs: cpu, cuda (GPU build) or emu (emulator build)", 1, 0},
         {"d-model", ARG_INT, &d_model, "width of the residual stream", 2, 16384},
@@ -62,6 +69,9 @@ int main(int argc, char **argv) {
         {"stop-at", ARG_INT, &o.stop_at, "stop (and save) after this step, as an interruption would (0: off)", 0, 1 << 30},
         {"threads", ARG_INT, &o.threads, "threads (0: OMP_NUM_THREADS or all cores); results do not depend on it", 0, 4096},
         {"peak-tflops", ARG_DOUBLE, &o.peak_tflops, "MFU denominator in TFLOP/s (0: the GPU's bf16 peak by name, else this CPU's measured fp32 sgemm)", 0, 1e6},
+#ifdef COURSE_TRAIN_GPU
+        {"matmul", ARG_STRING, &matmul, "matmul kernel of --backend cuda/emu: auto (cuBLAS on a GPU, tiled on the emulator), " TRAIN_MATMUL_NAMES " (lab 04)", 1, 0},
+#endif
     };
     const args_t args = {"train", "train the course's Llama-style byte-level transformer",
                          specs, (int)(sizeof specs / sizeof specs[0])};
@@ -82,5 +92,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "train: %s\n", err);
         return 2;
     }
+#ifdef COURSE_TRAIN_GPU
+    if (strcmp(matmul, "auto") && !strcmp(backend, "cpu")) {
+        fprintf(stderr, "train: --matmul %s applies to the GPU backend; add --backend cuda (or emu)\n", matmul);
+        return 2;
+    }
+    /* Without a device the backend itself says what to do when it opens. */
+    if (strcmp(backend, "cpu") && gpu_available() && train_select_matmul(matmul, err, sizeof err)) {
+        fprintf(stderr, "train: %s\n", err);
+        return 2;
+    }
+#endif
     return train_run(&o, NULL) == 0 ? 0 : 1;
 }

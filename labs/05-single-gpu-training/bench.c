@@ -21,6 +21,7 @@
 #include "cuda/model_ops_gpu.h"
 #include "gpu.h"
 #include "lab.h"
+#include "train/matmul_switch.h"
 #include "memory.h"
 #include "model.h"
 #include "rng.h"
@@ -55,7 +56,7 @@ int main(int argc, char **argv) {
 #else
     int d_model = 768, layers = 12, heads = 12, ffn = 2048, seq = 1024, batch = 8, steps = 10, warmup = 3;
 #endif
-    int tiled = 0;
+    const char *matmul = "auto";
     double peak_arg = 0.0;
     const char *json = NULL;
     const arg_spec_t specs[] = {
@@ -67,7 +68,7 @@ int main(int argc, char **argv) {
         {"batch", ARG_INT, &batch, "sequences per step", 1, 1 << 20},
         {"steps", ARG_INT, &steps, "timed steps (median reported)", 1, 100000},
         {"warmup", ARG_INT, &warmup, "untimed steps first", 0, 100000},
-        {"tiled", ARG_INT, &tiled, "1: matmuls on the course's tiled kernel instead of cuBLAS", 0, 1},
+        {"matmul", ARG_STRING, &matmul, "matmul kernel: auto (cuBLAS on a GPU, tiled on the emulator), " TRAIN_MATMUL_NAMES " (lab 04)", 1, 0},
         {"peak-tflops", ARG_DOUBLE, &peak_arg, "MFU denominator (0: the device's bf16 peak by name)", 0, 1e6},
         {"json", ARG_STRING, &json, "also write {tokens_per_s, mfu, ...} to this file", 1, 0},
     };
@@ -90,7 +91,18 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (student_functions_done()) return 1;
-    gpu_gemm_use_tiled(tiled);
+    if (train_select_matmul(matmul, err, sizeof err)) {
+        fprintf(stderr, "bench: %s\n", err);
+        return 2;
+    }
+    char kernel[32];
+    snprintf(kernel, sizeof kernel, "%s", strcmp(matmul, "auto") ? matmul :
+#ifdef COURSE_SIMT
+             "tiled"
+#else
+             "cublas"
+#endif
+    );
     char dev[128];
     gpu_device_name(dev, sizeof dev);
     const double peak = peak_arg > 0 ? peak_arg : model_peak_tflops(dev, "bf16");
@@ -125,15 +137,12 @@ int main(int argc, char **argv) {
     const double step_s = t[steps / 2], tps = N / step_s;
     const double flops = model_flops_per_token(&cfg, seq);
     const double mfu = peak > 0 ? flops * tps / (peak * 1e12) : NAN;
-#ifdef COURSE_SIMT
-    tiled = 1; /* the emulator has no cuBLAS */
-#endif
     /* The notes first: the table row is the last line, the one summaries quote. */
     if (peak <= 0) printf("# MFU: no bf16 peak known for '%s'; pass --peak-tflops\n", dev);
     else printf("# MFU against a bf16 peak of %.0f TFLOP/s; %.3g GFLOP per token; median of %d steps\n", peak,
                 flops / 1e9, steps);
     printf("%-12s %12s %14s %12s %10s %10s\n", "matmuls", "step (ms)", "tokens/s", "TFLOP/s", "MFU (%)", "loss");
-    printf("%-12s %12.2f %14.1f %12.2f %10.2f %10.4f\n", tiled ? "tiled" : "cuBLAS", 1e3 * step_s, tps,
+    printf("%-12s %12.2f %14.1f %12.2f %10.2f %10.4f\n", kernel, 1e3 * step_s, tps,
            flops * tps / 1e12, 100.0 * mfu, loss);
     if (json) {
         FILE *f = fopen(json, "w");
@@ -142,8 +151,8 @@ int main(int argc, char **argv) {
             return 1;
         }
         fprintf(f, "{\"device\": \"%s\", \"d_model\": %d, \"layers\": %d, \"seq\": %d, \"batch\": %d, "
-                   "\"step_ms\": %.4f, \"tokens_per_s\": %.2f, \"mfu\": ",
-                dev, d_model, layers, seq, batch, 1e3 * step_s, tps);
+                   "\"matmul\": \"%s\", \"step_ms\": %.4f, \"tokens_per_s\": %.2f, \"mfu\": ",
+                dev, d_model, layers, seq, batch, kernel, 1e3 * step_s, tps);
         if (isnan(mfu)) fprintf(f, "null}\n");
         else fprintf(f, "%.5f}\n", mfu);
         fclose(f);

@@ -1,0 +1,218 @@
+/*
+ * The --matmul switch of the lab-05 programs (kernels/train/matmul_switch.h):
+ * the lab-04 solution kernels behind gpu_gemm_bf16(), on the emulator or a
+ * GPU (each test skips, visibly, without a device).
+ *
+ * gpu_gemm_bf16() is called with every operand form the model uses and some it
+ * does not (transposed A or B, padded rows, odd offsets, batches, beta 0 and 1)
+ * and compared with a double-precision product of the same bf16 values; then a
+ * whole forward and backward pass of the model with the lab-04 kernels is
+ * compared with the course's own tiled kernel.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda/model_gpu.h"
+#include "cuda/model_ops_gpu.h"
+#include "gpu.h"
+#include "half.h"
+#include "lab.h"
+#include "memory.h"
+#include "rng.h"
+#include "train/matmul_switch.h"
+
+int matmul_wgmma_supported(void);
+
+#define REQUIRE_DEVICE()                                                      \
+    do {                                                                      \
+        if (!gpu_available()) {                                               \
+            print_message("no GPU here: the emulator build runs this test\n"); \
+            skip();                                                           \
+        }                                                                     \
+    } while (0)
+
+/* The lab-04 kernels this process can run: wgmma only on a Hopper GPU. */
+static int n_kernels(const char **names) {
+    int n = 0;
+    names[n++] = "wmma";
+    names[n++] = "mma";
+    if (matmul_wgmma_supported() == LAB_OK) names[n++] = "wgmma";
+    return n;
+}
+
+static void select_or_fail(const char *name) {
+    char err[256];
+    if (train_select_matmul(name, err, sizeof err)) fail_msg("--matmul %s: %s", name, err);
+}
+
+/* Random bf16 values in [-1, 1), stored as bit patterns. */
+static void fill_bf16(uint16_t *x, size_t n, rng_t *r) {
+    for (size_t i = 0; i < n; i++) x[i] = bf16_from_float(2.0f * rng_uniform(r) - 1.0f);
+}
+
+/* op(X)[i, k] of a stored matrix with row length ld. */
+static double at(const uint16_t *X, int trans, int ld, int i, int k) {
+    return float_from_bf16(trans ? X[(size_t)k * ld + i] : X[(size_t)i * ld + k]);
+}
+
+/* One shape and operand form through the selected kernel against double precision. */
+static void check_form(const char *kernel, int transA, int transB, int M, int N, int K, int pad, int offset,
+                       float beta, int batch) {
+    const int lda = (transA ? M : K) + pad, ldb = (transB ? K : N) + pad;
+    const int rowsA = transA ? K : M, rowsB = transB ? N : K;
+    const long long sA = (long long)rowsA * lda, sB = (long long)rowsB * ldb, sC = (long long)M * N;
+    const size_t nA = (size_t)sA * batch + offset, nB = (size_t)sB * batch + offset, nC = (size_t)sC * batch;
+    uint16_t *hA = host_malloc(nA * 2), *hB = host_malloc(nB * 2);
+    float *hC = host_malloc(nC * 4), *out = host_malloc(nC * 4);
+    rng_t r;
+    rng_init(&r, (uint64_t)(M * 131 + N * 17 + K + transA * 7 + transB * 3 + pad + offset));
+    fill_bf16(hA, nA, &r);
+    fill_bf16(hB, nB, &r);
+    for (size_t i = 0; i < nC; i++) hC[i] = 2.0f * rng_uniform(&r) - 1.0f;
+    uint16_t *dA = gpu_malloc(nA * 2), *dB = gpu_malloc(nB * 2);
+    float *dC = gpu_malloc(nC * 4);
+    gpu_upload(dA, hA, nA * 2);
+    gpu_upload(dB, hB, nB * 2);
+    gpu_upload(dC, hC, nC * 4);
+    const float alpha = 0.75f;
+    gpu_gemm_bf16(transA, transB, M, N, K, alpha, dA + offset, lda, sA, dB + offset, ldb, sB, beta, dC, N, sC,
+                  batch);
+    gpu_download(out, dC, nC * 4);
+    for (int b = 0; b < batch; b++)
+        for (int i = 0; i < M; i++)
+            for (int j = 0; j < N; j++) {
+                const uint16_t *A = hA + offset + sA * b, *B = hB + offset + sB * b;
+                double ref = 0.0, mag = 0.0;
+                for (int k = 0; k < K; k++) {
+                    double p = at(A, transA, lda, i, k) * at(B, transB, ldb, k, j);
+                    ref += p;
+                    mag += fabs(p);
+                }
+                const size_t c = (size_t)sC * b + (size_t)i * N + j;
+                ref = alpha * ref + beta * hC[c];
+                /* bf16 products are exact in fp32; only the fp32 sum rounds: K * 2^-24 of the magnitude
+                 * (a bound on any summation order), plus the final scaling. */
+                const double tol = (K + 2) * ldexp(1.0, -24) * (alpha * mag + fabs(beta * hC[c])) + 1e-30;
+                if (!(fabs(out[c] - ref) <= tol))
+                    fail_msg("--matmul %s, transA %d transB %d, %dx%dx%d pad %d offset %d beta %g batch %d/%d: "
+                             "C[%d,%d] = %.9g, expected %.9g (tolerance %.3g)",
+                             kernel, transA, transB, M, N, K, pad, offset, beta, b, batch, i, j, out[c], ref, tol);
+            }
+    gpu_free(dA);
+    gpu_free(dB);
+    gpu_free(dC);
+    host_free(hA);
+    host_free(hB);
+    host_free(hC);
+    host_free(out);
+}
+
+static void test_operand_forms(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const char *names[3];
+    const int n = n_kernels(names);
+    for (int k = 0; k < n; k++) {
+        select_or_fail(names[k]);
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++) {
+                check_form(names[k], ta, tb, 17, 23, 9, 0, 0, 0.0f, 1);
+                check_form(names[k], ta, tb, 33, 40, 48, 0, 0, 1.0f, 2); /* aligned, dense: no packing */
+            }
+        check_form(names[k], 0, 0, 20, 24, 16, 3, 0, 1.0f, 3); /* padded rows */
+        check_form(names[k], 0, 1, 16, 16, 32, 0, 5, 0.0f, 2); /* misaligned base */
+        check_form(names[k], 1, 0, 1, 1, 1, 0, 1, 1.0f, 1);
+    }
+    select_or_fail("auto");
+}
+
+/* Gradients of one forward/backward pass with the named matmul, in a fresh model. */
+static float *model_grads(const char *kernel, const model_config_t *cfg, int B, int T, const int *in,
+                          const int *tg, double *loss, size_t *n) {
+    select_or_fail(kernel);
+    model_gpu_t g;
+    model_gpu_init(&g, cfg, B, T, 11);
+    *loss = model_gpu_forward(&g, in, tg);
+    model_gpu_zero_grad(&g);
+    model_gpu_backward(&g, 1.0f);
+    float *h = host_malloc(g.n_params * sizeof(float));
+    gpu_download(h, g.grads, g.n_params * sizeof(float));
+    *n = g.n_params;
+    model_gpu_free(&g);
+    return h;
+}
+
+static void test_model_step_matches_tiled(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    model_config_t cfg = model_config_default();
+    cfg.d_model = 32;
+    cfg.n_layers = 2;
+    cfg.n_heads = 2;
+    cfg.d_ff = 40;
+    cfg.max_seq = 24;
+    const int B = 2, T = 24, N = B * T;
+    int in[2 * 24], tg[2 * 24];
+    rng_t r;
+    rng_init(&r, 3);
+    for (int i = 0; i < N; i++) {
+        in[i] = (int)rng_below(&r, 256);
+        tg[i] = (int)rng_below(&r, 256);
+    }
+    double l0;
+    size_t n;
+    float *ref = model_grads("tiled", &cfg, B, T, in, tg, &l0, &n);
+    const char *names[3];
+    const int nk = n_kernels(names);
+    for (int k = 0; k < nk; k++) {
+        double l;
+        float *g = model_grads(names[k], &cfg, B, T, in, tg, &l, &n);
+        /* Same bf16 operands, fp32 sums in another order: differences of a few fp32 ulps,
+         * amplified a little through the layers; 1e-5 relative is far below a bf16 step (4e-3). */
+        if (!(fabs(l - l0) <= 1e-5 * fabs(l0))) fail_msg("--matmul %s: loss %.9g vs tiled %.9g", names[k], l, l0);
+        double num = 0.0, den = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            num += ((double)g[i] - ref[i]) * ((double)g[i] - ref[i]);
+            den += (double)ref[i] * ref[i];
+        }
+        const double rd = sqrt(num / den);
+        if (!(rd <= 1e-4)) fail_msg("--matmul %s: gradients differ from the tiled kernel's by %.3g (tolerance 1e-4)",
+                                    names[k], rd);
+        host_free(g);
+    }
+    host_free(ref);
+    select_or_fail("auto");
+}
+
+static void test_bad_names(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    char err[256];
+    assert_int_equal(train_select_matmul("cuBLASS", err, sizeof err), -1);
+    assert_non_null(strstr(err, "unknown kernel"));
+    assert_non_null(strstr(err, TRAIN_MATMUL_NAMES));
+    char dev[128];
+    gpu_device_name(dev, sizeof dev);
+    if (strstr(dev, "SIMT")) {
+        assert_int_equal(train_select_matmul("cublas", err, sizeof err), -1);
+        assert_non_null(strstr(err, "no cuBLAS"));
+    } else {
+        assert_int_equal(train_select_matmul("cublas", err, sizeof err), 0);
+    }
+    assert_int_equal(train_select_matmul("auto", err, sizeof err), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_operand_forms),
+        cmocka_unit_test(test_model_step_matches_tiled),
+        cmocka_unit_test(test_bad_names),
+    };
+    return cmocka_run_group_tests_name("matmul_switch", tests, NULL, NULL);
+}

@@ -1,0 +1,50 @@
+/*
+ * The --matmul switch (matmul_switch.h). The lab-04 entry points are declared
+ * here rather than through a lab header: they are the student's functions,
+ * and the lab-05 build links the lab-04 objects of the same source tree.
+ */
+#include "matmul_switch.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda/model_ops_gpu.h"
+#include "gpu.h"
+
+int matmul_wmma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B, float beta, float *C);
+int matmul_mma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B, float beta, float *C);
+int matmul_wgmma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B, float beta, float *C);
+
+static const struct {
+    const char *name;
+    gpu_gemm_nn_fn fn;
+} lab04[] = {{"wmma", matmul_wmma}, {"mma", matmul_mma}, {"wgmma", matmul_wgmma}};
+
+int train_select_matmul(const char *name, char *err, size_t errlen) {
+    char dev[128];
+    gpu_device_name(dev, sizeof dev);
+    const int emulated = strstr(dev, "SIMT") != NULL;
+    if (!name || !strcmp(name, "auto")) name = emulated ? "tiled" : "cublas";
+    if (!strcmp(name, "cublas")) {
+        if (emulated) {
+            snprintf(err, errlen, "--matmul cublas: the emulator build has no cuBLAS; pass --matmul tiled "
+                     "(its default) or a lab-04 kernel (wmma, mma)");
+            return -1;
+        }
+        gpu_gemm_use_custom(NULL, NULL);
+        gpu_gemm_use_tiled(0);
+        return 0;
+    }
+    if (!strcmp(name, "tiled")) {
+        gpu_gemm_use_tiled(1);
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof lab04 / sizeof lab04[0]; i++)
+        if (!strcmp(name, lab04[i].name)) {
+            gpu_gemm_use_custom(lab04[i].fn, lab04[i].name);
+            return 0;
+        }
+    snprintf(err, errlen, "--matmul %s: unknown kernel; pass one of %s", name, TRAIN_MATMUL_NAMES);
+    return -1;
+}

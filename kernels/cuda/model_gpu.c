@@ -88,15 +88,18 @@ static work_t work_of(const model_gpu_t *m) {
     w.dP = carve(f, &u, ATT);
     w.dS = carve(f, &u, ATT);
     uint16_t *h = m->work_bf16;
-    size_t wide = N * max3(D, F, V);
-    w.xb = h;
-    w.dyb = h + wide;
-    w.qh = h + 2 * wide;
+    w.xb = h;                                 /* a matmul's input: [N, D] or [N, F] */
+    w.dyb = h + N * (D > F ? D : F);          /* gradients of up to 3 outputs: [3N, D], [2N, F] or [N, V] */
+    w.qh = w.dyb + N * max3(3 * D, 2 * F, V);
     w.kh = w.qh + N * D;
     w.vh = w.kh + N * D;
     w.doh = w.vh + N * D;
     w.attb = w.doh + N * D;
     return w;
+}
+
+static size_t off(const model_gpu_t *m, int layer, model_layer_param_t which) {
+    return m->table.slices[param_index(&m->table, layer, which)].offset;
 }
 
 void model_gpu_init(model_gpu_t *m, const model_config_t *cfg, int B, int T, uint64_t seed) {
@@ -127,12 +130,24 @@ void model_gpu_init(model_gpu_t *m, const model_config_t *cfg, int B, int T, uin
     m->acts = gpu_malloc(m->n_acts * sizeof(float));
     gpu_memset(m->acts, 0, m->n_acts * sizeof(float));
     layout_acts(m, m->acts);
+    /* mm_forward_n() batches the products that share an input: it needs their weights in
+     * consecutive slices and their outputs in consecutive activations. */
+    const size_t DD = (size_t)cfg->d_model * cfg->d_model, DF = (size_t)cfg->d_model * cfg->d_ff;
+    const size_t ND = (size_t)B * T * cfg->d_model, NF = (size_t)B * T * cfg->d_ff;
+    for (int l = 0; l < cfg->n_layers; l++) {
+        const layer_acts_t *a = &m->layers[l];
+        CHECK(off(m, l, P_WK) == off(m, l, P_WQ) + DD && off(m, l, P_WV) == off(m, l, P_WK) + DD &&
+                  off(m, l, P_W_UP) == off(m, l, P_W_GATE) + DF && a->k == a->q + ND && a->v == a->k + ND &&
+                  a->up == a->gate + NF,
+              "model_gpu_init: the batched matmuls need wq, wk, wv (and w_gate, w_up) in consecutive slices "
+              "and q, k, v (gate, up) in consecutive activations");
+    }
 
     const size_t N = (size_t)B * T, D = (size_t)cfg->d_model, F = (size_t)cfg->d_ff;
     const size_t ATT = (size_t)B * cfg->n_heads * T * T;
     m->n_work = 7 * N * D + 3 * N * F + 2 * ATT;
     m->work = gpu_malloc(m->n_work * sizeof(float));
-    m->n_work_bf16 = 2 * N * max3(D, F, (size_t)cfg->vocab) + 4 * N * D + ATT;
+    m->n_work_bf16 = N * (D > F ? D : F) + N * max3(3 * D, 2 * F, (size_t)cfg->vocab) + 4 * N * D + ATT;
     m->work_bf16 = gpu_malloc(m->n_work_bf16 * sizeof(uint16_t));
 
     const int hd = cfg->d_model / cfg->n_heads;
@@ -167,25 +182,42 @@ void model_gpu_free(model_gpu_t *m) {
     memset(m, 0, sizeof *m);
 }
 
-static size_t off(const model_gpu_t *m, int layer, model_layer_param_t which) {
-    return m->table.slices[param_index(&m->table, layer, which)].offset;
+/*
+ * out_i[N, OC] = bf16(inp)[N, C] * W_i[C, OC] for n weights that share their
+ * input: Q, K, V from ln1 (n = 3), gate and up from ln2 (n = 2), else n = 1.
+ * The weights are consecutive slices of the flat buffer and the outputs
+ * consecutive activations (checked in model_gpu_init), so the input is
+ * rounded to bf16 once and the n products are one batched matmul.
+ */
+static void mm_forward_n(const model_gpu_t *m, const work_t *w, float *out, const float *inp, size_t woff,
+                         int N, int C, int OC, int n) {
+    gpu_cast_to_bf16(w->xb, inp, (size_t)N * C);
+    gpu_gemm_bf16(0, 0, N, OC, C, 1.0f, w->xb, C, 0, m->params_bf16 + woff, OC, (long long)C * OC, 0.0f, out,
+                  OC, (long long)N * OC, n);
 }
 
-/* out[N, OC] = bf16(inp)[N, C] * W[C, OC], fp32 accumulation. */
 static void mm_forward(const model_gpu_t *m, const work_t *w, float *out, const float *inp, size_t woff,
                        int N, int C, int OC) {
-    gpu_cast_to_bf16(w->xb, inp, (size_t)N * C);
-    gpu_gemm_bf16(0, 0, N, OC, C, 1.0f, w->xb, C, 0, m->params_bf16 + woff, OC, 0, 0.0f, out, OC, 0, 1);
+    mm_forward_n(m, w, out, inp, woff, N, C, OC, 1);
 }
 
-/* dinp += dout W^T (if dinp); dW += inp^T dout; operands rounded to bf16. */
+/* The backward of mm_forward_n: dinp += sum_i dout_i W_i^T (if dinp, in order i = 0..n-1);
+ * dW_i += inp^T dout_i as one batched matmul; every operand rounded to bf16 once. */
+static void mm_backward_n(const model_gpu_t *m, const work_t *w, float *dinp, size_t woff, const float *dout,
+                          const float *inp, int N, int C, int OC, int n) {
+    const size_t out_n = (size_t)N * OC, w_n = (size_t)C * OC;
+    gpu_cast_to_bf16(w->dyb, dout, n * out_n);
+    for (int i = 0; dinp && i < n; i++)
+        gpu_gemm_bf16(0, 1, N, C, OC, 1.0f, w->dyb + i * out_n, OC, 0, m->params_bf16 + woff + i * w_n, OC, 0,
+                      1.0f, dinp, C, 0, 1);
+    gpu_cast_to_bf16(w->xb, inp, (size_t)N * C);
+    gpu_gemm_bf16(1, 0, C, OC, N, 1.0f, w->xb, C, 0, w->dyb, OC, (long long)out_n, 1.0f, m->grads + woff, OC,
+                  (long long)w_n, n);
+}
+
 static void mm_backward(const model_gpu_t *m, const work_t *w, float *dinp, size_t woff, const float *dout,
                         const float *inp, int N, int C, int OC) {
-    gpu_cast_to_bf16(w->dyb, dout, (size_t)N * OC);
-    if (dinp)
-        gpu_gemm_bf16(0, 1, N, C, OC, 1.0f, w->dyb, OC, 0, m->params_bf16 + woff, OC, 0, 1.0f, dinp, C, 0, 1);
-    gpu_cast_to_bf16(w->xb, inp, (size_t)N * C);
-    gpu_gemm_bf16(1, 0, C, OC, N, 1.0f, w->xb, C, 0, w->dyb, OC, 0, 1.0f, m->grads + woff, OC, 0, 1);
+    mm_backward_n(m, w, dinp, woff, dout, inp, N, C, OC, 1);
 }
 
 static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, layer_acts_t *a) {
@@ -243,17 +275,14 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
     for (int l = 0; l < L; l++) {
         layer_acts_t *a = &m->layers[l];
         gpu_rmsnorm_forward(a->ln1, a->ln1_rstd, x, m->params + off(m, l, P_ATTN_NORM), N, D, eps);
-        mm_forward(m, &w, a->q, a->ln1, off(m, l, P_WQ), N, D, D);
-        mm_forward(m, &w, a->k, a->ln1, off(m, l, P_WK), N, D, D);
-        mm_forward(m, &w, a->v, a->ln1, off(m, l, P_WV), N, D, D);
+        mm_forward_n(m, &w, a->q, a->ln1, off(m, l, P_WQ), N, D, D, 3); /* q, k, v */
         gpu_rope(a->q, a->q, m->rope_cos, m->rope_sin, N, T, D, H, 1.0f);
         gpu_rope(a->k, a->k, m->rope_cos, m->rope_sin, N, T, D, H, 1.0f);
         attention_forward_gpu(m, &w, a);
         mm_forward(m, &w, m->scratch, a->atty, off(m, l, P_WO), N, D, D);
         gpu_residual_forward(a->res1, x, m->scratch, (size_t)N * D);
         gpu_rmsnorm_forward(a->ln2, a->ln2_rstd, a->res1, m->params + off(m, l, P_MLP_NORM), N, D, eps);
-        mm_forward(m, &w, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F);
-        mm_forward(m, &w, a->up, a->ln2, off(m, l, P_W_UP), N, D, F);
+        mm_forward_n(m, &w, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F, 2); /* gate, up */
         gpu_swiglu_forward(a->swi, a->gate, a->up, (size_t)N * F);
         mm_forward(m, &w, m->scratch, a->swi, off(m, l, P_W_DOWN), N, F, D);
         gpu_residual_forward(a->res2, a->res1, m->scratch, (size_t)N * D);
@@ -291,8 +320,7 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
         mm_backward(m, &w, w.dswi, off(m, l, P_W_DOWN), w.dres, a->swi, N, F, D);
         STUDENT(swiglu_backward_gpu(w.dgate, w.dup, w.dswi, a->gate, a->up, NF), "swiglu_backward_gpu");
         gpu_memset(w.dln, 0, ND * sizeof(float));
-        mm_backward(m, &w, w.dln, off(m, l, P_W_GATE), w.dgate, a->ln2, N, D, F);
-        mm_backward(m, &w, w.dln, off(m, l, P_W_UP), w.dup, a->ln2, N, D, F);
+        mm_backward_n(m, &w, w.dln, off(m, l, P_W_GATE), w.dgate, a->ln2, N, D, F, 2); /* dgate, dup */
         STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln, a->res1,
                                      m->params + off(m, l, P_MLP_NORM), a->ln2_rstd, N, D),
                 "rmsnorm_backward_gpu");
@@ -302,9 +330,7 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
         gpu_rope(w.dq, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
         gpu_rope(w.dk, w.dk, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
         gpu_memset(w.dln, 0, ND * sizeof(float));
-        mm_backward(m, &w, w.dln, off(m, l, P_WQ), w.dq, a->ln1, N, D, D);
-        mm_backward(m, &w, w.dln, off(m, l, P_WK), w.dk, a->ln1, N, D, D);
-        mm_backward(m, &w, w.dln, off(m, l, P_WV), w.dv, a->ln1, N, D, D);
+        mm_backward_n(m, &w, w.dln, off(m, l, P_WQ), w.dq, a->ln1, N, D, D, 3); /* dq, dk, dv */
         STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln, x,
                                      m->params + off(m, l, P_ATTN_NORM), a->ln1_rstd, N, D),
                 "rmsnorm_backward_gpu");

@@ -62,7 +62,7 @@ LIBKERNELS_EMU    :=
 # on a tiled kernel. cublas_gemm.cu stays out of the emulator build.
 MODEL_GPU_OBJ     := $(BUILD)/obj/kernels/cuda/model_gpu.o
 TRAINER_GPU_OBJ   := $(BUILD)/obj/kernels/train/trainer_gpu.o
-KERNELS_EMU_CU    := kernels/cuda/model_ops.cu
+KERNELS_EMU_CU    := kernels/cuda/model_ops.cu kernels/cuda/flash_attention.cu
 
 ifeq ($(HAVE_CUDA),1)
 LIBKERNELS_CUDA := $(BUILD)/cuda/lib/libkernels_cuda.a
@@ -87,7 +87,8 @@ $(BUILD)/emu/obj/kernels/gemm_harness.o: kernels/gemm_harness.c
 $(BUILD)/emu/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu | $(SIMTCC)
 	@mkdir -p $(@D)
 	$(Q)$(SIMTCC) -O2 -g $(CPPFLAGS) -c $< -o $@
-$(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu/obj/kernels/cuda/%.cu.o): kernels/cuda/model_ops_gpu.h common/error.h
+$(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu/obj/kernels/cuda/%.cu.o): kernels/cuda/model_ops_gpu.h common/error.h \
+    kernels/cuda/flash_attention.h common/warp_mma.cuh common/lab.h
 $(LIBKERNELS_EMU): $(BUILD)/emu/obj/kernels/gemm_harness.o $(MODEL_GPU_OBJ) \
                    $(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu/obj/kernels/cuda/%.cu.o)
 	@mkdir -p $(@D)
@@ -98,10 +99,19 @@ ALL_TARGETS += $(LIBKERNELS_EMU)
 $(BUILD)/tests/test_model_ops_gpu_emu: kernels/tests/test_model_ops_gpu.c $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) \
                                        $(LIBCOMMON) $(EMU_LIBCOMMON) $(SIMT_LIB)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(SIMT_CPPFLAGS) -DCOURSE_SIMT $(CFLAGS) -c $< -o $@.o
+	$(Q)$(CC) $(CPPFLAGS) $(SIMT_CPPFLAGS) -DCOURSE_SIMT $(CFLAGS) -MMD -MP -MT $@ -c $< -o $@.o
 	$(Q)$(CXX) -o $@ $@.o $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) \
 	    $(SIMT_LDLIBS) $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
 UNIT_TESTS += $(BUILD)/tests/test_model_ops_gpu_emu
+
+# The fused (flash) attention against the CPU reference attention, on the emulator.
+$(BUILD)/tests/test_flash_attention_emu: kernels/tests/test_flash_attention.c $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) \
+                                         $(LIBCOMMON) $(EMU_LIBCOMMON) $(SIMT_LIB)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(SIMT_CPPFLAGS) -DCOURSE_SIMT $(CFLAGS) -MMD -MP -MT $@ -c $< -o $@.o
+	$(Q)$(CXX) -o $@ $@.o $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) \
+	    $(SIMT_LDLIBS) $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
+UNIT_TESTS += $(BUILD)/tests/test_flash_attention_emu
 endif
 
 # The same tests against the real runtime: they run on a GPU and skip without one.
@@ -109,12 +119,20 @@ ifeq ($(HAVE_CUDA),1)
 $(BUILD)/tests/test_model_ops_gpu_cuda: kernels/tests/test_model_ops_gpu.c $(LIBKERNELS_CUDA) $(LIBKERNELS_CPU) \
                                         $(LIBCOMMON) $(CUDA_LIBCOMMON)
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CUDA_CPPFLAGS) $(CFLAGS) -c $< -o $@.o
+	$(Q)$(CC) $(CPPFLAGS) $(CUDA_CPPFLAGS) $(CFLAGS) -MMD -MP -MT $@ -c $< -o $@.o
 	$(Q)$(CXX) -o $@ $@.o $(LIBKERNELS_CUDA) $(LIBKERNELS_CPU) $(CUDA_LIBCOMMON) $(LIBCOMMON) $(CUDA_LDLIBS) \
 	    $(CUBLAS_LDLIBS) $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
 UNIT_TESTS += $(BUILD)/tests/test_model_ops_gpu_cuda
+
+$(BUILD)/tests/test_flash_attention_cuda: kernels/tests/test_flash_attention.c $(LIBKERNELS_CUDA) $(LIBKERNELS_CPU) \
+                                          $(LIBCOMMON) $(CUDA_LIBCOMMON)
+	@mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CUDA_CPPFLAGS) $(CFLAGS) -MMD -MP -MT $@ -c $< -o $@.o
+	$(Q)$(CXX) -o $@ $@.o $(LIBKERNELS_CUDA) $(LIBKERNELS_CPU) $(CUDA_LIBCOMMON) $(LIBCOMMON) $(CUDA_LDLIBS) \
+	    $(CUBLAS_LDLIBS) $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
+UNIT_TESTS += $(BUILD)/tests/test_flash_attention_cuda
 endif
 
--include $(wildcard $(BUILD)/obj/kernels/*/*.d $(BUILD)/cuda/obj/kernels/*.d \
+-include $(wildcard $(BUILD)/obj/kernels/*/*.d $(BUILD)/cuda/obj/kernels/*.d $(BUILD)/tests/*.d \
                     $(BUILD)/cuda/obj/kernels/cuda/*.d $(BUILD)/emu/obj/kernels/*.d \
                     $(BUILD)/obj/kernels/*/*.d)

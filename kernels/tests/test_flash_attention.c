@@ -1,0 +1,485 @@
+/*
+ * The fused causal attention (kernels/cuda/flash_attention.h) against the CPU
+ * reference attention (kernels/cpu/model_ops.h), on the emulator or a GPU;
+ * each device test skips, visibly, where there is no device.
+ *
+ * Sequence lengths are awkward on purpose: 1, 7, 33, 65, 130 are not
+ * multiples of the 64-row tile, so every edge tile is partly masked; 64 and
+ * 128 fill their tiles exactly. Every supported head size is covered, with
+ * several (sequence, head) pairs so that a mixed-up head or sequence offset
+ * shows. Inputs are rounded to bf16 first, so kernel and reference see the
+ * same numbers; the tolerances then come only from the kernel's own bf16
+ * roundings (of P, of dout, of dS), with the bound worked out per element.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cpu/model_ops.h"
+#include "cuda/flash_attention.h"
+#include "error.h"
+#include "gpu.h"
+#include "half.h"
+#include "memory.h"
+#include "numerics.h"
+#include "rng.h"
+#include "tests/child.h"
+
+#define REQUIRE_DEVICE()                                                      \
+    do {                                                                      \
+        if (!gpu_available()) {                                               \
+            print_message("no GPU here: the emulator build runs this test\n"); \
+            skip();                                                           \
+        }                                                                     \
+    } while (0)
+
+#define REQUIRE_CLOSE(ok, what, rep)                                          \
+    do {                                                                      \
+        if (!(ok)) {                                                          \
+            char line_[512];                                                  \
+            fail_msg("%s", cmp_report_format(line_, sizeof line_, (what), (rep))); \
+        }                                                                     \
+    } while (0)
+
+/* ---- device buffers with guard zones -------------------------------------------- */
+
+/* A device buffer of n 32-bit words with GUARD words on each side. The whole
+ * allocation starts as a NaN pattern: an element the kernel forgets to write
+ * stays NaN (which every comparison fails), and a write past either end
+ * changes a guard word. GUARD covers a whole 64-row tile of the widest test
+ * (D = 128), so a tile that wrote its rows past T would land in it. */
+#define GUARD (64 * 128)
+#define POISON 0x7fc0dead
+
+typedef struct {
+    uint32_t *base; /* device, n + 2 * GUARD words */
+    size_t n;
+} guarded_t;
+
+static guarded_t guarded_alloc(size_t words) {
+    guarded_t g = {gpu_malloc((words + 2 * GUARD) * 4), words};
+    uint32_t *h = host_malloc((words + 2 * GUARD) * 4);
+    for (size_t i = 0; i < words + 2 * GUARD; i++) h[i] = POISON;
+    gpu_upload(g.base, h, (words + 2 * GUARD) * 4);
+    host_free(h);
+    return g;
+}
+
+static void *inner(guarded_t g) { return g.base + GUARD; }
+
+/* Downloads the interior (n words) and fails if a guard word changed. */
+static void *guarded_down(guarded_t g, const char *what) {
+    uint32_t *h = host_malloc((g.n + 2 * GUARD) * 4);
+    gpu_download(h, g.base, (g.n + 2 * GUARD) * 4);
+    for (size_t i = 0; i < GUARD; i++) {
+        if (h[i] != POISON) fail_msg("%s: guard word %zu before the buffer was overwritten", what, GUARD - i);
+        if (h[GUARD + g.n + i] != POISON) fail_msg("%s: guard word %zu past the end was overwritten", what, i);
+    }
+    void *out = host_malloc(g.n * 4 + 4);
+    memcpy(out, h + GUARD, g.n * 4);
+    host_free(h);
+    return out;
+}
+
+/* ---- inputs and the reference ---------------------------------------------------- */
+
+static float *rnd(size_t n, float lo, float hi, uint64_t seed) {
+    float *x = host_malloc(n * sizeof(float) + 4);
+    rng_t r;
+    rng_init(&r, seed);
+    rng_fill_uniform(&r, x, n, lo, hi);
+    return x;
+}
+
+/* [B*T, D] fp32 -> [B, H, T, hd] bf16 bits: what gpu_heads_split_bf16() does. */
+static uint16_t *split_bf16(const float *x, int B, int T, int D, int H) {
+    const int hd = D / H;
+    uint16_t *h = host_malloc((size_t)B * T * D * 2 + 4);
+    for (int b = 0; b < B; b++)
+        for (int t = 0; t < T; t++)
+            for (int c = 0; c < D; c++)
+                h[(((size_t)b * H + c / hd) * T + t) * hd + c % hd] = bf16_from_float(x[((size_t)b * T + t) * D + c]);
+    return h;
+}
+
+/* The problem, the reference results and the per-element error magnitudes. */
+typedef struct {
+    int B, T, D, H, hd;
+    size_t ND, BHT;
+    float *q, *k, *v, *dout;            /* [N, D]; q, k, v already bf16 values */
+    uint16_t *qh, *kh, *vh;             /* [B, H, T, hd] bf16 bits */
+    float *out, *dq, *dk, *dv;          /* CPU reference (fp32) */
+    double *out_d, *dq_d, *dk_d, *dv_d; /* the same, widened for check_gemm_bound */
+    double *lse;                        /* [B, H, T] double reference */
+    double *mag_out, *mag_dq, *mag_dk, *mag_dv, *mag_lse;
+} problem_t;
+
+static double *widen(const float *x, size_t n) {
+    double *d = host_malloc(n * sizeof(double) + 8);
+    for (size_t i = 0; i < n; i++) d[i] = x[i];
+    return d;
+}
+
+static problem_t make_problem(int B, int T, int H, int hd, uint64_t seed) {
+    problem_t p;
+    memset(&p, 0, sizeof p);
+    p.B = B, p.T = T, p.H = H, p.hd = hd, p.D = H * hd;
+    const int D = p.D;
+    p.ND = (size_t)B * T * D;
+    p.BHT = (size_t)B * H * T;
+    /* Scores q.k / sqrt(hd) of spread about 1.3: peaked enough that the
+     * running maximum moves between tiles, not so peaked that P is one-hot. */
+    p.q = rnd(p.ND, -2, 2, seed);
+    p.k = rnd(p.ND, -2, 2, seed + 1);
+    p.v = rnd(p.ND, -1, 1, seed + 2);
+    p.dout = rnd(p.ND, -1, 1, seed + 3);
+    for (size_t i = 0; i < p.ND; i++) {
+        p.q[i] = round_to_bf16(p.q[i]);
+        p.k[i] = round_to_bf16(p.k[i]);
+        p.v[i] = round_to_bf16(p.v[i]);
+    }
+    p.qh = split_bf16(p.q, B, T, D, H);
+    p.kh = split_bf16(p.k, B, T, D, H);
+    p.vh = split_bf16(p.v, B, T, D, H);
+
+    float *att = host_malloc((size_t)B * H * T * T * sizeof(float));
+    p.out = host_malloc(p.ND * 4);
+    p.dq = host_calloc(p.ND, 4);
+    p.dk = host_calloc(p.ND, 4);
+    p.dv = host_calloc(p.ND, 4);
+    attention_forward(p.out, att, p.q, p.k, p.v, B, T, D, H);
+    attention_backward(p.dq, p.dk, p.dv, p.dout, att, p.q, p.k, p.v, B, T, D, H);
+    p.out_d = widen(p.out, p.ND);
+    p.dq_d = widen(p.dq, p.ND);
+    p.dk_d = widen(p.dk, p.ND);
+    p.dv_d = widen(p.dv, p.ND);
+
+    p.lse = host_malloc(p.BHT * sizeof(double));
+    p.mag_lse = host_malloc(p.BHT * sizeof(double));
+    p.mag_out = host_calloc(p.ND, sizeof(double));
+    p.mag_dq = host_calloc(p.ND, sizeof(double));
+    p.mag_dk = host_calloc(p.ND, sizeof(double));
+    p.mag_dv = host_calloc(p.ND, sizeof(double));
+    const double scale = 1.0 / sqrt((double)hd);
+    double *A = host_malloc((size_t)T * sizeof(double)), *E = host_malloc((size_t)T * sizeof(double));
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++) {
+            const float *P = att + ((size_t)b * H + h) * T * T;
+#define AT(x, t, c) (x)[((size_t)b * T + (t)) * D + (size_t)h * hd + (c)]
+            for (int i = 0; i < T; i++) {
+                /* The logsumexp in double, and what bounds its fp32 error: the
+                 * length-hd dot products (hd eps |q||k|), the length-T sum of
+                 * exponentials (T eps), exp2f and log2f (a few ulps of |L|). */
+                double mx = -INFINITY, qk_abs = 0.0, sum = 0.0;
+                for (int j = 0; j <= i; j++) {
+                    double s = 0.0, sa = 0.0;
+                    for (int c = 0; c < hd; c++) {
+                        s += (double)AT(p.q, i, c) * AT(p.k, j, c);
+                        sa += fabs((double)AT(p.q, i, c) * AT(p.k, j, c));
+                    }
+                    E[j] = s * scale;
+                    mx = fmax(mx, E[j]);
+                    qk_abs = fmax(qk_abs, sa * scale);
+                }
+                for (int j = 0; j <= i; j++) sum += exp(E[j] - mx);
+                const size_t r = ((size_t)b * H + h) * T + i;
+                p.lse[r] = mx + log(sum);
+                p.mag_lse[r] = hd * qk_abs + (T + 8) + 8 * fabs(p.lse[r]);
+
+                /* Backward magnitudes: A_ij = sum_d |dO_id||v_jd| bounds the error
+                 * of dP_ij from rounding dout to bf16; Abar_i = sum_j P_ij A_ij that
+                 * of Delta_i through out's error; E_ij = scale (P_ij (A_ij + Abar_i)
+                 * + |dS_ij|) bounds u times the error of the bf16 dS_ij. */
+                const float *Pi = P + (size_t)i * T;
+                double abar = 0.0, delta = 0.0;
+                for (int j = 0; j <= i; j++) {
+                    double a = 0.0, dp = 0.0;
+                    for (int c = 0; c < hd; c++) {
+                        a += fabs((double)AT(p.dout, i, c) * AT(p.v, j, c));
+                        dp += (double)AT(p.dout, i, c) * AT(p.v, j, c);
+                    }
+                    A[j] = a;
+                    E[j] = dp; /* dP for now */
+                    abar += Pi[j] * a;
+                    delta += Pi[j] * dp;
+                }
+                for (int j = 0; j <= i; j++) E[j] = scale * (Pi[j] * (A[j] + abar) + fabs(Pi[j] * (E[j] - delta)));
+                for (int j = 0; j <= i; j++)
+                    for (int c = 0; c < hd; c++) {
+                        AT(p.mag_out, i, c) += Pi[j] * fabs(AT(p.v, j, c));
+                        AT(p.mag_dv, j, c) += Pi[j] * fabs(AT(p.dout, i, c));
+                        AT(p.mag_dq, i, c) += E[j] * fabs(AT(p.k, j, c));
+                        AT(p.mag_dk, j, c) += E[j] * fabs(AT(p.q, i, c));
+                    }
+            }
+#undef AT
+        }
+    host_free(A);
+    host_free(E);
+    host_free(att);
+    return p;
+}
+
+static void free_problem(problem_t *p) {
+    void *h[] = {p->q, p->k, p->v, p->dout, p->qh, p->kh, p->vh, p->out, p->dq, p->dk, p->dv, p->out_d,
+                 p->dq_d, p->dk_d, p->dv_d, p->lse, p->mag_out, p->mag_dq, p->mag_dk, p->mag_dv, p->mag_lse};
+    for (size_t i = 0; i < sizeof h / sizeof h[0]; i++) host_free(h[i]);
+}
+
+/* ---- running the kernels ------------------------------------------------------------ */
+
+typedef struct {
+    uint16_t *q, *k, *v;
+    float *dout;
+    guarded_t out, lse, dq, dk, dv, dob, delta;
+} device_run_t;
+
+static device_run_t upload(const problem_t *p) {
+    device_run_t d;
+    const size_t nb = p->ND * 2;
+    d.q = gpu_malloc(nb);
+    d.k = gpu_malloc(nb);
+    d.v = gpu_malloc(nb);
+    d.dout = gpu_malloc(p->ND * 4);
+    gpu_upload(d.q, p->qh, nb);
+    gpu_upload(d.k, p->kh, nb);
+    gpu_upload(d.v, p->vh, nb);
+    gpu_upload(d.dout, p->dout, p->ND * 4);
+    d.out = guarded_alloc(p->ND);
+    d.lse = guarded_alloc(p->BHT);
+    d.dq = guarded_alloc(p->ND);
+    d.dk = guarded_alloc(p->ND);
+    d.dv = guarded_alloc(p->ND);
+    d.dob = guarded_alloc((p->ND + 1) / 2); /* bf16: two per word */
+    d.delta = guarded_alloc(p->BHT);
+    return d;
+}
+
+static void run_forward(const problem_t *p, device_run_t *d) {
+    gpu_flash_attention_forward(inner(d->out), inner(d->lse), d->q, d->k, d->v, p->B, p->T, p->D, p->H);
+}
+
+static void run_backward(const problem_t *p, device_run_t *d) {
+    gpu_flash_attention_backward(inner(d->dq), inner(d->dk), inner(d->dv), inner(d->dob), inner(d->delta), d->dout,
+                                 inner(d->out), inner(d->lse), d->q, d->k, d->v, p->B, p->T, p->D, p->H);
+}
+
+static void free_run(device_run_t *d) {
+    gpu_free(d->q); gpu_free(d->k); gpu_free(d->v); gpu_free(d->dout);
+    guarded_t g[] = {d->out, d->lse, d->dq, d->dk, d->dv, d->dob, d->delta};
+    for (size_t i = 0; i < sizeof g / sizeof g[0]; i++) gpu_free(g[i].base);
+}
+
+/* The backward's first kernel: dout rounded to bf16 in the heads layout (bit
+ * for bit as the host rounds it), and Delta_i = sum_d bf16(dout_id) out_id
+ * from the out the forward pass produced. */
+static void check_row_pass(const problem_t *p, const device_run_t *d, const float *out) {
+    uint16_t *dob = guarded_down(d->dob, "dout_bf16 scratch"), *want_dob = split_bf16(p->dout, p->B, p->T, p->D, p->H);
+    for (size_t i = 0; i < p->ND; i++)
+        if (dob[i] != want_dob[i]) fail_msg("dout_bf16[%zu] = 0x%04x, want 0x%04x", i, dob[i], want_dob[i]);
+    float *delta = guarded_down(d->delta, "delta scratch");
+    double *want = host_malloc(p->BHT * sizeof(double)), *mag = host_malloc(p->BHT * sizeof(double));
+    const int hd = p->hd;
+    for (int b = 0; b < p->B; b++)
+        for (int h = 0; h < p->H; h++)
+            for (int t = 0; t < p->T; t++) {
+                const size_t row = ((size_t)b * p->H + h) * p->T + t, at = ((size_t)b * p->T + t) * p->D + (size_t)h * hd;
+                double s = 0.0, a = 0.0;
+                for (int c = 0; c < hd; c++) {
+                    const double x = float_from_bf16(want_dob[row * hd + c]) * (double)out[at + c];
+                    s += x;
+                    a += fabs(x);
+                }
+                want[row] = s;
+                mag[row] = a;
+            }
+    cmp_report_t rep;
+    /* A length-hd fp32 dot product: (hd + 1) eps sum |x| (Higham 3.1). */
+    REQUIRE_CLOSE(check_gemm_bound(delta, want, mag, (int)p->BHT, 1, hd + 1, EPS_FP32, 1.0, &rep), "delta", &rep);
+    host_free(dob); host_free(want_dob); host_free(delta); host_free(want); host_free(mag);
+}
+
+/* Forward and backward on one shape against the reference. */
+static void check_shape(int B, int T, int H, int hd, uint64_t seed) {
+    problem_t p = make_problem(B, T, H, hd, seed);
+    device_run_t d = upload(&p);
+    char what[160];
+    cmp_report_t rep;
+    const int N = B * T, D = p.D;
+
+    run_forward(&p, &d);
+    float *out = guarded_down(d.out, "out"), *lse = guarded_down(d.lse, "lse");
+    /* P is rounded to bf16 (relative u) before P V; everything else is fp32:
+     * |err| <= u sum_j P_ij |v_jd|, times 2 for the fp32 softmax and sums. */
+    snprintf(what, sizeof what, "out (B %d T %d H %d hd %d)", B, T, H, hd);
+    REQUIRE_CLOSE(check_gemm_bound(out, p.out_d, p.mag_out, N, D, 1, EPS_BF16, 2.0, &rep), what, &rep);
+    /* fp32 throughout (magnitudes in make_problem), with a factor 2 to spare. */
+    snprintf(what, sizeof what, "lse (B %d T %d H %d hd %d)", B, T, H, hd);
+    REQUIRE_CLOSE(check_gemm_bound(lse, p.lse, p.mag_lse, (int)p.BHT, 1, 1, EPS_FP32, 2.0, &rep), what, &rep);
+
+    run_backward(&p, &d);
+    float *dq = guarded_down(d.dq, "dq"), *dk = guarded_down(d.dk, "dk"), *dv = guarded_down(d.dv, "dv");
+    check_row_pass(&p, &d, out);
+    /* dV = P^T dO with P and dO rounded to bf16: 2u per product, plus fp32. */
+    snprintf(what, sizeof what, "dv (B %d T %d H %d hd %d)", B, T, H, hd);
+    REQUIRE_CLOSE(check_gemm_bound(dv, p.dv_d, p.mag_dv, N, D, 1, EPS_BF16, 3.0, &rep), what, &rep);
+    /* dQ = dS K, dK = dS^T Q: each dS_ij is off by at most u E_ij (the bf16
+     * rounding of dS, of dout inside dP, and out's error inside Delta; see
+     * make_problem); 2 leaves room for the fp32 recomputation of P. */
+    snprintf(what, sizeof what, "dq (B %d T %d H %d hd %d)", B, T, H, hd);
+    REQUIRE_CLOSE(check_gemm_bound(dq, p.dq_d, p.mag_dq, N, D, 1, EPS_BF16, 2.0, &rep), what, &rep);
+    snprintf(what, sizeof what, "dk (B %d T %d H %d hd %d)", B, T, H, hd);
+    REQUIRE_CLOSE(check_gemm_bound(dk, p.dk_d, p.mag_dk, N, D, 1, EPS_BF16, 2.0, &rep), what, &rep);
+
+    host_free(out); host_free(lse); host_free(dq); host_free(dk); host_free(dv);
+    free_run(&d);
+    free_problem(&p);
+}
+
+/* ---- tests ----------------------------------------------------------------------------- */
+
+static void test_short_sequences(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    check_shape(1, 1, 1, 16, 100); /* one token: out = v, dq = dk = 0 */
+    check_shape(2, 7, 3, 16, 110); /* far less than a tile; 6 (sequence, head) pairs */
+    check_shape(3, 33, 2, 32, 120);
+}
+
+static void test_tile_edges(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    check_shape(1, 64, 2, 32, 200);  /* exactly one tile */
+    check_shape(2, 65, 1, 64, 210);  /* one row into the second tile */
+    check_shape(1, 130, 2, 16, 220); /* three tiles, the last with 2 rows */
+}
+
+static void test_head_sizes(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    check_shape(1, 128, 1, 64, 300);  /* two full tiles: the pipeline's both buffers */
+    check_shape(2, 33, 1, 128, 310);  /* the largest head (above 48 KiB of shared memory) */
+    check_shape(1, 130, 1, 128, 320);
+}
+
+/* Many K/V tiles per row: the pipeline's buffers alternate several times,
+ * and the running maximum has many chances to move. */
+static void test_long_sequence(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    check_shape(1, 300, 2, 64, 500); /* the model's head size; 5 tiles, the last with 44 rows */
+    check_shape(2, 257, 3, 16, 510); /* 6 (sequence, head) pairs, one row into the fifth tile */
+    check_shape(1, 1024, 1, 64, 520); /* the model's sequence length: 16 tiles */
+}
+
+/* Two backward passes (and forward passes) on the same inputs: bit-identical. */
+static void test_deterministic(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    problem_t p = make_problem(2, 130, 1, 32, 400);
+    device_run_t a = upload(&p), b = upload(&p);
+    run_forward(&p, &a);
+    run_forward(&p, &b);
+    run_backward(&p, &a);
+    run_backward(&p, &b);
+    const char *names[] = {"out", "lse", "dq", "dk", "dv"};
+    guarded_t ga[] = {a.out, a.lse, a.dq, a.dk, a.dv}, gb[] = {b.out, b.lse, b.dq, b.dk, b.dv};
+    for (int i = 0; i < 5; i++) {
+        void *x = guarded_down(ga[i], names[i]), *y = guarded_down(gb[i], names[i]);
+        if (memcmp(x, y, ga[i].n * 4) != 0) fail_msg("%s differs between two runs on the same inputs", names[i]);
+        host_free(x);
+        host_free(y);
+    }
+    free_run(&a);
+    free_run(&b);
+    free_problem(&p);
+}
+
+/* Buffers that start 2 bytes (bf16) or 4 bytes (fp32) past an aligned
+ * address, as carving a shared allocation can give: the tiles then take the
+ * element-by-element path instead of 16-byte cp.async, with results
+ * bit-identical to the aligned run. */
+static void test_misaligned_buffers(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    problem_t p = make_problem(2, 70, 2, 32, 600);
+    device_run_t a = upload(&p);
+    run_forward(&p, &a);
+    run_backward(&p, &a);
+
+    const size_t nb = p.ND * 2 + 16, nf = p.ND * 4 + 16, nr = p.BHT * 4 + 16;
+    uint16_t *q = gpu_malloc(nb), *k = gpu_malloc(nb), *v = gpu_malloc(nb), *dob = gpu_malloc(nb);
+    float *out = gpu_malloc(nf), *dout = gpu_malloc(nf), *dq = gpu_malloc(nf), *dk = gpu_malloc(nf);
+    float *dv = gpu_malloc(nf), *lse = gpu_malloc(nr), *delta = gpu_malloc(nr);
+    gpu_upload(q + 1, p.qh, p.ND * 2);
+    gpu_upload(k + 1, p.kh, p.ND * 2);
+    gpu_upload(v + 1, p.vh, p.ND * 2);
+    gpu_upload(dout + 1, p.dout, p.ND * 4);
+    gpu_flash_attention_forward(out + 1, lse + 1, q + 1, k + 1, v + 1, p.B, p.T, p.D, p.H);
+    gpu_flash_attention_backward(dq + 1, dk + 1, dv + 1, dob + 1, delta + 1, dout + 1, out + 1, lse + 1, q + 1, k + 1,
+                                 v + 1, p.B, p.T, p.D, p.H);
+    const char *names[] = {"out", "lse", "dq", "dk", "dv"};
+    guarded_t want[] = {a.out, a.lse, a.dq, a.dk, a.dv};
+    float *got[] = {out, lse, dq, dk, dv};
+    for (int i = 0; i < 5; i++) {
+        float *x = guarded_down(want[i], names[i]), *y = host_malloc(want[i].n * 4 + 4);
+        gpu_download(y, got[i] + 1, want[i].n * 4);
+        if (memcmp(x, y, want[i].n * 4) != 0) fail_msg("%s from misaligned buffers differs from the aligned run", names[i]);
+        host_free(x);
+        host_free(y);
+    }
+    void *dev[] = {q, k, v, dob, out, dout, dq, dk, dv, lse, delta};
+    for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) gpu_free(dev[i]);
+    free_run(&a);
+    free_problem(&p);
+}
+
+static void exit_from_hook(int code) { _exit(code == 1 ? 3 : 4); }
+
+static int forward_head_size_48(void *arg) {
+    (void)arg;
+    course_set_abort_hook(exit_from_hook); /* _exit: no atexit handlers in the forked child */
+    gpu_flash_attention_forward(NULL, NULL, NULL, NULL, NULL, 1, 4, 96, 2);
+    return 0;
+}
+
+static int backward_head_size_8(void *arg) {
+    (void)arg;
+    course_set_abort_hook(exit_from_hook);
+    gpu_flash_attention_backward(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, 2, 5, 32, 4);
+    return 0;
+}
+
+/* An unsupported head size stops with a message that names it and the choices,
+ * before anything touches the (here: NULL) buffers. No device needed. */
+static void test_unsupported_head_size(void **state) {
+    (void)state;
+    assert_true(gpu_flash_attention_supported(16) && gpu_flash_attention_supported(32) &&
+                gpu_flash_attention_supported(64) && gpu_flash_attention_supported(128));
+    assert_false(gpu_flash_attention_supported(8) || gpu_flash_attention_supported(48) ||
+                 gpu_flash_attention_supported(0) || gpu_flash_attention_supported(256));
+    child_result_t r = run_in_child(forward_head_size_48, NULL);
+    assert_int_equal(r.exit_code, 3); /* through course_fatal and its hook */
+    assert_non_null(strstr(r.out, "gpu_flash_attention_forward: head size 48"));
+    assert_non_null(strstr(r.out, "{16, 32, 64, 128}"));
+    r = run_in_child(backward_head_size_8, NULL);
+    assert_int_equal(r.exit_code, 3);
+    assert_non_null(strstr(r.out, "gpu_flash_attention_backward: head size 8"));
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_short_sequences), cmocka_unit_test(test_tile_edges),
+        cmocka_unit_test(test_head_sizes),      cmocka_unit_test(test_long_sequence),
+        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_misaligned_buffers), cmocka_unit_test(test_unsupported_head_size),
+    };
+    return cmocka_run_group_tests_name("flash_attention", tests, NULL, NULL);
+}

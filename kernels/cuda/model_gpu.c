@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cpu/model_ops.h"
+#include "cuda/flash_attention.h"
 #include "cuda/model_ops_gpu.h"
 #include "error.h"
 #include "gpu.h"
@@ -43,7 +44,8 @@ static size_t layout_acts(model_gpu_t *m, float *base) {
         a->q = carve(base, &used, N * D);
         a->k = carve(base, &used, N * D);
         a->v = carve(base, &used, N * D);
-        a->att = carve(base, &used, (size_t)m->B * H * T * T);
+        /* naive: the probabilities; flash: only each row's log-sum-exp */
+        a->att = carve(base, &used, (size_t)m->B * H * T * (m->attn == MODEL_ATTN_FLASH ? 1 : T));
         a->atty = carve(base, &used, N * D);
         a->res1 = carve(base, &used, N * D);
         a->ln2 = carve(base, &used, N * D);
@@ -63,7 +65,7 @@ static size_t layout_acts(model_gpu_t *m, float *base) {
 
 /* Scratch: fp32 activation gradients and attention temporaries; bf16 matmul operands. */
 typedef struct {
-    float *dres, *dln, *dq, *dk, *dv, *datty, *dgate, *dup, *dswi, *dP, *dS, *oh;
+    float *dres, *dln, *dq, *dk, *dv, *datty, *dgate, *dup, *dswi, *dP, *dS, *oh, *delta;
     uint16_t *xb, *dyb, *qh, *kh, *vh, *doh, *attb;
 } work_t;
 
@@ -85,8 +87,14 @@ static work_t work_of(const model_gpu_t *m) {
     w.dgate = carve(f, &u, N * F);
     w.dup = carve(f, &u, N * F);
     w.dswi = carve(f, &u, N * F);
-    w.dP = carve(f, &u, ATT);
-    w.dS = carve(f, &u, ATT);
+    if (m->attn == MODEL_ATTN_FLASH) {
+        w.dP = w.dS = NULL;
+        w.delta = carve(f, &u, (size_t)m->B * m->cfg.n_heads * m->T); /* the flash backward's row terms */
+    } else {
+        w.dP = carve(f, &u, ATT);
+        w.dS = carve(f, &u, ATT);
+        w.delta = NULL;
+    }
     uint16_t *h = m->work_bf16;
     w.xb = h;                                 /* a matmul's input: [N, D] or [N, F] */
     w.dyb = h + N * (D > F ? D : F);          /* gradients of up to 3 outputs: [3N, D], [2N, F] or [N, V] */
@@ -94,7 +102,7 @@ static work_t work_of(const model_gpu_t *m) {
     w.kh = w.qh + N * D;
     w.vh = w.kh + N * D;
     w.doh = w.vh + N * D;
-    w.attb = w.doh + N * D;
+    w.attb = m->attn == MODEL_ATTN_FLASH ? NULL : w.doh + N * D; /* naive only: P and dS in bf16 */
     return w;
 }
 
@@ -102,12 +110,26 @@ static size_t off(const model_gpu_t *m, int layer, model_layer_param_t which) {
     return m->table.slices[param_index(&m->table, layer, which)].offset;
 }
 
+int model_gpu_flash_supported(const model_config_t *cfg) {
+    return cfg->n_heads > 0 && cfg->d_model % cfg->n_heads == 0 &&
+           gpu_flash_attention_supported(cfg->d_model / cfg->n_heads);
+}
+
 void model_gpu_init(model_gpu_t *m, const model_config_t *cfg, int B, int T, uint64_t seed) {
+    model_gpu_init_attn(m, cfg, B, T, seed, MODEL_ATTN_NAIVE);
+}
+
+void model_gpu_init_attn(model_gpu_t *m, const model_config_t *cfg, int B, int T, uint64_t seed,
+                         model_attn_t attn) {
     char err[512];
     memset(m, 0, sizeof *m);
     CHECK(model_config_validate(cfg, err, sizeof err) == 0, "model_gpu_init: %s", err);
     CHECK(B >= 1 && T >= 1 && T <= cfg->max_seq,
           "model_gpu_init: sequence length %d must be in [1, %d] (--max-seq)", T, cfg->max_seq);
+    CHECK(attn == MODEL_ATTN_NAIVE || model_gpu_flash_supported(cfg),
+          "model_gpu_init: flash attention needs a head size (--d-model / --heads = %d) of 16, 32, 64 or 128; "
+          "pick --heads accordingly or use the naive attention", cfg->d_model / cfg->n_heads);
+    m->attn = attn;
     m->cfg = *cfg;
     m->B = B;
     m->T = T;
@@ -145,9 +167,11 @@ void model_gpu_init(model_gpu_t *m, const model_config_t *cfg, int B, int T, uin
 
     const size_t N = (size_t)B * T, D = (size_t)cfg->d_model, F = (size_t)cfg->d_ff;
     const size_t ATT = (size_t)B * cfg->n_heads * T * T;
-    m->n_work = 7 * N * D + 3 * N * F + 2 * ATT;
+    const int flash = attn == MODEL_ATTN_FLASH;
+    m->n_work = 7 * N * D + 3 * N * F + (flash ? (size_t)B * cfg->n_heads * T : 2 * ATT);
     m->work = gpu_malloc(m->n_work * sizeof(float));
-    m->n_work_bf16 = N * (D > F ? D : F) + N * max3(3 * D, 2 * F, (size_t)cfg->vocab) + 4 * N * D + ATT;
+    m->n_work_bf16 =
+        N * (D > F ? D : F) + N * max3(3 * D, 2 * F, (size_t)cfg->vocab) + 4 * N * D + (flash ? 0 : ATT);
     m->work_bf16 = gpu_malloc(m->n_work_bf16 * sizeof(uint16_t));
 
     const int hd = cfg->d_model / cfg->n_heads;
@@ -226,6 +250,10 @@ static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, layer_a
     gpu_heads_split_bf16(w->qh, a->q, B, T, D, H);
     gpu_heads_split_bf16(w->kh, a->k, B, T, D, H);
     gpu_heads_split_bf16(w->vh, a->v, B, T, D, H);
+    if (m->attn == MODEL_ATTN_FLASH) { /* a->att receives the rows' log-sum-exps */
+        gpu_flash_attention_forward(a->atty, a->att, w->qh, w->kh, w->vh, B, T, D, H);
+        return;
+    }
     /* S = Q K^T / sqrt(hd) over the full square (the causal softmax ignores the upper half). */
     gpu_gemm_bf16(0, 1, T, T, hd, 1.0f / sqrtf((float)hd), w->qh, hd, sT, w->kh, hd, sT, 0.0f, a->att, T, sTT,
                   BH);
@@ -242,6 +270,11 @@ static void attention_backward_gpu(const model_gpu_t *m, const work_t *w, const 
     gpu_heads_split_bf16(w->qh, a->q, B, T, D, H);
     gpu_heads_split_bf16(w->kh, a->k, B, T, D, H);
     gpu_heads_split_bf16(w->vh, a->v, B, T, D, H);
+    if (m->attn == MODEL_ATTN_FLASH) { /* recomputes P from the log-sum-exps; rounds dO into doh */
+        gpu_flash_attention_backward(w->dq, w->dk, w->dv, w->doh, w->delta, w->datty, a->atty, a->att, w->qh,
+                                     w->kh, w->vh, B, T, D, H);
+        return;
+    }
     gpu_heads_split_bf16(w->doh, w->datty, B, T, D, H);
     /* dP = dO V^T; dV = P^T dO */
     gpu_gemm_bf16(0, 1, T, T, hd, 1.0f, w->doh, hd, sT, w->vh, hd, sT, 0.0f, w->dP, T, sTT, BH);

@@ -16,8 +16,15 @@
  * prototypes are at the end of this file; the backend aborts with "not
  * implemented" while one is still a TODO.
  *
- * Not here: activation recomputation, a fused (flash) attention, overlap of
- * anything with anything; the handout lists them as next steps.
+ * Attention comes in two implementations (model_attn_t): the naive one
+ * stores the B x H x T x T probabilities and runs the student's softmax
+ * backward, the one the lab's checks exercise; the flash one
+ * (kernels/cuda/flash_attention.h) never stores them and is what the
+ * benchmark and the training program use by default where the head size
+ * allows.
+ *
+ * Not here: activation recomputation, overlap of anything with anything;
+ * the handout lists them as next steps.
  */
 #ifndef COURSE_MODEL_GPU_H
 #define COURSE_MODEL_GPU_H
@@ -32,9 +39,16 @@
 extern "C" {
 #endif
 
+/** How the GPU backend computes attention. */
+typedef enum {
+    MODEL_ATTN_NAIVE = 0, /**< scores and probabilities stored [B, H, T, T]; the student's softmax backward */
+    MODEL_ATTN_FLASH = 1  /**< fused kernels, only the row log-sum-exp stored (hd in {16, 32, 64, 128}) */
+} model_attn_t;
+
 /** The model on the device for micro-batches of B x T tokens. Pointers are device memory unless marked host. */
 typedef struct {
     model_config_t cfg;     /**< the shape */
+    model_attn_t attn;      /**< attention implementation (layers[l].att holds [B, H, T] log-sum-exps with flash) */
     param_table_t table;    /**< slices of the flat buffers (host) */
     size_t n_params;        /**< elements in each flat buffer */
     int B;                  /**< sequences per forward pass */
@@ -78,6 +92,28 @@ typedef struct {
  * @param seed parameter-initialisation seed
  */
 void model_gpu_init(model_gpu_t *m, const model_config_t *cfg, int B, int T, uint64_t seed);
+
+/**
+ * @brief model_gpu_init() with a choice of attention (model_gpu_init() is MODEL_ATTN_NAIVE).
+ *
+ * Aborts with a message if attn is MODEL_ATTN_FLASH and the head size is not supported
+ * (model_gpu_flash_supported() asks first).
+ * @param m the model
+ * @param cfg a valid configuration
+ * @param B sequences per forward pass
+ * @param T tokens per sequence
+ * @param seed parameter-initialisation seed
+ * @param attn the attention implementation
+ */
+void model_gpu_init_attn(model_gpu_t *m, const model_config_t *cfg, int B, int T, uint64_t seed,
+                         model_attn_t attn);
+
+/**
+ * @brief Whether the flash attention kernels handle this configuration's head size.
+ * @param cfg the configuration
+ * @return 1 or 0
+ */
+int model_gpu_flash_supported(const model_config_t *cfg);
 
 /** @brief Release everything model_gpu_init() allocated. @param m the model */
 void model_gpu_free(model_gpu_t *m);

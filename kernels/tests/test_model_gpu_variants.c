@@ -1,13 +1,15 @@
 /*
- * The --matmul switch of the lab-05 programs (kernels/train/matmul_switch.h):
- * the lab-04 solution kernels behind gpu_gemm_bf16(), on the emulator or a
- * GPU (each test skips, visibly, without a device).
+ * The variants of the lab-05 GPU backend, on the emulator or a GPU (each test
+ * skips, visibly, without a device):
  *
- * gpu_gemm_bf16() is called with every operand form the model uses and some it
- * does not (transposed A or B, padded rows, odd offsets, batches, beta 0 and 1)
- * and compared with a double-precision product of the same bf16 values; then a
- * whole forward and backward pass of the model with the lab-04 kernels is
- * compared with the course's own tiled kernel.
+ * - the --matmul switch (kernels/train/matmul_switch.h), the lab-04 solution
+ *   kernels behind gpu_gemm_bf16(): called with every operand form the model
+ *   uses and some it does not (transposed A or B, padded rows, odd offsets,
+ *   batches, beta 0 and 1) against a double-precision product of the same
+ *   bf16 values, then a whole forward and backward pass against the course's
+ *   own tiled kernel;
+ * - --attention flash (kernels/cuda/flash_attention.h) against the naive
+ *   attention: the loss, every gradient and a short training run.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -132,12 +134,12 @@ static void test_operand_forms(void **state) {
     select_or_fail("auto");
 }
 
-/* Gradients of one forward/backward pass with the named matmul, in a fresh model. */
-static float *model_grads(const char *kernel, const model_config_t *cfg, int B, int T, const int *in,
-                          const int *tg, double *loss, size_t *n) {
+/* Gradients of one forward/backward pass with the named matmul and attention, in a fresh model. */
+static float *model_grads_attn(const char *kernel, model_attn_t attn, const model_config_t *cfg, int B, int T,
+                               const int *in, const int *tg, double *loss, size_t *n) {
     select_or_fail(kernel);
     model_gpu_t g;
-    model_gpu_init(&g, cfg, B, T, 11);
+    model_gpu_init_attn(&g, cfg, B, T, 11, attn);
     *loss = model_gpu_forward(&g, in, tg);
     model_gpu_zero_grad(&g);
     model_gpu_backward(&g, 1.0f);
@@ -146,6 +148,20 @@ static float *model_grads(const char *kernel, const model_config_t *cfg, int B, 
     *n = g.n_params;
     model_gpu_free(&g);
     return h;
+}
+
+static float *model_grads(const char *kernel, const model_config_t *cfg, int B, int T, const int *in,
+                          const int *tg, double *loss, size_t *n) {
+    return model_grads_attn(kernel, MODEL_ATTN_NAIVE, cfg, B, T, in, tg, loss, n);
+}
+
+static double rel_diff(const float *a, const float *b, size_t n) {
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
+        den += (double)b[i] * b[i];
+    }
+    return sqrt(num / (den > 0 ? den : 1.0));
 }
 
 static void test_model_step_matches_tiled(void **state) {
@@ -176,18 +192,86 @@ static void test_model_step_matches_tiled(void **state) {
         /* Same bf16 operands, fp32 sums in another order: differences of a few fp32 ulps,
          * amplified a little through the layers; 1e-5 relative is far below a bf16 step (4e-3). */
         if (!(fabs(l - l0) <= 1e-5 * fabs(l0))) fail_msg("--matmul %s: loss %.9g vs tiled %.9g", names[k], l, l0);
-        double num = 0.0, den = 0.0;
-        for (size_t i = 0; i < n; i++) {
-            num += ((double)g[i] - ref[i]) * ((double)g[i] - ref[i]);
-            den += (double)ref[i] * ref[i];
-        }
-        const double rd = sqrt(num / den);
+        const double rd = rel_diff(g, ref, n);
         if (!(rd <= 1e-4)) fail_msg("--matmul %s: gradients differ from the tiled kernel's by %.3g (tolerance 1e-4)",
                                     names[k], rd);
         host_free(g);
     }
     host_free(ref);
     select_or_fail("auto");
+}
+
+/* A config with T not a multiple of the flash tile and hd 16: masked edge tiles in every kernel. */
+static model_config_t flash_config(void) {
+    model_config_t cfg = model_config_default();
+    cfg.d_model = 32;
+    cfg.n_layers = 2;
+    cfg.n_heads = 2;
+    cfg.d_ff = 40;
+    cfg.max_seq = 80;
+    return cfg;
+}
+
+static void test_flash_matches_naive(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const model_config_t cfg = flash_config();
+    const int B = 2, T = 70, N = B * T;
+    int *in = host_malloc(N * sizeof(int)), *tg = host_malloc(N * sizeof(int));
+    rng_t r;
+    rng_init(&r, 5);
+    for (int i = 0; i < N; i++) {
+        in[i] = (int)rng_below(&r, 256);
+        tg[i] = (int)rng_below(&r, 256);
+    }
+    double ln, lf;
+    size_t n;
+    float *gn = model_grads_attn("auto", MODEL_ATTN_NAIVE, &cfg, B, T, in, tg, &ln, &n);
+    float *gf = model_grads_attn("auto", MODEL_ATTN_FLASH, &cfg, B, T, in, tg, &lf, &n);
+    /* Both round Q, K, V and P to bf16 but at different points (flash rounds P against a running
+     * maximum, per tile): differences of a bf16 step (2^-8) in the probabilities, averaging out in the
+     * mean loss (seen: 1e-5). */
+    if (!(fabs(lf - ln) <= 1e-4)) fail_msg("loss: flash %.6f vs naive %.6f (tolerance 1e-4)", lf, ln);
+    model_gpu_t probe;
+    model_gpu_init(&probe, &cfg, B, T, 11);
+    for (int i = 0; i < probe.table.n; i++) {
+        const param_slice_t *s = &probe.table.slices[i];
+        const double rd = rel_diff(gf + s->offset, gn + s->offset, s->numel);
+        /* A bf16 rounding (0.4%) apart in P and dS, less after the sums (seen: at most 0.4%); the
+         * lab's GPU-vs-CPU check allows 2e-2 for more roundings than that. */
+        if (!(rd <= 1e-2)) fail_msg("gradient of %s: flash vs naive differ by %.3g (tolerance 1e-2)", s->name, rd);
+    }
+    model_gpu_free(&probe);
+    host_free(gn);
+    host_free(gf);
+    host_free(in);
+    host_free(tg);
+}
+
+/* Flash attention keeps only B*H*T log-sum-exps instead of the B*H*T*T probabilities and their gradients. */
+static void test_flash_saves_memory(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const model_config_t cfg = flash_config();
+    const int B = 2, T = 80;
+    model_gpu_t a, b;
+    model_gpu_init_attn(&a, &cfg, B, T, 1, MODEL_ATTN_NAIVE);
+    model_gpu_init_attn(&b, &cfg, B, T, 1, MODEL_ATTN_FLASH);
+    const size_t BHT = (size_t)B * cfg.n_heads * T, BHTT = BHT * T;
+    /* fp32: per layer T x T -> T stored; in work dP and dS go, the row terms come; bf16: P goes. */
+    const size_t saved = 4 * (cfg.n_layers * (BHTT - BHT) + 2 * BHTT - BHT) + 2 * BHTT;
+    assert_int_equal(model_gpu_bytes(&a) - model_gpu_bytes(&b), saved);
+    model_gpu_free(&a);
+    model_gpu_free(&b);
+}
+
+static void test_flash_rejects_head_size(void **state) {
+    (void)state;
+    model_config_t cfg = flash_config();
+    cfg.n_heads = 4; /* hd 8 */
+    assert_int_equal(model_gpu_flash_supported(&cfg), 0);
+    cfg.n_heads = 2; /* hd 16 */
+    assert_int_equal(model_gpu_flash_supported(&cfg), 1);
 }
 
 static void test_bad_names(void **state) {
@@ -212,7 +296,10 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_operand_forms),
         cmocka_unit_test(test_model_step_matches_tiled),
+        cmocka_unit_test(test_flash_matches_naive),
+        cmocka_unit_test(test_flash_saves_memory),
+        cmocka_unit_test(test_flash_rejects_head_size),
         cmocka_unit_test(test_bad_names),
     };
-    return cmocka_run_group_tests_name("matmul_switch", tests, NULL, NULL);
+    return cmocka_run_group_tests_name("model_gpu_variants", tests, NULL, NULL);
 }

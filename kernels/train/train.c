@@ -32,7 +32,7 @@ int main(int argc, char **argv) {
     long long seed = (long long)o.seed, markov_seed = (long long)o.markov_seed;
     const char *backend = "cpu";
 #ifdef COURSE_TRAIN_GPU
-    const char *matmul = "auto";
+    const char *matmul = "auto", *attention = "auto";
 #endif
     const arg_spec_t specs[] = {
         {"backend", ARG_STRING, &backend, "where the model runs: cpu, cuda (GPU build) or emu (emulator build)", 1, 0},
@@ -71,6 +71,7 @@ int main(int argc, char **argv) {
         {"peak-tflops", ARG_DOUBLE, &o.peak_tflops, "MFU denominator in TFLOP/s (0: the GPU's bf16 peak by name, else this CPU's measured fp32 sgemm)", 0, 1e6},
 #ifdef COURSE_TRAIN_GPU
         {"matmul", ARG_STRING, &matmul, "matmul kernel of --backend cuda/emu: auto (cuBLAS on a GPU, tiled on the emulator), " TRAIN_MATMUL_NAMES " (lab 04)", 1, 0},
+        {"attention", ARG_STRING, &attention, "attention of --backend cuda/emu: auto (flash where the head size allows), naive (stores T x T; your lab-05 softmax backward) or flash", 1, 0},
 #endif
     };
     const args_t args = {"train", "train the course's Llama-style byte-level transformer",
@@ -93,8 +94,12 @@ int main(int argc, char **argv) {
         return 2;
     }
 #ifdef COURSE_TRAIN_GPU
-    if (strcmp(matmul, "auto") && !strcmp(backend, "cpu")) {
-        fprintf(stderr, "train: --matmul %s applies to the GPU backend; add --backend cuda (or emu)\n", matmul);
+    if ((strcmp(matmul, "auto") || strcmp(attention, "auto")) && !strcmp(backend, "cpu")) {
+        fprintf(stderr, "train: --matmul and --attention apply to the GPU backend; add --backend cuda (or emu)\n");
+        return 2;
+    }
+    if (train_gpu_set_attention(attention, err, sizeof err)) {
+        fprintf(stderr, "train: %s\n", err);
         return 2;
     }
     /* Without a device the backend itself says what to do when it opens. */

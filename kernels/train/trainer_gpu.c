@@ -31,6 +31,20 @@ static void g_state(void *mp, float **p, float **am, float **av) {
     *av = m->host_v;
 }
 static void g_state_loaded(void *m) { model_gpu_upload_state(m); }
+/* -1: auto; else a model_attn_t. */
+static int attention_choice = -1;
+
+int train_gpu_set_attention(const char *name, char *err, size_t errlen) {
+    if (!strcmp(name, "auto")) attention_choice = -1;
+    else if (!strcmp(name, "naive")) attention_choice = MODEL_ATTN_NAIVE;
+    else if (!strcmp(name, "flash")) attention_choice = MODEL_ATTN_FLASH;
+    else {
+        snprintf(err, errlen, "--attention %s: pass auto, naive or flash", name);
+        return -1;
+    }
+    return 0;
+}
+
 static size_t g_bytes(void *m) { return model_gpu_bytes(m); }
 static void g_destroy(void *m) {
     model_gpu_free(m);
@@ -53,14 +67,23 @@ int train_gpu_backend_open(train_backend_t *b, const char *name, const model_con
                  emulated ? "emu" : "cuda", emulated ? "GPU" : "emulator");
         return -1;
     }
+    const int flash_ok = model_gpu_flash_supported(cfg);
+    if (attention_choice == MODEL_ATTN_FLASH && !flash_ok) {
+        snprintf(err, errlen, "--attention flash: the fused kernels need a head size (--d-model / --heads = %d) "
+                 "of 16, 32, 64 or 128; change --heads or pass --attention naive", cfg->d_model / cfg->n_heads);
+        return -1;
+    }
+    const model_attn_t attn = attention_choice >= 0 ? (model_attn_t)attention_choice
+                                                    : flash_ok ? MODEL_ATTN_FLASH : MODEL_ATTN_NAIVE;
     model_gpu_t *m = host_malloc(sizeof *m);
-    model_gpu_init(m, cfg, B, T, seed);
+    model_gpu_init_attn(m, cfg, B, T, seed, attn);
     memset(b, 0, sizeof *b);
     b->model = m;
     b->n_params = m->n_params;
     snprintf(b->device, sizeof b->device, "%s", dev);
     b->peak_tflops = model_peak_tflops(dev, "bf16");
-    b->precision = "bf16 mixed precision (fp32 master weights)";
+    b->precision = attn == MODEL_ATTN_FLASH ? "bf16 mixed precision (fp32 master weights), flash attention"
+                                            : "bf16 mixed precision (fp32 master weights), naive attention";
     b->forward = g_forward;
     b->zero_grad = g_zero_grad;
     b->backward = g_backward;

@@ -27,6 +27,18 @@ extern "C" {
 int train_gpu_backend_open(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
                            uint64_t seed, char *err, size_t errlen);
 
+/**
+ * @brief Choose the attention of the GPU backends opened from now on (the --attention flag).
+ *
+ * "auto" (the default) is flash where the head size allows it (16, 32, 64 or 128), else naive;
+ * "flash" fails at open with a message when the head size does not allow it.
+ * @param name "auto", "naive" or "flash"
+ * @param err message on failure
+ * @param errlen size of err
+ * @return 0, or -1 for an unknown name
+ */
+int train_gpu_set_attention(const char *name, char *err, size_t errlen);
+
 #ifdef __cplusplus
 }
 #endif

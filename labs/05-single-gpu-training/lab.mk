@@ -21,18 +21,19 @@ $(BUILD)/$(2)/$(1)/05-single-gpu-training/bench: $(LAB05_MATMUL_OBJ) $(call lab_
 endef
 $(foreach s,labs solutions,$(foreach t,$(LAB_TARGETS),$(eval $(call LAB05_TRAIN,$(s),$(t)))))
 
-# The --matmul switch with the lab-04 solution kernels, per target: the _cuda
-# binary runs on a GPU (and skips without one), the _emu binary in CI.
-define LAB05_SWITCH_TEST
-$(BUILD)/tests/test_matmul_switch_$(1): kernels/tests/test_matmul_switch.c $(LAB05_MATMUL_OBJ) \
+# The GPU backend's variants (--matmul with the lab-04 solution kernels,
+# --attention flash against naive), per target: the _cuda binary runs on a
+# GPU (and skips without one), the _emu binary in CI.
+define LAB05_VARIANTS_TEST
+$(BUILD)/tests/test_model_gpu_variants_$(1): kernels/tests/test_model_gpu_variants.c $(LAB05_MATMUL_OBJ) \
     $(call lab_objs,05-single-gpu-training,solutions,$(1)) $(call lab_objs,04-tensor-cores,solutions,$(1)) \
     $(if $(filter cuda,$(1)),$(LIBKERNELS_CUDA),$(LIBKERNELS_EMU)) $(LIBKERNELS_CPU) \
     | $(LIBCOMMON) $(if $(filter cuda,$(1)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
 	@mkdir -p $$(@D)
-	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(1)) $$(CFLAGS) -c $$< -o $$@.o
-	$$(Q)$$(CXX) -o $$@ $$@.o $$(filter-out $$<,$$^) $$(if $$(filter cuda,$(1)),$$(CUDA_LIBCOMMON),$$(EMU_LIBCOMMON)) \
+	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(1)) $$(CFLAGS) -MMD -MP -MT $$@ -c $$< -o $$@.o
+	$$(Q)$$(CXX) -o $$@ $$@.o $$(filter %.o %.a,$$^) $$(if $$(filter cuda,$(1)),$$(CUDA_LIBCOMMON),$$(EMU_LIBCOMMON)) \
 	    $$(LIBCOMMON) $$(if $$(filter cuda,$(1)),$$(CUDA_LDLIBS) $$(CUBLAS_LDLIBS),$$(SIMT_LIB) $$(SIMT_LDLIBS)) \
 	    $$(BLAS_LDLIBS) $$(CMOCKA_LIBS) $$(LDLIBS)
-UNIT_TESTS += $(BUILD)/tests/test_matmul_switch_$(1)
+UNIT_TESTS += $(BUILD)/tests/test_model_gpu_variants_$(1)
 endef
-$(foreach t,$(LAB_TARGETS),$(eval $(call LAB05_SWITCH_TEST,$(t))))
+$(foreach t,$(LAB_TARGETS),$(eval $(call LAB05_VARIANTS_TEST,$(t))))

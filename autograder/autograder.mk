@@ -22,12 +22,18 @@ $(GRADE_BIN): $(GRADE_SRCS) $(GRADE_HDRS)
 	    -DGRADE_ROOT='"$(abspath .)"' $(GRADE_SRCS) -o $@ -ljansson -lm
 
 # The grader's self-test (autograder/tests/test_grade.c): the known-wrong
-# submissions in autograder/wrong/, solutions, starters, --batch, Gradescope.
+# submissions in autograder/wrong/, solutions, starters, --batch, Gradescope,
+# and unit tests of the parts that need no child process (rubric validation,
+# speed scoring, the leaderboard), linked in directly: speed cannot be run
+# without a GPU, but its scoring can be tested anywhere.
+# GRADE_TEST_FILTER='test_speed*' runs only the tests whose names match.
 GRADE_SELFTEST := $(BUILD)/tests/test_grade
-$(GRADE_SELFTEST): autograder/tests/test_grade.c $(GRADE_BIN)
+GRADE_UNIT_SRCS := autograder/src/rubric.c autograder/src/speed.c autograder/src/report.c
+$(GRADE_SELFTEST): autograder/tests/test_grade.c $(GRADE_UNIT_SRCS) $(GRADE_HDRS) $(GRADE_BIN)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
-	    -DGRADE_BIN='"$(abspath $(GRADE_BIN))"' -DGRADE_ROOT='"$(abspath .)"' $< -o $@ -ljansson $(CMOCKA_LIBS)
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Iautograder/src \
+	    -DGRADE_BIN='"$(abspath $(GRADE_BIN))"' -DGRADE_ROOT='"$(abspath .)"' $< $(GRADE_UNIT_SRCS) -o $@ \
+	    -ljansson -lm $(CMOCKA_LIBS)
 UNIT_TESTS += $(GRADE_SELFTEST)
 
 .PHONY: grade grade-run gradescope-zip

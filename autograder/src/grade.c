@@ -26,9 +26,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <jansson.h>
 #include <limits.h>
-#include <math.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -521,7 +519,8 @@ static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
 }
 
 /* One speed test: the graded bench program, its JSON through the channel,
- * the kernel's ratio to the baseline turned into points. */
+ * turned into points by speed.c (a kernel's ratio to the baseline, or an
+ * absolute metric such as MFU). */
 static void run_speed(const char *bench_bin, const char *nn, result_t *res) {
     const rubric_test_t *t = res->t;
     char token[33], wd[PATH_MAX], jpath[PATH_MAX + 16], jenv[PATH_MAX + 32];
@@ -555,41 +554,9 @@ static void run_speed(const char *bench_bin, const char *nn, result_t *res) {
     if (!v || !v[0] || strncmp(v, "BENCH ", 6)) {
         no_verdict(res, &r, so.timeout_s);
     } else {
-        char *js = strchr(v + 6, ' ');
-        json_error_t je;
-        json_t *j = js ? json_loads(js + 1, 0, &je) : NULL;
-        json_t *rows = j ? json_object_get(j, "results") : NULL, *row;
-        size_t i;
-        double ratio = -1;
-        const char *st = NULL;
-        json_array_foreach(rows, i, row) {
-            json_t *k = json_object_get(row, "kernel");
-            if (!json_is_string(k) || strcmp(json_string_value(k), t->kernel)) continue;
-            json_t *rt = json_object_get(row, "ratio"), *s = json_object_get(row, "status");
-            st = json_is_string(s) ? json_string_value(s) : "ok";
-            ratio = json_is_number(rt) ? json_number_value(rt) : -1;
-            break;
-        }
-        if (!j) {
-            res->status = ST_FAIL;
-            snprintf(res->message, sizeof res->message, "the benchmark wrote no readable JSON");
-        } else if (!st) {
-            res->status = ST_ERROR;
-            snprintf(res->message, sizeof res->message, "no row for kernel '%s' in the benchmark's JSON", t->kernel);
-        } else if (strcmp(st, "ok") || !(ratio > 0) || !isfinite(ratio)) {
-            res->status = ST_FAIL;
-            snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s", st, t->kernel);
-        } else {
-            double f = (ratio - t->zero_at) / (t->full_at - t->zero_at);
-            f = f < 0 ? 0 : f > 1 ? 1 : f;
-            res->ratio = ratio;
-            res->score = t->points * f;
-            res->status = f >= 1 ? ST_PASS : f > 0 ? ST_PARTIAL : ST_FAIL;
-            snprintf(res->figure, sizeof res->figure, "%.1f%% %s", 100 * ratio, t->baseline);
-            snprintf(res->message, sizeof res->message, "full points at %.0f%% of %s, none at %.0f%%",
-                     100 * t->full_at, t->baseline, 100 * t->zero_at);
-        }
-        json_decref(j);
+        /* "BENCH <exit code> <the JSON the bench wrote, on one line>" */
+        const char *js = strchr(v + 6, ' ');
+        speed_score(res, js ? js + 1 : NULL);
     }
     free(v);
     if (res->status != ST_PASS) attach_output(res, &r);
@@ -620,7 +587,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
         x->number = i + 1;
         x->max_score = rb->tests[i].points;
         x->counted = 1;
-        x->ratio = -1;
+        x->measured = -1;
         x->status = ST_ERROR;
     }
     if (!base_ok) {

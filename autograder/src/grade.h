@@ -1,9 +1,10 @@
 /*
  * The grader's shared types: a rubric (what a lab's tests are worth), the
  * result of one graded test, and the four parts of the program that use them:
- * rubric.c (reading autograder/rubrics/NN.json), sandbox.c (running one
- * untrusted child with limits), tree.c (the private copy of the course),
- * report.c (table, results.json, CSV) and grade.c (the order of things).
+ * rubric.c (reading autograder/rubrics/NN.json), speed.c (a benchmark's JSON
+ * into a speed test's points), sandbox.c (running one untrusted child with
+ * limits), tree.c (the private copy of the course), report.c (table,
+ * results.json, CSV) and grade.c (the order of things).
  *
  * Nothing here knows about a particular lab: a new lab needs a rubric file
  * and its wrong submissions, not a change to this code.
@@ -22,8 +23,12 @@
 
 typedef enum { KIND_NUMERICS, KIND_SPEED } test_kind_t;
 
-/* One line of a rubric. Numerics tests name a cmocka test of check.c; speed
- * tests name a kernel row of the bench's --json output. */
+/* One line of a rubric. Numerics tests name a cmocka test of check.c. Speed
+ * tests come in two kinds: a ratio test names a kernel row of the bench's
+ * --json output and is scored on its ratio to the baseline timed in the same
+ * run; an absolute test names a metric, a top-level number of that JSON (lab
+ * 05's "mfu"), and is scored on its value. full_at and zero_at are in the
+ * unit of whichever the test reads. */
 typedef struct {
     char name[96];        /* what the student sees */
     char check[96];       /* cmocka test name (numerics) */
@@ -33,10 +38,11 @@ typedef struct {
     int may_skip;         /* numerics: a check that skips itself here (e.g. needs
                            * Hopper) is left out of the total, not failed */
     /* speed only */
-    char kernel[96];      /* "kernel" field of the bench JSON row */
-    double full_at;       /* ratio to the baseline that earns full points */
-    double zero_at;       /* ratio at and below which it earns nothing */
-    char baseline[48];    /* what the ratio is against, for messages ("cuBLAS") */
+    char kernel[96];      /* ratio kind: "kernel" field of the bench JSON row */
+    char metric[32];      /* absolute kind: a speed_metric_t name ("mfu"); "" for ratio */
+    double full_at;       /* ratio or metric value that earns full points */
+    double zero_at;       /* ratio or metric value at and below which it earns nothing */
+    char baseline[48];    /* ratio kind: what the ratio is against, for messages ("cuBLAS") */
     char bench_args[256]; /* extra bench flags, space-separated */
     /* checks (cmocka names) that must pass for this test to count */
     char requires[GRADE_MAX_REQUIRES][96];
@@ -84,10 +90,39 @@ typedef struct {
     char figure[64];  /* key figure: time, or % of baseline */
     char message[512];
     char *output;     /* what the student sees in results.json (malloc'd) */
-    double ratio;     /* speed: measured ratio, or -1 */
+    double measured;  /* speed: the measured ratio or metric value, or -1 */
 } result_t;
 
 const char *status_name(status_t s);
+
+/* ---- scoring speed (speed.c) --------------------------------------------------- */
+
+/* A number an absolute speed test can be graded on: a top-level field of the
+ * bench's --json output. The table in speed.c lists the known ones. */
+typedef struct {
+    const char *name;    /* the JSON field and the rubric's "metric": "mfu" */
+    const char *label;   /* printed before the value: "MFU " */
+    double scale;        /* printed value = scale * measured (100: a fraction as %) */
+    const char *unit;    /* printed after the value: "%" */
+    double max;          /* no honest measurement exceeds this (MFU: 1, the peak) */
+    const char *meaning; /* for rubric errors: how full_at and zero_at are written */
+    const char *if_null; /* what a null value means and who can fix it */
+} speed_metric_t;
+
+/* The metric called name, or NULL when there is none. */
+const speed_metric_t *speed_metric_find(const char *name);
+/* The known metric names, comma-separated, for error messages. */
+void speed_metric_names(char *out, size_t n);
+/* points * this is a speed test's score: (value - zero_at) / (full_at -
+ * zero_at) clamped to [0, 1]; 0 for NaN. */
+double speed_fraction(double value, double zero_at, double full_at);
+/* Score res->t from the JSON its bench wrote (NULL or "" when none): sets
+ * status, score, measured, figure, message, and counted (0 when the JSON
+ * lacks the metric, e.g. no MFU without a known device peak: the grading
+ * machine, not the submission, is what fell short). Never fails. */
+void speed_score(result_t *res, const char *bench_json);
+/* The printed form of a metric's value: "MFU 31.2%". */
+void speed_format(const speed_metric_t *m, double value, char *out, size_t n);
 
 /* ---- running untrusted children ---------------------------------------------- */
 

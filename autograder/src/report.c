@@ -3,9 +3,10 @@
  * results.json.
  *
  * One row per rubric test: lab, test, status, points, a key figure (the
- * test's time, or the speed as % of the baseline) and a message (the check's
- * first failure, the compile error, "needs GPU"). Speed tests graded without
- * a GPU are shown but left out of the total, never counted as passed.
+ * test's time; for speed the % of the baseline, or the absolute measure such
+ * as "MFU 31.2%") and a message (the check's first failure, the compile
+ * error, "needs GPU"). Speed tests graded without a GPU are shown but left
+ * out of the total, never counted as passed.
  */
 #include "grade.h"
 
@@ -52,6 +53,19 @@ static void fmt_points(char *buf, size_t n, double v) {
     if (*e == '.') *e = '\0';
 }
 
+/* "; left out of the total: 1 needs GPU, 9 skipped" (by status), or "" when
+ * every test counts: a reader of the total should see why it is smaller. */
+static void describe_left_out(const result_t *r, int n, char *out, size_t len) {
+    out[0] = '\0';
+    for (int s = 0; s <= ST_ERROR; s++) {
+        int k = 0;
+        for (int i = 0; i < n; i++) k += !r[i].counted && (int)r[i].status == s;
+        if (k)
+            snprintf(out + strlen(out), len - strlen(out), "%s%d %s", out[0] ? ", " : "; left out of the total: ", k,
+                     status_name((status_t)s));
+    }
+}
+
 /* Fixed columns, so a pasted table lines up in an issue or an e-mail. */
 void report_table(const result_t *r, int n, const char *title, double wall_s) {
     printf("\n%s\n", title);
@@ -70,14 +84,36 @@ void report_table(const result_t *r, int n, const char *title, double wall_s) {
     char a[16], b[16];
     fmt_points(a, sizeof a, tot);
     fmt_points(b, sizeof b, max);
-    int uncounted = 0;
-    for (int i = 0; i < n; i++) uncounted += !r[i].counted;
     printf("%.*s\n", 130, "----------------------------------------------------------------------------------------------------------------------------------");
-    printf("TOTAL %s / %s points (%.1f%%)%s; graded in %.0f s\n", a, b, max > 0 ? 100.0 * tot / max : 0.0,
-           uncounted ? "; speed tests that need a GPU are left out" : "", wall_s);
+    char left_out[160];
+    describe_left_out(r, n, left_out, sizeof left_out);
+    printf("TOTAL %s / %s points (%.1f%%)%s; graded in %.0f s\n", a, b, max > 0 ? 100.0 * tot / max : 0.0, left_out,
+           wall_s);
 }
 
-/* Gradescope's results.json; speed tests with a measured ratio also go to
+/* One leaderboard quantity of a measured speed test, in the unit the table
+ * shows: % of the baseline, or the metric's own ("MFU %"). Higher is better
+ * for both kinds, which is Gradescope's default order, stated anyway. */
+static json_t *leaderboard_entry(const result_t *r) {
+    const rubric_test_t *t = r->t;
+    const speed_metric_t *m = speed_metric_find(t->metric);
+    char name[256];
+    double value;
+    if (m) {
+        snprintf(name, sizeof name, "lab %s %s (%s%s)", r->nn, t->name, m->label, m->unit);
+        value = m->scale * r->measured;
+    } else {
+        snprintf(name, sizeof name, "lab %s %s (%% of %s)", r->nn, t->kernel, t->baseline);
+        value = 100.0 * r->measured;
+    }
+    json_t *e = json_object();
+    json_object_set_new(e, "name", json_string(name));
+    json_object_set_new(e, "value", json_real(value));
+    json_object_set_new(e, "order", json_string("desc"));
+    return e;
+}
+
+/* Gradescope's results.json; speed tests with a measured value also go to
  * the leaderboard. */
 int report_json(const char *path, const result_t *r, int n, double wall_s, const char *summary) {
     json_t *root = json_object(), *tests = json_array(), *board = json_array();
@@ -118,13 +154,7 @@ int report_json(const char *path, const result_t *r, int n, double wall_s, const
         json_object_set_new(t, "output", out ? out : json_string(""));
         json_object_set_new(t, "visibility", json_string("visible"));
         json_array_append_new(tests, t);
-        if (r[i].t->kind == KIND_SPEED && r[i].ratio >= 0) {
-            json_t *e = json_object();
-            snprintf(name, sizeof name, "lab %s %s (%% of %s)", r[i].nn, r[i].t->kernel, r[i].t->baseline);
-            json_object_set_new(e, "name", json_string(name));
-            json_object_set_new(e, "value", json_real(100.0 * r[i].ratio));
-            json_array_append_new(board, e);
-        }
+        if (r[i].t->kind == KIND_SPEED && r[i].measured >= 0) json_array_append_new(board, leaderboard_entry(&r[i]));
     }
     json_object_set_new(root, "tests", tests);
     if (json_array_size(board)) json_object_set_new(root, "leaderboard", board);

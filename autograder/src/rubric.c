@@ -2,9 +2,12 @@
  * Reading a lab's rubric, autograder/rubrics/NN.json.
  *
  * A rubric lists the lab's graded tests. A numerics test names one cmocka
- * test of the lab's check.c and its points; a speed test names one kernel
- * row of the lab's bench --json output and the ratios to the baseline that
- * earn full and zero points (linear in between). "requires" lists checks
+ * test of the lab's check.c and its points. A speed test is one of two
+ * kinds: a ratio test names one kernel row of the lab's bench --json output
+ * and the ratios to the baseline that earn full and zero points; an
+ * absolute test names a "metric", a top-level number of that JSON (lab 05's
+ * "mfu"), and the values of it that earn full and zero points. Linear in
+ * between, either way. "requires" lists checks
  * that must pass for a test to count: a speed test is worth nothing for a
  * wrong kernel, and a test the starter passes by construction (argument
  * validation) is worth nothing until the real work passes. "may_skip"
@@ -44,6 +47,49 @@ static int get_num(json_t *o, const char *key, double *dst, double dflt, char *e
         return -1;
     }
     *dst = json_number_value(v);
+    return 0;
+}
+
+/* The two kinds of speed test, and thresholds that can be reached: a test
+ * that is neither kind, or both, or whose full marks lie beyond what can be
+ * measured, would grade every submission the same. */
+static int check_speed(json_t *o, const rubric_test_t *x, char *err, size_t errlen) {
+    const speed_metric_t *m = NULL;
+    if (json_object_get(o, "metric")) { /* even "": a typo must not turn it into a ratio test */
+        if (!(m = speed_metric_find(x->metric))) {
+            char names[128];
+            speed_metric_names(names, sizeof names);
+            snprintf(err, errlen, "unknown \"metric\" \"%s\"; known: %s", x->metric, names);
+            return -1;
+        }
+        if (json_object_get(o, "baseline")) {
+            snprintf(err, errlen, "\"metric\" (an absolute measure) and \"baseline\" (a ratio to one) "
+                                  "exclude each other; keep one");
+            return -1;
+        }
+        if (json_object_get(o, "kernel")) {
+            snprintf(err, errlen, "\"metric\" (a top-level field of the bench's JSON) and \"kernel\" "
+                                  "(a row of its results, for a ratio) exclude each other; keep one");
+            return -1;
+        }
+    } else if (!x->kernel[0]) {
+        snprintf(err, errlen, "a speed test needs \"kernel\" (a ratio to the baseline) or \"metric\" "
+                              "(an absolute measure)");
+        return -1;
+    }
+    if (!json_object_get(o, "full_at")) {
+        snprintf(err, errlen, "missing \"full_at\"");
+        return -1;
+    }
+    if (!(x->full_at > x->zero_at && x->zero_at >= 0)) {
+        snprintf(err, errlen, "speed needs \"full_at\" > \"zero_at\" >= 0");
+        return -1;
+    }
+    if (m && x->full_at > m->max) {
+        snprintf(err, errlen, "\"full_at\" %g is beyond what \"%s\" can reach (%g): %s", x->full_at, m->name,
+                 m->max, m->meaning);
+        return -1;
+    }
     return 0;
 }
 
@@ -112,17 +158,15 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
             x->may_skip = json_is_true(ms);
         } else if (!strcmp(kind, "speed")) {
             x->kind = KIND_SPEED;
-            if (get_str(t, "kernel", x->kernel, sizeof x->kernel, 1, e, sizeof e) ||
+            if (get_str(t, "kernel", x->kernel, sizeof x->kernel, 0, e, sizeof e) ||
+                get_str(t, "metric", x->metric, sizeof x->metric, 0, e, sizeof e) ||
                 get_str(t, "baseline", x->baseline, sizeof x->baseline, 0, e, sizeof e) ||
                 get_str(t, "bench_args", x->bench_args, sizeof x->bench_args, 0, e, sizeof e) ||
                 get_num(t, "full_at", &x->full_at, -1, e, sizeof e) ||
-                get_num(t, "zero_at", &x->zero_at, 0, e, sizeof e))
+                get_num(t, "zero_at", &x->zero_at, 0, e, sizeof e) ||
+                check_speed(t, x, e, sizeof e))
                 goto bad_test;
-            if (!(x->full_at > x->zero_at && x->zero_at >= 0)) {
-                snprintf(e, sizeof e, "speed needs \"full_at\" > \"zero_at\" >= 0");
-                goto bad_test;
-            }
-            if (!x->baseline[0]) snprintf(x->baseline, sizeof x->baseline, "the baseline");
+            if (!x->metric[0] && !x->baseline[0]) snprintf(x->baseline, sizeof x->baseline, "the baseline");
         } else {
             snprintf(e, sizeof e, "\"kind\" must be \"numerics\" or \"speed\", not \"%s\"", kind);
             goto bad_test;

@@ -14,12 +14,19 @@
  * writes the right CSV, --run-as works (when run as root), and the
  * Gradescope zip and run_autograder work in a fake /autograder.
  *
+ * First, unit tests of the parts that need no child process, linked in from
+ * autograder/src: rubric validation, the scoring of speed tests from a
+ * bench's JSON (speed cannot run without a GPU, its scoring can) and the
+ * leaderboard. GRADE_TEST_FILTER (a cmocka glob, e.g. 'test_speed*') runs
+ * only the tests whose names match.
+ *
  * One cmocka test per case, so the runner counts them.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <limits.h>
+#include <math.h>
 #include <pwd.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,6 +39,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+
+#include "grade.h"
 
 #ifndef GRADE_BIN
 #error "build with -DGRADE_BIN=\"path to grade\" -DGRADE_ROOT=\"the course tree\""
@@ -106,6 +115,329 @@ static double score_of(json_t *res, const char *name, double *max) {
     }
     *max = -1;
     return -1;
+}
+
+/* ---- unit tests: speed scoring, rubric validation, leaderboard ----------------- */
+
+/* An absolute speed test as lab 05's rubric writes it: 5 points for 35% MFU,
+ * none at 10%. */
+static rubric_test_t mfu_test(void) {
+    rubric_test_t t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.name, sizeof t.name, "training speed");
+    t.kind = KIND_SPEED;
+    snprintf(t.metric, sizeof t.metric, "mfu");
+    t.points = 5;
+    t.full_at = 0.35;
+    t.zero_at = 0.10;
+    return t;
+}
+
+/* A ratio speed test as lab 04's rubric writes it. */
+static rubric_test_t ratio_test(void) {
+    rubric_test_t t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.name, sizeof t.name, "mma speed");
+    t.kind = KIND_SPEED;
+    snprintf(t.kernel, sizeof t.kernel, "04 matmul_mma (bf16)");
+    snprintf(t.baseline, sizeof t.baseline, "cuBLAS bf16");
+    t.points = 5;
+    t.full_at = 0.5;
+    t.zero_at = 0.15;
+    return t;
+}
+
+/* What the grader does with a bench's JSON after the run: a fresh result as
+ * grade_lab() makes it, then speed_score(). */
+static result_t score_bench(const rubric_test_t *t, const char *json) {
+    result_t r;
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    r.max_score = t->points;
+    r.counted = 1;
+    r.measured = -1;
+    r.status = ST_ERROR;
+    speed_score(&r, json);
+    return r;
+}
+
+static void test_speed_fraction_clamps(void **state) {
+    (void)state;
+    assert_true(fabs(speed_fraction(0.35, 0.10, 0.35) - 1.0) < 1e-12);
+    assert_true(fabs(speed_fraction(0.225, 0.10, 0.35) - 0.5) < 1e-12);
+    assert_true(fabs(speed_fraction(0.90, 0.10, 0.35) - 1.0) < 1e-12); /* capped above full_at */
+    assert_true(speed_fraction(0.10, 0.10, 0.35) == 0.0);
+    assert_true(speed_fraction(0.01, 0.10, 0.35) == 0.0);
+    assert_true(speed_fraction(NAN, 0.10, 0.35) == 0.0); /* NaN compares false: must not leak through */
+    assert_true(speed_fraction(-INFINITY, 0.10, 0.35) == 0.0);
+}
+
+/* Full, partial (linear), zero and capped scores of the absolute kind. */
+static void test_speed_mfu_scores(void **state) {
+    (void)state;
+    const rubric_test_t t = mfu_test();
+    result_t r = score_bench(&t, "{\"device\": \"NVIDIA H200\", \"step_ms\": 310.5, \"tokens_per_s\": 26384.5, \"mfu\": 0.35}");
+    assert_int_equal(r.status, ST_PASS);
+    assert_true(fabs(r.score - 5.0) < 1e-9);
+    assert_true(r.counted);
+    assert_true(fabs(r.measured - 0.35) < 1e-12);
+    assert_string_equal(r.figure, "MFU 35.0%");
+    assert_string_equal(r.message, "full points at MFU 35%, none at 10%");
+
+    r = score_bench(&t, "{\"device\": \"NVIDIA H200\", \"mfu\": 0.312}");
+    assert_int_equal(r.status, ST_PARTIAL);
+    assert_true(fabs(r.score - 5.0 * (0.312 - 0.10) / 0.25) < 1e-9); /* 4.24 */
+    assert_string_equal(r.figure, "MFU 31.2%");
+
+    r = score_bench(&t, "{\"mfu\": 0.225}");
+    assert_int_equal(r.status, ST_PARTIAL);
+    assert_true(fabs(r.score - 2.5) < 1e-9);
+
+    r = score_bench(&t, "{\"mfu\": 0.62}");
+    assert_int_equal(r.status, ST_PASS);
+    assert_true(fabs(r.score - 5.0) < 1e-9); /* no more than the test's points */
+    assert_string_equal(r.figure, "MFU 62.0%");
+
+    const double zero[] = {0.10, 0.04};
+    const char *zero_json[] = {"{\"mfu\": 0.10}", "{\"mfu\": 0.04}"};
+    for (int i = 0; i < 2; i++) {
+        r = score_bench(&t, zero_json[i]);
+        assert_int_equal(r.status, ST_FAIL);
+        assert_true(r.score == 0.0);
+        assert_true(r.counted); /* measured and slow: a real zero */
+        assert_true(fabs(r.measured - zero[i]) < 1e-12);
+    }
+}
+
+/* Nothing to grade: never a pass, never points, never a crash. A missing or
+ * null metric says nothing about the submission and is left out of the
+ * total; a value no run can produce counts as a zero. */
+static void test_speed_mfu_unmeasured(void **state) {
+    (void)state;
+    const rubric_test_t t = mfu_test();
+    result_t r = score_bench(&t, "{\"device\": \"NVIDIA GB300\", \"step_ms\": 99.0, \"tokens_per_s\": 82000.0, \"mfu\": null}");
+    assert_int_equal(r.status, ST_ERROR);
+    assert_true(r.score == 0.0);
+    assert_false(r.counted);
+    assert_true(r.measured < 0); /* so no leaderboard entry */
+    assert_non_null(strstr(r.message, "no MFU on 'NVIDIA GB300'"));
+    assert_non_null(strstr(r.message, "--peak-tflops"));
+
+    r = score_bench(&t, "{\"device\": \"NVIDIA H200\", \"tokens_per_s\": 82000.0}");
+    assert_int_equal(r.status, ST_ERROR);
+    assert_false(r.counted);
+    assert_non_null(strstr(r.message, "no \"mfu\""));
+
+    r = score_bench(&t, "{\"mfu\": \"fast\"}");
+    assert_int_equal(r.status, ST_ERROR);
+    assert_false(r.counted);
+    assert_true(r.score == 0.0);
+
+    /* Counted zeros: what a broken bench or timer writes. NaN is not JSON. */
+    const char *broken[] = {"{\"mfu\": NaN}", "{\"mfu\": nan}", "{\"mfu\": 0}", "{\"mfu\": -0.3}", "{\"mfu\": 1.7}",
+                            "", NULL, "[0.35]", "{\"mfu\": 0.35", "garbage"};
+    for (size_t i = 0; i < sizeof broken / sizeof *broken; i++) {
+        r = score_bench(&t, broken[i]);
+        if (r.status != ST_FAIL || r.score != 0.0 || !r.counted)
+            fail_msg("bench JSON '%s': status %s, %g points, counted %d; want a counted fail with 0",
+                     broken[i] ? broken[i] : "(none)", status_name(r.status), r.score, r.counted);
+    }
+    r = score_bench(&t, "{\"mfu\": 1.7}");
+    assert_non_null(strstr(r.message, "above the possible 100%"));
+}
+
+/* The other metric: thresholds and figure in its own unit. */
+static void test_speed_tokens_per_s(void **state) {
+    (void)state;
+    rubric_test_t t = mfu_test();
+    snprintf(t.metric, sizeof t.metric, "tokens_per_s");
+    t.full_at = 200000;
+    t.zero_at = 50000;
+    result_t r = score_bench(&t, "{\"tokens_per_s\": 125000.0, \"mfu\": null}");
+    assert_int_equal(r.status, ST_PARTIAL);
+    assert_true(fabs(r.score - 2.5) < 1e-9);
+    assert_string_equal(r.figure, "125.0k tok/s");
+    assert_string_equal(r.message, "full points at 200k tok/s, none at 50k tok/s");
+}
+
+/* The ratio kind scores exactly as before the absolute kind existed. */
+static void test_speed_ratio_unchanged(void **state) {
+    (void)state;
+    const rubric_test_t t = ratio_test();
+    const char *fmt = "{\"results\": [{\"kernel\": \"cuBLAS bf16\", \"tflops\": 700.0, \"ratio\": 1.0},"
+                      " {\"kernel\": \"04 matmul_mma (bf16)\", \"tflops\": 227.5, \"ratio\": %s, \"status\": \"%s\"}]}";
+    char json[512];
+    snprintf(json, sizeof json, fmt, "0.325", "ok");
+    result_t r = score_bench(&t, json);
+    assert_int_equal(r.status, ST_PARTIAL);
+    assert_true(fabs(r.score - 2.5) < 1e-9);
+    assert_true(fabs(r.measured - 0.325) < 1e-12);
+    assert_true(r.counted);
+    assert_string_equal(r.figure, "32.5% cuBLAS bf16");
+    assert_string_equal(r.message, "full points at 50% of cuBLAS bf16, none at 15%");
+
+    snprintf(json, sizeof json, fmt, "0.71", "ok");
+    r = score_bench(&t, json);
+    assert_int_equal(r.status, ST_PASS);
+    assert_true(fabs(r.score - 5.0) < 1e-9);
+
+    snprintf(json, sizeof json, fmt, "0.1", "ok");
+    r = score_bench(&t, json);
+    assert_int_equal(r.status, ST_FAIL);
+    assert_true(r.score == 0.0 && r.counted);
+
+    snprintf(json, sizeof json, fmt, "0.9", "wrong");
+    r = score_bench(&t, json);
+    assert_int_equal(r.status, ST_FAIL);
+    assert_true(r.score == 0.0);
+    assert_string_equal(r.message, "the benchmark says 'wrong' for 04 matmul_mma (bf16)");
+
+    r = score_bench(&t, "{\"results\": [{\"kernel\": \"cuBLAS bf16\", \"ratio\": 1.0}]}");
+    assert_int_equal(r.status, ST_ERROR);
+    assert_true(r.score == 0.0 && r.counted);
+    assert_non_null(strstr(r.message, "no row for kernel"));
+
+    r = score_bench(&t, "{\"mfu\": 0.5}"); /* a ratio test ignores top-level metrics */
+    assert_int_equal(r.status, ST_ERROR);
+    assert_true(r.score == 0.0);
+}
+
+/* Load a rubric whose second test is a speed test with these fields
+ * (JSON members without braces); root is a scratch course tree. */
+static int load_speed_rubric(const char *fields, rubric_t *r, char *err, size_t errlen) {
+    char root[PATH_MAX], path[PATH_MAX + 64];
+    snprintf(root, sizeof root, "%s/rubric-root", tmp);
+    snprintf(path, sizeof path, "%s/autograder/rubrics", root);
+    if (sh("mkdir -p '%s'", path) != 0) fail_msg("cannot create %s", path);
+    snprintf(path + strlen(path), sizeof path - strlen(path), "/99.json");
+    FILE *f = fopen(path, "w");
+    if (!f) fail_msg("cannot write %s", path);
+    fprintf(f, "{\"lab\": \"99-test\", \"tests\": [\n"
+               "  {\"name\": \"a\", \"kind\": \"numerics\", \"check\": \"check a\", \"points\": 1},\n"
+               "  {\"name\": \"speed\", \"kind\": \"speed\", \"points\": 5, %s, \"requires\": [\"check a\"]}]}\n",
+            fields);
+    fclose(f);
+    err[0] = '\0';
+    return rubric_load(root, "99", r, err, errlen);
+}
+
+/* Strict validation: each bad absolute rubric is refused with a message that
+ * names what is wrong; the good one (the control) loads. */
+static void test_rubric_absolute_validation(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512];
+    if (load_speed_rubric("\"metric\": \"mfu\", \"full_at\": 0.35, \"zero_at\": 0.1", &r, err, sizeof err) != 0)
+        fail_msg("a valid absolute rubric was refused: %s", err);
+    assert_int_equal(r.ntests, 2);
+    assert_string_equal(r.tests[1].metric, "mfu");
+    assert_string_equal(r.tests[1].kernel, "");
+    assert_string_equal(r.tests[1].baseline, "");
+    assert_true(r.tests[1].full_at == 0.35 && r.tests[1].zero_at == 0.1);
+
+    const struct { const char *fields, *want; } bad[] = {
+        {"\"metric\": \"mfu\", \"baseline\": \"cuBLAS\", \"full_at\": 0.35, \"zero_at\": 0.1",
+         "\"metric\" (an absolute measure) and \"baseline\" (a ratio to one) exclude each other"},
+        {"\"metric\": \"mfu\", \"kernel\": \"train\", \"full_at\": 0.35, \"zero_at\": 0.1", "and \"kernel\""},
+        {"\"metric\": \"flops\", \"full_at\": 0.35, \"zero_at\": 0.1",
+         "unknown \"metric\" \"flops\"; known: mfu, tokens_per_s"},
+        {"\"metric\": \"MFU\", \"full_at\": 0.35, \"zero_at\": 0.1", "unknown \"metric\" \"MFU\""},
+        {"\"metric\": 1, \"full_at\": 0.35, \"zero_at\": 0.1", "\"metric\" must be a string"},
+        {"\"metric\": \"\", \"kernel\": \"k\", \"full_at\": 0.35, \"zero_at\": 0.1", "unknown \"metric\" \"\""},
+        {"\"metric\": \"mfu\", \"full_at\": 0.1, \"zero_at\": 0.35", "\"full_at\" > \"zero_at\" >= 0"},
+        {"\"metric\": \"mfu\", \"full_at\": 0.35, \"zero_at\": 0.35", "\"full_at\" > \"zero_at\" >= 0"},
+        {"\"metric\": \"mfu\", \"full_at\": 0.35, \"zero_at\": -0.1", "\"full_at\" > \"zero_at\" >= 0"},
+        {"\"metric\": \"mfu\", \"full_at\": 35, \"zero_at\": 10", "0.35 is 35%"},
+        {"\"metric\": \"mfu\", \"zero_at\": 0.1", "missing \"full_at\""},
+        {"\"metric\": \"mfu\", \"full_at\": \"35%\", \"zero_at\": 0.1", "\"full_at\" must be a number"},
+        {"\"full_at\": 0.35, \"zero_at\": 0.1", "needs \"kernel\" (a ratio to the baseline) or \"metric\""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (load_speed_rubric(bad[i].fields, &r, err, sizeof err) == 0)
+            fail_msg("rubric with {%s} was accepted; it must be refused", bad[i].fields);
+        if (!strstr(err, bad[i].want))
+            fail_msg("rubric with {%s}: error '%s' does not say '%s'", bad[i].fields, err, bad[i].want);
+        if (!strstr(err, "99.json, test 2")) fail_msg("error '%s' does not name the file and test", err);
+    }
+}
+
+/* The course's rubrics load; lab 05's speed test is absolute, requires every
+ * numerics check of the lab, and lab 04's are still ratio tests. */
+static void test_rubric_course_speed_tests(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512] = "";
+    if (rubric_load(GRADE_ROOT, "05", &r, err, sizeof err) != 0) fail_msg("rubric 05: %s", err);
+    const rubric_test_t *sp = NULL;
+    int nnum = 0;
+    for (int i = 0; i < r.ntests; i++) {
+        if (r.tests[i].kind == KIND_SPEED) sp = &r.tests[i];
+        else nnum++;
+    }
+    if (!sp) fail_msg("rubric 05 has no speed test");
+    assert_string_equal(sp->metric, "mfu");
+    assert_true(sp->full_at == 0.35 && sp->zero_at == 0.10);
+    assert_true(sp->points > 0);
+    assert_true(sp->timeout_s >= 300);
+    assert_non_null(strstr(sp->bench_args, "--d-model 768"));
+    assert_non_null(strstr(sp->bench_args, "--layers 12"));
+    assert_non_null(strstr(sp->bench_args, "--seq 1024"));
+    assert_int_equal(sp->nrequires, nnum);
+    for (int i = 0; i < r.ntests; i++) {
+        if (r.tests[i].kind != KIND_NUMERICS) continue;
+        int found = 0;
+        for (int q = 0; q < sp->nrequires; q++) found |= !strcmp(sp->requires[q], r.tests[i].check);
+        if (!found) fail_msg("lab 05's speed test does not require '%s'", r.tests[i].check);
+    }
+    if (rubric_load(GRADE_ROOT, "04", &r, err, sizeof err) != 0) fail_msg("rubric 04: %s", err);
+    int nratio = 0;
+    for (int i = 0; i < r.ntests; i++)
+        if (r.tests[i].kind == KIND_SPEED) {
+            assert_string_equal(r.tests[i].metric, "");
+            assert_string_equal(r.tests[i].baseline, "cuBLAS bf16");
+            nratio++;
+        }
+    assert_int_equal(nratio, 2);
+}
+
+/* results.json: a leaderboard entry per measured speed test, in the unit the
+ * table shows, higher is better; nothing for one that was not measured. */
+static void test_leaderboard_entries(void **state) {
+    (void)state;
+    const rubric_test_t tm = mfu_test(), tr = ratio_test();
+    result_t res[4];
+    res[0] = score_bench(&tm, "{\"device\": \"NVIDIA H200\", \"mfu\": 0.312}");
+    res[1] = score_bench(&tr, "{\"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", \"ratio\": 0.325}]}");
+    res[2] = score_bench(&tm, "{\"device\": \"NVIDIA GB300\", \"mfu\": null}");
+    memset(&res[3], 0, sizeof res[3]); /* as grade_lab() leaves a speed test without a GPU */
+    res[3].t = &tm;
+    res[3].max_score = tm.points;
+    res[3].measured = -1;
+    res[3].status = ST_NEEDS_GPU;
+    for (int i = 0; i < 4; i++) {
+        snprintf(res[i].nn, sizeof res[i].nn, "%s", i == 1 ? "04" : "05");
+        res[i].number = i + 1;
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/leaderboard.json", tmp);
+    assert_int_equal(report_json(path, res, 4, 1.0, "summary"), 0);
+    json_t *j = json_load_file(path, 0, NULL);
+    if (!j) fail_msg("report_json wrote no readable %s", path);
+    json_t *board = json_object_get(j, "leaderboard");
+    assert_int_equal(json_array_size(board), 2);
+    json_t *e0 = json_array_get(board, 0), *e1 = json_array_get(board, 1);
+    assert_string_equal(json_string_value(json_object_get(e0, "name")), "lab 05 training speed (MFU %)");
+    assert_true(fabs(json_number_value(json_object_get(e0, "value")) - 31.2) < 1e-9);
+    assert_string_equal(json_string_value(json_object_get(e0, "order")), "desc");
+    assert_string_equal(json_string_value(json_object_get(e1, "name")), "lab 04 04 matmul_mma (bf16) (% of cuBLAS bf16)");
+    assert_true(fabs(json_number_value(json_object_get(e1, "value")) - 32.5) < 1e-9);
+    /* Score: only the two measured tests count: 4.24 + 2.5 of 10. */
+    assert_true(fabs(json_number_value(json_object_get(j, "score")) - (5.0 * 0.212 / 0.25 + 2.5)) < 1e-9);
+    json_t *t2 = json_array_get(json_object_get(j, "tests"), 2);
+    assert_true(json_number_value(json_object_get(t2, "max_score")) == 0.0); /* left out, so never "passed" */
+    assert_null(json_object_get(t2, "status"));
+    assert_non_null(strstr(json_string_value(json_object_get(t2, "output")), "grader error | no MFU"));
+    json_decref(j);
 }
 
 /* Run the grader; returns its exit status; the table goes to log. */
@@ -233,13 +565,30 @@ static void test_solutions_full_marks(void **state) {
     json_t *res = json_load_file(json, 0, NULL), *t;
     if (!res) fail_msg("no results.json (%s)", json);
     size_t i, n = 0;
+    int needs_gpu = 0;
     json_array_foreach(json_object_get(res, "tests"), i, t) {
         double s = json_number_value(json_object_get(t, "score")), m = json_number_value(json_object_get(t, "max_score"));
+        const char *out = json_string_value(json_object_get(t, "output"));
         if (s != m) fail_msg("solutions: '%s' scored %g of %g", json_string_value(json_object_get(t, "name")), s, m);
         n += m > 0;
+        if (out && !strncmp(out, "needs GPU", 9)) {
+            if (m != 0) fail_msg("solutions: '%s' needs a GPU but counts %g points", json_string_value(json_object_get(t, "name")), m);
+            needs_gpu++;
+        }
     }
     json_decref(res);
     if (n == 0) fail_msg("solutions: no graded tests at all");
+    /* Without a GPU every speed test of every rubric, ratio or absolute,
+     * says "needs GPU" and is left out of the total. */
+    static rubric_t r;
+    int speed = 0;
+    for (int lab = 0; lab < 100; lab++) {
+        char nn[8], err[512];
+        snprintf(nn, sizeof nn, "%02d", lab);
+        if (rubric_load(GRADE_ROOT, nn, &r, err, sizeof err) != 0) continue;
+        for (int k = 0; k < r.ntests; k++) speed += r.tests[k].kind == KIND_SPEED;
+    }
+    if (needs_gpu != speed) fail_msg("solutions on emu: %d test(s) say 'needs GPU'; the rubrics have %d speed tests", needs_gpu, speed);
 }
 
 /* The unmodified starters earn nothing. */
@@ -375,6 +724,15 @@ int main(void) {
 
     static struct CMUnitTest tests[300];
     int nc = 0, nt = 0;
+    /* The unit tests first: they take milliseconds and name a broken part directly. */
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_fraction_clamps);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_mfu_scores);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_mfu_unmeasured);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_tokens_per_s);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_unchanged);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_absolute_validation);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_course_speed_tests);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_leaderboard_entries);
     char wdir[PATH_MAX];
     snprintf(wdir, sizeof wdir, "%s/autograder/wrong", GRADE_ROOT);
     struct dirent **labs;
@@ -409,6 +767,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_user);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_autograder);
+    if (getenv("GRADE_TEST_FILTER") && getenv("GRADE_TEST_FILTER")[0]) cmocka_set_test_filter(getenv("GRADE_TEST_FILTER"));
     int failed = _cmocka_run_group_tests("grade", tests, (size_t)nt, NULL, NULL);
     if (!failed && !getenv("GRADE_TEST_KEEP")) sh("rm -rf '%s'", tmp);
     else fprintf(stderr, "test_grade: logs in %s\n", tmp);

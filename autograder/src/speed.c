@@ -1,0 +1,161 @@
+/*
+ * Scoring a speed test from the JSON its benchmark wrote (bench --json).
+ *
+ * Two kinds of speed test, told apart by the rubric:
+ *  - ratio ("kernel", optional "baseline"): the bench's "results" list has a
+ *    row per kernel with its "ratio" to a baseline timed in the same process
+ *    (labs 01-04: TFLOP/s over cuBLAS). Dividing by a baseline measured on
+ *    the same device cancels out which GPU the grader happens to run on.
+ *  - absolute ("metric"): one top-level number of the bench's JSON, e.g. lab
+ *    05's "mfu". Training a model has no baseline to divide by, and MFU is
+ *    already normalised by the device's peak, so its value is graded as is.
+ * Both earn points * clamp((value - zero_at) / (full_at - zero_at), 0, 1).
+ *
+ * Apart from grade.c, which runs the bench, so that the grader's tests can
+ * score made-up JSON on a machine without a GPU.
+ */
+#include "grade.h"
+
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The metrics an absolute speed test may name. A new one needs a row here and
+ * its field in the lab's bench JSON. */
+static const speed_metric_t metrics[] = {
+    {"mfu", "MFU ", 100.0, "%", 1.0, "a fraction of the device's bf16 peak: 0.35 is 35%",
+     "bf16 peak unknown; add --peak-tflops N to bench_args in the rubric"},
+    {"tokens_per_s", "", 1e-3, "k tok/s", INFINITY, "tokens per second: 200000 is 200k tok/s",
+     "the benchmark measured no throughput"},
+};
+#define NMETRICS (sizeof metrics / sizeof metrics[0])
+
+const speed_metric_t *speed_metric_find(const char *name) {
+    for (size_t i = 0; name && i < NMETRICS; i++)
+        if (!strcmp(metrics[i].name, name)) return &metrics[i];
+    return NULL;
+}
+
+void speed_metric_names(char *out, size_t n) {
+    out[0] = '\0';
+    for (size_t i = 0; i < NMETRICS; i++)
+        snprintf(out + strlen(out), n - strlen(out), "%s%s", i ? ", " : "", metrics[i].name);
+}
+
+/* Written as !(f > 0) so that NaN, which compares false to everything,
+ * earns nothing instead of slipping through both clamps. */
+double speed_fraction(double value, double zero_at, double full_at) {
+    double f = (value - zero_at) / (full_at - zero_at);
+    if (!(f > 0)) return 0.0;
+    return f > 1 ? 1.0 : f;
+}
+
+void speed_format(const speed_metric_t *m, double value, char *out, size_t n) {
+    snprintf(out, n, "%s%.1f%s", m->label, m->scale * value, m->unit);
+}
+
+/* Points, status and the measured value, once the value is known to be sane. */
+static void give_points(result_t *res, double value) {
+    double f = speed_fraction(value, res->t->zero_at, res->t->full_at);
+    res->measured = value;
+    res->score = res->t->points * f;
+    res->status = f >= 1 ? ST_PASS : f > 0 ? ST_PARTIAL : ST_FAIL;
+}
+
+/* Ratio kind: the kernel's row of "results" and its "ratio". */
+static void score_ratio(result_t *res, json_t *j) {
+    const rubric_test_t *t = res->t;
+    json_t *rows = json_object_get(j, "results"), *row;
+    size_t i;
+    double ratio = -1;
+    const char *st = NULL;
+    json_array_foreach(rows, i, row) {
+        json_t *k = json_object_get(row, "kernel");
+        if (!json_is_string(k) || strcmp(json_string_value(k), t->kernel)) continue;
+        json_t *rt = json_object_get(row, "ratio"), *s = json_object_get(row, "status");
+        st = json_is_string(s) ? json_string_value(s) : "ok";
+        ratio = json_is_number(rt) ? json_number_value(rt) : -1;
+        break;
+    }
+    if (!st) {
+        res->status = ST_ERROR;
+        snprintf(res->message, sizeof res->message, "no row for kernel '%s' in the benchmark's JSON", t->kernel);
+    } else if (strcmp(st, "ok") || !(ratio > 0) || !isfinite(ratio)) {
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s", st, t->kernel);
+    } else {
+        give_points(res, ratio);
+        snprintf(res->figure, sizeof res->figure, "%.1f%% %s", 100 * ratio, t->baseline);
+        snprintf(res->message, sizeof res->message, "full points at %.0f%% of %s, none at %.0f%%",
+                 100 * t->full_at, t->baseline, 100 * t->zero_at);
+    }
+}
+
+/* Absolute kind: one top-level number. A missing or null value says nothing
+ * about the submission (lab 05's bench writes "mfu": null when it knows no
+ * peak for the device), so the test is left out of the total rather than
+ * failed (the table's total says so), and the message says the fix. An impossible value (not
+ * positive, or above the metric's ceiling) is a broken measurement: it
+ * earns nothing and counts, so it can never pass by accident. */
+static void score_metric(result_t *res, json_t *j) {
+    const rubric_test_t *t = res->t;
+    const speed_metric_t *m = speed_metric_find(t->metric);
+    char what[48], a[48], b[48];
+    snprintf(what, sizeof what, "%s", m && m->label[0] ? m->label : t->metric);
+    what[strcspn(what, " ")] = '\0';
+    if (!m) { /* rubric_load rejects unknown metrics; kept so this can never crash */
+        res->status = ST_ERROR;
+        snprintf(res->message, sizeof res->message, "unknown metric '%s' in the rubric", t->metric);
+        return;
+    }
+    json_t *v = json_object_get(j, m->name), *dev = json_object_get(j, "device");
+    if (!v || json_is_null(v) || !json_is_number(v)) {
+        res->status = ST_ERROR;
+        res->counted = 0;
+        res->score = 0;
+        if (!v)
+            snprintf(res->message, sizeof res->message,
+                     "the benchmark's JSON has no \"%s\" (rubric and bench disagree)", m->name);
+        else if (!json_is_null(v))
+            snprintf(res->message, sizeof res->message,
+                     "\"%s\" in the benchmark's JSON is not a number", m->name);
+        else
+            snprintf(res->message, sizeof res->message, "no %s on '%s': %s", what,
+                     json_is_string(dev) ? json_string_value(dev) : "this device", m->if_null);
+        return;
+    }
+    double x = json_number_value(v);
+    speed_format(m, x, res->figure, sizeof res->figure);
+    if (x > m->max) {
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message,
+                 "%s is above the possible %g%s: a broken timer, or a wrong device peak (--peak-tflops)",
+                 res->figure, m->scale * m->max, m->unit);
+        return;
+    }
+    if (!(x > 0) || !isfinite(x)) {
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message, "the benchmark reports %s, which no run can measure", res->figure);
+        return;
+    }
+    give_points(res, x);
+    snprintf(a, sizeof a, "%g%s", m->scale * t->full_at, m->unit);
+    snprintf(b, sizeof b, "%g%s", m->scale * t->zero_at, m->unit);
+    snprintf(res->message, sizeof res->message, "full points at %s%s, none at %s", m->label, a, b);
+}
+
+void speed_score(result_t *res, const char *bench_json) {
+    json_error_t je;
+    json_t *j = bench_json && bench_json[0] ? json_loads(bench_json, 0, &je) : NULL;
+    res->score = 0;
+    if (!json_is_object(j)) {
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message, "the benchmark wrote no readable JSON");
+    } else if (res->t->metric[0]) {
+        score_metric(res, j);
+    } else {
+        score_ratio(res, j);
+    }
+    json_decref(j);
+}

@@ -189,9 +189,11 @@ static int contains_ci(const char *hay, const char *needle) {
 }
 
 double model_peak_tflops(const char *device_name, const char *precision) {
-    /* Dense (no sparsity) datasheet figures, TFLOP/s: bf16/fp16, tf32, fp32. */
+    /* Dense (no sparsity) datasheet figures, TFLOP/s: bf16/fp16, tf32, fp32. The first
+     * match wins, so the PCIe and NVL parts (lower clocks and power) come before the SXM default. */
     static const struct { const char *name; double bf16, tf32, fp32; } table[] = {
-        {"H200", 989.0, 495.0, 67.0},  {"H100", 989.0, 495.0, 67.0},
+        {"H100 PCIe", 756.0, 378.0, 51.0}, {"H100 NVL", 835.0, 418.0, 60.0},
+        {"H200 NVL", 835.0, 418.0, 60.0},  {"H200", 989.0, 495.0, 67.0},  {"H100", 989.0, 495.0, 67.0},
         {"A100", 312.0, 156.0, 19.5},  {"L40S", 362.0, 183.0, 91.6},
         {"4090", 165.2, 82.6, 82.6},   {"A10", 125.0, 62.5, 31.2},
     };

@@ -172,9 +172,10 @@ double model_flops_per_token(const model_config_t *c, int T);
 /**
  * @brief Dense peak throughput of a device by name, for MFU.
  *
- * A small table from vendor datasheets: H100/H200 (989 bf16, 495 tf32, 67
- * fp32 TFLOP/s), A100 (312, 156, 19.5), L40S, RTX 4090, A10. The name is
- * matched as a substring, case-insensitive ("NVIDIA H100 80GB HBM3").
+ * A small table from vendor datasheets: H100/H200 SXM (989 bf16, 495 tf32,
+ * 67 fp32 TFLOP/s), H100 PCIe (756, 378, 51), H100/H200 NVL (835, 418, 60),
+ * A100 (312, 156, 19.5), L40S, RTX 4090, A10. The name is matched as a
+ * substring, case-insensitive ("NVIDIA H100 80GB HBM3").
  * CPUs are not in the table: their figure is measured (see the train program)
  * or given with --peak-tflops.
  * @param device_name e.g. what cudaGetDeviceProperties reports

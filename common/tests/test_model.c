@@ -107,6 +107,8 @@ static void test_flops_and_peak(void **state) {
     assert_true(model_flops_per_token(&c, 64) == 6.0 * mm + 12.0 * 2 * 64 * 64);
     assert_true(model_peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == 989.0);
     assert_true(model_peak_tflops("NVIDIA H200", "fp32") == 67.0);
+    assert_true(model_peak_tflops("NVIDIA H100 PCIe", "bf16") == 756.0); /* not the SXM figure */
+    assert_true(model_peak_tflops("NVIDIA H100 NVL", "bf16") == 835.0);
     assert_true(model_peak_tflops("NVIDIA A100-SXM4-80GB", "tf32") == 156.0);
     assert_true(model_peak_tflops("AMD EPYC", "fp32") == 0.0);
     assert_true(model_peak_tflops("NVIDIA H100", "int8") == 0.0);

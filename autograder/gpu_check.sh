@@ -67,6 +67,12 @@ if [ -f labs/05-single-gpu-training/bench.c ]; then
     step "bench 05 --matmul mma (solutions)" make bench BUILD="$gbuild" LAB=05 SRC=solutions TARGET=cuda \
         CUDA_ARCH=90a ARGS="--matmul mma --json $out/bench-05-mma.json"
 fi
+# Last, as it is the longest: a bounded search of lab 03's warp-tiled kernel
+# (its ranked table and best -D line are in the step's log).
+if [ -x labs/03-register-tiling/autotune.sh ]; then
+    step "autotune 03 warptile (24 configs)" labs/03-register-tiling/autotune.sh --src solutions --max 24 \
+        --reps 3 --arch 90a --build "$gbuild"
+fi
 
 echo
 echo "gpu-check summary ($(cat "$out/device.txt"); $(( $(date +%s) - start ))s; logs in $out)"

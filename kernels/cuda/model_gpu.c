@@ -25,85 +25,105 @@
               lab_status_name(st_));                                                               \
     } while (0)
 
+/* Every tensor starts on a 256-byte boundary: what cuBLAS's fastest kernels and
+ * 16-byte vector loads want, whatever the odd sizes (N rows of rstd) before it. */
+#define CARVE_BYTES 256
+
 static float *carve(float *base, size_t *used, size_t n) {
     float *p = base ? base + *used : NULL;
-    *used += n;
+    *used += (n + CARVE_BYTES / 4 - 1) / (CARVE_BYTES / 4) * (CARVE_BYTES / 4);
     return p;
 }
 
-/* The activation layout of model_cpu.c, so the two can be compared tensor by tensor. */
-static size_t layout_acts(model_gpu_t *m, float *base) {
+static uint16_t *carve16(uint16_t *base, size_t *used, size_t n) {
+    uint16_t *p = base ? base + *used : NULL;
+    *used += (n + CARVE_BYTES / 2 - 1) / (CARVE_BYTES / 2) * (CARVE_BYTES / 2);
+    return p;
+}
+
+/*
+ * What the backward pass needs, in the precision it needs it: fp32 where a
+ * student's backward reads it (the residual stream, gate and up) or where
+ * statistics come from it; bf16 for what is only ever a matmul operand (the
+ * norm outputs, SwiGLU's output, the heads of q, k, v), stored once in bf16
+ * instead of fp32 plus a cast before every use. The values are those of
+ * model_cpu.c's tensors of the same names, rounded where the matmuls round.
+ * fp32 tensors come from base, bf16 ones from base16; with NULL bases this
+ * only counts.
+ */
+static void layout_acts(model_gpu_t *m, float *base, uint16_t *base16, size_t *n32, size_t *n16) {
     const size_t N = (size_t)m->B * m->T, D = (size_t)m->cfg.d_model, F = (size_t)m->cfg.d_ff;
     const size_t V = (size_t)m->cfg.vocab, H = (size_t)m->cfg.n_heads, T = (size_t)m->T;
-    size_t used = 0;
-    m->encoded = carve(base, &used, N * D);
+    size_t u = 0, u16 = 0;
+    m->encoded = carve(base, &u, N * D);
     for (int l = 0; l < m->cfg.n_layers; l++) {
-        layer_acts_t *a = &m->layers[l];
-        a->ln1 = carve(base, &used, N * D);
-        a->ln1_rstd = carve(base, &used, N);
-        a->q = carve(base, &used, N * D);
-        a->k = carve(base, &used, N * D);
-        a->v = carve(base, &used, N * D);
+        gpu_layer_acts_t *a = &m->layers[l];
+        a->ln1 = carve16(base16, &u16, N * D);
+        a->ln1_rstd = carve(base, &u, N);
+        a->qh = carve16(base16, &u16, N * D);
+        a->kh = carve16(base16, &u16, N * D);
+        a->vh = carve16(base16, &u16, N * D);
         /* naive: the probabilities; flash: only each row's log-sum-exp */
-        a->att = carve(base, &used, (size_t)m->B * H * T * (m->attn == MODEL_ATTN_FLASH ? 1 : T));
-        a->atty = carve(base, &used, N * D);
-        a->res1 = carve(base, &used, N * D);
-        a->ln2 = carve(base, &used, N * D);
-        a->ln2_rstd = carve(base, &used, N);
-        a->gate = carve(base, &used, N * F);
-        a->up = carve(base, &used, N * F);
-        a->swi = carve(base, &used, N * F);
-        a->res2 = carve(base, &used, N * D);
+        a->att = carve(base, &u, (size_t)m->B * H * T * (m->attn == MODEL_ATTN_FLASH ? 1 : T));
+        a->atty = carve(base, &u, N * D);
+        a->res1 = carve(base, &u, N * D);
+        a->ln2 = carve16(base16, &u16, N * D);
+        a->ln2_rstd = carve(base, &u, N);
+        a->gate = carve(base, &u, 2 * N * F); /* gate and up back to back: one batched matmul writes both */
+        a->up = a->gate ? a->gate + N * F : NULL;
+        a->swi = carve16(base16, &u16, N * F);
+        a->res2 = carve(base, &u, N * D);
     }
-    m->scratch = carve(base, &used, N * D);
-    m->lnf = carve(base, &used, N * D);
-    m->lnf_rstd = carve(base, &used, N);
-    m->probs = carve(base, &used, N * V);
-    m->losses = carve(base, &used, N);
-    return used;
+    m->scratch = carve(base, &u, N * D);
+    m->lnf = carve16(base16, &u16, N * D);
+    m->lnf_rstd = carve(base, &u, N);
+    m->probs = carve(base, &u, N * V);
+    m->losses = carve(base, &u, N);
+    *n32 = u;
+    *n16 = u16;
 }
 
 /* Scratch: fp32 activation gradients and attention temporaries; bf16 matmul operands. */
 typedef struct {
     float *dres, *dln, *dq, *dk, *dv, *datty, *dgate, *dup, *dswi, *dP, *dS, *oh, *delta;
-    uint16_t *xb, *dyb, *qh, *kh, *vh, *doh, *attb;
+    uint16_t *xb, *dyb, *doh, *attb;
 } work_t;
 
 static size_t max3(size_t a, size_t b, size_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
 
-static work_t work_of(const model_gpu_t *m) {
+/* The forward pass borrows dq, dk, dv for the fp32 q, k, v (before RoPE and
+ * the head split), so they are one block of 3 N D, as are dgate and dup. */
+static work_t work_of(const model_gpu_t *m, float *f, uint16_t *h, size_t *n32, size_t *n16) {
     const size_t N = (size_t)m->B * m->T, D = (size_t)m->cfg.d_model, F = (size_t)m->cfg.d_ff;
-    const size_t ATT = (size_t)m->B * m->cfg.n_heads * m->T * m->T, V = (size_t)m->cfg.vocab;
+    const size_t BH = (size_t)m->B * m->cfg.n_heads, T = (size_t)m->T, V = (size_t)m->cfg.vocab;
+    const int flash = m->attn == MODEL_ATTN_FLASH;
     work_t w;
-    size_t u = 0;
-    float *f = m->work;
+    size_t u = 0, u16 = 0;
     w.dres = carve(f, &u, N * D);
     w.dln = carve(f, &u, N * D);
-    w.dq = carve(f, &u, N * D);
-    w.dk = carve(f, &u, N * D);
-    w.dv = carve(f, &u, N * D);
+    w.dq = carve(f, &u, 3 * N * D);
+    w.dk = w.dq ? w.dq + N * D : NULL;
+    w.dv = w.dq ? w.dq + 2 * N * D : NULL;
     w.datty = carve(f, &u, N * D);
-    w.oh = carve(f, &u, N * D);
-    w.dgate = carve(f, &u, N * F);
-    w.dup = carve(f, &u, N * F);
+    w.dgate = carve(f, &u, 2 * N * F);
+    w.dup = w.dgate ? w.dgate + N * F : NULL;
     w.dswi = carve(f, &u, N * F);
-    if (m->attn == MODEL_ATTN_FLASH) {
-        w.dP = w.dS = NULL;
-        w.delta = carve(f, &u, (size_t)m->B * m->cfg.n_heads * m->T); /* the flash backward's row terms */
-    } else {
-        w.dP = carve(f, &u, ATT);
-        w.dS = carve(f, &u, ATT);
-        w.delta = NULL;
-    }
-    uint16_t *h = m->work_bf16;
-    w.xb = h;                                 /* a matmul's input: [N, D] or [N, F] */
-    w.dyb = h + N * (D > F ? D : F);          /* gradients of up to 3 outputs: [3N, D], [2N, F] or [N, V] */
-    w.qh = w.dyb + N * max3(3 * D, 2 * F, V);
-    w.kh = w.qh + N * D;
-    w.vh = w.kh + N * D;
-    w.doh = w.vh + N * D;
-    w.attb = m->attn == MODEL_ATTN_FLASH ? NULL : w.doh + N * D; /* naive only: P and dS in bf16 */
+    w.oh = flash ? NULL : carve(f, &u, N * D);          /* naive: one head-major product */
+    w.dP = flash ? NULL : carve(f, &u, BH * T * T);     /* naive: dP and dS */
+    w.dS = flash ? NULL : carve(f, &u, BH * T * T);
+    w.delta = flash ? carve(f, &u, BH * T) : NULL;      /* flash: the backward's row terms */
+    w.xb = carve16(h, &u16, N * D);                     /* the attention output, rounded */
+    w.dyb = carve16(h, &u16, N * max3(3 * D, 2 * F, V)); /* gradients of up to 3 outputs, rounded */
+    w.doh = carve16(h, &u16, N * D);                    /* dO in heads layout */
+    w.attb = flash ? NULL : carve16(h, &u16, BH * T * T); /* naive: P and dS in bf16 */
+    *n32 = u;
+    *n16 = u16;
     return w;
+}
+
+static work_t work(const model_gpu_t *m) {
+    size_t a, b;
+    return work_of(m, m->work, m->work_bf16, &a, &b);
 }
 
 static size_t off(const model_gpu_t *m, int layer, model_layer_param_t which) {
@@ -146,34 +166,25 @@ void model_gpu_init_attn(model_gpu_t *m, const model_config_t *cfg, int B, int T
     m->adam_v = gpu_malloc(P * sizeof(float));
     model_gpu_upload_state(m);
     gpu_memset(m->grads, 0, P * sizeof(float));
-
-    m->layers = host_calloc((size_t)cfg->n_layers, sizeof(layer_acts_t));
-    m->n_acts = layout_acts(m, NULL);
-    m->acts = gpu_malloc(m->n_acts * sizeof(float));
-    gpu_memset(m->acts, 0, m->n_acts * sizeof(float));
-    layout_acts(m, m->acts);
-    /* mm_forward_n() batches the products that share an input: it needs their weights in
-     * consecutive slices and their outputs in consecutive activations. */
+    /* mm_forward() batches the products that share an input: their weights must be consecutive slices. */
     const size_t DD = (size_t)cfg->d_model * cfg->d_model, DF = (size_t)cfg->d_model * cfg->d_ff;
-    const size_t ND = (size_t)B * T * cfg->d_model, NF = (size_t)B * T * cfg->d_ff;
-    for (int l = 0; l < cfg->n_layers; l++) {
-        const layer_acts_t *a = &m->layers[l];
+    for (int l = 0; l < cfg->n_layers; l++)
         CHECK(off(m, l, P_WK) == off(m, l, P_WQ) + DD && off(m, l, P_WV) == off(m, l, P_WK) + DD &&
-                  off(m, l, P_W_UP) == off(m, l, P_W_GATE) + DF && a->k == a->q + ND && a->v == a->k + ND &&
-                  a->up == a->gate + NF,
-              "model_gpu_init: the batched matmuls need wq, wk, wv (and w_gate, w_up) in consecutive slices "
-              "and q, k, v (gate, up) in consecutive activations");
-    }
+                  off(m, l, P_W_UP) == off(m, l, P_W_GATE) + DF,
+              "model_gpu_init: the batched matmuls need wq, wk, wv (and w_gate, w_up) in consecutive slices");
 
-    const size_t N = (size_t)B * T, D = (size_t)cfg->d_model, F = (size_t)cfg->d_ff;
-    const size_t ATT = (size_t)B * cfg->n_heads * T * T;
-    const int flash = attn == MODEL_ATTN_FLASH;
-    m->n_work = 7 * N * D + 3 * N * F + (flash ? (size_t)B * cfg->n_heads * T : 2 * ATT);
+    m->layers = host_calloc((size_t)cfg->n_layers, sizeof(gpu_layer_acts_t));
+    layout_acts(m, NULL, NULL, &m->n_acts, &m->n_acts_bf16);
+    m->acts = gpu_malloc(m->n_acts * sizeof(float));
+    m->acts_bf16 = gpu_malloc(m->n_acts_bf16 * sizeof(uint16_t));
+    gpu_memset(m->acts, 0, m->n_acts * sizeof(float));
+    gpu_memset(m->acts_bf16, 0, m->n_acts_bf16 * sizeof(uint16_t));
+    layout_acts(m, m->acts, m->acts_bf16, &m->n_acts, &m->n_acts_bf16);
+    work_of(m, NULL, NULL, &m->n_work, &m->n_work_bf16);
     m->work = gpu_malloc(m->n_work * sizeof(float));
-    m->n_work_bf16 =
-        N * (D > F ? D : F) + N * max3(3 * D, 2 * F, (size_t)cfg->vocab) + 4 * N * D + (flash ? 0 : ATT);
     m->work_bf16 = gpu_malloc(m->n_work_bf16 * sizeof(uint16_t));
 
+    const size_t N = (size_t)B * T;
     const int hd = cfg->d_model / cfg->n_heads;
     const size_t rope = (size_t)T * (hd / 2);
     float *c = host_malloc(rope * sizeof(float)), *s = host_malloc(rope * sizeof(float));
@@ -193,8 +204,8 @@ void model_gpu_init_attn(model_gpu_t *m, const model_config_t *cfg, int B, int T
 }
 
 void model_gpu_free(model_gpu_t *m) {
-    void *dev[] = {m->params, m->params_bf16, m->grads, m->adam_m, m->adam_v, m->acts, m->work,
-                   m->work_bf16, m->rope_cos, m->rope_sin, m->inputs, m->targets, m->norm_partial};
+    void *dev[] = {m->params, m->params_bf16, m->grads,    m->adam_m,   m->adam_v,   m->acts,   m->acts_bf16,
+                   m->work,   m->work_bf16,   m->rope_cos, m->rope_sin, m->inputs,   m->targets, m->norm_partial};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) gpu_free(dev[i]);
     host_free(m->layers);
     host_free(m->host_params);
@@ -207,77 +218,67 @@ void model_gpu_free(model_gpu_t *m) {
 }
 
 /*
- * out_i[N, OC] = bf16(inp)[N, C] * W_i[C, OC] for n weights that share their
- * input: Q, K, V from ln1 (n = 3), gate and up from ln2 (n = 2), else n = 1.
- * The weights are consecutive slices of the flat buffer and the outputs
- * consecutive activations (checked in model_gpu_init), so the input is
- * rounded to bf16 once and the n products are one batched matmul.
+ * out_i[N, OC] = inp[N, C] * W_i[C, OC], bf16 operands, fp32 out, for n
+ * weights that share their input: Q, K, V from ln1 (n = 3), gate and up from
+ * ln2 (n = 2), else n = 1. The weights are consecutive slices of the flat
+ * buffer and the outputs are N * OC apart, so the n products are one batched
+ * matmul.
  */
-static void mm_forward_n(const model_gpu_t *m, const work_t *w, float *out, const float *inp, size_t woff,
-                         int N, int C, int OC, int n) {
-    gpu_cast_to_bf16(w->xb, inp, (size_t)N * C);
-    gpu_gemm_bf16(0, 0, N, OC, C, 1.0f, w->xb, C, 0, m->params_bf16 + woff, OC, (long long)C * OC, 0.0f, out,
-                  OC, (long long)N * OC, n);
+static void mm_forward(const model_gpu_t *m, float *out, const uint16_t *inp, size_t woff, int N, int C, int OC,
+                       int n) {
+    gpu_gemm_bf16(0, 0, N, OC, C, 1.0f, inp, C, 0, m->params_bf16 + woff, OC, (long long)C * OC, 0.0f, out, OC,
+                  (long long)N * OC, n);
 }
 
-static void mm_forward(const model_gpu_t *m, const work_t *w, float *out, const float *inp, size_t woff,
-                       int N, int C, int OC) {
-    mm_forward_n(m, w, out, inp, woff, N, C, OC, 1);
-}
-
-/* The backward of mm_forward_n: dinp += sum_i dout_i W_i^T (if dinp, in order i = 0..n-1);
- * dW_i += inp^T dout_i as one batched matmul; every operand rounded to bf16 once. */
-static void mm_backward_n(const model_gpu_t *m, const work_t *w, float *dinp, size_t woff, const float *dout,
-                          const float *inp, int N, int C, int OC, int n) {
+/* The backward of mm_forward, from the outputs' gradients already in bf16 (dout_i N * OC apart):
+ * dinp += sum_i dout_i W_i^T (if dinp, in order i = 0..n-1); dW_i += inp^T dout_i, one batched matmul. */
+static void mm_backward(const model_gpu_t *m, float *dinp, size_t woff, const uint16_t *dout, const uint16_t *inp,
+                        int N, int C, int OC, int n) {
     const size_t out_n = (size_t)N * OC, w_n = (size_t)C * OC;
-    gpu_cast_to_bf16(w->dyb, dout, n * out_n);
     for (int i = 0; dinp && i < n; i++)
-        gpu_gemm_bf16(0, 1, N, C, OC, 1.0f, w->dyb + i * out_n, OC, 0, m->params_bf16 + woff + i * w_n, OC, 0,
-                      1.0f, dinp, C, 0, 1);
-    gpu_cast_to_bf16(w->xb, inp, (size_t)N * C);
-    gpu_gemm_bf16(1, 0, C, OC, N, 1.0f, w->xb, C, 0, w->dyb, OC, (long long)out_n, 1.0f, m->grads + woff, OC,
+        gpu_gemm_bf16(0, 1, N, C, OC, 1.0f, dout + i * out_n, OC, 0, m->params_bf16 + woff + i * w_n, OC, 0, 1.0f,
+                      dinp, C, 0, 1);
+    gpu_gemm_bf16(1, 0, C, OC, N, 1.0f, inp, C, 0, dout, OC, (long long)out_n, 1.0f, m->grads + woff, OC,
                   (long long)w_n, n);
 }
 
-static void mm_backward(const model_gpu_t *m, const work_t *w, float *dinp, size_t woff, const float *dout,
-                        const float *inp, int N, int C, int OC) {
-    mm_backward_n(m, w, dinp, woff, dout, inp, N, C, OC, 1);
+/* From ln1: q, k, v (fp32, in w.dq..dv), then RoPE, the head split and bf16 in one pass into the layer's heads. */
+static void qkv_forward(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a, int l) {
+    const int B = m->B, T = m->T, N = B * T, D = m->cfg.d_model, H = m->cfg.n_heads;
+    mm_forward(m, w->dq, a->ln1, off(m, l, P_WQ), N, D, D, 3);
+    gpu_rope_heads_bf16(a->qh, w->dq, m->rope_cos, m->rope_sin, B, T, D, H, 1);
+    gpu_rope_heads_bf16(a->kh, w->dk, m->rope_cos, m->rope_sin, B, T, D, H, 1);
+    gpu_rope_heads_bf16(a->vh, w->dv, m->rope_cos, m->rope_sin, B, T, D, H, 0);
 }
 
-static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, layer_acts_t *a) {
+static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a) {
     const int B = m->B, T = m->T, D = m->cfg.d_model, H = m->cfg.n_heads, hd = D / H, BH = B * H;
     const long long sT = (long long)T * hd, sTT = (long long)T * T;
-    gpu_heads_split_bf16(w->qh, a->q, B, T, D, H);
-    gpu_heads_split_bf16(w->kh, a->k, B, T, D, H);
-    gpu_heads_split_bf16(w->vh, a->v, B, T, D, H);
     if (m->attn == MODEL_ATTN_FLASH) { /* a->att receives the rows' log-sum-exps */
-        gpu_flash_attention_forward(a->atty, a->att, w->qh, w->kh, w->vh, B, T, D, H);
+        gpu_flash_attention_forward(a->atty, a->att, a->qh, a->kh, a->vh, B, T, D, H);
         return;
     }
     /* S = Q K^T / sqrt(hd) over the full square (the causal softmax ignores the upper half). */
-    gpu_gemm_bf16(0, 1, T, T, hd, 1.0f / sqrtf((float)hd), w->qh, hd, sT, w->kh, hd, sT, 0.0f, a->att, T, sTT,
+    gpu_gemm_bf16(0, 1, T, T, hd, 1.0f / sqrtf((float)hd), a->qh, hd, sT, a->kh, hd, sT, 0.0f, a->att, T, sTT,
                   BH);
     gpu_causal_softmax(a->att, a->att, BH, T);
     gpu_cast_to_bf16(w->attb, a->att, (size_t)BH * T * T);
-    gpu_gemm_bf16(0, 0, T, hd, T, 1.0f, w->attb, T, sTT, w->vh, hd, sT, 0.0f, w->oh, hd, sT, BH);
+    gpu_gemm_bf16(0, 0, T, hd, T, 1.0f, w->attb, T, sTT, a->vh, hd, sT, 0.0f, w->oh, hd, sT, BH);
     gpu_heads_merge(a->atty, w->oh, B, T, D, H);
 }
 
 /* Writes dq, dk, dv (the CPU version accumulates into zeroed buffers: the same). */
-static void attention_backward_gpu(const model_gpu_t *m, const work_t *w, const layer_acts_t *a) {
+static void attention_backward_gpu(const model_gpu_t *m, const work_t *w, const gpu_layer_acts_t *a) {
     const int B = m->B, T = m->T, D = m->cfg.d_model, H = m->cfg.n_heads, hd = D / H, BH = B * H;
     const long long sT = (long long)T * hd, sTT = (long long)T * T;
-    gpu_heads_split_bf16(w->qh, a->q, B, T, D, H);
-    gpu_heads_split_bf16(w->kh, a->k, B, T, D, H);
-    gpu_heads_split_bf16(w->vh, a->v, B, T, D, H);
     if (m->attn == MODEL_ATTN_FLASH) { /* recomputes P from the log-sum-exps; rounds dO into doh */
-        gpu_flash_attention_backward(w->dq, w->dk, w->dv, w->doh, w->delta, w->datty, a->atty, a->att, w->qh,
-                                     w->kh, w->vh, B, T, D, H);
+        gpu_flash_attention_backward(w->dq, w->dk, w->dv, w->doh, w->delta, w->datty, a->atty, a->att, a->qh,
+                                     a->kh, a->vh, B, T, D, H);
         return;
     }
     gpu_heads_split_bf16(w->doh, w->datty, B, T, D, H);
     /* dP = dO V^T; dV = P^T dO */
-    gpu_gemm_bf16(0, 1, T, T, hd, 1.0f, w->doh, hd, sT, w->vh, hd, sT, 0.0f, w->dP, T, sTT, BH);
+    gpu_gemm_bf16(0, 1, T, T, hd, 1.0f, w->doh, hd, sT, a->vh, hd, sT, 0.0f, w->dP, T, sTT, BH);
     gpu_cast_to_bf16(w->attb, a->att, (size_t)BH * T * T);
     gpu_gemm_bf16(1, 0, T, hd, T, 1.0f, w->attb, T, sTT, w->doh, hd, sT, 0.0f, w->oh, hd, sT, BH);
     gpu_heads_merge(w->dv, w->oh, B, T, D, H);
@@ -285,15 +286,15 @@ static void attention_backward_gpu(const model_gpu_t *m, const work_t *w, const 
             "attention_softmax_backward_gpu");
     /* dQ = dS K; dK = dS^T Q */
     gpu_cast_to_bf16(w->attb, w->dS, (size_t)BH * T * T);
-    gpu_gemm_bf16(0, 0, T, hd, T, 1.0f, w->attb, T, sTT, w->kh, hd, sT, 0.0f, w->oh, hd, sT, BH);
+    gpu_gemm_bf16(0, 0, T, hd, T, 1.0f, w->attb, T, sTT, a->kh, hd, sT, 0.0f, w->oh, hd, sT, BH);
     gpu_heads_merge(w->dq, w->oh, B, T, D, H);
-    gpu_gemm_bf16(1, 0, T, hd, T, 1.0f, w->attb, T, sTT, w->qh, hd, sT, 0.0f, w->oh, hd, sT, BH);
+    gpu_gemm_bf16(1, 0, T, hd, T, 1.0f, w->attb, T, sTT, a->qh, hd, sT, 0.0f, w->oh, hd, sT, BH);
     gpu_heads_merge(w->dk, w->oh, B, T, D, H);
 }
 
 double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) {
     const int B = m->B, T = m->T, N = B * T, D = m->cfg.d_model, F = m->cfg.d_ff;
-    const int H = m->cfg.n_heads, V = m->cfg.vocab, L = m->cfg.n_layers;
+    const int V = m->cfg.vocab, L = m->cfg.n_layers;
     const float eps = m->cfg.norm_eps;
     for (int n = 0; n < N; n++)
         CHECK(inputs[n] >= 0 && inputs[n] < V && targets[n] >= 0 && targets[n] < V,
@@ -301,29 +302,28 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
               inputs[n] < 0 || inputs[n] >= V ? inputs[n] : targets[n], n, V);
     gpu_upload(m->inputs, inputs, (size_t)N * sizeof(int));
     gpu_upload(m->targets, targets, (size_t)N * sizeof(int));
-    const work_t w = work_of(m);
+    const work_t w = work(m);
     const param_table_t *t = &m->table;
     gpu_encoder_forward(m->encoded, m->inputs, m->params + t->slices[param_index_tok_emb(t)].offset, N, D);
     const float *x = m->encoded;
     for (int l = 0; l < L; l++) {
-        layer_acts_t *a = &m->layers[l];
-        gpu_rmsnorm_forward(a->ln1, a->ln1_rstd, x, m->params + off(m, l, P_ATTN_NORM), N, D, eps);
-        mm_forward_n(m, &w, a->q, a->ln1, off(m, l, P_WQ), N, D, D, 3); /* q, k, v */
-        gpu_rope(a->q, a->q, m->rope_cos, m->rope_sin, N, T, D, H, 1.0f);
-        gpu_rope(a->k, a->k, m->rope_cos, m->rope_sin, N, T, D, H, 1.0f);
+        gpu_layer_acts_t *a = &m->layers[l];
+        gpu_rmsnorm_forward_bf16(a->ln1, a->ln1_rstd, x, m->params + off(m, l, P_ATTN_NORM), N, D, eps);
+        qkv_forward(m, &w, a, l);
         attention_forward_gpu(m, &w, a);
-        mm_forward(m, &w, m->scratch, a->atty, off(m, l, P_WO), N, D, D);
+        gpu_cast_to_bf16(w.xb, a->atty, (size_t)N * D);
+        mm_forward(m, m->scratch, w.xb, off(m, l, P_WO), N, D, D, 1);
         gpu_residual_forward(a->res1, x, m->scratch, (size_t)N * D);
-        gpu_rmsnorm_forward(a->ln2, a->ln2_rstd, a->res1, m->params + off(m, l, P_MLP_NORM), N, D, eps);
-        mm_forward_n(m, &w, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F, 2); /* gate, up */
-        gpu_swiglu_forward(a->swi, a->gate, a->up, (size_t)N * F);
-        mm_forward(m, &w, m->scratch, a->swi, off(m, l, P_W_DOWN), N, F, D);
+        gpu_rmsnorm_forward_bf16(a->ln2, a->ln2_rstd, a->res1, m->params + off(m, l, P_MLP_NORM), N, D, eps);
+        mm_forward(m, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F, 2); /* gate, up */
+        gpu_swiglu_forward_bf16(a->swi, a->gate, a->up, (size_t)N * F);
+        mm_forward(m, m->scratch, a->swi, off(m, l, P_W_DOWN), N, F, D, 1);
         gpu_residual_forward(a->res2, a->res1, m->scratch, (size_t)N * D);
         x = a->res2;
     }
-    gpu_rmsnorm_forward(m->lnf, m->lnf_rstd, x, m->params + t->slices[param_index_final_norm(t)].offset, N, D,
-                        eps);
-    mm_forward(m, &w, m->probs, m->lnf, t->slices[param_index_lm_head(t)].offset, N, D, V);
+    gpu_rmsnorm_forward_bf16(m->lnf, m->lnf_rstd, x, m->params + t->slices[param_index_final_norm(t)].offset, N,
+                             D, eps);
+    mm_forward(m, m->probs, m->lnf, t->slices[param_index_lm_head(t)].offset, N, D, V, 1);
     gpu_crossentropy_forward(m->losses, m->probs, m->probs, m->targets, N, V);
     gpu_download(m->host_losses, m->losses, (size_t)N * sizeof(float));
     return loss_sum(m->host_losses, N) / N;
@@ -335,35 +335,42 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
     const int B = m->B, T = m->T, N = B * T, D = m->cfg.d_model, F = m->cfg.d_ff;
     const int H = m->cfg.n_heads, V = m->cfg.vocab, L = m->cfg.n_layers;
     const size_t ND = (size_t)N * D, NF = (size_t)N * F;
-    const work_t w = work_of(m);
+    const work_t w = work(m);
     const param_table_t *t = &m->table;
     const size_t lm = t->slices[param_index_lm_head(t)].offset, fn = t->slices[param_index_final_norm(t)].offset;
 
     gpu_crossentropy_backward(m->probs, m->probs, m->targets, loss_scale / (float)N, N, V);
+    gpu_cast_to_bf16(w.dyb, m->probs, (size_t)N * V);
     gpu_memset(w.dln, 0, ND * sizeof(float));
-    mm_backward(m, &w, w.dln, lm, m->probs, m->lnf, N, D, V);
+    mm_backward(m, w.dln, lm, w.dyb, m->lnf, N, D, V, 1);
     gpu_memset(w.dres, 0, ND * sizeof(float));
     const float *xl = m->layers[L - 1].res2;
     STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + fn, w.dln, xl, m->params + fn, m->lnf_rstd, N, D),
             "rmsnorm_backward_gpu");
     for (int l = L - 1; l >= 0; l--) {
-        const layer_acts_t *a = &m->layers[l];
+        const gpu_layer_acts_t *a = &m->layers[l];
         const float *x = l > 0 ? m->layers[l - 1].res2 : m->encoded;
+        gpu_cast_to_bf16(w.dyb, w.dres, ND);
         gpu_memset(w.dswi, 0, NF * sizeof(float));
-        mm_backward(m, &w, w.dswi, off(m, l, P_W_DOWN), w.dres, a->swi, N, F, D);
+        mm_backward(m, w.dswi, off(m, l, P_W_DOWN), w.dyb, a->swi, N, F, D, 1);
         STUDENT(swiglu_backward_gpu(w.dgate, w.dup, w.dswi, a->gate, a->up, NF), "swiglu_backward_gpu");
+        gpu_cast_to_bf16(w.dyb, w.dgate, 2 * NF); /* dgate, dup */
         gpu_memset(w.dln, 0, ND * sizeof(float));
-        mm_backward_n(m, &w, w.dln, off(m, l, P_W_GATE), w.dgate, a->ln2, N, D, F, 2); /* dgate, dup */
+        mm_backward(m, w.dln, off(m, l, P_W_GATE), w.dyb, a->ln2, N, D, F, 2);
         STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln, a->res1,
                                      m->params + off(m, l, P_MLP_NORM), a->ln2_rstd, N, D),
                 "rmsnorm_backward_gpu");
+        gpu_cast_to_bf16(w.dyb, w.dres, ND);
+        gpu_cast_to_bf16(w.xb, a->atty, ND);
         gpu_memset(w.datty, 0, ND * sizeof(float));
-        mm_backward(m, &w, w.datty, off(m, l, P_WO), w.dres, a->atty, N, D, D);
+        mm_backward(m, w.datty, off(m, l, P_WO), w.dyb, w.xb, N, D, D, 1);
         attention_backward_gpu(m, &w, a);
-        gpu_rope(w.dq, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
-        gpu_rope(w.dk, w.dk, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
+        /* the RoPE backward of dq, dk fused with their rounding; dv only rounded */
+        gpu_rope_cast_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
+        gpu_rope_cast_bf16(w.dyb + ND, w.dk, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
+        gpu_cast_to_bf16(w.dyb + 2 * ND, w.dv, ND);
         gpu_memset(w.dln, 0, ND * sizeof(float));
-        mm_backward_n(m, &w, w.dln, off(m, l, P_WQ), w.dq, a->ln1, N, D, D, 3); /* dq, dk, dv */
+        mm_backward(m, w.dln, off(m, l, P_WQ), w.dyb, a->ln1, N, D, D, 3);
         STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln, x,
                                      m->params + off(m, l, P_ATTN_NORM), a->ln1_rstd, N, D),
                 "rmsnorm_backward_gpu");
@@ -408,6 +415,6 @@ void model_gpu_upload_state(model_gpu_t *m) {
 
 size_t model_gpu_bytes(const model_gpu_t *m) {
     return (4 * m->n_params + m->n_acts + m->n_work) * sizeof(float) +
-           (m->n_params + m->n_work_bf16) * sizeof(uint16_t) +
+           (m->n_params + m->n_acts_bf16 + m->n_work_bf16) * sizeof(uint16_t) +
            ((m->n_params + GPU_NORM_CHUNK - 1) / GPU_NORM_CHUNK) * sizeof(double);
 }

@@ -4,11 +4,12 @@
  *
  * Flat device buffers as on the CPU (kernels/cpu/model_cpu.h): fp32 master
  * parameters, fp32 gradients, fp32 AdamW moments, plus a bf16 copy of the
- * parameters that the matmuls read. Activations and everything statistical
- * (norms, softmax, loss) stay fp32; each matmul rounds its activation operand
- * to bf16 and accumulates in fp32 (kernels/cuda/model_ops_gpu.h). The
- * forward and backward passes mirror model_cpu.c op for op, so the two can be
- * compared step by step.
+ * parameters that the matmuls read. Everything statistical (norms, softmax,
+ * loss), the residual stream and the gradients stay fp32; matmuls take bf16
+ * operands and accumulate in fp32 (kernels/cuda/model_ops_gpu.h), and an
+ * activation that is only ever a matmul operand is stored in bf16 straight
+ * away (gpu_layer_acts_t). The forward and backward passes mirror
+ * model_cpu.c op for op, so the two can be compared step by step.
  *
  * Five pieces are the student's (lab 05, labs/05-single-gpu-training/
  * train_ops.cu): the backward passes of RMSNorm, of the attention softmax and
@@ -45,6 +46,30 @@ typedef enum {
     MODEL_ATTN_FLASH = 1  /**< fused kernels, only the row log-sum-exp stored (hd in {16, 32, 64, 128}) */
 } model_attn_t;
 
+/**
+ * One block's activations kept for the backward pass, in the precision the
+ * backward pass reads them: fp32 for the residual stream, gate and up (the
+ * student's RMSNorm and SwiGLU backward read them), bf16 for what only ever
+ * enters a matmul (the norm outputs, SwiGLU's output, the heads of q, k, v).
+ * Device pointers; N = B * T rows.
+ */
+typedef struct {
+    uint16_t *ln1;    /**< [N, D] bf16 RMSNorm output before attention */
+    float *ln1_rstd;  /**< [N] its 1/rms */
+    uint16_t *qh;     /**< [B, H, T, hd] bf16 queries after RoPE */
+    uint16_t *kh;     /**< [B, H, T, hd] bf16 keys after RoPE */
+    uint16_t *vh;     /**< [B, H, T, hd] bf16 values */
+    float *att;       /**< naive: [B, H, T, T] probabilities; flash: [B, H, T] row log-sum-exps */
+    float *atty;      /**< [N, D] attention output before the output projection */
+    float *res1;      /**< [N, D] residual stream after attention */
+    uint16_t *ln2;    /**< [N, D] bf16 RMSNorm output before the MLP */
+    float *ln2_rstd;  /**< [N] its 1/rms */
+    float *gate;      /**< [N, F] gate projection (up follows it directly) */
+    float *up;        /**< [N, F] up projection */
+    uint16_t *swi;    /**< [N, F] bf16 silu(gate) * up */
+    float *res2;      /**< [N, D] residual stream after the MLP: the block's output */
+} gpu_layer_acts_t;
+
 /** The model on the device for micro-batches of B x T tokens. Pointers are device memory unless marked host. */
 typedef struct {
     model_config_t cfg;     /**< the shape */
@@ -58,12 +83,14 @@ typedef struct {
     float *grads;           /**< fp32 gradients */
     float *adam_m;          /**< AdamW first moments */
     float *adam_v;          /**< AdamW second moments */
-    float *acts;            /**< activations, one allocation (layout of model_cpu_t) */
+    float *acts;            /**< fp32 activations, one allocation */
     size_t n_acts;          /**< floats in acts */
+    uint16_t *acts_bf16;    /**< bf16 activations, one allocation */
+    size_t n_acts_bf16;     /**< elements in acts_bf16 */
     float *encoded;         /**< [N, D] */
-    layer_acts_t *layers;   /**< per block (host array of device pointers) */
+    gpu_layer_acts_t *layers; /**< per block (host array of device pointers) */
     float *scratch;         /**< [N, D] */
-    float *lnf;             /**< [N, D] */
+    uint16_t *lnf;          /**< [N, D] bf16 final RMSNorm output */
     float *lnf_rstd;        /**< [N] */
     float *probs;           /**< [N, V] logits, probabilities, then their gradient */
     float *losses;          /**< [N] */

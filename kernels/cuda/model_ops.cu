@@ -118,6 +118,31 @@ extern "C" void gpu_rmsnorm_forward(float *out, float *rstd, const float *inp, c
     CUDA_CHECK_LAST();
 }
 
+/* The same row statistics, with the output stored only as bf16: the model's
+ * norm outputs are only ever matmul operands, rounded to bf16 anyway, so
+ * storing them in fp32 and casting later would move 3x the bytes. */
+__global__ void rmsnorm_forward_bf16_kernel(uint16_t *out, float *rstd, const float *inp, const float *weight,
+                                            int N, int D, float eps) {
+    int row = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP, lane = threadIdx.x % WARP;
+    if (row >= N) return;
+    const float *x = inp + (size_t)row * D;
+    float ss = 0.0f;
+    for (int d = lane; d < D; d += WARP) ss += x[d] * x[d];
+    ss = warp_sum(ss);
+    float r = rsqrtf(ss / (float)D + eps);
+    if (lane == 0) rstd[row] = r;
+    uint16_t *o = out + (size_t)row * D;
+    for (int d = lane; d < D; d += WARP) o[d] = float_to_bf16(x[d] * r * weight[d]);
+}
+
+extern "C" void gpu_rmsnorm_forward_bf16(uint16_t *out, float *rstd, const float *inp, const float *weight,
+                                         int N, int D, float eps) {
+    if (N < 1) return;
+    rmsnorm_forward_bf16_kernel<<<blocks_for((size_t)N, ROW_THREADS / WARP), ROW_THREADS>>>(out, rstd, inp,
+                                                                                              weight, N, D, eps);
+    CUDA_CHECK_LAST();
+}
+
 /* ---- RoPE ------------------------------------------------------------------- */
 
 /* One thread per rotated pair; each reads its two inputs before writing, so in place is safe. */
@@ -143,7 +168,63 @@ extern "C" void gpu_rope(float *out, const float *inp, const float *cosv, const 
     CUDA_CHECK_LAST();
 }
 
+/* RoPE of sign -1 (the backward) fused with the cast of its result to bf16, [N, D] -> [N, D]. */
+__global__ void rope_cast_bf16_kernel(uint16_t *out, const float *inp, const float *cosv, const float *sinv,
+                                      int N, int T, int D, int H, float sign) {
+    const int half = D / H / 2;
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (size_t)N * D / 2) return;
+    int n = (int)(i / (D / 2)), p = (int)(i % (D / 2));
+    int f = p % half;
+    float c = cosv[(size_t)(n % T) * half + f], s = sign * sinv[(size_t)(n % T) * half + f];
+    size_t at = (size_t)n * D + 2 * (size_t)p;
+    float x0 = inp[at], x1 = inp[at + 1];
+    out[at] = float_to_bf16(x0 * c - x1 * s);
+    out[at + 1] = float_to_bf16(x0 * s + x1 * c);
+}
+
+extern "C" void gpu_rope_cast_bf16(uint16_t *out, const float *inp, const float *cosv, const float *sinv, int N,
+                                   int T, int D, int H, float sign) {
+    size_t pairs = (size_t)N * D / 2;
+    if (pairs == 0) return;
+    rope_cast_bf16_kernel<<<blocks_for(pairs, EW_THREADS), EW_THREADS>>>(out, inp, cosv, sinv, N, T, D, H, sign);
+    CUDA_CHECK_LAST();
+}
+
 /* ---- attention layout --------------------------------------------------------- */
+
+/* One thread per pair of dst [B, H, T, hd]: read the pair from src [B*T, D],
+ * rotate it (RoPE, if rotate) and store it rounded to bf16: the rotation, the
+ * head split and the cast in one pass over q or k (v: no rotation). */
+__global__ void rope_heads_kernel(uint16_t *dst, const float *src, const float *cosv, const float *sinv, int B,
+                                  int T, int D, int H, int rotate) {
+    const int hd = D / H, half = hd / 2;
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; /* pair index into dst */
+    if (i >= (size_t)B * T * D / 2) return;
+    int f = (int)(i % half);
+    size_t r = i / half;
+    int t = (int)(r % T);
+    r /= T;
+    int h = (int)(r % H), b = (int)(r / H);
+    size_t at = ((size_t)b * T + t) * D + (size_t)h * hd + 2 * (size_t)f;
+    float x0 = src[at], x1 = src[at + 1];
+    if (rotate) {
+        float c = cosv[(size_t)t * half + f], s = 1.0f * sinv[(size_t)t * half + f];
+        float y0 = x0 * c - x1 * s, y1 = x0 * s + x1 * c;
+        x0 = y0;
+        x1 = y1;
+    }
+    dst[2 * i] = float_to_bf16(x0);
+    dst[2 * i + 1] = float_to_bf16(x1);
+}
+
+extern "C" void gpu_rope_heads_bf16(uint16_t *dst, const float *src, const float *cosv, const float *sinv, int B,
+                                    int T, int D, int H, int rotate) {
+    size_t pairs = (size_t)B * T * D / 2;
+    if (pairs == 0) return;
+    rope_heads_kernel<<<blocks_for(pairs, EW_THREADS), EW_THREADS>>>(dst, src, cosv, sinv, B, T, D, H, rotate);
+    CUDA_CHECK_LAST();
+}
 
 __global__ void heads_split_kernel(uint16_t *dst, const float *src, int B, int T, int D, int H) {
     const int hd = D / H;
@@ -218,6 +299,14 @@ __global__ void swiglu_forward_kernel(float *out, const float *gate, const float
     out[i] = g / (1.0f + expf(-g)) * up[i];
 }
 
+/* SwiGLU whose output is stored only as bf16: like the norm outputs, it is only a matmul operand. */
+__global__ void swiglu_forward_bf16_kernel(uint16_t *out, const float *gate, const float *up, size_t n) {
+    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float g = gate[i];
+    out[i] = float_to_bf16(g / (1.0f + expf(-g)) * up[i]);
+}
+
 __global__ void residual_forward_kernel(float *out, const float *a, const float *b, size_t n) {
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = a[i] + b[i];
@@ -236,6 +325,12 @@ __global__ void cast_to_bf16_kernel(uint16_t *dst, const float *src, size_t n) {
 extern "C" void gpu_swiglu_forward(float *out, const float *gate, const float *up, size_t n) {
     if (n == 0) return;
     swiglu_forward_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(out, gate, up, n);
+    CUDA_CHECK_LAST();
+}
+
+extern "C" void gpu_swiglu_forward_bf16(uint16_t *out, const float *gate, const float *up, size_t n) {
+    if (n == 0) return;
+    swiglu_forward_bf16_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(out, gate, up, n);
     CUDA_CHECK_LAST();
 }
 

@@ -62,6 +62,21 @@ void gpu_rmsnorm_forward(float *out, float *rstd, const float *inp, const float 
                          int D, float eps);
 
 /**
+ * @brief gpu_rmsnorm_forward() with the output stored only as bf16 (the same fp32 values, rounded once).
+ *
+ * For norm outputs that are only ever matmul operands: a third of the bytes of fp32 plus a cast.
+ * @param out [N, D] bf16 written
+ * @param rstd [N] written, kept for the backward pass
+ * @param inp [N, D]
+ * @param weight [D]
+ * @param N rows
+ * @param D width
+ * @param eps added to the mean square
+ */
+void gpu_rmsnorm_forward_bf16(uint16_t *out, float *rstd, const float *inp, const float *weight, int N,
+                              int D, float eps);
+
+/**
  * @brief Rotary embedding (sign = +1) or its backward (sign = -1, the inverse rotation). In place is allowed.
  * @param out [N, D] written
  * @param inp [N, D]
@@ -75,6 +90,39 @@ void gpu_rmsnorm_forward(float *out, float *rstd, const float *inp, const float 
  */
 void gpu_rope(float *out, const float *inp, const float *cosv, const float *sinv, int N, int T,
               int D, int H, float sign);
+
+/**
+ * @brief gpu_rope() fused with rounding its result to bf16: out = bf16(rope_sign(inp)), both [N, D].
+ * @param out [N, D] bf16 written
+ * @param inp [N, D] fp32
+ * @param cosv [T, hd/2]
+ * @param sinv [T, hd/2]
+ * @param N rows (a multiple of T)
+ * @param T sequence length
+ * @param D width
+ * @param H heads
+ * @param sign +1 forward, -1 backward
+ */
+void gpu_rope_cast_bf16(uint16_t *out, const float *inp, const float *cosv, const float *sinv, int N, int T,
+                        int D, int H, float sign);
+
+/**
+ * @brief RoPE (if rotate), head split and bf16 rounding in one pass:
+ * dst[b, h, t, :] = bf16(rope(src[b*T + t, h*hd .. h*hd + hd - 1])).
+ *
+ * The same values as gpu_rope() followed by gpu_heads_split_bf16(), without the fp32 round trip.
+ * @param dst [B, H, T, hd] bf16 written
+ * @param src [B*T, D] fp32
+ * @param cosv [T, hd/2]
+ * @param sinv [T, hd/2]
+ * @param B sequences
+ * @param T sequence length
+ * @param D width
+ * @param H heads
+ * @param rotate 1 to apply RoPE (q, k), 0 for a plain split (v)
+ */
+void gpu_rope_heads_bf16(uint16_t *dst, const float *src, const float *cosv, const float *sinv, int B, int T,
+                         int D, int H, int rotate);
 
 /**
  * @brief Gather the heads into batched layout and round to bf16: dst[b, h, t, i] = bf16(src[b*T + t, h*hd + i]).
@@ -115,6 +163,15 @@ void gpu_causal_softmax(float *att, const float *S, int BH, int T);
  * @param n elements
  */
 void gpu_swiglu_forward(float *out, const float *gate, const float *up, size_t n);
+
+/**
+ * @brief gpu_swiglu_forward() with the output stored only as bf16: out = bf16(silu(gate) * up).
+ * @param out [n] bf16 written
+ * @param gate [n]
+ * @param up [n]
+ * @param n elements
+ */
+void gpu_swiglu_forward_bf16(uint16_t *out, const float *gate, const float *up, size_t n);
 
 /**
  * @brief Residual add: out = a + b (out may alias a or b).

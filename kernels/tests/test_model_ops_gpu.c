@@ -163,6 +163,72 @@ static void test_heads_layout_and_cast(void **state) {
     host_free(x); host_free(h); host_free(c); host_free(perm); host_free(back);
 }
 
+/* Two bf16 bit patterns equal, or (on a GPU, where one kernel may fuse a multiply-add the other
+ * does not) one bf16 step apart; the emulator compiles both kernels the same way: equal. */
+static int bf16_near(uint16_t a, uint16_t b) {
+#ifdef COURSE_SIMT
+    return a == b;
+#else
+    return a == b || ((a ^ b) < 0x8000u && (a > b ? a - b : b - a) <= 1);
+#endif
+}
+
+/* The bf16-output kernels against the fp32 kernel followed by the cast they replace. */
+static void test_bf16_output_fusions(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const int B = 2, T = 7, H = 3, hd = 6, D = H * hd, N = B * T, F = 29;
+    const size_t ND = (size_t)N * D, NF = (size_t)N * F;
+    float *c = host_malloc((size_t)T * hd / 2 * 4), *s = host_malloc((size_t)T * hd / 2 * 4);
+    rope_tables(c, s, T, hd, 10000.0f);
+    float *x = rnd(ND, -3, 3, 60), *w = rnd((size_t)D, 0.5f, 1.5f, 61);
+    float *g = rnd(NF, -4, 4, 62), *u = rnd(NF, -2, 2, 63);
+    float *d_c = up(c, (size_t)T * hd / 2 * 4), *d_s = up(s, (size_t)T * hd / 2 * 4);
+    float *d_x = up(x, ND * 4), *d_w = up(w, (size_t)D * 4), *d_g = up(g, NF * 4), *d_u = up(u, NF * 4);
+    float *d_f = gpu_malloc(NF * 4), *d_rs = gpu_malloc((size_t)N * 4), *d_rs2 = gpu_malloc((size_t)N * 4);
+    uint16_t *d_want = gpu_malloc(NF * 2), *d_got = gpu_malloc(NF * 2);
+    uint16_t *want = host_malloc(NF * 2), *got = host_malloc(NF * 2);
+#define COMPARE(n, what)                                                                           \
+    do {                                                                                           \
+        gpu_download(want, d_want, (n) * 2);                                                       \
+        gpu_download(got, d_got, (n) * 2);                                                         \
+        for (size_t i_ = 0; i_ < (n); i_++)                                                        \
+            if (!bf16_near(got[i_], want[i_]))                                                     \
+                fail_msg("%s: element %zu is 0x%04x, fp32 kernel + cast gives 0x%04x", what, i_,   \
+                         got[i_], want[i_]);                                                       \
+    } while (0)
+    /* RMSNorm: same statistics, output rounded at the store */
+    gpu_rmsnorm_forward(d_f, d_rs, d_x, d_w, N, D, 1e-5f);
+    gpu_cast_to_bf16(d_want, d_f, ND);
+    gpu_rmsnorm_forward_bf16(d_got, d_rs2, d_x, d_w, N, D, 1e-5f);
+    COMPARE(ND, "rmsnorm bf16");
+    float *rs = down(d_rs, (size_t)N), *rs2 = down(d_rs2, (size_t)N);
+    for (int i = 0; i < N; i++) assert_true(rs[i] == rs2[i]);
+    /* SwiGLU */
+    gpu_swiglu_forward(d_f, d_g, d_u, NF);
+    gpu_cast_to_bf16(d_want, d_f, NF);
+    gpu_swiglu_forward_bf16(d_got, d_g, d_u, NF);
+    COMPARE(NF, "swiglu bf16");
+    /* RoPE + head split (q, k) and the plain split (v) */
+    for (int rotate = 0; rotate < 2; rotate++) {
+        gpu_memset(d_f, 0, ND * 4);
+        gpu_rope(d_f, d_x, d_c, d_s, N, T, D, H, 1.0f);
+        gpu_heads_split_bf16(d_want, rotate ? d_f : d_x, B, T, D, H);
+        gpu_rope_heads_bf16(d_got, d_x, d_c, d_s, B, T, D, H, rotate);
+        COMPARE(ND, rotate ? "rope + heads split" : "heads split without rope");
+    }
+    /* RoPE backward + cast */
+    gpu_rope(d_f, d_x, d_c, d_s, N, T, D, H, -1.0f);
+    gpu_cast_to_bf16(d_want, d_f, ND);
+    gpu_rope_cast_bf16(d_got, d_x, d_c, d_s, N, T, D, H, -1.0f);
+    COMPARE(ND, "rope backward + cast");
+#undef COMPARE
+    gpu_free(d_c); gpu_free(d_s); gpu_free(d_x); gpu_free(d_w); gpu_free(d_g); gpu_free(d_u);
+    gpu_free(d_f); gpu_free(d_rs); gpu_free(d_rs2); gpu_free(d_want); gpu_free(d_got);
+    host_free(c); host_free(s); host_free(x); host_free(w); host_free(g); host_free(u);
+    host_free(want); host_free(got); host_free(rs); host_free(rs2);
+}
+
 static void test_causal_softmax(void **state) {
     (void)state;
     REQUIRE_DEVICE();
@@ -317,7 +383,7 @@ int main(void) {
         cmocka_unit_test(test_rope),          cmocka_unit_test(test_heads_layout_and_cast),
         cmocka_unit_test(test_causal_softmax), cmocka_unit_test(test_gemm_bf16),
         cmocka_unit_test(test_elementwise),   cmocka_unit_test(test_crossentropy),
-        cmocka_unit_test(test_sum_squares),
+        cmocka_unit_test(test_sum_squares),   cmocka_unit_test(test_bf16_output_fusions),
     };
     return cmocka_run_group_tests_name("model_ops_gpu", tests, NULL, NULL);
 }

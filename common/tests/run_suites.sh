@@ -99,6 +99,7 @@ for lab in $labs; do
 done
 
 expect "docs: Doxygen without warnings" 0 "" make --no-print-directory docs
+expect "slides: decks well formed" 0 "" bash slides/check_decks.sh
 
 echo
 if [ ${#failures[@]} -gt 0 ]; then

@@ -231,13 +231,14 @@ static void mm_forward(const model_gpu_t *m, float *out, const uint16_t *inp, si
 }
 
 /* The backward of mm_forward, from the outputs' gradients already in bf16 (dout_i N * OC apart):
- * dinp += sum_i dout_i W_i^T (if dinp, in order i = 0..n-1); dW_i += inp^T dout_i, one batched matmul. */
+ * dinp = sum_i dout_i W_i^T, in order i = 0..n-1 (the first product overwrites dinp: no memset,
+ * and dinp is not read); dW_i += inp^T dout_i, one batched matmul. */
 static void mm_backward(const model_gpu_t *m, float *dinp, size_t woff, const uint16_t *dout, const uint16_t *inp,
                         int N, int C, int OC, int n) {
     const size_t out_n = (size_t)N * OC, w_n = (size_t)C * OC;
-    for (int i = 0; dinp && i < n; i++)
-        gpu_gemm_bf16(0, 1, N, C, OC, 1.0f, dout + i * out_n, OC, 0, m->params_bf16 + woff + i * w_n, OC, 0, 1.0f,
-                      dinp, C, 0, 1);
+    for (int i = 0; i < n; i++)
+        gpu_gemm_bf16(0, 1, N, C, OC, 1.0f, dout + i * out_n, OC, 0, m->params_bf16 + woff + i * w_n, OC, 0,
+                      i == 0 ? 0.0f : 1.0f, dinp, C, 0, 1);
     gpu_gemm_bf16(1, 0, C, OC, N, 1.0f, inp, C, 0, dout, OC, (long long)out_n, 1.0f, m->grads + woff, OC,
                   (long long)w_n, n);
 }
@@ -341,7 +342,6 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
 
     gpu_crossentropy_backward(m->probs, m->probs, m->targets, loss_scale / (float)N, N, V);
     gpu_cast_to_bf16(w.dyb, m->probs, (size_t)N * V);
-    gpu_memset(w.dln, 0, ND * sizeof(float));
     mm_backward(m, w.dln, lm, w.dyb, m->lnf, N, D, V, 1);
     gpu_memset(w.dres, 0, ND * sizeof(float));
     const float *xl = m->layers[L - 1].res2;
@@ -351,25 +351,21 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
         const gpu_layer_acts_t *a = &m->layers[l];
         const float *x = l > 0 ? m->layers[l - 1].res2 : m->encoded;
         gpu_cast_to_bf16(w.dyb, w.dres, ND);
-        gpu_memset(w.dswi, 0, NF * sizeof(float));
         mm_backward(m, w.dswi, off(m, l, P_W_DOWN), w.dyb, a->swi, N, F, D, 1);
         STUDENT(swiglu_backward_gpu(w.dgate, w.dup, w.dswi, a->gate, a->up, NF), "swiglu_backward_gpu");
         gpu_cast_to_bf16(w.dyb, w.dgate, 2 * NF); /* dgate, dup */
-        gpu_memset(w.dln, 0, ND * sizeof(float));
         mm_backward(m, w.dln, off(m, l, P_W_GATE), w.dyb, a->ln2, N, D, F, 2);
         STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln, a->res1,
                                      m->params + off(m, l, P_MLP_NORM), a->ln2_rstd, N, D),
                 "rmsnorm_backward_gpu");
         gpu_cast_to_bf16(w.dyb, w.dres, ND);
         gpu_cast_to_bf16(w.xb, a->atty, ND);
-        gpu_memset(w.datty, 0, ND * sizeof(float));
         mm_backward(m, w.datty, off(m, l, P_WO), w.dyb, w.xb, N, D, D, 1);
         attention_backward_gpu(m, &w, a);
         /* the RoPE backward of dq, dk fused with their rounding; dv only rounded */
         gpu_rope_cast_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
         gpu_rope_cast_bf16(w.dyb + ND, w.dk, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
         gpu_cast_to_bf16(w.dyb + 2 * ND, w.dv, ND);
-        gpu_memset(w.dln, 0, ND * sizeof(float));
         mm_backward(m, w.dln, off(m, l, P_WQ), w.dyb, a->ln1, N, D, D, 3);
         STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln, x,
                                      m->params + off(m, l, P_ATTN_NORM), a->ln1_rstd, N, D),

@@ -59,9 +59,12 @@ for lab in $(ls -d labs/[0-9][0-9]-* 2>/dev/null | xargs -n1 basename); do
             ARGS="--json $out/bench-$lab.json"
     fi
 done
-# Lab 05's model with the stored T x T attention instead of the fused one, and
-# on the lab-04 step B solution instead of cuBLAS (the --matmul switch).
+# Lab 05's model: where a step's time goes (the log holds the table), then with
+# the stored T x T attention instead of the fused one, and on the lab-04 step B
+# solution instead of cuBLAS (the --matmul switch).
 if [ -f labs/05-single-gpu-training/bench.c ]; then
+    step "bench 05 --profile 1 (solutions)" make bench BUILD="$gbuild" LAB=05 SRC=solutions TARGET=cuda \
+        CUDA_ARCH=90a ARGS="--profile 1"
     step "bench 05 --attention naive (solutions)" make bench BUILD="$gbuild" LAB=05 SRC=solutions TARGET=cuda \
         CUDA_ARCH=90a ARGS="--attention naive --json $out/bench-05-naive.json"
     step "bench 05 --matmul mma (solutions)" make bench BUILD="$gbuild" LAB=05 SRC=solutions TARGET=cuda \

@@ -29,6 +29,47 @@
  * 16-byte vector loads want, whatever the odd sizes (N rows of rstd) before it. */
 #define CARVE_BYTES 256
 
+/* ---- optional timing by category (model_gpu_profile_start) ---------------------- */
+
+static void prof_begin(const model_gpu_t *m) {
+    if (m->prof && m->prof->on && m->prof->depth++ == 0) gpu_timer_start(&m->prof->timer);
+}
+
+static void prof_end(const model_gpu_t *m, model_prof_t c) {
+    if (!m->prof || !m->prof->on || --m->prof->depth > 0) return;
+    m->prof->ms[c] += gpu_timer_stop_ms(&m->prof->timer);
+    m->prof->calls[c]++;
+}
+
+/* Run one op (or a group of them) and, when profiling, add its device time to category c. */
+#define TIMED(c, ...)        \
+    do {                     \
+        prof_begin(m);       \
+        __VA_ARGS__;         \
+        prof_end(m, (c));    \
+    } while (0)
+
+void model_gpu_profile_start(model_gpu_t *m) {
+    if (!m->prof) {
+        m->prof = host_calloc(1, sizeof *m->prof);
+        gpu_timer_init(&m->prof->timer, NULL);
+    }
+    gpu_timer_t t = m->prof->timer;
+    memset(m->prof, 0, sizeof *m->prof);
+    m->prof->timer = t;
+    m->prof->on = 1;
+}
+
+void model_gpu_profile_stop(model_gpu_t *m) {
+    if (m->prof) m->prof->on = 0;
+}
+
+const char *model_gpu_profile_name(int c) {
+    static const char *names[MODEL_PROF_COUNT] = {"matmul",   "attention", "rmsnorm", "rope + heads", "swiglu",
+                                                  "residual + embedding", "casts", "cross-entropy", "optimizer"};
+    return c >= 0 && c < MODEL_PROF_COUNT ? names[c] : "?";
+}
+
 static float *carve(float *base, size_t *used, size_t n) {
     float *p = base ? base + *used : NULL;
     *used += (n + CARVE_BYTES / 4 - 1) / (CARVE_BYTES / 4) * (CARVE_BYTES / 4);
@@ -213,6 +254,10 @@ void model_gpu_free(model_gpu_t *m) {
     host_free(m->host_v);
     host_free(m->host_partial);
     host_free(m->host_losses);
+    if (m->prof) {
+        gpu_timer_free(&m->prof->timer);
+        host_free(m->prof);
+    }
     param_table_free(&m->table);
     memset(m, 0, sizeof *m);
 }
@@ -226,8 +271,8 @@ void model_gpu_free(model_gpu_t *m) {
  */
 static void mm_forward(const model_gpu_t *m, float *out, const uint16_t *inp, size_t woff, int N, int C, int OC,
                        int n) {
-    gpu_gemm_bf16(0, 0, N, OC, C, 1.0f, inp, C, 0, m->params_bf16 + woff, OC, (long long)C * OC, 0.0f, out, OC,
-                  (long long)N * OC, n);
+    TIMED(MODEL_PROF_MATMUL, gpu_gemm_bf16(0, 0, N, OC, C, 1.0f, inp, C, 0, m->params_bf16 + woff, OC,
+                                           (long long)C * OC, 0.0f, out, OC, (long long)N * OC, n));
 }
 
 /* The backward of mm_forward, from the outputs' gradients already in bf16 (dout_i N * OC apart):
@@ -236,20 +281,22 @@ static void mm_forward(const model_gpu_t *m, float *out, const uint16_t *inp, si
 static void mm_backward(const model_gpu_t *m, float *dinp, size_t woff, const uint16_t *dout, const uint16_t *inp,
                         int N, int C, int OC, int n) {
     const size_t out_n = (size_t)N * OC, w_n = (size_t)C * OC;
+    prof_begin(m);
     for (int i = 0; i < n; i++)
         gpu_gemm_bf16(0, 1, N, C, OC, 1.0f, dout + i * out_n, OC, 0, m->params_bf16 + woff + i * w_n, OC, 0,
                       i == 0 ? 0.0f : 1.0f, dinp, C, 0, 1);
     gpu_gemm_bf16(1, 0, C, OC, N, 1.0f, inp, C, 0, dout, OC, (long long)out_n, 1.0f, m->grads + woff, OC,
                   (long long)w_n, n);
+    prof_end(m, MODEL_PROF_MATMUL);
 }
 
 /* From ln1: q, k, v (fp32, in w.dq..dv), then RoPE, the head split and bf16 in one pass into the layer's heads. */
 static void qkv_forward(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a, int l) {
     const int B = m->B, T = m->T, N = B * T, D = m->cfg.d_model, H = m->cfg.n_heads;
     mm_forward(m, w->dq, a->ln1, off(m, l, P_WQ), N, D, D, 3);
-    gpu_rope_heads_bf16(a->qh, w->dq, m->rope_cos, m->rope_sin, B, T, D, H, 1);
-    gpu_rope_heads_bf16(a->kh, w->dk, m->rope_cos, m->rope_sin, B, T, D, H, 1);
-    gpu_rope_heads_bf16(a->vh, w->dv, m->rope_cos, m->rope_sin, B, T, D, H, 0);
+    TIMED(MODEL_PROF_ROPE, gpu_rope_heads_bf16(a->qh, w->dq, m->rope_cos, m->rope_sin, B, T, D, H, 1);
+          gpu_rope_heads_bf16(a->kh, w->dk, m->rope_cos, m->rope_sin, B, T, D, H, 1);
+          gpu_rope_heads_bf16(a->vh, w->dv, m->rope_cos, m->rope_sin, B, T, D, H, 0));
 }
 
 static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a) {
@@ -305,27 +352,31 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
     gpu_upload(m->targets, targets, (size_t)N * sizeof(int));
     const work_t w = work(m);
     const param_table_t *t = &m->table;
-    gpu_encoder_forward(m->encoded, m->inputs, m->params + t->slices[param_index_tok_emb(t)].offset, N, D);
+    TIMED(MODEL_PROF_RESIDUAL,
+          gpu_encoder_forward(m->encoded, m->inputs, m->params + t->slices[param_index_tok_emb(t)].offset, N, D));
     const float *x = m->encoded;
     for (int l = 0; l < L; l++) {
         gpu_layer_acts_t *a = &m->layers[l];
-        gpu_rmsnorm_forward_bf16(a->ln1, a->ln1_rstd, x, m->params + off(m, l, P_ATTN_NORM), N, D, eps);
+        TIMED(MODEL_PROF_RMSNORM,
+              gpu_rmsnorm_forward_bf16(a->ln1, a->ln1_rstd, x, m->params + off(m, l, P_ATTN_NORM), N, D, eps));
         qkv_forward(m, &w, a, l);
-        attention_forward_gpu(m, &w, a);
-        gpu_cast_to_bf16(w.xb, a->atty, (size_t)N * D);
+        TIMED(MODEL_PROF_ATTENTION, attention_forward_gpu(m, &w, a));
+        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.xb, a->atty, (size_t)N * D));
         mm_forward(m, m->scratch, w.xb, off(m, l, P_WO), N, D, D, 1);
-        gpu_residual_forward(a->res1, x, m->scratch, (size_t)N * D);
-        gpu_rmsnorm_forward_bf16(a->ln2, a->ln2_rstd, a->res1, m->params + off(m, l, P_MLP_NORM), N, D, eps);
+        TIMED(MODEL_PROF_RESIDUAL, gpu_residual_forward(a->res1, x, m->scratch, (size_t)N * D));
+        TIMED(MODEL_PROF_RMSNORM, gpu_rmsnorm_forward_bf16(a->ln2, a->ln2_rstd, a->res1,
+                                                           m->params + off(m, l, P_MLP_NORM), N, D, eps));
         mm_forward(m, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F, 2); /* gate, up */
-        gpu_swiglu_forward_bf16(a->swi, a->gate, a->up, (size_t)N * F);
+        TIMED(MODEL_PROF_SWIGLU, gpu_swiglu_forward_bf16(a->swi, a->gate, a->up, (size_t)N * F));
         mm_forward(m, m->scratch, a->swi, off(m, l, P_W_DOWN), N, F, D, 1);
-        gpu_residual_forward(a->res2, a->res1, m->scratch, (size_t)N * D);
+        TIMED(MODEL_PROF_RESIDUAL, gpu_residual_forward(a->res2, a->res1, m->scratch, (size_t)N * D));
         x = a->res2;
     }
-    gpu_rmsnorm_forward_bf16(m->lnf, m->lnf_rstd, x, m->params + t->slices[param_index_final_norm(t)].offset, N,
-                             D, eps);
+    TIMED(MODEL_PROF_RMSNORM, gpu_rmsnorm_forward_bf16(m->lnf, m->lnf_rstd, x,
+                                                       m->params + t->slices[param_index_final_norm(t)].offset, N,
+                                                       D, eps));
     mm_forward(m, m->probs, m->lnf, t->slices[param_index_lm_head(t)].offset, N, D, V, 1);
-    gpu_crossentropy_forward(m->losses, m->probs, m->probs, m->targets, N, V);
+    TIMED(MODEL_PROF_LOSS, gpu_crossentropy_forward(m->losses, m->probs, m->probs, m->targets, N, V));
     gpu_download(m->host_losses, m->losses, (size_t)N * sizeof(float));
     return loss_sum(m->host_losses, N) / N;
 }
@@ -340,43 +391,47 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
     const param_table_t *t = &m->table;
     const size_t lm = t->slices[param_index_lm_head(t)].offset, fn = t->slices[param_index_final_norm(t)].offset;
 
-    gpu_crossentropy_backward(m->probs, m->probs, m->targets, loss_scale / (float)N, N, V);
-    gpu_cast_to_bf16(w.dyb, m->probs, (size_t)N * V);
+    TIMED(MODEL_PROF_LOSS, gpu_crossentropy_backward(m->probs, m->probs, m->targets, loss_scale / (float)N, N, V));
+    TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, m->probs, (size_t)N * V));
     mm_backward(m, w.dln, lm, w.dyb, m->lnf, N, D, V, 1);
     gpu_memset(w.dres, 0, ND * sizeof(float));
     const float *xl = m->layers[L - 1].res2;
-    STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + fn, w.dln, xl, m->params + fn, m->lnf_rstd, N, D),
-            "rmsnorm_backward_gpu");
+    TIMED(MODEL_PROF_RMSNORM,
+          STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + fn, w.dln, xl, m->params + fn, m->lnf_rstd, N, D),
+                  "rmsnorm_backward_gpu"));
     for (int l = L - 1; l >= 0; l--) {
         const gpu_layer_acts_t *a = &m->layers[l];
         const float *x = l > 0 ? m->layers[l - 1].res2 : m->encoded;
-        gpu_cast_to_bf16(w.dyb, w.dres, ND);
+        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dres, ND));
         mm_backward(m, w.dswi, off(m, l, P_W_DOWN), w.dyb, a->swi, N, F, D, 1);
-        STUDENT(swiglu_backward_gpu(w.dgate, w.dup, w.dswi, a->gate, a->up, NF), "swiglu_backward_gpu");
-        gpu_cast_to_bf16(w.dyb, w.dgate, 2 * NF); /* dgate, dup */
+        TIMED(MODEL_PROF_SWIGLU,
+              STUDENT(swiglu_backward_gpu(w.dgate, w.dup, w.dswi, a->gate, a->up, NF), "swiglu_backward_gpu"));
+        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dgate, 2 * NF)); /* dgate, dup */
         mm_backward(m, w.dln, off(m, l, P_W_GATE), w.dyb, a->ln2, N, D, F, 2);
-        STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln, a->res1,
-                                     m->params + off(m, l, P_MLP_NORM), a->ln2_rstd, N, D),
-                "rmsnorm_backward_gpu");
-        gpu_cast_to_bf16(w.dyb, w.dres, ND);
-        gpu_cast_to_bf16(w.xb, a->atty, ND);
+        TIMED(MODEL_PROF_RMSNORM, STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln,
+                                                               a->res1, m->params + off(m, l, P_MLP_NORM),
+                                                               a->ln2_rstd, N, D),
+                                          "rmsnorm_backward_gpu"));
+        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dres, ND); gpu_cast_to_bf16(w.xb, a->atty, ND));
         mm_backward(m, w.datty, off(m, l, P_WO), w.dyb, w.xb, N, D, D, 1);
-        attention_backward_gpu(m, &w, a);
+        TIMED(MODEL_PROF_ATTENTION, attention_backward_gpu(m, &w, a));
         /* the RoPE backward of dq, dk fused with their rounding; dv only rounded */
-        gpu_rope_cast_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
-        gpu_rope_cast_bf16(w.dyb + ND, w.dk, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
-        gpu_cast_to_bf16(w.dyb + 2 * ND, w.dv, ND);
+        TIMED(MODEL_PROF_ROPE, gpu_rope_cast_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
+              gpu_rope_cast_bf16(w.dyb + ND, w.dk, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));
+        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb + 2 * ND, w.dv, ND));
         mm_backward(m, w.dln, off(m, l, P_WQ), w.dyb, a->ln1, N, D, D, 3);
-        STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln, x,
-                                     m->params + off(m, l, P_ATTN_NORM), a->ln1_rstd, N, D),
-                "rmsnorm_backward_gpu");
+        TIMED(MODEL_PROF_RMSNORM, STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln,
+                                                               x, m->params + off(m, l, P_ATTN_NORM),
+                                                               a->ln1_rstd, N, D),
+                                          "rmsnorm_backward_gpu"));
     }
-    gpu_encoder_backward(m->grads + t->slices[param_index_tok_emb(t)].offset, w.dres, m->inputs, N, D, V);
+    TIMED(MODEL_PROF_RESIDUAL,
+          gpu_encoder_backward(m->grads + t->slices[param_index_tok_emb(t)].offset, w.dres, m->inputs, N, D, V));
 }
 
 double model_gpu_grad_norm(model_gpu_t *m) {
     const size_t chunks = (m->n_params + GPU_NORM_CHUNK - 1) / GPU_NORM_CHUNK;
-    gpu_sum_squares_chunks(m->norm_partial, m->grads, m->n_params);
+    TIMED(MODEL_PROF_OPTIMIZER, gpu_sum_squares_chunks(m->norm_partial, m->grads, m->n_params));
     gpu_download(m->host_partial, m->norm_partial, chunks * sizeof(double));
     double s = 0.0;
     for (size_t c = 0; c < chunks; c++) s += m->host_partial[c]; /* in order: deterministic */
@@ -385,6 +440,7 @@ double model_gpu_grad_norm(model_gpu_t *m) {
 
 void model_gpu_adamw(model_gpu_t *m, float lr, float beta1, float beta2, float eps, float weight_decay,
                      long t, float grad_scale) {
+    prof_begin(m);
     for (int i = 0; i < m->table.n; i++) {
         const param_slice_t *s = &m->table.slices[i];
         STUDENT(adamw_step_gpu(m->params + s->offset, m->params_bf16 + s->offset, m->grads + s->offset,
@@ -392,6 +448,7 @@ void model_gpu_adamw(model_gpu_t *m, float lr, float beta1, float beta2, float e
                                s->decay ? weight_decay : 0.0f, t, grad_scale),
                 "adamw_step_gpu");
     }
+    prof_end(m, MODEL_PROF_OPTIMIZER);
 }
 
 void model_gpu_download_state(model_gpu_t *m) {

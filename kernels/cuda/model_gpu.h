@@ -33,6 +33,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gpu.h"
 #include "model.h"
 #include "cpu/model_cpu.h"
 
@@ -69,6 +70,29 @@ typedef struct {
     uint16_t *swi;    /**< [N, F] bf16 silu(gate) * up */
     float *res2;      /**< [N, D] residual stream after the MLP: the block's output */
 } gpu_layer_acts_t;
+
+/** What a step's device time is spent on, for model_gpu_profile_start(). */
+typedef enum {
+    MODEL_PROF_MATMUL = 0, /**< the projections' matmuls (cuBLAS or the --matmul kernel) */
+    MODEL_PROF_ATTENTION,  /**< attention forward and backward (flash, or naive with its matmuls and softmax) */
+    MODEL_PROF_RMSNORM,    /**< RMSNorm forward and the student's backward */
+    MODEL_PROF_ROPE,       /**< RoPE with the head split or the cast */
+    MODEL_PROF_SWIGLU,     /**< SwiGLU forward and the student's backward */
+    MODEL_PROF_RESIDUAL,   /**< residual adds, the embedding and its gradient */
+    MODEL_PROF_CAST,       /**< fp32 -> bf16 casts of matmul operands */
+    MODEL_PROF_LOSS,       /**< cross-entropy forward and backward */
+    MODEL_PROF_OPTIMIZER,  /**< gradient norm and the student's AdamW */
+    MODEL_PROF_COUNT       /**< number of categories */
+} model_prof_t;
+
+/** Device time per category, collected while on (host memory). */
+typedef struct {
+    int on;                        /**< collecting */
+    int depth;                     /**< nesting of timed regions: only the outermost is timed */
+    gpu_timer_t timer;             /**< the events of the open region */
+    double ms[MODEL_PROF_COUNT];   /**< milliseconds per category */
+    long calls[MODEL_PROF_COUNT];  /**< timed regions per category */
+} model_gpu_profile_t;
 
 /** The model on the device for micro-batches of B x T tokens. Pointers are device memory unless marked host. */
 typedef struct {
@@ -108,6 +132,7 @@ typedef struct {
     float *host_params;     /**< host mirror for checkpoints (filled by model_gpu_download_state) */
     float *host_m;          /**< host mirror of adam_m */
     float *host_v;          /**< host mirror of adam_v */
+    model_gpu_profile_t *prof; /**< per-category timing (host), allocated by model_gpu_profile_start() */
 } model_gpu_t;
 
 /**
@@ -197,6 +222,29 @@ void model_gpu_upload_state(model_gpu_t *m);
  * @return bytes
  */
 size_t model_gpu_bytes(const model_gpu_t *m);
+
+/**
+ * @brief Start timing every op of the following steps by category (zeroing earlier figures).
+ *
+ * Each op is bracketed by CUDA events and waited for, so a profiled step runs
+ * slower than a plain one and its launches do not overlap: the figures say
+ * where device time goes, not how long a step takes.
+ * @param m the model
+ */
+void model_gpu_profile_start(model_gpu_t *m);
+
+/**
+ * @brief Stop timing; the figures stay in m->prof until the next start.
+ * @param m the model
+ */
+void model_gpu_profile_stop(model_gpu_t *m);
+
+/**
+ * @brief Name of a profile category, for tables.
+ * @param c a model_prof_t
+ * @return e.g. "matmul"
+ */
+const char *model_gpu_profile_name(int c);
 
 /* ---- written by the student in lab 05 (labs/05-single-gpu-training/train_ops.cu) ---- */
 

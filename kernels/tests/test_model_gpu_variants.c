@@ -280,6 +280,52 @@ static void test_flash_rejects_head_size(void **state) {
     assert_int_equal(model_gpu_flash_supported(&cfg), 1);
 }
 
+/* A profiled step times every category and computes the same gradients as an unprofiled one. */
+static void test_profile(void **state) {
+    (void)state;
+    REQUIRE_DEVICE();
+    const model_config_t cfg = flash_config();
+    const int B = 2, T = 20, N = B * T;
+    int in[2 * 20], tg[2 * 20];
+    rng_t r;
+    rng_init(&r, 9);
+    for (int i = 0; i < N; i++) {
+        in[i] = (int)rng_below(&r, 256);
+        tg[i] = (int)rng_below(&r, 256);
+    }
+    double l0, l1;
+    size_t n;
+    float *g0 = model_grads_attn("auto", MODEL_ATTN_FLASH, &cfg, B, T, in, tg, &l0, &n);
+    model_gpu_t g;
+    model_gpu_init_attn(&g, &cfg, B, T, 11, MODEL_ATTN_FLASH);
+    model_gpu_profile_start(&g);
+    l1 = model_gpu_forward(&g, in, tg);
+    model_gpu_zero_grad(&g);
+    model_gpu_backward(&g, 1.0f);
+    model_gpu_grad_norm(&g);
+    model_gpu_profile_stop(&g);
+    float *g1 = host_malloc(n * sizeof(float));
+    gpu_download(g1, g.grads, n * sizeof(float));
+    assert_true(l0 == l1);
+    assert_memory_equal(g0, g1, n * sizeof(float));
+    /* Every category has ops in a step. */
+    for (int c = 0; c < MODEL_PROF_COUNT; c++) {
+        if (!(g.prof->calls[c] > 0 && g.prof->ms[c] >= 0.0))
+            fail_msg("category %s: %ld timed ops, %.3f ms", model_gpu_profile_name(c), g.prof->calls[c],
+                     g.prof->ms[c]);
+    }
+    /* Forward 1 + L * 4 matmul groups, backward 1 + L * 4: every mm_forward and mm_backward is one region. */
+    assert_int_equal(g.prof->calls[MODEL_PROF_MATMUL], 2 * (1 + 4 * cfg.n_layers));
+    assert_int_equal(g.prof->calls[MODEL_PROF_ATTENTION], 2 * cfg.n_layers);
+    /* Stopped: a further step adds nothing. */
+    const long before = g.prof->calls[MODEL_PROF_MATMUL];
+    model_gpu_forward(&g, in, tg);
+    assert_int_equal(g.prof->calls[MODEL_PROF_MATMUL], before);
+    model_gpu_free(&g);
+    host_free(g0);
+    host_free(g1);
+}
+
 static void test_bad_names(void **state) {
     (void)state;
     REQUIRE_DEVICE();
@@ -305,6 +351,7 @@ int main(void) {
         cmocka_unit_test(test_flash_matches_naive),
         cmocka_unit_test(test_flash_saves_memory),
         cmocka_unit_test(test_flash_rejects_head_size),
+        cmocka_unit_test(test_profile),
         cmocka_unit_test(test_bad_names),
     };
     return cmocka_run_group_tests_name("model_gpu_variants", tests, NULL, NULL);

@@ -12,7 +12,8 @@
  * step is reported. --json FILE writes tokens_per_s and mfu for the grader.
  * --matmul and --attention pick the kernels (by default cuBLAS, or the tiled
  * kernel under the emulator, and the fused flash attention where the head
- * size allows); the table row names them.
+ * size allows); the table row names them. --profile 1 adds a table of where
+ * a step's device time goes, by category.
  */
 #include <math.h>
 #include <stdio.h>
@@ -48,6 +49,35 @@ static int student_functions_done(void) {
     return missing ? -1 : 0;
 }
 
+/* One training step as the train program takes it: forward, backward, clipping factor, AdamW. */
+static double train_step(model_gpu_t *m, const int *in, const int *tg, int s) {
+    double loss = model_gpu_forward(m, in, tg);
+    model_gpu_zero_grad(m);
+    model_gpu_backward(m, 1.0f);
+    double norm = model_gpu_grad_norm(m);
+    model_gpu_adamw(m, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, s + 1, norm > 1.0 ? (float)(1.0 / norm) : 1.0f);
+    return loss;
+}
+
+/* One more step with every op timed by category: where the device time goes. */
+static void print_profile(model_gpu_t *m, const int *in, const int *tg, int s, double step_ms) {
+    gpu_sync_check("bench profile");
+    const double t0 = wall_time();
+    model_gpu_profile_start(m);
+    train_step(m, in, tg, s);
+    model_gpu_profile_stop(m);
+    gpu_sync_check("bench profile");
+    const double wall_ms = 1e3 * (wall_time() - t0);
+    double sum = 0.0;
+    for (int c = 0; c < MODEL_PROF_COUNT; c++) sum += m->prof->ms[c];
+    printf("# where a step's device time goes (one profiled step, every op waited for: %.2f ms of device time,\n"
+           "# %.2f ms wall; an unprofiled step took %.2f ms)\n", sum, wall_ms, step_ms);
+    printf("#   %-22s %10s %7s %7s\n", "category", "ms", "%", "ops");
+    for (int c = 0; c < MODEL_PROF_COUNT; c++)
+        printf("#   %-22s %10.3f %7.1f %7ld\n", model_gpu_profile_name(c), m->prof->ms[c],
+               sum > 0 ? 100.0 * m->prof->ms[c] / sum : 0.0, m->prof->calls[c]);
+}
+
 static int cmp_double(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
@@ -62,6 +92,7 @@ int main(int argc, char **argv) {
     const char *matmul = "auto", *attention = "auto";
     double peak_arg = 0.0;
     const char *json = NULL;
+    int profile = 0;
     const arg_spec_t specs[] = {
         {"d-model", ARG_INT, &d_model, "width of the residual stream", 2, 16384},
         {"layers", ARG_INT, &layers, "transformer blocks", 1, 256},
@@ -74,6 +105,7 @@ int main(int argc, char **argv) {
         {"matmul", ARG_STRING, &matmul, "matmul kernel: auto (cuBLAS on a GPU, tiled on the emulator), " TRAIN_MATMUL_NAMES " (lab 04)", 1, 0},
         {"attention", ARG_STRING, &attention, "auto (flash where the head size allows), naive (T x T stored; your softmax backward) or flash", 1, 0},
         {"peak-tflops", ARG_DOUBLE, &peak_arg, "MFU denominator (0: the device's bf16 peak by name)", 0, 1e6},
+        {"profile", ARG_INT, &profile, "1: one more step with every op timed by category (matmul, attention, ...)", 0, 1},
         {"json", ARG_STRING, &json, "also write {tokens_per_s, mfu, ...} to this file", 1, 0},
     };
     const args_t args = {"bench", "lab 05: training tokens/s and MFU of the GPU backend", specs,
@@ -140,11 +172,7 @@ int main(int argc, char **argv) {
     for (int s = 0; s < warmup + steps; s++) {
         gpu_sync_check("bench step");
         double t0 = wall_time();
-        loss = model_gpu_forward(&m, in, tg);
-        model_gpu_zero_grad(&m);
-        model_gpu_backward(&m, 1.0f);
-        double norm = model_gpu_grad_norm(&m);
-        model_gpu_adamw(&m, 1e-4f, 0.9f, 0.95f, 1e-8f, 0.1f, s + 1, norm > 1.0 ? (float)(1.0 / norm) : 1.0f);
+        loss = train_step(&m, in, tg, s);
         gpu_sync_check("bench step");
         if (s >= warmup) t[s - warmup] = wall_time() - t0;
     }
@@ -152,6 +180,7 @@ int main(int argc, char **argv) {
     const double step_s = t[steps / 2], tps = N / step_s;
     const double flops = model_flops_per_token(&cfg, seq);
     const double mfu = peak > 0 ? flops * tps / (peak * 1e12) : NAN;
+    if (profile) print_profile(&m, in, tg, warmup + steps, 1e3 * step_s);
     /* The notes first: the table row is the last line, the one summaries quote. */
     if (peak <= 0) printf("# MFU: no bf16 peak known for '%s'; pass --peak-tflops\n", dev);
     else printf("# MFU against a bf16 peak of %.0f TFLOP/s; %.3g GFLOP per token; median of %d steps\n", peak,

@@ -73,7 +73,7 @@ include autograder/autograder.mk
 include slides/slides.mk
 
 # ---- top-level targets ------------------------------------------------------
-.PHONY: all deps test test-run check bench grade docs gpu-check help clean
+.PHONY: all deps test test-run test-gpu-run check bench grade docs gpu-check help clean
 
 all: $(ALL_TARGETS)
 
@@ -87,6 +87,12 @@ test-run: $(ALL_TARGETS) $(UNIT_TESTS) $(MPI_TESTS)
 	+$(Q)BUILD=$(BUILD) NP=$(NP) HAVE_CUDA=$(HAVE_CUDA) \
 	    bash common/tests/run_suites.sh \
 	    --unit "$(UNIT_TESTS)" --mpi "$(MPI_TESTS)" --labs "$(LAB_NAMES)"
+
+# What gpu-check runs: the suites built against the real CUDA runtime (they skip
+# without a GPU) and the NCCL refusal test; the rest of make test runs in CI.
+GPU_UNIT_TESTS = $(filter %_cuda,$(UNIT_TESTS)) $(filter %/test_comm_abort,$(UNIT_TESTS))
+test-gpu-run: $(GPU_UNIT_TESTS)
+	+$(Q)BUILD=$(BUILD) RUN_SUITES_DOCS=0 bash common/tests/run_suites.sh --unit "$(GPU_UNIT_TESTS)"
 
 docs: $(BUILD)/docs/html/index.html
 

@@ -251,16 +251,38 @@ static comm_request_t nccl_done(comm_t *comm, int nonblocking) {
     return req;
 }
 
+/* NCCL refuses two ranks of one communicator on the same GPU ("duplicate GPU"), deep in
+ * ncclCommInitRank and with a terse message. Compare the devices' UUIDs across the ranks
+ * of this node first and stop with one that says what to do. */
+static void check_one_gpu_per_rank(const comm_t *comm, MPI_Comm node, int device) {
+    struct cudaDeviceProp prop;
+    CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+    int local_rank = 0, local_size = 1;
+    MPI_CHECK(MPI_Comm_rank(node, &local_rank));
+    MPI_CHECK(MPI_Comm_size(node, &local_size));
+    unsigned char *all = malloc((size_t)local_size * 16);
+    int *ranks = malloc((size_t)local_size * sizeof(int));
+    CHECK(all && ranks, "comm: out of host memory");
+    MPI_CHECK(MPI_Allgather(prop.uuid.bytes, 16, MPI_BYTE, all, 16, MPI_BYTE, node));
+    MPI_CHECK(MPI_Allgather(&comm->rank, 1, MPI_INT, ranks, 1, MPI_INT, node));
+    for (int i = 0; i < local_size; i++)
+        if (i != local_rank && !memcmp(all + 16 * i, prop.uuid.bytes, 16))
+            FATAL("ranks %d and %d share GPU %d (%s) on this node; the NCCL backend needs one GPU per "
+                  "rank: start at most as many ranks per node as it has GPUs, or use COMM_BACKEND_MPI",
+                  comm->rank < ranks[i] ? comm->rank : ranks[i], comm->rank < ranks[i] ? ranks[i] : comm->rank,
+                  device, prop.name);
+    free(all);
+    free(ranks);
+}
+
 /* Make the NCCL communicator for comm's MPI group; device < 0 means "pick by node-local rank". */
 static void nccl_setup(comm_t *comm, int device) {
+    MPI_Comm node;
+    MPI_CHECK(MPI_Comm_split_type(comm->mpi, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL, &node));
     if (device < 0) {
-        MPI_Comm node;
         int local_rank = 0, local_size = 1, ndev = 0;
-        MPI_CHECK(MPI_Comm_split_type(comm->mpi, MPI_COMM_TYPE_SHARED, comm->rank, MPI_INFO_NULL,
-                                      &node));
         MPI_CHECK(MPI_Comm_rank(node, &local_rank));
         MPI_CHECK(MPI_Comm_size(node, &local_size));
-        MPI_CHECK(MPI_Comm_free(&node));
         cudaError_t err = cudaGetDeviceCount(&ndev);
         if (err != cudaSuccess || ndev == 0)
             FATAL("no CUDA device visible to rank %d; the NCCL backend needs one GPU per rank "
@@ -273,6 +295,8 @@ static void nccl_setup(comm_t *comm, int device) {
                      ndev);
         device = local_rank % ndev;
     }
+    check_one_gpu_per_rank(comm, node, device);
+    MPI_CHECK(MPI_Comm_free(&node));
     comm->device = device;
     CUDA_CHECK(cudaSetDevice(device));
     unsigned char id_bytes[COMM_NCCL_ID_BYTES];

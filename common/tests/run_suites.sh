@@ -98,8 +98,11 @@ for lab in $labs; do
         make --no-print-directory check LAB="$nn" SRC=labs
 done
 
-expect "docs: Doxygen without warnings" 0 "" make --no-print-directory docs
-expect "slides: decks well formed" 0 "" bash slides/check_decks.sh
+# RUN_SUITES_DOCS=0 leaves these two out (make test-gpu-run: the GPU suites only).
+if [ "${RUN_SUITES_DOCS:-1}" != 0 ]; then
+    expect "docs: Doxygen without warnings" 0 "" make --no-print-directory docs
+    expect "slides: decks well formed" 0 "" bash slides/check_decks.sh
+fi
 
 echo
 if [ ${#failures[@]} -gt 0 ]; then

@@ -36,7 +36,7 @@ step() {
     local name="$1"; shift
     local spent=$(( $(date +%s) - start ))
     if [ "$budget" -gt 0 ] && [ "$spent" -ge "$budget" ]; then
-        rows+=("$(printf '%-40s %-9s %5ss  %s' "$name" "budget" "-" "not run: ${spent}s of ${budget}s spent")")
+        rows+=("$(printf '%-44s %-9s %5ss  %s' "$name" "budget" "-" "not run: ${spent}s of ${budget}s spent")")
         echo "--- $name: not run (budget)"
         return
     fi
@@ -62,43 +62,44 @@ step() {
     else # a bench's last table row
         fig=$(grep -v '^ *$' "$log" | tail -n 1 | tr -s ' ' | cut -c1-70)
     fi
-    rows+=("$(printf '%-40s %-9s %5ss  %s' "$name" "$status" "$dt" "$fig")")
+    rows+=("$(printf '%-44s %-9s %5ss  %s' "$name" "$status" "$dt" "$fig")")
     echo "--- $name: $status (${dt}s)"
 }
 
-mk() { make --no-print-directory BUILD="$gbuild" CUDA_ARCH=90a TARGET=cuda "$@"; }
+# (an array, not a function: timeout runs a program)
+mk=(make --no-print-directory BUILD="$gbuild" CUDA_ARCH=90a TARGET=cuda)
 labs=$(ls -d labs/[0-9][0-9]-* 2>/dev/null | xargs -n1 basename)
 
 # 1. Build, and the suites that run on the device (kernels against the CPU
 #    references, the fused attention, the model's variants, NCCL's refusal).
-step build mk -j"$(nproc)" all
-step "unit tests (GPU suites)" mk test-gpu-run
+step build "${mk[@]}" -j"$(nproc)" all
+step "unit tests (GPU suites)" "${mk[@]}" test-gpu-run
 # 2. Every lab's numerics on the GPU.
 for lab in $labs; do
-    step "check $lab (solutions)" mk check LAB="${lab%%-*}" SRC=solutions
+    step "check $lab (solutions)" "${mk[@]}" check LAB="${lab%%-*}" SRC=solutions
 done
 # 3. Lab 05's MFU at the default shape and where a step's device time goes.
 if [ -f labs/05-single-gpu-training/bench.c ]; then
-    step "bench 05 --profile 1 (solutions)" mk bench LAB=05 SRC=solutions \
+    step "bench 05 --profile 1 (solutions)" "${mk[@]}" bench LAB=05 SRC=solutions \
         ARGS="--profile 1 --json $out/bench-05.json"
 fi
 # 4. The grader on the solutions with a GPU: every speed rubric measured, and
 #    the time of `make grade SRC=solutions` on a GPU (its TOTAL line).
-step "grade solutions (cuda)" mk grade-run SRC=solutions GRADE_ARGS="--json $out/grade.json"
+step "grade solutions (cuda)" "${mk[@]}" grade-run SRC=solutions GRADE_ARGS="--json $out/grade.json"
 # 5. The matmul ladder in one table (lab 04's bench times labs 01-03 too), then
 #    the other labs' benches.
 for lab in $(printf '%s\n' $labs | sort -r); do
     case "$lab" in 05-*) continue ;; esac
     if [ -f "labs/$lab/bench.c" ]; then
-        step "bench $lab (solutions)" mk bench LAB="${lab%%-*}" SRC=solutions ARGS="--json $out/bench-$lab.json"
+        step "bench $lab (solutions)" "${mk[@]}" bench LAB="${lab%%-*}" SRC=solutions ARGS="--json $out/bench-$lab.json"
     fi
 done
 # 6. Lab 05 with the stored T x T attention, and on the lab-04 step B solution
 #    instead of cuBLAS (the --matmul switch).
 if [ -f labs/05-single-gpu-training/bench.c ]; then
-    step "bench 05 --attention naive (solutions)" mk bench LAB=05 SRC=solutions \
+    step "bench 05 --attention naive (solutions)" "${mk[@]}" bench LAB=05 SRC=solutions \
         ARGS="--attention naive --json $out/bench-05-naive.json"
-    step "bench 05 --matmul mma (solutions)" mk bench LAB=05 SRC=solutions \
+    step "bench 05 --matmul mma (solutions)" "${mk[@]}" bench LAB=05 SRC=solutions \
         ARGS="--matmul mma --json $out/bench-05-mma.json"
 fi
 # 7. Last, as it is the longest: a bounded search of lab 03's warp-tiled kernel
@@ -110,6 +111,6 @@ fi
 
 echo
 echo "gpu-check summary ($(cat "$out/device.txt"); $(( $(date +%s) - start ))s of a ${budget}s budget; logs in $out)"
-printf '%-40s %-9s %6s  %s\n' "item" "status" "time" "figure"
+printf '%-44s %-9s %6s  %s\n' "item" "status" "time" "figure"
 printf '%s\n' "${rows[@]}"
 exit $bad

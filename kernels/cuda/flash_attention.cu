@@ -102,6 +102,23 @@ static __device__ __forceinline__ void load_tile(uint16_t *tile, const uint16_t 
     }
 }
 
+/* One step of the K/V double buffer over tiles 0 .. last: tile j has landed
+ * for this thread (the wait), the barrier makes everyone's copies visible
+ * and says every warp is done with tile j - 1, whose buffers the copies of
+ * tile j + 1 then overwrite while the warps compute on tile j. */
+static __device__ __forceinline__ void kv_pipeline_step(uint16_t *Ks, uint16_t *Vs, const uint16_t *kslab,
+                                                        const uint16_t *vslab, int j, int last, int T, int vec,
+                                                        const int hd) {
+    const int tile = FLASH_TILE * (hd + FA_PAD), next = (j & 1) ^ 1;
+    cp_async_wait_group(0);
+    __syncthreads();
+    if (j < last) {
+        load_tile(Ks + next * tile, kslab, (j + 1) * FLASH_TILE, T, vec, hd);
+        load_tile(Vs + next * tile, vslab, (j + 1) * FLASH_TILE, T, vec, hd);
+    }
+    cp_async_commit_group();
+}
+
 /* The A fragment of the 16 x 16 block of a shared tile at (row0, col0).
  * Lanes 0-15 give rows 0-15 of the left 8 columns, lanes 16-31 those of the
  * right 8: the four 8x8 matrices arrive as a[0..3] of the mma layout. */
@@ -230,16 +247,7 @@ static __device__ __forceinline__ void flash_forward(float *out, float *lse, con
 
     for (int j = 0; j <= qt; j++) {
         const int buf = j & 1, diag = j == qt;
-        /* Tile j has landed for this thread; the barrier makes everyone's
-         * copies visible and says every warp is done with tile j - 1, whose
-         * buffers the next copies overwrite. */
-        cp_async_wait_group(0);
-        __syncthreads();
-        if (j < qt) {
-            load_tile(Ks + (buf ^ 1) * tile, k + slab, (j + 1) * FLASH_TILE, T, vec, hd);
-            load_tile(Vs + (buf ^ 1) * tile, v + slab, (j + 1) * FLASH_TILE, T, vec, hd);
-        }
-        cp_async_commit_group();
+        kv_pipeline_step(Ks, Vs, k + slab, v + slab, j, qt, T, vec, hd);
         const uint16_t *Kb = Ks + buf * tile, *Vb = Vs + buf * tile;
         /* On the diagonal, key groups past warp's own 16 rows are all masked. */
         const int groups = diag ? warp + 1 : FA_GROUPS;
@@ -448,13 +456,7 @@ static __device__ __forceinline__ void flash_backward_dq(float *dq, const uint16
 
     for (int j = 0; j <= qt; j++) {
         const int buf = j & 1, diag = j == qt;
-        cp_async_wait_group(0);
-        __syncthreads();
-        if (j < qt) {
-            load_tile(Ks + (buf ^ 1) * tile, k + slab, (j + 1) * FLASH_TILE, T, vec, hd);
-            load_tile(Vs + (buf ^ 1) * tile, v + slab, (j + 1) * FLASH_TILE, T, vec, hd);
-        }
-        cp_async_commit_group();
+        kv_pipeline_step(Ks, Vs, k + slab, v + slab, j, qt, T, vec, hd);
         const uint16_t *Kb = Ks + buf * tile, *Vb = Vs + buf * tile;
         const int groups = diag ? warp + 1 : FA_GROUPS;
 

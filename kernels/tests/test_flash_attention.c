@@ -27,26 +27,11 @@
 #include "error.h"
 #include "gpu.h"
 #include "half.h"
+#include "labcheck.h"
 #include "memory.h"
 #include "numerics.h"
 #include "rng.h"
 #include "tests/child.h"
-
-#define REQUIRE_DEVICE()                                                      \
-    do {                                                                      \
-        if (!gpu_available()) {                                               \
-            print_message("no GPU here: the emulator build runs this test\n"); \
-            skip();                                                           \
-        }                                                                     \
-    } while (0)
-
-#define REQUIRE_CLOSE(ok, what, rep)                                          \
-    do {                                                                      \
-        if (!(ok)) {                                                          \
-            char line_[512];                                                  \
-            fail_msg("%s", cmp_report_format(line_, sizeof line_, (what), (rep))); \
-        }                                                                     \
-    } while (0)
 
 /* ---- device buffers with guard zones -------------------------------------------- */
 
@@ -302,7 +287,7 @@ static void check_row_pass(const problem_t *p, const device_run_t *d, const floa
             }
     cmp_report_t rep;
     /* A length-hd fp32 dot product: (hd + 1) eps sum |x| (Higham 3.1). */
-    REQUIRE_CLOSE(check_gemm_bound(delta, want, mag, (int)p->BHT, 1, hd + 1, EPS_FP32, 1.0, &rep), "delta", &rep);
+    LAB_REQUIRE_CLOSE(check_gemm_bound(delta, want, mag, (int)p->BHT, 1, hd + 1, EPS_FP32, 1.0, &rep), "delta", &rep);
     host_free(dob); host_free(want_dob); host_free(delta); host_free(want); host_free(mag);
 }
 
@@ -319,24 +304,24 @@ static void check_shape(int B, int T, int H, int hd, uint64_t seed) {
     /* P is rounded to bf16 (relative u) before P V; everything else is fp32:
      * |err| <= u sum_j P_ij |v_jd|, times 2 for the fp32 softmax and sums. */
     snprintf(what, sizeof what, "out (B %d T %d H %d hd %d)", B, T, H, hd);
-    REQUIRE_CLOSE(check_gemm_bound(out, p.out_d, p.mag_out, N, D, 1, EPS_BF16, 2.0, &rep), what, &rep);
+    LAB_REQUIRE_CLOSE(check_gemm_bound(out, p.out_d, p.mag_out, N, D, 1, EPS_BF16, 2.0, &rep), what, &rep);
     /* fp32 throughout (magnitudes in make_problem), with a factor 2 to spare. */
     snprintf(what, sizeof what, "lse (B %d T %d H %d hd %d)", B, T, H, hd);
-    REQUIRE_CLOSE(check_gemm_bound(lse, p.lse, p.mag_lse, (int)p.BHT, 1, 1, EPS_FP32, 2.0, &rep), what, &rep);
+    LAB_REQUIRE_CLOSE(check_gemm_bound(lse, p.lse, p.mag_lse, (int)p.BHT, 1, 1, EPS_FP32, 2.0, &rep), what, &rep);
 
     run_backward(&p, &d);
     float *dq = guarded_down(d.dq, "dq"), *dk = guarded_down(d.dk, "dk"), *dv = guarded_down(d.dv, "dv");
     check_row_pass(&p, &d, out);
     /* dV = P^T dO with P and dO rounded to bf16: 2u per product, plus fp32. */
     snprintf(what, sizeof what, "dv (B %d T %d H %d hd %d)", B, T, H, hd);
-    REQUIRE_CLOSE(check_gemm_bound(dv, p.dv_d, p.mag_dv, N, D, 1, EPS_BF16, 3.0, &rep), what, &rep);
+    LAB_REQUIRE_CLOSE(check_gemm_bound(dv, p.dv_d, p.mag_dv, N, D, 1, EPS_BF16, 3.0, &rep), what, &rep);
     /* dQ = dS K, dK = dS^T Q: each dS_ij is off by at most u E_ij (the bf16
      * rounding of dS, of dout inside dP, and out's error inside Delta; see
      * make_problem); 2 leaves room for the fp32 recomputation of P. */
     snprintf(what, sizeof what, "dq (B %d T %d H %d hd %d)", B, T, H, hd);
-    REQUIRE_CLOSE(check_gemm_bound(dq, p.dq_d, p.mag_dq, N, D, 1, EPS_BF16, 2.0, &rep), what, &rep);
+    LAB_REQUIRE_CLOSE(check_gemm_bound(dq, p.dq_d, p.mag_dq, N, D, 1, EPS_BF16, 2.0, &rep), what, &rep);
     snprintf(what, sizeof what, "dk (B %d T %d H %d hd %d)", B, T, H, hd);
-    REQUIRE_CLOSE(check_gemm_bound(dk, p.dk_d, p.mag_dk, N, D, 1, EPS_BF16, 2.0, &rep), what, &rep);
+    LAB_REQUIRE_CLOSE(check_gemm_bound(dk, p.dk_d, p.mag_dk, N, D, 1, EPS_BF16, 2.0, &rep), what, &rep);
 
     host_free(out); host_free(lse); host_free(dq); host_free(dk); host_free(dv);
     free_run(&d);
@@ -347,7 +332,7 @@ static void check_shape(int B, int T, int H, int hd, uint64_t seed) {
 
 static void test_short_sequences(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     check_shape(1, 1, 1, 16, 100); /* one token: out = v, dq = dk = 0 */
     check_shape(2, 7, 3, 16, 110); /* far less than a tile; 6 (sequence, head) pairs */
     check_shape(3, 33, 2, 32, 120);
@@ -355,7 +340,7 @@ static void test_short_sequences(void **state) {
 
 static void test_tile_edges(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     check_shape(1, 64, 2, 32, 200);  /* exactly one tile */
     check_shape(2, 65, 1, 64, 210);  /* one row into the second tile */
     check_shape(1, 130, 2, 16, 220); /* three tiles, the last with 2 rows */
@@ -363,7 +348,7 @@ static void test_tile_edges(void **state) {
 
 static void test_head_sizes(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     check_shape(1, 128, 1, 64, 300);  /* two full tiles: the pipeline's both buffers */
     check_shape(2, 33, 1, 128, 310);  /* the largest head (above 48 KiB of shared memory) */
     check_shape(1, 130, 1, 128, 320);
@@ -373,7 +358,7 @@ static void test_head_sizes(void **state) {
  * and the running maximum has many chances to move. */
 static void test_long_sequence(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     check_shape(1, 300, 2, 64, 500); /* the model's head size; 5 tiles, the last with 44 rows */
     check_shape(2, 257, 3, 16, 510); /* 6 (sequence, head) pairs, one row into the fifth tile */
     check_shape(1, 1024, 1, 64, 520); /* the model's sequence length: 16 tiles */
@@ -382,7 +367,7 @@ static void test_long_sequence(void **state) {
 /* Two backward passes (and forward passes) on the same inputs: bit-identical. */
 static void test_deterministic(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     problem_t p = make_problem(2, 130, 1, 32, 400);
     device_run_t a = upload(&p), b = upload(&p);
     run_forward(&p, &a);
@@ -408,7 +393,7 @@ static void test_deterministic(void **state) {
  * bit-identical to the aligned run. */
 static void test_misaligned_buffers(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     problem_t p = make_problem(2, 70, 2, 32, 600);
     device_run_t a = upload(&p);
     run_forward(&p, &a);

@@ -24,20 +24,13 @@
 #include "cuda/model_ops_gpu.h"
 #include "gpu.h"
 #include "half.h"
+#include "labcheck.h"
 #include "lab.h"
 #include "memory.h"
 #include "rng.h"
 #include "train/matmul_switch.h"
 
 int matmul_wgmma_supported(void);
-
-#define REQUIRE_DEVICE()                                                      \
-    do {                                                                      \
-        if (!gpu_available()) {                                               \
-            print_message("no GPU here: the emulator build runs this test\n"); \
-            skip();                                                           \
-        }                                                                     \
-    } while (0)
 
 /* The lab-04 kernels this process can run: wgmma only on a Hopper GPU. */
 static int n_kernels(const char **names) {
@@ -117,7 +110,7 @@ static void check_form(const char *kernel, int transA, int transB, int M, int N,
 
 static void test_operand_forms(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const char *names[3];
     const int n = n_kernels(names);
     for (int k = 0; k < n; k++) {
@@ -166,7 +159,7 @@ static double rel_diff(const float *a, const float *b, size_t n) {
 
 static void test_model_step_matches_tiled(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     model_config_t cfg = model_config_default();
     cfg.d_model = 32;
     cfg.n_layers = 2;
@@ -214,7 +207,7 @@ static model_config_t flash_config(void) {
 
 static void test_flash_matches_naive(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const model_config_t cfg = flash_config();
     const int B = 2, T = 70, N = B * T;
     int *in = host_malloc(N * sizeof(int)), *tg = host_malloc(N * sizeof(int));
@@ -251,7 +244,7 @@ static void test_flash_matches_naive(void **state) {
 /* Flash attention keeps only B*H*T log-sum-exps instead of the B*H*T*T probabilities and their gradients. */
 static void test_flash_saves_memory(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const model_config_t cfg = flash_config();
     const int B = 2, T = 80;
     model_gpu_t a, b;
@@ -283,7 +276,7 @@ static void test_flash_rejects_head_size(void **state) {
 /* A profiled step times every category and computes the same gradients as an unprofiled one. */
 static void test_profile(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const model_config_t cfg = flash_config();
     const int B = 2, T = 20, N = B * T;
     int in[2 * 20], tg[2 * 20];
@@ -328,7 +321,7 @@ static void test_profile(void **state) {
 
 static void test_bad_names(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     char err[256];
     assert_int_equal(train_select_matmul("cuBLASS", err, sizeof err), -1);
     assert_non_null(strstr(err, "unknown kernel"));

@@ -19,25 +19,10 @@
 #include "cuda/model_ops_gpu.h"
 #include "gpu.h"
 #include "half.h"
+#include "labcheck.h"
 #include "memory.h"
 #include "numerics.h"
 #include "rng.h"
-
-#define REQUIRE_DEVICE()                                                      \
-    do {                                                                      \
-        if (!gpu_available()) {                                               \
-            print_message("no GPU here: the emulator build runs this test\n"); \
-            skip();                                                           \
-        }                                                                     \
-    } while (0)
-
-#define REQUIRE_CLOSE(ok, what, rep)                                          \
-    do {                                                                      \
-        if (!(ok)) {                                                          \
-            char line_[512];                                                  \
-            fail_msg("%s", cmp_report_format(line_, sizeof line_, (what), (rep))); \
-        }                                                                     \
-    } while (0)
 
 static float *rnd(size_t n, float lo, float hi, uint64_t seed) {
     float *x = host_malloc(n * sizeof(float) + 4);
@@ -61,7 +46,7 @@ static float *down(const float *d, size_t n) {
 
 static void test_encoder(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const int N = 301, D = 19, V = 256; /* N above one 256-token chunk of the backward kernel */
     float *wte = rnd((size_t)V * D, -1, 1, 1), *dout = rnd((size_t)N * D, -1, 1, 2);
     int tok[301];
@@ -74,20 +59,20 @@ static void test_encoder(void **state) {
     gpu_encoder_forward(d_out, d_tok, d_wte, N, D);
     float *got = down(d_out, (size_t)N * D);
     cmp_report_t rep;
-    REQUIRE_CLOSE(compare_close_f(got, want, (size_t)N * D, 0, 0, &rep), "embedding forward (a copy: exact)", &rep);
+    LAB_REQUIRE_CLOSE(compare_close_f(got, want, (size_t)N * D, 0, 0, &rep), "embedding forward (a copy: exact)", &rep);
     encoder_backward(dwte, dout, tok, N, D);
     gpu_encoder_backward(d_dwte, d_dout, d_tok, N, D, V);
     host_free(got);
     got = down(d_dwte, (size_t)V * D);
     /* The same additions in the same order (rows n = 0..N-1): exact. */
-    REQUIRE_CLOSE(compare_close_f(got, dwte, (size_t)V * D, 0, 0, &rep), "embedding backward", &rep);
+    LAB_REQUIRE_CLOSE(compare_close_f(got, dwte, (size_t)V * D, 0, 0, &rep), "embedding backward", &rep);
     gpu_free(d_wte); gpu_free(d_out); gpu_free(d_dout); gpu_free(d_dwte); gpu_free(d_tok);
     host_free(wte); host_free(dout); host_free(want); host_free(dwte); host_free(got);
 }
 
 static void test_rmsnorm_forward(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const int shapes[][2] = {{1, 1}, {5, 33}, {40, 100}};
     for (int s = 0; s < 3; s++) {
         const int N = shapes[s][0], D = shapes[s][1];
@@ -100,8 +85,8 @@ static void test_rmsnorm_forward(void **state) {
         float *got = down(d_out, (size_t)N * D), *grs = down(d_rs, (size_t)N);
         cmp_report_t rep;
         /* The mean square is a length-D fp32 sum in another order (D eps relative), then rsqrtf (2 ulp). */
-        REQUIRE_CLOSE(compare_close_f(grs, rs, (size_t)N, (D + 4) * FLT_EPSILON, 0, &rep), "rmsnorm rstd", &rep);
-        REQUIRE_CLOSE(compare_close_f(got, out, (size_t)N * D, (D + 6) * FLT_EPSILON, 1e-7, &rep), "rmsnorm out", &rep);
+        LAB_REQUIRE_CLOSE(compare_close_f(grs, rs, (size_t)N, (D + 4) * FLT_EPSILON, 0, &rep), "rmsnorm rstd", &rep);
+        LAB_REQUIRE_CLOSE(compare_close_f(got, out, (size_t)N * D, (D + 6) * FLT_EPSILON, 1e-7, &rep), "rmsnorm out", &rep);
         gpu_free(d_x); gpu_free(d_w); gpu_free(d_out); gpu_free(d_rs);
         host_free(x); host_free(w); host_free(out); host_free(rs); host_free(got); host_free(grs);
     }
@@ -109,7 +94,7 @@ static void test_rmsnorm_forward(void **state) {
 
 static void test_rope(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const int B = 2, T = 7, H = 3, hd = 6, D = H * hd, N = B * T;
     float *c = host_malloc((size_t)T * hd / 2 * 4), *s = host_malloc((size_t)T * hd / 2 * 4);
     rope_tables(c, s, T, hd, 10000.0f);
@@ -123,7 +108,7 @@ static void test_rope(void **state) {
         gpu_rope(d_o, d_o, d_c, d_s, N, T, D, H, dir == 0 ? 1.0f : -1.0f); /* in place */
         float *got = down(d_o, (size_t)N * D);
         /* Two products and a sum, possibly fused into an FMA on a GPU: 2 ulps. */
-        REQUIRE_CLOSE(compare_close_f(got, want, (size_t)N * D, 2 * FLT_EPSILON, 2 * FLT_EPSILON, &rep),
+        LAB_REQUIRE_CLOSE(compare_close_f(got, want, (size_t)N * D, 2 * FLT_EPSILON, 2 * FLT_EPSILON, &rep),
                       dir == 0 ? "rope forward" : "rope backward", &rep);
         gpu_free(d_o);
         host_free(got);
@@ -134,7 +119,7 @@ static void test_rope(void **state) {
 
 static void test_heads_layout_and_cast(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const int B = 2, T = 5, H = 3, D = 12, hd = D / H;
     const size_t n = (size_t)B * T * D;
     float *x = rnd(n, -3, 3, 40);
@@ -176,7 +161,7 @@ static int bf16_near(uint16_t a, uint16_t b) {
 /* The bf16-output kernels against the fp32 kernel followed by the cast they replace. */
 static void test_bf16_output_fusions(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const int B = 2, T = 7, H = 3, hd = 6, D = H * hd, N = B * T, F = 29;
     const size_t ND = (size_t)N * D, NF = (size_t)N * F;
     float *c = host_malloc((size_t)T * hd / 2 * 4), *s = host_malloc((size_t)T * hd / 2 * 4);
@@ -231,7 +216,7 @@ static void test_bf16_output_fusions(void **state) {
 
 static void test_causal_softmax(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const int BH = 3, T = 37;
     const size_t n = (size_t)BH * T * T;
     float *S = rnd(n, -6, 6, 50);
@@ -248,7 +233,7 @@ static void test_causal_softmax(void **state) {
     float *got = down(d, n);
     cmp_report_t rep;
     /* expf (a few ulps) and a length-T fp32 sum: (T + 8) eps relative to each probability. */
-    REQUIRE_CLOSE(compare_close(got, want, n, (T + 8) * FLT_EPSILON, 1e-9, &rep), "causal softmax", &rep);
+    LAB_REQUIRE_CLOSE(compare_close(got, want, n, (T + 8) * FLT_EPSILON, 1e-9, &rep), "causal softmax", &rep);
     gpu_free(d);
     host_free(S); host_free(want); host_free(got);
 }
@@ -299,7 +284,7 @@ static void check_gemm(int tA, int tB, int M, int N, int K, int batch, float bet
 
 static void test_gemm_bf16(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     for (int tA = 0; tA < 2; tA++)
         for (int tB = 0; tB < 2; tB++) {
             check_gemm(tA, tB, 1, 1, 1, 1, 0.0f, 60);
@@ -310,7 +295,7 @@ static void test_gemm_bf16(void **state) {
 
 static void test_elementwise(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const size_t n = 1031;
     float *a = rnd(n, -8, 8, 70), *b = rnd(n, -2, 2, 71), *want = host_malloc(n * 4);
     float *d_a = up(a, n * 4), *d_b = up(b, n * 4), *d_o = gpu_malloc(n * 4);
@@ -319,24 +304,24 @@ static void test_elementwise(void **state) {
     gpu_swiglu_forward(d_o, d_a, d_b, n);
     float *got = down(d_o, n);
     /* expf (a few ulps) and three roundings. */
-    REQUIRE_CLOSE(compare_close_f(got, want, n, 8 * FLT_EPSILON, 1e-7, &rep), "swiglu forward", &rep);
+    LAB_REQUIRE_CLOSE(compare_close_f(got, want, n, 8 * FLT_EPSILON, 1e-7, &rep), "swiglu forward", &rep);
     host_free(got);
     residual_forward(want, a, b, n);
     gpu_residual_forward(d_o, d_a, d_b, n);
     got = down(d_o, n);
-    REQUIRE_CLOSE(compare_close_f(got, want, n, 0, 0, &rep), "residual add (one rounding: exact)", &rep);
+    LAB_REQUIRE_CLOSE(compare_close_f(got, want, n, 0, 0, &rep), "residual add (one rounding: exact)", &rep);
     host_free(got);
     gpu_add_inplace(d_o, d_a, n);
     got = down(d_o, n);
     for (size_t i = 0; i < n; i++) want[i] += a[i];
-    REQUIRE_CLOSE(compare_close_f(got, want, n, 0, 0, &rep), "add in place (exact)", &rep);
+    LAB_REQUIRE_CLOSE(compare_close_f(got, want, n, 0, 0, &rep), "add in place (exact)", &rep);
     gpu_free(d_a); gpu_free(d_b); gpu_free(d_o);
     host_free(a); host_free(b); host_free(want); host_free(got);
 }
 
 static void test_crossentropy(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const int N = 13, V = 256;
     float *logits = rnd((size_t)N * V, -5, 5, 80), *probs = host_malloc((size_t)N * V * 4), *loss = host_malloc(N * 4);
     int tg[13];
@@ -348,13 +333,13 @@ static void test_crossentropy(void **state) {
     float *gl = down(d_loss, N), *gp = down(d_l, (size_t)N * V);
     cmp_report_t rep;
     /* A length-V fp32 sum of exponentials in another order, then logf: (V + 8) eps. */
-    REQUIRE_CLOSE(compare_close_f(gl, loss, N, (V + 8) * FLT_EPSILON, 1e-6, &rep), "cross-entropy loss", &rep);
-    REQUIRE_CLOSE(compare_close_f(gp, probs, (size_t)N * V, (V + 8) * FLT_EPSILON, 1e-9, &rep), "softmax probs", &rep);
+    LAB_REQUIRE_CLOSE(compare_close_f(gl, loss, N, (V + 8) * FLT_EPSILON, 1e-6, &rep), "cross-entropy loss", &rep);
+    LAB_REQUIRE_CLOSE(compare_close_f(gp, probs, (size_t)N * V, (V + 8) * FLT_EPSILON, 1e-9, &rep), "softmax probs", &rep);
     crossentropy_backward(probs, probs, tg, 1.0f / N, N, V);
     gpu_crossentropy_backward(d_l, d_l, d_t, 1.0f / N, N, V);
     host_free(gp);
     gp = down(d_l, (size_t)N * V);
-    REQUIRE_CLOSE(compare_close_f(gp, probs, (size_t)N * V, (V + 8) * FLT_EPSILON, 1e-9, &rep), "cross-entropy backward",
+    LAB_REQUIRE_CLOSE(compare_close_f(gp, probs, (size_t)N * V, (V + 8) * FLT_EPSILON, 1e-9, &rep), "cross-entropy backward",
                   &rep);
     gpu_free(d_l); gpu_free(d_loss); gpu_free(d_t);
     host_free(logits); host_free(probs); host_free(loss); host_free(gl); host_free(gp);
@@ -362,7 +347,7 @@ static void test_crossentropy(void **state) {
 
 static void test_sum_squares(void **state) {
     (void)state;
-    REQUIRE_DEVICE();
+    LAB_REQUIRE_DEVICE();
     const size_t n = 3 * GPU_NORM_CHUNK + 123, chunks = 4;
     float *g = rnd(n, -1, 1, 90);
     float *d_g = up(g, n * 4);

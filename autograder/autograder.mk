@@ -65,8 +65,11 @@ define GRADE_RULES
 $(BUILD)/$(2)/labs/$(1)/graded/$(3).o: labs/$(1)/$(3).c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(2)) -Ilabs/$(1) $$(CFLAGS) -Dmain=grade_lab_main -c $$< -o $$@
-$(BUILD)/$(2)/labs/$(1)/graded/$(3): $(BUILD)/grade/harness/grade_main.o $(BUILD)/$(2)/labs/$(1)/graded/$(3).o $(call lab_objs,$(1),labs,$(2)) $(if $(filter bench,$(3)),$(call lab_ladder_objs,$(1),$(2))) $(LAB_KLIBS_$(2)) | $(GRADE_LIBS_$(2))
+$(BUILD)/$(2)/labs/$(1)/graded/$(3): $(BUILD)/grade/harness/grade_main.o $(BUILD)/$(2)/labs/$(1)/graded/$(3).o $(call lab_objs,$(1),labs,$(2)) $(if $(filter bench,$(3)),$(call lab_ladder_objs,$(1),$(2)) $(call lab_extra_objs,$(1),labs,$(2))) $(LAB_KLIBS_$(2)) | $(GRADE_LIBS_$(2))
 	$$(Q)$$(LAB_LINK_$(2)) -Wl,--wrap=_cmocka_run_group_tests
+# Built by make all too, so a program the grader would link only on a GPU
+# (a speed test's bench) cannot break unnoticed where there is none.
+ALL_TARGETS += $(BUILD)/$(2)/labs/$(1)/graded/$(3)
 endef
 $(foreach l,$(LAB_NAMES),$(foreach t,$(LAB_TARGETS),$(foreach p,check $(if $(wildcard labs/$(l)/bench.c),bench),$(eval $(call GRADE_RULES,$(l),$(t),$(p))))))
 

@@ -13,6 +13,11 @@ LAB_TARGETS := $(if $(HAVE_CUDA),cuda) $(if $(SIMT_LIB),emu)
 lab_student = $(filter-out labs/$(1)/check.c labs/$(1)/bench.c,$(wildcard labs/$(1)/*.cu labs/$(1)/*.c))
 lab_objs    = $(patsubst labs/$(1)/%,$(BUILD)/$(3)/$(2)/$(1)/%.o,$(call lab_student,$(1)))
 
+# Objects a lab's programs link besides its own: a lab.mk (included next) may set
+# LAB_EXTRA_OBJS_NN, a function of ($(1) source tree, $(2) target), e.g. lab 05
+# links lab 04's kernels of the same tree. $(1) lab, $(2) source tree, $(3) target.
+lab_extra_objs = $(call LAB_EXTRA_OBJS_$(firstword $(subst -, ,$(1))),$(2),$(3))
+
 # The ladder: a lab's optional labs/NN-topic/lab.mk may set LAB_LADDER_NN to
 # earlier labs (e.g. LAB_LADDER_02 := 01-naive-matmul). Its benchmark then also
 # links those labs' solution objects (the student's own files if solutions/ is
@@ -51,7 +56,7 @@ $(BUILD)/$(3)/$(2)/$(1)/check: $(BUILD)/$(3)/$(2)/$(1)/harness/check.o $(call la
 	$$(Q)$$(LAB_LINK_$(3))
 ALL_TARGETS += $(BUILD)/$(3)/$(2)/$(1)/check
 ifneq ($(wildcard labs/$(1)/bench.c),)
-$(BUILD)/$(3)/$(2)/$(1)/bench: $(BUILD)/$(3)/$(2)/$(1)/harness/bench.o $(call lab_objs,$(1),$(2),$(3)) $(call lab_ladder_objs,$(1),$(3)) $(LAB_KLIBS_$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
+$(BUILD)/$(3)/$(2)/$(1)/bench: $(BUILD)/$(3)/$(2)/$(1)/harness/bench.o $(call lab_objs,$(1),$(2),$(3)) $(call lab_ladder_objs,$(1),$(3)) $(call lab_extra_objs,$(1),$(2),$(3)) $(LAB_KLIBS_$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
 	$$(Q)$$(LAB_LINK_$(3))
 ALL_TARGETS += $(BUILD)/$(3)/$(2)/$(1)/bench
 endif

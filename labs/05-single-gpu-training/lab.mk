@@ -6,18 +6,18 @@
 # tree behind the --matmul switch (kernels/train/matmul_switch.h), so a
 # student's own tensor-core matmul can run the model.
 LAB05_MATMUL_OBJ := $(BUILD)/obj/kernels/train/matmul_switch.o
+LAB_EXTRA_OBJS_05 = $(LAB05_MATMUL_OBJ) $(call lab_objs,04-tensor-cores,$(1),$(2))
 define LAB05_TRAIN
 $(BUILD)/$(2)/$(1)/05-single-gpu-training/harness/train_main.o: kernels/train/train.c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(CFLAGS) -DCOURSE_TRAIN_GPU -MMD -MP -c $$< -o $$@
 $(BUILD)/$(2)/$(1)/05-single-gpu-training/train: $(BUILD)/$(2)/$(1)/05-single-gpu-training/harness/train_main.o \
-    $(TRAINER_OBJ) $(TRAINER_GPU_OBJ) $(LAB05_MATMUL_OBJ) $(call lab_objs,05-single-gpu-training,$(1),$(2)) \
-    $(call lab_objs,04-tensor-cores,$(1),$(2)) \
+    $(TRAINER_OBJ) $(TRAINER_GPU_OBJ) $(call lab_objs,05-single-gpu-training,$(1),$(2)) \
+    $(call lab_extra_objs,05-single-gpu-training,$(1),$(2)) \
     $(if $(filter cuda,$(2)),$(LIBKERNELS_CUDA),$(LIBKERNELS_EMU)) $(LIBKERNELS_CPU) \
     | $(LIBCOMMON) $(if $(filter cuda,$(2)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
 	$$(Q)$$(LAB_LINK_$(2))
 ALL_TARGETS += $(BUILD)/$(2)/$(1)/05-single-gpu-training/train
-$(BUILD)/$(2)/$(1)/05-single-gpu-training/bench: $(LAB05_MATMUL_OBJ) $(call lab_objs,04-tensor-cores,$(1),$(2))
 endef
 $(foreach s,labs solutions,$(foreach t,$(LAB_TARGETS),$(eval $(call LAB05_TRAIN,$(s),$(t)))))
 
@@ -25,8 +25,8 @@ $(foreach s,labs solutions,$(foreach t,$(LAB_TARGETS),$(eval $(call LAB05_TRAIN,
 # --attention flash against naive), per target: the _cuda binary runs on a
 # GPU (and skips without one), the _emu binary in CI.
 define LAB05_VARIANTS_TEST
-$(BUILD)/tests/test_model_gpu_variants_$(1): kernels/tests/test_model_gpu_variants.c $(LAB05_MATMUL_OBJ) \
-    $(call lab_objs,05-single-gpu-training,solutions,$(1)) $(call lab_objs,04-tensor-cores,solutions,$(1)) \
+$(BUILD)/tests/test_model_gpu_variants_$(1): kernels/tests/test_model_gpu_variants.c \
+    $(call lab_objs,05-single-gpu-training,solutions,$(1)) $(call lab_extra_objs,05-single-gpu-training,solutions,$(1)) \
     $(if $(filter cuda,$(1)),$(LIBKERNELS_CUDA),$(LIBKERNELS_EMU)) $(LIBKERNELS_CPU) \
     | $(LIBCOMMON) $(if $(filter cuda,$(1)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
 	@mkdir -p $$(@D)

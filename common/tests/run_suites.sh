@@ -98,6 +98,13 @@ for lab in $labs; do
         make --no-print-directory check LAB="$nn" SRC=labs
 done
 
+# Lab 03's autotuner only times on a GPU, but its generated build must not rot:
+# with nvcc present, compile and link its first configuration.
+if [ -n "$labs" ] && [ "${HAVE_CUDA:-0}" = 1 ] && [ -x labs/03-register-tiling/autotune.sh ]; then
+    expect "lab 03 autotune: a configuration compiles and links" 0 "autotune: ok" \
+        labs/03-register-tiling/autotune.sh --dry-run --src solutions --arch 90a --build "$BUILD"
+fi
+
 # RUN_SUITES_DOCS=0 leaves these two out (make test-gpu-run: the GPU suites only).
 if [ "${RUN_SUITES_DOCS:-1}" != 0 ]; then
     expect "docs: Doxygen without warnings" 0 "" make --no-print-directory docs

@@ -43,7 +43,7 @@ grade: deps
 # A low score is not an error: the grader exits non-zero only when it could
 # not grade at all.
 grade-run: $(GRADE_BIN)
-	$(Q)$(GRADE_BIN) --src $(SRC) --target $(TARGET) $(if $(LAB),--lab $(LAB),--all) $(GRADE_ARGS)
+	$(Q)CUDA_ARCH='$(CUDA_ARCH)' $(GRADE_BIN) --src $(SRC) --target $(TARGET) $(if $(LAB),--lab $(LAB),--all) $(GRADE_ARGS)
 
 # ---- inside the grader's private copy ---------------------------------------
 # The check and bench programs the grader runs: the lab's own check.c/bench.c

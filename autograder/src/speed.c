@@ -78,9 +78,18 @@ static void score_ratio(result_t *res, json_t *j) {
         ratio = json_is_number(rt) ? json_number_value(rt) : -1;
         break;
     }
+    json_t *base = json_object_get(j, "baseline");
     if (!st) {
         res->status = ST_ERROR;
         snprintf(res->message, sizeof res->message, "no row for kernel '%s' in the benchmark's JSON", t->kernel);
+    } else if (!strcmp(st, "ok") && ratio < 0 && json_is_null(base)) {
+        /* The kernel ran fine but nothing was there to divide by (the emulator build has no
+         * cuBLAS, or the baseline failed): that says nothing about the submission. */
+        res->status = ST_ERROR;
+        res->counted = 0;
+        res->score = 0;
+        snprintf(res->message, sizeof res->message,
+                 "no baseline was measured (no cuBLAS in this run), so there is no ratio to grade");
     } else if (strcmp(st, "ok") || !(ratio > 0) || !isfinite(ratio)) {
         res->status = ST_FAIL;
         snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s", st, t->kernel);

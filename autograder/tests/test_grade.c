@@ -300,6 +300,19 @@ static void test_speed_ratio_unchanged(void **state) {
     r = score_bench(&t, "{\"mfu\": 0.5}"); /* a ratio test ignores top-level metrics */
     assert_int_equal(r.status, ST_ERROR);
     assert_true(r.score == 0.0);
+
+    /* No baseline in the run (the emulator's bench, or cuBLAS failed): the kernel is fine and
+     * there is nothing to divide by, so the test is a grader error left out of the total. */
+    r = score_bench(&t, "{\"baseline\": null, \"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", "
+                        "\"tflops\": 0.001, \"ratio\": null, \"status\": \"ok\"}]}");
+    assert_int_equal(r.status, ST_ERROR);
+    assert_true(r.score == 0.0 && !r.counted);
+    assert_non_null(strstr(r.message, "no baseline was measured"));
+    /* ... but a wrong result without a baseline still fails and counts. */
+    r = score_bench(&t, "{\"baseline\": null, \"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", "
+                        "\"ratio\": null, \"status\": \"wrong\"}]}");
+    assert_int_equal(r.status, ST_FAIL);
+    assert_true(r.score == 0.0 && r.counted);
 }
 
 /* Load a rubric whose second test is a speed test with these fields
@@ -591,6 +604,54 @@ static void test_solutions_full_marks(void **state) {
     if (needs_gpu != speed) fail_msg("solutions on emu: %d test(s) say 'needs GPU'; the rubrics have %d speed tests", needs_gpu, speed);
 }
 
+/* The whole speed path without a GPU: --emu-speed-args runs the graded bench on the emulator
+ * with small arguments; lab 05's MFU (against a tiny --peak-tflops) comes back through the
+ * channel, is scored and counted, and makes a leaderboard entry; lab 02's ratio has no cuBLAS
+ * to divide by and is left out as a grader error. */
+static void test_speed_path_on_emulator(void **state) {
+    (void)state;
+    char src[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    snprintf(src, sizeof src, "%s/solutions", GRADE_ROOT);
+    snprintf(json, sizeof json, "%s/emu-speed.json", tmp);
+    snprintf(log, sizeof log, "%s/emu-speed.log", tmp);
+    if (grade(src, "--lab 05", "--emu-speed-args '--d-model 32 --layers 1 --heads 2 --ffn 64 --seq 16 --batch 2 "
+                               "--warmup 0 --steps 1 --peak-tflops 0.01'", json, log) != 0)
+        fail_msg("grader failed (%s)", log);
+    json_t *res = json_load_file(json, 0, NULL), *t;
+    if (!res) fail_msg("no results.json (%s)", json);
+    size_t i;
+    int seen = 0;
+    json_array_foreach(json_object_get(res, "tests"), i, t) {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        if (!strstr(name, "training speed")) continue;
+        seen = 1;
+        const char *out = json_string_value(json_object_get(t, "output"));
+        double sc = json_number_value(json_object_get(t, "score")), mx = json_number_value(json_object_get(t, "max_score"));
+        if (mx != 5.0 || !(sc >= 0.0 && sc <= 5.0)) fail_msg("lab 05 speed: score %g of %g", sc, mx);
+        if (!out || !strstr(out, "MFU ")) fail_msg("lab 05 speed: no MFU figure in '%s'", out ? out : "");
+    }
+    if (!seen) fail_msg("lab 05 speed test missing from %s", json);
+    json_t *board = json_object_get(res, "leaderboard");
+    if (json_array_size(board) != 1 || !(json_number_value(json_object_get(json_array_get(board, 0), "value")) > 0))
+        fail_msg("lab 05 speed: expected one leaderboard entry with a positive MFU (%s)", json);
+    json_decref(res);
+
+    snprintf(json, sizeof json, "%s/emu-speed-02.json", tmp);
+    if (grade(src, "--lab 02", "--emu-speed-args '--sizes 64 --reps 1'", json, log) != 0)
+        fail_msg("grader failed (%s)", log);
+    res = json_load_file(json, 0, NULL);
+    if (!res) fail_msg("no results.json (%s)", json);
+    seen = 0;
+    json_array_foreach(json_object_get(res, "tests"), i, t) {
+        const char *out = json_string_value(json_object_get(t, "output"));
+        if (!out || !strstr(out, "no baseline was measured")) continue;
+        seen = 1;
+        if (json_number_value(json_object_get(t, "max_score")) != 0.0) fail_msg("lab 02 speed without a baseline counts");
+    }
+    if (!seen) fail_msg("lab 02 speed on the emulator: no 'no baseline' grader error (%s)", json);
+    json_decref(res);
+}
+
 /* The unmodified starters earn nothing. */
 static void test_starters_score_zero(void **state) {
     (void)state;
@@ -763,6 +824,7 @@ int main(void) {
     ncases = nc;
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_solutions_full_marks);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_starters_score_zero);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_path_on_emulator);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_user);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip);

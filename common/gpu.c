@@ -60,6 +60,12 @@ void gpu_download(void *dst, const void *src, size_t bytes) {
 
 void gpu_memset(void *p, int value, size_t bytes) { CUDA_CHECK(cudaMemset(p, value, bytes)); }
 
+size_t gpu_memory_used(void) {
+    size_t free_b = 0, total_b = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_b, &total_b));
+    return total_b > free_b ? total_b - free_b : 0;
+}
+
 void gpu_sync_check(const char *what) {
     cudaError_t launch = cudaGetLastError();
     if (launch != cudaSuccess)

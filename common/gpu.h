@@ -80,6 +80,16 @@ void gpu_download(void *dst, const void *src, size_t bytes);
 void gpu_memset(void *p, int value, size_t bytes);
 
 /**
+ * @brief Device memory in use on the current device, by every process: total minus free (cudaMemGetInfo).
+ *
+ * Includes the CUDA context and libraries' workspaces, so it is what a run
+ * really needs of the GPU. Under the emulator the "device" is the host, and
+ * the figure is the host's memory in use.
+ * @return bytes
+ */
+size_t gpu_memory_used(void);
+
+/**
  * @brief Wait for all device work, then report any error a kernel raised (launch or execution).
  * @param what names the work for the error message, e.g. "vector_add"
  */

@@ -216,6 +216,18 @@ static void format_mem(size_t bytes, char *buf, size_t len) {
     else snprintf(buf, len, "%.0f MB", bytes / 1e6);
 }
 
+/* The memory a run needs: the GPU's in use for a GPU backend, else the process's peak resident set. */
+static void memory_line(const train_backend_t *m, int long_form, char *buf, size_t len) {
+    char a[24];
+    if (m->device_used) {
+        format_mem(m->device_used(m->model), a, sizeof a);
+        snprintf(buf, len, "%s %s", long_form ? "GPU memory in use" : "GPU", a);
+    } else {
+        format_mem(peak_rss_bytes(), a, sizeof a);
+        snprintf(buf, len, "%s%s", long_form ? "peak memory " : "", a);
+    }
+}
+
 int train_run(const train_opts_t *o, train_result_t *res) {
     char err[2048];
     if (res) {
@@ -338,8 +350,8 @@ int train_run(const train_opts_t *o, train_result_t *res) {
             first_log = 0;
         }
         if (o->print_every && (done % o->print_every == 0 || done == last)) {
-            char mem[32];
-            format_mem(peak_rss_bytes(), mem, sizeof mem);
+            char mem[64];
+            memory_line(&m, 0, mem, sizeof mem);
             printf("step %*d/%d | loss %.4f | %.1fk tok/s | MFU %.1f%% | %s", width, done, o->steps, loss,
                    tps / 1e3, 100.0 * mfu, mem);
             if (!isnan(ev)) printf(" | eval %.4f", ev);
@@ -385,9 +397,9 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         res->params_hash = h;
     }
     if (o->print_every && t_run > 0) {
-        char mem[32];
-        format_mem(peak_rss_bytes(), mem, sizeof mem);
-        printf("done: %d steps, %.1fk tok/s, MFU %.2f%% of %.3g TFLOP/s, peak memory %s\n",
+        char mem[64];
+        memory_line(&m, 1, mem, sizeof mem);
+        printf("done: %d steps, %.1fk tok/s, MFU %.2f%% of %.3g TFLOP/s, %s\n",
                last - start, tok_run / t_run / 1e3, 100.0 * flops_tok * tok_run / t_run / (peak * 1e12),
                peak, mem);
     }

@@ -83,6 +83,7 @@ typedef struct {
     void (*state)(void *model, float **params, float **m, float **v);                 /**< host views */
     void (*state_loaded)(void *model);                                                /**< after writing the views */
     size_t (*bytes)(void *model);                                                     /**< memory held */
+    size_t (*device_used)(void *model); /**< GPU memory in use (NULL for the CPU backend: host RSS is shown) */
     void (*destroy)(void *model);                                                     /**< free it all */
 } train_backend_t;
 

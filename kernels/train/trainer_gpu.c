@@ -46,6 +46,10 @@ int train_gpu_set_attention(const char *name, char *err, size_t errlen) {
 }
 
 static size_t g_bytes(void *m) { return model_gpu_bytes(m); }
+static size_t g_device_used(void *m) {
+    (void)m;
+    return gpu_memory_used();
+}
 static void g_destroy(void *m) {
     model_gpu_free(m);
     host_free(m);
@@ -92,6 +96,7 @@ int train_gpu_backend_open(train_backend_t *b, const char *name, const model_con
     b->state = g_state;
     b->state_loaded = g_state_loaded;
     b->bytes = g_bytes;
+    b->device_used = emulated ? NULL : g_device_used; /* the emulator's "device" is the host: RSS says it */
     b->destroy = g_destroy;
     return 0;
 }

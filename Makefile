@@ -129,6 +129,7 @@ HELP += "grade [SRC=labs|solutions]::run every lab's checks and print a table of
 HELP += "docs::Doxygen HTML into $(BUILD)/docs (warnings are errors)"
 HELP += "slides::build the lecture decks into $(BUILD)/slides (needs pandoc)"
 HELP += "gpu-check::on a GPU machine: build for sm_90a, run every GPU test and benchmark, print a summary"
+HELP += "test-gpu-run::only the suites built against the real CUDA runtime (they skip without a GPU)"
 HELP += "clean::remove $(BUILD)"
 HELP += "help::this list"
 

@@ -98,6 +98,18 @@ for lab in $labs; do
         make --no-print-directory check LAB="$nn" SRC=labs
 done
 
+# The lab-05 train program's GPU-backend flags: a bad choice is refused with what to pass instead.
+t05="$BUILD/emu/solutions/05-single-gpu-training/train"
+if [ -n "$labs" ] && [ -x "$t05" ]; then
+    expect "lab 05 train: --attention flash with head size 8 is refused" nonzero "head size .* of 16, 32, 64 or 128" \
+        "$t05" --backend emu --attention flash --d-model 32 --heads 4 --steps 1
+    expect "lab 05 train: an unknown --matmul is refused" nonzero "unknown kernel; pass one of" \
+        "$t05" --backend emu --matmul cublass --steps 1
+    expect "lab 05 train: --matmul mma trains on the emulator" 0 "step 2/2" \
+        "$t05" --backend emu --matmul mma --d-model 32 --layers 1 --heads 2 --ffn 64 --seq 16 --batch 2 \
+        --steps 2 --print-every 1 --eval-every 0 --eval-batches 1
+fi
+
 # Lab 03's autotuner only times on a GPU, but its generated build must not rot:
 # with nvcc present, compile and link its first configuration.
 if [ -n "$labs" ] && [ "${HAVE_CUDA:-0}" = 1 ] && [ -x labs/03-register-tiling/autotune.sh ]; then

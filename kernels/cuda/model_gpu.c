@@ -441,12 +441,21 @@ double model_gpu_grad_norm(model_gpu_t *m) {
 void model_gpu_adamw(model_gpu_t *m, float lr, float beta1, float beta2, float eps, float weight_decay,
                      long t, float grad_scale) {
     prof_begin(m);
-    for (int i = 0; i < m->table.n; i++) {
+    /* The update is element-wise, so consecutive slices with the same decay are one range,
+     * one launch (wq..wo, w_gate..w_down): half the launches of one per slice, same result. */
+    for (int i = 0; i < m->table.n;) {
         const param_slice_t *s = &m->table.slices[i];
+        size_t numel = s->numel;
+        int j = i + 1;
+        for (; j < m->table.n && m->table.slices[j].decay == s->decay &&
+               m->table.slices[j].offset == s->offset + numel;
+             j++)
+            numel += m->table.slices[j].numel;
         STUDENT(adamw_step_gpu(m->params + s->offset, m->params_bf16 + s->offset, m->grads + s->offset,
-                               m->adam_m + s->offset, m->adam_v + s->offset, s->numel, lr, beta1, beta2, eps,
+                               m->adam_m + s->offset, m->adam_v + s->offset, numel, lr, beta1, beta2, eps,
                                s->decay ? weight_decay : 0.0f, t, grad_scale),
                 "adamw_step_gpu");
+        i = j;
     }
     prof_end(m, MODEL_PROF_OPTIMIZER);
 }

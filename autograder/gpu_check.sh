@@ -16,6 +16,34 @@ if ! nvidia-smi -L 2>/dev/null | grep -q '^GPU'; then
     echo "gpu-check: every check also runs on the CPU: make test (TARGET=emu)."
     exit 0
 fi
+# A GPU machine that cannot reach a package registry: unpack the packages that
+# common/tools/gpu_bundle.sh packed elsewhere (into the bundle's own root,
+# never into /) and point the tools there. GPU_BUNDLE names another bundle.
+bundle=${GPU_BUNDLE:-.gpu-bundle}
+if [ -d "$bundle/debs" ] && ls "$bundle"/debs/*.deb >/dev/null 2>&1; then
+    root=$(cd "$bundle" && pwd)/root
+    if [ ! -e "$root/.unpacked" ]; then
+        mkdir -p "$root"
+        for d in "$bundle"/debs/*.deb; do
+            if command -v dpkg-deb >/dev/null; then
+                dpkg-deb -x "$d" "$root"
+            else # ar and tar alone: a .deb is an ar archive holding data.tar.*
+                member=$(ar t "$d" | grep '^data\.tar')
+                ar p "$d" "$member" | tar -x -C "$root" -f - || { echo "gpu-check: cannot unpack $d"; exit 1; }
+            fi || { echo "gpu-check: cannot unpack $d"; exit 1; }
+        done
+        touch "$root/.unpacked"
+    fi
+    multi=$root/usr/lib/x86_64-linux-gnu
+    export PATH="$root/usr/bin:$PATH"
+    export CPATH="$root/usr/include:$root/usr/include/x86_64-linux-gnu:$root/usr/include/x86_64-linux-gnu/openblas-pthread${CPATH:+:$CPATH}"
+    export LIBRARY_PATH="$multi:$multi/openblas-pthread${LIBRARY_PATH:+:$LIBRARY_PATH}"
+    export LD_LIBRARY_PATH="$multi:$multi/openblas-pthread${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    echo "gpu-check: using the packages of $bundle ($(ls "$bundle"/debs/*.deb | wc -l) .deb files)"
+fi
+for tool in make gcc g++; do
+    command -v "$tool" >/dev/null || { echo "gpu-check: $tool is missing; bring it in the bundle (common/tools/gpu_bundle.sh)"; exit 1; }
+done
 if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     echo "gpu-check: a GPU is present but nvcc is not; install the CUDA toolkit first."
     exit 1

@@ -266,8 +266,11 @@ static void find_line(const char *s, const char *needle, const char *after, char
 /* Build the allow-listed environment: nothing else from ours (tokens, CI
  * variables, MAKEFLAGS) reaches a child. extra is NULL-ended "K=V" strings. */
 static char **child_env(const char *home, const char *const *extra) {
+    /* CPATH and LIBRARY_PATH: where headers and libraries live on a machine that has them
+     * outside the system folders (autograder/gpu_check.sh with common/tools/gpu_bundle.sh). */
     static const char *const allow[] = {"PATH", "LANG", "LC_ALL", "OMP_NUM_THREADS", "CUDA_HOME",
-                                        "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", NULL};
+                                        "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CPATH", "LIBRARY_PATH",
+                                        NULL};
     extern char **environ;
     int cap = 64, n = 0;
     char **env = calloc((size_t)cap, sizeof *env);

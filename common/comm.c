@@ -289,10 +289,8 @@ static void nccl_setup(comm_t *comm, int device) {
                   "(cudaGetDeviceCount: %s); use COMM_BACKEND_MPI on a machine without GPUs",
                   comm->rank, err != cudaSuccess ? cudaGetErrorString(err) : "0 devices");
         /* Several GPUs per node: rank i on the node takes GPU i. One visible GPU per rank
-         * (CUDA_VISIBLE_DEVICES set per rank by the launcher) also works: everyone takes 0. */
-        if (local_size > ndev && ndev > 1)
-            log_warn("%d ranks on this node share %d GPUs; NCCL needs one GPU per rank", local_size,
-                     ndev);
+         * (CUDA_VISIBLE_DEVICES set per rank by the launcher) also works: everyone takes 0.
+         * More ranks than GPUs: check_one_gpu_per_rank() below stops the job and says so. */
         device = local_rank % ndev;
     }
     check_one_gpu_per_rank(comm, node, device);

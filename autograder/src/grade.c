@@ -317,6 +317,12 @@ static int run_make(const char *dir, const char *target_path, int timeout_s, cha
     const char *ca = getenv("CUDA_ARCH");
     if (ca && *ca && strlen(ca) < 40 && strspn(ca, "0123456789abf ") == strlen(ca))
         snprintf(arch, sizeof arch, "CUDA_ARCH=%s", ca);
+    else if (ca && *ca) {
+        static int said;
+        if (!said++)
+            fprintf(stderr, "grade: ignoring CUDA_ARCH='%s' (expected numbers such as '90a' or '80 90a'); "
+                            "building for the Makefile's default\n", ca);
+    }
     char *argv[] = {"/usr/bin/env", "make", "--no-print-directory", jobs, build, tgt, (char *)target_path,
                     arch[0] ? arch : NULL, NULL};
     char **env = child_env(home, NULL);
@@ -551,7 +557,7 @@ static void run_speed(const char *bench_bin, const char *nn, result_t *res) {
     argv[ac++] = "--json";
     argv[ac++] = jpath;
     char args[sizeof t->bench_args];
-    snprintf(args, sizeof args, "%s", O.emu_speed ? O.emu_speed : t->bench_args);
+    snprintf(args, sizeof args, "%s", O.emu_speed && strcmp(O.target, "cuda") ? O.emu_speed : t->bench_args);
     for (char *s = strtok(args, " "); s && ac < 62; s = strtok(NULL, " ")) argv[ac++] = s;
     argv[ac] = NULL;
     sandbox_opts_t so = {0};

@@ -539,6 +539,21 @@ static void allow_smem(const void *kernel, int bytes) {
         CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
 }
 
+/* The most dynamic shared memory a block of the current device may opt in to:
+ * 227 KB on an H100/H200, 163 KB on an A100, 99 KB on sm_86/89 cards (A10,
+ * L40S, RTX 30/40), where hd 128's backward (103 KB) does not fit. */
+static int device_smem_optin(void) {
+    int dev = 0, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 48 * 1024;
+    }
+    return v;
+}
+
+static int smem_needed(int hd) { return forward_smem(hd) > backward_smem(hd) ? forward_smem(hd) : backward_smem(hd); }
+
 /* Checks the shape (aborting with a message); returns the kernel tables' index of hd. */
 static int check_shape(const char *who, int B, int T, int D, int H) {
     CHECK(B >= 0 && T >= 0 && H >= 1 && D >= H && D % H == 0,
@@ -549,6 +564,10 @@ static int check_shape(const char *who, int B, int T, int D, int H) {
           "{16, 32, 64, 128}",
           who, D / H, D, H);
     CHECK((long long)B * H <= 65535, "%s: B * H = %lld is above the grid limit 65535", who, (long long)B * H);
+    const int need = smem_needed(D / H), have = device_smem_optin();
+    CHECK(need <= have,
+          "%s: head size %d needs %d bytes of shared memory per block and this GPU allows %d; use the naive "
+          "attention or a smaller head size", who, D / H, need, have);
     return idx;
 }
 
@@ -556,7 +575,9 @@ static int check_shape(const char *who, int B, int T, int D, int H) {
  * boundary: rows are hd >= 16 elements long, so the base pointer decides. */
 static int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
 
-extern "C" int gpu_flash_attention_supported(int hd) { return hd_index(hd) >= 0; }
+extern "C" int gpu_flash_attention_supported(int hd) {
+    return hd_index(hd) >= 0 && smem_needed(hd) <= device_smem_optin();
+}
 
 extern "C" void gpu_flash_attention_forward(float *out, float *lse, const uint16_t *q, const uint16_t *k,
                                             const uint16_t *v, int B, int T, int D, int H) {

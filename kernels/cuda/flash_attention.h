@@ -48,9 +48,13 @@ extern "C" {
 #define FLASH_TILE 64
 
 /**
- * @brief Whether the fused kernels handle this head size.
+ * @brief Whether the fused kernels handle this head size on the current device.
+ *
+ * The backward kernels of hd 128 need 103 KB of shared memory per block: an
+ * H100, H200 or A100 allows it, sm_86/89 cards (A10, L40S, RTX 30/40, 99 KB)
+ * do not. Asks the current device.
  * @param hd head size d_model / n_heads
- * @return 1 for hd in {16, 32, 64, 128}, else 0
+ * @return 1 for hd in {16, 32, 64, 128} when the device has the shared memory, else 0
  */
 int gpu_flash_attention_supported(int hd);
 

@@ -171,8 +171,8 @@ static size_t off(const model_gpu_t *m, int layer, model_layer_param_t which) {
     return m->table.slices[param_index(&m->table, layer, which)].offset;
 }
 
-int model_gpu_flash_supported(const model_config_t *cfg) {
-    return cfg->n_heads > 0 && cfg->d_model % cfg->n_heads == 0 &&
+int model_gpu_flash_supported(const model_config_t *cfg, int B) {
+    return cfg->n_heads > 0 && cfg->d_model % cfg->n_heads == 0 && (long long)B * cfg->n_heads <= 65535 &&
            gpu_flash_attention_supported(cfg->d_model / cfg->n_heads);
 }
 
@@ -187,9 +187,10 @@ void model_gpu_init_attn(model_gpu_t *m, const model_config_t *cfg, int B, int T
     CHECK(model_config_validate(cfg, err, sizeof err) == 0, "model_gpu_init: %s", err);
     CHECK(B >= 1 && T >= 1 && T <= cfg->max_seq,
           "model_gpu_init: sequence length %d must be in [1, %d] (--max-seq)", T, cfg->max_seq);
-    CHECK(attn == MODEL_ATTN_NAIVE || model_gpu_flash_supported(cfg),
-          "model_gpu_init: flash attention needs a head size (--d-model / --heads = %d) of 16, 32, 64 or 128; "
-          "pick --heads accordingly or use the naive attention", cfg->d_model / cfg->n_heads);
+    CHECK(attn == MODEL_ATTN_NAIVE || model_gpu_flash_supported(cfg, B),
+          "model_gpu_init: flash attention needs a head size (--d-model / --heads = %d) of 16, 32, 64 or 128 "
+          "that this GPU's shared memory allows, and batch x heads <= 65535; pick --heads accordingly or use "
+          "the naive attention", cfg->d_model / cfg->n_heads);
     m->attn = attn;
     m->cfg = *cfg;
     m->B = B;

@@ -161,11 +161,15 @@ void model_gpu_init_attn(model_gpu_t *m, const model_config_t *cfg, int B, int T
                          model_attn_t attn);
 
 /**
- * @brief Whether the flash attention kernels handle this configuration's head size.
+ * @brief Whether the flash attention kernels handle this configuration on the current device.
+ *
+ * The head size must be 16, 32, 64 or 128 with the shared memory it needs
+ * (gpu_flash_attention_supported()), and B x heads at most 65535 (a grid dimension).
  * @param cfg the configuration
+ * @param B sequences per forward pass
  * @return 1 or 0
  */
-int model_gpu_flash_supported(const model_config_t *cfg);
+int model_gpu_flash_supported(const model_config_t *cfg, int B);
 
 /** @brief Release everything model_gpu_init() allocated. @param m the model */
 void model_gpu_free(model_gpu_t *m);

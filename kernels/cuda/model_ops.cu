@@ -536,9 +536,11 @@ static void gemm_custom(int transA, int transB, int M, int N, int K, float alpha
                         int ldc, long long strideC, int batch) {
     CHECK(ldc == N, "gpu_gemm_bf16: the %s matmul writes a dense C, but ldc %d != N %d here; "
           "use --matmul cublas or tiled for this product", custom_name, ldc, N);
+    const uint16_t *a = NULL, *bm = NULL;
     for (int b = 0; b < batch; b++) {
-        const uint16_t *a = dense_operand(0, A + strideA * b, transA, M, K, lda);
-        const uint16_t *bm = dense_operand(1, B + strideB * b, transB, K, N, ldb);
+        /* A shared operand (stride 0: the input of Q, K, V) is packed once for the whole batch. */
+        if (b == 0 || strideA != 0) a = dense_operand(0, A + strideA * b, transA, M, K, lda);
+        if (b == 0 || strideB != 0) bm = dense_operand(1, B + strideB * b, transB, K, N, ldb);
         int st = custom_fn(M, N, K, alpha, a, bm, beta, C + strideC * b);
         CHECK(st == LAB_OK, "gpu_gemm_bf16: the %s matmul (--matmul %s) returned %s for M %d, N %d, K %d",
               custom_name, custom_name, lab_status_name(st), M, N, K);

@@ -11,6 +11,7 @@
 
 #include "cuda/model_ops_gpu.h"
 #include "gpu.h"
+#include "lab.h"
 
 int matmul_wmma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B, float beta, float *C);
 int matmul_mma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B, float beta, float *C);
@@ -42,6 +43,22 @@ int train_select_matmul(const char *name, char *err, size_t errlen) {
     }
     for (size_t i = 0; i < sizeof lab04 / sizeof lab04[0]; i++)
         if (!strcmp(name, lab04[i].name)) {
+            /* Try it once on a 1 x 1 x 1 product, so a step that is still a TODO, or wgmma
+             * off a Hopper GPU, is refused here rather than at the model's first matmul. */
+            uint16_t *ab = gpu_malloc(2 * sizeof(uint16_t));
+            float *c = gpu_malloc(sizeof(float));
+            gpu_memset(ab, 0, 2 * sizeof(uint16_t));
+            const int st = lab04[i].fn(1, 1, 1, 1.0f, ab, ab + 1, 0.0f, c);
+            gpu_sync_check("--matmul probe");
+            gpu_free(ab);
+            gpu_free(c);
+            if (st != LAB_OK) {
+                snprintf(err, errlen, "--matmul %s: your lab-04 %s kernel returned '%s'%s; pass --matmul %s",
+                         name, name, lab_status_name(st),
+                         st == LAB_NEEDS_HOPPER ? " (it runs only on an H100/H200 with an sm_90a build)" : "",
+                         emulated ? "tiled" : "cublas");
+                return -1;
+            }
             gpu_gemm_use_custom(lab04[i].fn, lab04[i].name);
             return 0;
         }

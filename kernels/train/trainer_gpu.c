@@ -71,10 +71,11 @@ int train_gpu_backend_open(train_backend_t *b, const char *name, const model_con
                  emulated ? "emu" : "cuda", emulated ? "GPU" : "emulator");
         return -1;
     }
-    const int flash_ok = model_gpu_flash_supported(cfg);
+    const int flash_ok = model_gpu_flash_supported(cfg, B);
     if (attention_choice == MODEL_ATTN_FLASH && !flash_ok) {
         snprintf(err, errlen, "--attention flash: the fused kernels need a head size (--d-model / --heads = %d) "
-                 "of 16, 32, 64 or 128; change --heads or pass --attention naive", cfg->d_model / cfg->n_heads);
+                 "of 16, 32, 64 or 128 that this GPU's shared memory allows, and batch x heads <= 65535; "
+                 "change --heads or pass --attention naive", cfg->d_model / cfg->n_heads);
         return -1;
     }
     const model_attn_t attn = attention_choice >= 0 ? (model_attn_t)attention_choice

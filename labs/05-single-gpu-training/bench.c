@@ -142,14 +142,15 @@ int main(int argc, char **argv) {
     char dev[128];
     gpu_device_name(dev, sizeof dev);
     const double peak = peak_arg > 0 ? peak_arg : model_peak_tflops(dev, "bf16");
-    const int flash_ok = model_gpu_flash_supported(&cfg);
+    const int flash_ok = model_gpu_flash_supported(&cfg, batch);
     model_attn_t attn = flash_ok ? MODEL_ATTN_FLASH : MODEL_ATTN_NAIVE;
     if (!strcmp(attention, "naive")) attn = MODEL_ATTN_NAIVE;
     else if (!strcmp(attention, "flash") && flash_ok) attn = MODEL_ATTN_FLASH;
     else if (strcmp(attention, "auto")) {
         fprintf(stderr, "bench: --attention %s: %s\n", attention,
                 strcmp(attention, "flash") ? "pass auto, naive or flash"
-                                           : "the fused kernels need a head size of 16, 32, 64 or 128; change --heads");
+                                           : "the fused kernels need a head size of 16, 32, 64 or 128 that this "
+                                             "GPU's shared memory allows; change --heads");
         return 2;
     }
     const char *attn_name = attn == MODEL_ATTN_FLASH ? "flash" : "naive";

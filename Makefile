@@ -12,7 +12,8 @@ SHELL := /bin/bash
 
 # ---- user-facing knobs ------------------------------------------------------
 BUILD     ?= build
-CUDA_HOME ?= /usr/local/cuda
+# The CUDA toolkit: /usr/local/cuda, else the folder above the nvcc on PATH.
+CUDA_HOME ?= $(if $(wildcard /usr/local/cuda/include/cuda_runtime_api.h),/usr/local/cuda,$(or $(patsubst %/bin/nvcc,%,$(shell command -v nvcc 2>/dev/null)),/usr/local/cuda))
 # GPU architectures for nvcc: real code for each, plus PTX for the first one so
 # that newer GPUs can JIT it. Hopper-only code needs 90a.
 CUDA_ARCH ?= 80 90a
@@ -119,6 +120,11 @@ gpu-check-run:
 
 clean:
 	rm -rf $(BUILD)
+
+# make print-VAR: one variable's value (for scripts, e.g. gpu_check.sh's log).
+print-%:
+	@echo '$($*)'
+
 
 HELP += "all::build everything this machine can (host code; every .cu with nvcc if present; MPI programs)"
 HELP += "deps::install missing Debian packages (apt-get as root, else print the command)"

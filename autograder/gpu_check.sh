@@ -49,6 +49,12 @@ if ! command -v nvcc >/dev/null && [ ! -x /usr/local/cuda/bin/nvcc ]; then
     exit 1
 fi
 
+# What the build will use, for the log: a build that fails on a new machine
+# usually fails here (no cuBLAS or NCCL next to nvcc).
+make --no-print-directory help 2>/dev/null | grep -E '^found:' | sed 's/^/gpu-check: /'
+cuda_home=$(make --no-print-directory -s -f Makefile print-CUDA_HOME 2>/dev/null || true)
+[ -n "$cuda_home" ] && echo "gpu-check: CUDA_HOME=$cuda_home; cuBLAS: $(ls "$cuda_home"/lib64/libcublas.so* 2>/dev/null | head -n 1 || true)"
+
 out="$BUILD/gpu-check"
 # A build of its own, for sm_90a only: objects in $BUILD may carry other flags.
 gbuild="$out/build"

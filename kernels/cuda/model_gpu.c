@@ -107,6 +107,7 @@ static void layout_acts(model_gpu_t *m, float *base, uint16_t *base16, size_t *n
         /* naive: the probabilities; flash: only each row's log-sum-exp */
         a->att = carve(base, &u, (size_t)m->B * H * T * (m->attn == MODEL_ATTN_FLASH ? 1 : T));
         a->atty = carve(base, &u, N * D);
+        a->atty_b = carve16(base16, &u16, N * D);
         a->res1 = carve(base, &u, N * D);
         a->ln2 = carve16(base16, &u16, N * D);
         a->ln2_rstd = carve(base, &u, N);
@@ -127,7 +128,7 @@ static void layout_acts(model_gpu_t *m, float *base, uint16_t *base16, size_t *n
 /* Scratch: fp32 activation gradients and attention temporaries; bf16 matmul operands. */
 typedef struct {
     float *dres, *dln, *dq, *dk, *dv, *datty, *dgate, *dup, *dswi, *dP, *dS, *oh, *delta;
-    uint16_t *xb, *dyb, *doh, *attb;
+    uint16_t *dyb, *doh, *attb;
 } work_t;
 
 static size_t max3(size_t a, size_t b, size_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
@@ -153,7 +154,6 @@ static work_t work_of(const model_gpu_t *m, float *f, uint16_t *h, size_t *n32, 
     w.dP = flash ? NULL : carve(f, &u, BH * T * T);     /* naive: dP and dS */
     w.dS = flash ? NULL : carve(f, &u, BH * T * T);
     w.delta = flash ? carve(f, &u, BH * T) : NULL;      /* flash: the backward's row terms */
-    w.xb = carve16(h, &u16, N * D);                     /* the attention output, rounded */
     w.dyb = carve16(h, &u16, N * max3(3 * D, 2 * F, V)); /* gradients of up to 3 outputs, rounded */
     w.doh = carve16(h, &u16, N * D);                    /* dO in heads layout */
     w.attb = flash ? NULL : carve16(h, &u16, BH * T * T); /* naive: P and dS in bf16 */
@@ -362,8 +362,8 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
               gpu_rmsnorm_forward_bf16(a->ln1, a->ln1_rstd, x, m->params + off(m, l, P_ATTN_NORM), N, D, eps));
         qkv_forward(m, &w, a, l);
         TIMED(MODEL_PROF_ATTENTION, attention_forward_gpu(m, &w, a));
-        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.xb, a->atty, (size_t)N * D));
-        mm_forward(m, m->scratch, w.xb, off(m, l, P_WO), N, D, D, 1);
+        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(a->atty_b, a->atty, (size_t)N * D));
+        mm_forward(m, m->scratch, a->atty_b, off(m, l, P_WO), N, D, D, 1);
         TIMED(MODEL_PROF_RESIDUAL, gpu_residual_forward(a->res1, x, m->scratch, (size_t)N * D));
         TIMED(MODEL_PROF_RMSNORM, gpu_rmsnorm_forward_bf16(a->ln2, a->ln2_rstd, a->res1,
                                                            m->params + off(m, l, P_MLP_NORM), N, D, eps));
@@ -413,8 +413,8 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
                                                                a->res1, m->params + off(m, l, P_MLP_NORM),
                                                                a->ln2_rstd, N, D),
                                           "rmsnorm_backward_gpu"));
-        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dres, ND); gpu_cast_to_bf16(w.xb, a->atty, ND));
-        mm_backward(m, w.datty, off(m, l, P_WO), w.dyb, w.xb, N, D, D, 1);
+        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dres, ND));
+        mm_backward(m, w.datty, off(m, l, P_WO), w.dyb, a->atty_b, N, D, D, 1);
         TIMED(MODEL_PROF_ATTENTION, attention_backward_gpu(m, &w, a));
         /* the RoPE backward of dq, dk fused with their rounding; dv only rounded */
         TIMED(MODEL_PROF_ROPE, gpu_rope_cast_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);

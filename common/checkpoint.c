@@ -4,24 +4,13 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "error.h"
 #include "memory.h"
 
 static const char MAGIC[8] = {'C', 'R', 'S', 'C', 'K', 'P', 'T', '\0'};
-
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
     const uint8_t *b = p;
@@ -122,7 +111,7 @@ int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *para
     FILE *f = fopen(tmp, "wb");
     if (!f) {
         host_free(h);
-        return fail(err, errlen, "%s: cannot create checkpoint (%s)", tmp, strerror(errno));
+        return course_error(err, errlen, "%s: cannot create checkpoint (%s)", tmp, strerror(errno));
     }
     uint64_t sum = fnv1a(FNV_INIT, h->buf, h->n);
     int ok = fwrite(h->buf, 1, h->n, f) == h->n;
@@ -136,11 +125,11 @@ int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *para
     host_free(h);
     if (!ok) {
         remove(tmp);
-        return fail(err, errlen, "%s: writing the checkpoint failed (%s); is the disk full?", path,
+        return course_error(err, errlen, "%s: writing the checkpoint failed (%s); is the disk full?", path,
                     strerror(errno));
     }
     if (rename(tmp, path) != 0)
-        return fail(err, errlen, "%s: cannot rename %s over it (%s)", path, tmp, strerror(errno));
+        return course_error(err, errlen, "%s: cannot rename %s over it (%s)", path, tmp, strerror(errno));
     return 0;
 }
 
@@ -149,7 +138,7 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
                              size_t errlen) {
     FILE *f = fopen(path, "rb");
     if (!f) {
-        fail(err, errlen, "%s: cannot open checkpoint (%s)", path, strerror(errno));
+        course_error(err, errlen, "%s: cannot open checkpoint (%s)", path, strerror(errno));
         return NULL;
     }
     fseek(f, 0, SEEK_END);
@@ -158,7 +147,7 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
     size_t hb = header_bytes();
     if (len < 16) {
         fclose(f);
-        fail(err, errlen, "%s: %ld bytes is too short to be a checkpoint (the header alone is %zu)",
+        course_error(err, errlen, "%s: %ld bytes is too short to be a checkpoint (the header alone is %zu)",
              path, len, hb);
         return NULL;
     }
@@ -167,7 +156,7 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
     fclose(f);
     if (got != (size_t)len) {
         host_free(buf);
-        fail(err, errlen, "%s: read %zu of %ld bytes", path, got, len);
+        course_error(err, errlen, "%s: read %zu of %ld bytes", path, got, len);
         return NULL;
     }
     rd_t r = {buf, (size_t)len, 0};
@@ -175,7 +164,7 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
     get(&r, magic, 8);
     if (memcmp(magic, MAGIC, 8) != 0) {
         host_free(buf);
-        fail(err, errlen, "%s: not a checkpoint of this course (bad magic bytes)", path);
+        course_error(err, errlen, "%s: not a checkpoint of this course (bad magic bytes)", path);
         return NULL;
     }
     uint32_t version, hbytes;
@@ -183,13 +172,13 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
     get(&r, &hbytes, 4);
     if (version != CKPT_VERSION || hbytes != hb) {
         host_free(buf);
-        fail(err, errlen, "%s: checkpoint format version %u (header %u bytes); this program reads "
+        course_error(err, errlen, "%s: checkpoint format version %u (header %u bytes); this program reads "
              "version %d (header %zu bytes)", path, version, hbytes, CKPT_VERSION, hb);
         return NULL;
     }
     if ((size_t)len < hb + 8) {
         host_free(buf);
-        fail(err, errlen, "%s: truncated: %ld bytes, less than the %zu-byte header and checksum",
+        course_error(err, errlen, "%s: truncated: %ld bytes, less than the %zu-byte header and checksum",
              path, len, hb);
         return NULL;
     }
@@ -197,7 +186,7 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
     size_t want_len = hb + 3 * (size_t)meta->n_params * sizeof(float) + 8;
     if (meta->n_params > ((size_t)1 << 40) || (size_t)len != want_len) {
         host_free(buf);
-        fail(err, errlen, "%s: %ld bytes, but a checkpoint of %llu parameters has %zu bytes "
+        course_error(err, errlen, "%s: %ld bytes, but a checkpoint of %llu parameters has %zu bytes "
              "(truncated or corrupt)", path, len, (unsigned long long)meta->n_params, want_len);
         return NULL;
     }
@@ -205,7 +194,7 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
     memcpy(&stored, buf + len - 8, 8);
     if (fnv1a(FNV_INIT, buf, (size_t)len - 8) != stored) {
         host_free(buf);
-        fail(err, errlen, "%s: checksum mismatch: the file is corrupt; resume from an earlier "
+        course_error(err, errlen, "%s: checksum mismatch: the file is corrupt; resume from an earlier "
              "checkpoint or start again", path);
         return NULL;
     }
@@ -268,7 +257,7 @@ int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, cha
                                  used ? "; " : "", got->data_desc, want->data_desc);
     }
     if (!bad) return 0;
-    return fail(err, errlen, "%s", msg);
+    return course_error(err, errlen, "%s", msg);
 }
 
 int checkpoint_load(const char *path, const ckpt_meta_t *want, ckpt_meta_t *got, float *params,
@@ -279,7 +268,7 @@ int checkpoint_load(const char *path, const ckpt_meta_t *want, ckpt_meta_t *got,
     char diff[1800];
     if (checkpoint_compare_meta(want, got, diff, sizeof diff)) {
         host_free(buf);
-        return fail(err, errlen, "%s does not match this run: %s; resume with the flags it was "
+        return course_error(err, errlen, "%s does not match this run: %s; resume with the flags it was "
                     "written with", path, diff);
     }
     size_t n = (size_t)got->n_params, off = header_bytes();

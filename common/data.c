@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -11,24 +10,13 @@
 #include "memory.h"
 #include "rng.h"
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 int markov_init(markov_t *m, uint64_t seed, int n_states, int branch, char *err, size_t errlen) {
     memset(m, 0, sizeof *m);
     if (n_states < 2 || n_states > DATA_ALPHABET)
-        return fail(err, errlen, "--markov-states %d is out of range; pick a value in [2, %d]",
+        return course_error(err, errlen, "--markov-states %d is out of range; pick a value in [2, %d]",
                     n_states, DATA_ALPHABET);
     if (branch < 1 || branch > n_states)
-        return fail(err, errlen, "--markov-branch %d is out of range; pick a value in [1, %d] (--markov-states)",
+        return course_error(err, errlen, "--markov-branch %d is out of range; pick a value in [1, %d] (--markov-states)",
                     branch, n_states);
     const int S = n_states, K = branch;
     m->seed = seed;
@@ -133,24 +121,24 @@ int data_open_text(data_source_t *d, const char *path, int seq_len, char *err, s
     d->kind = DATA_TEXT;
     FILE *f = fopen(path, "rb");
     if (!f)
-        return fail(err, errlen, "--data %s: cannot open (%s); give the path of a text file",
+        return course_error(err, errlen, "--data %s: cannot open (%s); give the path of a text file",
                     path, strerror(errno));
     if (fseek(f, 0, SEEK_END) != 0) {
         fclose(f);
-        return fail(err, errlen, "--data %s: cannot seek; give a regular file, not a pipe", path);
+        return course_error(err, errlen, "--data %s: cannot seek; give a regular file, not a pipe", path);
     }
     long len = ftell(f);
     rewind(f);
     if (len <= 0) {
         fclose(f);
-        return fail(err, errlen, "--data %s: file is empty; give a text file of at least %ld bytes",
+        return course_error(err, errlen, "--data %s: file is empty; give a text file of at least %ld bytes",
                     path, 10L * (seq_len + 1));
     }
     /* The last 10% is the eval part; both parts need one whole sequence plus its target. */
     size_t need = (size_t)10 * (size_t)(seq_len + 1);
     if ((size_t)len < need) {
         fclose(f);
-        return fail(err, errlen,
+        return course_error(err, errlen,
                     "--data %s: file has %ld bytes, too short for --seq %d; it needs at least %zu "
                     "bytes (10 sequences, so the last 10%% can hold one for eval), or use a smaller --seq",
                     path, len, seq_len, need);
@@ -161,7 +149,7 @@ int data_open_text(data_source_t *d, const char *path, int seq_len, char *err, s
     if (got != (size_t)len) {
         host_free(d->text);
         d->text = NULL;
-        return fail(err, errlen, "--data %s: read %zu of %ld bytes", path, got, len);
+        return course_error(err, errlen, "--data %s: read %zu of %ld bytes", path, got, len);
     }
     d->text_len = (size_t)len;
     d->train_len = d->text_len - d->text_len / 10;

@@ -29,3 +29,13 @@ void course_fatal(const char *file, int line, const char *fmt, ...) {
     if (abort_hook) abort_hook(1);
     exit(1);
 }
+
+int course_error(char *err, size_t errlen, const char *fmt, ...) {
+    if (err && errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}

@@ -12,6 +12,8 @@
 #ifndef COURSE_ERROR_H
 #define COURSE_ERROR_H
 
+#include <stddef.h>
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -36,6 +38,19 @@ void course_fatal(const char *file, int line, const char *fmt, ...)
  * @param hook called with the exit code; it should not return
  */
 void course_set_abort_hook(void (*hook)(int code));
+
+/**
+ * @brief Report an error to the caller instead of ending the job: write a
+ * one-line message into err (when err and errlen are given) and return -1.
+ *
+ * The convention of every function here that takes (char *err, size_t errlen):
+ * `if (bad) return course_error(err, errlen, "--heads %d ...", h);`
+ * @param err destination of the message (may be NULL)
+ * @param errlen size of err
+ * @param fmt printf-style message
+ * @return -1
+ */
+int course_error(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /** @brief End the job with a formatted message and the caller's location. */
 #define FATAL(...) course_fatal(__FILE__, __LINE__, __VA_ARGS__)

@@ -3,7 +3,6 @@
 
 #include <ctype.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -27,17 +26,6 @@ model_config_t model_config_default(void) {
     return c;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    if (err && errlen) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
-
 /* "{1,2,4,...}": the values that would be accepted, listed in the message. */
 static void list_head_choices(const model_config_t *c, char *buf, size_t len) {
     size_t used = 0;
@@ -51,38 +39,38 @@ static void list_head_choices(const model_config_t *c, char *buf, size_t len) {
 int model_config_validate(const model_config_t *c, char *err, size_t errlen) {
     char choices[256];
     if (c->vocab != MODEL_VOCAB)
-        return fail(err, errlen, "vocabulary size %d is not %d; the model is byte-level", c->vocab,
+        return course_error(err, errlen, "vocabulary size %d is not %d; the model is byte-level", c->vocab,
                     MODEL_VOCAB);
     if (c->d_model < 2 || c->d_model > 16384)
-        return fail(err, errlen, "--d-model %d is out of range; pick an even value in [2, 16384]",
+        return course_error(err, errlen, "--d-model %d is out of range; pick an even value in [2, 16384]",
                     c->d_model);
     if (c->d_model % 2)
-        return fail(err, errlen, "--d-model %d is odd; RoPE rotates pairs of dimensions, pick an even value",
+        return course_error(err, errlen, "--d-model %d is odd; RoPE rotates pairs of dimensions, pick an even value",
                     c->d_model);
     if (c->n_layers < 1 || c->n_layers > 256)
-        return fail(err, errlen, "--layers %d is out of range; pick a value in [1, 256]", c->n_layers);
+        return course_error(err, errlen, "--layers %d is out of range; pick a value in [1, 256]", c->n_layers);
     if (c->n_heads < 1 || c->d_model % c->n_heads) {
         list_head_choices(c, choices, sizeof choices);
-        return fail(err, errlen, "--heads %d does not divide --d-model %d; pick heads in {%s}",
+        return course_error(err, errlen, "--heads %d does not divide --d-model %d; pick heads in {%s}",
                     c->n_heads, c->d_model, choices);
     }
     if ((c->d_model / c->n_heads) % 2) {
         list_head_choices(c, choices, sizeof choices);
-        return fail(err, errlen,
+        return course_error(err, errlen,
                     "--heads %d gives an odd head size %d (--d-model %d / --heads %d); RoPE needs "
                     "an even head size; pick heads in {%s}",
                     c->n_heads, c->d_model / c->n_heads, c->d_model, c->n_heads, choices);
     }
     if (c->d_ff < 1 || c->d_ff > 65536)
-        return fail(err, errlen, "--ffn %d is out of range; pick a value in [1, 65536] (Llama uses about 8/3 * d_model)",
+        return course_error(err, errlen, "--ffn %d is out of range; pick a value in [1, 65536] (Llama uses about 8/3 * d_model)",
                     c->d_ff);
     if (c->max_seq < 1 || c->max_seq > 65536)
-        return fail(err, errlen, "--max-seq %d is out of range; pick a value in [1, 65536]", c->max_seq);
+        return course_error(err, errlen, "--max-seq %d is out of range; pick a value in [1, 65536]", c->max_seq);
     if (!(c->rope_theta > 1.0f))
-        return fail(err, errlen, "RoPE theta %g must be greater than 1 (Llama uses 10000)",
+        return course_error(err, errlen, "RoPE theta %g must be greater than 1 (Llama uses 10000)",
                     (double)c->rope_theta);
     if (!(c->norm_eps > 0.0f))
-        return fail(err, errlen, "RMSNorm epsilon %g must be positive", (double)c->norm_eps);
+        return course_error(err, errlen, "RMSNorm epsilon %g must be positive", (double)c->norm_eps);
     return 0;
 }
 

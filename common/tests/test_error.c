@@ -66,6 +66,18 @@ static int check_false(void *arg) {
     return 0;
 }
 
+/* course_error: the message for the caller, -1, and no write without a buffer or past its end. */
+static void test_course_error(void **state) {
+    (void)state;
+    char err[16] = "untouched";
+    assert_int_equal(course_error(err, sizeof err, "--heads %d is %s", 5, "wrong"), -1);
+    assert_string_equal(err, "--heads 5 is wr"); /* cut to the buffer, still terminated */
+    assert_int_equal(course_error(NULL, 0, "no buffer %d", 1), -1);
+    char keep[4] = "abc";
+    assert_int_equal(course_error(keep, 0, "x"), -1);
+    assert_string_equal(keep, "abc");
+}
+
 static void test_check_macro(void **state) {
     (void)state;
     int even = 4, odd = 5;
@@ -83,6 +95,7 @@ int main(void) {
         cmocka_unit_test(test_fatal_names_rank),
         cmocka_unit_test(test_fatal_calls_abort_hook),
         cmocka_unit_test(test_check_macro),
+        cmocka_unit_test(test_course_error),
     };
     return cmocka_run_group_tests_name("error", tests, NULL, NULL);
 }

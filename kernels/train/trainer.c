@@ -4,12 +4,12 @@
 #include <cblas.h>
 #include <math.h>
 #include <omp.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/resource.h>
 
 #include "checkpoint.h"
+#include "error.h"
 #include "data.h"
 #include "memory.h"
 #include "cpu/model_cpu.h"
@@ -42,39 +42,30 @@ train_opts_t train_opts_default(void) {
     return o;
 }
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 int train_opts_validate(const train_opts_t *o, char *err, size_t errlen) {
     if (model_config_validate(&o->cfg, err, errlen)) return -1;
     if (o->seq < 1)
-        return fail(err, errlen, "--seq %d must be at least 1", o->seq);
+        return course_error(err, errlen, "--seq %d must be at least 1", o->seq);
     if (o->seq > o->cfg.max_seq)
-        return fail(err, errlen, "--seq %d is longer than the maximum sequence length --max-seq %d; "
+        return course_error(err, errlen, "--seq %d is longer than the maximum sequence length --max-seq %d; "
                     "shorten --seq or raise --max-seq", o->seq, o->cfg.max_seq);
     if (o->batch < 1 || o->accum < 1)
-        return fail(err, errlen, "--batch %d and --accum %d must be at least 1", o->batch, o->accum);
+        return course_error(err, errlen, "--batch %d and --accum %d must be at least 1", o->batch, o->accum);
     if (o->batch % o->accum)
-        return fail(err, errlen, "--batch %d is not divisible by --accum %d; each micro-batch gets "
+        return course_error(err, errlen, "--batch %d is not divisible by --accum %d; each micro-batch gets "
                     "batch/accum sequences, so pick --batch a multiple of --accum", o->batch, o->accum);
-    if (o->steps < 1) return fail(err, errlen, "--steps %d must be at least 1", o->steps);
-    if (o->warmup < 0) return fail(err, errlen, "--warmup %d must be at least 0", o->warmup);
+    if (o->steps < 1) return course_error(err, errlen, "--steps %d must be at least 1", o->steps);
+    if (o->warmup < 0) return course_error(err, errlen, "--warmup %d must be at least 0", o->warmup);
     if (!(o->lr > 0.0) || !(o->min_lr >= 0.0) || o->min_lr > o->lr)
-        return fail(err, errlen, "--lr %g and --min-lr %g: need 0 <= min-lr <= lr and lr > 0",
+        return course_error(err, errlen, "--lr %g and --min-lr %g: need 0 <= min-lr <= lr and lr > 0",
                     o->lr, o->min_lr);
     if (!(o->beta1 >= 0.0 && o->beta1 < 1.0) || !(o->beta2 >= 0.0 && o->beta2 < 1.0))
-        return fail(err, errlen, "--beta1 %g and --beta2 %g must be in [0, 1)", o->beta1, o->beta2);
+        return course_error(err, errlen, "--beta1 %g and --beta2 %g must be in [0, 1)", o->beta1, o->beta2);
     if (o->stop_at < 0 || o->stop_at > o->steps)
-        return fail(err, errlen, "--stop-at %d must be in [0, --steps %d]", o->stop_at, o->steps);
-    if (o->eval_batches < 1) return fail(err, errlen, "--eval-batches %d must be at least 1", o->eval_batches);
+        return course_error(err, errlen, "--stop-at %d must be in [0, --steps %d]", o->stop_at, o->steps);
+    if (o->eval_batches < 1) return course_error(err, errlen, "--eval-batches %d must be at least 1", o->eval_batches);
     if (o->log_format && strcmp(o->log_format, "csv") && strcmp(o->log_format, "json"))
-        return fail(err, errlen, "--log-format '%s' is not known; pick csv or json", o->log_format);
+        return course_error(err, errlen, "--log-format '%s' is not known; pick csv or json", o->log_format);
     return 0;
 }
 
@@ -191,9 +182,9 @@ int train_backend_open(train_backend_t *b, const train_opts_t *o, int B, int T, 
         return 0;
     }
     if (strcmp(name, "cuda") && strcmp(name, "emu"))
-        return fail(err, errlen, "--backend %s is not known; pick cpu, cuda or emu", name);
+        return course_error(err, errlen, "--backend %s is not known; pick cpu, cuda or emu", name);
     if (!gpu_backend_open)
-        return fail(err, errlen, "--backend %s: this program is built for the CPU only; the GPU backend is in "
+        return course_error(err, errlen, "--backend %s: this program is built for the CPU only; the GPU backend is in "
                     "the lab-05 programs: make all, then build/%s/solutions/05-single-gpu-training/train "
                     "--backend %s", name, name, name);
     return gpu_backend_open(b, name, &o->cfg, B, T, o->seed, err, errlen);

@@ -88,3 +88,13 @@ void cmp_report_print(FILE *out, const char *what, const cmp_report_t *r) {
     char line[512];
     fprintf(out, "%s\n", cmp_report_format(line, sizeof line, what, r));
 }
+
+double rel_l2_diff(const float *got, const float *ref, size_t n) {
+    double num = 0.0, den = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        const double d = (double)got[i] - ref[i];
+        num += d * d;
+        den += (double)ref[i] * ref[i];
+    }
+    return sqrt(num / (den > 0 ? den : 1.0));
+}

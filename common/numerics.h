@@ -64,6 +64,20 @@ int compare_close_f(const float *got, const float *want, size_t n, double rtol, 
                     cmp_report_t *rep);
 
 /**
+ * @brief Norm-wise relative difference ||got - ref||_2 / ||ref||_2, in double
+ * (||got||_2 when ref is all zero).
+ *
+ * For whole tensors that went through different roundings (a bf16 model
+ * against the fp32 one, two kernels against each other), where an
+ * element-wise tolerance would be dominated by the near-zero elements.
+ * @param got computed values
+ * @param ref reference values
+ * @param n elements
+ * @return the relative difference (NaN if either holds a NaN)
+ */
+double rel_l2_diff(const float *got, const float *ref, size_t n);
+
+/**
  * @brief Compare a matmul result with the componentwise error bound.
  *
  * For C = alpha*A*B + beta*C0 computed with length-K dot products in a format

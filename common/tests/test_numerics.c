@@ -86,8 +86,21 @@ static void test_gemm_bound(void **state) {
     assert_true(check_gemm_bound(got, want, absAB, M, N, K, EPS_BF16, 1.0, &r));
 }
 
+/* rel_l2_diff: exact on a hand-made case, zero for equal tensors, NaN-propagating. */
+static void test_rel_l2_diff(void **state) {
+    (void)state;
+    const float ref[3] = {3.0f, 0.0f, 4.0f}, got[3] = {3.0f, 1.0f, 4.0f};
+    assert_true(fabs(rel_l2_diff(got, ref, 3) - 0.2) < 1e-15); /* |(0,1,0)| / |(3,0,4)| */
+    assert_true(rel_l2_diff(ref, ref, 3) == 0.0);
+    const float zero[2] = {0.0f, 0.0f}, two[2] = {0.0f, 2.0f};
+    assert_true(rel_l2_diff(two, zero, 2) == 2.0); /* ref all zero: the plain norm */
+    const float nan[3] = {3.0f, NAN, 4.0f};
+    assert_true(isnan(rel_l2_diff(nan, ref, 3)));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_rel_l2_diff),
         cmocka_unit_test(test_identical_passes),
         cmocka_unit_test(test_nan_and_inf_fail),
         cmocka_unit_test(test_reports_worst_element),

@@ -27,6 +27,7 @@
 #include "labcheck.h"
 #include "lab.h"
 #include "memory.h"
+#include "numerics.h"
 #include "rng.h"
 #include "train/matmul_switch.h"
 
@@ -149,15 +150,6 @@ static float *model_grads(const char *kernel, const model_config_t *cfg, int B, 
     return model_grads_attn(kernel, MODEL_ATTN_NAIVE, cfg, B, T, in, tg, loss, n);
 }
 
-static double rel_diff(const float *a, const float *b, size_t n) {
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        num += ((double)a[i] - b[i]) * ((double)a[i] - b[i]);
-        den += (double)b[i] * b[i];
-    }
-    return sqrt(num / (den > 0 ? den : 1.0));
-}
-
 static void test_model_step_matches_tiled(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
@@ -186,7 +178,7 @@ static void test_model_step_matches_tiled(void **state) {
         /* Same bf16 operands, fp32 sums in another order: differences of a few fp32 ulps,
          * amplified a little through the layers; 1e-5 relative is far below a bf16 step (4e-3). */
         if (!(fabs(l - l0) <= 1e-5 * fabs(l0))) fail_msg("--matmul %s: loss %.9g vs tiled %.9g", names[k], l, l0);
-        const double rd = rel_diff(g, ref, n);
+        const double rd = rel_l2_diff(g, ref, n);
         if (!(rd <= 1e-4)) fail_msg("--matmul %s: gradients differ from the tiled kernel's by %.3g (tolerance 1e-4)",
                                     names[k], rd);
         host_free(g);
@@ -230,7 +222,7 @@ static void test_flash_matches_naive(void **state) {
     model_gpu_init(&probe, &cfg, B, T, 11);
     for (int i = 0; i < probe.table.n; i++) {
         const param_slice_t *s = &probe.table.slices[i];
-        const double rd = rel_diff(gf + s->offset, gn + s->offset, s->numel);
+        const double rd = rel_l2_diff(gf + s->offset, gn + s->offset, s->numel);
         /* A bf16 rounding (0.4%) apart in P and dS, less after the sums (seen: at most 0.4%); the
          * lab's GPU-vs-CPU check allows 2e-2 for more roundings than that. */
         if (!(rd <= 1e-2)) fail_msg("gradient of %s: flash vs naive differ by %.3g (tolerance 1e-2)", s->name, rd);

@@ -17,6 +17,7 @@
 #include "data.h"
 #include "half.h"
 #include "memory.h"
+#include "numerics.h"
 #include "rng.h"
 
 #include <float.h>
@@ -310,16 +311,6 @@ static model_config_t tiny_config(void) {
     return c;
 }
 
-static double rel_diff(const float *a, const float *b, size_t n) {
-    double num = 0.0, den = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = (double)a[i] - b[i];
-        num += d * d;
-        den += (double)b[i] * b[i];
-    }
-    return sqrt(num / (den > 0 ? den : 1.0));
-}
-
 static void test_training_step_vs_cpu(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
@@ -348,7 +339,7 @@ static void test_training_step_vs_cpu(void **state) {
     gpu_download(gg, g.grads, g.n_params * sizeof(float));
     for (int i = 0; i < c.table.n; i++) {
         const param_slice_t *s = &c.table.slices[i];
-        double rd = rel_diff(gg + s->offset, c.grads + s->offset, s->numel);
+        double rd = rel_l2_diff(gg + s->offset, c.grads + s->offset, s->numel);
         /* Each matmul rounds both operands to bf16 (2^-8 = 0.4% relative each); through 2 layers of
          * forward and backward a few such roundings add up: 2% norm-wise (the solution is near 0.6%). */
         if (!(rd <= 2e-2)) fail_msg("gradient of %s: relative difference %.3g to the CPU (tolerance 2e-2)", s->name, rd);
@@ -359,7 +350,7 @@ static void test_training_step_vs_cpu(void **state) {
     model_cpu_adamw(&c, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1);
     model_gpu_adamw(&g, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1, 1.0f);
     model_gpu_download_state(&g);
-    double pd = rel_diff(g.host_params, c.params, c.n_params);
+    double pd = rel_l2_diff(g.host_params, c.params, c.n_params);
     /* Adam's first step moves each weight by lr * sign(g): sign flips of tiny gradients make the
      * difference up to 2 lr on a few weights; relative to weights of size ~0.02 that is < 2e-2. */
     if (!(pd <= 2e-2)) fail_msg("parameters after one step: relative difference %.3g (tolerance 2e-2)", pd);

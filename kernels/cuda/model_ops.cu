@@ -145,50 +145,51 @@ extern "C" void gpu_rmsnorm_forward_bf16(uint16_t *out, float *rstd, const float
 
 /* ---- RoPE ------------------------------------------------------------------- */
 
-/* One thread per rotated pair; each reads its two inputs before writing, so in place is safe. */
-__global__ void rope_kernel(float *out, const float *inp, const float *cosv, const float *sinv, int N,
-                            int T, int D, int H, float sign) {
+/* The rotation of one pair (x0, x1) by the angle whose cosine is c and sine s. */
+static __device__ void rope_rotate(float *x0, float *x1, float c, float s) {
+    const float y0 = *x0 * c - *x1 * s, y1 = *x0 * s + *x1 * c;
+    *x0 = y0;
+    *x1 = y1;
+}
+
+/* One thread per rotated pair, the result stored as fp32 (out) or rounded to
+ * bf16 (out_bf16, the backward's cast fused in): exactly one is given. Each
+ * thread reads its two inputs before writing, so in place is safe. */
+__global__ void rope_kernel(float *out, uint16_t *out_bf16, const float *inp, const float *cosv,
+                            const float *sinv, int N, int T, int D, int H, float sign) {
     const int half = D / H / 2;
     size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (size_t)N * D / 2) return;
     int n = (int)(i / (D / 2)), p = (int)(i % (D / 2));
     int f = p % half; /* pair index within its head */
-    float c = cosv[(size_t)(n % T) * half + f], s = sign * sinv[(size_t)(n % T) * half + f];
     size_t at = (size_t)n * D + 2 * (size_t)p;
     float x0 = inp[at], x1 = inp[at + 1];
-    out[at] = x0 * c - x1 * s;
-    out[at + 1] = x0 * s + x1 * c;
+    rope_rotate(&x0, &x1, cosv[(size_t)(n % T) * half + f], sign * sinv[(size_t)(n % T) * half + f]);
+    if (out_bf16) {
+        out_bf16[at] = float_to_bf16(x0);
+        out_bf16[at + 1] = float_to_bf16(x1);
+    } else {
+        out[at] = x0;
+        out[at + 1] = x1;
+    }
+}
+
+static void rope_launch(float *out, uint16_t *out_bf16, const float *inp, const float *cosv, const float *sinv,
+                        int N, int T, int D, int H, float sign) {
+    size_t pairs = (size_t)N * D / 2;
+    if (pairs == 0) return;
+    rope_kernel<<<blocks_for(pairs, EW_THREADS), EW_THREADS>>>(out, out_bf16, inp, cosv, sinv, N, T, D, H, sign);
+    CUDA_CHECK_LAST();
 }
 
 extern "C" void gpu_rope(float *out, const float *inp, const float *cosv, const float *sinv, int N, int T,
                          int D, int H, float sign) {
-    size_t pairs = (size_t)N * D / 2;
-    if (pairs == 0) return;
-    rope_kernel<<<blocks_for(pairs, EW_THREADS), EW_THREADS>>>(out, inp, cosv, sinv, N, T, D, H, sign);
-    CUDA_CHECK_LAST();
-}
-
-/* RoPE of sign -1 (the backward) fused with the cast of its result to bf16, [N, D] -> [N, D]. */
-__global__ void rope_cast_bf16_kernel(uint16_t *out, const float *inp, const float *cosv, const float *sinv,
-                                      int N, int T, int D, int H, float sign) {
-    const int half = D / H / 2;
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (size_t)N * D / 2) return;
-    int n = (int)(i / (D / 2)), p = (int)(i % (D / 2));
-    int f = p % half;
-    float c = cosv[(size_t)(n % T) * half + f], s = sign * sinv[(size_t)(n % T) * half + f];
-    size_t at = (size_t)n * D + 2 * (size_t)p;
-    float x0 = inp[at], x1 = inp[at + 1];
-    out[at] = float_to_bf16(x0 * c - x1 * s);
-    out[at + 1] = float_to_bf16(x0 * s + x1 * c);
+    rope_launch(out, NULL, inp, cosv, sinv, N, T, D, H, sign);
 }
 
 extern "C" void gpu_rope_cast_bf16(uint16_t *out, const float *inp, const float *cosv, const float *sinv, int N,
                                    int T, int D, int H, float sign) {
-    size_t pairs = (size_t)N * D / 2;
-    if (pairs == 0) return;
-    rope_cast_bf16_kernel<<<blocks_for(pairs, EW_THREADS), EW_THREADS>>>(out, inp, cosv, sinv, N, T, D, H, sign);
-    CUDA_CHECK_LAST();
+    rope_launch(NULL, out, inp, cosv, sinv, N, T, D, H, sign);
 }
 
 /* ---- attention layout --------------------------------------------------------- */
@@ -208,12 +209,7 @@ __global__ void rope_heads_kernel(uint16_t *dst, const float *src, const float *
     int h = (int)(r % H), b = (int)(r / H);
     size_t at = ((size_t)b * T + t) * D + (size_t)h * hd + 2 * (size_t)f;
     float x0 = src[at], x1 = src[at + 1];
-    if (rotate) {
-        float c = cosv[(size_t)t * half + f], s = 1.0f * sinv[(size_t)t * half + f];
-        float y0 = x0 * c - x1 * s, y1 = x0 * s + x1 * c;
-        x0 = y0;
-        x1 = y1;
-    }
+    if (rotate) rope_rotate(&x0, &x1, cosv[(size_t)t * half + f], sinv[(size_t)t * half + f]);
     dst[2 * i] = float_to_bf16(x0);
     dst[2 * i + 1] = float_to_bf16(x1);
 }

@@ -533,22 +533,38 @@ static int backward_smem(int hd) {
     return 6 * FLASH_TILE * (hd + FA_PAD) * (int)sizeof(uint16_t) + 4 * FLASH_TILE * (int)sizeof(float);
 }
 
-/* Above 48 KiB a kernel must opt in to its dynamic shared memory. */
+/* Above 48 KiB a kernel must opt in to its dynamic shared memory: once per
+ * kernel and device (the attribute stays), not at every launch of a step. */
 static void allow_smem(const void *kernel, int bytes) {
-    if (bytes > 48 * 1024)
-        CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    struct opted { const void *kernel; int device; };
+    static opted done[32];
+    static int ndone;
+    if (bytes <= 48 * 1024) return;
+    int dev = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    for (int i = 0; i < ndone; i++)
+        if (done[i].kernel == kernel && done[i].device == dev) return;
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes));
+    if (ndone < 32) done[ndone++] = opted{kernel, dev};
 }
 
 /* The most dynamic shared memory a block of the current device may opt in to:
  * 227 KB on an H100/H200, 163 KB on an A100, 99 KB on sm_86/89 cards (A10,
  * L40S, RTX 30/40), where hd 128's backward (103 KB) does not fit. */
 static int device_smem_optin(void) {
+    static int cached_dev = -1, cached = 0; /* asked once per device, not at every launch */
     int dev = 0, v = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+    if (cudaGetDevice(&dev) != cudaSuccess) {
         (void)cudaGetLastError();
         return 48 * 1024;
     }
+    if (dev == cached_dev) return cached;
+    if (cudaDeviceGetAttribute(&v, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 48 * 1024;
+    }
+    cached_dev = dev;
+    cached = v;
     return v;
 }
 

@@ -42,7 +42,11 @@ TARGET    ?= $(if $(HAVE_GPU),cuda,emu)
 CC        := gcc
 CXX       := g++
 CFLAGS    := -std=c11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -fopenmp
-CPPFLAGS  := -Icommon -Ikernels
+# OpenBLAS's own cblas.h first: /usr/include/<triplet>/cblas.h may be netlib's
+# (libblas-dev), which lacks the openblas_* thread controls.
+OPENBLAS_INC := $(firstword $(wildcard /usr/include/*/openblas-pthread/cblas.h /usr/include/*/openblas-openmp/cblas.h \
+                  /usr/include/*/openblas-serial/cblas.h /usr/include/openblas/cblas.h))
+CPPFLAGS  := -Icommon -Ikernels $(if $(OPENBLAS_INC),-I$(dir $(OPENBLAS_INC)))
 LDLIBS    := -lm -fopenmp
 CMOCKA_LIBS := -lcmocka
 CUDA_CPPFLAGS := -I$(CUDA_HOME)/include

@@ -20,7 +20,9 @@ have_cmd mpicc            || need+=(libopenmpi-dev)
 have_cmd mpirun           || need+=(openmpi-bin)
 have_hdr cmocka.h         || need+=(libcmocka-dev)
 have_cmd doxygen          || need+=(doxygen)
-have_hdr cblas.h || have_hdr openblas/cblas.h || [ -n "$(ls /usr/include/*/openblas*/cblas.h 2>/dev/null)" ] ||
+# OpenBLAS itself, not any cblas.h: netlib's libblas-dev has one too, without
+# the openblas_* thread controls the CPU kernels call.
+have_hdr openblas/openblas_config.h || [ -n "$(ls /usr/include/*/openblas*/openblas_config.h 2>/dev/null)" ] ||
                              need+=(libopenblas-dev)
 have_hdr jansson.h        || need+=(libjansson-dev)
 have_cmd timeout          || need+=(coreutils)

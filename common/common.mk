@@ -48,8 +48,12 @@ $(BUILD)/tests/test_gpu_emu: common/tests/test_gpu.c $(LIBCOMMON) $(EMU_LIBCOMMO
 $(BUILD)/tests/test_rng_device_emu: common/tests/test_rng_device.cu $(LIBCOMMON) $(EMU_LIBCOMMON) $(SIMT_LIB) | $(SIMTCC)
 	@mkdir -p $(@D)
 	$(Q)$(SIMTCC) -O2 -g $(CPPFLAGS) $< -o $@ $(EMU_LIBCOMMON) $(LIBCOMMON) $(CMOCKA_LIBS) -lm -lgomp
+# The Hopper building blocks (common/hopper.cuh) on the emulator's TMA, mbarrier and wgmma.
+$(BUILD)/tests/test_hopper_emu: common/tests/test_hopper.cu common/hopper.cuh $(LIBCOMMON) $(EMU_LIBCOMMON) $(SIMT_LIB) | $(SIMTCC)
+	@mkdir -p $(@D)
+	$(Q)$(SIMTCC) -O2 -g $(CPPFLAGS) $< -o $@ $(EMU_LIBCOMMON) $(LIBCOMMON) $(CMOCKA_LIBS) -lm -lgomp
 ALL_TARGETS += $(EMU_LIBCOMMON)
-UNIT_TESTS += $(BUILD)/tests/test_gpu_emu $(BUILD)/tests/test_rng_device_emu
+UNIT_TESTS += $(BUILD)/tests/test_gpu_emu $(BUILD)/tests/test_rng_device_emu $(BUILD)/tests/test_hopper_emu
 endif
 
 # ---- tests -------------------------------------------------------------------
@@ -77,7 +81,12 @@ $(BUILD)/tests/test_gpu_cuda: common/tests/test_gpu.c $(LIBCOMMON) $(CUDA_LIBCOM
 $(BUILD)/tests/test_rng_device_cuda: common/tests/test_rng_device.cu $(LIBCOMMON) $(CUDA_LIBCOMMON)
 	@mkdir -p $(@D)
 	$(Q)$(NVCC) $(NVCCFLAGS) $< -o $@ $(CUDA_LIBCOMMON) $(LIBCOMMON) $(CMOCKA_LIBS) -lgomp
-UNIT_TESTS += $(BUILD)/tests/test_half_cuda $(BUILD)/tests/test_gpu_cuda $(BUILD)/tests/test_rng_device_cuda
+# The same on a real GPU: runs on a Hopper GPU (the sm_90a code), skips elsewhere.
+$(BUILD)/tests/test_hopper_cuda: common/tests/test_hopper.cu common/hopper.cuh $(LIBCOMMON) $(CUDA_LIBCOMMON)
+	@mkdir -p $(@D)
+	$(Q)$(NVCC) $(NVCCFLAGS) $< -o $@ $(CUDA_LIBCOMMON) $(LIBCOMMON) $(CMOCKA_LIBS) -lgomp
+UNIT_TESTS += $(BUILD)/tests/test_half_cuda $(BUILD)/tests/test_gpu_cuda $(BUILD)/tests/test_rng_device_cuda \
+              $(BUILD)/tests/test_hopper_cuda
 endif
 
 -include $(wildcard $(BUILD)/obj/common/*.d $(BUILD)/cuda/obj/common/*.d $(BUILD)/emu/obj/common/*.d $(BUILD)/tests/*.d)

@@ -22,8 +22,9 @@ SIMT_LDLIBS := -lstdc++ -lpthread -lm
 SIMT_OBJDIR := $(BUILD)/emu/obj/simt
 SIMT_TESTDIR := $(BUILD)/emu/tests
 
-SIMT_HEADERS := $(wildcard $(SIMT_INC)/*.h $(SIMT_INC)/*.inc) $(SIMT_DIR)/src/simt_internal.h common/warp_mma.cuh
-SIMT_SRCS := $(SIMT_DIR)/src/simt_runtime.c $(SIMT_DIR)/src/simt_api.c
+SIMT_HEADERS := $(wildcard $(SIMT_INC)/*.h $(SIMT_INC)/*.inc) $(SIMT_DIR)/src/simt_internal.h common/warp_mma.cuh \
+                common/hopper.cuh
+SIMT_SRCS := $(SIMT_DIR)/src/simt_runtime.c $(SIMT_DIR)/src/simt_api.c $(SIMT_DIR)/src/simt_hopper.c
 # The runtime needs GNU extensions (inline asm, ucontext, pthread attributes)
 # on top of the project's C11 flags.
 SIMT_RT_CFLAGS = $(CFLAGS) -std=gnu11 -pthread -I$(SIMT_INC)
@@ -80,7 +81,7 @@ $(SIMTCC): $(SIMT_DIR)/src/simtcc.in $(SIMT_REWRITE) $(SIMT_LIB) $(SIMT_LIB_ASAN
 # --- tests -------------------------------------------------------------------
 
 SIMT_TESTS := $(SIMT_TESTDIR)/test_simt_core $(SIMT_TESTDIR)/test_simt_capi $(SIMT_TESTDIR)/test_simt_mma \
-              $(SIMT_TESTDIR)/test_simt_sanitizers
+              $(SIMT_TESTDIR)/test_simt_hopper $(SIMT_TESTDIR)/test_simt_sanitizers
 UNIT_TESTS += $(SIMT_TESTS)
 
 # Small programs the sanitizer test runs as child processes.
@@ -97,6 +98,10 @@ $(SIMT_TESTDIR)/test_simt_core: $(SIMT_OBJDIR)/tests/test_simt_core.o $(SIMTCC)
 	$(Q)$(SIMTCC) -o $@ $< $(CMOCKA_LIBS)
 
 $(SIMT_TESTDIR)/test_simt_mma: $(SIMT_OBJDIR)/tests/test_simt_mma.o $(SIMTCC)
+	@mkdir -p $(dir $@)
+	$(Q)$(SIMTCC) -o $@ $< $(CMOCKA_LIBS)
+
+$(SIMT_TESTDIR)/test_simt_hopper: $(SIMT_OBJDIR)/tests/test_simt_hopper.o $(SIMTCC)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) -o $@ $< $(CMOCKA_LIBS)
 

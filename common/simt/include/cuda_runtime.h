@@ -58,6 +58,11 @@ static constexpr int warpSize = 32;
  *  extern __shared__ arrays here). @return the pointer. */
 static inline void *simt_dynamic_shared(void) { return simt_cur_block.dyn_shared; }
 
+/** @brief The shared-memory address of a pointer into the block's extern
+ *  __shared__ memory (its offset there; see simt_shared_addr). @param p the
+ *  pointer. @return the address. */
+static inline size_t __cvta_generic_to_shared(const void *p) { return simt_shared_addr(p); }
+
 /* --- synchronisation ------------------------------------------------------- */
 
 static inline void __syncthreads(void) { simt_syncthreads(0, 0); }

@@ -162,7 +162,7 @@ cudaError_t cudaGetDeviceCount(int *count);
 cudaError_t cudaSetDevice(int device);
 /** @brief Current device (always 0). @param device receives it. @return cudaSuccess. */
 cudaError_t cudaGetDevice(int *device);
-/** @brief Describe the emulated device (an sm_80-like part, SMs = CPU cores).
+/** @brief Describe the emulated device (an sm_90-like part, SMs = CPU cores).
  *  @param prop receives the description. @param device must be 0.
  *  @return cudaSuccess, cudaErrorInvalidValue or cudaErrorInvalidDevice. */
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *prop, int device);
@@ -272,6 +272,31 @@ cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int v
 /** @brief Attributes of a kernel (static shared memory is not known: reported as 0).
  *  @param attr receives them. @param func the kernel. @return cudaSuccess or cudaErrorInvalidValue. */
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func);
+
+/* --- driver entry points ------------------------------------------------ */
+
+/** Flags of cudaGetDriverEntryPoint*. */
+#define cudaEnableDefault 0x0
+/** What cudaGetDriverEntryPoint* found. */
+typedef enum cudaDriverEntryPointQueryResult {
+    cudaDriverEntryPointSuccess = 0,
+    cudaDriverEntryPointSymbolNotFound = 1,
+    cudaDriverEntryPointVersionNotSufficent = 2
+} cudaDriverEntryPointQueryResult;
+
+/** @brief A driver-API function by name. The emulator has one:
+ *  "cuTensorMapEncodeTiled" (cuda.h); any other name is not found.
+ *  @param symbol the name. @param funcPtr receives it (NULL if not found).
+ *  @param flags cudaEnableDefault. @param driverStatus receives what was found (may be NULL).
+ *  @return cudaSuccess, or cudaErrorInvalidValue for a NULL symbol or funcPtr. */
+cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
+                                    cudaDriverEntryPointQueryResult *driverStatus);
+/** @brief cudaGetDriverEntryPoint for the ABI of a given CUDA version (any here).
+ *  @param symbol the name. @param funcPtr receives it. @param cudaVersion e.g. 12000.
+ *  @param flags cudaEnableDefault. @param driverStatus receives what was found (may be NULL).
+ *  @return as cudaGetDriverEntryPoint. */
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
+                                             unsigned long long flags, cudaDriverEntryPointQueryResult *driverStatus);
 
 /* --- emulator internals used by the headers (not CUDA API) -------------- */
 

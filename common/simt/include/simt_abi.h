@@ -10,6 +10,7 @@
 #define SIMT_ABI_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "vector_types.h"
 
 #ifdef __cplusplus
@@ -30,6 +31,7 @@ typedef struct simt_block_info {
     dim3 block_dim;  /**< blockDim */
     dim3 grid_dim;   /**< gridDim */
     void *dyn_shared; /**< extern __shared__ memory of this block */
+    size_t dyn_shared_size; /**< its size in bytes, as given at launch */
 } simt_block_info;
 
 /* One OS thread runs one block at a time and all of that block's fibers,
@@ -46,6 +48,12 @@ extern __thread simt_block_info simt_cur_block;
  */
 typedef void (*simt_warp_fn)(void *const *lane_args, unsigned int present_mask);
 
+/**
+ * A collective of a group of consecutive threads (a Hopper warpgroup is 128):
+ * as simt_warp_fn, with @p n deposits, NULL for threads that have exited.
+ */
+typedef void (*simt_group_fn)(void *const *thread_args, unsigned int n);
+
 /** @brief __syncthreads with CUDA's predicate forms.
  *  @param pred this thread's predicate. @param op 0: plain, 1: count, 2: and, 3: or.
  *  @return the reduced predicate (0 for op 0). */
@@ -53,6 +61,12 @@ int simt_syncthreads(int pred, int op);
 /** @brief Run a warp collective (see simt_warp_fn). @param mask participating lanes.
  *  @param arg this lane's deposit. @param fn the combine step. */
 void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn);
+/** @brief Run a collective of the @p size consecutive threads (linear index
+ *  rounded down to a multiple of size) that hold the caller; it completes
+ *  when every one of them that has not exited is waiting in a collective of
+ *  the same size. @param size 32, 64 or 128. @param arg this thread's deposit.
+ *  @param fn the combine step. */
+void simt_group_collective(unsigned int size, void *arg, simt_group_fn fn);
 /** @brief Lanes of the calling warp that have not exited. @return the mask. */
 unsigned int simt_active_mask(void);
 /** @brief Abort the kernel as a device trap does (cudaErrorLaunchFailure). */
@@ -68,6 +82,52 @@ void simt_cp_async(void *dst, const void *src, size_t size, size_t src_size);
 void simt_cp_async_commit(void);
 /** @brief Complete all but the @p n most recent committed groups. @param n groups left pending. */
 void simt_cp_async_wait(int n);
+
+/* --- Hopper (sm_90a) features: mbarrier, TMA, wgmma (src/simt_hopper.c) ---- */
+
+/** @brief Address of @p p in the block's shared-memory window (what
+ *  __cvta_generic_to_shared gives): its offset in the extern __shared__
+ *  memory. Traps for any other pointer. @param p a pointer into dynamic
+ *  shared memory. @return the 32-bit shared address. */
+unsigned int simt_shared_addr(const void *p);
+/** @brief mbarrier.init: a fresh barrier in phase 0 that completes a phase
+ *  after @p count arrivals. @param bar the 64-bit barrier. @param count 1 .. 2^20 - 1. */
+void simt_mbar_init(uint64_t *bar, unsigned int count);
+/** @brief mbarrier.arrive, with .expect_tx when @p tx_bytes > 0: announce
+ *  tx_bytes of asynchronous traffic, then arrive once. More arrivals than the
+ *  count in one phase trap. @param bar the barrier. @param tx_bytes bytes, or 0. */
+void simt_mbar_arrive(uint64_t *bar, unsigned int tx_bytes);
+/** @brief mbarrier.expect_tx without an arrival. @param bar the barrier. @param tx_bytes bytes. */
+void simt_mbar_expect_tx(uint64_t *bar, unsigned int tx_bytes);
+/** @brief mbarrier.test_wait.parity: whether the phase of this parity has
+ *  completed (the barrier's phase bit differs from it). TMA copies that
+ *  complete on this barrier land first. @param bar the barrier. @param parity 0 or 1.
+ *  @return 1 if it has completed. */
+int simt_mbar_test_parity(uint64_t *bar, int parity);
+/** @brief mbarrier.try_wait.parity in a loop: block until the phase of this
+ *  parity has completed. @param bar the barrier. @param parity 0 or 1. */
+void simt_mbar_wait_parity(uint64_t *bar, int parity);
+/** @brief cp.async.bulk.tensor (tile mode, global to shared): queue a copy
+ *  of the box at @p coords of the tensor map into shared memory; it lands,
+ *  and completes its bytes on @p bar, when a thread waits on bar.
+ *  @param dst shared-memory destination. @param tensor_map a CUtensorMap from
+ *  cuTensorMapEncodeTiled. @param coords the box's first element, innermost
+ *  first. @param ncoords the map's rank. @param bar the mbarrier. */
+void simt_tma_load(void *dst, const void *tensor_map, const int *coords, int ncoords, uint64_t *bar);
+/** @brief wgmma.mma_async m64nNk16 with both operands in shared memory:
+ *  queue D = A B (+ D if @p scale_d) for the calling thread's warpgroup.
+ *  @param d this thread's N / 2 accumulator registers. @param n N (8 .. 256,
+ *  a multiple of 8). @param desc_a A's matrix descriptor. @param desc_b B's.
+ *  @param scale_d 0: ignore the old D. @param neg_a -1 negates A (imm-scale-a).
+ *  @param neg_b -1 negates B. @param trans_a 1: A is M-major. @param trans_b 1:
+ *  B is N-major. @param bf16 1: bf16 inputs, 0: fp16. */
+void simt_wgmma(float *d, int n, uint64_t desc_a, uint64_t desc_b, int scale_d, int neg_a, int neg_b,
+                int trans_a, int trans_b, int bf16);
+/** @brief wgmma.commit_group: close the calling thread's open wgmma group. */
+void simt_wgmma_commit(void);
+/** @brief wgmma.wait_group: run every committed group but the @p n most
+ *  recent ones (a collective of the warpgroup). @param n groups left pending. */
+void simt_wgmma_wait(int n);
 
 #ifdef __cplusplus
 }

@@ -19,14 +19,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cuda.h"
 #include "cuda_runtime_api.h"
 #include "simt_internal.h"
 
-/* sm_80 (A100) limits: what a student's GPU most likely enforces. */
+/* An sm_90 (H100/H200) part, the course's target: the emulator runs its
+ * wgmma, TMA and mbarrier instructions, so it reports compute capability
+ * 9.0 and Hopper's shared-memory limits (an A100 allows 163 KB per block). */
 enum {
     DEFAULT_DYN_SHARED = 48 * 1024,
-    OPTIN_SHARED = 166912,
-    SHARED_PER_SM = 167936,
+    OPTIN_SHARED = 232448,  /* 227 KB */
+    SHARED_PER_SM = 233472, /* 228 KB */
     MAX_THREADS_PER_BLOCK = 1024
 };
 
@@ -170,13 +173,13 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device)
     p->maxGridSize[2] = 65535;
     p->clockRate = 1410000;
     p->totalConstMem = 65536;
-    p->major = 8;
+    p->major = 9;
     p->minor = 0;
     p->multiProcessorCount = cpu_count();
     p->concurrentKernels = 0;
     p->memoryClockRate = 1215000;
     p->memoryBusWidth = 5120;
-    p->l2CacheSize = 40 * 1024 * 1024;
+    p->l2CacheSize = 50 * 1024 * 1024;
     p->maxThreadsPerMultiProcessor = 2048;
     p->unifiedAddressing = 1;
     p->managedMemory = 1;
@@ -443,6 +446,25 @@ cudaError_t cudaEventDestroy(cudaEvent_t e)
     return cudaSuccess;
 }
 
+/* --- driver entry points ------------------------------------------------- */
+
+cudaError_t cudaGetDriverEntryPoint(const char *symbol, void **funcPtr, unsigned long long flags,
+                                    cudaDriverEntryPointQueryResult *driverStatus)
+{
+    (void)flags;
+    if (!symbol || !funcPtr) return ret(cudaErrorInvalidValue);
+    *funcPtr = strcmp(symbol, "cuTensorMapEncodeTiled") == 0 ? (void *)cuTensorMapEncodeTiled : NULL;
+    if (driverStatus) *driverStatus = *funcPtr ? cudaDriverEntryPointSuccess : cudaDriverEntryPointSymbolNotFound;
+    return cudaSuccess;
+}
+
+cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr, unsigned int cudaVersion,
+                                             unsigned long long flags, cudaDriverEntryPointQueryResult *driverStatus)
+{
+    (void)cudaVersion;
+    return cudaGetDriverEntryPoint(symbol, funcPtr, flags, driverStatus);
+}
+
 /* --- kernels ------------------------------------------------------------- */
 
 /* Per-kernel dynamic shared-memory limits set with cudaFuncSetAttribute. */
@@ -489,8 +511,8 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func)
     memset(attr, 0, sizeof(*attr));
     attr->maxThreadsPerBlock = MAX_THREADS_PER_BLOCK;
     attr->numRegs = 32;
-    attr->ptxVersion = 80;
-    attr->binaryVersion = 80;
+    attr->ptxVersion = 90;
+    attr->binaryVersion = 90;
     attr->maxDynamicSharedSizeBytes = func_dyn_limit(func);
     return cudaSuccess;
 }

@@ -5,6 +5,8 @@
 #ifndef SIMT_INTERNAL_H
 #define SIMT_INTERNAL_H
 
+#include <stdint.h>
+
 #include "cuda_runtime_api.h"
 
 /** @brief Record a kernel fault; the first one sticks, as on a GPU. @param e the fault. */
@@ -17,5 +19,49 @@ cudaError_t simt_get_fault(void);
 cudaError_t simt_run_grid(dim3 grid, dim3 block, size_t shmem, void (*body)(void *), void *ctx);
 /** @brief Whether the caller is an emulated device thread. @return nonzero inside a kernel. */
 int simt_in_kernel(void);
+
+/** @brief Fail the running kernel with a message (printed with the block and
+ *  thread, as a trap is) and cudaErrorLaunchFailure; in host code, print and
+ *  abort the process. @param fmt printf format. */
+void simt_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+
+/* --- Hopper: what the scheduler (simt_runtime.c) and simt_hopper.c share --- */
+
+/** A queued TMA copy: everything needed to run it later. */
+typedef struct simt_tma_op {
+    unsigned char map[128]; /**< copy of the CUtensorMap (the kernel's may be gone by then) */
+    int coords[5];          /**< the box's first element, innermost first */
+    void *dst;              /**< shared-memory destination */
+    uint64_t *bar;          /**< the mbarrier its bytes complete on */
+    unsigned int bytes;     /**< the whole box, out-of-bounds elements included */
+    int phase;              /**< the barrier's phase when the copy was issued */
+} simt_tma_op;
+
+/** @brief Copy one box into shared memory (simt_hopper.c). @param op the copy. */
+void simt_tma_run(const simt_tma_op *op);
+/** @brief Queue a copy on the current block; it lands when its barrier is
+ *  waited on, or when the block ends (simt_runtime.c). @param op the copy. */
+void simt_tma_enqueue(const simt_tma_op *op);
+
+/** One wgmma.mma_async a thread has issued and not yet waited for. */
+typedef struct simt_wgmma_op {
+    float *d;                   /**< the issuing thread's accumulators */
+    uint64_t desc_a, desc_b;    /**< shared-memory matrix descriptors */
+    int n, scale_d, neg_a, neg_b, trans_a, trans_b, bf16;
+    int group;                  /**< committed group number, -1 while open */
+} simt_wgmma_op;
+
+enum { SIMT_WGMMA_MAX = 64 };
+
+/** A thread's wgmma operations in flight. */
+typedef struct simt_wgmma_queue {
+    int count;  /**< operations queued */
+    int groups; /**< groups committed so far */
+    simt_wgmma_op op[SIMT_WGMMA_MAX];
+} simt_wgmma_queue;
+
+/** @brief The calling thread's wgmma queue, allocated on first use and emptied
+ *  at the start of every block. @return the queue; NULL in host code. */
+simt_wgmma_queue *simt_thread_wgmma_queue(void);
 
 #endif /* SIMT_INTERNAL_H */

@@ -10,6 +10,12 @@
  * as a wrong result every time rather than now and then.
  * Blocks are spread over OS threads (SIMT_WORKERS, default: one per core).
  *
+ * Hopper's asynchronous machinery is scheduled here too: a thread waiting on
+ * an mbarrier sleeps until the barrier completes a phase, TMA copies queue
+ * on the block and land when a thread waits on their barrier, and wgmma
+ * groups run as a collective of the warpgroup at wgmma.wait_group
+ * (the copies and the arithmetic themselves are in simt_hopper.c).
+ *
  * Not modelled: timing, memory coalescing, bank conflicts, independent
  * forward progress of spinning threads (a thread that busy-waits on another
  * thread of its block without a barrier never yields and hangs).
@@ -25,6 +31,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,8 +92,8 @@ void __tsan_release(void *addr);
 __thread simt_thread_info *simt_cur_thread;
 __thread simt_block_info simt_cur_block;
 
-enum { ST_READY, ST_BARRIER, ST_WARP, ST_DONE };
-enum { CP_MAX = 64, MAX_THREADS = 1024, MAX_WARPS = MAX_THREADS / 32 };
+enum { ST_READY, ST_BARRIER, ST_WARP, ST_GROUP, ST_MBAR, ST_DONE };
+enum { CP_MAX = 64, MAX_THREADS = 1024, MAX_WARPS = MAX_THREADS / 32, MAX_GROUP = 128, TMA_MAX = 256 };
 
 typedef struct cp_op {
     void *dst;
@@ -110,8 +117,12 @@ typedef struct fiber {
     void *warg;
     simt_warp_fn wfn;
     unsigned int bar_gen, warp_gen;
+    unsigned int gsize;  /* ST_GROUP: the group's size */
+    simt_group_fn gfn;
+    uint64_t *mbar;      /* ST_MBAR: the barrier waited on */
     int cp_count, cp_groups;
     cp_op cp[CP_MAX];
+    simt_wgmma_queue *wgq; /* allocated on the thread's first wgmma */
     void *tsan_fiber;
 #ifdef SIMT_TSAN
     char tsan_name[80]; /* "block (x,y,z) thread (x,y,z)" in race reports */
@@ -130,11 +141,18 @@ struct worker {
     unsigned int bar_count, bar_gen;
     int bar_acc, bar_result, bar_op;
     unsigned int warp_gen[MAX_WARPS];
-    /* TSan sync objects: barrier and warp generations (two each, so a fast
-     * thread's next arrival is not mistaken for the current one), and the
-     * start and end of a block (host -> threads -> host, but never between
-     * the threads of one block). */
-    char tsan_bar[2], tsan_warp[MAX_WARPS][2], tsan_block_start, tsan_block_end;
+    unsigned int group_gen[MAX_WARPS]; /* by the group's first warp */
+    simt_tma_op *tma;                  /* TMA copies not landed yet, in issue order */
+    int ntma;
+    /* TSan sync objects: barrier, warp and group generations (two each, so a
+     * fast thread's next arrival is not mistaken for the current one), and
+     * the start and end of a block (host -> threads -> host, but never
+     * between the threads of one block). */
+    char tsan_bar[2], tsan_warp[MAX_WARPS][2], tsan_group[MAX_WARPS][2], tsan_block_start, tsan_block_end;
+    /* The TMA queue is touched by whichever thread issues or lands a copy;
+     * this orders those touches for TSan (the copies' own data accesses are
+     * ordered by the mbarriers, as on the GPU). */
+    char tsan_tma;
     const void *main_bottom;
     size_t main_size;
     fiber *switch_from;
@@ -266,16 +284,24 @@ static void switch_to(fiber *from, fiber *to, int dying)
 
 static void report_deadlock(worker *w)
 {
-    unsigned int nbar = 0, nwarp = 0;
+    unsigned int nbar = 0, nwarp = 0, ngroup = 0, nmbar = 0;
     for (unsigned int i = 0; i < w->nthreads; i++) {
         nbar += w->fibers[i].state == ST_BARRIER;
         nwarp += w->fibers[i].state == ST_WARP;
+        ngroup += w->fibers[i].state == ST_GROUP;
+        nmbar += w->fibers[i].state == ST_MBAR;
     }
     fprintf(stderr,
             "simt: deadlock in block (%u,%u,%u): %u thread(s) wait at __syncthreads, %u at a warp "
             "collective, and no thread can proceed (a barrier in divergent code, or a *_sync mask "
             "naming lanes that never arrive)\n",
             simt_cur_block.block_idx.x, simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, nbar, nwarp);
+    if (ngroup || nmbar)
+        fprintf(stderr,
+                "simt: ... and %u at a warpgroup collective (wgmma.wait_group that not all 128 threads reach), "
+                "%u on an mbarrier whose phase never completes (fewer arrivals or TMA bytes than it "
+                "expects, or the wrong parity)\n",
+                ngroup, nmbar);
     simt_set_fault(cudaErrorLaunchFailure);
     w->aborted = 1;
 }
@@ -385,6 +411,56 @@ void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn)
     TSAN_ACQUIRE(&w->tsan_warp[warp][gen & 1]);
 }
 
+/* Complete the collective of the group starting at thread first if every
+ * live thread of it has arrived at one of the same size. */
+static int group_try_complete(worker *w, unsigned int first, unsigned int size)
+{
+    unsigned int end = first + size < w->nthreads ? first + size : w->nthreads, present = 0;
+    void *args[MAX_GROUP];
+    simt_group_fn fn = NULL;
+    for (unsigned int i = first; i < end; i++) {
+        fiber *f = &w->fibers[i];
+        args[i - first] = NULL;
+        if (f->state == ST_DONE) continue;
+        if (f->state != ST_GROUP || f->gsize != size) return 0;
+        args[i - first] = f->warg;
+        fn = f->gfn;
+        present++;
+    }
+    if (!present) return 0;
+    unsigned int g = first / 32;
+    TSAN_ACQUIRE(&w->tsan_group[g][w->group_gen[g] & 1]);
+    fn(args, end - first);
+    TSAN_RELEASE(&w->tsan_group[g][w->group_gen[g] & 1]);
+    w->group_gen[g]++;
+    for (unsigned int i = first; i < end; i++)
+        if (w->fibers[i].state == ST_GROUP) w->fibers[i].state = ST_READY;
+    return 1;
+}
+
+void simt_group_collective(unsigned int size, void *arg, simt_group_fn fn)
+{
+    fiber *self = cur_fiber;
+    if (size < 32 || size > MAX_GROUP || size % 32 != 0)
+        simt_fail("a thread-group collective of %u threads (the emulator takes 32, 64, 96 or 128)", size);
+    if (!simt_cur_thread || !self) {
+        void *args[1] = {arg};
+        fn(args, 1);
+        return;
+    }
+    worker *w = self->w;
+    unsigned int first = self->info.linear / size * size, g = first / 32;
+    self->state = ST_GROUP;
+    self->gsize = size;
+    self->warg = arg;
+    self->gfn = fn;
+    unsigned int gen = w->group_gen[g];
+    TSAN_RELEASE(&w->tsan_group[g][gen & 1]);
+    group_try_complete(w, first, size);
+    schedule_next(self, 0);
+    TSAN_ACQUIRE(&w->tsan_group[g][gen & 1]);
+}
+
 unsigned int simt_active_mask(void)
 {
     fiber *self = cur_fiber;
@@ -447,6 +523,193 @@ void simt_cp_async_wait(int n)
     f->cp_count = j;
 }
 
+/* --- mbarrier ------------------------------------------------------------- *
+ * The state lives in the barrier's own 64 bits, as on the GPU (whose
+ * encoding is opaque): pending arrivals in bits 0-20, the expected count in
+ * 21-41, the phase in 42, and the transaction count (bytes announced and
+ * not yet arrived, signed) in 43-63. A block runs on one OS thread, so no
+ * atomics are needed. */
+
+enum { MBAR_COUNT_MAX = (1 << 20) - 1 };
+
+static unsigned int mbar_pending(uint64_t v) { return (unsigned int)(v & 0x1fffff); }
+static unsigned int mbar_expected(uint64_t v) { return (unsigned int)(v >> 21 & 0x1fffff); }
+static int mbar_phase(uint64_t v) { return (int)(v >> 42 & 1); }
+static long mbar_tx(uint64_t v)
+{
+    long t = (long)(v >> 43 & 0x1fffff);
+    return t >= (1L << 20) ? t - (1L << 21) : t;
+}
+static uint64_t mbar_pack(unsigned int pending, unsigned int expected, int phase, long tx)
+{
+    return (uint64_t)pending | (uint64_t)expected << 21 | (uint64_t)(phase & 1) << 42 |
+           ((uint64_t)tx & 0x1fffff) << 43;
+}
+
+/* Threads asleep on this barrier look again: its state changed, or a copy
+ * that may complete it was queued (they land it when they look). */
+static void mbar_wake(uint64_t *bar)
+{
+    worker *w = cur_worker;
+    if (!w) return;
+    for (unsigned int i = 0; i < w->nthreads; i++)
+        if (w->fibers[i].state == ST_MBAR && w->fibers[i].mbar == bar) w->fibers[i].state = ST_READY;
+}
+
+/* Store the new counts; complete the phase if nothing is outstanding. */
+static void mbar_update(uint64_t *bar, unsigned int pending, long tx)
+{
+    uint64_t v = *bar;
+    if (tx < -MBAR_COUNT_MAX || tx > MBAR_COUNT_MAX)
+        simt_fail("mbarrier: transaction count %ld out of range (more than 2^20 - 1 bytes outstanding)", tx);
+    if (pending == 0 && tx == 0)
+        *bar = mbar_pack(mbar_expected(v), mbar_expected(v), mbar_phase(v) ^ 1, 0);
+    else
+        *bar = mbar_pack(pending, mbar_expected(v), mbar_phase(v), tx);
+    mbar_wake(bar);
+}
+
+void simt_mbar_init(uint64_t *bar, unsigned int count)
+{
+    if (count < 1 || count > MBAR_COUNT_MAX)
+        simt_fail("mbarrier.init with count %u (it takes 1 .. 2^20 - 1)", count);
+    *bar = mbar_pack(count, count, 0, 0);
+}
+
+void simt_mbar_expect_tx(uint64_t *bar, unsigned int tx_bytes)
+{
+    uint64_t v = *bar;
+    mbar_update(bar, mbar_pending(v), mbar_tx(v) + (long)tx_bytes);
+}
+
+void simt_mbar_arrive(uint64_t *bar, unsigned int tx_bytes)
+{
+    uint64_t v = *bar;
+    if (mbar_expected(v) == 0) simt_fail("mbarrier.arrive on a barrier that was never initialised (mbarrier.init)");
+    if (mbar_pending(v) == 0)
+        simt_fail("mbarrier.arrive: more arrivals in one phase than the barrier's count (%u); did a thread "
+                  "arrive twice, or skip waiting for the previous phase?",
+                  mbar_expected(v));
+    TSAN_RELEASE(bar);
+    mbar_update(bar, mbar_pending(v) - 1, mbar_tx(v) + (long)tx_bytes);
+}
+
+/* The TMA unit's side: bytes of a copy have landed. */
+static void mbar_complete_tx(uint64_t *bar, unsigned int bytes)
+{
+    uint64_t v = *bar;
+    mbar_update(bar, mbar_pending(v), mbar_tx(v) - (long)bytes);
+}
+
+/* --- TMA copies ------------------------------------------------------------ *
+ * A copy may land any time between its issue and the wait that needs it; the
+ * emulator lands it as late as it can, at that wait, so a kernel that reads
+ * a stage before waiting for its barrier sees stale data, as it might on the
+ * GPU. */
+
+static void tma_land(worker *w, int i)
+{
+    TSAN_ACQUIRE(&w->tsan_tma);
+    simt_tma_op op = w->tma[i];
+    memmove(&w->tma[i], &w->tma[i + 1], sizeof(simt_tma_op) * (size_t)(w->ntma - i - 1));
+    w->ntma--;
+    TSAN_RELEASE(&w->tsan_tma);
+    simt_tma_run(&op);
+    mbar_complete_tx(op.bar, op.bytes);
+}
+
+void simt_tma_enqueue(const simt_tma_op *op)
+{
+    worker *w = cur_worker;
+    if (!simt_cur_thread || !w) simt_fail("cp.async.bulk.tensor outside a kernel");
+    if (w->ntma == TMA_MAX) tma_land(w, 0); /* landing early is allowed */
+    TSAN_ACQUIRE(&w->tsan_tma);
+    if (!w->tma && !(w->tma = malloc(sizeof(simt_tma_op) * TMA_MAX))) simt_fail("out of memory for TMA copies");
+    w->tma[w->ntma] = *op;
+    w->tma[w->ntma++].phase = mbar_phase(*op->bar);
+    TSAN_RELEASE(&w->tsan_tma);
+    mbar_wake(op->bar);
+}
+
+/* Land the copies of this barrier, oldest first, until its phase completes.
+ * A copy issued in that phase and still in flight when it completes is a
+ * kernel bug: the phase's expect_tx announced fewer bytes than its copies
+ * bring, so on a GPU the stage may be read before they land. */
+static void tma_land_for(worker *w, uint64_t *bar)
+{
+    int phase = mbar_phase(*bar);
+    for (int i = 0; i < w->ntma && mbar_phase(*bar) == phase;) {
+        if (w->tma[i].bar == bar)
+            tma_land(w, i);
+        else
+            i++;
+    }
+    if (mbar_phase(*bar) == phase) return;
+    unsigned int late = 0;
+    for (int i = 0; i < w->ntma; i++)
+        if (w->tma[i].bar == bar && w->tma[i].phase == phase) late += w->tma[i].bytes;
+    if (late)
+        simt_fail("mbarrier: a phase completed with %u bytes of its TMA copies still in flight: the expect_tx "
+                  "count is smaller than the bytes the copies bring (every box counts whole, zero-filled "
+                  "elements too)",
+                  late);
+}
+
+int simt_mbar_test_parity(uint64_t *bar, int parity)
+{
+    worker *w = cur_worker;
+    if (mbar_expected(*bar) == 0) simt_fail("mbarrier wait on a barrier that was never initialised (mbarrier.init)");
+    if (w && simt_cur_thread) tma_land_for(w, bar);
+    if (mbar_phase(*bar) == (parity & 1)) return 0;
+    TSAN_ACQUIRE(bar);
+    return 1;
+}
+
+void simt_mbar_wait_parity(uint64_t *bar, int parity)
+{
+    fiber *self = cur_fiber;
+    while (!simt_mbar_test_parity(bar, parity)) {
+        if (!simt_cur_thread || !self) simt_fail("mbarrier wait in host code on a phase that has not completed");
+        self->state = ST_MBAR;
+        self->mbar = bar;
+        schedule_next(self, 0);
+    }
+}
+
+/* --- errors and per-thread Hopper state ------------------------------------ */
+
+static void abort_current(void) __attribute__((noreturn));
+
+void simt_fail(const char *fmt, ...)
+{
+    va_list ap;
+    fflush(stdout);
+    fprintf(stderr, "simt: ");
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    if (!simt_cur_thread || !cur_fiber) {
+        fprintf(stderr, " (in host code)\n");
+        abort();
+    }
+    fprintf(stderr, ", in block (%u,%u,%u) thread (%u,%u,%u)\n", simt_cur_block.block_idx.x,
+            simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, simt_cur_thread->thread_idx.x,
+            simt_cur_thread->thread_idx.y, simt_cur_thread->thread_idx.z);
+    simt_set_fault(cudaErrorLaunchFailure);
+    abort_current();
+}
+
+simt_wgmma_queue *simt_thread_wgmma_queue(void)
+{
+    fiber *f = cur_fiber;
+    if (!simt_cur_thread || !f) return NULL;
+    if (!f->wgq) {
+        f->wgq = calloc(1, sizeof(simt_wgmma_queue));
+        if (!f->wgq) simt_fail("out of memory for wgmma state");
+    }
+    return f->wgq;
+}
+
 /* --- thread start and end ------------------------------------------------ */
 
 static void thread_exit(fiber *self)
@@ -463,6 +726,17 @@ static void thread_exit(fiber *self)
     for (unsigned int l = 0; l < 32; l++) {
         fiber *f = &w->fibers[warp * 32 + l];
         if ((lanes >> l & 1) && f->state == ST_WARP) warp_try_complete(w, warp, f->wmask);
+    }
+    /* A group collective waiting only for this thread completes without it.
+     * wgmma results that were never waited for are lost, as on the GPU. */
+    if (self->wgq) self->wgq->count = 0;
+    for (unsigned int size = 32; size <= MAX_GROUP; size += 32) {
+        unsigned int first = self->info.linear / size * size;
+        for (unsigned int i = first; i < first + size && i < w->nthreads; i++)
+            if (w->fibers[i].state == ST_GROUP && w->fibers[i].gsize == size) {
+                group_try_complete(w, first, size);
+                break;
+            }
     }
 }
 
@@ -489,7 +763,6 @@ static void fiber_entry(void)
     abort(); /* a finished fiber is never resumed */
 }
 
-static void abort_current(void) __attribute__((noreturn));
 static void abort_current(void)
 {
     fiber *self = cur_fiber;
@@ -581,6 +854,8 @@ static void run_block(worker *w, unsigned long b)
     w->bar_gen = 0;
     w->aborted = 0;
     memset(w->warp_gen, 0, sizeof(w->warp_gen));
+    memset(w->group_gen, 0, sizeof(w->group_gen));
+    w->ntma = 0; /* copies a finished block never waited for are dropped */
     for (unsigned int i = 0; i < n; i++) {
         fiber *f = &w->fibers[i];
         f->info.thread_idx.x = i % L->block.x;
@@ -592,6 +867,7 @@ static void run_block(worker *w, unsigned long b)
         f->state = ST_READY;
         f->cp_count = 0;
         f->cp_groups = 0;
+        if (f->wgq) f->wgq->count = f->wgq->groups = 0;
         f->asan_fake = NULL;
         f->w = w;
 #ifdef SIMT_TSAN
@@ -631,6 +907,7 @@ static void *worker_main(void *arg)
     simt_cur_block.block_dim = L->block;
     simt_cur_block.grid_dim = L->grid;
     simt_cur_block.dyn_shared = dyn;
+    simt_cur_block.dyn_shared_size = L->shmem;
     cur_worker = w;
     w->main.w = w;
     cur_fiber = &w->main;
@@ -646,6 +923,7 @@ static void *worker_main(void *arg)
     cur_fiber = NULL;
     cur_worker = NULL;
     simt_cur_block.dyn_shared = NULL;
+    simt_cur_block.dyn_shared_size = 0;
     free(dyn);
     return NULL;
 }

@@ -1,0 +1,251 @@
+/** @file
+ * Hopper (sm_90a) building blocks for the labs: mbarriers, TMA tile loads
+ * (the bulk tensor copy engine), and wgmma, the warpgroup-wide asynchronous
+ * matrix multiply, with register hand-over between warpgroups (setmaxnreg).
+ *
+ * On an sm_90a device build each function is one inline PTX instruction. In
+ * the CPU emulator (TARGET=emu) each is emulated as the PTX ISA describes
+ * it (common/simt/src/simt_hopper.c): an mbarrier counts arrivals and
+ * transaction bytes and completes phases, a thread waiting on one sleeps, a
+ * TMA copy fills its box (zeros past the tensor's edges) with the
+ * shared-memory swizzle and lands when its barrier is waited on, and a wgmma
+ * reads its operands through the matrix descriptors and runs when the
+ * warpgroup waits for its group. So the same kernel runs, and is checked, on
+ * both; a wrong descriptor, swizzle, parity or byte count gives the same kind
+ * of wrong answer (or hang, reported as a deadlock) here as there. For every
+ * other build (sm_80, plain sm_90, the host pass) the functions compile to
+ * nothing and HOPPER_DEVICE is not defined: guard kernel bodies with it.
+ *
+ * The conventions the kernels rely on:
+ *  - an mbarrier is a uint64_t in shared memory, in phase 0 after
+ *    mbar_init; mbar_wait(bar, p) returns once the phase of parity p has
+ *    completed, so on a fresh barrier mbar_wait(bar, 1) returns at once;
+ *  - a TMA box lands row after row, innermost dimension first; with the
+ *    128-byte swizzle, 16-byte chunk c of a 128-byte row r is stored at
+ *    chunk c ^ (r % 8), counting rows by shared address (so align buffers to
+ *    1024 bytes);
+ *  - wgmma_m64n128k16: thread t of the warpgroup (warp w = t / 32, lane l)
+ *    holds d[4j + e] = D[16w + l/4 + 8(e/2)][8j + 2(l%4) + e%2], j = 0..15.
+ */
+#ifndef COMMON_HOPPER_CUH
+/* Doxygen does not see this as an include guard once the file has
+ * function-like macros (setmaxnreg_*); keep it out of the reference. */
+/** @cond */
+#define COMMON_HOPPER_CUH
+/** @endcond */
+
+#include <stdint.h>
+
+/* The arch-specific feature macro is what nvcc defines for compute_90a, not
+ * for compute_90 or older: wgmma and setmaxnreg exist only there. */
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+/** Defined in an sm_90a device pass: the functions are PTX. */
+#define HOPPER_PTX 1
+#endif
+#if defined(__SIMT_EMULATOR__) && !defined(__CUDA_ARCH__)
+/** Defined in the CPU emulator: the functions are emulated. */
+#define HOPPER_EMU 1
+#endif
+#if defined(HOPPER_PTX) || defined(HOPPER_EMU)
+/** Defined where the Hopper path runs: an sm_90a device pass, or the emulator. */
+#define HOPPER_DEVICE 1
+#endif
+
+/** @brief The shared-memory address of a generic pointer into shared memory,
+ *  as PTX operands and wgmma descriptors want it. @param p the pointer.
+ *  @return its 32-bit shared address (0 where the Hopper path is not built). */
+static __device__ __forceinline__ uint32_t hopper_smem_addr(const void *p)
+{
+#if defined(HOPPER_PTX)
+    return (uint32_t)__cvta_generic_to_shared(p);
+#elif defined(HOPPER_EMU)
+    return simt_shared_addr(p);
+#else
+    (void)p;
+    return 0;
+#endif
+}
+
+/** @brief mbarrier.init: a barrier that completes a phase after @p count
+ *  arrivals (and, after mbar_arrive_expect_tx, the announced bytes).
+ *  @param bar the barrier, in shared memory. @param count arrivals per phase. */
+static __device__ __forceinline__ void mbar_init(uint64_t *bar, int count)
+{
+#if defined(HOPPER_PTX)
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(hopper_smem_addr(bar)), "r"(count));
+#elif defined(HOPPER_EMU)
+    simt_mbar_init(bar, (unsigned int)count);
+#else
+    (void)bar; (void)count;
+#endif
+}
+
+/** @brief Make initialised barriers visible to the TMA unit (the async proxy);
+ *  call once after the mbar_init calls, before a __syncthreads. */
+static __device__ __forceinline__ void mbar_fence_init(void)
+{
+#if defined(HOPPER_PTX)
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+}
+
+/** @brief Block until the phase with this parity has completed. A fresh
+ *  barrier is in phase 0, so waiting for parity 1 returns at once.
+ *  @param bar the barrier. @param parity 0 or 1. */
+static __device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity)
+{
+#if defined(HOPPER_PTX)
+    asm volatile("{\n"
+                 ".reg .pred done;\n"
+                 "wait_loop:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+                 "@!done bra wait_loop;\n"
+                 "}\n" ::"r"(hopper_smem_addr(bar)), "r"(parity) : "memory");
+#elif defined(HOPPER_EMU)
+    simt_mbar_wait_parity(bar, parity);
+#else
+    (void)bar; (void)parity;
+#endif
+}
+
+/** @brief Arrive once on the barrier. @param bar the barrier. */
+static __device__ __forceinline__ void mbar_arrive(uint64_t *bar)
+{
+#if defined(HOPPER_PTX)
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(hopper_smem_addr(bar)) : "memory");
+#elif defined(HOPPER_EMU)
+    simt_mbar_arrive(bar, 0);
+#else
+    (void)bar;
+#endif
+}
+
+/** @brief Arrive once and announce @p bytes of TMA traffic that the phase
+ *  must also wait for. @param bar the barrier. @param bytes bytes to come. */
+static __device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes)
+{
+#if defined(HOPPER_PTX)
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(hopper_smem_addr(bar)),
+                 "r"(bytes) : "memory");
+#elif defined(HOPPER_EMU)
+    simt_mbar_arrive(bar, bytes);
+#else
+    (void)bar; (void)bytes;
+#endif
+}
+
+/** @brief TMA: copy the box at coordinates (x innermost, y) of a 2-D tensor
+ *  map into shared memory; its bytes complete on @p bar. Coordinates past the
+ *  tensor's edges are allowed: those elements arrive as zeros, and count.
+ *  @param dst shared destination (128-byte aligned; 1024 with the 128-byte
+ *  swizzle). @param tmap the CUtensorMap (a __grid_constant__ kernel
+ *  parameter). @param x innermost coordinate. @param y outer coordinate.
+ *  @param bar the barrier. */
+static __device__ __forceinline__ void tma_load_2d(void *dst, const void *tmap, int x, int y, uint64_t *bar)
+{
+#if defined(HOPPER_PTX)
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(hopper_smem_addr(dst)),
+                 "l"(tmap), "r"(x), "r"(y), "r"(hopper_smem_addr(bar)) : "memory");
+#elif defined(HOPPER_EMU)
+    int c[2] = {x, y};
+    simt_tma_load(dst, tmap, c, 2, bar);
+#else
+    (void)dst; (void)tmap; (void)x; (void)y; (void)bar;
+#endif
+}
+
+/** @brief Order this thread's ordinary shared-memory accesses before later
+ *  ones of the async proxy (TMA, wgmma) to the same memory:
+ *  fence.proxy.async. Nothing to order in the emulator. */
+static __device__ __forceinline__ void hopper_fence_proxy_async(void)
+{
+#if defined(HOPPER_PTX)
+    asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+}
+
+/** @brief Order this warpgroup's register accesses before the wgmma that follow. */
+static __device__ __forceinline__ void wgmma_fence(void)
+{
+#if defined(HOPPER_PTX)
+    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#endif
+}
+
+/** @brief Close the group of wgmma issued since the last commit. */
+static __device__ __forceinline__ void wgmma_commit(void)
+{
+#if defined(HOPPER_PTX)
+    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+#elif defined(HOPPER_EMU)
+    simt_wgmma_commit();
+#endif
+}
+
+/** @brief Wait until every committed wgmma group of this warpgroup has
+ *  finished; only then are the accumulators (and the operands' shared
+ *  memory) the kernel's again. */
+static __device__ __forceinline__ void wgmma_wait_all(void)
+{
+#if defined(HOPPER_PTX)
+    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+#elif defined(HOPPER_EMU)
+    simt_wgmma_wait(0);
+#endif
+}
+
+/* setmaxnreg hands registers between warpgroups: a producer that needs few
+ * gives them to consumers that hold many accumulators. n is a literal
+ * multiple of 8 in 24..256. Nothing happens in the emulator. */
+#if defined(HOPPER_PTX)
+/** Lower this warpgroup's register limit to n (a literal). */
+#define setmaxnreg_dec(n) asm volatile("setmaxnreg.dec.sync.aligned.u32 " #n ";\n")
+/** Raise this warpgroup's register limit to n (a literal). */
+#define setmaxnreg_inc(n) asm volatile("setmaxnreg.inc.sync.aligned.u32 " #n ";\n")
+#else
+/** Lower this warpgroup's register limit to n (a literal). */
+#define setmaxnreg_dec(n) ((void)0)
+/** Raise this warpgroup's register limit to n (a literal). */
+#define setmaxnreg_inc(n) ((void)0)
+#endif
+
+/**
+ * @brief D (64 x 128, fp32, registers) += A (64 x 16, bf16, shared, K-major)
+ * * B (16 x 128, bf16, shared, N-major), warpgroup-wide and asynchronous: the
+ * result is there after wgmma_commit and wgmma_wait_all.
+ * @param d this thread's 64 accumulators (layout in the file comment).
+ * @param desc_a A's shared-memory matrix descriptor (rows of A hold K, as a
+ * row-major A does). @param desc_b B's (rows of B hold N, as a row-major B
+ * does). @param scale_d 0: ignore the old D (D = A B).
+ */
+static __device__ __forceinline__ void wgmma_m64n128k16(float d[64], uint64_t desc_a, uint64_t desc_b, int scale_d)
+{
+#if defined(HOPPER_PTX)
+    /* Trailing immediates: scale-a 1, scale-b 1, transpose-a 0 (K-major),
+     * transpose-b 1 (N-major). */
+    asm volatile(
+        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
+        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
+        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
+        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+        "%64, %65, p, 1, 1, 0, 1;\n}\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
+          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
+          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
+          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
+          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
+          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
+          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
+#elif defined(HOPPER_EMU)
+    simt_wgmma(d, 128, desc_a, desc_b, scale_d, 1, 1, /*trans_a=*/0, /*trans_b=*/1, /*bf16=*/1);
+#else
+    (void)d; (void)desc_a; (void)desc_b; (void)scale_d;
+#endif
+}
+
+#endif /* COMMON_HOPPER_CUH */

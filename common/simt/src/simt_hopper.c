@@ -1,0 +1,455 @@
+/*
+ * SIMT emulator: Hopper's tensor-memory-access copies and warpgroup matrix
+ * multiply, as the CUDA driver API documentation and the PTX ISA describe
+ * them. The scheduling side (mbarrier sleeps, the TMA queue, the warpgroup
+ * collective) is in simt_runtime.c; this file does the data movement and the
+ * arithmetic:
+ *
+ *  - cuTensorMapEncodeTiled: the driver's argument rules, then a map of our
+ *    own inside the opaque 128 bytes;
+ *  - cp.async.bulk.tensor tile loads: the box, zeros past the tensor's edges,
+ *    and the shared-memory swizzle;
+ *  - wgmma.mma_async m64nNk16, bf16 or fp16 in, fp32 accumulators, both
+ *    operands read from shared memory through matrix descriptors.
+ *
+ * Shared-memory addresses (what __cvta_generic_to_shared gives, what the
+ * descriptors hold and what the swizzle patterns are made of) are offsets
+ * into the block's extern __shared__ memory, so they fit the descriptors'
+ * 18 bits as on the GPU.
+ *
+ * The swizzles are functions of the shared address: the 16-byte chunk bits
+ * 4..6 are XORed with bits 7..9 (128-byte swizzle; 4..5 with 7..8 for 64
+ * bytes, 4 with 7 for 32), so the pattern repeats every 1024 (512, 256)
+ * bytes. TMA writes with this pattern and wgmma reads with it, which is why
+ * a tile that TMA swizzled can be handed to wgmma unchanged.
+ *
+ * The canonical operand layouts, per 16-bit element (i along M or N, k along
+ * K, T = 8 elements = 16 bytes, W = chunks per swizzle row: 1, 2, 4, 8):
+ *   K-major, no swizzle:  (i/8) SBO + (i%8) 16 + (k/8) LBO + (k%8) 2
+ *   K-major, swizzled:    (i/8) SBO + (i%8) 16W + (k/8) 16 + (k%8) 2
+ *   MN-major, no swizzle: (i/8) SBO + (i%8) 2 + (k%8) 16 + (k/8) LBO
+ *   MN-major, swizzled:   (i/8W) LBO + (i%8W) 2 + (k%8) 16W + (k/8) SBO
+ * (in the swizzled K-major form the leading offset is not used).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda.h"
+#include "simt_abi.h"
+#include "simt_half_conv.h"
+#include "simt_internal.h"
+
+/* --- shared-memory window ---------------------------------------------------- */
+
+unsigned int simt_shared_addr(const void *p)
+{
+    const char *base = (const char *)simt_cur_block.dyn_shared, *c = (const char *)p;
+    if (!simt_cur_thread)
+        simt_fail("a shared-memory address (__cvta_generic_to_shared) asked for outside a kernel");
+    if (!base || c < base || c >= base + simt_cur_block.dyn_shared_size)
+        simt_fail("a shared-memory address asked for a pointer outside the block's extern __shared__ memory "
+                  "(the emulator gives shared addresses only to dynamic shared memory: put TMA destinations "
+                  "and wgmma operands there)");
+    return (unsigned int)(c - base);
+}
+
+/* A pointer to bytes [addr, addr + n) of the window, or a failure naming who asked. */
+static char *window(uint32_t addr, size_t n, const char *who)
+{
+    if ((size_t)addr + n > simt_cur_block.dyn_shared_size)
+        simt_fail("%s: shared address 0x%x + %zu bytes is past the block's %zu bytes of dynamic shared memory", who,
+                  addr, n, simt_cur_block.dyn_shared_size);
+    return (char *)simt_cur_block.dyn_shared + addr;
+}
+
+/* Chunk bits XOR row bits: mask 7 for 128 bytes, 3 for 64, 1 for 32, 0 for none. */
+static uint32_t swizzle(uint32_t addr, uint32_t mask)
+{
+    return addr ^ (((addr >> 7) & mask) << 4);
+}
+
+/* --- tensor maps ----------------------------------------------------------------- */
+
+enum { TMAP_MAGIC = 0x54534d41u /* "AMST" */ };
+
+/* What the emulator keeps in a CUtensorMap's opaque bytes. */
+typedef struct {
+    uint32_t magic;
+    uint8_t rank, esize, swizzle_mask, unused;
+    const char *base;
+    uint64_t dim[5];
+    uint64_t stride[5]; /* bytes; stride[0] = esize */
+    uint32_t box[5];
+} tmap;
+
+_Static_assert(sizeof(tmap) <= sizeof(CUtensorMap), "the emulator's map must fit a CUtensorMap");
+
+static CUresult bad(CUresult r, const char *what)
+{
+    fprintf(stderr, "cuTensorMapEncodeTiled (emulated): %s\n", what);
+    return r;
+}
+
+static int elem_size(CUtensorMapDataType t)
+{
+    switch (t) {
+    case CU_TENSOR_MAP_DATA_TYPE_UINT8: return 1;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT16:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT16:
+    case CU_TENSOR_MAP_DATA_TYPE_BFLOAT16: return 2;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT32:
+    case CU_TENSOR_MAP_DATA_TYPE_INT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT32_FTZ:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32:
+    case CU_TENSOR_MAP_DATA_TYPE_TFLOAT32_FTZ: return 4;
+    case CU_TENSOR_MAP_DATA_TYPE_UINT64:
+    case CU_TENSOR_MAP_DATA_TYPE_INT64:
+    case CU_TENSOR_MAP_DATA_TYPE_FLOAT64: return 8;
+    default: return 0; /* the packed 4- and 6-bit types, or not a type */
+    }
+}
+
+CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tensorDataType, cuuint32_t tensorRank,
+                                void *globalAddress, const cuuint64_t *globalDim, const cuuint64_t *globalStrides,
+                                const cuuint32_t *boxDim, const cuuint32_t *elementStrides,
+                                CUtensorMapInterleave interleave, CUtensorMapSwizzle swizzle_mode,
+                                CUtensorMapL2promotion l2Promotion, CUtensorMapFloatOOBfill oobFill)
+{
+    char msg[160];
+    if (!tensorMap || (uintptr_t)tensorMap % 64 != 0)
+        return bad(CUDA_ERROR_INVALID_VALUE, "tensorMap must be a 64-byte aligned CUtensorMap");
+    if ((unsigned)tensorDataType > CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B)
+        return bad(CUDA_ERROR_INVALID_VALUE, "tensorDataType is not a CUtensorMapDataType");
+    int esize = elem_size(tensorDataType);
+    if (!esize) return bad(CUDA_ERROR_NOT_SUPPORTED, "the packed 4- and 6-bit types are not emulated");
+    if (tensorRank < 1 || tensorRank > 5) return bad(CUDA_ERROR_INVALID_VALUE, "tensorRank must be 1 to 5");
+    if ((unsigned)interleave > CU_TENSOR_MAP_INTERLEAVE_32B)
+        return bad(CUDA_ERROR_INVALID_VALUE, "interleave is not a CUtensorMapInterleave");
+    if (interleave != CU_TENSOR_MAP_INTERLEAVE_NONE)
+        return bad(CUDA_ERROR_NOT_SUPPORTED, "interleaved layouts are not emulated");
+    if (!globalAddress || (uintptr_t)globalAddress % 16 != 0)
+        return bad(CUDA_ERROR_INVALID_VALUE, "globalAddress must be 16-byte aligned");
+    if (!globalDim || !boxDim || !elementStrides || (tensorRank > 1 && !globalStrides))
+        return bad(CUDA_ERROR_INVALID_VALUE, "globalDim, globalStrides, boxDim and elementStrides are needed");
+    tmap m;
+    memset(&m, 0, sizeof(m));
+    m.magic = TMAP_MAGIC;
+    m.rank = (uint8_t)tensorRank;
+    m.esize = (uint8_t)esize;
+    m.base = (const char *)globalAddress;
+    m.stride[0] = (uint64_t)esize;
+    for (cuuint32_t i = 0; i < tensorRank; i++) {
+        if (globalDim[i] < 1 || globalDim[i] > (1ull << 32)) {
+            snprintf(msg, sizeof msg, "globalDim[%u] = %llu must be 1 to 2^32", i, (unsigned long long)globalDim[i]);
+            return bad(CUDA_ERROR_INVALID_VALUE, msg);
+        }
+        if (boxDim[i] < 1 || boxDim[i] > 256) {
+            snprintf(msg, sizeof msg, "boxDim[%u] = %u must be 1 to 256", i, boxDim[i]);
+            return bad(CUDA_ERROR_INVALID_VALUE, msg);
+        }
+        if (elementStrides[i] < 1 || elementStrides[i] > 8) {
+            snprintf(msg, sizeof msg, "elementStrides[%u] = %u must be 1 to 8", i, elementStrides[i]);
+            return bad(CUDA_ERROR_INVALID_VALUE, msg);
+        }
+        if (i > 0 && elementStrides[i] != 1)
+            return bad(CUDA_ERROR_NOT_SUPPORTED, "element strides other than 1 are not emulated");
+        m.dim[i] = globalDim[i];
+        m.box[i] = boxDim[i];
+        if (i > 0) {
+            uint64_t s = globalStrides[i - 1], below = m.stride[i - 1] * m.dim[i - 1];
+            if (s % 16 != 0 || s >= (1ull << 40)) {
+                snprintf(msg, sizeof msg, "globalStrides[%u] = %llu bytes must be a multiple of 16 below 2^40", i - 1,
+                         (unsigned long long)s);
+                return bad(CUDA_ERROR_INVALID_VALUE, msg);
+            }
+            if (s < below) {
+                snprintf(msg, sizeof msg,
+                         "globalStrides[%u] = %llu bytes is less than the %llu bytes of the dimension below it "
+                         "(strides are in bytes, not elements)",
+                         i - 1, (unsigned long long)s, (unsigned long long)below);
+                return bad(CUDA_ERROR_INVALID_VALUE, msg);
+            }
+            m.stride[i] = s;
+        }
+    }
+    uint32_t inner = boxDim[0] * (uint32_t)esize;
+    if (inner % 16 != 0) {
+        snprintf(msg, sizeof msg, "boxDim[0] x element size = %u bytes must be a multiple of 16", inner);
+        return bad(CUDA_ERROR_INVALID_VALUE, msg);
+    }
+    uint32_t span = 0;
+    switch (swizzle_mode) {
+    case CU_TENSOR_MAP_SWIZZLE_NONE: break;
+    case CU_TENSOR_MAP_SWIZZLE_32B: span = 32; m.swizzle_mask = 1; break;
+    case CU_TENSOR_MAP_SWIZZLE_64B: span = 64; m.swizzle_mask = 3; break;
+    case CU_TENSOR_MAP_SWIZZLE_128B: span = 128; m.swizzle_mask = 7; break;
+    case CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B:
+    case CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B_FLIP_8B:
+    case CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B:
+        return bad(CUDA_ERROR_NOT_SUPPORTED, "the 128B_ATOM swizzles are not emulated");
+    default: return bad(CUDA_ERROR_INVALID_VALUE, "swizzle is not a CUtensorMapSwizzle");
+    }
+    if (span && inner > span) {
+        snprintf(msg, sizeof msg, "the box's inner dimension (%u bytes) must be at most the swizzle span (%u bytes)",
+                 inner, span);
+        return bad(CUDA_ERROR_INVALID_VALUE, msg);
+    }
+    if (span && inner < span) {
+        snprintf(msg, sizeof msg,
+                 "a box of %u-byte rows under the %u-byte swizzle is not emulated (make the rows the swizzle span)",
+                 inner, span);
+        return bad(CUDA_ERROR_NOT_SUPPORTED, msg);
+    }
+    if ((unsigned)l2Promotion > CU_TENSOR_MAP_L2_PROMOTION_L2_256B)
+        return bad(CUDA_ERROR_INVALID_VALUE, "l2Promotion is not a CUtensorMapL2promotion");
+    if (oobFill == CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA)
+        return bad(CUDA_ERROR_NOT_SUPPORTED, "the NaN out-of-bounds fill is not emulated");
+    if (oobFill != CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE)
+        return bad(CUDA_ERROR_INVALID_VALUE, "oobFill is not a CUtensorMapFloatOOBfill");
+    memset(tensorMap, 0, sizeof(*tensorMap));
+    memcpy(tensorMap, &m, sizeof(m));
+    return CUDA_SUCCESS;
+}
+
+/* --- TMA tile loads ------------------------------------------------------------- */
+
+void simt_tma_load(void *dst, const void *tensor_map, const int *coords, int ncoords, uint64_t *bar)
+{
+    tmap m;
+    if (!tensor_map) simt_fail("cp.async.bulk.tensor with a null tensor map");
+    memcpy(&m, tensor_map, sizeof(m));
+    if (m.magic != TMAP_MAGIC)
+        simt_fail("cp.async.bulk.tensor: the tensor map was not made by cuTensorMapEncodeTiled (or it was "
+                  "passed by a host pointer: pass the CUtensorMap itself as a __grid_constant__ kernel parameter)");
+    if (ncoords != m.rank)
+        simt_fail("cp.async.bulk.tensor.%dd on a tensor map of rank %d", ncoords, m.rank);
+    if (!bar) simt_fail("cp.async.bulk.tensor without an mbarrier");
+    uint32_t addr = simt_shared_addr(dst), repeat = (m.swizzle_mask + 1u) * 128u;
+    if (addr % 128 != 0)
+        simt_fail("cp.async.bulk.tensor: shared destination 0x%x is not 128-byte aligned", addr);
+    if (m.swizzle_mask && addr % repeat != 0)
+        simt_fail("cp.async.bulk.tensor: swizzled shared destination 0x%x is not aligned to the %u-byte period of "
+                  "its swizzle pattern (the emulator asks for that alignment; align the buffer)",
+                  addr, repeat);
+    simt_tma_op op;
+    memset(&op, 0, sizeof(op));
+    memcpy(op.map, tensor_map, sizeof(op.map));
+    uint64_t bytes = m.esize;
+    for (int i = 0; i < m.rank; i++) {
+        op.coords[i] = coords[i];
+        bytes *= m.box[i];
+    }
+    (void)window(addr, (size_t)bytes, "cp.async.bulk.tensor");
+    op.dst = dst;
+    op.bar = bar;
+    op.bytes = (unsigned int)bytes;
+    simt_tma_enqueue(&op);
+}
+
+void simt_tma_run(const simt_tma_op *op)
+{
+    tmap m;
+    memcpy(&m, op->map, sizeof(m));
+    uint32_t base = simt_shared_addr(op->dst);
+    uint32_t idx[5] = {0, 0, 0, 0, 0};
+    uint64_t n = 1;
+    for (int d = 0; d < m.rank; d++) n *= m.box[d];
+    /* Box elements in order, innermost first: element e lands e * esize bytes
+     * into the box, then the swizzle moves its 16-byte chunk. */
+    for (uint64_t e = 0; e < n; e++) {
+        int inside = 1;
+        uint64_t off = 0;
+        for (int d = 0; d < m.rank; d++) {
+            int64_t g = (int64_t)op->coords[d] + idx[d];
+            if (g < 0 || (uint64_t)g >= m.dim[d]) inside = 0;
+            else off += (uint64_t)g * m.stride[d];
+        }
+        char *to = window(swizzle(base + (uint32_t)(e * m.esize), m.swizzle_mask), m.esize, "cp.async.bulk.tensor");
+        if (inside)
+            memcpy(to, m.base + off, m.esize);
+        else
+            memset(to, 0, m.esize);
+        for (int d = 0; d < m.rank && ++idx[d] == m.box[d]; d++) idx[d] = 0;
+    }
+}
+
+/* --- wgmma ---------------------------------------------------------------------- */
+
+/* A decoded shared-memory matrix descriptor. */
+typedef struct {
+    uint32_t start, lbo, sbo, mask;
+    int mode; /* 0 none, 1 128-byte, 2 64-byte, 3 32-byte swizzle */
+} desc_t;
+
+static desc_t decode(uint64_t d, const char *which)
+{
+    desc_t r;
+    r.start = (uint32_t)(d & 0x3fff) << 4;
+    r.lbo = (uint32_t)(d >> 16 & 0x3fff) << 4;
+    r.sbo = (uint32_t)(d >> 32 & 0x3fff) << 4;
+    r.mode = (int)(d >> 62);
+    r.mask = r.mode == 1 ? 7u : r.mode == 2 ? 3u : r.mode == 3 ? 1u : 0u;
+    int base_offset = (int)(d >> 49 & 7);
+    if (base_offset != 0)
+        simt_fail("wgmma: %s's descriptor has base offset %d, which the emulator does not model (start swizzled "
+                  "operands on their pattern's period and leave it 0)",
+                  which, base_offset);
+    if (r.mask && (r.start >> 7 & r.mask) != 0)
+        simt_fail("wgmma: %s starts at shared address 0x%x, %u rows into its swizzle pattern; the emulator "
+                  "wants swizzled operands to start in the pattern's first row (a multiple of %u bytes, plus an "
+                  "offset along that row)",
+                  which, r.start, r.start >> 7 & r.mask, (r.mask + 1u) * 128u);
+    return r;
+}
+
+/* Byte offset of element (i along M or N, k along K) before the swizzle. */
+static uint32_t operand_offset(const desc_t *s, int mn_major, uint32_t i, uint32_t k)
+{
+    uint32_t w = s->mask + 1; /* 16-byte chunks per swizzle row */
+    if (!mn_major) {
+        if (!s->mask) return i / 8 * s->sbo + i % 8 * 16 + k / 8 * s->lbo + k % 8 * 2;
+        return i / 8 * s->sbo + i % 8 * 16 * w + k / 8 * 16 + k % 8 * 2;
+    }
+    if (!s->mask) return i / 8 * s->sbo + i % 8 * 2 + k % 8 * 16 + k / 8 * s->lbo;
+    return i / (8 * w) * s->lbo + i % (8 * w) * 2 + k % 8 * 16 * w + k / 8 * s->sbo;
+}
+
+static double operand(const desc_t *s, int mn_major, uint32_t i, uint32_t k, int bf16, const char *which)
+{
+    uint16_t h;
+    memcpy(&h, window(swizzle(s->start + operand_offset(s, mn_major, i, k), s->mask), 2, which), 2);
+    return bf16 ? simt_bf16_bits_to_float(h) : simt_half_bits_to_float(h);
+}
+
+void simt_wgmma(float *d, int n, uint64_t desc_a, uint64_t desc_b, int scale_d, int neg_a, int neg_b, int trans_a,
+                int trans_b, int bf16)
+{
+    simt_wgmma_queue *q = simt_thread_wgmma_queue();
+    if (!q) simt_fail("wgmma in host code");
+    if (n < 8 || n > 256 || n % 8 != 0) simt_fail("wgmma m64n%dk16: N must be a multiple of 8 from 8 to 256", n);
+    if (q->count == SIMT_WGMMA_MAX)
+        simt_fail("more than %d wgmma.mma_async in flight: wait for them (wgmma.wait_group)", SIMT_WGMMA_MAX);
+    simt_wgmma_op *o = &q->op[q->count++];
+    o->d = d;
+    o->desc_a = desc_a;
+    o->desc_b = desc_b;
+    o->n = n;
+    o->scale_d = scale_d != 0;
+    o->neg_a = neg_a < 0;
+    o->neg_b = neg_b < 0;
+    o->trans_a = trans_a != 0;
+    o->trans_b = trans_b != 0;
+    o->bf16 = bf16 != 0;
+    o->group = -1;
+}
+
+void simt_wgmma_commit(void)
+{
+    simt_wgmma_queue *q = simt_thread_wgmma_queue();
+    if (!q) return;
+    for (int i = 0; i < q->count; i++)
+        if (q->op[i].group < 0) q->op[i].group = q->groups;
+    q->groups++;
+}
+
+/* One thread's part in wgmma.wait_group. */
+typedef struct {
+    simt_wgmma_queue *q;
+    int keep_from; /* groups numbered >= this stay in flight */
+    const char *error;
+} wait_arg;
+
+static int runnable(const simt_wgmma_op *o, int keep_from) { return o->group >= 0 && o->group < keep_from; }
+
+static int same_op(const simt_wgmma_op *a, const simt_wgmma_op *b)
+{
+    return a->desc_a == b->desc_a && a->desc_b == b->desc_b && a->n == b->n && a->scale_d == b->scale_d &&
+           a->neg_a == b->neg_a && a->neg_b == b->neg_b && a->trans_a == b->trans_a && a->trans_b == b->trans_b &&
+           a->bf16 == b->bf16;
+}
+
+/* Run one m64nNk16 for the whole warpgroup. Thread t (warp w = t / 32, lane
+ * l) holds d[4j + e] = D[16w + l/4 + 8(e/2)][8j + 2(l%4) + e%2]. The sums
+ * are exact in double and rounded once to fp32 (a GPU may round or truncate
+ * each step: the course's tolerances allow for that). */
+static void run_one(wait_arg *const *t, int op)
+{
+    const simt_wgmma_op *o = &t[0]->q->op[op];
+    desc_t a = decode(o->desc_a, "wgmma operand A"), b = decode(o->desc_b, "wgmma operand B");
+    /* Scratch on the heap: the fiber stacks are small, and a buffer shared
+     * by the OS thread's fibers would look like a race to TSan. */
+    double *A = malloc(sizeof(double) * 64 * 16), *B = malloc(sizeof(double) * 16 * (size_t)o->n);
+    if (!A || !B) simt_fail("out of memory for wgmma");
+    for (uint32_t i = 0; i < 64; i++)
+        for (uint32_t k = 0; k < 16; k++)
+            A[i * 16 + k] = (o->neg_a ? -1.0 : 1.0) * operand(&a, o->trans_a, i, k, o->bf16, "wgmma operand A");
+    for (uint32_t k = 0; k < 16; k++)
+        for (uint32_t j = 0; j < (uint32_t)o->n; j++)
+            B[k * o->n + j] = (o->neg_b ? -1.0 : 1.0) * operand(&b, o->trans_b, j, k, o->bf16, "wgmma operand B");
+    for (int th = 0; th < 128; th++) {
+        float *d = t[th]->q->op[op].d;
+        int w = th / 32, l = th % 32;
+        for (int j = 0; j < o->n / 8; j++)
+            for (int e = 0; e < 4; e++) {
+                int row = 16 * w + l / 4 + 8 * (e / 2), col = 8 * j + 2 * (l % 4) + e % 2;
+                double s = o->scale_d ? d[4 * j + e] : 0.0;
+                for (int k = 0; k < 16; k++) s += A[row * 16 + k] * B[k * o->n + col];
+                d[4 * j + e] = (float)s;
+            }
+    }
+    free(A);
+    free(B);
+}
+
+static void wait_combine(void *const *args, unsigned int n)
+{
+    wait_arg *t[128];
+    const char *error = NULL;
+    if (n != 128) error = "wgmma needs whole warpgroups of 128 threads (the block's last one is short)";
+    for (unsigned int i = 0; i < n && !error; i++)
+        if (!(t[i] = (wait_arg *)args[i]))
+            error = "wgmma.wait_group: a thread of the warpgroup has exited (all 128 must take part)";
+    /* Every thread must have issued the same operations: a wgmma is one
+     * instruction of the whole warpgroup. */
+    if (!error) {
+        for (int th = 1; th < 128 && !error; th++) {
+            const simt_wgmma_queue *q = t[th]->q, *q0 = t[0]->q;
+            if (q->count != q0->count || t[th]->keep_from != t[0]->keep_from) {
+                error = "the threads of a warpgroup issued different numbers of wgmma, commits or waits";
+                break;
+            }
+            for (int i = 0; i < q->count; i++)
+                if (!same_op(&q->op[i], &q0->op[i]) || q->op[i].group != q0->op[i].group) {
+                    error = "the threads of a warpgroup issued wgmma with different descriptors or shapes";
+                    break;
+                }
+        }
+    }
+    if (error) {
+        for (unsigned int i = 0; i < n; i++)
+            if (args[i]) ((wait_arg *)args[i])->error = error;
+        return;
+    }
+    for (int i = 0; i < t[0]->q->count; i++)
+        if (runnable(&t[0]->q->op[i], t[0]->keep_from)) run_one(t, i);
+    for (int th = 0; th < 128; th++) { /* drop what ran, keep the rest in order */
+        simt_wgmma_queue *q = t[th]->q;
+        int kept = 0;
+        for (int i = 0; i < q->count; i++)
+            if (!runnable(&q->op[i], t[th]->keep_from)) q->op[kept++] = q->op[i];
+        q->count = kept;
+    }
+}
+
+void simt_wgmma_wait(int n)
+{
+    simt_wgmma_queue *q = simt_thread_wgmma_queue();
+    if (!q) simt_fail("wgmma.wait_group in host code");
+    wait_arg arg = {q, q->groups - (n < 0 ? 0 : n), NULL};
+    simt_group_collective(128, &arg, wait_combine);
+    if (arg.error) simt_fail("%s", arg.error);
+}

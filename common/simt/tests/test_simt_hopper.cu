@@ -1,0 +1,266 @@
+/*
+ * The emulator's Hopper model beyond what a GPU can be asked in a test:
+ * cuTensorMapEncodeTiled refusing what the driver refuses, and the kernel
+ * bugs the emulator turns into failures instead of undefined behaviour:
+ * a wait that never completes (reported as a deadlock, not a hang), more
+ * arrivals in one phase than a barrier's count, an expect_tx smaller than the bytes the
+ * copies bring, reading a TMA destination before waiting (stale data, as a
+ * GPU may show), reading wgmma accumulators before wgmma.wait_group (the old
+ * values), threads of a warpgroup disagreeing on a wgmma, partial
+ * warpgroups, TMA destinations outside dynamic shared memory or misaligned,
+ * and descriptors the emulator does not model. The agreement of the model
+ * with real hardware is tested by common/tests/test_hopper.cu, which also
+ * runs on a GPU.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+extern "C" {
+#include <cmocka.h>
+}
+#include <cuda.h>
+
+#include "hopper.cuh"
+
+/* ---- tensor maps ---------------------------------------------------------- */
+
+static CUresult encode(CUtensorMap *m, void *base, cuuint64_t cols, cuuint64_t rows, cuuint64_t stride_bytes,
+                       cuuint32_t box_cols, cuuint32_t box_rows, CUtensorMapSwizzle swz)
+{
+    cuuint64_t dims[2] = {cols, rows}, strides[1] = {stride_bytes};
+    cuuint32_t box[2] = {box_cols, box_rows}, es[2] = {1, 1};
+    return cuTensorMapEncodeTiled(m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, es,
+                                  CU_TENSOR_MAP_INTERLEAVE_NONE, swz, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                  CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+}
+
+static void test_encode_rules(void **state)
+{
+    (void)state;
+    CUtensorMap m;
+    char *g = NULL;
+    assert_int_equal(cudaMalloc((void **)&g, 1 << 16), cudaSuccess);
+    assert_int_equal(encode(&m, g, 64, 64, 128, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B), CUDA_SUCCESS);
+    assert_int_equal(encode(&m, g + 8, 64, 64, 128, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(encode(&m, g, 64, 64, 136, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B), CUDA_ERROR_INVALID_VALUE);
+    /* A row stride given in elements instead of bytes: shorter than a row. */
+    assert_int_equal(encode(&m, g, 64, 64, 64, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(encode(&m, g, 64, 64, 128, 64, 257, CU_TENSOR_MAP_SWIZZLE_NONE), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(encode(&m, g, 64, 64, 128, 64, 0, CU_TENSOR_MAP_SWIZZLE_NONE), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(encode(&m, g, 64, 64, 128, 12, 8, CU_TENSOR_MAP_SWIZZLE_NONE), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(encode(&m, g, 128, 64, 256, 128, 8, CU_TENSOR_MAP_SWIZZLE_128B), CUDA_ERROR_INVALID_VALUE);
+    assert_int_equal(encode(&m, g, 64, 64, 128, 32, 8, CU_TENSOR_MAP_SWIZZLE_128B), CUDA_ERROR_NOT_SUPPORTED);
+    assert_int_equal(encode(&m, g, 64, 64, 128, 64, 8, CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B), CUDA_ERROR_NOT_SUPPORTED);
+    assert_int_equal(encode((CUtensorMap *)((char *)&m + 8), g, 64, 64, 128, 64, 8, CU_TENSOR_MAP_SWIZZLE_NONE),
+                     CUDA_ERROR_INVALID_VALUE);
+    void *fn = NULL;
+    cudaDriverEntryPointQueryResult q;
+    assert_int_equal(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q),
+                     cudaSuccess);
+    assert_int_equal(q, cudaDriverEntryPointSuccess);
+    assert_ptr_equal(fn, (void *)cuTensorMapEncodeTiled);
+    assert_int_equal(cudaGetDriverEntryPoint("cuMemAlloc", &fn, cudaEnableDefault, &q), cudaSuccess);
+    assert_int_equal(q, cudaDriverEntryPointSymbolNotFound);
+    assert_null(fn);
+    cudaFree(g);
+}
+
+/* ---- kernels that must fail ------------------------------------------------- */
+
+/* Each case runs one kernel that must fail the launch with
+ * cudaErrorLaunchFailure (and a message) instead of hanging or passing. */
+static void expect_launch_failure(cudaError_t launch_status)
+{
+    cudaError_t sync = cudaDeviceSynchronize();
+    assert_true(launch_status == cudaErrorLaunchFailure || sync == cudaErrorLaunchFailure);
+    cudaDeviceReset(); /* the fault is sticky, as on a GPU */
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+}
+
+__global__ void never_completes(void)
+{
+    __shared__ uint64_t bar;
+    if (threadIdx.x == 0) mbar_init(&bar, 2);
+    __syncthreads();
+    if (threadIdx.x == 0) mbar_arrive(&bar); /* only one of the two arrivals */
+    mbar_wait(&bar, 0);
+}
+
+/* Count 1: thread 0's arrival leaves the phase open for 1024 bytes that never
+ * come, and thread 1 arrives in the same phase, one arrival too many (what a
+ * producer that does not wait for its stage to be emptied does). */
+__global__ void arrives_too_often(void)
+{
+    __shared__ uint64_t bar;
+    if (threadIdx.x == 0) mbar_init(&bar, 1);
+    __syncthreads();
+    if (threadIdx.x == 0) mbar_arrive_expect_tx(&bar, 1024);
+    __syncthreads();
+    if (threadIdx.x == 1) mbar_arrive(&bar);
+}
+
+/* A TMA box of 64 x 16 bf16 (2048 bytes) into dynamic shared memory at
+ * offset dst_offset (0: aligned), announcing expect bytes. */
+__global__ void tma_case(const __grid_constant__ CUtensorMap map, int dst_offset, unsigned int expect, int to_static)
+{
+    __shared__ uint64_t bar;
+    __shared__ __align__(1024) uint8_t static_buf[2048];
+    extern __shared__ __align__(1024) uint8_t dyn[];
+    if (threadIdx.x == 0) {
+        mbar_init(&bar, 1);
+        mbar_arrive_expect_tx(&bar, expect);
+        tma_load_2d(to_static ? static_buf : dyn + dst_offset, &map, 0, 0, &bar);
+    }
+    mbar_wait(&bar, 0);
+}
+
+static void make_box_map(CUtensorMap *m, void **g)
+{
+    assert_int_equal(cudaMalloc(g, 64 * 64 * 2), cudaSuccess);
+    assert_int_equal(encode(m, *g, 64, 64, 128, 64, 16, CU_TENSOR_MAP_SWIZZLE_128B), CUDA_SUCCESS);
+}
+
+static void test_bugs_fail_the_launch(void **state)
+{
+    (void)state;
+    never_completes<<<1, 32>>>();
+    expect_launch_failure(cudaGetLastError());
+    arrives_too_often<<<1, 2>>>();
+    expect_launch_failure(cudaGetLastError());
+
+    CUtensorMap m;
+    void *g;
+    make_box_map(&m, &g);
+    tma_case<<<1, 32, 4096>>>(m, 0, 2048, 0); /* the correct case first: it must pass */
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    tma_case<<<1, 32, 4096>>>(m, 0, 1024, 0); /* expect_tx short of the box */
+    expect_launch_failure(cudaGetLastError());
+    tma_case<<<1, 32, 4096>>>(m, 0, 4096, 0); /* more bytes announced than come: never completes */
+    expect_launch_failure(cudaGetLastError());
+    tma_case<<<1, 32, 4096>>>(m, 0, 2048, 1); /* into a static __shared__ array */
+    expect_launch_failure(cudaGetLastError());
+    tma_case<<<1, 32, 8192>>>(m, 512, 2048, 0); /* not on the 1024-byte period of the 128-byte swizzle */
+    expect_launch_failure(cudaGetLastError());
+    tma_case<<<1, 32, 4096>>>(m, 3072, 2048, 0); /* the box runs past dynamic shared memory */
+    expect_launch_failure(cudaGetLastError());
+    cudaFree(g);
+}
+
+/* ---- what is seen before a wait ------------------------------------------------ */
+
+/* Thread 0 issues a copy and reads the destination before it waits (stale:
+ * the poison; other threads run after its wait, when the copy has landed),
+ * then every thread reads it after the wait (the data). */
+__global__ void read_before_wait(const __grid_constant__ CUtensorMap map, uint16_t *before, uint16_t *after)
+{
+    __shared__ uint64_t bar;
+    extern __shared__ __align__(1024) uint8_t dyn[];
+    uint16_t *buf = (uint16_t *)dyn;
+    for (int i = threadIdx.x; i < 1024; i += blockDim.x) buf[i] = 0x7777;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        mbar_init(&bar, 1);
+        mbar_arrive_expect_tx(&bar, 2048);
+        tma_load_2d(buf, &map, 0, 0, &bar);
+    }
+    if (threadIdx.x == 0)
+        for (int i = 0; i < 1024; i++) before[i] = buf[i];
+    __syncthreads();
+    mbar_wait(&bar, 0);
+    for (int i = threadIdx.x; i < 1024; i += blockDim.x) after[i] = buf[i];
+}
+
+static void test_copies_land_at_the_wait(void **state)
+{
+    (void)state;
+    CUtensorMap m;
+    void *g;
+    make_box_map(&m, &g);
+    uint16_t h[64 * 64], before[1024], after[1024];
+    for (int i = 0; i < 64 * 64; i++) h[i] = (uint16_t)(i + 1);
+    cudaMemcpy(g, h, sizeof h, cudaMemcpyHostToDevice);
+    uint16_t *db, *da;
+    cudaMalloc((void **)&db, sizeof before);
+    cudaMalloc((void **)&da, sizeof after);
+    read_before_wait<<<1, 64, 2048>>>(m, db, da);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(before, db, sizeof before, cudaMemcpyDeviceToHost);
+    cudaMemcpy(after, da, sizeof after, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 1024; i++) assert_int_equal(before[i], 0x7777);
+    /* Row 0 is not moved by the 128-byte swizzle; row 1's chunks swap in pairs. */
+    for (int j = 0; j < 64; j++) assert_int_equal(after[j], h[j]);
+    for (int j = 0; j < 64; j++) assert_int_equal(after[64 + ((j / 8) ^ 1) * 8 + j % 8], h[64 + j]);
+    cudaFree(db);
+    cudaFree(da);
+    cudaFree(g);
+}
+
+/* ---- wgmma ------------------------------------------------------------------------ */
+
+/* One warpgroup: D = A B with A all ones (K-major) and B all twos
+ * (N-major), no swizzle, so every D element is 16 * 2 = 32. d[0] is read
+ * before wgmma.wait_group and after. variant 1: thread 5 passes another B
+ * descriptor; 2: a nonzero base offset; 3: A starts one 128-byte row into
+ * a swizzle pattern. */
+__global__ void wgmma_case(int variant, float *before, float *after)
+{
+    extern __shared__ __align__(1024) uint8_t dyn[];
+    uint16_t *A = (uint16_t *)dyn, *B = (uint16_t *)(dyn + 4096);
+    for (int i = threadIdx.x; i < 64 * 16; i += blockDim.x) A[i] = 0x3f80;  /* bf16 1.0 */
+    for (int i = threadIdx.x; i < 16 * 128; i += blockDim.x) B[i] = 0x4000; /* bf16 2.0 */
+    __syncthreads();
+    /* No swizzle. A, K-major: core matrices of 8 rows x 16 bytes, the two K
+     * halves 128 bytes apart (LBO), row groups 256 bytes apart (SBO).
+     * B, N-major: 8 columns x 8 k-rows per 128-byte core matrix, column
+     * groups 256 bytes apart (SBO), the two k-halves 128 bytes apart (LBO). */
+    uint64_t da = (hopper_smem_addr(A) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    uint64_t db = (hopper_smem_addr(B) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    if (variant == 1 && threadIdx.x == 5) db += 1;
+    if (variant == 2) da |= 1ull << 49;
+    if (variant == 3) da = ((hopper_smem_addr(A) + 128) >> 4) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
+    float d[64];
+    for (int i = 0; i < 64; i++) d[i] = -1.0f;
+    wgmma_fence();
+    wgmma_m64n128k16(d, da, db, 0);
+    wgmma_commit();
+    before[threadIdx.x] = d[0];
+    wgmma_wait_all();
+    after[threadIdx.x] = d[0];
+}
+
+static void test_wgmma_results_arrive_at_the_wait(void **state)
+{
+    (void)state;
+    float *db, *da, before[128], after[128];
+    cudaMalloc((void **)&db, sizeof before);
+    cudaMalloc((void **)&da, sizeof after);
+    wgmma_case<<<1, 128, 8192>>>(0, db, da);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(before, db, sizeof before, cudaMemcpyDeviceToHost);
+    cudaMemcpy(after, da, sizeof after, cudaMemcpyDeviceToHost);
+    for (int t = 0; t < 128; t++) {
+        assert_true(before[t] == -1.0f);
+        assert_true(after[t] == 32.0f);
+    }
+    for (int v = 1; v <= 3; v++) {
+        wgmma_case<<<1, 128, 8192>>>(v, db, da);
+        expect_launch_failure(cudaGetLastError());
+    }
+    wgmma_case<<<1, 96, 8192>>>(0, db, da); /* not a whole warpgroup */
+    expect_launch_failure(cudaGetLastError());
+    cudaFree(db);
+    cudaFree(da);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_encode_rules),
+        cmocka_unit_test(test_bugs_fail_the_launch),
+        cmocka_unit_test(test_copies_land_at_the_wait),
+        cmocka_unit_test(test_wgmma_results_arrive_at_the_wait),
+    };
+    return cmocka_run_group_tests_name("simt_hopper", tests, NULL, NULL);
+}

@@ -14,7 +14,7 @@ typedef enum {
     LAB_NOT_IMPLEMENTED = 1, /**< the TODO is still there */
     LAB_BAD_ARGUMENT = 2,    /**< sizes or pointers the function cannot handle */
     LAB_LAUNCH_FAILED = 3,   /**< a kernel launch returned an error */
-    LAB_NEEDS_HOPPER = 4,    /**< the code needs a compute-capability 9.0 GPU and an sm_90a build (wgmma, TMA); not run here */
+    LAB_NEEDS_HOPPER = 4,    /**< the code needs a compute-capability 9.0 GPU and an sm_90a build (wgmma, TMA), or the emulator; not run here */
 } lab_status_t;
 
 /**

@@ -71,14 +71,14 @@ static inline void lab_check_init(int argc, char **argv, const char *summary) {
  * @brief Skip (visibly, not a pass) when a Hopper-only step cannot run here.
  *
  * status is what the step's own probe returned (e.g. LAB_NEEDS_HOPPER from a
- * wgmma kernel on an sm_80 GPU, a binary without sm_90a code, or the
- * emulator, which has no wgmma or TMA); anything else lets the test go on.
+ * wgmma kernel on an sm_80 GPU, or from a binary without sm_90a code; the
+ * emulator runs wgmma and TMA); anything else lets the test go on.
  */
 #define LAB_REQUIRE_HOPPER(status, what)                                                         \
     do {                                                                                         \
         if ((status) == LAB_NEEDS_HOPPER) {                                                      \
-            print_message("%s needs a Hopper GPU (compute capability 9.0) and an sm_90a build; "  \
-                          "skipped, not passed\n", (what));                                      \
+            print_message("%s needs a Hopper GPU (compute capability 9.0) and an sm_90a build, "  \
+                          "or TARGET=emu; skipped, not passed\n", (what));                       \
             skip();                                                                              \
         }                                                                                        \
     } while (0)

@@ -33,12 +33,15 @@
 
 int matmul_wgmma_supported(void);
 
-/* The lab-04 kernels this process can run: wgmma only on a Hopper GPU. */
+/* The lab-04 kernels this process can run: wgmma only on a Hopper GPU or the emulator. */
 static int n_kernels(const char **names) {
     int n = 0;
     names[n++] = "wmma";
     names[n++] = "mma";
-    if (matmul_wgmma_supported() == LAB_OK) names[n++] = "wgmma";
+    if (matmul_wgmma_supported() == LAB_OK)
+        names[n++] = "wgmma";
+    else
+        print_message("wgmma left out: it needs a Hopper GPU and an sm_90a build\n");
     return n;
 }
 

@@ -55,7 +55,7 @@ int train_select_matmul(const char *name, char *err, size_t errlen) {
             if (st != LAB_OK) {
                 snprintf(err, errlen, "--matmul %s: your lab-04 %s kernel returned '%s'%s; pass --matmul %s",
                          name, name, lab_status_name(st),
-                         st == LAB_NEEDS_HOPPER ? " (it runs only on an H100/H200 with an sm_90a build)" : "",
+                         st == LAB_NEEDS_HOPPER ? " (it runs on an H100/H200 with an sm_90a build, or the emulator)" : "",
                          emulated ? "tiled" : "cublas");
                 return -1;
             }

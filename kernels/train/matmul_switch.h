@@ -6,7 +6,7 @@
  *   tiled   the course's 16 x 16 shared-memory kernel (the only one under the emulator)
  *   wmma    lab 04 step A, matmul_wmma()
  *   mma     lab 04 step B, matmul_mma()
- *   wgmma   lab 04 step C, matmul_wgmma() (an H100/H200 with an sm_90a build)
+ *   wgmma   lab 04 step C, matmul_wgmma() (an H100/H200 with an sm_90a build, or the emulator)
  *
  * The lab-04 kernels are the student's own from the same source tree
  * (labs/04-tensor-cores, or solutions/04-tensor-cores for the solutions'

@@ -12,8 +12,9 @@
  *
  * Default sizes: 4096 and 8192 on a GPU (the target: matmul_mma at 50% of
  * cuBLAS bf16 or more at 8192^3 on an H200, matmul_wgmma at 80%), 128 under
- * the emulator. matmul_wgmma runs only on a Hopper GPU from an sm_90a build;
- * elsewhere its row is left out and a line says why. Other flags: --help.
+ * the emulator. matmul_wgmma runs on a Hopper GPU from an sm_90a build and
+ * on the emulator; elsewhere its row is left out and a line says why. Other
+ * flags: --help.
  */
 #include <stdio.h>
 #include <string.h>

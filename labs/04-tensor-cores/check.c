@@ -20,8 +20,9 @@
  * and beta variants; C full of NaN with beta = 0; NaN inputs. Before each
  * case the kernel runs once on all-NaN inputs so that leftover shared memory
  * is NaN, which turns a forgotten zero-fill into a visible failure. Under
- * the emulator every dimension stays <= 256. The wgmma tests need a Hopper GPU
- * and an sm_90a build; anywhere else they are skipped, visibly.
+ * the emulator M and N stay <= 256 and K <= 1024. The wgmma tests need a
+ * Hopper GPU and an sm_90a build, or the emulator (which runs TMA, mbarriers
+ * and wgmma); anywhere else (an sm_80 GPU, say) they are skipped, visibly.
  */
 #include "labcheck.h"
 #include "gemm_harness.h"
@@ -50,12 +51,21 @@ static const step_t step_mma = {"matmul_mma", matmul_mma, matmul_mma_tile, NULL}
 static const step_t step_wgmma = {"matmul_wgmma", matmul_wgmma, matmul_wgmma_tile,
                                   matmul_wgmma_supported};
 
-/* Under the emulator no dimension exceeds 256 (the whole check stays fast). */
+/* Under the emulator M and N stay <= 256 (the whole check stays fast), and
+ * K <= 1024: long enough that every step's pipeline reuses each of its
+ * stages (wgmma: 4 stages of 64). */
 static int cap(int n) {
 #ifdef COURSE_SIMT
     return n < 256 ? n : 256;
 #else
     return n;
+#endif
+}
+static int cap_k(int k) {
+#ifdef COURSE_SIMT
+    return k < 1024 ? k : 1024;
+#else
+    return k;
 #endif
 }
 
@@ -90,7 +100,7 @@ static const step_t *begin(void **state) {
 /* Every case starts from NaN in shared memory (see poison_shared_memory). */
 static void shape(const step_t *s, int M, int N, int K, float alpha, float beta, uint64_t salt) {
     poison_shared_memory(s);
-    gemm_check_shape_bf16(s->fn, s->name, cap(M), cap(N), cap(K), alpha, beta, lab_seed + salt);
+    gemm_check_shape_bf16(s->fn, s->name, cap(M), cap(N), cap_k(K), alpha, beta, lab_seed + salt);
 }
 
 static void run_case(const step_t *s, int M, int N, int K, float alpha, gemm_fill_t fill,
@@ -184,6 +194,7 @@ static void test_large(void **state) {
     const step_t *s = begin(state);
 #ifdef COURSE_SIMT
     shape(s, 256, 256, 256, 1.0f, 0.0f, 29);
+    shape(s, 136, 200, 1000, 1.0f, 0.0f, 30); /* long K: every stage refilled several times */
 #else
     shape(s, 1024, 1024, 1024, 1.0f, 0.0f, 29);
     shape(s, 2048, 1024, 4096, 1.0f, 0.0f, 30); /* long K: many pipeline rounds */

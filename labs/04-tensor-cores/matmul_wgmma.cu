@@ -1,5 +1,5 @@
 /*
- * Lab 04, step C (bonus, Hopper only): TMA loads and wgmma by warpgroups,
+ * Lab 04, step C (bonus, Hopper): TMA loads and wgmma by warpgroups,
  * with a producer warpgroup and two consumer warpgroups.
  *
  * A block has 3 warpgroups of 4 warps (384 threads) and computes a
@@ -13,31 +13,26 @@
  * been consumed they arrive on its "empty" barrier so the producer can
  * refill it. WG_STAGES stages circulate, so copies run ahead of the math.
  *
- * Runs only on a compute-capability 9.0 GPU from a binary built for sm_90a
- * (wgmma and setmaxnreg exist only there). For every other build (sm_80,
- * plain sm_90, the CPU emulator) the kernel body is compiled out and
- * matmul_wgmma() returns LAB_NEEDS_HOPPER; the checks show that as a skip.
- * The tensor maps for TMA are made on the host with cuTensorMapEncodeTiled,
- * a driver-API function, fetched at run time through the runtime's entry
- * point query so that the program neither links nor needs libcuda to start.
- * Written in plain C style with inline PTX: no CUTLASS, no CuTe.
+ * Runs on a compute-capability 9.0 GPU from a binary built for sm_90a
+ * (wgmma and setmaxnreg exist only there) and in the CPU emulator, which
+ * emulates the mbarriers, TMA copies and wgmma of common/hopper.cuh as the
+ * PTX ISA describes them. For every other build (sm_80, plain sm_90) the
+ * kernel body is compiled out and matmul_wgmma() returns LAB_NEEDS_HOPPER;
+ * the checks show that as a skip. The tensor maps for TMA are made on the
+ * host with cuTensorMapEncodeTiled, a driver-API function, fetched at run
+ * time through the runtime's entry point query so that the program neither
+ * links nor needs libcuda to start. Plain C style over the one-instruction
+ * wrappers of common/hopper.cuh: no CUTLASS, no CuTe.
  * [[maybe_unused]] marks the variables the starter declares for the TODO
  * blocks: until they are written, nvcc -Werror would reject them as unused.
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
 
-#include "lab.h"
-
-#if !defined(__SIMT_EMULATOR__)
 #include <cuda.h> /* CUtensorMap and its enums only: no cu* function is linked */
-#endif
 
-/* Device code that needs sm_90a: the arch-specific feature macro is what
- * nvcc defines for compute_90a, not for compute_90 or older. */
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define WG_DEVICE_SM90A 1
-#endif
+#include "hopper.cuh"
+#include "lab.h"
 
 #define WG_BM 128          /* rows of C per block: 2 consumers x 64 */
 #define WG_BN 256          /* columns of C per block */
@@ -53,148 +48,6 @@
 /* 1 KB of slack to align the stages to 1024 bytes, the period of the
  * 128-byte swizzle pattern (8 rows x 128 bytes). */
 #define WG_SMEM_BYTES (WG_STAGES * WG_STAGE_BYTES + 1024)
-
-/* ---- PTX wrappers (given) ---------------------------------------------------
- * Each is one instruction; outside an sm_90a device build they compile to
- * nothing, so this file still builds for sm_80 and the host. */
-
-__device__ __forceinline__ uint32_t wg_smem_addr(const void *p) {
-#if defined(WG_DEVICE_SM90A)
-    return (uint32_t)__cvta_generic_to_shared(p);
-#else
-    (void)p;
-    return 0;
-#endif
-}
-
-/* An mbarrier that completes a phase after `count` arrivals (and, for
- * expect_tx, after the announced bytes have landed). */
-__device__ __forceinline__ void mbar_init(uint64_t *bar, int count) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(wg_smem_addr(bar)), "r"(count));
-#else
-    (void)bar; (void)count;
-#endif
-}
-
-/* Make the initialised barriers visible to the TMA unit (the async proxy). */
-__device__ __forceinline__ void mbar_fence_init(void) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-#endif
-}
-
-/* Block until the phase with this parity has completed. A fresh barrier is
- * in phase 0, so waiting for parity 1 returns at once: that is how the
- * producer's first pass over the empty barriers goes through. */
-__device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile("{\n"
-                 ".reg .pred done;\n"
-                 "wait_loop:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra wait_loop;\n"
-                 "}\n" ::"r"(wg_smem_addr(bar)), "r"(parity) : "memory");
-#else
-    (void)bar; (void)parity;
-#endif
-}
-
-__device__ __forceinline__ void mbar_arrive(uint64_t *bar) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(wg_smem_addr(bar)) : "memory");
-#else
-    (void)bar;
-#endif
-}
-
-/* Arrive and announce `bytes` of TMA traffic the phase must also wait for. */
-__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t *bar, uint32_t bytes) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(wg_smem_addr(bar)),
-                 "r"(bytes) : "memory");
-#else
-    (void)bar; (void)bytes;
-#endif
-}
-
-/* TMA: copy the box at coordinates (x = innermost, y) of the tensor map into
- * shared memory; completion is counted in bytes on bar. Coordinates past the
- * tensor's edge are allowed: those elements arrive as zeros. */
-__device__ __forceinline__ void tma_load_2d(void *dst, const void *tmap, int x, int y,
-                                                   uint64_t *bar) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3}], [%4];\n" ::"r"(wg_smem_addr(dst)),
-                 "l"(tmap), "r"(x), "r"(y), "r"(wg_smem_addr(bar)) : "memory");
-#else
-    (void)dst; (void)tmap; (void)x; (void)y; (void)bar;
-#endif
-}
-
-/* Order this warpgroup's register accesses before the wgmma that follow. */
-__device__ __forceinline__ void wgmma_fence(void) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void wgmma_commit(void) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
-#endif
-}
-/* Wait until every committed wgmma group of this warpgroup has finished. */
-__device__ __forceinline__ void wgmma_wait_all(void) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
-#endif
-}
-
-/* Hand registers from the producer (which needs few) to the consumers
- * (which hold 128 accumulators each). 40 x 128 + 232 x 256 <= 65536. */
-__device__ __forceinline__ void regs_producer(void) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile("setmaxnreg.dec.sync.aligned.u32 40;\n");
-#endif
-}
-__device__ __forceinline__ void regs_consumer(void) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile("setmaxnreg.inc.sync.aligned.u32 232;\n");
-#endif
-}
-
-/* D(64 x 128, fp32, registers) += A(64 x 16, shared, K-major) * B(16 x 128,
- * shared, N-major), warpgroup-wide and asynchronous. desc_a and desc_b
- * describe where A and B sit in shared memory. The trailing immediates are
- * scale-a = 1, scale-b = 1, transpose-a = 0 (A's rows hold K, as in our
- * row-major A), transpose-b = 1 (B's rows hold N, as in our row-major B).
- * scale_d = 0 would ignore the old D. Thread i of the warpgroup holds
- * d[4j .. 4j+3] = rows 16 (i/32) + (i%32)/4 (+8 for the last two), columns
- * 8j + 2 (i%4) (+1), as in mma.sync's C fragment, repeated for j = 0..15. */
-__device__ __forceinline__ void wgmma_m64n128k16(float d[64], uint64_t desc_a,
-                                                        uint64_t desc_b, int scale_d) {
-#if defined(WG_DEVICE_SM90A)
-    asm volatile(
-        "{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-        "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
-        "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15,"
-        "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31,"
-        "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47,"
-        "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-        "%64, %65, p, 1, 1, 0, 1;\n}\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
-          "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]),
-          "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]),
-          "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]),
-          "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]),
-          "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]),
-          "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]),
-          "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-        : "l"(desc_a), "l"(desc_b), "r"(scale_d));
-#else
-    (void)d; (void)desc_a; (void)desc_b; (void)scale_d;
-#endif
-}
 
 /*
  * A shared-memory matrix descriptor for wgmma (64 bits):
@@ -215,14 +68,13 @@ __device__ __forceinline__ uint64_t make_smem_desc(const void *p, uint32_t lead_
                                                           uint32_t stride_bytes) {
     /* TODO(C1) begin */
     /* Task 9. Pack the descriptor as the comment above says: the shared
-     * address (wg_smem_addr(p)) >> 4 in bits 0-13, lead_bytes >> 4 in bits
+     * address (hopper_smem_addr(p)) >> 4 in bits 0-13, lead_bytes >> 4 in bits
      * 16-29, stride_bytes >> 4 in bits 32-45, and 1 in bits 62-63. */
     (void)p; (void)lead_bytes; (void)stride_bytes;
     return 0;
     /* TODO(C1) end */
 }
 
-#if !defined(__SIMT_EMULATOR__)
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, row-major; A and B
  * bf16 read through the tensor maps tmA (box WG_BK x WG_BM) and tmB (box
  * WG_B_BOX_N x WG_BK), C fp32. Block (blockIdx.x, blockIdx.y) owns the tile
@@ -230,12 +82,12 @@ __device__ __forceinline__ uint64_t make_smem_desc(const void *p, uint32_t lead_
 __global__ void __launch_bounds__(WG_THREADS, 1)
 matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                     int M, int N, int K, float alpha, float beta, float *C) {
-#if defined(WG_DEVICE_SM90A)
+#if defined(HOPPER_DEVICE)
     extern __shared__ __align__(1024) uint8_t wg_smem_raw[];
     __shared__ __align__(8) uint64_t full[WG_STAGES], empty[WG_STAGES];
     /* The swizzle pattern is anchored at 1024-byte boundaries of the shared
      * address space, so start the stages on one. */
-    [[maybe_unused]] uint8_t *smem = wg_smem_raw + ((1024 - (wg_smem_addr(wg_smem_raw) & 1023)) & 1023);
+    [[maybe_unused]] uint8_t *smem = wg_smem_raw + ((1024 - (hopper_smem_addr(wg_smem_raw) & 1023)) & 1023);
     [[maybe_unused]] int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     [[maybe_unused]] int m0 = blockIdx.y * WG_BM, n0 = blockIdx.x * WG_BN;
     [[maybe_unused]] int ktiles = (K + WG_BK - 1) / WG_BK;
@@ -251,7 +103,7 @@ matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_consta
 
     if (wg == 0) {
         /* ---- producer warpgroup ---- */
-        regs_producer();
+        setmaxnreg_dec(40); /* registers to the consumers: 40 x 128 + 232 x 256 <= 65536 */
         /* TODO(C2) begin */
         /* Task 10. Thread 0 of the producer loops over the k-tiles kt:
          * stage s = kt % WG_STAGES, round kt / WG_STAGES; wait on empty[s]
@@ -263,7 +115,7 @@ matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_consta
         /* TODO(C2) end */
     } else {
         /* ---- consumer warpgroups ---- */
-        regs_consumer();
+        setmaxnreg_inc(232); /* 128 accumulators each */
         [[maybe_unused]] int c = wg - 1; /* this consumer's 64 rows: c * 64 .. c * 64 + 63 */
         [[maybe_unused]] float acc[2][64]; /* two 64 x 128 halves of the 64 x 256 piece */
 #pragma unroll
@@ -293,12 +145,12 @@ matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_consta
     (void)M; (void)N; (void)K; (void)alpha; (void)beta; (void)C;
 #endif
 }
-#endif /* !__SIMT_EMULATOR__ */
 
-/* Whether this build can run wgmma here: 1 from an sm_90a build, 0 from the
- * PTX or machine code of any other target (which the driver may pick). */
+/* Whether this build can run wgmma here: 1 from an sm_90a build (or the
+ * emulator), 0 from the PTX or machine code of any other target (which the
+ * driver may pick). */
 __global__ void matmul_wgmma_probe(int *out) {
-#if defined(WG_DEVICE_SM90A)
+#if defined(HOPPER_DEVICE)
     *out = 1;
 #else
     *out = 0;
@@ -321,7 +173,6 @@ extern "C" void matmul_wgmma_tile(int *bm, int *bn, int *bk) {
     *bk = WG_BK;
 }
 
-#if !defined(__SIMT_EMULATOR__)
 /* cuTensorMapEncodeTiled's type, from the driver API (cuda.h). */
 typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
                                     const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
@@ -362,16 +213,12 @@ static int wg_make_map(CUtensorMap *map, const uint16_t *base, int rows, int col
     return -1;
     /* TODO(C5) end */
 }
-#endif
 
 /* LAB_OK when this process can run the wgmma kernel: a compute-capability
  * 9.0 GPU, sm_90a code in this binary, and a driver with
- * cuTensorMapEncodeTiled. LAB_NEEDS_HOPPER otherwise (always under the
- * emulator, which has no wgmma or TMA). */
+ * cuTensorMapEncodeTiled (the emulator is all three). LAB_NEEDS_HOPPER
+ * otherwise. */
 extern "C" int matmul_wgmma_supported(void) {
-#if defined(__SIMT_EMULATOR__)
-    return LAB_NEEDS_HOPPER;
-#else
     static int cached = -1;
     if (cached >= 0) return cached;
     cached = LAB_NEEDS_HOPPER;
@@ -395,7 +242,6 @@ extern "C" int matmul_wgmma_supported(void) {
     (void)cudaGetLastError();
     cudaFree(d);
     return cached;
-#endif
 }
 
 /* Launch over all of C. A, B hold bf16 bit patterns on the device; C fp32.
@@ -406,10 +252,6 @@ extern "C" int matmul_wgmma(int M, int N, int K, float alpha, const uint16_t *A,
     if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
     int st = matmul_wgmma_supported();
     if (st != LAB_OK) return st;
-#if defined(__SIMT_EMULATOR__)
-    (void)alpha; (void)A; (void)B; (void)beta; (void)C;
-    return LAB_NEEDS_HOPPER;
-#else
     /* TMA wants 16-byte-aligned rows: K and N multiples of 8 bf16 and
      * aligned base pointers. Otherwise copy A and/or B once into padded
      * buffers (zeros in the extra columns), which costs O(MK + KN) against
@@ -446,5 +288,4 @@ extern "C" int matmul_wgmma(int M, int N, int K, float alpha, const uint16_t *A,
     if (Ap) cudaFree(Ap);
     if (Bp) cudaFree(Bp);
     return status;
-#endif
 }

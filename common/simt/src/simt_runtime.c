@@ -142,6 +142,7 @@ struct worker {
     int bar_acc, bar_result, bar_op;
     unsigned int warp_gen[MAX_WARPS];
     unsigned int group_gen[MAX_WARPS]; /* by the group's first warp */
+    unsigned int group_waiting;        /* threads in ST_GROUP */
     simt_tma_op *tma;                  /* TMA copies not landed yet, in issue order */
     int ntma;
     /* TSan sync objects: barrier, warp and group generations (two each, so a
@@ -434,7 +435,10 @@ static int group_try_complete(worker *w, unsigned int first, unsigned int size)
     TSAN_RELEASE(&w->tsan_group[g][w->group_gen[g] & 1]);
     w->group_gen[g]++;
     for (unsigned int i = first; i < end; i++)
-        if (w->fibers[i].state == ST_GROUP) w->fibers[i].state = ST_READY;
+        if (w->fibers[i].state == ST_GROUP) {
+            w->fibers[i].state = ST_READY;
+            w->group_waiting--;
+        }
     return 1;
 }
 
@@ -451,6 +455,7 @@ void simt_group_collective(unsigned int size, void *arg, simt_group_fn fn)
     worker *w = self->w;
     unsigned int first = self->info.linear / size * size, g = first / 32;
     self->state = ST_GROUP;
+    w->group_waiting++;
     self->gsize = size;
     self->warg = arg;
     self->gfn = fn;
@@ -730,7 +735,7 @@ static void thread_exit(fiber *self)
     /* A group collective waiting only for this thread completes without it.
      * wgmma results that were never waited for are lost, as on the GPU. */
     if (self->wgq) self->wgq->count = 0;
-    for (unsigned int size = 32; size <= MAX_GROUP; size += 32) {
+    for (unsigned int size = 32; w->group_waiting && size <= MAX_GROUP; size += 32) {
         unsigned int first = self->info.linear / size * size;
         for (unsigned int i = first; i < first + size && i < w->nthreads; i++)
             if (w->fibers[i].state == ST_GROUP && w->fibers[i].gsize == size) {
@@ -855,6 +860,7 @@ static void run_block(worker *w, unsigned long b)
     w->aborted = 0;
     memset(w->warp_gen, 0, sizeof(w->warp_gen));
     memset(w->group_gen, 0, sizeof(w->group_gen));
+    w->group_waiting = 0;
     w->ntma = 0; /* copies a finished block never waited for are dropped */
     for (unsigned int i = 0; i < n; i++) {
         fiber *f = &w->fibers[i];

@@ -87,7 +87,9 @@ UNIT_TESTS += $(SIMT_TESTS)
 # Small programs the sanitizer test runs as child processes.
 SIMT_CHILDREN := $(SIMT_TESTDIR)/children/race_tsan $(SIMT_TESTDIR)/children/norace_tsan \
                  $(SIMT_TESTDIR)/children/oob_asan $(SIMT_TESTDIR)/children/inbounds_asan \
-                 $(SIMT_TESTDIR)/children/core_asan $(SIMT_TESTDIR)/children/mma_tsan
+                 $(SIMT_TESTDIR)/children/core_asan $(SIMT_TESTDIR)/children/mma_tsan \
+                 $(SIMT_TESTDIR)/children/tma_race_tsan $(SIMT_TESTDIR)/children/tma_norace_tsan \
+                 $(SIMT_TESTDIR)/children/hopper_asan
 
 $(SIMT_OBJDIR)/tests/%.o: $(SIMT_DIR)/tests/%.cu $(SIMTCC) $(SIMT_HEADERS)
 	@mkdir -p $(dir $@)
@@ -115,6 +117,15 @@ $(SIMT_TESTDIR)/children/race_tsan $(SIMT_TESTDIR)/children/norace_tsan: \
   $(SIMT_TESTDIR)/children/%_tsan: $(SIMT_DIR)/tests/children/%.cu $(SIMTCC)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --sanitize=thread -O1 -g -o $@ $<
+
+$(SIMT_TESTDIR)/children/tma_race_tsan $(SIMT_TESTDIR)/children/tma_norace_tsan: \
+  $(SIMT_TESTDIR)/children/%_tsan: $(SIMT_DIR)/tests/children/%.cu $(SIMTCC) $(SIMT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(Q)$(SIMTCC) --sanitize=thread -O1 -g -Icommon -o $@ $<
+
+$(SIMT_TESTDIR)/children/hopper_asan: $(SIMT_DIR)/tests/test_simt_hopper.cu $(SIMTCC) $(SIMT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(Q)$(SIMTCC) --sanitize=address -O1 -g -Icommon -o $@ $< $(CMOCKA_LIBS)
 
 $(SIMT_TESTDIR)/children/oob_asan $(SIMT_TESTDIR)/children/inbounds_asan: \
   $(SIMT_TESTDIR)/children/%_asan: $(SIMT_DIR)/tests/children/%.cu $(SIMTCC)

@@ -620,6 +620,7 @@ static void tma_land(worker *w, int i)
     w->ntma--;
     TSAN_RELEASE(&w->tsan_tma);
     simt_tma_run(&op);
+    TSAN_RELEASE(op.bar); /* the copy's writes happen before every wait that sees its phase complete */
     mbar_complete_tx(op.bar, op.bytes);
 }
 

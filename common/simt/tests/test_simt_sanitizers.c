@@ -116,6 +116,34 @@ static void test_mma_suite_clean_under_tsan(void **state)
     expect_in_output("[  PASSED  ]");
 }
 
+/* Hopper: a thread that reads a TMA destination without waiting for its
+ * mbarrier races with the copy; waiting first is clean, and so are the
+ * emulator's Hopper tests (TMA, mbarriers, wgmma, and the kernels they
+ * make fail on purpose) under AddressSanitizer. */
+static void test_tsan_reports_read_before_tma_wait(void **state)
+{
+    (void)state;
+    run_child("tma_race_tsan");
+    assert_int_not_equal(result.status, 0);
+    expect_in_output("ThreadSanitizer: data race");
+    expect_in_output("tma_race.cu:22");
+}
+
+static void test_tsan_silent_after_tma_wait(void **state)
+{
+    (void)state;
+    run_child("tma_norace_tsan");
+    expect_clean();
+}
+
+static void test_hopper_suite_clean_under_asan(void **state)
+{
+    (void)state;
+    run_child("hopper_asan");
+    expect_clean();
+    expect_in_output("[  PASSED  ]");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -125,6 +153,9 @@ int main(void)
         cmocka_unit_test(test_asan_silent_in_bounds),
         cmocka_unit_test(test_core_suite_clean_under_asan),
         cmocka_unit_test(test_mma_suite_clean_under_tsan),
+        cmocka_unit_test(test_tsan_reports_read_before_tma_wait),
+        cmocka_unit_test(test_tsan_silent_after_tma_wait),
+        cmocka_unit_test(test_hopper_suite_clean_under_asan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

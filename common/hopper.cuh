@@ -183,16 +183,33 @@ static __device__ __forceinline__ void wgmma_commit(void)
 #endif
 }
 
-/** @brief Wait until every committed wgmma group of this warpgroup has
- *  finished; only then are the accumulators (and the operands' shared
- *  memory) the kernel's again. */
-static __device__ __forceinline__ void wgmma_wait_all(void)
+/** @brief Wait until at most @p n committed wgmma groups of this warpgroup
+ *  are still in flight (wgmma.wait_group n): the older groups' accumulators
+ *  and operand shared memory are the kernel's again. The PTX takes n as an
+ *  immediate, so pass a constant from 0 to 3.
+ *  @param n groups that may stay in flight. */
+static __device__ __forceinline__ void wgmma_wait_group(int n)
 {
 #if defined(HOPPER_PTX)
-    asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+    switch (n) {
+    case 0: asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory"); break;
+    case 1: asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory"); break;
+    case 2: asm volatile("wgmma.wait_group.sync.aligned 2;\n" ::: "memory"); break;
+    default: asm volatile("wgmma.wait_group.sync.aligned 3;\n" ::: "memory"); break;
+    }
 #elif defined(HOPPER_EMU)
-    simt_wgmma_wait(0);
+    simt_wgmma_wait(n < 0 ? 0 : n > 3 ? 3 : n);
+#else
+    (void)n;
 #endif
+}
+
+/** @brief Wait until every committed wgmma group of this warpgroup has
+ *  finished (wgmma_wait_group(0)); only then are the accumulators (and the
+ *  operands' shared memory) the kernel's again. */
+static __device__ __forceinline__ void wgmma_wait_all(void)
+{
+    wgmma_wait_group(0);
 }
 
 /* setmaxnreg hands registers between warpgroups: a producer that needs few

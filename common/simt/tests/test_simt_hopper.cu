@@ -230,6 +230,28 @@ __global__ void wgmma_case(int variant, float *before, float *after)
     after[threadIdx.x] = d[0];
 }
 
+/* Two groups in flight; wgmma_wait_group(1) completes the older one only. */
+__global__ void wgmma_two_groups(float *first, float *second)
+{
+    extern __shared__ __align__(1024) uint8_t dyn[];
+    uint16_t *A = (uint16_t *)dyn, *B = (uint16_t *)(dyn + 4096);
+    for (int i = threadIdx.x; i < 64 * 16; i += blockDim.x) A[i] = 0x3f80;  /* 1.0 */
+    for (int i = threadIdx.x; i < 16 * 128; i += blockDim.x) B[i] = 0x4000; /* 2.0 */
+    __syncthreads();
+    uint64_t da = (hopper_smem_addr(A) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    uint64_t db = (hopper_smem_addr(B) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    float d0[64], d1[64];
+    wgmma_fence();
+    wgmma_m64n128k16(d0, da, db, 0);
+    wgmma_commit();
+    wgmma_m64n128k16(d1, da, db, 0);
+    wgmma_commit();
+    wgmma_wait_group(1); /* d0 is done; d1 may still be in flight */
+    first[threadIdx.x] = d0[0];
+    wgmma_wait_group(0);
+    second[threadIdx.x] = d1[0];
+}
+
 static void test_wgmma_results_arrive_at_the_wait(void **state)
 {
     (void)state;
@@ -250,6 +272,14 @@ static void test_wgmma_results_arrive_at_the_wait(void **state)
     }
     wgmma_case<<<1, 96, 8192>>>(0, db, da); /* not a whole warpgroup */
     expect_launch_failure(cudaGetLastError());
+    wgmma_two_groups<<<1, 128, 8192>>>(db, da);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(before, db, sizeof before, cudaMemcpyDeviceToHost);
+    cudaMemcpy(after, da, sizeof after, cudaMemcpyDeviceToHost);
+    for (int t = 0; t < 128; t++) {
+        assert_true(before[t] == 32.0f);
+        assert_true(after[t] == 32.0f);
+    }
     cudaFree(db);
     cudaFree(da);
 }

@@ -132,6 +132,10 @@ labs=$(ls -d labs/[0-9][0-9]-* 2>/dev/null | xargs -n1 basename)
 # 1. Build, and the suites that run on the device (kernels against the CPU
 #    references, the fused attention, the model's variants, NCCL's refusal).
 step build "${mk[@]}" -j"$(nproc)" all
+# The emulator's model of TMA, mbarriers and wgmma against the hardware: the
+# same test passes on the emulator in CI (lab 04 step C is checked there).
+hopper_test="$gbuild/tests/test_hopper_cuda"
+step "hopper.cuh on the GPU (emulator model)" bash -c "$(printf '%q ' "${mk[@]}") $hopper_test && $hopper_test"
 step "unit tests (GPU suites)" "${mk[@]}" test-gpu-run
 # 2. Lab 05's MFU at the default shape and where a step's device time goes.
 if [ -f labs/05-single-gpu-training/bench.c ]; then

@@ -698,7 +698,7 @@ void simt_fail(const char *fmt, ...)
         fprintf(stderr, " (in host code)\n");
         abort();
     }
-    fprintf(stderr, ", in block (%u,%u,%u) thread (%u,%u,%u)\n", simt_cur_block.block_idx.x,
+    fprintf(stderr, " (block (%u,%u,%u) thread (%u,%u,%u))\n", simt_cur_block.block_idx.x,
             simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, simt_cur_thread->thread_idx.x,
             simt_cur_thread->thread_idx.y, simt_cur_thread->thread_idx.z);
     simt_set_fault(cudaErrorLaunchFailure);
@@ -780,15 +780,7 @@ static void abort_current(void)
 
 void simt_trap(void)
 {
-    if (!simt_cur_thread || !cur_fiber) {
-        fprintf(stderr, "simt: __trap() in host code\n");
-        abort();
-    }
-    fprintf(stderr, "simt: __trap() in block (%u,%u,%u) thread (%u,%u,%u)\n", simt_cur_block.block_idx.x,
-            simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, simt_cur_thread->thread_idx.x,
-            simt_cur_thread->thread_idx.y, simt_cur_thread->thread_idx.z);
-    simt_set_fault(cudaErrorLaunchFailure);
-    abort_current();
+    simt_fail("__trap()");
 }
 
 void simt_assert_fail(const char *expr, const char *file, int line, const char *func)

@@ -8,7 +8,8 @@
  * GPU may show), reading wgmma accumulators before wgmma.wait_group (the old
  * values), threads of a warpgroup disagreeing on a wgmma, partial
  * warpgroups, TMA destinations outside dynamic shared memory or misaligned,
- * and descriptors the emulator does not model. The agreement of the model
+ * and descriptors the emulator does not model; and the wgmma operand form
+ * the labs do not use (B K-major). The agreement of the model
  * with real hardware is tested by common/tests/test_hopper.cu, which also
  * runs on a GPU.
  */
@@ -284,6 +285,74 @@ static void test_wgmma_results_arrive_at_the_wait(void **state)
     cudaFree(da);
 }
 
+/* The other operand form: B K-major (as mma.sync's "col" B), both operands
+ * without swizzle, m64n8k16, distinct values, against a direct product.
+ * Core matrices of 8 rows x 16 bytes; LBO 128 steps to the second half of
+ * K, SBO 256 to the next 8 rows (of A) or columns (of B). The kernel calls
+ * the emulator's entry point directly: hopper.cuh wraps only the form the
+ * labs use (B N-major). */
+__global__ void wgmma_k_major_b(const uint16_t *a, const uint16_t *b, float *d)
+{
+    extern __shared__ __align__(1024) uint8_t dyn[];
+    uint16_t *As = (uint16_t *)dyn, *Bs = (uint16_t *)(dyn + 2048);
+    for (int i = threadIdx.x; i < 64 * 16; i += blockDim.x) {
+        int m = i / 16, k = i % 16;
+        As[(m / 8 * 256 + m % 8 * 16 + k / 8 * 128 + k % 8 * 2) / 2] = a[i];
+    }
+    for (int i = threadIdx.x; i < 8 * 16; i += blockDim.x) {
+        int n = i / 16, k = i % 16; /* b holds B^T: row n, column k */
+        Bs[(n % 8 * 16 + k / 8 * 128 + k % 8 * 2) / 2] = b[i];
+    }
+    __syncthreads();
+    uint64_t da = (hopper_smem_addr(As) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    uint64_t db = (hopper_smem_addr(Bs) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    float acc[4] = {0, 0, 0, 0};
+    simt_wgmma(acc, 8, da, db, 0, 1, 1, /*trans_a=*/0, /*trans_b=*/0, /*bf16=*/1);
+    simt_wgmma_commit();
+    simt_wgmma_wait(0);
+    int w = threadIdx.x / 32, l = threadIdx.x % 32;
+    for (int e = 0; e < 4; e++) d[(16 * w + l / 4 + 8 * (e / 2)) * 8 + 2 * (l % 4) + e % 2] = acc[e];
+}
+
+static void test_wgmma_k_major_b(void **state)
+{
+    (void)state;
+    uint16_t a[64 * 16], bt[8 * 16];
+    float d[64 * 8];
+    /* Small integers, exact in bf16: the top half of their fp32 bits. */
+    for (int i = 0; i < 64 * 16; i++) {
+        float v = (float)((i * 7) % 9 - 4);
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        a[i] = (uint16_t)(u >> 16);
+    }
+    for (int i = 0; i < 8 * 16; i++) {
+        float v = (float)((i * 5) % 7 - 3);
+        uint32_t u;
+        memcpy(&u, &v, 4);
+        bt[i] = (uint16_t)(u >> 16);
+    }
+    uint16_t *da, *db;
+    float *dd;
+    cudaMalloc((void **)&da, sizeof a);
+    cudaMalloc((void **)&db, sizeof bt);
+    cudaMalloc((void **)&dd, sizeof d);
+    cudaMemcpy(da, a, sizeof a, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, bt, sizeof bt, cudaMemcpyHostToDevice);
+    wgmma_k_major_b<<<1, 128, 4096>>>(da, db, dd);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(d, dd, sizeof d, cudaMemcpyDeviceToHost);
+    for (int m = 0; m < 64; m++)
+        for (int n = 0; n < 8; n++) {
+            float s = 0;
+            for (int k = 0; k < 16; k++) s += (float)((m * 16 + k) * 7 % 9 - 4) * (float)((n * 16 + k) * 5 % 7 - 3);
+            assert_true(d[m * 8 + n] == s);
+        }
+    cudaFree(da);
+    cudaFree(db);
+    cudaFree(dd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -291,6 +360,7 @@ int main(void)
         cmocka_unit_test(test_bugs_fail_the_launch),
         cmocka_unit_test(test_copies_land_at_the_wait),
         cmocka_unit_test(test_wgmma_results_arrive_at_the_wait),
+        cmocka_unit_test(test_wgmma_k_major_b),
     };
     return cmocka_run_group_tests_name("simt_hopper", tests, NULL, NULL);
 }

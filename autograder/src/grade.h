@@ -37,6 +37,7 @@ typedef struct {
     int timeout_s;        /* wall-clock limit; 0: the run's default */
     int may_skip;         /* numerics: a check that skips itself here (e.g. needs
                            * Hopper) is left out of the total, not failed */
+    int bonus;            /* extra credit: its points add to the score, not to the maximum */
     /* speed only */
     char kernel[96];      /* ratio kind: "kernel" field of the bench JSON row */
     char metric[32];      /* absolute kind: a speed_metric_t name ("mfu"); "" for ratio */

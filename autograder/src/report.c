@@ -33,15 +33,24 @@ const char *status_name(status_t s) {
     return "?";
 }
 
-/* The total counts only tests that were graded here (not "needs GPU"). */
+/* The total counts only tests that were graded here (not "needs GPU"); a
+ * bonus test's points add to the score but not to the maximum. */
 double results_total(const result_t *r, int n, double *max) {
     double s = 0, m = 0;
     for (int i = 0; i < n; i++) {
         if (!r[i].counted) continue;
         s += r[i].score;
-        m += r[i].max_score;
+        if (!r[i].t->bonus) m += r[i].max_score;
     }
     if (max) *max = m;
+    return s;
+}
+
+/* The part of the total that bonus tests earned. */
+static double results_bonus(const result_t *r, int n) {
+    double s = 0;
+    for (int i = 0; i < n; i++)
+        if (r[i].counted && r[i].t->bonus) s += r[i].score;
     return s;
 }
 
@@ -75,20 +84,26 @@ void report_table(const result_t *r, int n, const char *title, double wall_s) {
         char pts[48], a[16], b[16];
         fmt_points(a, sizeof a, r[i].score);
         fmt_points(b, sizeof b, r[i].max_score);
-        if (r[i].counted) snprintf(pts, sizeof pts, "%s/%s", a, b);
+        if (r[i].counted) snprintf(pts, sizeof pts, "%s%s/%s", r[i].t->bonus ? "+" : "", a, b);
         else snprintf(pts, sizeof pts, "-/%s", b);
         printf("%-26.26s %-34.34s %-12s %9s %12.12s  %.100s\n", r[i].lab, r[i].t->name, status_name(r[i].status), pts,
                r[i].figure, r[i].message);
     }
-    double max, tot = results_total(r, n, &max);
+    /* The regular points against their maximum, then the extra credit. */
+    double max, bon = results_bonus(r, n), tot = results_total(r, n, &max) - bon;
     char a[16], b[16];
     fmt_points(a, sizeof a, tot);
     fmt_points(b, sizeof b, max);
     printf("%.*s\n", 130, "----------------------------------------------------------------------------------------------------------------------------------");
-    char left_out[160];
+    char left_out[160], bonus[48] = "";
     describe_left_out(r, n, left_out, sizeof left_out);
-    printf("TOTAL %s / %s points (%.1f%%)%s; graded in %.0f s\n", a, b, max > 0 ? 100.0 * tot / max : 0.0, left_out,
-           wall_s);
+    if (bon > 0) {
+        char c[16];
+        fmt_points(c, sizeof c, bon);
+        snprintf(bonus, sizeof bonus, " + %s bonus", c);
+    }
+    printf("TOTAL %s / %s points (%.1f%%)%s%s; graded in %.0f s\n", a, b, max > 0 ? 100.0 * tot / max : 0.0, bonus,
+           left_out, wall_s);
 }
 
 /* One leaderboard quantity of a measured speed test, in the unit the table
@@ -126,13 +141,14 @@ int report_json(const char *path, const result_t *r, int n, double wall_s, const
     for (int i = 0; i < n; i++) {
         json_t *t = json_object();
         char name[256], number[32];
-        snprintf(name, sizeof name, "lab %s: %s", r[i].nn, r[i].t->name);
+        snprintf(name, sizeof name, "lab %s: %s%s", r[i].nn, r[i].t->name, r[i].t->bonus ? " (bonus)" : "");
         snprintf(number, sizeof number, "%s.%d", r[i].nn, r[i].number);
         json_object_set_new(t, "name", json_string(name));
         json_object_set_new(t, "number", json_string(number));
         json_object_set_new(t, "score", json_real(r[i].counted ? r[i].score : 0.0));
-        /* Left out of the total: worth nothing here, so it cannot count as passed. */
-        json_object_set_new(t, "max_score", json_real(r[i].counted ? r[i].max_score : 0.0));
+        /* Left out of the total: worth nothing here, so it cannot count as passed.
+         * A bonus test is extra credit: a score over a maximum of 0. */
+        json_object_set_new(t, "max_score", json_real(r[i].counted && !r[i].t->bonus ? r[i].max_score : 0.0));
         if (r[i].counted)
             json_object_set_new(t, "status", json_string(r[i].status == ST_PASS ? "passed" : "failed"));
         char head[700];

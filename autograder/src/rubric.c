@@ -149,6 +149,9 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
             get_num(t, "timeout_s", &timeout, dflt_timeout, e, sizeof e))
             goto bad_test;
         if (!(x->points >= 0)) { snprintf(e, sizeof e, "\"points\" must be a number >= 0"); goto bad_test; }
+        json_t *bo = json_object_get(t, "bonus");
+        if (bo && !json_is_boolean(bo)) { snprintf(e, sizeof e, "\"bonus\" must be true or false"); goto bad_test; }
+        x->bonus = json_is_true(bo);
         x->timeout_s = (int)timeout;
         if (!strcmp(kind, "numerics")) {
             x->kind = KIND_NUMERICS;

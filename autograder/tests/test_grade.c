@@ -82,8 +82,10 @@ static int file_has(const char *path, const char *needle) {
     return strstr(buf, needle) != NULL;
 }
 
-/* The rubric's display name of a check, as results.json names it ("lab NN: name"). */
-static int json_name_of(const char *nn, const char *check, char *out, size_t n) {
+/* The rubric's display name of a check, as results.json names it ("lab NN: name",
+ * "(bonus)" after a bonus test's), and its points. Returns 0 if the rubric has
+ * no such check, 2 for a bonus test, 1 for any other. */
+static int json_name_of(const char *nn, const char *check, char *out, size_t n, double *points) {
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/autograder/rubrics/%s.json", GRADE_ROOT, nn);
     json_t *r = json_load_file(path, 0, NULL);
@@ -93,8 +95,10 @@ static int json_name_of(const char *nn, const char *check, char *out, size_t n) 
     json_array_foreach(tests, i, t) {
         const char *c = json_string_value(json_object_get(t, "check"));
         if (c && !strcmp(c, check)) {
-            snprintf(out, n, "lab %s: %s", nn, json_string_value(json_object_get(t, "name")));
-            found = 1;
+            snprintf(out, n, "lab %s: %s%s", nn, json_string_value(json_object_get(t, "name")),
+                     json_is_true(json_object_get(t, "bonus")) ? " (bonus)" : "");
+            if (points) *points = json_number_value(json_object_get(t, "points"));
+            found = json_is_true(json_object_get(t, "bonus")) ? 2 : 1;
             break;
         }
     }
@@ -453,6 +457,47 @@ static void test_leaderboard_entries(void **state) {
     json_decref(j);
 }
 
+/* A bonus test is extra credit: its points add to the score and not to the
+ * maximum, and results.json gives it a maximum of 0, so a submission without
+ * it still reaches full marks and one with it goes past them. */
+static void test_bonus_is_extra_credit(void **state) {
+    (void)state;
+    rubric_test_t plain = {0}, bonus = {0};
+    snprintf(plain.name, sizeof plain.name, "mma: primes");
+    snprintf(bonus.name, sizeof bonus.name, "wgmma: primes");
+    plain.points = 2;
+    bonus.points = 1;
+    bonus.bonus = 1;
+    result_t res[2];
+    memset(res, 0, sizeof res);
+    for (int i = 0; i < 2; i++) {
+        res[i].t = i ? &bonus : &plain;
+        res[i].max_score = res[i].t->points;
+        res[i].counted = 1;
+        res[i].status = ST_FAIL;
+        res[i].number = i + 1;
+        snprintf(res[i].nn, sizeof res[i].nn, "04");
+    }
+    double max;
+    res[0].score = 2;
+    res[0].status = ST_PASS;
+    assert_true(results_total(res, 2, &max) == 2.0 && max == 2.0); /* bonus not done: still 2 / 2 */
+    res[1].score = 1;
+    res[1].status = ST_PASS;
+    assert_true(results_total(res, 2, &max) == 3.0 && max == 2.0); /* bonus done: 3 / 2 */
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/bonus.json", tmp);
+    assert_int_equal(report_json(path, res, 2, 1.0, "summary"), 0);
+    json_t *j = json_load_file(path, 0, NULL);
+    if (!j) fail_msg("report_json wrote no readable %s", path);
+    json_t *t1 = json_array_get(json_object_get(j, "tests"), 1);
+    assert_string_equal(json_string_value(json_object_get(t1, "name")), "lab 04: wgmma: primes (bonus)");
+    assert_true(json_number_value(json_object_get(t1, "score")) == 1.0);
+    assert_true(json_number_value(json_object_get(t1, "max_score")) == 0.0);
+    assert_true(json_number_value(json_object_get(j, "score")) == 3.0);
+    json_decref(j);
+}
+
 /* Run the grader; returns its exit status; the table goes to log. */
 static int grade(const char *src, const char *labs, const char *extra, const char *json, const char *log) {
     return sh("timeout -k 10 600 '%s' --root '%s' --src '%s' %s --target emu --jobs 2 --json '%s' %s > '%s' 2>&1",
@@ -526,8 +571,11 @@ static void test_wrong_case(void **state) {
         const char *t = lose ? c->lose[i] : c->keep[i - c->nlose];
         char name[256];
         double max;
-        if (!json_name_of(c->nn, t, name, sizeof name)) fail_msg("expect names '%s', which rubric %s lacks", t, c->nn);
+        double points;
+        int kind = json_name_of(c->nn, t, name, sizeof name, &points);
+        if (!kind) fail_msg("expect names '%s', which rubric %s lacks", t, c->nn);
         double s = score_of(res, name, &max);
+        if (kind == 2 && max == 0) max = points; /* extra credit: results.json's maximum is 0 */
         if (!(max > 0)) fail_msg("%s: no test '%s' in results.json", c->name, name);
         if (lose && s != 0) fail_msg("%s: '%s' scored %g of %g; it must lose its points", c->name, name, s, max);
         if (!lose && s != max) fail_msg("%s: '%s' scored %g of %g; it must keep them", c->name, name, s, max);
@@ -536,7 +584,7 @@ static void test_wrong_case(void **state) {
     if (c->output_has[0]) {
         /* What the student sees: e.g. the compiler's message for a build error. */
         char name[256];
-        json_name_of(c->nn, c->lose[0], name, sizeof name);
+        json_name_of(c->nn, c->lose[0], name, sizeof name, NULL);
         json_t *tests = json_object_get(res, "tests"), *t;
         size_t i;
         int shown = 0;
@@ -560,8 +608,10 @@ static void test_wrong_case(void **state) {
         res = json_load_file(json, 0, NULL);
         char name[256];
         double max;
-        json_name_of(c->nn, c->seed[i], name, sizeof name);
+        double points;
+        int kind = json_name_of(c->nn, c->seed[i], name, sizeof name, &points);
         double s = score_of(res, name, &max);
+        if (kind == 2 && max == 0) max = points;
         json_decref(res);
         if (!(max > 0) || s != max) fail_msg("%s: with seed 2024 '%s' should pass, scored %g", c->name, name, s);
     }
@@ -582,7 +632,13 @@ static void test_solutions_full_marks(void **state) {
     json_array_foreach(json_object_get(res, "tests"), i, t) {
         double s = json_number_value(json_object_get(t, "score")), m = json_number_value(json_object_get(t, "max_score"));
         const char *out = json_string_value(json_object_get(t, "output"));
-        if (s != m) fail_msg("solutions: '%s' scored %g of %g", json_string_value(json_object_get(t, "name")), s, m);
+        const char *tname = json_string_value(json_object_get(t, "name"));
+        size_t tl = strlen(tname);
+        /* A bonus test (extra credit) has a maximum of 0 and must score its points. */
+        int bonus = tl >= 7 && !strcmp(tname + tl - 7, "(bonus)");
+        if (bonus && !(s > 0) && !(out && !strncmp(out, "needs GPU", 9)))
+            fail_msg("solutions: bonus test '%s' scored %g", tname, s);
+        if (!bonus && s != m) fail_msg("solutions: '%s' scored %g of %g", tname, s, m);
         n += m > 0;
         if (out && !strncmp(out, "needs GPU", 9)) {
             if (m != 0) fail_msg("solutions: '%s' needs a GPU but counts %g points", json_string_value(json_object_get(t, "name")), m);
@@ -794,6 +850,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_absolute_validation);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_course_speed_tests);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_leaderboard_entries);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_bonus_is_extra_credit);
     char wdir[PATH_MAX];
     snprintf(wdir, sizeof wdir, "%s/autograder/wrong", GRADE_ROOT);
     struct dirent **labs;

@@ -97,8 +97,6 @@ void simt_mbar_init(uint64_t *bar, unsigned int count);
  *  tx_bytes of asynchronous traffic, then arrive once. More arrivals than the
  *  count in one phase trap. @param bar the barrier. @param tx_bytes bytes, or 0. */
 void simt_mbar_arrive(uint64_t *bar, unsigned int tx_bytes);
-/** @brief mbarrier.expect_tx without an arrival. @param bar the barrier. @param tx_bytes bytes. */
-void simt_mbar_expect_tx(uint64_t *bar, unsigned int tx_bytes);
 /** @brief mbarrier.test_wait.parity: whether the phase of this parity has
  *  completed (the barrier's phase bit differs from it). TMA copies that
  *  complete on this barrier land first. @param bar the barrier. @param parity 0 or 1.

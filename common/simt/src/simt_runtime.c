@@ -581,12 +581,6 @@ void simt_mbar_init(uint64_t *bar, unsigned int count)
     *bar = mbar_pack(count, count, 0, 0);
 }
 
-void simt_mbar_expect_tx(uint64_t *bar, unsigned int tx_bytes)
-{
-    uint64_t v = *bar;
-    mbar_update(bar, mbar_pending(v), mbar_tx(v) + (long)tx_bytes);
-}
-
 void simt_mbar_arrive(uint64_t *bar, unsigned int tx_bytes)
 {
     uint64_t v = *bar;

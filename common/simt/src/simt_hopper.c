@@ -244,6 +244,21 @@ void simt_tma_load(void *dst, const void *tensor_map, const int *coords, int nco
         bytes *= m.box[i];
     }
     (void)window(addr, (size_t)bytes, "cp.async.bulk.tensor");
+    /* The copy may write any time from now on, and a wgmma may read its
+     * operands any time until wgmma.wait_group lets its group go: a stage
+     * refilled while a wgmma still reads it is a race on the GPU (it shows
+     * when the tensor cores run late). */
+    unsigned int reader;
+    if (simt_wgmma_reads_in_flight(addr, addr + (uint32_t)bytes, &reader))
+        simt_fail("cp.async.bulk.tensor overwrites shared bytes [0x%x, 0x%x) that a wgmma of thread %u still reads: "
+                  "it is in flight until a wgmma.wait_group lets its group go, so release a stage (arrive on its "
+                  "empty barrier) only after that wait",
+                  addr, addr + (unsigned)bytes, reader);
+    if (simt_wgmma_reads_unordered(addr, addr + (uint32_t)bytes, &reader))
+        simt_fail("cp.async.bulk.tensor overwrites shared bytes [0x%x, 0x%x) that a wgmma of warpgroup %u may still "
+                  "read: that warpgroup released the stage (arrived on the mbarrier this thread waited on) before "
+                  "a wgmma.wait_group had let go of the wgmma reading it; wait first, then arrive",
+                  addr, addr + (unsigned)bytes, reader);
     op.dst = dst;
     op.bar = bar;
     op.bytes = (unsigned int)bytes;
@@ -295,7 +310,8 @@ typedef struct {
     int mode; /* 0 none, 1 128-byte, 2 64-byte, 3 32-byte swizzle */
 } desc_t;
 
-static desc_t decode(uint64_t d, const char *which)
+/* The descriptor's fields, unchecked. */
+static desc_t fields(uint64_t d)
 {
     desc_t r;
     r.start = (uint32_t)(d & 0x3fff) << 4;
@@ -303,6 +319,13 @@ static desc_t decode(uint64_t d, const char *which)
     r.sbo = (uint32_t)(d >> 32 & 0x3fff) << 4;
     r.mode = (int)(d >> 62);
     r.mask = r.mode == 1 ? 7u : r.mode == 2 ? 3u : r.mode == 3 ? 1u : 0u;
+    return r;
+}
+
+/* The fields, checked against what the emulator models. */
+static desc_t decode(uint64_t d, const char *which)
+{
+    desc_t r = fields(d);
     int base_offset = (int)(d >> 49 & 7);
     if (base_offset != 0)
         simt_fail("wgmma: %s's descriptor has base offset %d, which the emulator does not model (start swizzled "
@@ -335,6 +358,22 @@ static double operand(const desc_t *s, int mn_major, uint32_t i, uint32_t k, int
     return bf16 ? simt_bf16_bits_to_float(h) : simt_half_bits_to_float(h);
 }
 
+/* The shared bytes an operand of rows x 16 (rows along M or N) may read:
+ * offsets grow with both indices, so the first and last elements bound
+ * them; a swizzle moves 16-byte chunks within their 128-byte row only, so
+ * whole rows bound a swizzled operand. The descriptor is checked later,
+ * when the wgmma runs. */
+static void operand_span(uint64_t d, int mn_major, uint32_t rows, uint32_t *lo, uint32_t *hi)
+{
+    desc_t s = fields(d);
+    *lo = s.start;
+    *hi = s.start + operand_offset(&s, mn_major, rows - 1, 15) + 2;
+    if (s.mask) {
+        *lo &= ~127u;
+        *hi = (*hi + 127u) & ~127u;
+    }
+}
+
 void simt_wgmma(float *d, int n, uint64_t desc_a, uint64_t desc_b, int scale_d, int neg_a, int neg_b, int trans_a,
                 int trans_b, int bf16)
 {
@@ -355,6 +394,9 @@ void simt_wgmma(float *d, int n, uint64_t desc_a, uint64_t desc_b, int scale_d, 
     o->trans_b = trans_b != 0;
     o->bf16 = bf16 != 0;
     o->group = -1;
+    o->seq = ++q->issued;
+    operand_span(desc_a, o->trans_a, 64, &o->lo[0], &o->hi[0]);
+    operand_span(desc_b, o->trans_b, (uint32_t)n, &o->lo[1], &o->hi[1]);
 }
 
 void simt_wgmma_commit(void)
@@ -444,8 +486,13 @@ static void wait_combine(void *const *args, unsigned int n)
             if (args[i]) ((wait_arg *)args[i])->error = error;
         return;
     }
+    unsigned int done = t[0]->q->done;
     for (int i = 0; i < t[0]->q->count; i++)
-        if (runnable(&t[0]->q->op[i], t[0]->keep_from)) run_one(t, i);
+        if (runnable(&t[0]->q->op[i], t[0]->keep_from)) {
+            run_one(t, i);
+            done = t[0]->q->op[i].seq;
+        }
+    for (int th = 0; th < 128; th++) t[th]->q->done = done;
     for (int th = 0; th < 128; th++) { /* drop what ran, keep the rest in order */
         simt_wgmma_queue *q = t[th]->q;
         int kept = 0;

@@ -49,6 +49,8 @@ typedef struct simt_wgmma_op {
     uint64_t desc_a, desc_b;    /**< shared-memory matrix descriptors */
     int n, scale_d, neg_a, neg_b, trans_a, trans_b, bf16;
     int group;                  /**< committed group number, -1 while open */
+    unsigned int seq;           /**< the thread's count of wgmma issued, this one included */
+    uint32_t lo[2], hi[2];      /**< shared bytes [lo, hi) operands A and B may read */
 } simt_wgmma_op;
 
 enum { SIMT_WGMMA_MAX = 64 };
@@ -57,11 +59,29 @@ enum { SIMT_WGMMA_MAX = 64 };
 typedef struct simt_wgmma_queue {
     int count;  /**< operations queued */
     int groups; /**< groups committed so far */
+    unsigned int issued; /**< wgmma issued so far (the last op's seq) */
+    unsigned int done;   /**< seq of the newest wgmma a wait_group has let go */
     simt_wgmma_op op[SIMT_WGMMA_MAX];
 } simt_wgmma_queue;
 
 /** @brief The calling thread's wgmma queue, allocated on first use and emptied
  *  at the start of every block. @return the queue; NULL in host code. */
 simt_wgmma_queue *simt_thread_wgmma_queue(void);
+
+/** @brief A wgmma of the current block, not yet let go by wgmma.wait_group,
+ *  whose operands may read shared bytes [lo, hi) (simt_runtime.c).
+ *  @param lo first byte. @param hi one past the last.
+ *  @param thread set to the issuing thread's linear index when one is found.
+ *  @return 1 if there is one, 0 if not. */
+int simt_wgmma_reads_in_flight(uint32_t lo, uint32_t hi, unsigned int *thread);
+
+/** @brief Whether the calling thread may not yet write shared bytes [lo, hi):
+ *  a wgmma reads them that this thread is not ordered after (its warpgroup
+ *  had not waited for it when it arrived on an mbarrier this thread then
+ *  waited on). See "Stage hand-off" in simt_runtime.c.
+ *  @param lo first byte. @param hi one past the last.
+ *  @param warpgroup set to the reading warpgroup when there is one.
+ *  @return 1 if there is one, 0 if not. */
+int simt_wgmma_reads_unordered(uint32_t lo, uint32_t hi, unsigned int *warpgroup);
 
 #endif /* SIMT_INTERNAL_H */

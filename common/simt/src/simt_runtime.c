@@ -77,11 +77,17 @@ void __tsan_switch_to_fiber(void *fiber, unsigned flags);
 void __tsan_set_fiber_name(void *fiber, const char *name);
 void __tsan_acquire(void *addr);
 void __tsan_release(void *addr);
+void __tsan_ignore_thread_begin(void);
+void __tsan_ignore_thread_end(void);
 #define TSAN_ACQUIRE(p) __tsan_acquire((void *)(p))
 #define TSAN_RELEASE(p) __tsan_release((void *)(p))
+#define TSAN_IGNORE_BEGIN() __tsan_ignore_thread_begin()
+#define TSAN_IGNORE_END() __tsan_ignore_thread_end()
 #else
 #define TSAN_ACQUIRE(p) ((void)(p))
 #define TSAN_RELEASE(p) ((void)(p))
+#define TSAN_IGNORE_BEGIN() ((void)0)
+#define TSAN_IGNORE_END() ((void)0)
 #endif
 
 #if !defined(__x86_64__) || defined(SIMT_FORCE_UCONTEXT)
@@ -94,6 +100,24 @@ __thread simt_block_info simt_cur_block;
 
 enum { ST_READY, ST_BARRIER, ST_WARP, ST_GROUP, ST_MBAR, ST_DONE };
 enum { CP_MAX = 64, MAX_THREADS = 1024, MAX_WARPS = MAX_THREADS / 32, MAX_GROUP = 128, TMA_MAX = 256 };
+enum { MAX_WG = MAX_THREADS / 128, READS_MAX = 64, BAR_READS_MAX = 32 };
+
+/* A wgmma read that some thread is not known to be ordered after: warpgroup
+ * wg's wgmma number seq, reading shared bytes [lo, hi) (two operands). */
+typedef struct {
+    unsigned int wg, seq;
+    uint32_t lo[2], hi[2];
+} read_mark;
+
+/* What arriving on one mbarrier tells the thread that later waits on it: the
+ * reads still in flight at the arrivals, and how far each warpgroup's
+ * wait_group had got (its reads up to done[wg] are finished). */
+typedef struct {
+    const uint64_t *bar;
+    int n;
+    read_mark r[READS_MAX];
+    unsigned int done[MAX_WG];
+} bar_reads;
 
 typedef struct cp_op {
     void *dst;
@@ -123,6 +147,9 @@ typedef struct fiber {
     int cp_count, cp_groups;
     cp_op cp[CP_MAX];
     simt_wgmma_queue *wgq; /* allocated on the thread's first wgmma */
+    read_mark *taint;      /* reads this thread may not overwrite yet (READS_MAX) */
+    int ntaint;
+    unsigned int known[MAX_WG]; /* each warpgroup's reads up to known[wg] are finished, as far as it knows */
     void *tsan_fiber;
 #ifdef SIMT_TSAN
     char tsan_name[80]; /* "block (x,y,z) thread (x,y,z)" in race reports */
@@ -144,6 +171,8 @@ struct worker {
     unsigned int group_gen[MAX_WARPS]; /* by the group's first warp */
     unsigned int group_waiting;        /* threads in ST_GROUP */
     simt_tma_op *tma;                  /* TMA copies not landed yet, in issue order */
+    bar_reads *breads;                 /* per mbarrier arrived on (BAR_READS_MAX) */
+    int nbreads;
     int ntma;
     /* TSan sync objects: barrier, warp and group generations (two each, so a
      * fast thread's next arrival is not mistaken for the current one), and
@@ -324,8 +353,11 @@ static void schedule_next(fiber *self, int dying)
     switch_to(self, &w->main, 1);
 }
 
+static void handoff_syncthreads(worker *w);
+
 static void barrier_release(worker *w)
 {
+    handoff_syncthreads(w);
     w->bar_result = w->bar_acc;
     w->bar_count = 0;
     w->bar_acc = (w->bar_op == 2) ? 1 : 0;
@@ -537,6 +569,134 @@ void simt_cp_async_wait(int n)
 
 enum { MBAR_COUNT_MAX = (1 << 20) - 1 };
 
+/* --- Stage hand-off: wgmma reads against later TMA writes --------------- *
+ * A consumer releases a stage by arriving on its "empty" mbarrier; the
+ * producer waits there and refills the stage by TMA. On the GPU that is safe
+ * only if the wgmma reading the stage had been let go by a wgmma.wait_group
+ * before the arrival: the arrival orders what came before it in the
+ * consumer, and an unfinished wgmma's reads are not "before" it. The
+ * emulator runs each wgmma group at its wait_group, before any other thread
+ * gets to run, so a release that comes too early still computes the right
+ * result here; this bookkeeping reports it anyway, whatever the schedule.
+ * An arrival records the arriving thread's unfinished reads (and those it
+ * knows of) on the barrier; a thread whose wait on the barrier succeeds
+ * takes them over; a thread learns that reads have finished from the same
+ * arrivals (how far each warpgroup's wait_group had got) and from
+ * __syncthreads. A TMA copy over a read it holds is reported
+ * (simt_wgmma_reads_unordered). Tables that fill up drop entries: a missed
+ * report, never a false one. */
+
+static int mark_add(read_mark *set, int *n, const read_mark *m, const unsigned int *known)
+{
+    if (m->seq <= known[m->wg]) return 0;
+    for (int i = 0; i < *n; i++)
+        if (set[i].wg == m->wg && set[i].seq == m->seq) return 0;
+    if (*n == READS_MAX) return 0;
+    set[(*n)++] = *m;
+    return 1;
+}
+
+static void mark_prune(read_mark *set, int *n, const unsigned int *known)
+{
+    int kept = 0;
+    for (int i = 0; i < *n; i++)
+        if (set[i].seq > known[set[i].wg]) set[kept++] = set[i];
+    *n = kept;
+}
+
+static bar_reads *bar_reads_of(worker *w, const uint64_t *bar, int create)
+{
+    for (int i = 0; i < w->nbreads; i++)
+        if (w->breads[i].bar == bar) return &w->breads[i];
+    if (!create || w->nbreads == BAR_READS_MAX) return NULL;
+    if (!w->breads && !(w->breads = malloc(sizeof(bar_reads) * BAR_READS_MAX)))
+        simt_fail("out of memory for mbarrier bookkeeping");
+    bar_reads *r = &w->breads[w->nbreads++];
+    memset(r, 0, sizeof(*r));
+    r->bar = bar;
+    return r;
+}
+
+/* The emulator's own bookkeeping, shared by all threads of the block: TSan is
+ * told to look away (ordering it would hide the kernel's own races). */
+static void handoff_release(const uint64_t *bar)
+{
+    worker *w = cur_worker;
+    fiber *f = cur_fiber;
+    if (!w || !f || !simt_cur_thread) return;
+    const simt_wgmma_queue *q = f->wgq;
+    if (!q && f->ntaint == 0) return;
+    TSAN_IGNORE_BEGIN();
+    bar_reads *r = bar_reads_of(w, bar, 1);
+    if (r) {
+        unsigned int wg = f->info.linear / 128;
+        for (unsigned int g = 0; g < MAX_WG; g++)
+            if (f->known[g] > r->done[g]) r->done[g] = f->known[g];
+        if (q && q->done > r->done[wg]) r->done[wg] = q->done;
+        for (int i = 0; q && i < q->count; i++) {
+            read_mark m = {wg, q->op[i].seq, {q->op[i].lo[0], q->op[i].lo[1]}, {q->op[i].hi[0], q->op[i].hi[1]}};
+            mark_add(r->r, &r->n, &m, r->done);
+        }
+        for (int i = 0; i < f->ntaint; i++) mark_add(r->r, &r->n, &f->taint[i], r->done);
+        mark_prune(r->r, &r->n, r->done);
+    }
+    TSAN_IGNORE_END();
+}
+
+static void handoff_acquire(const uint64_t *bar)
+{
+    worker *w = cur_worker;
+    fiber *f = cur_fiber;
+    if (!w || !f || !simt_cur_thread) return;
+    TSAN_IGNORE_BEGIN();
+    const bar_reads *r = bar_reads_of(w, bar, 0);
+    if (r) {
+        if (!f->taint && !(f->taint = malloc(sizeof(read_mark) * READS_MAX)))
+            simt_fail("out of memory for mbarrier bookkeeping");
+        for (unsigned int g = 0; g < MAX_WG; g++)
+            if (r->done[g] > f->known[g]) f->known[g] = r->done[g];
+        for (int i = 0; i < r->n; i++) mark_add(f->taint, &f->ntaint, &r->r[i], f->known);
+        mark_prune(f->taint, &f->ntaint, f->known);
+    }
+    TSAN_IGNORE_END();
+}
+
+/* After __syncthreads every thread knows how far every warpgroup's
+ * wait_group had got (its first thread speaks for it). */
+static void handoff_syncthreads(worker *w)
+{
+    unsigned int done[MAX_WG] = {0};
+    int any = 0;
+    for (unsigned int g = 0; g < MAX_WG && g * 128 < w->nthreads; g++)
+        if (w->fibers[g * 128].wgq) done[g] = w->fibers[g * 128].wgq->done, any = 1;
+    if (!any) return;
+    TSAN_IGNORE_BEGIN();
+    for (unsigned int i = 0; i < w->nthreads; i++) {
+        fiber *f = &w->fibers[i];
+        for (unsigned int g = 0; g < MAX_WG; g++)
+            if (done[g] > f->known[g]) f->known[g] = done[g];
+        mark_prune(f->taint, &f->ntaint, f->known);
+    }
+    TSAN_IGNORE_END();
+}
+
+int simt_wgmma_reads_unordered(uint32_t lo, uint32_t hi, unsigned int *warpgroup)
+{
+    fiber *f = cur_fiber;
+    if (!f || !simt_cur_thread) return 0;
+    unsigned int own = f->info.linear / 128, own_done = f->wgq ? f->wgq->done : 0;
+    for (int i = 0; i < f->ntaint; i++) {
+        const read_mark *m = &f->taint[i];
+        if (m->wg == own && m->seq <= own_done) continue; /* its own wait_group ordered it */
+        for (int o = 0; o < 2; o++)
+            if (m->lo[o] < hi && lo < m->hi[o]) {
+                *warpgroup = m->wg;
+                return 1;
+            }
+    }
+    return 0;
+}
+
 static unsigned int mbar_pending(uint64_t v) { return (unsigned int)(v & 0x1fffff); }
 static unsigned int mbar_expected(uint64_t v) { return (unsigned int)(v >> 21 & 0x1fffff); }
 static int mbar_phase(uint64_t v) { return (int)(v >> 42 & 1); }
@@ -590,6 +750,7 @@ void simt_mbar_arrive(uint64_t *bar, unsigned int tx_bytes)
                   "arrive twice, or skip waiting for the previous phase?",
                   mbar_expected(v));
     TSAN_RELEASE(bar);
+    handoff_release(bar);
     mbar_update(bar, mbar_pending(v) - 1, mbar_tx(v) + (long)tx_bytes);
 }
 
@@ -662,6 +823,7 @@ int simt_mbar_test_parity(uint64_t *bar, int parity)
     if (w && simt_cur_thread) tma_land_for(w, bar);
     if (mbar_phase(*bar) == (parity & 1)) return 0;
     TSAN_ACQUIRE(bar);
+    handoff_acquire(bar);
     return 1;
 }
 
@@ -708,6 +870,28 @@ simt_wgmma_queue *simt_thread_wgmma_queue(void)
         if (!f->wgq) simt_fail("out of memory for wgmma state");
     }
     return f->wgq;
+}
+
+/* Looks at the other threads' queues: bookkeeping of the emulator, not an
+ * access of the kernel's, so TSan is told to look away (an acquire here
+ * would order the kernel's threads and hide the races it should report). */
+int simt_wgmma_reads_in_flight(uint32_t lo, uint32_t hi, unsigned int *thread)
+{
+    worker *w = cur_worker;
+    int found = 0;
+    if (!w || !simt_cur_thread) return 0;
+    TSAN_IGNORE_BEGIN();
+    for (unsigned int t = 0; t < w->nthreads && !found; t++) {
+        const simt_wgmma_queue *q = w->fibers[t].wgq;
+        for (int i = 0; q && i < q->count && !found; i++)
+            for (int o = 0; o < 2; o++)
+                if (q->op[i].lo[o] < hi && lo < q->op[i].hi[o]) {
+                    *thread = t;
+                    found = 1;
+                }
+    }
+    TSAN_IGNORE_END();
+    return found;
 }
 
 /* --- thread start and end ------------------------------------------------ */
@@ -849,6 +1033,7 @@ static void run_block(worker *w, unsigned long b)
     memset(w->group_gen, 0, sizeof(w->group_gen));
     w->group_waiting = 0;
     w->ntma = 0; /* copies a finished block never waited for are dropped */
+    w->nbreads = 0;
     for (unsigned int i = 0; i < n; i++) {
         fiber *f = &w->fibers[i];
         f->info.thread_idx.x = i % L->block.x;
@@ -860,7 +1045,9 @@ static void run_block(worker *w, unsigned long b)
         f->state = ST_READY;
         f->cp_count = 0;
         f->cp_groups = 0;
-        if (f->wgq) f->wgq->count = f->wgq->groups = 0;
+        if (f->wgq) f->wgq->count = f->wgq->groups = 0, f->wgq->issued = f->wgq->done = 0;
+        f->ntaint = 0;
+        memset(f->known, 0, sizeof(f->known));
         f->asan_fake = NULL;
         f->w = w;
 #ifdef SIMT_TSAN

@@ -353,6 +353,78 @@ static void test_wgmma_k_major_b(void **state)
     cudaFree(dd);
 }
 
+/* ---- stage hand-off: wgmma reads, then a TMA refill ------------------------------ */
+
+/* Warpgroup 0 multiplies A and B (as in wgmma_case) while thread 128, the
+ * producer, refills B's bytes by TMA. variant 0: the consumers wait for
+ * their wgmma, then release the stage on the empty barrier (correct).
+ * 1: they release it first and wait after, so the refill may overwrite B
+ * before the tensor cores read it. 2: no barrier at all; the producer copies
+ * after a __syncthreads, which does not wait for wgmma either. Variants 1
+ * and 2 compute the right D in the emulator (it runs the wgmma at the wait,
+ * before the producer gets to run), so only the hand-off check fails them. */
+__global__ void handoff(const __grid_constant__ CUtensorMap map, int variant, float *out)
+{
+    __shared__ __align__(8) uint64_t empty, full;
+    extern __shared__ __align__(1024) uint8_t dyn[];
+    uint16_t *A = (uint16_t *)dyn, *B = (uint16_t *)(dyn + 4096);
+    if (threadIdx.x == 0) {
+        mbar_init(&empty, 128);
+        mbar_init(&full, 1);
+        mbar_fence_init();
+    }
+    for (int i = threadIdx.x; i < 64 * 16; i += blockDim.x) A[i] = 0x3f80;  /* 1.0 */
+    for (int i = threadIdx.x; i < 16 * 128; i += blockDim.x) B[i] = 0x4000; /* 2.0 */
+    __syncthreads();
+    uint64_t da = (hopper_smem_addr(A) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    uint64_t db = (hopper_smem_addr(B) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    float d[64];
+    if (threadIdx.x < 128) {
+        wgmma_fence();
+        wgmma_m64n128k16(d, da, db, 0);
+        wgmma_commit();
+        if (variant == 0) {
+            wgmma_wait_all();
+            mbar_arrive(&empty);
+        } else if (variant == 1) {
+            mbar_arrive(&empty);
+            wgmma_wait_all();
+        }
+    }
+    if (variant == 2) __syncthreads();
+    if (threadIdx.x == 128) {
+        if (variant != 2) mbar_wait(&empty, 0);
+        mbar_arrive_expect_tx(&full, 2048);
+        tma_load_2d(B, &map, 0, 0, &full);
+        mbar_wait(&full, 0);
+    }
+    if (variant == 2) {
+        __syncthreads();
+        if (threadIdx.x < 128) wgmma_wait_all();
+    }
+    if (threadIdx.x < 128) out[threadIdx.x] = d[0];
+}
+
+static void test_stage_handoff(void **state)
+{
+    (void)state;
+    CUtensorMap m;
+    void *g;
+    float *out, h[128];
+    make_box_map(&m, &g);
+    assert_int_equal(cudaMalloc((void **)&out, sizeof h), cudaSuccess);
+    handoff<<<1, 256, 8192>>>(m, 0, out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < 128; i++) assert_true(h[i] == 32.0f);
+    handoff<<<1, 256, 8192>>>(m, 1, out); /* released before the wgmma was waited for */
+    expect_launch_failure(cudaGetLastError());
+    make_box_map(&m, &g);
+    assert_int_equal(cudaMalloc((void **)&out, sizeof h), cudaSuccess);
+    handoff<<<1, 256, 8192>>>(m, 2, out); /* refilled while the wgmma is in flight */
+    expect_launch_failure(cudaGetLastError());
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -361,6 +433,7 @@ int main(void)
         cmocka_unit_test(test_copies_land_at_the_wait),
         cmocka_unit_test(test_wgmma_results_arrive_at_the_wait),
         cmocka_unit_test(test_wgmma_k_major_b),
+        cmocka_unit_test(test_stage_handoff),
     };
     return cmocka_run_group_tests_name("simt_hopper", tests, NULL, NULL);
 }

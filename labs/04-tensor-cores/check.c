@@ -20,7 +20,9 @@
  * and beta variants; C full of NaN with beta = 0; NaN inputs. Before each
  * case the kernel runs once on all-NaN inputs so that leftover shared memory
  * is NaN, which turns a forgotten zero-fill into a visible failure. Under
- * the emulator M and N stay <= 256 and K <= 1024. The wgmma tests need a
+ * the emulator M and N stay <= 256 and K <= 1024, except in the many-tiles
+ * case (33 x 4 tiles, K = 40), which tests the block-to-tile map of a
+ * rasterised grid. The wgmma tests need a
  * Hopper GPU and an sm_90a build, or the emulator (which runs TMA, mbarriers
  * and wgmma); anywhere else (an sm_80 GPU, say) they are skipped, visibly.
  */
@@ -195,6 +197,19 @@ static void test_large(void **state) {
 #endif
 }
 
+/* Many tiles both ways: more rows of tiles (33) than any sensible
+ * rasterisation group holds, so the last group is partial, and 4 columns of
+ * tiles; a block-to-tile map that skips or repeats a tile leaves part of C
+ * wrong (beta = -1 on a random C shows an unwritten tile too). Thin in K so
+ * that it stays cheap under the emulator, which does not cap it. */
+static void test_many_tiles(void **state) {
+    const step_t *s = begin(state);
+    int bm, bn, bk;
+    s->tile(&bm, &bn, &bk);
+    poison_shared_memory(s);
+    gemm_check_shape_bf16(s->fn, s->name, 33 * bm - 5, 4 * bn - 1, 40, 1.0f, -1.0f, lab_seed + 33);
+}
+
 #define STEP_TESTS(prefix, step)                                                                 \
     {prefix ": 1x1x1, K = 1, 1x1x257", test_tiny, NULL, NULL, (void *)&(step)},                 \
     {prefix ": primes", test_primes, NULL, NULL, (void *)&(step)},                               \
@@ -204,6 +219,7 @@ static void test_large(void **state) {
     {prefix ": alpha and beta", test_alpha_beta, NULL, NULL, (void *)&(step)},                   \
     {prefix ": beta = 0 ignores C", test_beta_zero_ignores_c, NULL, NULL, (void *)&(step)},      \
     {prefix ": NaN propagates", test_nan_propagates, NULL, NULL, (void *)&(step)},               \
+    {prefix ": many tiles", test_many_tiles, NULL, NULL, (void *)&(step)},                       \
     {prefix ": large", test_large, NULL, NULL, (void *)&(step)}
 
 int main(int argc, char **argv) {

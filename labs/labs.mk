@@ -86,6 +86,20 @@ check: lab-arg
 	$(Q)echo "== lab $(LAB_DIR) checks ($(SRC), TARGET=$(TARGET))"
 	$(Q)$(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/check
 
+# make ptxas LAB=NN: compile each of the lab's .cu for PTXAS_ARCH with ptxas's
+# resource report (registers, spills, what it did to wgmma), read by
+# common/tools/ptxas_report.sh, which fails on spills or serialised wgmma.
+# Needs nvcc, not a GPU.
+PTXAS_ARCH ?= 90a
+PTXAS_FLAGS = $(filter-out -gencode arch=%,$(NVCCFLAGS)) -gencode arch=compute_$(PTXAS_ARCH),code=sm_$(PTXAS_ARCH) -Xptxas -v
+.PHONY: ptxas
+ptxas: lab-arg
+	$(Q)if [ -z "$(HAVE_CUDA)" ]; then echo "make: ptxas needs nvcc (the CUDA toolkit)"; exit 2; fi
+	$(Q)echo "== lab $(LAB_DIR): ptxas resource report ($(SRC), sm_$(PTXAS_ARCH))"
+	$(Q)st=0; for f in $(sort $(wildcard $(SRC)/$(LAB_DIR)/*.cu)); do echo "-- $$f"; \
+	  { $(NVCC) $(PTXAS_FLAGS) $(CUDA_CPPFLAGS) -Ilabs/$(LAB_DIR) -c $$f -o /dev/null 2>&1 || echo "ptxas error: nvcc failed on $$f"; } | \
+	    bash common/tools/ptxas_report.sh || st=1; done; exit $$st
+
 bench: lab-arg
 	$(Q)if [ ! -f labs/$(LAB_DIR)/bench.c ]; then echo "make: lab $(LAB_DIR) has no benchmark"; exit 2; fi
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/bench

@@ -110,6 +110,26 @@ if [ -n "$labs" ] && [ -x "$t05" ]; then
         --steps 2 --print-every 1 --eval-every 0 --eval-batches 1
 fi
 
+# Speed costs the checks cannot see, visible without a GPU: the solutions'
+# kernels compile for sm_90a without register spills and without ptxas
+# serialising or patching up their wgmma (make ptxas). The reader itself must
+# catch both, on ptxas reports saved from real compiles: one kernel forced
+# down to 32 registers, and step C's kernel with an accumulator written
+# between two wgmma of a group.
+if [ -n "$labs" ] && [ "${HAVE_CUDA:-0}" = 1 ]; then
+    for lab in $labs; do
+        ls solutions/"$lab"/*.cu >/dev/null 2>&1 || continue
+        expect "lab $lab: solution kernels have no spills or serialised wgmma (ptxas, sm_90a)" 0 "no spills" \
+            make --no-print-directory ptxas LAB="${lab%%-*}" SRC=solutions
+    done
+fi
+if [ -n "$labs" ]; then
+    expect "ptxas report: register spills are caught" nonzero "tile_kernel .*SPILLS" \
+        bash common/tools/ptxas_report.sh <common/tests/ptxas_spills.log
+    expect "ptxas report: serialised wgmma is caught" nonzero "matmul_wgmma_kernel .*wgmma serialised \(C7511\)" \
+        bash common/tools/ptxas_report.sh <common/tests/ptxas_wgmma_serialised.log
+fi
+
 # Lab 03's autotuner only times on a GPU, but its generated build must not rot:
 # with nvcc present, compile and link its first configuration.
 if [ -n "$labs" ] && [ "${HAVE_CUDA:-0}" = 1 ] && [ -x labs/03-register-tiling/autotune.sh ]; then

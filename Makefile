@@ -138,6 +138,7 @@ HELP += "test::run every unit, MPI and lab test, the docs check; ends with 'N pa
 HELP += "check LAB=NN [SRC=labs|solutions] [TARGET=cuda|emu]::build and run one lab's checks"
 HELP += "bench LAB=NN [SRC=labs|solutions]::build and run one lab's benchmark (speed needs a GPU)"
 HELP += "ptxas LAB=NN [SRC=labs|solutions]::registers, spills and wgmma notes of the lab's kernels for sm_90a (nvcc only)"
+HELP += "ptxas-kernels::the same for the course kernels in kernels/cuda"
 HELP += "grade [SRC=labs|solutions]::run every lab's checks and print a table of what passes"
 HELP += "docs::Doxygen HTML into $(BUILD)/docs (warnings are errors)"
 HELP += "slides::build the lecture decks into $(BUILD)/slides (needs pandoc)"

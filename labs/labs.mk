@@ -90,15 +90,23 @@ check: lab-arg
 # resource report (registers, spills, what it did to wgmma), read by
 # common/tools/ptxas_report.sh, which fails on spills or serialised wgmma.
 # Needs nvcc, not a GPU.
+# make ptxas-kernels does the same for the course kernels (kernels/cuda: the
+# model's fused ops and the flash attention that lab 05's MFU rests on).
 PTXAS_ARCH ?= 90a
 PTXAS_FLAGS = $(filter-out -gencode arch=%,$(NVCCFLAGS)) -gencode arch=compute_$(PTXAS_ARCH),code=sm_$(PTXAS_ARCH) -Xptxas -v
-.PHONY: ptxas
-ptxas: lab-arg
-	$(Q)if [ -z "$(HAVE_CUDA)" ]; then echo "make: ptxas needs nvcc (the CUDA toolkit)"; exit 2; fi
-	$(Q)echo "== lab $(LAB_DIR): ptxas resource report ($(SRC), sm_$(PTXAS_ARCH))"
-	$(Q)st=0; for f in $(sort $(wildcard $(SRC)/$(LAB_DIR)/*.cu)); do echo "-- $$f"; \
-	  { $(NVCC) $(PTXAS_FLAGS) $(CUDA_CPPFLAGS) -Ilabs/$(LAB_DIR) -c $$f -o /dev/null 2>&1 || echo "ptxas error: nvcc failed on $$f"; } | \
+# $(1) the .cu files, $(2) extra flags
+PTXAS_RUN = st=0; for f in $(sort $(1)); do echo "-- $$f"; \
+	  { $(NVCC) $(PTXAS_FLAGS) $(CUDA_CPPFLAGS) $(2) -c $$f -o /dev/null 2>&1 || echo "ptxas error: nvcc failed on $$f"; } | \
 	    bash common/tools/ptxas_report.sh || st=1; done; exit $$st
+.PHONY: ptxas ptxas-kernels ptxas-need-nvcc
+ptxas-need-nvcc:
+	$(Q)if [ -z "$(HAVE_CUDA)" ]; then echo "make: ptxas needs nvcc (the CUDA toolkit)"; exit 2; fi
+ptxas: lab-arg ptxas-need-nvcc
+	$(Q)echo "== lab $(LAB_DIR): ptxas resource report ($(SRC), sm_$(PTXAS_ARCH))"
+	$(Q)$(call PTXAS_RUN,$(wildcard $(SRC)/$(LAB_DIR)/*.cu),-Ilabs/$(LAB_DIR))
+ptxas-kernels: ptxas-need-nvcc
+	$(Q)echo "== course kernels: ptxas resource report (sm_$(PTXAS_ARCH))"
+	$(Q)$(call PTXAS_RUN,$(wildcard kernels/cuda/*.cu),)
 
 bench: lab-arg
 	$(Q)if [ ! -f labs/$(LAB_DIR)/bench.c ]; then echo "make: lab $(LAB_DIR) has no benchmark"; exit 2; fi

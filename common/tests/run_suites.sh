@@ -122,6 +122,8 @@ if [ -n "$labs" ] && [ "${HAVE_CUDA:-0}" = 1 ]; then
         expect "lab $lab: solution kernels have no spills or serialised wgmma (ptxas, sm_90a)" 0 "no spills" \
             make --no-print-directory ptxas LAB="${lab%%-*}" SRC=solutions
     done
+    expect "course kernels (kernels/cuda) have no spills (ptxas, sm_90a)" 0 "no spills" \
+        make --no-print-directory ptxas-kernels
 fi
 if [ -n "$labs" ]; then
     expect "ptxas report: register spills are caught" nonzero "tile_kernel .*SPILLS" \

@@ -20,7 +20,9 @@ flush() {
     rows+=("$(printf '%-34s %5s %13s %8s  %s' "$(demangle "$kernel")" "$regs" "$spills" "$smem" "${all:-ok}")")
     n=$((n + 1))
 }
+seen=""
 while IFS= read -r line; do
+    case "$line" in ptxas*) seen=1 ;; esac
     case "$line" in
     *"Compiling entry function '"*)
         flush
@@ -58,7 +60,10 @@ done
 flush
 
 if [ "$n" -eq 0 ]; then
-    echo "ptxas_report: no kernels in the input (was it compiled with -Xptxas -v?)"
+    # A file of host code only (a cuBLAS wrapper, say) has nothing to report;
+    # input without ptxas's header lines at all is not a report.
+    if grep -q . <<<"$seen"; then echo "ptxas_report: no kernels in this file"; exit "$bad"; fi
+    echo "ptxas_report: no ptxas report in the input (compile with -Xptxas -v)"
     exit 1
 fi
 printf '%-34s %5s %13s %8s  %s\n' "kernel${arch:+ ($arch)}" "regs" "spill st/ld" "smem" "notes"

@@ -842,14 +842,17 @@ static int run_batch(rubric_t *rubrics, int nrub) {
             /* In batch mode --json is a folder: one results.json per student. */
             char jp[PATH_MAX * 2], summary[20000];
             snprintf(jp, sizeof jp, "%s/%s.json", O.json_path, name);
-            snprintf(summary, sizeof summary, "Graded on %s with seed %llu: %.2f / %.2f points.\n%s", O.target,
-                     O.seed, tot, max, notes);
+            char pts[96];
+            results_points(pts, sizeof pts, res, n);
+            snprintf(summary, sizeof summary, "Graded on %s with seed %llu: %s.\n%s", O.target, O.seed, pts, notes);
             if (report_json(jp, res, n, now_s() - t_student, summary) != 0) {
                 fprintf(stderr, "grade: cannot write %s\n", jp);
                 bad = 1;
             }
         }
-        printf("%-24s %7.2f / %.2f\n", name, tot, max);
+        char pts[96];
+        results_points(pts, sizeof pts, res, n);
+        printf("%-24s %s\n", name, pts);
         free_results(res, n);
         free(ents[s]);
         graded++;
@@ -950,11 +953,10 @@ int main(int argc, char **argv) {
         replace_all(title, rel, "");
         report_table(res, n, title, wall);
         if (notes[0]) printf("\n%s", notes);
-        double max, tot = results_total(res, n, &max);
         if (O.json_path) {
-            char summary[20000];
-            snprintf(summary, sizeof summary,
-                     "Graded on %s with seed %llu: %.2f / %.2f points.%s\n%s", O.target, O.seed, tot, max,
+            char summary[20000], pts[96];
+            results_points(pts, sizeof pts, res, n);
+            snprintf(summary, sizeof summary, "Graded on %s with seed %llu: %s.%s\n%s", O.target, O.seed, pts,
                      strcmp(O.target, "cuda") ? " Speed tests need a GPU and are not in this total." : "", notes);
             if (report_json(O.json_path, res, n, wall, summary) != 0) {
                 fprintf(stderr, "grade: cannot write %s\n", O.json_path);

@@ -182,5 +182,7 @@ int lab_student_files(const char *root, const char *lab, char names[][128], int 
 void report_table(const result_t *r, int n, const char *title, double wall_s);
 int report_json(const char *path, const result_t *r, int n, double wall_s, const char *summary);
 double results_total(const result_t *r, int n, double *max);
+double results_bonus(const result_t *r, int n);
+void results_points(char *buf, size_t len, const result_t *r, int n);
 
 #endif /* GRADE_H */

@@ -47,11 +47,20 @@ double results_total(const result_t *r, int n, double *max) {
 }
 
 /* The part of the total that bonus tests earned. */
-static double results_bonus(const result_t *r, int n) {
+double results_bonus(const result_t *r, int n) {
     double s = 0;
     for (int i = 0; i < n; i++)
         if (r[i].counted && r[i].t->bonus) s += r[i].score;
     return s;
+}
+
+/* "21.50 / 22.00 points", with " + 3.00 bonus" when extra credit was earned:
+ * the bonus is kept out of the first figure so that it never reads as more
+ * than full marks. */
+void results_points(char *buf, size_t len, const result_t *r, int n) {
+    double max, bon = results_bonus(r, n), tot = results_total(r, n, &max) - bon;
+    int k = snprintf(buf, len, "%.2f / %.2f points", tot, max);
+    if (bon > 0 && k > 0 && (size_t)k < len) snprintf(buf + k, len - (size_t)k, " + %.2f bonus", bon);
 }
 
 /* Points without trailing zeros: "3", "2.5", "1.25". */

@@ -485,6 +485,9 @@ static void test_bonus_is_extra_credit(void **state) {
     res[1].score = 1;
     res[1].status = ST_PASS;
     assert_true(results_total(res, 2, &max) == 3.0 && max == 2.0); /* bonus done: 3 / 2 */
+    char pts[96];
+    results_points(pts, sizeof pts, res, 2); /* the summary keeps the bonus apart */
+    assert_string_equal(pts, "2.00 / 2.00 points + 1.00 bonus");
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/bonus.json", tmp);
     assert_int_equal(report_json(path, res, 2, 1.0, "summary"), 0);

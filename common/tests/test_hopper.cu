@@ -237,9 +237,12 @@ static void test_mbarrier_phases(void **state) {
  * stages it: A in one TMA box of 64 rows x 64 K (K-major, 128-byte
  * swizzle), B in two boxes of 64 k-rows x 64 columns (N-major), then four
  * m64n128k16 steps of 16 K each. Thread t writes its accumulators by the
- * documented layout, so a layout mistake shows as misplaced values. */
+ * documented layout, so a layout mistake shows as misplaced values. With
+ * pipelined set the four steps are two groups, the second issued on the
+ * same accumulators while the first is in flight, then wgmma_wait_group(1)
+ * and (0): the order of step C's consumer loop. */
 __global__ void wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
-                             int accumulate, const float *d0, float *out) {
+                             int accumulate, int pipelined, const float *d0, float *out) {
 #if defined(HOPPER_DEVICE)
     __shared__ __align__(8) uint64_t bar;
     uint8_t *As = aligned_smem(), *Bs = As + 64 * 64 * 2;
@@ -270,17 +273,22 @@ __global__ void wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __gri
         uint64_t db = ((uint64_t)(hopper_smem_addr(Bs + kk * 2048) >> 4)) | ((uint64_t)(8192 >> 4) << 16) |
                       ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
         wgmma_m64n128k16(d, da, db, accumulate || kk > 0);
+        if (pipelined && kk == 1) {
+            wgmma_commit();
+            wgmma_fence(); /* as step C does before each k-tile's group */
+        }
     }
     wgmma_commit();
+    if (pipelined) wgmma_wait_group(1); /* the first group */
     wgmma_wait_all();
     for (int j = 0; j < 16; j++)
         for (int e = 0; e < 4; e++) out[(16 * w + l / 4 + 8 * (e / 2)) * 128 + 8 * j + 2 * (l % 4) + e % 2] = d[4 * j + e];
 #else
-    (void)ta; (void)tb; (void)accumulate; (void)d0; (void)out;
+    (void)ta; (void)tb; (void)accumulate; (void)pipelined; (void)d0; (void)out;
 #endif
 }
 
-static void run_wgmma(int accumulate) {
+static void run_wgmma(int accumulate, int pipelined) {
     const int M = 64, N = 128, K = 64;
     uint16_t *A = (uint16_t *)host_malloc((size_t)M * K * 2), *B = (uint16_t *)host_malloc((size_t)K * N * 2);
     float *d0 = (float *)host_malloc((size_t)M * N * 4), *got = (float *)host_malloc((size_t)M * N * 4);
@@ -300,7 +308,7 @@ static void run_wgmma(int accumulate) {
     CUtensorMap tb = make_map(dB, K, N, N, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
     size_t smem = 3 * 8192 + 1024;
     cudaFuncSetAttribute(wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    wgmma_kernel<<<1, 128, smem>>>(ta, tb, accumulate, dd0, dout);
+    wgmma_kernel<<<1, 128, smem>>>(ta, tb, accumulate, pipelined, dd0, dout);
     gpu_sync_check("wgmma_kernel");
     gpu_download(got, dout, (size_t)M * N * 4);
     int wrong = 0;
@@ -325,20 +333,26 @@ static void run_wgmma(int accumulate) {
 static void test_wgmma_product(void **state) {
     (void)state;
     require_hopper();
-    run_wgmma(0);
+    run_wgmma(0, 0);
 }
 
 static void test_wgmma_accumulates(void **state) {
     (void)state;
     require_hopper();
-    run_wgmma(1);
+    run_wgmma(1, 0);
+}
+
+static void test_wgmma_two_groups_in_flight(void **state) {
+    (void)state;
+    require_hopper();
+    run_wgmma(1, 1);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tma_swizzle_128),  cmocka_unit_test(test_tma_swizzle_64_32_none),
         cmocka_unit_test(test_mbarrier_phases),  cmocka_unit_test(test_wgmma_product),
-        cmocka_unit_test(test_wgmma_accumulates),
+        cmocka_unit_test(test_wgmma_accumulates), cmocka_unit_test(test_wgmma_two_groups_in_flight),
     };
     return cmocka_run_group_tests_name("hopper", tests, NULL, NULL);
 }

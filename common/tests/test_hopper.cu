@@ -241,8 +241,8 @@ static void test_mbarrier_phases(void **state) {
  * pipelined set the four steps are two groups, the second issued on the
  * same accumulators while the first is in flight, then wgmma_wait_group(1)
  * and (0): the order of step C's consumer loop. */
-__global__ void wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
-                             int accumulate, int pipelined, const float *d0, float *out) {
+static __device__ __forceinline__ void wgmma_body(const CUtensorMap *ta, const CUtensorMap *tb, int accumulate,
+                                                  const int pipelined, const float *d0, float *out) {
 #if defined(HOPPER_DEVICE)
     __shared__ __align__(8) uint64_t bar;
     uint8_t *As = aligned_smem(), *Bs = As + 64 * 64 * 2;
@@ -253,9 +253,9 @@ __global__ void wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __gri
     __syncthreads();
     if (threadIdx.x == 0) {
         mbar_arrive_expect_tx(&bar, 3 * 8192);
-        tma_load_2d(As, &ta, 0, 0, &bar);
-        tma_load_2d(Bs, &tb, 0, 0, &bar);
-        tma_load_2d(Bs + 8192, &tb, 64, 0, &bar);
+        tma_load_2d(As, ta, 0, 0, &bar);
+        tma_load_2d(Bs, tb, 0, 0, &bar);
+        tma_load_2d(Bs + 8192, tb, 64, 0, &bar);
     }
     mbar_wait(&bar, 0);
     int t = threadIdx.x, w = t / 32, l = t % 32;
@@ -288,6 +288,18 @@ __global__ void wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __gri
 #endif
 }
 
+/* One kernel per order, so that each compiles to straight-line code, as in
+ * step C (ptxas then needs no fence or wait of its own). */
+__global__ void wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
+                             int accumulate, const float *d0, float *out) {
+    wgmma_body(&ta, &tb, accumulate, 0, d0, out);
+}
+
+__global__ void wgmma_kernel_pipelined(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
+                                       int accumulate, const float *d0, float *out) {
+    wgmma_body(&ta, &tb, accumulate, 1, d0, out);
+}
+
 static void run_wgmma(int accumulate, int pipelined) {
     const int M = 64, N = 128, K = 64;
     uint16_t *A = (uint16_t *)host_malloc((size_t)M * K * 2), *B = (uint16_t *)host_malloc((size_t)K * N * 2);
@@ -307,8 +319,13 @@ static void run_wgmma(int accumulate, int pipelined) {
     CUtensorMap ta = make_map(dA, M, K, K, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
     CUtensorMap tb = make_map(dB, K, N, N, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
     size_t smem = 3 * 8192 + 1024;
-    cudaFuncSetAttribute(wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-    wgmma_kernel<<<1, 128, smem>>>(ta, tb, accumulate, pipelined, dd0, dout);
+    if (pipelined) {
+        cudaFuncSetAttribute(wgmma_kernel_pipelined, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        wgmma_kernel_pipelined<<<1, 128, smem>>>(ta, tb, accumulate, dd0, dout);
+    } else {
+        cudaFuncSetAttribute(wgmma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        wgmma_kernel<<<1, 128, smem>>>(ta, tb, accumulate, dd0, dout);
+    }
     gpu_sync_check("wgmma_kernel");
     gpu_download(got, dout, (size_t)M * N * 4);
     int wrong = 0;

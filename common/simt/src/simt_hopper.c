@@ -360,17 +360,18 @@ static double operand(const desc_t *s, int mn_major, uint32_t i, uint32_t k, int
 
 /* The shared bytes an operand of rows x 16 (rows along M or N) may read:
  * offsets grow with both indices, so the first and last elements bound
- * them; a swizzle moves 16-byte chunks within their 128-byte row only, so
- * whole rows bound a swizzled operand. The descriptor is checked later,
- * when the wgmma runs. */
+ * them; a swizzle moves 16-byte chunks only within the swizzle's row (128,
+ * 64 or 32 bytes), so whole rows bound a swizzled operand. The descriptor
+ * is checked later, when the wgmma runs. */
 static void operand_span(uint64_t d, int mn_major, uint32_t rows, uint32_t *lo, uint32_t *hi)
 {
     desc_t s = fields(d);
     *lo = s.start;
     *hi = s.start + operand_offset(&s, mn_major, rows - 1, 15) + 2;
     if (s.mask) {
-        *lo &= ~127u;
-        *hi = (*hi + 127u) & ~127u;
+        uint32_t seg = (s.mask + 1u) * 16u; /* the swizzle's row: 128, 64 or 32 bytes */
+        *lo &= ~(seg - 1u);
+        *hi = (*hi + seg - 1u) & ~(seg - 1u);
     }
 }
 

@@ -89,7 +89,7 @@ SIMT_CHILDREN := $(SIMT_TESTDIR)/children/race_tsan $(SIMT_TESTDIR)/children/nor
                  $(SIMT_TESTDIR)/children/oob_asan $(SIMT_TESTDIR)/children/inbounds_asan \
                  $(SIMT_TESTDIR)/children/core_asan $(SIMT_TESTDIR)/children/mma_tsan \
                  $(SIMT_TESTDIR)/children/tma_race_tsan $(SIMT_TESTDIR)/children/tma_norace_tsan \
-                 $(SIMT_TESTDIR)/children/hopper_asan
+                 $(SIMT_TESTDIR)/children/hopper_asan $(SIMT_TESTDIR)/children/hopper_tsan
 
 $(SIMT_OBJDIR)/tests/%.o: $(SIMT_DIR)/tests/%.cu $(SIMTCC) $(SIMT_HEADERS)
 	@mkdir -p $(dir $@)
@@ -126,6 +126,10 @@ $(SIMT_TESTDIR)/children/tma_race_tsan $(SIMT_TESTDIR)/children/tma_norace_tsan:
 $(SIMT_TESTDIR)/children/hopper_asan: $(SIMT_DIR)/tests/test_simt_hopper.cu $(SIMTCC) $(SIMT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --sanitize=address -O1 -g -Icommon -o $@ $< $(CMOCKA_LIBS)
+
+$(SIMT_TESTDIR)/children/hopper_tsan: $(SIMT_DIR)/tests/test_simt_hopper.cu $(SIMTCC) $(SIMT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(Q)$(SIMTCC) --sanitize=thread -O1 -g -Icommon -o $@ $< $(CMOCKA_LIBS)
 
 $(SIMT_TESTDIR)/children/oob_asan $(SIMT_TESTDIR)/children/inbounds_asan: \
   $(SIMT_TESTDIR)/children/%_asan: $(SIMT_DIR)/tests/children/%.cu $(SIMTCC)

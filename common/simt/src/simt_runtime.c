@@ -1063,6 +1063,18 @@ static void run_block(worker *w, unsigned long b)
     TSAN_ACQUIRE(&w->tsan_block_end);
     if (w->aborted) {
         atomic_store(&L->abort, 1);
+#ifdef SIMT_TSAN
+        /* The threads a failure left behind never reached thread_exit's
+         * release, so TSan would see their accesses as racing with what the
+         * host does next (freeing shared memory, the next launch's
+         * arguments). A synchronising switch into each and back orders them
+         * (no code runs in between: it is TSan's bookkeeping only). */
+        for (unsigned int i = 0; i < n; i++)
+            if (w->fibers[i].state != ST_DONE && w->fibers[i].tsan_fiber) {
+                __tsan_switch_to_fiber(w->fibers[i].tsan_fiber, 0);
+                __tsan_switch_to_fiber(w->main.tsan_fiber, 0);
+            }
+#endif
 #ifdef SIMT_ASAN
         /* Abandoned fibers leave poisoned frames on their stacks. */
         for (unsigned int i = 0; i < n; i++) __asan_unpoison_memory_region(w->fibers[i].stack, w->fibers[i].stack_size);

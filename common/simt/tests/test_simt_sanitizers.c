@@ -144,6 +144,17 @@ static void test_hopper_suite_clean_under_asan(void **state)
     expect_in_output("[  PASSED  ]");
 }
 
+/* The same suite under ThreadSanitizer: it makes kernels fail on purpose
+ * and launches again in the same process, so the threads a failure leaves
+ * behind must not show up as races with the host or the next launch. */
+static void test_hopper_suite_clean_under_tsan(void **state)
+{
+    (void)state;
+    run_child("hopper_tsan");
+    expect_clean();
+    expect_in_output("[  PASSED  ]");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -156,6 +167,7 @@ int main(void)
         cmocka_unit_test(test_tsan_reports_read_before_tma_wait),
         cmocka_unit_test(test_tsan_silent_after_tma_wait),
         cmocka_unit_test(test_hopper_suite_clean_under_asan),
+        cmocka_unit_test(test_hopper_suite_clean_under_tsan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

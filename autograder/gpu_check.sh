@@ -158,13 +158,15 @@ for lab in $(printf '%s\n' $labs | sort -r); do
         step "bench $lab (solutions)" "${mk[@]}" bench LAB="${lab%%-*}" SRC=solutions ARGS="--json $out/bench-$lab.json"
     fi
 done
-# 6. Lab 05 with the stored T x T attention, and on the lab-04 step B solution
-#    instead of cuBLAS (the --matmul switch).
+# 6. Lab 05 with the stored T x T attention, and on the lab-04 step B and
+#    step C solutions instead of cuBLAS (the --matmul switch).
 if [ -f labs/05-single-gpu-training/bench.c ]; then
     step "bench 05 --attention naive (solutions)" "${mk[@]}" bench LAB=05 SRC=solutions \
         ARGS="--attention naive --json $out/bench-05-naive.json"
     step "bench 05 --matmul mma (solutions)" "${mk[@]}" bench LAB=05 SRC=solutions \
         ARGS="--matmul mma --json $out/bench-05-mma.json"
+    step "bench 05 --matmul wgmma (solutions)" "${mk[@]}" bench LAB=05 SRC=solutions \
+        ARGS="--matmul wgmma --json $out/bench-05-wgmma.json"
 fi
 # 7. Last, as it is the longest: a bounded search of lab 03's warp-tiled kernel
 #    (its ranked table and best -D line are in the step's log).

@@ -105,9 +105,11 @@ if [ -n "$labs" ] && [ -x "$t05" ]; then
         "$t05" --backend emu --attention flash --d-model 32 --heads 4 --steps 1
     expect "lab 05 train: an unknown --matmul is refused" nonzero "unknown kernel; pass one of" \
         "$t05" --backend emu --matmul cublass --steps 1
-    expect "lab 05 train: --matmul mma trains on the emulator" 0 "step 2/2" \
-        "$t05" --backend emu --matmul mma --d-model 32 --layers 1 --heads 2 --ffn 64 --seq 16 --batch 2 \
-        --steps 2 --print-every 1 --eval-every 0 --eval-batches 1
+    for m in mma wgmma; do
+        expect "lab 05 train: --matmul $m trains on the emulator" 0 "step 2/2" \
+            "$t05" --backend emu --matmul $m --d-model 32 --layers 1 --heads 2 --ffn 64 --seq 16 --batch 2 \
+            --steps 2 --print-every 1 --eval-every 0 --eval-batches 1
+    done
 fi
 
 # Speed costs the checks cannot see, visible without a GPU: the solutions'

@@ -30,7 +30,7 @@ int train_select_matmul(const char *name, char *err, size_t errlen) {
     if (!strcmp(name, "cublas")) {
         if (emulated) {
             snprintf(err, errlen, "--matmul cublas: the emulator build has no cuBLAS; pass --matmul tiled "
-                     "(its default) or a lab-04 kernel (wmma, mma)");
+                     "(its default) or a lab-04 kernel (wmma, mma, wgmma)");
             return -1;
         }
         gpu_gemm_use_custom(NULL, NULL);

@@ -625,7 +625,9 @@ static void handoff_release(const uint64_t *bar)
     fiber *f = cur_fiber;
     if (!w || !f || !simt_cur_thread) return;
     const simt_wgmma_queue *q = f->wgq;
-    if (!q && f->ntaint == 0) return;
+    int knows = 0;
+    for (unsigned int g = 0; g < MAX_WG; g++) knows |= f->known[g] != 0;
+    if (!q && f->ntaint == 0 && !knows) return; /* nothing to hand on: no wgmma in sight */
     TSAN_IGNORE_BEGIN();
     bar_reads *r = bar_reads_of(w, bar, 1);
     if (r) {

@@ -35,6 +35,8 @@ HAVE_CUDA := $(if $(and $(NVCC),$(wildcard $(CUDA_HOME)/include/cuda_runtime_api
 HAVE_NCCL := $(if $(and $(HAVE_CUDA),$(or $(wildcard $(CUDA_HOME)/include/nccl.h),$(wildcard /usr/include/nccl.h))),1,)
 HAVE_GPU  := $(shell nvidia-smi -L 2>/dev/null | grep -q '^GPU' && echo 1)
 MPICC     := $(shell command -v mpicc 2>/dev/null)
+# What a program that calls MPI links (Open MPI's wrapper says): the distributed labs.
+MPI_LDFLAGS := $(if $(MPICC),$(shell $(MPICC) --showme:link 2>/dev/null))
 # Where kernels run: a real GPU when there is one, else the CPU SIMT emulator.
 TARGET    ?= $(if $(HAVE_GPU),cuda,emu)
 

@@ -50,8 +50,10 @@ grade-run: $(GRADE_BIN)
 # with main renamed, linked to autograder/harness/grade_main.c, which runs one
 # named cmocka test and reports the verdict, with a per-run secret, on a
 # channel that only the grader reads (see autograder/README.md).
-GRADE_LIBS_emu  := $(SIMTCC) $(SIMT_LIB) $(LIBCOMMON) $(EMU_LIBCOMMON) $(LIBKERNELS_EMU) $(LIBKERNELS_CPU)
-GRADE_LIBS_cuda := $(LIBCOMMON) $(CUDA_LIBCOMMON) $(LIBKERNELS_CUDA) $(LIBKERNELS_CPU)
+# The communicator too, where Open MPI is installed: the distributed labs link it.
+GRADE_LIBS_emu  := $(SIMTCC) $(SIMT_LIB) $(LIBCOMMON) $(EMU_LIBCOMMON) $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) \
+                   $(if $(MPICC),$(LIBCOMM))
+GRADE_LIBS_cuda := $(LIBCOMMON) $(CUDA_LIBCOMMON) $(LIBKERNELS_CUDA) $(LIBKERNELS_CPU) $(if $(MPICC),$(LIBCOMM))
 .PHONY: grade-libs-emu grade-libs-cuda
 grade-libs-emu: $(GRADE_LIBS_emu)
 grade-libs-cuda: $(GRADE_LIBS_cuda)
@@ -65,8 +67,8 @@ define GRADE_RULES
 $(BUILD)/$(2)/labs/$(1)/graded/$(3).o: labs/$(1)/$(3).c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(2)) -Ilabs/$(1) $$(CFLAGS) -Dmain=grade_lab_main -c $$< -o $$@
-$(BUILD)/$(2)/labs/$(1)/graded/$(3): $(BUILD)/grade/harness/grade_main.o $(BUILD)/$(2)/labs/$(1)/graded/$(3).o $(call lab_objs,$(1),labs,$(2)) $(if $(filter bench,$(3)),$(call lab_ladder_objs,$(1),$(2)) $(call lab_extra_objs,$(1),labs,$(2))) $(LAB_KLIBS_$(2)) | $(GRADE_LIBS_$(2))
-	$$(Q)$$(LAB_LINK_$(2)) -Wl,--wrap=_cmocka_run_group_tests
+$(BUILD)/$(2)/labs/$(1)/graded/$(3): $(BUILD)/grade/harness/grade_main.o $(BUILD)/$(2)/labs/$(1)/graded/$(3).o $(call lab_objs,$(1),labs,$(2)) $(if $(filter bench,$(3)),$(call lab_ladder_objs,$(1),$(2)) $(call lab_extra_objs,$(1),labs,$(2))) $(call lab_mpi_libs,$(1)) $(LAB_KLIBS_$(2)) | $(GRADE_LIBS_$(2))
+	$$(Q)$$(LAB_LINK_$(2)) -Wl,--wrap=_cmocka_run_group_tests $(call lab_mpi_ldlibs,$(1))
 # Built by make all too, so a program the grader would link only on a GPU
 # (a speed test's bench) cannot break unnoticed where there is none.
 ALL_TARGETS += $(BUILD)/$(2)/labs/$(1)/graded/$(3)

@@ -23,6 +23,12 @@ lab_extra_objs = $(call LAB_EXTRA_OBJS_$(firstword $(subst -, ,$(1))),$(2),$(3))
 # links those labs' solution objects (the student's own files if solutions/ is
 # absent), so it can time every step so far side by side.
 -include $(wildcard labs/[0-9][0-9]-*/lab.mk)
+# A distributed lab: its lab.mk sets LAB_MPI_NN := 1, and its programs then
+# also link the communicator (common/comm.h, $(LIBCOMM)) and MPI. Its rubric
+# says on how many ranks the grader runs each test ("ranks"). $(1) lab.
+lab_mpi        = $(LAB_MPI_$(firstword $(subst -, ,$(1))))
+lab_mpi_libs   = $(if $(call lab_mpi,$(1)),$(LIBCOMM))
+lab_mpi_ldlibs = $(if $(call lab_mpi,$(1)),$(COMM_LDLIBS) $(MPI_LDFLAGS))
 lab_ladder_src  = $(if $(wildcard solutions/$(1)),solutions,labs)
 # $(1) lab, $(2) target
 lab_ladder_objs = $(foreach e,$(LAB_LADDER_$(firstword $(subst -, ,$(1)))),$(call lab_objs,$(e),$(call lab_ladder_src,$(e)),$(2)))
@@ -52,12 +58,12 @@ $(BUILD)/$(3)/$(2)/$(1)/%.c.o: $(2)/$(1)/%.c
 $(BUILD)/$(3)/$(2)/$(1)/harness/%.o: labs/$(1)/%.c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(3)) -Ilabs/$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@
-$(BUILD)/$(3)/$(2)/$(1)/check: $(BUILD)/$(3)/$(2)/$(1)/harness/check.o $(call lab_objs,$(1),$(2),$(3)) $(LAB_KLIBS_$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
-	$$(Q)$$(LAB_LINK_$(3))
+$(BUILD)/$(3)/$(2)/$(1)/check: $(BUILD)/$(3)/$(2)/$(1)/harness/check.o $(call lab_objs,$(1),$(2),$(3)) $(call lab_mpi_libs,$(1)) $(LAB_KLIBS_$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
+	$$(Q)$$(LAB_LINK_$(3)) $(call lab_mpi_ldlibs,$(1))
 ALL_TARGETS += $(BUILD)/$(3)/$(2)/$(1)/check
 ifneq ($(wildcard labs/$(1)/bench.c),)
-$(BUILD)/$(3)/$(2)/$(1)/bench: $(BUILD)/$(3)/$(2)/$(1)/harness/bench.o $(call lab_objs,$(1),$(2),$(3)) $(call lab_ladder_objs,$(1),$(3)) $(call lab_extra_objs,$(1),$(2),$(3)) $(LAB_KLIBS_$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
-	$$(Q)$$(LAB_LINK_$(3))
+$(BUILD)/$(3)/$(2)/$(1)/bench: $(BUILD)/$(3)/$(2)/$(1)/harness/bench.o $(call lab_objs,$(1),$(2),$(3)) $(call lab_ladder_objs,$(1),$(3)) $(call lab_extra_objs,$(1),$(2),$(3)) $(call lab_mpi_libs,$(1)) $(LAB_KLIBS_$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
+	$$(Q)$$(LAB_LINK_$(3)) $(call lab_mpi_ldlibs,$(1))
 ALL_TARGETS += $(BUILD)/$(3)/$(2)/$(1)/bench
 endif
 endef

@@ -2,8 +2,8 @@
 # `make gradescope-zip`: the zip an instructor uploads to a Gradescope
 # programming assignment. It holds setup.sh and run_autograder at the top and
 # a copy of the course under course/, without build outputs, git history,
-# the reference solutions or the grader's wrong submissions (which are
-# solutions with one defect each).
+# the reference solutions, the grader's wrong submissions (which are
+# solutions with one defect each) or its MPI fixture lab (a solution too).
 set -eu
 out=${1:?usage: make_zip.sh OUT.zip}
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -12,7 +12,7 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/course"
 tar -C "$root" --exclude=./build --exclude=./.git --exclude=./solutions \
-    --exclude=./autograder/wrong -cf - . | tar -C "$stage/course" -xf -
+    --exclude=./autograder/wrong --exclude=./autograder/tests/mpi-lab -cf - . | tar -C "$stage/course" -xf -
 cp "$root/autograder/gradescope/setup.sh" "$root/autograder/gradescope/run_autograder" "$stage/"
 chmod +x "$stage/setup.sh" "$stage/run_autograder"
 mkdir -p "$(dirname "$out")"

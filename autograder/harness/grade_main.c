@@ -12,6 +12,17 @@
  * fake XML files or an early exit(0) never produce that line, so they never
  * earn points. A benchmark run reports its JSON the same way.
  *
+ * A test on several MPI ranks runs under mpirun, which passes neither fd on.
+ * There GRADE_CHANNEL names a socket of the grader's: each rank connects
+ * before main(), says "HELLO <rank>" (its rank from the launcher's
+ * environment), gets the token back and later sends its verdict the same
+ * way; the grader takes one connection per rank, so an extra one (the
+ * student's code trying to learn the token) fails the test. A rank that
+ * passed finalizes MPI before it leaves, so the others are not torn down
+ * before they too have reported; a rank that failed leaves at once with a
+ * non-zero status, and mpirun ends the job instead of letting the other
+ * ranks wait for it until the timeout.
+ *
  * It does not defend against code written to read this process's memory
  * (the token sits in it); autograder/README.md says how that is bounded.
  * Not here: limits, timeouts and the environment; the grader sets those
@@ -27,6 +38,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 int grade_lab_main(int argc, char **argv);
@@ -39,10 +52,69 @@ int __real__cmocka_run_group_tests(const char *group_name, const struct CMUnitTe
 
 static char token[80];      /* the secret of this run; empty when not run by the grader */
 static int report_fd = -1;  /* where verdicts go */
+static int on_ranks;        /* 1: one rank of an MPI job, talking to the grader over GRADE_CHANNEL */
+
+/* MPI, when the program links it (an MPI lab's checks); NULL otherwise. The
+ * harness is plain C without mpi.h: these three take and return ints only. */
+extern int MPI_Initialized(int *flag) __attribute__((weak));
+extern int MPI_Finalized(int *flag) __attribute__((weak));
+extern int MPI_Finalize(void) __attribute__((weak));
+
+/* This process's rank, from the launcher's environment (Open MPI, PMIx, MPICH); -1 if none. */
+static int launcher_rank(void) {
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", NULL};
+    for (const char *const *v = vars; *v; v++) {
+        const char *s = getenv(*v);
+        char *end;
+        long r = s && *s ? strtol(s, &end, 10) : -1;
+        if (s && *s && !*end && r >= 0 && r < 1 << 20) return (int)r;
+    }
+    return -1;
+}
+
+/* One rank of a job: connect to the grader's socket (abstract name in
+ * GRADE_CHANNEL), say which rank this is and read the token. On any failure
+ * the token stays empty and the grader sees no verdict from this rank. */
+static void open_channel(const char *name) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    size_t l = strlen(name);
+    if (fd < 0 || l + 2 > sizeof a.sun_path) goto fail;
+    memcpy(a.sun_path + 1, name, l);
+    socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l);
+    if (connect(fd, (struct sockaddr *)&a, alen) != 0) goto fail;
+    char hello[48];
+    int n = snprintf(hello, sizeof hello, "HELLO %d\n", launcher_rank());
+    if (write(fd, hello, (size_t)n) != n) goto fail;
+    size_t got = 0; /* one byte at a time: nothing past the token's newline is taken */
+    while (got + 1 < sizeof token) {
+        ssize_t r = read(fd, token + got, 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0 || token[got] == '\n') break;
+        got++;
+    }
+    token[got] = '\0';
+    if (!token[0]) goto fail;
+    report_fd = fd;
+    on_ranks = 1;
+    return;
+fail:
+    token[0] = '\0';
+    if (fd >= 0) close(fd);
+}
 
 /* Read the token before any constructor of the student's code at default
- * priority can run, and close its pipe so nothing later can read it. */
+ * priority can run, and close its pipe so nothing later can read it. Under
+ * mpirun fd 3 is the launcher's, not ours: the channel replaces it. */
 __attribute__((constructor(101))) static void read_token(void) {
+    const char *channel = getenv("GRADE_CHANNEL");
+    if (channel && *channel) {
+        open_channel(channel);
+        unsetenv("GRADE_CHANNEL");
+        return;
+    }
     size_t n = 0;
     while (n + 1 < sizeof token) {
         ssize_t r = read(TOKEN_FD, token + n, sizeof token - 1 - n);
@@ -72,15 +144,26 @@ static void report(const char *s) {
     }
 }
 
-/* Send "<token> <verdict> <name>\n" and leave at once: nothing the student's
- * code registered (atexit, destructors) runs after the verdict. */
+/* Leave without running what the student's code registered (atexit,
+ * destructors). One rank of a job that did its part finalizes MPI first:
+ * leaving without it would make mpirun end the job while other ranks are
+ * still on their way to their verdicts. */
+__attribute__((noreturn)) static void leave(int ok) {
+    int init = 0, fin = 0;
+    if (on_ranks && ok && MPI_Initialized && MPI_Finalized && MPI_Finalize && MPI_Initialized(&init) == 0 &&
+        init && MPI_Finalized(&fin) == 0 && !fin)
+        MPI_Finalize();
+    _exit(on_ranks && !ok ? 1 : 0);
+}
+
+/* Send "<token> <verdict> <name>\n" and leave at once. */
 static void report_and_exit(const char *verdict, const char *name) {
     char line[512];
     snprintf(line, sizeof line, "%s %s %s\n", token, verdict, name);
     fflush(stdout);
     fflush(stderr);
     report(line);
-    _exit(0);
+    leave(!strcmp(verdict, "PASS") || !strcmp(verdict, "SKIP"));
 }
 
 /* The test being run and whether its body returned normally. cmocka leaves a
@@ -141,7 +224,7 @@ static int run_bench(int argc, char **argv, const char *json_path) {
     report(head);
     report(buf);
     report("\n");
-    _exit(0);
+    leave(rc == 0);
 }
 
 /* The program's real main: a bench run, a single graded test, or (outside

@@ -40,6 +40,10 @@
 #define GRADE_ROOT "."
 #endif
 
+/* One machine, more ranks than cores (CI has 2), no pinning: what a test on
+ * several ranks needs here; a cluster passes its own with --mpirun. */
+#define DEFAULT_MPIRUN "mpirun --oversubscribe --bind-to none"
+
 /* ---- options ------------------------------------------------------------------ */
 
 typedef struct {
@@ -59,6 +63,7 @@ typedef struct {
     int jobs;                 /* make -j for builds */
     const char *run_as;       /* run student code as this user (root only) */
     const char *emu_speed;    /* --emu-speed-args: run speed tests on emu with these bench args (tests) */
+    const char *mpirun;       /* --mpirun: the launcher of tests on several ranks, "-np N" added */
     const char *only[GRADE_MAX_TESTS * 4]; /* checks, kernels or test names to grade */
     int nonly;
     long long mem_mb;         /* RLIMIT_AS for tests on emu, MiB */
@@ -78,7 +83,7 @@ static void usage(FILE *f) {
             "usage: grade [--lab NN ... | --all] [--src DIR] [--json FILE] [--gradescope]\n"
             "             [--target cuda|emu] [--timeout S] [--batch DIR [--csv FILE]]\n"
             "             [--seed N] [--only NAME ...] [--run-as USER] [--root DIR] [--jobs N]\n"
-            "             [--mem-mb N] [--keep] [--emu-speed-args 'ARGS']\n"
+            "             [--mem-mb N] [--keep] [--mpirun 'CMD'] [--emu-speed-args 'ARGS']\n"
             "\n"
             "Grades the student files in --src (default: labs) against the checks,\n"
             "harness and rubrics of the grader's own tree, each lab built in a private copy.\n"
@@ -97,6 +102,8 @@ static void usage(FILE *f) {
             "  --jobs N       parallel make jobs for builds (default: the number of CPUs, at most 8)\n"
             "  --mem-mb N     address-space limit per test on emu, MiB (default 16384)\n"
             "  --keep         keep the private build folder and print where it is\n"
+            "  --mpirun 'CMD' how tests on several MPI ranks (a rubric's \"ranks\") start; \"-np N\" and\n"
+            "                 the program are added (default: '" DEFAULT_MPIRUN "')\n"
             "  --emu-speed-args 'ARGS'  for the grader's own tests: with --target emu, run the speed\n"
             "                 tests anyway, the bench given ARGS instead of the rubric's GPU-sized\n"
             "                 ones (the figures are emulator CPU times and mean nothing)\n");
@@ -107,6 +114,7 @@ static void parse_args(int argc, char **argv) {
     snprintf(O.root, sizeof O.root, "%s", GRADE_ROOT);
     snprintf(O.src, sizeof O.src, "labs");
     O.mem_mb = 16384;
+    O.mpirun = DEFAULT_MPIRUN;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     O.jobs = n < 1 ? 1 : n > 8 ? 8 : (int)n;
     for (int i = 1; i < argc; i++) {
@@ -143,6 +151,11 @@ static void parse_args(int argc, char **argv) {
         }
         else if (!strcmp(a, "--run-as")) { NEED_VALUE(); O.run_as = v; }
         else if (!strcmp(a, "--emu-speed-args")) { NEED_VALUE(); O.emu_speed = v; }
+        else if (!strcmp(a, "--mpirun")) {
+            NEED_VALUE();
+            if (!v[strspn(v, " ")]) { fprintf(stderr, "grade: --mpirun needs a command, e.g. 'mpirun --oversubscribe'\n"); exit(2); }
+            O.mpirun = v;
+        }
         else if (!strcmp(a, "--target")) {
             NEED_VALUE();
             if (strcmp(v, "cuda") && strcmp(v, "emu")) {
@@ -276,7 +289,8 @@ static char **child_env(const char *home, const char *const *extra) {
     char **env = calloc((size_t)cap, sizeof *env);
     if (!env) return NULL;
     for (char **e = environ; *e && n < cap - 16; e++) {
-        int ok = !strncmp(*e, "SIMT_", 5);
+        /* SIMT_*: the emulator's settings; OMPI_MCA_*: a cluster's Open MPI settings. */
+        int ok = !strncmp(*e, "SIMT_", 5) || !strncmp(*e, "OMPI_MCA_", 9);
         for (const char *const *a = allow; *a; a++) {
             size_t l = strlen(*a);
             ok |= !strncmp(*e, *a, l) && (*e)[l] == '=';
@@ -434,6 +448,119 @@ static void test_limits(sandbox_opts_t *so, const rubric_test_t *t) {
     so->gid = run_gid;
 }
 
+/* ---- tests on several ranks --------------------------------------------------------- */
+
+/* A program's path: name itself when it holds a slash, else its first match on PATH. */
+static int find_program(const char *name, char *out, size_t n) {
+    if (strchr(name, '/')) {
+        snprintf(out, n, "%s", name);
+        return access(out, X_OK);
+    }
+    const char *path = getenv("PATH");
+    char buf[8192];
+    snprintf(buf, sizeof buf, "%s", path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+    for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+        snprintf(out, n, "%s/%s", *d ? d : ".", name);
+        if (access(out, X_OK) == 0) return 0;
+    }
+    return -1;
+}
+
+/* How a test's program starts: by itself, or for a test on several ranks
+ * under the words of --mpirun with "-np N". The caller appends the
+ * program's own arguments and the final NULL. */
+typedef struct {
+    char words[1024];   /* --mpirun, split in place */
+    char path[PATH_MAX]; /* the launcher's path */
+    char np[16];
+    char *argv[96];
+    int argc;
+    int ranks;          /* 0: no launcher */
+    char channel[48];   /* the abstract socket's name */
+    char env_channel[64];
+} launch_t;
+
+/* Fill L for test t and program prog; -1 with a message when the launcher is missing. */
+static int launch_prepare(launch_t *L, const rubric_test_t *t, const char *prog, char *err, size_t errlen) {
+    memset(L, 0, sizeof *L);
+    if (t->ranks > 1) {
+        snprintf(L->words, sizeof L->words, "%s", O.mpirun);
+        for (char *save = NULL, *w = strtok_r(L->words, " ", &save); w && L->argc < 80; w = strtok_r(NULL, " ", &save))
+            L->argv[L->argc++] = w;
+        if (find_program(L->argv[0], L->path, sizeof L->path) != 0) {
+            snprintf(err, errlen, "this test runs on %d MPI ranks, but '%s' (the --mpirun command) was not found; "
+                                  "install Open MPI (sudo apt-get install openmpi-bin) or pass --mpirun", t->ranks,
+                     L->argv[0]);
+            return -1;
+        }
+        L->argv[0] = L->path;
+        snprintf(L->np, sizeof L->np, "%d", t->ranks);
+        L->argv[L->argc++] = "-np";
+        L->argv[L->argc++] = L->np;
+        L->ranks = t->ranks;
+        char name[33];
+        new_token(name); /* not the token: the name is in the ranks' environment */
+        snprintf(L->channel, sizeof L->channel, "course-grade-%s", name);
+        snprintf(L->env_channel, sizeof L->env_channel, "GRADE_CHANNEL=%s", L->channel);
+    }
+    L->argv[L->argc++] = (char *)prog;
+    return 0;
+}
+
+/* The environment entries a launch adds to a child's, after the caller's
+ * own (NULL-ended, at most 8 in all). For ranks: the channel's name and, unless
+ * the grader's environment sets them, Open MPI kept to shared memory on this
+ * machine (no network interfaces, no cross-process copies a container may
+ * forbid), and allowed to run as root when the grader is root without
+ * --run-as (as in CI). */
+static void launch_env(const launch_t *L, const char **extra, int n_given) {
+    int n = n_given;
+    if (L->ranks) {
+        static const char *const defaults[] = {"OMPI_MCA_btl=self,vader",
+                                               "OMPI_MCA_btl_vader_single_copy_mechanism=none", NULL};
+        extra[n++] = L->env_channel;
+        for (const char *const *d = defaults; *d; d++) {
+            char key[64];
+            snprintf(key, sizeof key, "%.*s", (int)(strchr(*d, '=') - *d), *d);
+            if (!getenv(key)) extra[n++] = *d;
+        }
+        if (geteuid() == 0 && !O.run_as) {
+            extra[n++] = "OMPI_ALLOW_RUN_AS_ROOT=1";
+            extra[n++] = "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1";
+        }
+    }
+    extra[n] = NULL;
+}
+
+/* A test on several ranks passes only if every rank sent the verdict want.
+ * Returns the rank the result is about, its verdict in v: the first rank
+ * that sent another verdict (a failed check); else the first that sent none
+ * ("" in v). A rank that fails ends the job, so mpirun may stop the others
+ * before they report: their silence is the failure's effect, not its
+ * cause. -1 when every rank sent want. */
+static void find_verdict(const char *report, const char *token, char *out, size_t n);
+static int rank_verdicts(const sandbox_result_t *r, const char *token, int ranks, const char *want, char *v,
+                         size_t n) {
+    int silent = -1;
+    for (int k = 0; k < ranks; k++) {
+        find_verdict(r->rank_report[k], token, v, n);
+        if (v[0] && strcmp(v, want)) return k;
+        if (!v[0] && silent < 0) silent = k;
+    }
+    snprintf(v, n, "%s", silent < 0 ? want : "");
+    return silent;
+}
+
+/* The ranks that sent no verdict, as "0, 2, 3". */
+static void silent_ranks(const sandbox_result_t *r, const char *token, int ranks, char *out, size_t n) {
+    out[0] = '\0';
+    char v[256];
+    for (int k = 0; k < ranks; k++) {
+        find_verdict(r->rank_report[k], token, v, sizeof v);
+        if (!v[0]) snprintf(out + strlen(out), n - strlen(out), "%s%d", out[0] ? ", " : "", k);
+    }
+}
+
 /* Look for "<token> <word> ..." in what came back on the channel. Lines
  * without the token (anything the student's code wrote there) are ignored.
  * Returns the rest of the line after the token in out, or "" when none. */
@@ -484,33 +611,14 @@ static void attach_output(result_t *res, const sandbox_result_t *r) {
     res->output = t;
 }
 
-/* One numerics test: the graded check program runs only this cmocka test. */
-static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
+/* What a verdict line v (or its absence, "") means for a numerics test. */
+static void judge_numerics(result_t *res, const char *v, const sandbox_result_t *r, int timeout_s) {
     const rubric_test_t *t = res->t;
-    char token[33], wd[PATH_MAX], seed[32], gt[160];
-    new_token(token);
-    make_workdir(wd, sizeof wd, nn, res->number, "check");
-    snprintf(seed, sizeof seed, "%llu", O.seed);
-    snprintf(gt, sizeof gt, "GRADE_TEST=%s", t->check);
-    const char *extra[] = {gt, NULL};
-    char **env = child_env(wd, extra);
-    char *argv[] = {(char *)check_bin, "--seed", seed, NULL};
-    sandbox_opts_t so = {0};
-    test_limits(&so, t);
-    so.cwd = wd;
-    so.env = env;
-    so.token = token;
-    sandbox_result_t r;
-    sandbox_run(argv, &so, &r);
-    free_env(env);
-    snprintf(res->figure, sizeof res->figure, "%.2f s", r.wall_s);
-    char v[256];
-    find_verdict(r.report, token, v, sizeof v);
     char want[160];
     snprintf(want, sizeof want, "PASS %s", t->check);
     if (!v[0]) {
-        no_verdict(res, &r, so.timeout_s);
-    } else if (!strcmp(v, want) && r.exited && r.exit_code == 0) {
+        no_verdict(res, r, timeout_s);
+    } else if (!strcmp(v, want) && r->exited && r->exit_code == 0) {
         res->status = ST_PASS;
         res->score = t->points;
     } else if (!strncmp(v, "SKIP ", 5)) {
@@ -518,7 +626,7 @@ static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
         if (t->may_skip) {
             /* Legitimately not runnable here (the rubric says so): out of the total. */
             res->counted = 0;
-            find_line(r.out, "Hopper", NULL, res->message, sizeof res->message);
+            find_line(r->out, "Hopper", NULL, res->message, sizeof res->message);
             if (!res->message[0]) snprintf(res->message, sizeof res->message, "not runnable on this machine; left out of the total");
         } else {
             snprintf(res->message, sizeof res->message, "the check skipped itself (no device to run kernels?)");
@@ -526,14 +634,99 @@ static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
     } else if (!strncmp(v, "NOTFOUND ", 9)) {
         res->status = ST_ERROR;
         snprintf(res->message, sizeof res->message, "the lab's checks have no test '%s' (rubric out of date)", t->check);
+    } else if (!strcmp(v, want)) {
+        /* Every rank passed, yet the launcher failed (MPI_Finalize, mpirun itself). */
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message, "every rank passed, but mpirun ended with %s %d",
+                 r->exited ? "exit code" : "signal", r->exited ? r->exit_code : r->sig);
     } else {
-        res->status = strstr(r.out, "not implemented") ? ST_NOT_STARTED : ST_FAIL;
+        res->status = strstr(r->out, "not implemented") ? ST_NOT_STARTED : ST_FAIL;
         /* cmocka prints a failed check's message as "ERROR: ..."; a signal
          * caught inside a test as "Test failed with exception: ...". */
-        find_line(r.out, "ERROR: ", "ERROR: ", res->message, sizeof res->message);
-        if (!res->message[0]) find_line(r.out, "exception", NULL, res->message, sizeof res->message);
-        if (!res->message[0]) find_line(r.out, "[  ERROR   ] --- ", "--- ", res->message, sizeof res->message);
+        find_line(r->out, "ERROR: ", "ERROR: ", res->message, sizeof res->message);
+        if (!res->message[0]) find_line(r->out, "exception", NULL, res->message, sizeof res->message);
+        if (!res->message[0]) find_line(r->out, "[  ERROR   ] --- ", "--- ", res->message, sizeof res->message);
         if (!res->message[0]) snprintf(res->message, sizeof res->message, "the check failed; see the output");
+    }
+}
+
+/* A test on several ranks: say which rank the result is about. A rank with
+ * no verdict gets mpirun's account of it when there is one ("noticed that
+ * process rank 1 ... exited on signal 11"); a timeout lists every silent rank. */
+static void blame_rank(result_t *res, const sandbox_result_t *r, const char *token, int ranks, int bad,
+                       const char *v) {
+    char msg[sizeof res->message];
+    if (r->timed_out) {
+        char silent[256];
+        silent_ranks(r, token, ranks, silent, sizeof silent);
+        snprintf(msg, sizeof msg, "%s; no verdict from rank%s %s of %d", res->message, strchr(silent, ',') ? "s" : "",
+                 silent, ranks);
+    } else if (!v[0]) {
+        /* Open MPI: "mpirun noticed that process rank 1 with PID 0 on node x exited on signal 9 (Killed)." */
+        char seen[256];
+        find_line(r->out, "noticed that process rank ", "noticed that process rank ", seen, sizeof seen);
+        const char *how = strstr(seen, " exited ");
+        int dead = -1;
+        if (seen[0] && sscanf(seen, "%d", &dead) == 1 && dead >= 0 && dead < ranks && how)
+            snprintf(msg, sizeof msg, "rank %d of %d ended without a verdict: it%s", dead, ranks, how);
+        else
+            snprintf(msg, sizeof msg, "rank %d of %d: %s", bad, ranks, res->message);
+    } else {
+        /* The check's own message may name the rank already. */
+        char named[48];
+        snprintf(named, sizeof named, "rank %d of %d", bad, ranks);
+        snprintf(msg, sizeof msg, "%s%s%s", strstr(res->message, named) ? "" : named,
+                 strstr(res->message, named) ? "" : ": ", res->message);
+    }
+    snprintf(res->message, sizeof res->message, "%s", msg);
+}
+
+/* One numerics test: the graded check program runs only this cmocka test,
+ * itself or on the rubric's number of ranks. */
+static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
+    const rubric_test_t *t = res->t;
+    char token[33], wd[PATH_MAX], seed[32], gt[160];
+    launch_t L;
+    if (launch_prepare(&L, t, check_bin, res->message, sizeof res->message) != 0) {
+        res->status = ST_ERROR;
+        res->counted = 0; /* the grading machine fell short, not the submission */
+        return;
+    }
+    new_token(token);
+    make_workdir(wd, sizeof wd, nn, res->number, "check");
+    snprintf(seed, sizeof seed, "%llu", O.seed);
+    snprintf(gt, sizeof gt, "GRADE_TEST=%s", t->check);
+    const char *extra[12] = {gt};
+    launch_env(&L, extra, 1);
+    char **env = child_env(wd, extra);
+    L.argv[L.argc++] = "--seed";
+    L.argv[L.argc++] = seed;
+    L.argv[L.argc] = NULL;
+    sandbox_opts_t so = {0};
+    test_limits(&so, t);
+    so.cwd = wd;
+    so.env = env;
+    so.token = token;
+    so.ranks = L.ranks;
+    so.channel = L.channel;
+    sandbox_result_t r;
+    sandbox_run(L.argv, &so, &r);
+    free_env(env);
+    snprintf(res->figure, sizeof res->figure, "%.2f s", r.wall_s);
+    char v[256], want[160];
+    snprintf(want, sizeof want, "PASS %s", t->check);
+    if (L.ranks && r.channel_problem[0]) {
+        /* Something besides the ranks' harness used the channel: the one way
+         * a submission could try to learn the token. */
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message, "the verdict channel was tampered with: %s", r.channel_problem);
+    } else if (L.ranks) {
+        int bad = rank_verdicts(&r, token, L.ranks, want, v, sizeof v);
+        judge_numerics(res, v, &r, so.timeout_s);
+        if (bad >= 0) blame_rank(res, &r, token, L.ranks, bad, v);
+    } else {
+        find_verdict(r.report, token, v, sizeof v);
+        judge_numerics(res, v, &r, so.timeout_s);
     }
     if (res->status != ST_PASS) attach_output(res, &r);
     sandbox_result_free(&r);
@@ -545,21 +738,25 @@ static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
 static void run_speed(const char *bench_bin, const char *nn, result_t *res) {
     const rubric_test_t *t = res->t;
     char token[33], wd[PATH_MAX], jpath[PATH_MAX + 16], jenv[PATH_MAX + 32];
+    launch_t L;
+    if (launch_prepare(&L, t, bench_bin, res->message, sizeof res->message) != 0) {
+        res->status = ST_ERROR;
+        res->counted = 0;
+        return;
+    }
     new_token(token);
     make_workdir(wd, sizeof wd, nn, res->number, "bench");
     snprintf(jpath, sizeof jpath, "%s/bench.json", wd);
     snprintf(jenv, sizeof jenv, "GRADE_BENCH_JSON=%s", jpath);
-    const char *extra[] = {jenv, NULL};
+    const char *extra[12] = {jenv};
+    launch_env(&L, extra, 1);
     char **env = child_env(wd, extra);
-    char *argv[64];
-    int ac = 0;
-    argv[ac++] = (char *)bench_bin;
-    argv[ac++] = "--json";
-    argv[ac++] = jpath;
+    L.argv[L.argc++] = "--json";
+    L.argv[L.argc++] = jpath;
     char args[sizeof t->bench_args];
     snprintf(args, sizeof args, "%s", O.emu_speed && strcmp(O.target, "cuda") ? O.emu_speed : t->bench_args);
-    for (char *s = strtok(args, " "); s && ac < 62; s = strtok(NULL, " ")) argv[ac++] = s;
-    argv[ac] = NULL;
+    for (char *s = strtok(args, " "); s && L.argc < 94; s = strtok(NULL, " ")) L.argv[L.argc++] = s;
+    L.argv[L.argc] = NULL;
     sandbox_opts_t so = {0};
     test_limits(&so, t);
     if (!O.timeout_s && !t->timeout_s) so.timeout_s = 300;
@@ -567,13 +764,21 @@ static void run_speed(const char *bench_bin, const char *nn, result_t *res) {
     so.cwd = wd;
     so.env = env;
     so.token = token;
+    so.ranks = L.ranks;
+    so.channel = L.channel;
     sandbox_result_t r;
-    sandbox_run(argv, &so, &r);
+    sandbox_run(L.argv, &so, &r);
     free_env(env);
-    char *v = malloc(strlen(r.report) + 1);
-    if (v) find_verdict(r.report, token, v, strlen(r.report) + 1);
-    if (!v || !v[0] || strncmp(v, "BENCH ", 6)) {
+    /* On several ranks the figures are rank 0's (the bench writes its JSON there). */
+    const char *rep = L.ranks ? r.rank_report[0] : r.report;
+    char *v = malloc(strlen(rep) + 1);
+    if (v) find_verdict(rep, token, v, strlen(rep) + 1);
+    if (L.ranks && r.channel_problem[0]) {
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message, "the verdict channel was tampered with: %s", r.channel_problem);
+    } else if (!v || !v[0] || strncmp(v, "BENCH ", 6)) {
         no_verdict(res, &r, so.timeout_s);
+        if (L.ranks) blame_rank(res, &r, token, L.ranks, 0, "");
     } else {
         /* "BENCH <exit code> <the JSON the bench wrote, on one line>" */
         const char *js = strchr(v + 6, ' ');

@@ -18,6 +18,7 @@
 #define GRADE_MAX_TESTS 64
 #define GRADE_MAX_LABS 32
 #define GRADE_MAX_REQUIRES 32
+#define GRADE_MAX_RANKS 64    /* MPI ranks of one test (a rubric's "ranks") */
 
 /* ---- rubrics ---------------------------------------------------------------- */
 
@@ -38,6 +39,7 @@ typedef struct {
     int may_skip;         /* numerics: a check that skips itself here (e.g. needs
                            * Hopper) is left out of the total, not failed */
     int bonus;            /* extra credit: its points add to the score, not to the maximum */
+    int ranks;            /* MPI ranks: 1 runs the program itself, more run it under mpirun */
     /* speed only */
     char kernel[96];      /* ratio kind: "kernel" field of the bench JSON row */
     char metric[32];      /* absolute kind: a speed_metric_t name ("mfu"); "" for ratio */
@@ -140,6 +142,12 @@ typedef struct {
     const char *cwd;
     char *const *env;      /* the whole environment (allow-listed by the caller) */
     const char *token;     /* when set: sent on fd 3; fd 4 collects reports */
+    /* A launcher of ranks (mpirun): with ranks > 0 and a token, the verdicts come
+     * on a listening socket (abstract name channel) instead of fds 3 and 4, which
+     * mpirun does not pass on. Each rank connects once, says "HELLO <rank>" and
+     * gets the token; what it sends after that is that rank's report. */
+    int ranks;
+    const char *channel;
 } sandbox_opts_t;
 
 typedef struct {
@@ -152,10 +160,15 @@ typedef struct {
     size_t out_len;
     long long out_total;
     char *report;           /* what arrived on fd 4 (only with a token) */
+    char *rank_report[GRADE_MAX_RANKS]; /* with ranks: what each rank sent on the channel */
+    int ranks_heard;        /* ranks that connected and said who they are */
+    char channel_problem[192]; /* with ranks: a connection that broke the protocol ("" when none) */
 } sandbox_result_t;
 
 /* Run argv[0] (a path) in a new session with limits. Never fails in a way
- * that stops the grader: a child that cannot start shows as exit code 127. */
+ * that stops the grader: a child that cannot start shows as exit code 127.
+ * Whatever the child started is killed with it: every process of its session,
+ * not only of its process group (mpirun puts each rank in a group of its own). */
 void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *res);
 void sandbox_result_free(sandbox_result_t *res);
 

@@ -12,7 +12,9 @@
  * wrong kernel, and a test the starter passes by construction (argument
  * validation) is worth nothing until the real work passes. "may_skip"
  * marks a check that legitimately skips itself on some machines (Hopper-only
- * code): skipped there, it is left out of the total. The format is
+ * code): skipped there, it is left out of the total. "ranks" (for the whole
+ * lab, or per test) runs a test's program on that many MPI ranks under
+ * mpirun, for the distributed labs. The format is
  * documented in autograder/README.md; a malformed rubric is reported, never
  * half-used.
  */
@@ -47,6 +49,18 @@ static int get_num(json_t *o, const char *key, double *dst, double dflt, char *e
         return -1;
     }
     *dst = json_number_value(v);
+    return 0;
+}
+
+/* "ranks": a whole number of MPI ranks, 1 (no mpirun) to GRADE_MAX_RANKS; dflt when absent. */
+static int get_ranks(json_t *o, int *dst, int dflt, char *err, size_t errlen) {
+    json_t *v = json_object_get(o, "ranks");
+    if (!v) { *dst = dflt; return 0; }
+    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > GRADE_MAX_RANKS) {
+        snprintf(err, errlen, "\"ranks\" must be a whole number of MPI ranks from 1 to %d", GRADE_MAX_RANKS);
+        return -1;
+    }
+    *dst = (int)json_integer_value(v);
     return 0;
 }
 
@@ -112,10 +126,11 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
     char e[256] = "";
     int rc = -1;
     double dflt_timeout = 0;
+    int dflt_ranks = 1;
     json_t *tests = json_object_get(j, "tests");
     if (!json_is_object(j) || get_str(j, "lab", r->lab, sizeof r->lab, 1, e, sizeof e) ||
         get_str(j, "title", r->title, sizeof r->title, 0, e, sizeof e) ||
-        get_num(j, "timeout_s", &dflt_timeout, 0, e, sizeof e))
+        get_num(j, "timeout_s", &dflt_timeout, 0, e, sizeof e) || get_ranks(j, &dflt_ranks, 1, e, sizeof e))
         goto out;
     snprintf(r->nn, sizeof r->nn, "%s", nn);
     json_t *files = json_object_get(j, "student_files"), *fv;
@@ -146,7 +161,8 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
         if (!json_is_object(t) || get_str(t, "name", x->name, sizeof x->name, 1, e, sizeof e) ||
             get_str(t, "kind", kind, sizeof kind, 0, e, sizeof e) ||
             get_num(t, "points", &x->points, -1, e, sizeof e) ||
-            get_num(t, "timeout_s", &timeout, dflt_timeout, e, sizeof e))
+            get_num(t, "timeout_s", &timeout, dflt_timeout, e, sizeof e) ||
+            get_ranks(t, &x->ranks, dflt_ranks, e, sizeof e))
             goto bad_test;
         if (!(x->points >= 0)) { snprintf(e, sizeof e, "\"points\" must be a number >= 0"); goto bad_test; }
         json_t *bo = json_object_get(t, "bonus");

@@ -2,28 +2,36 @@
  * Running one untrusted child: a build of student code or one graded test.
  *
  * The child gets its own session (so a timeout kills everything it started,
- * via killpg), resource limits (CPU seconds, address space, file size, no
- * core files), an environment the caller built from an allow-list, stdin
+ * found by its session id), resource limits (CPU seconds, address space,
+ * file size, no core files), an environment the caller built from an allow-list, stdin
  * from /dev/null, and stdout+stderr through one pipe whose bytes are counted
  * and capped. With a token, fd 3 carries the token in and fd 4 carries the
  * verdict out (see autograder/harness/grade_main.c); every other descriptor
- * is closed. Nothing the child does can make this function fail or hang
- * past the timeout: the worst outcome is a result that says what went wrong.
+ * is closed. A test on several MPI ranks runs mpirun, which passes neither fd
+ * on to the ranks; the verdicts then come on a listening Unix socket instead
+ * (the channel, below), one connection per rank. Nothing the child does can
+ * make this function fail or hang past the timeout: the worst outcome is a
+ * result that says what went wrong.
  *
  * Not here: deciding what a result means (grade.c does that).
  */
 #include "grade.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -53,7 +61,7 @@ static void child_exec(char *const argv[], const sandbox_opts_t *o, int out_w, i
     setsid();
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0) _exit(127);
-    if (o->token) {
+    if (tok_r >= 0) {
         /* Move the ends to 3 and 4 without clobbering one with the other. */
         int t = fcntl(tok_r, F_DUPFD, 10), r = fcntl(rep_w, F_DUPFD, 10);
         if (t < 0 || r < 0 || dup2(t, 3) < 0 || dup2(r, 4) < 0) _exit(127);
@@ -94,19 +102,181 @@ static void keep(char **buf, size_t *len, size_t *cap, long long cap_max, const 
     (*buf)[*len] = '\0';
 }
 
-/* Fork, exec with limits, then read output and verdicts until both pipes
- * close, killing the group at the deadline or past the output limit. */
-void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *res) {
-    memset(res, 0, sizeof *res);
-    int outp[2] = {-1, -1}, tokp[2] = {-1, -1}, repp[2] = {-1, -1};
-    double t0 = now_s();
-    if (pipe2(outp, O_CLOEXEC) != 0 || (o->token && (pipe2(tokp, O_CLOEXEC) != 0 || pipe2(repp, O_CLOEXEC) != 0))) {
-        res->exited = 1;
-        res->exit_code = 127;
-        res->out = strdup("grade: could not create pipes for the child");
+/* Kill every process of session sid. The child called setsid(), so all it
+ * started shares its session unless it called setsid() itself; killpg()
+ * alone would miss mpirun's ranks, which each get a process group of their
+ * own. A few passes, for processes forked while a pass ran. */
+static void kill_session(pid_t sid) {
+    for (int pass = 0; pass < 8; pass++) {
+        DIR *d = opendir("/proc");
+        if (!d) return;
+        int found = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            char *end;
+            long pid = strtol(e->d_name, &end, 10);
+            if (*end || pid <= 0) continue;
+            char path[64], buf[512];
+            snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd < 0) continue;
+            ssize_t n = read(fd, buf, sizeof buf - 1);
+            close(fd);
+            if (n <= 0) continue;
+            buf[n] = '\0';
+            /* "pid (name) state ppid pgrp session ...": the name may hold spaces and ')' */
+            char *p = strrchr(buf, ')'), state;
+            long ppid, pgrp, session;
+            if (!p || sscanf(p + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session) != 4) continue;
+            if (session == (long)sid && state != 'Z') {
+                kill((pid_t)pid, SIGKILL);
+                found = 1;
+            }
+        }
+        closedir(d);
+        if (!found) return;
+    }
+}
+
+/* ---- the channel of a test on several ranks ------------------------------------
+ *
+ * A listening socket in the abstract namespace (no file, so no path-length
+ * limit and nothing for --run-as to own), named by a fresh random string the
+ * ranks find in GRADE_CHANNEL. Each rank's harness connects before main(),
+ * sends "HELLO <rank>\n" and gets the token back; everything it sends later
+ * is that rank's report. What a forger could try is refused: a connection
+ * beyond the number of ranks, a rank claimed twice, a second connection from
+ * one process, or a malformed hello each put a problem on the result, and
+ * grade.c fails a test with a problem. */
+
+#define CONN_MAX (GRADE_MAX_RANKS + 8)
+
+typedef struct {
+    int fd;          /* -1 once closed */
+    int rank;        /* -1 until its hello */
+    pid_t pid;       /* the peer process, from SO_PEERCRED */
+    char hello[64];
+    size_t hlen;
+} conn_t;
+
+/* The listening socket for name, non-blocking; -1 on failure. */
+static int channel_listen(const char *name) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) return -1;
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    size_t l = strlen(name);
+    if (l + 2 > sizeof a.sun_path) { close(fd); return -1; }
+    memcpy(a.sun_path + 1, name, l); /* sun_path[0] = '\0': the abstract namespace */
+    socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l);
+    if (bind(fd, (struct sockaddr *)&a, alen) != 0 || listen(fd, CONN_MAX) != 0) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+/* Note the first protocol problem; later ones add nothing the first does not say. */
+static void channel_problem(sandbox_result_t *res, const char *fmt, ...) {
+    if (res->channel_problem[0]) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(res->channel_problem, sizeof res->channel_problem, fmt, ap);
+    va_end(ap);
+}
+
+/* Accept what is waiting on the listening socket. */
+static void channel_accept(int lfd, conn_t *c, int *nc, int ranks, sandbox_result_t *res) {
+    for (;;) {
+        int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+        if (fd < 0) return;
+        if (*nc >= ranks || *nc >= CONN_MAX) {
+            channel_problem(res, "more connections to the verdict channel than the %d ranks", ranks);
+            close(fd);
+            continue;
+        }
+        struct ucred cr;
+        socklen_t cl = sizeof cr;
+        conn_t *k = &c[(*nc)++];
+        memset(k, 0, sizeof *k);
+        k->fd = fd;
+        k->rank = -1;
+        k->pid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 ? cr.pid : -1;
+        for (int i = 0; i < *nc - 1; i++)
+            if (k->pid > 0 && c[i].pid == k->pid)
+                channel_problem(res, "one process (pid %d) connected to the verdict channel twice", (int)k->pid);
+    }
+}
+
+/* Read what one connection sent: its hello first, then its rank's report. */
+static void channel_read(conn_t *k, conn_t *all, int nc, int ranks, const char *token, sandbox_result_t *res,
+                         size_t *rep_len, size_t *rep_cap) {
+    char buf[65536];
+    ssize_t r = read(k->fd, buf, sizeof buf);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (r <= 0) {
+        close(k->fd);
+        k->fd = -1;
         return;
     }
-    if (o->token) {
+    size_t off = 0;
+    if (k->rank < 0) {
+        while (off < (size_t)r && k->hlen + 1 < sizeof k->hello && buf[off] != '\n') k->hello[k->hlen++] = buf[off++];
+        if (off == (size_t)r && k->hlen + 1 < sizeof k->hello) return; /* the rest of the hello is still coming */
+        k->hello[k->hlen] = '\0';
+        int rank = -1, used = 0;
+        if (off == (size_t)r || sscanf(k->hello, "HELLO %d%n", &rank, &used) != 1 || k->hello[used] ||
+            rank < 0 || rank >= ranks) {
+            channel_problem(res, "a connection to the verdict channel did not say which of the %d ranks it is",
+                            ranks);
+            close(k->fd);
+            k->fd = -1;
+            return;
+        }
+        for (int i = 0; i < nc; i++)
+            if (&all[i] != k && all[i].rank == rank) {
+                channel_problem(res, "rank %d connected to the verdict channel twice (of %d ranks)", rank, ranks);
+                close(k->fd);
+                k->fd = -1;
+                return;
+            }
+        k->rank = rank;
+        res->ranks_heard++;
+        off++; /* the newline */
+        char line[128];
+        int n = snprintf(line, sizeof line, "%s\n", token);
+        if (write(k->fd, line, (size_t)n) != n) { /* the rank then sends nothing valid */ }
+    }
+    if (off < (size_t)r)
+        keep(&res->rank_report[k->rank], &rep_len[k->rank], &rep_cap[k->rank], 1 << 21, buf + off, (size_t)r - off);
+}
+
+/* A child that never started: exit code 127, the reason as its output. */
+static void not_started(sandbox_result_t *res, int ranks, const char *why) {
+    res->exited = 1;
+    res->exit_code = 127;
+    res->out = strdup(why);
+    res->report = strdup("");
+    for (int k = 0; k < ranks; k++) res->rank_report[k] = strdup("");
+}
+
+/* Fork, exec with limits, then read output and verdicts until the pipes and
+ * the ranks' connections close, killing the session at the deadline or past
+ * the output limit. */
+void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *res) {
+    memset(res, 0, sizeof *res);
+    int outp[2] = {-1, -1}, tokp[2] = {-1, -1}, repp[2] = {-1, -1}, lfd = -1;
+    int ranks = o->token && o->ranks > 0 && o->channel ? (o->ranks < GRADE_MAX_RANKS ? o->ranks : GRADE_MAX_RANKS) : 0;
+    int pipes = o->token && !ranks; /* fds 3 and 4 */
+    double t0 = now_s();
+    if (pipe2(outp, O_CLOEXEC) != 0 || (pipes && (pipe2(tokp, O_CLOEXEC) != 0 || pipe2(repp, O_CLOEXEC) != 0)) ||
+        (ranks && (lfd = channel_listen(o->channel)) < 0)) {
+        not_started(res, ranks, ranks ? "grade: could not open the verdict channel for the ranks"
+                                      : "grade: could not create pipes for the child");
+        return;
+    }
+    if (pipes) {
         /* The token is short: it fits in the pipe before the child starts. */
         char line[128];
         int n = snprintf(line, sizeof line, "%s\n", o->token);
@@ -123,22 +293,32 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
     if (pid < 0) {
         close(outp[0]);
         if (repp[0] >= 0) close(repp[0]);
-        res->exited = 1;
-        res->exit_code = 127;
-        res->out = strdup("grade: fork failed");
+        if (lfd >= 0) close(lfd);
+        not_started(res, ranks, "grade: fork failed");
         return;
     }
 
     char *out = NULL, *rep = NULL;
     size_t out_len = 0, out_capb = 0, rep_len = 0, rep_capb = 0;
+    size_t rank_len[GRADE_MAX_RANKS] = {0}, rank_cap[GRADE_MAX_RANKS] = {0};
+    conn_t conns[CONN_MAX];
+    int nconn = 0;
     int out_open = 1, rep_open = repp[0] >= 0, reaped = 0, status = 0;
     double deadline = t0 + (o->timeout_s > 0 ? o->timeout_s : 3600);
     double reaped_at = 0;
-    while (out_open || rep_open) {
-        struct pollfd pf[2];
-        int np = 0, io = -1, ir = -1;
+    for (;;) {
+        int conns_open = 0;
+        for (int i = 0; i < nconn; i++) conns_open += conns[i].fd >= 0;
+        if (!out_open && !rep_open && !conns_open && (reaped || lfd < 0)) break;
+        struct pollfd pf[3 + CONN_MAX];
+        int pc[CONN_MAX]; /* which connection each poll entry past the first ones is */
+        int np = 0, io = -1, ir = -1, il = -1, first_conn;
         if (out_open) { pf[np].fd = outp[0]; pf[np].events = POLLIN; io = np++; }
         if (rep_open) { pf[np].fd = repp[0]; pf[np].events = POLLIN; ir = np++; }
+        if (lfd >= 0 && !reaped) { pf[np].fd = lfd; pf[np].events = POLLIN; il = np++; }
+        first_conn = np;
+        for (int i = 0; i < nconn; i++)
+            if (conns[i].fd >= 0) { pc[np - first_conn] = i; pf[np].fd = conns[i].fd; pf[np].events = POLLIN; np++; }
         int pr = poll(pf, (nfds_t)np, 100);
         if (pr < 0 && errno != EINTR) break;
         char buf[65536];
@@ -149,7 +329,7 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
                 keep(&out, &out_len, &out_capb, o->out_cap, buf, (size_t)r);
                 if (o->out_kill > 0 && res->out_total > o->out_kill && !res->output_killed) {
                     res->output_killed = 1;
-                    killpg(pid, SIGKILL);
+                    kill_session(pid);
                 }
             } else if (r == 0 || errno != EINTR) {
                 out_open = 0;
@@ -160,29 +340,37 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
             if (r > 0) keep(&rep, &rep_len, &rep_capb, 1 << 21, buf, (size_t)r);
             else if (r == 0 || errno != EINTR) rep_open = 0;
         }
+        for (int e = first_conn; pr > 0 && e < np; e++)
+            if (pf[e].revents & (POLLIN | POLLHUP | POLLERR))
+                channel_read(&conns[pc[e - first_conn]], conns, nconn, ranks, o->token, res, rank_len, rank_cap);
+        if (pr > 0 && il >= 0 && (pf[il].revents & POLLIN)) channel_accept(lfd, conns, &nconn, ranks, res);
         if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
             reaped = 1;
             reaped_at = now_s();
             /* Whatever the child left running (a forked sleeper holding the
-             * pipes open) goes with it. */
-            killpg(pid, SIGKILL);
+             * pipes open, a rank mpirun did not take down) goes with it. */
+            kill_session(pid);
         }
         double t = now_s();
         if (!reaped && t > deadline && !res->timed_out) {
             res->timed_out = 1;
-            killpg(pid, SIGKILL);
+            kill_session(pid);
             kill(pid, SIGKILL);
         }
-        /* Grandchildren outside the group could hold the pipes: stop waiting
-         * for EOF two seconds after the child itself is gone. */
+        /* Grandchildren outside the session could hold the pipes: stop
+         * waiting for EOF two seconds after the child itself is gone. */
         if (reaped && t - reaped_at > 2.0) break;
     }
     if (!reaped) {
-        killpg(pid, SIGKILL);
+        kill_session(pid);
+        kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
     }
     close(outp[0]);
     if (repp[0] >= 0) close(repp[0]);
+    if (lfd >= 0) close(lfd);
+    for (int i = 0; i < nconn; i++)
+        if (conns[i].fd >= 0) close(conns[i].fd);
     res->wall_s = now_s() - t0;
     if (WIFEXITED(status)) {
         res->exited = 1;
@@ -194,6 +382,8 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
     res->out = out ? out : strdup("");
     res->out_len = out_len;
     res->report = rep ? rep : strdup("");
+    for (int k = 0; k < ranks; k++)
+        if (!res->rank_report[k]) res->rank_report[k] = strdup("");
 }
 
 /* Output and reports are malloc'd by sandbox_run. */
@@ -201,4 +391,8 @@ void sandbox_result_free(sandbox_result_t *res) {
     free(res->out);
     free(res->report);
     res->out = res->report = NULL;
+    for (int k = 0; k < GRADE_MAX_RANKS; k++) {
+        free(res->rank_report[k]);
+        res->rank_report[k] = NULL;
+    }
 }

@@ -319,9 +319,8 @@ static void test_speed_ratio_unchanged(void **state) {
     assert_true(r.score == 0.0 && r.counted);
 }
 
-/* Load a rubric whose second test is a speed test with these fields
- * (JSON members without braces); root is a scratch course tree. */
-static int load_speed_rubric(const char *fields, rubric_t *r, char *err, size_t errlen) {
+/* Load rubric 99 with this text from a scratch course tree. */
+static int load_rubric_text(const char *text, rubric_t *r, char *err, size_t errlen) {
     char root[PATH_MAX], path[PATH_MAX + 64];
     snprintf(root, sizeof root, "%s/rubric-root", tmp);
     snprintf(path, sizeof path, "%s/autograder/rubrics", root);
@@ -329,13 +328,50 @@ static int load_speed_rubric(const char *fields, rubric_t *r, char *err, size_t 
     snprintf(path + strlen(path), sizeof path - strlen(path), "/99.json");
     FILE *f = fopen(path, "w");
     if (!f) fail_msg("cannot write %s", path);
-    fprintf(f, "{\"lab\": \"99-test\", \"tests\": [\n"
-               "  {\"name\": \"a\", \"kind\": \"numerics\", \"check\": \"check a\", \"points\": 1},\n"
-               "  {\"name\": \"speed\", \"kind\": \"speed\", \"points\": 5, %s, \"requires\": [\"check a\"]}]}\n",
-            fields);
+    fputs(text, f);
     fclose(f);
     err[0] = '\0';
     return rubric_load(root, "99", r, err, errlen);
+}
+
+/* Load a rubric whose second test is a speed test with these fields
+ * (JSON members without braces). */
+static int load_speed_rubric(const char *fields, rubric_t *r, char *err, size_t errlen) {
+    char text[2048];
+    snprintf(text, sizeof text,
+             "{\"lab\": \"99-test\", \"tests\": [\n"
+             "  {\"name\": \"a\", \"kind\": \"numerics\", \"check\": \"check a\", \"points\": 1},\n"
+             "  {\"name\": \"speed\", \"kind\": \"speed\", \"points\": 5, %s, \"requires\": [\"check a\"]}]}\n",
+             fields);
+    return load_rubric_text(text, r, err, errlen);
+}
+
+/* "ranks": the lab's default, a test's own, 1 when absent; anything but a
+ * whole number from 1 to GRADE_MAX_RANKS is refused, at either level. */
+static void test_rubric_ranks(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512], text[1024];
+    const char *fmt = "{\"lab\": \"99-test\"%s, \"tests\": [{\"name\": \"a\", \"check\": \"a\", \"points\": 1},"
+                      " {\"name\": \"b\", \"check\": \"b\", \"points\": 1%s}]}";
+    snprintf(text, sizeof text, fmt, ", \"ranks\": 4", ", \"ranks\": 2");
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("valid ranks refused: %s", err);
+    assert_int_equal(r.tests[0].ranks, 4);
+    assert_int_equal(r.tests[1].ranks, 2);
+    snprintf(text, sizeof text, fmt, "", "");
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("a rubric without ranks refused: %s", err);
+    assert_int_equal(r.tests[0].ranks, 1);
+    assert_int_equal(r.tests[1].ranks, 1);
+    const char *bad[] = {", \"ranks\": 0", ", \"ranks\": 65", ", \"ranks\": 2.5", ", \"ranks\": \"4\"",
+                         ", \"ranks\": -1", ", \"ranks\": true"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        for (int level = 0; level < 2; level++) {
+            snprintf(text, sizeof text, fmt, level ? "" : bad[i], level ? bad[i] : "");
+            if (load_rubric_text(text, &r, err, sizeof err) == 0)
+                fail_msg("rubric with {%s} (%s) was accepted", bad[i] + 2, level ? "a test's" : "the lab's");
+            if (!strstr(err, "\"ranks\" must be a whole number of MPI ranks from 1 to 64"))
+                fail_msg("rubric with {%s}: error '%s' does not say what ranks may be", bad[i] + 2, err);
+        }
 }
 
 /* Strict validation: each bad absolute rubric is refused with a message that
@@ -787,7 +823,8 @@ static void test_gradescope_zip(void **state) {
     buf[n + 1] = '\0';
     for (size_t i = 0; i < sizeof must / sizeof *must; i++)
         if (!strstr(buf, must[i])) fail_msg("the zip lacks %s", must[i]);
-    const char *never[] = {"course/solutions/", "course/build/", "course/.git/", "course/autograder/wrong/"};
+    const char *never[] = {"course/solutions/", "course/build/", "course/.git/", "course/autograder/wrong/",
+                           "course/autograder/tests/mpi-lab/"};
     for (size_t i = 0; i < sizeof never / sizeof *never; i++)
         if (strstr(buf, never[i])) fail_msg("the zip must not contain %s", never[i]);
 }
@@ -815,6 +852,177 @@ static void test_run_autograder(void **state) {
     size_t nt = json_array_size(json_object_get(res, "tests"));
     json_decref(res);
     if (s != 10 || nt != 4) fail_msg("gradescope: lab 00 solution got %g points in %zu tests; want 10 in 4", s, nt);
+}
+
+/* ---- a lab on several MPI ranks: autograder/tests/mpi-lab ----------------------------
+ *
+ * No course lab runs under mpirun yet, so the fixture brings one: lab 90, a
+ * ring all-reduce on 4 ranks (and one test on 2), with a solution, a starter
+ * and wrong submissions that break one rank or the channel. The grader grades
+ * a copy of this tree with the fixture laid over it (--root). */
+
+static char mpi_root[PATH_MAX];
+
+/* The fixture course, made once; skips visibly where Open MPI is missing. */
+static void mpi_fixture(void) {
+    if (sh("command -v mpirun >/dev/null 2>&1") != 0) {
+        print_message("mpirun is missing (sudo apt-get install -y openmpi-bin): skipped\n");
+        skip();
+    }
+    if (mpi_root[0]) return;
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "%s/mpi-root", tmp);
+    if (sh("set -e; mkdir -p '%s'; cd '%s'; tar --exclude=./build --exclude=./.git -cf - . | tar -C '%s' -xf -;"
+           " cp -R autograder/tests/mpi-lab/labs autograder/tests/mpi-lab/solutions autograder/tests/mpi-lab/autograder '%s'/",
+           root, GRADE_ROOT, root, root) != 0)
+        fail_msg("could not lay out the MPI fixture course in %s", root);
+    snprintf(mpi_root, sizeof mpi_root, "%s", root);
+}
+
+/* Grade src (a folder of lab 90's files, or --batch's) in the fixture; the grader's exit status. */
+static int grade_mpi(const char *what, const char *extra, const char *json, const char *log) {
+    return sh("timeout -k 10 600 '%s' --root '%s' %s --lab 90 --target emu --jobs 2 --timeout 5 --json '%s' %s > '%s' 2>&1",
+              GRADE_BIN, mpi_root, what, json, extra, log);
+}
+
+/* The four tests of rubric 90, as results.json names them. */
+static const char *const mpi_tests[4] = {"lab 90: one element", "lab 90: uneven shards", "lab 90: 100003 elements",
+                                         "lab 90: one element, on 2 ranks"};
+
+/* The output results.json shows for a test ("" when none). */
+static const char *output_of(json_t *res, const char *name) {
+    json_t *t;
+    size_t i;
+    json_array_foreach(json_object_get(res, "tests"), i, t) {
+        const char *nm = json_string_value(json_object_get(t, "name"));
+        if (nm && !strcmp(nm, name)) {
+            const char *o = json_string_value(json_object_get(t, "output"));
+            return o ? o : "";
+        }
+    }
+    return "";
+}
+
+/* The solution passes on every rank (also as an unprivileged user when run
+ * as root); the starter is "not started" everywhere, not crashed or wrong. */
+static void test_mpi_solution_and_starter(void **state) {
+    (void)state;
+    mpi_fixture();
+    char what[PATH_MAX + 16], json[PATH_MAX], log[PATH_MAX];
+    const char *runs[][2] = {{"solutions", ""}, {"labs", ""}, {"solutions", "--run-as nobody"}};
+    for (int k = 0; k < 3; k++) {
+        if (runs[k][1][0] && (getuid() != 0 || !getpwnam("nobody"))) continue;
+        snprintf(what, sizeof what, "--src '%s/%s'", mpi_root, runs[k][0]);
+        snprintf(json, sizeof json, "%s/mpi-%d.json", tmp, k);
+        snprintf(log, sizeof log, "%s/mpi-%d.log", tmp, k);
+        if (grade_mpi(what, runs[k][1], json, log) != 0) fail_msg("grader failed on lab 90's %s (%s)", runs[k][0], log);
+        json_t *res = json_load_file(json, 0, NULL);
+        if (!res) fail_msg("no results.json (%s)", json);
+        for (int i = 0; i < 4; i++) {
+            double max, sc = score_of(res, mpi_tests[i], &max);
+            if (!(max > 0)) fail_msg("%s: no test '%s' in results.json", runs[k][0], mpi_tests[i]);
+            int solution = !strcmp(runs[k][0], "solutions");
+            if (solution && sc != max)
+                fail_msg("lab 90 solution %s: '%s' scored %g of %g (%s)", runs[k][1], mpi_tests[i], sc, max, log);
+            if (!solution && (sc != 0 || strncmp(output_of(res, mpi_tests[i]), "not started", 11)))
+                fail_msg("lab 90 starter: '%s' scored %g, output '%.80s'; want 0, not started", mpi_tests[i], sc,
+                         output_of(res, mpi_tests[i]));
+        }
+        json_decref(res);
+    }
+}
+
+/* A wrong submission of lab 90: the points of each test (in mpi_tests'
+ * order) and what the first test it loses must say. */
+typedef struct {
+    const char *name;
+    double score[4];
+    const char *says;
+} mpi_case_t;
+
+static const mpi_case_t mpi_cases[] = {
+    /* Only rank 2 is wrong: the 4-rank tests name it; the 2-rank test has no rank 2. */
+    {"wrong_on_rank_2", {0, 0, 0, 1}, "rank 2 of 4: n = 1: x[0] = "},
+    /* Rank 1 dies in the large test, where no handler can send a verdict. */
+    {"killed_on_rank_1", {1, 2, 0, 1}, "rank 1 of 4 ended without a verdict: it exited on signal 9"},
+    /* A cycle of blocking receives in the uneven test: a timeout, every rank silent. */
+    {"deadlock", {1, 0, 2, 1}, "no verdict from ranks 0, 1, 2, 3 of 4"},
+    /* Prints cmocka's pass lines and leaves. */
+    {"fake_pass", {0, 0, 0, 0}, "without the check's verdict"},
+    /* Does the work right, but first claims every rank on the channel and sends passes. */
+    {"forge_verdict", {0, 0, 0, 0}, "the verdict channel was tampered with"},
+    /* Right, but rank 0 forks a sleeper into a process group of its own: it
+     * costs nothing, and it must not outlive the test (the check below). */
+    {"leaves_a_sleeper", {1, 2, 2, 1}, ""},
+};
+
+/* Grade every case in one --batch run (cached): each laid over the solution. */
+static int mpi_batch(void) {
+    static int done, rc;
+    if (done) return rc;
+    done = 1;
+    char what[PATH_MAX + 64], json[PATH_MAX], log[PATH_MAX];
+    if (sh("set -e; s='%s/mpi-stage'; rm -rf \"$s\"; for k in '%s'/autograder/tests/mpi-lab/wrong/*/; do"
+           " n=$(basename \"$k\"); mkdir -p \"$s/$n\"; cp '%s'/solutions/90-ring-sum/ring_sum.c \"$s/$n/\";"
+           " patch -s \"$s/$n/ring_sum.c\" < \"$k/ring_sum.c.patch\"; done",
+           tmp, GRADE_ROOT, mpi_root) != 0)
+        return rc = -1;
+    snprintf(what, sizeof what, "--batch '%s/mpi-stage' --csv '%s/mpi-wrong.csv'", tmp, tmp);
+    snprintf(json, sizeof json, "%s/mpi-wrong", tmp);
+    snprintf(log, sizeof log, "%s/mpi-wrong.log", tmp);
+    return rc = grade_mpi(what, "", json, log);
+}
+
+/* One wrong submission: it loses exactly what it breaks, the message names
+ * the rank or the misuse, and no rank outlives the grading. */
+static void test_mpi_wrong_case(void **state) {
+    const mpi_case_t *c = *state;
+    mpi_fixture();
+    /* Every case folder has its expectations here, so none is graded unchecked. */
+    char count[PATH_MAX + 64];
+    snprintf(count, sizeof count, "test $(ls -d '%s'/autograder/tests/mpi-lab/wrong/*/ | wc -l) -eq %zu", GRADE_ROOT,
+             sizeof mpi_cases / sizeof *mpi_cases);
+    if (sh("%s", count) != 0) fail_msg("autograder/tests/mpi-lab/wrong/ and mpi_cases[] list different cases");
+    int rc = mpi_batch();
+    if (rc != 0) fail_msg("grade --batch on lab 90's wrong submissions exited %d (%s/mpi-wrong.log)", rc, tmp);
+    char json[PATH_MAX];
+    snprintf(json, sizeof json, "%s/mpi-wrong/%s.json", tmp, c->name);
+    json_t *res = json_load_file(json, 0, NULL);
+    if (!res) fail_msg("no results for %s (%s)", c->name, json);
+    int shown = 0;
+    for (int i = 0; i < 4; i++) {
+        double max, sc = score_of(res, mpi_tests[i], &max);
+        if (!(max > 0)) fail_msg("%s: no test '%s' in results.json", c->name, mpi_tests[i]);
+        if (sc != c->score[i]) fail_msg("%s: '%s' scored %g of %g; want %g", c->name, mpi_tests[i], sc, max, c->score[i]);
+        if (sc == 0 && !shown++ && !strstr(output_of(res, mpi_tests[i]), c->says))
+            fail_msg("%s: '%s' says '%.300s'; want '%s'", c->name, mpi_tests[i], output_of(res, mpi_tests[i]), c->says);
+        print_message("  %-18s %-36s %g of %g\n", c->name, mpi_tests[i], sc, max);
+    }
+    json_decref(res);
+    /* mpirun gives each rank a process group of its own: killing the group of
+     * a timed-out test would leave the ranks running. */
+    if (sh("! pgrep -f '[9]0-ring-sum/graded/check' > /dev/null") != 0)
+        fail_msg("ranks of lab 90's checks are still running after grading");
+}
+
+/* Without the launcher the grader says what to install; the tests are left
+ * out of the total (the machine fell short, not the submission). */
+static void test_mpi_without_mpirun(void **state) {
+    (void)state;
+    mpi_fixture();
+    char what[PATH_MAX + 16], json[PATH_MAX], log[PATH_MAX];
+    snprintf(what, sizeof what, "--src '%s/solutions'", mpi_root);
+    snprintf(json, sizeof json, "%s/mpi-nolauncher.json", tmp);
+    snprintf(log, sizeof log, "%s/mpi-nolauncher.log", tmp);
+    if (grade_mpi(what, "--mpirun no-such-mpirun --only test_large", json, log) != 0) fail_msg("grader failed (%s)", log);
+    json_t *res = json_load_file(json, 0, NULL);
+    if (!res) fail_msg("no results.json (%s)", json);
+    const char *out = output_of(res, "lab 90: 100003 elements");
+    double max, sc = score_of(res, "lab 90: 100003 elements", &max);
+    if (sc != 0 || max != 0) fail_msg("without mpirun the test scored %g of %g; want 0 of 0 (left out)", sc, max);
+    if (!strstr(out, "'no-such-mpirun' (the --mpirun command) was not found") || !strstr(out, "openmpi-bin"))
+        fail_msg("without mpirun the test says '%.300s'", out);
+    json_decref(res);
 }
 
 /* Read one case's expect file. */
@@ -854,6 +1062,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_course_speed_tests);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_leaderboard_entries);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_bonus_is_extra_credit);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_ranks);
     char wdir[PATH_MAX];
     snprintf(wdir, sizeof wdir, "%s/autograder/wrong", GRADE_ROOT);
     struct dirent **labs;
@@ -889,6 +1098,13 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_user);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_autograder);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_solution_and_starter);
+    static char mpi_names[sizeof mpi_cases / sizeof *mpi_cases][96];
+    for (size_t i = 0; i < sizeof mpi_cases / sizeof *mpi_cases; i++) {
+        snprintf(mpi_names[i], sizeof mpi_names[i], "mpi wrong 90-ring-sum/%s", mpi_cases[i].name);
+        tests[nt++] = (struct CMUnitTest){mpi_names[i], test_mpi_wrong_case, NULL, NULL, (void *)&mpi_cases[i]};
+    }
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_without_mpirun);
     if (getenv("GRADE_TEST_FILTER") && getenv("GRADE_TEST_FILTER")[0]) cmocka_set_test_filter(getenv("GRADE_TEST_FILTER"));
     int failed = _cmocka_run_group_tests("grade", tests, (size_t)nt, NULL, NULL);
     if (!failed && !getenv("GRADE_TEST_KEEP")) sh("rm -rf '%s'", tmp);

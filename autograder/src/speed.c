@@ -89,7 +89,7 @@ static void score_ratio(result_t *res, json_t *j) {
         res->counted = 0;
         res->score = 0;
         snprintf(res->message, sizeof res->message,
-                 "no baseline was measured (no cuBLAS in this run), so there is no ratio to grade");
+                 "no baseline was measured (no %s in this run), so there is no ratio to grade", t->baseline);
     } else if (strcmp(st, "ok") || !(ratio > 0) || !isfinite(ratio)) {
         res->status = ST_FAIL;
         snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s", st, t->kernel);

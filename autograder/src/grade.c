@@ -611,6 +611,26 @@ static void attach_output(result_t *res, const sandbox_result_t *r) {
     res->output = t;
 }
 
+/* Run a prepared launch with the test's limits in wd, then free env. A bench
+ * gets 300 s unless told otherwise and no CPU limit (it may run long on
+ * purpose). */
+static void launch_run(const launch_t *L, const rubric_test_t *t, int bench, const char *wd, char **env,
+                       const char *token, sandbox_opts_t *so, sandbox_result_t *r) {
+    memset(so, 0, sizeof *so);
+    test_limits(so, t);
+    if (bench) {
+        if (!O.timeout_s && !t->timeout_s) so->timeout_s = 300;
+        so->cpu_s = 0;
+    }
+    so->cwd = wd;
+    so->env = env;
+    so->token = token;
+    so->ranks = L->ranks;
+    so->channel = L->channel;
+    sandbox_run(L->argv, so, r);
+    free_env(env);
+}
+
 /* What a verdict line v (or its absence, "") means for a numerics test. */
 static void judge_numerics(result_t *res, const char *v, const sandbox_result_t *r, int timeout_s) {
     const rubric_test_t *t = res->t;
@@ -702,16 +722,9 @@ static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
     L.argv[L.argc++] = "--seed";
     L.argv[L.argc++] = seed;
     L.argv[L.argc] = NULL;
-    sandbox_opts_t so = {0};
-    test_limits(&so, t);
-    so.cwd = wd;
-    so.env = env;
-    so.token = token;
-    so.ranks = L.ranks;
-    so.channel = L.channel;
+    sandbox_opts_t so;
     sandbox_result_t r;
-    sandbox_run(L.argv, &so, &r);
-    free_env(env);
+    launch_run(&L, t, 0, wd, env, token, &so, &r);
     snprintf(res->figure, sizeof res->figure, "%.2f s", r.wall_s);
     char v[256], want[160];
     snprintf(want, sizeof want, "PASS %s", t->check);
@@ -757,18 +770,9 @@ static void run_speed(const char *bench_bin, const char *nn, result_t *res) {
     snprintf(args, sizeof args, "%s", O.emu_speed && strcmp(O.target, "cuda") ? O.emu_speed : t->bench_args);
     for (char *s = strtok(args, " "); s && L.argc < 94; s = strtok(NULL, " ")) L.argv[L.argc++] = s;
     L.argv[L.argc] = NULL;
-    sandbox_opts_t so = {0};
-    test_limits(&so, t);
-    if (!O.timeout_s && !t->timeout_s) so.timeout_s = 300;
-    so.cpu_s = 0;
-    so.cwd = wd;
-    so.env = env;
-    so.token = token;
-    so.ranks = L.ranks;
-    so.channel = L.channel;
+    sandbox_opts_t so;
     sandbox_result_t r;
-    sandbox_run(L.argv, &so, &r);
-    free_env(env);
+    launch_run(&L, t, 1, wd, env, token, &so, &r);
     /* On several ranks the figures are rank 0's (the bench writes its JSON there). */
     const char *rep = L.ranks ? r.rank_report[0] : r.report;
     char *v = malloc(strlen(rep) + 1);

@@ -2,7 +2,7 @@
  * Running one untrusted child: a build of student code or one graded test.
  *
  * The child gets its own session (so a timeout kills everything it started,
- * found by its session id), resource limits (CPU seconds, address space,
+ * found by its session id and below the grader), resource limits (CPU seconds, address space,
  * file size, no core files), an environment the caller built from an allow-list, stdin
  * from /dev/null, and stdout+stderr through one pipe whose bytes are counted
  * and capped. With a token, fd 3 carries the token in and fd 4 carries the
@@ -28,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -102,39 +103,72 @@ static void keep(char **buf, size_t *len, size_t *cap, long long cap_max, const 
     (*buf)[*len] = '\0';
 }
 
-/* Kill every process of session sid. The child called setsid(), so all it
- * started shares its session unless it called setsid() itself; killpg()
+/* Kill everything a child left: every process of its session (sid, the
+ * child's pid: it called setsid()) and every process below the grader. The
+ * grader is a child subreaper (sandbox_run sets it), so an orphan of a test
+ * re-parents to the grader instead of init, and even a process that left
+ * the session with setsid() of its own is still found below it; the grader
+ * runs one child at a time, so nothing below it is anyone else's. killpg()
  * alone would miss mpirun's ranks, which each get a process group of their
  * own. A few passes, for processes forked while a pass ran. */
-static void kill_session(pid_t sid) {
+static void kill_left_behind(pid_t sid) {
+    enum { MAXP = 65536, PID_BITS = 1 << 22 }; /* 2^22: the largest pid_max Linux allows */
+    static long pids[MAXP], ppids[MAXP];
+    static unsigned char below[MAXP], mark[PID_BITS / 8];
+    long self = (long)getpid();
     for (int pass = 0; pass < 8; pass++) {
         DIR *d = opendir("/proc");
         if (!d) return;
-        int found = 0;
+        int n = 0, found = 0;
         struct dirent *e;
-        while ((e = readdir(d))) {
+        while ((e = readdir(d)) && n < MAXP) {
             char *end;
             long pid = strtol(e->d_name, &end, 10);
-            if (*end || pid <= 0) continue;
+            if (*end || pid <= 0 || pid == self) continue;
             char path[64], buf[512];
             snprintf(path, sizeof path, "/proc/%ld/stat", pid);
             int fd = open(path, O_RDONLY | O_CLOEXEC);
             if (fd < 0) continue;
-            ssize_t n = read(fd, buf, sizeof buf - 1);
+            ssize_t len = read(fd, buf, sizeof buf - 1);
             close(fd);
-            if (n <= 0) continue;
-            buf[n] = '\0';
+            if (len <= 0) continue;
+            buf[len] = '\0';
             /* "pid (name) state ppid pgrp session ...": the name may hold spaces and ')' */
             char *p = strrchr(buf, ')'), state;
             long ppid, pgrp, session;
-            if (!p || sscanf(p + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session) != 4) continue;
-            if (session == (long)sid && state != 'Z') {
-                kill((pid_t)pid, SIGKILL);
-                found = 1;
-            }
+            if (!p || sscanf(p + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session) != 4 || state == 'Z') continue;
+            pids[n] = pid;
+            ppids[n] = ppid;
+            below[n] = session == (long)sid || ppid == self;
+            n++;
         }
         closedir(d);
+        /* Close "below" over the parent links (a process is below when its
+         * parent is), with a bitmap by pid: linear passes, however many processes. */
+        memset(mark, 0, sizeof mark);
+        for (int a = 0; a < n; a++)
+            if (below[a] && pids[a] < PID_BITS) mark[pids[a] >> 3] |= (unsigned char)(1u << (pids[a] & 7));
+        for (int changed = 1; changed;) {
+            changed = 0;
+            for (int a = 0; a < n; a++)
+                if (!below[a] && ppids[a] > 0 && ppids[a] < PID_BITS && (mark[ppids[a] >> 3] >> (ppids[a] & 7) & 1)) {
+                    below[a] = changed = 1;
+                    if (pids[a] < PID_BITS) mark[pids[a] >> 3] |= (unsigned char)(1u << (pids[a] & 7));
+                }
+        }
+        for (int a = 0; a < n; a++)
+            if (below[a]) {
+                kill((pid_t)pids[a], SIGKILL);
+                found = 1;
+            }
         if (!found) return;
+    }
+}
+
+/* Reap the orphans that re-parented to the grader (never the child being
+ * waited for: call this only once it is reaped). */
+static void reap_orphans(void) {
+    while (waitpid(-1, NULL, WNOHANG) > 0) {
     }
 }
 
@@ -284,6 +318,9 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
         close(tokp[1]);
         tokp[1] = -1;
     }
+    /* Orphans of the child come to the grader, not to init (kill_left_behind). */
+    static int subreaper;
+    if (!subreaper++) prctl(PR_SET_CHILD_SUBREAPER, 1);
     fflush(NULL);
     pid_t pid = fork();
     if (pid == 0) child_exec(argv, o, outp[1], tokp[0], repp[1]);
@@ -329,7 +366,7 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
                 keep(&out, &out_len, &out_capb, o->out_cap, buf, (size_t)r);
                 if (o->out_kill > 0 && res->out_total > o->out_kill && !res->output_killed) {
                     res->output_killed = 1;
-                    kill_session(pid);
+                    kill_left_behind(pid);
                 }
             } else if (r == 0 || errno != EINTR) {
                 out_open = 0;
@@ -349,12 +386,12 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
             reaped_at = now_s();
             /* Whatever the child left running (a forked sleeper holding the
              * pipes open, a rank mpirun did not take down) goes with it. */
-            kill_session(pid);
+            kill_left_behind(pid);
         }
         double t = now_s();
         if (!reaped && t > deadline && !res->timed_out) {
             res->timed_out = 1;
-            kill_session(pid);
+            kill_left_behind(pid);
             kill(pid, SIGKILL);
         }
         /* Grandchildren outside the session could hold the pipes: stop
@@ -362,10 +399,12 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
         if (reaped && t - reaped_at > 2.0) break;
     }
     if (!reaped) {
-        kill_session(pid);
+        kill_left_behind(pid);
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
     }
+    kill_left_behind(pid);
+    reap_orphans();
     close(outp[0]);
     if (repp[0] >= 0) close(repp[0]);
     if (lfd >= 0) close(lfd);

@@ -954,8 +954,8 @@ static const mpi_case_t mpi_cases[] = {
     {"fake_pass", {0, 0, 0, 0}, "without the check's verdict"},
     /* Does the work right, but first claims every rank on the channel and sends passes. */
     {"forge_verdict", {0, 0, 0, 0}, "the verdict channel was tampered with"},
-    /* Right, but rank 0 forks a sleeper into a process group of its own: it
-     * costs nothing, and it must not outlive the test (the check below). */
+    /* Right, but rank 0 forks a sleeper into a session of its own: it costs
+     * nothing, and it must not outlive the test (the check below). */
     {"leaves_a_sleeper", {1, 2, 2, 1}, ""},
 };
 
@@ -1002,8 +1002,8 @@ static void test_mpi_wrong_case(void **state) {
         print_message("  %-18s %-36s %g of %g\n", c->name, mpi_tests[i], sc, max);
     }
     json_decref(res);
-    /* mpirun gives each rank a process group of its own: killing the group of
-     * a timed-out test would leave the ranks running. */
+    /* Nothing a test started may outlive it: not mpirun's ranks (each in a
+     * process group of its own), not a sleeper in a session of its own. */
     if (sh("! pgrep -f '[9]0-ring-sum/graded/check' > /dev/null") != 0)
         fail_msg("ranks of lab 90's checks are still running after grading");
 }

@@ -60,9 +60,9 @@ extern int MPI_Initialized(int *flag) __attribute__((weak));
 extern int MPI_Finalized(int *flag) __attribute__((weak));
 extern int MPI_Finalize(void) __attribute__((weak));
 
-/* This process's rank, from the launcher's environment (Open MPI, PMIx, MPICH); -1 if none. */
+/* This process's rank, from the launcher's environment (Open MPI, PMIx, MPICH, Slurm); -1 if none. */
 static int launcher_rank(void) {
-    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", NULL};
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", NULL};
     for (const char *const *v = vars; *v; v++) {
         const char *s = getenv(*v);
         char *end;

@@ -102,8 +102,9 @@ static void usage(FILE *f) {
             "  --jobs N       parallel make jobs for builds (default: the number of CPUs, at most 8)\n"
             "  --mem-mb N     address-space limit per test on emu, MiB (default 16384)\n"
             "  --keep         keep the private build folder and print where it is\n"
-            "  --mpirun 'CMD' how tests on several MPI ranks (a rubric's \"ranks\") start; \"-np N\" and\n"
-            "                 the program are added (default: '" DEFAULT_MPIRUN "')\n"
+            "  --mpirun 'CMD' how tests on several MPI ranks (a rubric's \"ranks\") start: {n} in CMD\n"
+            "                 becomes N (else \"-np N\" is added), then the program follows\n"
+            "                 (default: '" DEFAULT_MPIRUN "'; Slurm: 'srun --mpi=pmix -n {n}')\n"
             "  --emu-speed-args 'ARGS'  for the grader's own tests: with --target emu, run the speed\n"
             "                 tests anyway, the bench given ARGS instead of the rubric's GPU-sized\n"
             "                 ones (the figures are emulator CPU times and mean nothing)\n");
@@ -289,8 +290,9 @@ static char **child_env(const char *home, const char *const *extra) {
     char **env = calloc((size_t)cap, sizeof *env);
     if (!env) return NULL;
     for (char **e = environ; *e && n < cap - 16; e++) {
-        /* SIMT_*: the emulator's settings; OMPI_MCA_*: a cluster's Open MPI settings. */
-        int ok = !strncmp(*e, "SIMT_", 5) || !strncmp(*e, "OMPI_MCA_", 9);
+        /* SIMT_*: the emulator's settings; OMPI_MCA_*: a cluster's Open MPI settings;
+         * SLURM_*: the allocation that srun, as --mpirun, starts ranks in. */
+        int ok = !strncmp(*e, "SIMT_", 5) || !strncmp(*e, "OMPI_MCA_", 9) || !strncmp(*e, "SLURM_", 6);
         for (const char *const *a = allow; *a; a++) {
             size_t l = strlen(*a);
             ok |= !strncmp(*e, *a, l) && (*e)[l] == '=';
@@ -467,10 +469,12 @@ static int find_program(const char *name, char *out, size_t n) {
 }
 
 /* How a test's program starts: by itself, or for a test on several ranks
- * under the words of --mpirun with "-np N". The caller appends the
+ * under the words of --mpirun, with "{n}" in them replaced by N, or "-np N"
+ * added when there is none (srun wants "-n {n}"). The caller appends the
  * program's own arguments and the final NULL. */
 typedef struct {
     char words[1024];   /* --mpirun, split in place */
+    char subst[8][64];  /* words with "{n}" replaced */
     char path[PATH_MAX]; /* the launcher's path */
     char np[16];
     char *argv[96];
@@ -495,8 +499,18 @@ static int launch_prepare(launch_t *L, const rubric_test_t *t, const char *prog,
         }
         L->argv[0] = L->path;
         snprintf(L->np, sizeof L->np, "%d", t->ranks);
-        L->argv[L->argc++] = "-np";
-        L->argv[L->argc++] = L->np;
+        int placed = 0;
+        for (int i = 1; i < L->argc; i++) {
+            char *at = strstr(L->argv[i], "{n}");
+            if (!at || placed >= 8) continue;
+            snprintf(L->subst[placed], sizeof L->subst[placed], "%.*s%s%s", (int)(at - L->argv[i]), L->argv[i], L->np,
+                     at + 3);
+            L->argv[i] = L->subst[placed++];
+        }
+        if (!placed) {
+            L->argv[L->argc++] = "-np";
+            L->argv[L->argc++] = L->np;
+        }
         L->ranks = t->ranks;
         char name[33];
         new_token(name); /* not the token: the name is in the ranks' environment */

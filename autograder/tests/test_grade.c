@@ -1035,6 +1035,26 @@ static void test_mpi_speed_path(void **state) {
     json_decref(res);
 }
 
+/* A launcher whose words say where N goes ("{n}", as srun's "-n {n}"): the
+ * grader puts the rank count there instead of adding "-np N", which mpirun
+ * would refuse next to "-n {n}" left as it is. */
+static void test_mpi_launcher_words(void **state) {
+    (void)state;
+    mpi_fixture();
+    char what[PATH_MAX + 16], json[PATH_MAX], log[PATH_MAX];
+    snprintf(what, sizeof what, "--src '%s/solutions'", mpi_root);
+    snprintf(json, sizeof json, "%s/mpi-words.json", tmp);
+    snprintf(log, sizeof log, "%s/mpi-words.log", tmp);
+    if (grade_mpi(what, "--mpirun 'mpirun --oversubscribe --bind-to none -n {n}' --only test_one_element", json, log) != 0)
+        fail_msg("grader failed (%s)", log);
+    json_t *res = json_load_file(json, 0, NULL);
+    if (!res) fail_msg("no results.json (%s)", json);
+    double score = json_number_value(json_object_get(res, "score"));
+    size_t nt = json_array_size(json_object_get(res, "tests"));
+    json_decref(res);
+    if (score != 2 || nt != 2) fail_msg("with '-n {n}': %g points in %zu tests; want 2 in 2 (%s)", score, nt, log);
+}
+
 /* Without the launcher the grader says what to install; the tests are left
  * out of the total (the machine fell short, not the submission). */
 static void test_mpi_without_mpirun(void **state) {
@@ -1135,6 +1155,7 @@ int main(void) {
         tests[nt++] = (struct CMUnitTest){mpi_names[i], test_mpi_wrong_case, NULL, NULL, (void *)&mpi_cases[i]};
     }
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_speed_path);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_launcher_words);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_without_mpirun);
     if (getenv("GRADE_TEST_FILTER") && getenv("GRADE_TEST_FILTER")[0]) cmocka_set_test_filter(getenv("GRADE_TEST_FILTER"));
     int failed = _cmocka_run_group_tests("grade", tests, (size_t)nt, NULL, NULL);

@@ -63,7 +63,7 @@ typedef struct {
     int jobs;                 /* make -j for builds */
     const char *run_as;       /* run student code as this user (root only) */
     const char *emu_speed;    /* --emu-speed-args: run speed tests on emu with these bench args (tests) */
-    const char *mpirun;       /* --mpirun: the launcher of tests on several ranks, "-np N" added */
+    const char *mpirun;       /* --mpirun: the launcher of tests on several ranks ({n}: the count) */
     const char *only[GRADE_MAX_TESTS * 4]; /* checks, kernels or test names to grade */
     int nonly;
     long long mem_mb;         /* RLIMIT_AS for tests on emu, MiB */

@@ -403,8 +403,7 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
     }
-    kill_left_behind(pid);
-    reap_orphans();
+    reap_orphans(); /* what kill_left_behind() killed and re-parented here */
     close(outp[0]);
     if (repp[0] >= 0) close(repp[0]);
     if (lfd >= 0) close(lfd);

@@ -3,9 +3,10 @@
  * and the driver API documentation say they do: TMA tile loads (the box,
  * zeros past the tensor's edges, negative coordinates, the 128-, 64- and
  * 32-byte swizzles written out from their definitions), mbarrier phases and
- * parities, and wgmma m64n128k16 with operands staged by TMA exactly as lab
- * 04's step C stages them (the accumulator layout, K steps inside a swizzled
- * row, scale-d).
+ * parities, and wgmma m64n128k16 and m64n256k16 with operands staged by
+ * TMA exactly as lab 04's step C stages them (the accumulator layout, K
+ * steps inside a swizzled row, B's 64-column boxes the leading offset
+ * apart, scale-d).
  *
  * Built for the emulator (always run) and by nvcc for sm_90a, where it runs
  * on a Hopper GPU and is skipped elsewhere. The expected values are computed
@@ -233,18 +234,20 @@ static void test_mbarrier_phases(void **state) {
 
 /* ---- wgmma ------------------------------------------------------------------------ */
 
-/* D (64 x 128) = A (64 x 64) B (64 x 128) (+ D0 when accumulate) as lab 04
+/* D (64 x N) = A (64 x 64) B (64 x N) (+ D0 when accumulate) as lab 04
  * stages it: A in one TMA box of 64 rows x 64 K (K-major, 128-byte
- * swizzle), B in two boxes of 64 k-rows x 64 columns (N-major), then four
- * m64n128k16 steps of 16 K each. Thread t writes its accumulators by the
- * documented layout, so a layout mistake shows as misplaced values. With
- * pipelined set the four steps are two groups, the second issued on the
- * same accumulators while the first is in flight, then wgmma_wait_group(1)
- * and (0): the order of step C's consumer loop. */
+ * swizzle), B in N / 64 boxes of 64 k-rows x 64 columns (N-major), then
+ * four steps of 16 K each: m64n128k16 (N = 128) or, with wide set,
+ * m64n256k16 (N = 256, as step C issues it). Thread t writes its
+ * accumulators by the documented layout, so a layout mistake shows as
+ * misplaced values. With pipelined set the four steps are two groups, the
+ * second issued on the same accumulators while the first is in flight,
+ * then wgmma_wait_group(1) and (0): the order of step C's consumer loop. */
 static __device__ __forceinline__ void wgmma_body(const CUtensorMap *ta, const CUtensorMap *tb, int accumulate,
-                                                  const int pipelined, const float *d0, float *out) {
+                                                  const int pipelined, const int wide, const float *d0, float *out) {
 #if defined(HOPPER_DEVICE)
     __shared__ __align__(8) uint64_t bar;
+    const int N = wide ? 256 : 128, boxes = N / 64;
     uint8_t *As = aligned_smem(), *Bs = As + 64 * 64 * 2;
     if (threadIdx.x == 0) {
         mbar_init(&bar, 1);
@@ -252,17 +255,16 @@ static __device__ __forceinline__ void wgmma_body(const CUtensorMap *ta, const C
     }
     __syncthreads();
     if (threadIdx.x == 0) {
-        mbar_arrive_expect_tx(&bar, 3 * 8192);
+        mbar_arrive_expect_tx(&bar, (1 + boxes) * 8192);
         tma_load_2d(As, ta, 0, 0, &bar);
-        tma_load_2d(Bs, tb, 0, 0, &bar);
-        tma_load_2d(Bs + 8192, tb, 64, 0, &bar);
+        for (int b = 0; b < boxes; b++) tma_load_2d(Bs + b * 8192, tb, 64 * b, 0, &bar);
     }
     mbar_wait(&bar, 0);
     int t = threadIdx.x, w = t / 32, l = t % 32;
-    float d[64];
-    for (int j = 0; j < 16; j++)
+    float d[128];
+    for (int j = 0; j < N / 8; j++)
         for (int e = 0; e < 4; e++)
-            d[4 * j + e] = d0[(16 * w + l / 4 + 8 * (e / 2)) * 128 + 8 * j + 2 * (l % 4) + e % 2];
+            d[4 * j + e] = d0[(16 * w + l / 4 + 8 * (e / 2)) * N + 8 * j + 2 * (l % 4) + e % 2];
     wgmma_fence();
     for (int kk = 0; kk < 4; kk++) {
         /* A: 16 K = 32 bytes further along each swizzled row; stride 1024
@@ -272,7 +274,8 @@ static __device__ __forceinline__ void wgmma_body(const CUtensorMap *ta, const C
                       ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
         uint64_t db = ((uint64_t)(hopper_smem_addr(Bs + kk * 2048) >> 4)) | ((uint64_t)(8192 >> 4) << 16) |
                       ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
-        wgmma_m64n128k16(d, da, db, accumulate || kk > 0);
+        if (wide) wgmma_m64n256k16(d, da, db, accumulate || kk > 0);
+        else wgmma_m64n128k16(d, da, db, accumulate || kk > 0);
         if (pipelined && kk == 1) {
             wgmma_commit();
             wgmma_fence(); /* as step C does before each k-tile's group */
@@ -281,10 +284,10 @@ static __device__ __forceinline__ void wgmma_body(const CUtensorMap *ta, const C
     wgmma_commit();
     if (pipelined) wgmma_wait_group(1); /* the first group */
     wgmma_wait_all();
-    for (int j = 0; j < 16; j++)
-        for (int e = 0; e < 4; e++) out[(16 * w + l / 4 + 8 * (e / 2)) * 128 + 8 * j + 2 * (l % 4) + e % 2] = d[4 * j + e];
+    for (int j = 0; j < N / 8; j++)
+        for (int e = 0; e < 4; e++) out[(16 * w + l / 4 + 8 * (e / 2)) * N + 8 * j + 2 * (l % 4) + e % 2] = d[4 * j + e];
 #else
-    (void)ta; (void)tb; (void)accumulate; (void)pipelined; (void)d0; (void)out;
+    (void)ta; (void)tb; (void)accumulate; (void)pipelined; (void)wide; (void)d0; (void)out;
 #endif
 }
 
@@ -292,16 +295,21 @@ static __device__ __forceinline__ void wgmma_body(const CUtensorMap *ta, const C
  * step C (ptxas then needs no fence or wait of its own). */
 __global__ void wgmma_kernel(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
                              int accumulate, const float *d0, float *out) {
-    wgmma_body(&ta, &tb, accumulate, 0, d0, out);
+    wgmma_body(&ta, &tb, accumulate, 0, 0, d0, out);
 }
 
 __global__ void wgmma_kernel_pipelined(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
                                        int accumulate, const float *d0, float *out) {
-    wgmma_body(&ta, &tb, accumulate, 1, d0, out);
+    wgmma_body(&ta, &tb, accumulate, 1, 0, d0, out);
 }
 
-static void run_wgmma(int accumulate, int pipelined) {
-    const int M = 64, N = 128, K = 64;
+__global__ void wgmma_kernel_wide(const __grid_constant__ CUtensorMap ta, const __grid_constant__ CUtensorMap tb,
+                                  int accumulate, const float *d0, float *out) {
+    wgmma_body(&ta, &tb, accumulate, 0, 1, d0, out);
+}
+
+static void run_wgmma(int accumulate, int pipelined, int wide) {
+    const int M = 64, N = wide ? 256 : 128, K = 64;
     uint16_t *A = (uint16_t *)host_malloc((size_t)M * K * 2), *B = (uint16_t *)host_malloc((size_t)K * N * 2);
     float *d0 = (float *)host_malloc((size_t)M * N * 4), *got = (float *)host_malloc((size_t)M * N * 4);
     /* Small integers, each distinct in its row and column pattern: every
@@ -318,8 +326,11 @@ static void run_wgmma(int accumulate, int pipelined) {
     gpu_upload(dd0, d0, (size_t)M * N * 4);
     CUtensorMap ta = make_map(dA, M, K, K, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
     CUtensorMap tb = make_map(dB, K, N, N, 64, 64, CU_TENSOR_MAP_SWIZZLE_128B);
-    size_t smem = 3 * 8192 + 1024;
-    if (pipelined) {
+    size_t smem = (1 + N / 64) * 8192 + 1024;
+    if (wide) {
+        cudaFuncSetAttribute(wgmma_kernel_wide, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        wgmma_kernel_wide<<<1, 128, smem>>>(ta, tb, accumulate, dd0, dout);
+    } else if (pipelined) {
         cudaFuncSetAttribute(wgmma_kernel_pipelined, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         wgmma_kernel_pipelined<<<1, 128, smem>>>(ta, tb, accumulate, dd0, dout);
     } else {
@@ -350,19 +361,26 @@ static void run_wgmma(int accumulate, int pipelined) {
 static void test_wgmma_product(void **state) {
     (void)state;
     require_hopper();
-    run_wgmma(0, 0);
+    run_wgmma(0, 0, 0);
 }
 
 static void test_wgmma_accumulates(void **state) {
     (void)state;
     require_hopper();
-    run_wgmma(1, 0);
+    run_wgmma(1, 0, 0);
 }
 
 static void test_wgmma_two_groups_in_flight(void **state) {
     (void)state;
     require_hopper();
-    run_wgmma(1, 1);
+    run_wgmma(1, 1, 0);
+}
+
+/* Step C's instruction: all 256 columns from four B boxes in one wgmma. */
+static void test_wgmma_m64n256(void **state) {
+    (void)state;
+    require_hopper();
+    run_wgmma(1, 0, 1);
 }
 
 int main(void) {
@@ -370,6 +388,7 @@ int main(void) {
         cmocka_unit_test(test_tma_swizzle_128),  cmocka_unit_test(test_tma_swizzle_64_32_none),
         cmocka_unit_test(test_mbarrier_phases),  cmocka_unit_test(test_wgmma_product),
         cmocka_unit_test(test_wgmma_accumulates), cmocka_unit_test(test_wgmma_two_groups_in_flight),
+        cmocka_unit_test(test_wgmma_m64n256),
     };
     return cmocka_run_group_tests_name("hopper", tests, NULL, NULL);
 }

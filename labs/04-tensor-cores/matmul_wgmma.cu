@@ -143,29 +143,28 @@ matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_consta
         /* ---- consumer warpgroups ---- */
         setmaxnreg_inc(232); /* 128 accumulators each */
         [[maybe_unused]] int c = wg - 1; /* this consumer's 64 rows: c * 64 .. c * 64 + 63 */
-        [[maybe_unused]] float acc[2][64]; /* two 64 x 128 halves of the 64 x 256 piece */
+        [[maybe_unused]] float acc[128]; /* this consumer's 64 x 256 piece of C */
 #pragma unroll
-        for (int h = 0; h < 2; h++)
-#pragma unroll
-            for (int i = 0; i < 64; i++) acc[h][i] = 0.0f;
+        for (int i = 0; i < 128; i++) acc[i] = 0.0f;
         /* TODO(C3) begin */
         /* Task 11. Loop over the k-tiles: wait on full[s] for parity
          * round & 1; wgmma_fence(); for each of the WG_BK / 16 slices kk make
          * A's descriptor (this consumer's 64 rows start c * 64 * 128 bytes
-         * into the stage; + 32 bytes per kk; lead 16, stride 1024) and, for
-         * each 128-column half h, B's (h * 2 boxes in, + 16 * 128 bytes per
-         * kk; lead WG_B_BOX_BYTES, stride 1024) and call wgmma_m64n128k16 on
-         * acc[h]; wgmma_commit(). Then wgmma_wait_group(1), which leaves
-         * this k-tile's group in flight, and release the stage before it
+         * into the stage; + 32 bytes per kk; lead 16, stride 1024) and B's
+         * (+ 16 * 128 bytes per kk; lead WG_B_BOX_BYTES, the step from one
+         * 64-column box to the next; stride 1024) and call wgmma_m64n256k16
+         * on acc, all 256 columns at once; wgmma_commit(). Then
+         * wgmma_wait_group(1), which leaves this k-tile's group in flight,
+         * and release the stage before it
          * (kt > 0: mbar_arrive(&empty[(kt - 1) % WG_STAGES])). After the
          * loop, wgmma_wait_all() before the accumulators are read. */
         (void)c; (void)ktiles;
         /* TODO(C3) end */
 
         /* TODO(C4) begin */
-        /* Task 12. Write acc: in warp w = tid / 32, lane l, acc[h][4 j + e]
-         * is row c * 64 + 16 w + l / 4 (+ 8 for e >= 2), column
-         * h * 128 + 8 j + 2 (l % 4) + e % 2 of the block's tile; store
+        /* Task 12. Write acc: in warp w = tid / 32, lane l, acc[4 j + e]
+         * (j = 0..31) is row c * 64 + 16 w + l / 4 (+ 8 for e >= 2), column
+         * 8 j + 2 (l % 4) + e % 2 of the block's tile; store
          * alpha * acc + beta * C inside C only, not reading C when beta == 0. */
         (void)acc; (void)M; (void)N; (void)alpha; (void)beta; (void)C; (void)m0; (void)n0;
         /* TODO(C4) end */

@@ -151,11 +151,9 @@ matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_consta
         /* ---- consumer warpgroups ---- */
         setmaxnreg_inc(232); /* 128 accumulators each */
         [[maybe_unused]] int c = wg - 1; /* this consumer's 64 rows: c * 64 .. c * 64 + 63 */
-        [[maybe_unused]] float acc[2][64]; /* two 64 x 128 halves of the 64 x 256 piece */
+        [[maybe_unused]] float acc[128]; /* this consumer's 64 x 256 piece of C */
 #pragma unroll
-        for (int h = 0; h < 2; h++)
-#pragma unroll
-            for (int i = 0; i < 64; i++) acc[h][i] = 0.0f;
+        for (int i = 0; i < 128; i++) acc[i] = 0.0f;
         /* TODO(C3) begin */
         for (int kt = 0; kt < ktiles; kt++) {
             int s = kt % WG_STAGES, round = kt / WG_STAGES;
@@ -166,14 +164,13 @@ matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_consta
 #pragma unroll
             for (int kk = 0; kk < WG_BK / 16; kk++) {
                 /* Next 16 K values: 32 bytes along A's swizzled rows, 16
-                 * whole 128-byte k-rows down B's boxes. */
+                 * whole 128-byte k-rows down B's boxes. One wgmma covers all
+                 * 256 columns (the four boxes lie the leading offset apart),
+                 * so A's slice is read from shared memory once, not once per
+                 * 128 columns. */
                 uint64_t da = make_smem_desc(As + kk * 32, 16, 1024);
-#pragma unroll
-                for (int h = 0; h < 2; h++) {
-                    uint64_t db = make_smem_desc(Bs + h * 2 * WG_B_BOX_BYTES + kk * 16 * 128,
-                                                 WG_B_BOX_BYTES, 1024);
-                    wgmma_m64n128k16(acc[h], da, db, 1);
-                }
+                uint64_t db = make_smem_desc(Bs + kk * 16 * 128, WG_B_BOX_BYTES, 1024);
+                wgmma_m64n256k16(acc, da, db, 1);
             }
             wgmma_commit();
             /* Keep this k-tile's group in flight and wait only for the one
@@ -191,19 +188,17 @@ matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_consta
         int warp = tid / 32, lane = tid % 32;
         int row0 = m0 + c * 64 + warp * 16 + lane / 4;
 #pragma unroll
-        for (int h = 0; h < 2; h++)
+        for (int j = 0; j < 32; j++)
 #pragma unroll
-            for (int j = 0; j < 16; j++)
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    int row = row0 + (e >> 1) * 8;
-                    int col = n0 + h * 128 + j * 8 + 2 * (lane % 4) + (e & 1);
-                    if (row < M && col < N) {
-                        float *p = &C[(size_t)row * N + col];
-                        float v = acc[h][4 * j + e];
-                        *p = beta == 0.0f ? alpha * v : alpha * v + beta * *p;
-                    }
+            for (int e = 0; e < 4; e++) {
+                int row = row0 + (e >> 1) * 8;
+                int col = n0 + j * 8 + 2 * (lane % 4) + (e & 1);
+                if (row < M && col < N) {
+                    float *p = &C[(size_t)row * N + col];
+                    float v = acc[4 * j + e];
+                    *p = beta == 0.0f ? alpha * v : alpha * v + beta * *p;
                 }
+            }
         /* TODO(C4) end */
     }
 #else

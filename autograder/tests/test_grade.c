@@ -885,6 +885,20 @@ static int grade_mpi(const char *what, const char *extra, const char *json, cons
               GRADE_BIN, mpi_root, what, json, extra, log);
 }
 
+/* Grade lab 90's solution with these extra flags; its results.json (the
+ * caller frees it), or a failed test. name tags the files in tmp. */
+static json_t *grade_mpi_solution(const char *name, const char *extra, char *log, size_t loglen) {
+    mpi_fixture();
+    char what[PATH_MAX + 16], json[PATH_MAX];
+    snprintf(what, sizeof what, "--src '%s/solutions'", mpi_root);
+    snprintf(json, sizeof json, "%s/mpi-%s.json", tmp, name);
+    snprintf(log, loglen, "%s/mpi-%s.log", tmp, name);
+    if (grade_mpi(what, extra, json, log) != 0) fail_msg("grader failed (%s)", log);
+    json_t *res = json_load_file(json, 0, NULL);
+    if (!res) fail_msg("no results.json (%s)", json);
+    return res;
+}
+
 /* The four tests of rubric 90, as results.json names them. */
 static const char *const mpi_tests[4] = {"lab 90: one element", "lab 90: uneven shards", "lab 90: 100003 elements",
                                          "lab 90: one element, on 2 ranks"};
@@ -1014,16 +1028,10 @@ static void test_mpi_wrong_case(void **state) {
  * figure is a CPU timing; only that it was measured is checked. */
 static void test_mpi_speed_path(void **state) {
     (void)state;
-    mpi_fixture();
-    char what[PATH_MAX + 16], json[PATH_MAX], log[PATH_MAX];
-    snprintf(what, sizeof what, "--src '%s/solutions'", mpi_root);
-    snprintf(json, sizeof json, "%s/mpi-speed.json", tmp);
-    snprintf(log, sizeof log, "%s/mpi-speed.log", tmp);
-    if (grade_mpi(what, "--emu-speed-args '--n 65536 --reps 3' --only test_uneven --only test_large --only 'speed, 4M floats'",
-                  json, log) != 0)
-        fail_msg("grader failed (%s)", log);
-    json_t *res = json_load_file(json, 0, NULL);
-    if (!res) fail_msg("no results.json (%s)", json);
+    char log[PATH_MAX];
+    json_t *res = grade_mpi_solution(
+        "speed", "--emu-speed-args '--n 65536 --reps 3' --only test_uneven --only test_large --only 'speed, 4M floats'",
+        log, sizeof log);
     double max, sc = score_of(res, "lab 90: speed, 4M floats", &max);
     const char *out = output_of(res, "lab 90: speed, 4M floats");
     if (max != 2 || !(sc >= 0 && sc <= 2) || !strstr(out, "% MPI allreduce |"))
@@ -1031,7 +1039,7 @@ static void test_mpi_speed_path(void **state) {
     json_t *lb = json_array_get(json_object_get(res, "leaderboard"), 0);
     const char *lname = json_string_value(json_object_get(lb, "name"));
     if (!lname || strcmp(lname, "lab 90 90 ring_sum (% of MPI allreduce)") || !(json_number_value(json_object_get(lb, "value")) > 0))
-        fail_msg("speed on 4 ranks: no leaderboard entry for the ring (%s)", json);
+        fail_msg("speed on 4 ranks: no leaderboard entry for the ring (%s)", log);
     json_decref(res);
 }
 
@@ -1040,15 +1048,9 @@ static void test_mpi_speed_path(void **state) {
  * would refuse next to "-n {n}" left as it is. */
 static void test_mpi_launcher_words(void **state) {
     (void)state;
-    mpi_fixture();
-    char what[PATH_MAX + 16], json[PATH_MAX], log[PATH_MAX];
-    snprintf(what, sizeof what, "--src '%s/solutions'", mpi_root);
-    snprintf(json, sizeof json, "%s/mpi-words.json", tmp);
-    snprintf(log, sizeof log, "%s/mpi-words.log", tmp);
-    if (grade_mpi(what, "--mpirun 'mpirun --oversubscribe --bind-to none -n {n}' --only test_one_element", json, log) != 0)
-        fail_msg("grader failed (%s)", log);
-    json_t *res = json_load_file(json, 0, NULL);
-    if (!res) fail_msg("no results.json (%s)", json);
+    char log[PATH_MAX];
+    json_t *res = grade_mpi_solution("words", "--mpirun 'mpirun --oversubscribe --bind-to none -n {n}' --only test_one_element",
+                                     log, sizeof log);
     double score = json_number_value(json_object_get(res, "score"));
     size_t nt = json_array_size(json_object_get(res, "tests"));
     json_decref(res);
@@ -1059,14 +1061,8 @@ static void test_mpi_launcher_words(void **state) {
  * out of the total (the machine fell short, not the submission). */
 static void test_mpi_without_mpirun(void **state) {
     (void)state;
-    mpi_fixture();
-    char what[PATH_MAX + 16], json[PATH_MAX], log[PATH_MAX];
-    snprintf(what, sizeof what, "--src '%s/solutions'", mpi_root);
-    snprintf(json, sizeof json, "%s/mpi-nolauncher.json", tmp);
-    snprintf(log, sizeof log, "%s/mpi-nolauncher.log", tmp);
-    if (grade_mpi(what, "--mpirun no-such-mpirun --only test_large", json, log) != 0) fail_msg("grader failed (%s)", log);
-    json_t *res = json_load_file(json, 0, NULL);
-    if (!res) fail_msg("no results.json (%s)", json);
+    char log[PATH_MAX];
+    json_t *res = grade_mpi_solution("nolauncher", "--mpirun no-such-mpirun --only test_large", log, sizeof log);
     const char *out = output_of(res, "lab 90: 100003 elements");
     double max, sc = score_of(res, "lab 90: 100003 elements", &max);
     if (sc != 0 || max != 0) fail_msg("without mpirun the test scored %g of %g; want 0 of 0 (left out)", sc, max);

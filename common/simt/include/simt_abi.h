@@ -74,6 +74,11 @@ void simt_trap(void) __attribute__((noreturn));
 /** @brief Abort the kernel after a failed device assert (cudaErrorAssert).
  *  @param expr the expression text. @param file source file. @param line line. @param func function. */
 void simt_assert_fail(const char *expr, const char *file, int line, const char *func) __attribute__((noreturn));
+/** @brief Fail the kernel with cudaErrorMisalignedAddress, as a GPU does, when
+ *  @p addr is not a multiple of @p align; nothing otherwise, and nothing in
+ *  host code. @param what the instruction, for the message ("cp.async of 16 bytes").
+ *  @param operand which address ("source"). @param addr the address. @param align its required alignment. */
+void simt_check_aligned(const char *what, const char *operand, const void *addr, size_t align);
 /** @brief Queue an asynchronous copy in the calling thread's current cp.async group.
  *  @param dst destination. @param src source. @param size bytes copied. @param src_size bytes read
  *  from src; the rest of size is zero-filled. */

@@ -521,6 +521,13 @@ void simt_cp_async(void *dst, const void *src, size_t size, size_t src_size)
 {
     fiber *f = cur_fiber;
     if (src_size > size) src_size = size;
+    /* Both addresses must be aligned to the copy's size (PTX ISA, "Addresses
+     * as Operands"); the source only matters when bytes are read from it. */
+    static const char *const what[17] = {[4] = "cp.async of 4 bytes", [8] = "cp.async of 8 bytes",
+                                         [16] = "cp.async of 16 bytes"};
+    const char *w = size <= 16 && what[size] ? what[size] : "cp.async";
+    simt_check_aligned(w, "shared-memory destination", dst, size);
+    if (src_size > 0) simt_check_aligned(w, "global source", src, size);
     cp_op op = {dst, src, size, src_size, -1};
     if (!simt_cur_thread || !f) {
         cp_do(&op);
@@ -844,23 +851,127 @@ void simt_mbar_wait_parity(uint64_t *bar, int parity)
 
 static void abort_current(void) __attribute__((noreturn));
 
-void simt_fail(const char *fmt, ...)
+/* Print "simt: <message> (block ... thread ...)" and stop the running
+ * thread's launch with the fault code; in host code, print and abort. */
+static void fail_with(cudaError_t code, const char *fmt, va_list ap) __attribute__((noreturn));
+static void fail_with(cudaError_t code, const char *fmt, va_list ap)
 {
-    va_list ap;
     fflush(stdout);
+    flockfile(stderr); /* blocks on other workers may fail at the same time: one line each */
     fprintf(stderr, "simt: ");
-    va_start(ap, fmt);
     vfprintf(stderr, fmt, ap);
-    va_end(ap);
     if (!simt_cur_thread || !cur_fiber) {
         fprintf(stderr, " (in host code)\n");
+        funlockfile(stderr);
         abort();
     }
     fprintf(stderr, " (block (%u,%u,%u) thread (%u,%u,%u))\n", simt_cur_block.block_idx.x,
             simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, simt_cur_thread->thread_idx.x,
             simt_cur_thread->thread_idx.y, simt_cur_thread->thread_idx.z);
-    simt_set_fault(cudaErrorLaunchFailure);
+    funlockfile(stderr);
+    simt_set_fault(code);
     abort_current();
+}
+
+void simt_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_with(cudaErrorLaunchFailure, fmt, ap);
+}
+
+static void fail_code(cudaError_t code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+static void fail_code(cudaError_t code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fail_with(code, fmt, ap);
+}
+
+/* --- Misaligned accesses ---
+ * A GPU requires every access to be aligned to its size: a float4 load from
+ * an address that is not a multiple of 16 stops the kernel with
+ * cudaErrorMisalignedAddress. An x86 CPU loads it anyway, so a kernel that
+ * forgot its alignment fallback would pass here and fail on its first GPU
+ * run. simtcc therefore compiles .cu files with -fsanitize=alignment: before
+ * each access through a pointer or reference the compiler tests the address
+ * against the type's alignment and, when it is off, calls the handler below
+ * (the undefined-behaviour sanitizer's interface, here without its runtime
+ * library). Inside a kernel the handler fails the launch as the GPU would;
+ * host code runs on the CPU, which allows the access, so it returns. */
+typedef struct {
+    const char *file;
+    uint32_t line, column;
+} ubsan_location;
+
+typedef struct {
+    uint16_t kind, info;
+    char name[]; /* the type as written, quoted: 'const float4' */
+} ubsan_type;
+
+typedef struct {
+    ubsan_location loc;
+    const ubsan_type *type;
+    unsigned char log_alignment;
+    unsigned char check_kind; /* what the access was: the sanitizer's TypeCheckKind */
+} ubsan_type_mismatch;
+
+/* The sanitizer's kinds of check: 0 a load, 1 a store; the others (binding
+ * a reference, a member access, ...) lead to a load or store as well. */
+static const char *access_kind(unsigned int k) { return k == 0 ? "load of" : k == 1 ? "store to" : "access to"; }
+
+/* The type as the compiler names it ('const struct float4'), without the
+ * keyword C++ code does not write. */
+static void type_name(const ubsan_type *t, char *out, size_t n)
+{
+    const char *s = t ? t->name : "a value";
+    size_t k = 0;
+    while (*s && k + 1 < n) {
+        if (!strncmp(s, "struct ", 7)) {
+            s += 7;
+            continue;
+        }
+        out[k++] = *s++;
+    }
+    out[k] = 0;
+}
+
+static void misaligned(const ubsan_type_mismatch *d, uintptr_t ptr)
+{
+    const uintptr_t align = (uintptr_t)1 << d->log_alignment;
+    if (!simt_cur_thread || !cur_fiber || ptr == 0 || (ptr & (align - 1)) == 0) return;
+    char type[128];
+    type_name(d->type, type, sizeof type);
+    fail_code(cudaErrorMisalignedAddress,
+              "misaligned address: %s %s at %p, %u bytes past a multiple of %u, at %s:%u; a GPU needs "
+              "every access aligned to its size and stops the kernel here (cudaErrorMisalignedAddress)",
+              access_kind(d->check_kind), type, (void *)ptr, (unsigned int)(ptr & (align - 1)),
+              (unsigned int)align, d->loc.file ? d->loc.file : "?", d->loc.line);
+}
+
+void simt_check_aligned(const char *what, const char *operand, const void *addr, size_t align)
+{
+    const uintptr_t a = (uintptr_t)addr;
+    if (!simt_cur_thread || !cur_fiber || align == 0 || a % align == 0) return;
+    fail_code(cudaErrorMisalignedAddress,
+              "misaligned address: %s with its %s at %p, %u bytes past a multiple of %zu; a GPU needs "
+              "that address aligned to %zu bytes and stops the kernel here (cudaErrorMisalignedAddress)",
+              what, operand, addr, (unsigned int)(a % align), align, align);
+}
+
+void __ubsan_handle_type_mismatch_v1(const ubsan_type_mismatch *d, uintptr_t ptr);
+void __ubsan_handle_type_mismatch_v1(const ubsan_type_mismatch *d, uintptr_t ptr) { misaligned(d, ptr); }
+
+void __ubsan_handle_type_mismatch_v1_abort(const ubsan_type_mismatch *d, uintptr_t ptr);
+void __ubsan_handle_type_mismatch_v1_abort(const ubsan_type_mismatch *d, uintptr_t ptr)
+{
+    misaligned(d, ptr);
+    /* Only with -fno-sanitize-recover: the caller does not expect a return. */
+    char type[128];
+    type_name(d->type, type, sizeof type);
+    fprintf(stderr, "simt: misaligned %s %s at %p in host code, at %s:%u\n", access_kind(d->check_kind), type,
+            (void *)ptr, d->loc.file ? d->loc.file : "?", d->loc.line);
+    abort();
 }
 
 simt_wgmma_queue *simt_thread_wgmma_queue(void)

@@ -1,8 +1,8 @@
 /*
  * Tests of the SIMT emulator's core: launch and indexing, barriers, static
  * and dynamic shared memory, warp shuffles and votes, atomics, the runtime
- * API and its launch errors, fp16/bf16 conversions, and the rewriter's
- * handling of awkward launch syntax. Built with simtcc, run by make test.
+ * API and its launch errors, misaligned accesses as faults, fp16/bf16
+ * conversions, and the rewriter's handling of awkward launch syntax. Built with simtcc, run by make test.
  * Every test states something a wrong emulator would get wrong.
  */
 #include <assert.h>
@@ -666,6 +666,61 @@ static void test_trap_and_deadlock_are_faults(void **state)
     cudaFree(d);
 }
 
+/* --- misaligned accesses ------------------------------------------------------------- */
+
+/* Thread 3 of block 1 reads a float4 off + 4 floats into p; everyone else
+ * reads an aligned one. With off = 1 that one load is 4 bytes past a
+ * 16-byte boundary: a GPU stops the kernel with "misaligned address". */
+__global__ void loads_float4(const float *p, float *out, int off)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    int at = (blockIdx.x == 1 && threadIdx.x == 3) ? 4 + off : 4 * i;
+    float4 v = *reinterpret_cast<const float4 *>(p + at);
+    out[i] = v.x + v.y + v.z + v.w;
+}
+
+/* A float2 store to an address that is 4 bytes off its 8-byte alignment. */
+__global__ void stores_float2(float *p, int off)
+{
+    *reinterpret_cast<float2 *>(p + off) = make_float2(1.0f, 2.0f);
+}
+
+static void test_misaligned_access_is_a_fault(void **state)
+{
+    (void)state;
+    float *p, *out;
+    cudaMallocManaged(&p, 64 * 4 * sizeof(float));
+    cudaMallocManaged(&out, 64 * sizeof(float));
+    for (int i = 0; i < 256; i++) p[i] = (float)i;
+
+    loads_float4<<<2, 32>>>(p, out, 0);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_true(out[35] == 4.0f + 5.0f + 6.0f + 7.0f); /* thread 3 of block 1 read p[4..7] */
+    assert_true(out[0] == 0.0f + 1.0f + 2.0f + 3.0f);
+
+    loads_float4<<<2, 32>>>(p, out, 1);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorMisalignedAddress);
+    assert_string_equal(cudaGetErrorString(cudaErrorMisalignedAddress), "misaligned address");
+    noop<<<1, 1>>>(NULL);
+    assert_int_equal(cudaGetLastError(), cudaErrorMisalignedAddress); /* sticky, as on a GPU */
+    cudaDeviceReset();
+
+    stores_float2<<<1, 1>>>(p, 2);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_true(p[2] == 1.0f && p[3] == 2.0f);
+    stores_float2<<<1, 1>>>(p, 1);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorMisalignedAddress);
+    cudaDeviceReset();
+
+    /* The same load in host code runs on the CPU, which allows it: the
+     * alignment check is reported only inside a kernel. */
+    const volatile float4 *hp = reinterpret_cast<const volatile float4 *>(p + 1);
+    assert_true(hp->x == 1.0f && hp->w == 4.0f);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaFree(p);
+    cudaFree(out);
+}
+
 /* --- runtime API --------------------------------------------------------------------- */
 
 static void test_runtime_api(void **state)
@@ -815,6 +870,7 @@ int main(void)
         cmocka_unit_test(test_math_intrinsics),
         cmocka_unit_test(test_launch_errors),
         cmocka_unit_test(test_trap_and_deadlock_are_faults),
+        cmocka_unit_test(test_misaligned_access_is_a_fault),
         cmocka_unit_test(test_runtime_api),
         cmocka_unit_test(test_rewriter_forms),
         cmocka_unit_test(test_half_conversions),

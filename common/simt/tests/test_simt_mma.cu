@@ -442,6 +442,56 @@ static void test_cp_async_groups(void **state)
     cudaFree(out);
 }
 
+/* cp.async and ldmatrix addresses must be aligned to the bytes they move
+ * (PTX ISA, "Addresses as Operands"); a GPU stops the kernel otherwise.
+ * mode 0: all aligned; 1: a 16-byte copy from a source 4 bytes off;
+ * 2: its destination 8 bytes off; 3: a zero-fill copy that reads nothing,
+ * from a misaligned source (allowed); 4: lane 3's ldmatrix row 2 bytes off;
+ * 5: lane 9's row 2 bytes off in an x1, which reads only lanes 0-7 (allowed). */
+__global__ void copies_and_rows(const uint16_t *src, uint32_t *out, int mode)
+{
+    __shared__ __align__(16) uint16_t s[64 * 8 + 8];
+    int lane = threadIdx.x;
+    const uint16_t *from = src + 8 * lane + (mode == 1 && lane == 5 ? 2 : 0);
+    uint16_t *to = s + 8 * lane + (mode == 2 && lane == 7 ? 4 : 0);
+    if (mode == 3 && lane == 0)
+        cp_async_16_zfill(to, src + 1, 0);
+    else
+        cp_async_16(to, from);
+    cp_async_wait_all();
+    __syncwarp();
+    uint32_t r[4];
+    const uint16_t *row = s + 8 * (lane % 32) + ((mode == 4 && lane == 3) || (mode == 5 && lane == 9) ? 1 : 0);
+    if (mode == 5)
+        ldmatrix_x1(r, row);
+    else
+        ldmatrix_x4(r, row);
+    out[lane] = r[0];
+}
+
+static void test_cp_async_and_ldmatrix_alignment(void **state)
+{
+    (void)state;
+    uint16_t *src;
+    uint32_t *out;
+    cudaMallocManaged(&src, 64 * 8 * 2);
+    cudaMallocManaged(&out, 32 * 4);
+    for (int i = 0; i < 64 * 8; i++) src[i] = (uint16_t)i;
+    const cudaError_t want[6] = {cudaSuccess, cudaErrorMisalignedAddress, cudaErrorMisalignedAddress,
+                                 cudaSuccess, cudaErrorMisalignedAddress, cudaSuccess};
+    for (int mode = 0; mode < 6; mode++) {
+        copies_and_rows<<<1, 32>>>(src, out, mode);
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != want[mode]) fail_msg("mode %d: got %s, want %s", mode, cudaGetErrorName(e), cudaGetErrorName(want[mode]));
+        cudaDeviceReset();
+    }
+    copies_and_rows<<<1, 32>>>(src, out, 0);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(out[0], pack16(src[0], src[1])); /* lane 0: row 0, columns 0-1 of matrix 0 */
+    cudaFree(src);
+    cudaFree(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -450,7 +500,7 @@ int main(void)
         cmocka_unit_test(test_wmma_other_half_shapes),
         cmocka_unit_test(test_mma_m16n8k16_bf16),      cmocka_unit_test(test_mma_m16n8k16_f16),
         cmocka_unit_test(test_ldmatrix_forms),         cmocka_unit_test(test_ldmatrix_then_mma),
-        cmocka_unit_test(test_cp_async_groups),
+        cmocka_unit_test(test_cp_async_groups),        cmocka_unit_test(test_cp_async_and_ldmatrix_alignment),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,6 +77,14 @@ void gpu_sync_check(const char *what) {
               cudaGetErrorString(run));
 }
 
+char *gpu_sticky_error(char *buf, size_t len) {
+    (void)cudaGetLastError(); /* clears an error that is not sticky; a sticky one stays */
+    cudaError_t e = cudaPeekAtLastError();
+    if (e == cudaSuccess) snprintf(buf, len, "no error");
+    else snprintf(buf, len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+    return buf;
+}
+
 void gpu_timer_init(gpu_timer_t *t, void *stream) {
     cudaEvent_t a, b;
     CUDA_CHECK(cudaEventCreate(&a));

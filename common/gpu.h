@@ -95,6 +95,19 @@ size_t gpu_memory_used(void);
  */
 void gpu_sync_check(const char *what);
 
+/**
+ * @brief The error a fault in a kernel left on the device, as text for a
+ * message: "cudaErrorMisalignedAddress (misaligned address)", or "no error".
+ * Such an error is sticky: the device reports it until the process ends and
+ * every later launch fails, so the first failure is the one to fix. An
+ * error that is not sticky (a refused launch configuration) is cleared, as
+ * cudaGetLastError() clears it, and does not count.
+ * @param buf destination
+ * @param len size of buf
+ * @return buf
+ */
+char *gpu_sticky_error(char *buf, size_t len);
+
 /** A pair of CUDA events for timing device work on a stream. */
 typedef struct {
     void *start;  /**< cudaEvent_t */

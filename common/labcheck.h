@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "args.h"
 #include "gpu.h"
@@ -46,6 +47,11 @@ static inline void lab_check_init(int argc, char **argv, const char *summary) {
         int st_ = (status);                                                                      \
         if (st_ == LAB_NOT_IMPLEMENTED)                                                          \
             fail_msg("not implemented: %s still has its TODO (see the lab's README)", fn);       \
+        char err_[160];                                                                          \
+        if (st_ == LAB_LAUNCH_FAILED &&                                                          \
+            strcmp(gpu_sticky_error(err_, sizeof err_), "no error") != 0)                        \
+            fail_msg("%s returned 'launch failed': the device reports %s (a fault in a kernel "   \
+                     "is sticky and fails every later launch: fix the first failure)", fn, err_); \
         if (st_ != LAB_OK) fail_msg("%s returned '%s' (%d)", fn, lab_status_name(st_), st_);     \
     } while (0)
 
@@ -77,6 +83,12 @@ static inline void lab_check_init(int argc, char **argv, const char *summary) {
 #define LAB_REQUIRE_HOPPER(status, what)                                                         \
     do {                                                                                         \
         if ((status) == LAB_NEEDS_HOPPER) {                                                      \
+            /* A device broken by an earlier fault cannot answer the probe. */                   \
+            char err_[160];                                                                      \
+            if (strcmp(gpu_sticky_error(err_, sizeof err_), "no error") != 0)                    \
+                fail_msg("%s: the device reports %s since an earlier failure, so it cannot say " \
+                         "whether it runs wgmma (a fault in a kernel is sticky: fix the first "  \
+                         "failure)", (what), err_);                                              \
             print_message("%s needs a Hopper GPU (compute capability 9.0) and an sm_90a build, "  \
                           "or TARGET=emu; skipped, not passed\n", (what));                       \
             skip();                                                                              \

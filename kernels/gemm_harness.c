@@ -132,6 +132,8 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
     gpu_upload(allocC, C, (nC + 2 * gC) * sizeof(float));
     dC = allocC + gC;
 
+    char err_before[160];
+    gpu_sticky_error(err_before, sizeof err_before);
     int st = is_bf16 ? k->bf16(M, N, K, alpha, dA, dB, beta, dC)
                      : k->f32(M, N, K, alpha, dA, dB, beta, dC);
     if (st == LAB_OK) {
@@ -149,6 +151,23 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
              fill == GEMM_FILL_NAN_ALL ? ", A all NaN" : "");
     if (st == LAB_NOT_IMPLEMENTED) {
         snprintf(msg, sizeof msg, "not implemented: %s still has its TODO (see the lab's README)", k->name);
+    } else if (st == LAB_LAUNCH_FAILED) {
+        /* Say what the device reports, and whether it already did before
+         * this case ran: after a fault in a kernel every later launch fails. */
+        char err[160];
+        gpu_sticky_error(err, sizeof err);
+        if (strcmp(err_before, "no error") != 0)
+            snprintf(msg, sizeof msg, "%s returned 'launch failed' for M=%d N=%d K=%d: the device "
+                     "has reported %s since before this case ran; a fault in a kernel is sticky "
+                     "and fails every later launch, so fix the first failure", k->name, M, N, K,
+                     err_before);
+        else if (strcmp(err, "no error") != 0)
+            snprintf(msg, sizeof msg, "%s returned 'launch failed' for M=%d N=%d K=%d: the device "
+                     "reports %s", k->name, M, N, K, err);
+        else
+            snprintf(msg, sizeof msg, "%s returned 'launch failed' for M=%d N=%d K=%d: the launch "
+                     "was refused (too many threads or too much shared memory per block?); the "
+                     "error cudaGetLastError() returned after it says which", k->name, M, N, K);
     } else if (st != LAB_OK) {
         snprintf(msg, sizeof msg, "%s returned '%s' (%d) for M=%d N=%d K=%d", k->name,
                  lab_status_name(st), st, M, N, K);

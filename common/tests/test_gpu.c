@@ -57,6 +57,20 @@ static void test_memory_round_trip(void **state) {
     gpu_free(NULL);
 }
 
+/* A refused request leaves an error that is not sticky: gpu_sticky_error()
+ * does not report it, and clears it, so the next checked call is clean. */
+static void test_sticky_error_ignores_refusals(void **state) {
+    (void)state;
+    if (!gpu_available()) skip();
+    char err[160];
+    assert_string_equal(gpu_sticky_error(err, sizeof err), "no error");
+    void *p = NULL;
+    assert_int_not_equal(cudaMalloc(&p, (size_t)1 << 62), cudaSuccess); /* 4 EiB: refused */
+    assert_int_not_equal(cudaPeekAtLastError(), cudaSuccess);
+    assert_string_equal(gpu_sticky_error(err, sizeof err), "no error");
+    assert_int_equal(cudaPeekAtLastError(), cudaSuccess);
+}
+
 /* Memory in use is positive, and on a real GPU a 256 MB allocation shows in it. */
 static void test_memory_used(void **state) {
     (void)state;
@@ -90,6 +104,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_detection_is_consistent),
         cmocka_unit_test(test_memory_round_trip),
+        cmocka_unit_test(test_sticky_error_ignores_refusals),
         cmocka_unit_test(test_memory_used),
         cmocka_unit_test(test_event_timer),
     };

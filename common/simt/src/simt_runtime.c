@@ -959,6 +959,49 @@ void simt_check_aligned(const char *what, const char *operand, const void *addr,
               what, operand, addr, (unsigned int)(a % align), align, align);
 }
 
+/* --- Indices past an array's end ---
+ * simtcc also compiles .cu files with -fsanitize=bounds: an index into an
+ * array whose size the compiler knows (a static __shared__ tile, a
+ * thread's register array such as acc[TM][TN]) is tested against that
+ * size. On a GPU such an index writes into whatever lies next to the array
+ * (another tile, another thread's registers spilled to local memory) or
+ * faults; compute-sanitizer reports it. Here it fails the launch, with the
+ * line, as an illegal address. */
+typedef struct {
+    ubsan_location loc;
+    const ubsan_type *array_type;
+    const ubsan_type *index_type;
+} ubsan_out_of_bounds;
+
+void __ubsan_handle_out_of_bounds(const ubsan_out_of_bounds *d, uintptr_t index);
+void __ubsan_handle_out_of_bounds(const ubsan_out_of_bounds *d, uintptr_t index)
+{
+    if (!simt_cur_thread || !cur_fiber) return; /* host code: not what the emulator checks */
+    /* An integer type's info is log2(bit width) << 1 | signed; small
+     * integers are passed in the handle itself. */
+    long long v = (long long)index;
+    const ubsan_type *t = d->index_type;
+    if (t && t->kind == 0 && (t->info & 1)) {
+        unsigned int bits = 1u << (t->info >> 1);
+        if (bits < 64) v = (long long)((uint64_t)index << (64 - bits)) >> (64 - bits);
+    }
+    char type[128];
+    type_name(d->array_type, type, sizeof type);
+    fail_code(cudaErrorIllegalAddress,
+              "index %lld out of bounds for %s at %s:%u; on a GPU it reads or writes whatever lies next "
+              "to the array, or faults (compute-sanitizer reports it)",
+              v, type, d->loc.file ? d->loc.file : "?", d->loc.line);
+}
+
+void __ubsan_handle_out_of_bounds_abort(const ubsan_out_of_bounds *d, uintptr_t index);
+void __ubsan_handle_out_of_bounds_abort(const ubsan_out_of_bounds *d, uintptr_t index)
+{
+    __ubsan_handle_out_of_bounds(d, index);
+    fprintf(stderr, "simt: index %lld out of bounds in host code, at %s:%u\n", (long long)index,
+            d->loc.file ? d->loc.file : "?", d->loc.line);
+    abort();
+}
+
 void __ubsan_handle_type_mismatch_v1(const ubsan_type_mismatch *d, uintptr_t ptr);
 void __ubsan_handle_type_mismatch_v1(const ubsan_type_mismatch *d, uintptr_t ptr) { misaligned(d, ptr); }
 

@@ -1,8 +1,9 @@
 /*
  * Tests of the SIMT emulator's core: launch and indexing, barriers, static
  * and dynamic shared memory, warp shuffles and votes, atomics, the runtime
- * API and its launch errors, misaligned accesses as faults, fp16/bf16
- * conversions, and the rewriter's handling of awkward launch syntax. Built with simtcc, run by make test.
+ * API and its launch errors, misaligned accesses and array overruns as
+ * faults, fp16/bf16 conversions, and the rewriter's handling of awkward
+ * launch syntax. Built with simtcc, run by make test.
  * Every test states something a wrong emulator would get wrong.
  */
 #include <assert.h>
@@ -721,6 +722,40 @@ static void test_misaligned_access_is_a_fault(void **state)
     cudaFree(out);
 }
 
+/* --- indices past an array's end ------------------------------------------------------ */
+
+/* A static shared tile and a register array indexed off their ends when
+ * off = 1: thread 31 writes t[32] of a 32-float tile, and thread 7 reads
+ * acc[4] of a 4-float array. Neither faults reliably on a GPU (the first
+ * lands in whatever follows the tile); the emulator stops the launch. */
+__global__ void overruns(float *out, int off, int reg)
+{
+    __shared__ float t[2][32];
+    float acc[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+    int x = threadIdx.x;
+    t[0][x + (reg ? 0 : off)] = (float)x;
+    __syncthreads();
+    int i = x % 4 + (reg && x == 7 ? off : 0);
+    out[x] = t[0][x] + acc[i];
+}
+
+static void test_array_overrun_is_a_fault(void **state)
+{
+    (void)state;
+    float *out;
+    cudaMallocManaged(&out, 32 * sizeof(float));
+    overruns<<<1, 32>>>(out, 0, 0);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_true(out[5] == 5.0f + 2.0f);
+    overruns<<<1, 32>>>(out, 1, 0);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorIllegalAddress);
+    cudaDeviceReset();
+    overruns<<<1, 32>>>(out, 1, 1);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorIllegalAddress);
+    cudaDeviceReset();
+    cudaFree(out);
+}
+
 /* --- runtime API --------------------------------------------------------------------- */
 
 static void test_runtime_api(void **state)
@@ -871,6 +906,7 @@ int main(void)
         cmocka_unit_test(test_launch_errors),
         cmocka_unit_test(test_trap_and_deadlock_are_faults),
         cmocka_unit_test(test_misaligned_access_is_a_fault),
+        cmocka_unit_test(test_array_overrun_is_a_fault),
         cmocka_unit_test(test_runtime_api),
         cmocka_unit_test(test_rewriter_forms),
         cmocka_unit_test(test_half_conversions),

@@ -74,6 +74,11 @@ void simt_trap(void) __attribute__((noreturn));
 /** @brief Abort the kernel after a failed device assert (cudaErrorAssert).
  *  @param expr the expression text. @param file source file. @param line line. @param func function. */
 void simt_assert_fail(const char *expr, const char *file, int line, const char *func) __attribute__((noreturn));
+/** @brief Where a static __shared__ variable is declared (simtcc's rewrite
+ *  puts the call there): the block's first thread to arrive fills it with
+ *  0xff bytes, so each block starts from NaN, not from zeros or the last
+ *  block's values. @param var the variable. @param bytes its size. */
+void simt_shared_first_use(const void *var, size_t bytes);
 /** @brief Fail the kernel with cudaErrorMisalignedAddress, as a GPU does, when
  *  @p addr is not a multiple of @p align; nothing otherwise, and nothing in
  *  host code. @param what the instruction, for the message ("cp.async of 16 bytes").

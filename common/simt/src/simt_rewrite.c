@@ -250,6 +250,40 @@ static size_t rewrite_extern_shared(buf *out, size_t i, size_t after_kw)
     return semi + 1;
 }
 
+/* __shared__ decl; inside a function -- i points at "__shared__". The
+ * declaration is copied as it is, followed on the same line by a call that
+ * fills the variable with 0xff bytes the first time a thread of the block
+ * gets there (simt_shared_first_use): a thread-local static would
+ * otherwise start as zeros, a luck no GPU gives. Declarations this cannot
+ * name (several declarators) are copied without the call. Returns the
+ * index after the ';', or 0 to leave the text to the caller. */
+static size_t rewrite_static_shared(buf *out, size_t i)
+{
+    size_t semi = find_close(i, ";");
+    if (semi == (size_t)-1) return 0;
+    /* The name: the identifier before the first '[' outside parentheses
+     * (past __align__(16) and the like), or before the ';'. */
+    size_t end = semi;
+    int depth = 0;
+    for (size_t k = i; k < semi; k++) {
+        if (src[k] == '(') depth++;
+        if (src[k] == ')') depth--;
+        if (depth == 0 && (src[k] == ',' || src[k] == '=' || src[k] == '{')) return 0;
+        if (depth == 0 && src[k] == '[' && end == semi) end = k;
+    }
+    while (end > i && isspace((unsigned char)src[end - 1])) end--;
+    size_t nb = end;
+    while (nb > i && is_ident(src[nb - 1])) nb--;
+    if (nb == end || nb <= i + 10 || isdigit((unsigned char)src[nb])) return 0;
+    put(out, src + i, semi + 1 - i);
+    puts_(out, " simt_shared_first_use(&");
+    put(out, src + nb, end - nb);
+    puts_(out, ", sizeof(");
+    put(out, src + nb, end - nb);
+    puts_(out, "));");
+    return semi + 1;
+}
+
 static char *read_file(const char *p, size_t *n)
 {
     FILE *f = fopen(p, "rb");
@@ -322,6 +356,14 @@ int main(int argc, char **argv)
             while (j < len && isspace((unsigned char)src[j])) j++;
             if (strncmp(src + j, "__shared__", 10) == 0 && !is_ident(src[j + 10])) {
                 i = rewrite_extern_shared(&out, i, j + 10);
+                continue;
+            }
+        }
+        if (c == '_' && (i == 0 || !is_ident(src[i - 1])) && strncmp(src + i, "__shared__", 10) == 0 &&
+            !is_ident(src[i + 10]) && in_function()) {
+            size_t next = rewrite_static_shared(&out, i);
+            if (next) {
+                i = next;
                 continue;
             }
         }

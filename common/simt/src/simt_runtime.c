@@ -128,6 +128,10 @@ typedef struct cp_op {
 
 typedef struct worker worker;
 
+/* Static __shared__ variables a block can have filled at first use; more
+ * are left as they are. */
+enum { SHARED_SEEN_MAX = 64 };
+
 typedef struct fiber {
     simt_thread_info info; /* first: simt_cur_thread points here */
     void *sp;
@@ -188,6 +192,8 @@ struct worker {
     fiber *switch_from;
     int aborted;
     struct launch *L;
+    const void *shared_seen[SHARED_SEEN_MAX]; /* static __shared__ variables filled in this block */
+    unsigned int nshared_seen;
 };
 
 typedef struct launch {
@@ -709,6 +715,10 @@ int simt_wgmma_reads_unordered(uint32_t lo, uint32_t hi, unsigned int *warpgroup
 static unsigned int mbar_pending(uint64_t v) { return (unsigned int)(v & 0x1fffff); }
 static unsigned int mbar_expected(uint64_t v) { return (unsigned int)(v >> 21 & 0x1fffff); }
 static int mbar_phase(uint64_t v) { return (int)(v >> 42 & 1); }
+/* mbarrier.init stores a count of 1 .. 2^20 - 1; memory that never saw one
+ * holds 0 or, in dynamic shared memory, the emulator's 0xff fill (a count
+ * of 2^21 - 1). */
+static int mbar_initialised(uint64_t v) { return mbar_expected(v) != 0 && mbar_expected(v) <= MBAR_COUNT_MAX; }
 static long mbar_tx(uint64_t v)
 {
     long t = (long)(v >> 43 & 0x1fffff);
@@ -753,7 +763,7 @@ void simt_mbar_init(uint64_t *bar, unsigned int count)
 void simt_mbar_arrive(uint64_t *bar, unsigned int tx_bytes)
 {
     uint64_t v = *bar;
-    if (mbar_expected(v) == 0) simt_fail("mbarrier.arrive on a barrier that was never initialised (mbarrier.init)");
+    if (!mbar_initialised(v)) simt_fail("mbarrier.arrive on a barrier that was never initialised (mbarrier.init)");
     if (mbar_pending(v) == 0)
         simt_fail("mbarrier.arrive: more arrivals in one phase than the barrier's count (%u); did a thread "
                   "arrive twice, or skip waiting for the previous phase?",
@@ -828,7 +838,7 @@ static void tma_land_for(worker *w, uint64_t *bar)
 int simt_mbar_test_parity(uint64_t *bar, int parity)
 {
     worker *w = cur_worker;
-    if (mbar_expected(*bar) == 0) simt_fail("mbarrier wait on a barrier that was never initialised (mbarrier.init)");
+    if (!mbar_initialised(*bar)) simt_fail("mbarrier wait on a barrier that was never initialised (mbarrier.init)");
     if (w && simt_cur_thread) tma_land_for(w, bar);
     if (mbar_phase(*bar) == (parity & 1)) return 0;
     TSAN_ACQUIRE(bar);
@@ -947,6 +957,27 @@ static void misaligned(const ubsan_type_mismatch *d, uintptr_t ptr)
               "every access aligned to its size and stops the kernel here (cudaErrorMisalignedAddress)",
               access_kind(d->check_kind), type, (void *)ptr, (unsigned int)(ptr & (align - 1)),
               (unsigned int)align, d->loc.file ? d->loc.file : "?", d->loc.line);
+}
+
+/* A static __shared__ variable is a thread-local static of the OS thread
+ * that runs the block, so it would start as zeros in the first block a
+ * worker runs and keep the previous block's values after. A GPU gives
+ * neither guarantee. simtcc's rewrite calls this where the variable is
+ * declared; the first thread of a block to get there fills it with 0xff
+ * bytes (NaN as float), before any thread of the block can use it. */
+void simt_shared_first_use(const void *var, size_t bytes)
+{
+    worker *w = cur_worker;
+    if (!w || !simt_cur_thread) return;
+    for (unsigned int i = 0; i < w->nshared_seen; i++)
+        if (w->shared_seen[i] == var) return;
+    if (w->nshared_seen == SHARED_SEEN_MAX) return;
+    w->shared_seen[w->nshared_seen++] = var;
+    /* The emulator's write, not the kernel's: TSan must not pair it with
+     * the threads' own first stores. */
+    TSAN_IGNORE_BEGIN();
+    memset((void *)var, 0xff, bytes);
+    TSAN_IGNORE_END();
 }
 
 void simt_check_aligned(const char *what, const char *operand, const void *addr, size_t align)
@@ -1189,6 +1220,7 @@ static void run_block(worker *w, unsigned long b)
     memset(w->group_gen, 0, sizeof(w->group_gen));
     w->group_waiting = 0;
     w->ntma = 0; /* copies a finished block never waited for are dropped */
+    w->nshared_seen = 0;
     w->nbreads = 0;
     for (unsigned int i = 0; i < n; i++) {
         fiber *f = &w->fibers[i];
@@ -1246,7 +1278,10 @@ static void *worker_main(void *arg)
     if (L->shmem) {
         /* Dynamic shared memory is a heap block of exactly the launch's size,
          * so ASan sees accesses past its end; 128-byte aligned, more than any
-         * vector access needs. Not cleared, as on a GPU. */
+         * vector access needs. Not cleared, as on a GPU: each block starts
+         * from 0xff bytes (NaN as float, bf16 and fp16; -1 as an integer),
+         * so a kernel that reads what it never wrote (padding it forgot to
+         * zero) gets NaN every time, not zeros by luck. */
         if (posix_memalign(&dyn, 128, L->shmem) != 0) {
             simt_set_fault(cudaErrorLaunchOutOfResources);
             return NULL;
@@ -1266,6 +1301,7 @@ static void *worker_main(void *arg)
         if (atomic_load(&L->abort)) break;
         unsigned long b = atomic_fetch_add(&L->next_block, 1);
         if (b >= L->nblocks) break;
+        if (dyn) memset(dyn, 0xff, L->shmem);
         run_block(w, b);
     }
     cur_fiber = NULL;

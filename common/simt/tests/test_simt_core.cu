@@ -170,6 +170,53 @@ static void test_shared_dynamic(void **state)
     cudaFree(o);
 }
 
+/* Thread t reports the bits it finds in slot t of dynamic shared memory and
+ * of two static __shared__ arrays (one declared after a barrier, when the
+ * other threads have already passed the first), then writes zeros there.
+ * Every block must find the 0xff fill, also the blocks that run after
+ * another on the same OS thread, and the fill must not erase what threads
+ * wrote before the later declaration. */
+__global__ void reads_unwritten_shared(unsigned int *out)
+{
+    extern __shared__ unsigned int dyn_fill[];
+    __shared__ __align__(16) unsigned int static_fill[64];
+    unsigned int t = threadIdx.x, *o = out + (blockIdx.x * blockDim.x + t) * 4;
+    o[0] = dyn_fill[t];
+    o[1] = static_fill[t];
+    __syncthreads();
+    dyn_fill[t] = 0;
+    static_fill[t] = t;
+    __shared__ unsigned int later[2][32];
+    if (t < 32) o[2] = later[1][t];
+    __syncthreads();
+    o[3] = static_fill[63 - t];
+}
+
+static void test_shared_starts_filled(void **state)
+{
+    (void)state;
+    const int blocks = 16, n = 64;
+    unsigned int *d, h[blocks * n * 4];
+    cudaMalloc(&d, sizeof(h));
+    memset(h, 0, sizeof(h));
+    cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice);
+    reads_unwritten_shared<<<blocks, n, n * sizeof(unsigned int)>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    for (int b = 0; b < blocks; b++)
+        for (int t = 0; t < n; t++) {
+            const unsigned int *o = h + (b * n + t) * 4;
+            assert_int_equal(o[0], 0xffffffffu);
+            assert_int_equal(o[1], 0xffffffffu);
+            if (t < 32) assert_int_equal(o[2], 0xffffffffu);
+            assert_int_equal(o[3], (unsigned int)(63 - t));
+        }
+    float f;
+    memcpy(&f, &h[0], sizeof f);
+    assert_true(isnan(f)); /* as a float the fill is NaN, so it shows in any result */
+    cudaFree(d);
+}
+
 /* Each block stages its own id in shared memory; blocks run on several OS
  * threads at once, so shared memory must not leak between them. */
 __global__ void __launch_bounds__(128, 4) shared_is_per_block(int *out)
@@ -894,6 +941,7 @@ int main(void)
         cmocka_unit_test(test_shared_static_reverse),
         cmocka_unit_test(test_missing_syncthreads_gives_wrong_result),
         cmocka_unit_test(test_shared_dynamic),
+        cmocka_unit_test(test_shared_starts_filled),
         cmocka_unit_test(test_shared_per_block),
         cmocka_unit_test(test_syncthreads_predicates),
         cmocka_unit_test(test_barrier_after_early_exit),

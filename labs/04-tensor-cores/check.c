@@ -66,10 +66,11 @@ static int cap(int n, int limit) {
 }
 
 /* Leave NaN behind in shared memory: run the kernel once on inputs that are
- * all NaN (bf16 0xffff). Shared memory is not cleared between launches, on a
- * GPU or in the emulator, so a later launch that forgets to zero-fill an
- * edge tile multiplies the other side's zero padding by a leftover NaN and
- * fails, instead of passing by luck on leftover finite numbers (0 * x = 0). */
+ * all NaN (bf16 0xffff). A GPU does not clear shared memory between
+ * launches, so a later launch that forgets to zero-fill an edge tile
+ * multiplies the other side's zero padding by a leftover NaN and fails,
+ * instead of passing by luck on leftover finite numbers (0 * x = 0). (The
+ * emulator starts every block from a NaN fill anyway.) */
 static void poison_shared_memory(const step_t *s) {
     const int n = 256;
     uint16_t *A = gpu_malloc((size_t)n * n * sizeof(uint16_t));

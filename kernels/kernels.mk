@@ -84,9 +84,9 @@ LIBKERNELS_EMU := $(BUILD)/emu/lib/libkernels_emu.a
 $(BUILD)/emu/obj/kernels/gemm_harness.o: kernels/gemm_harness.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(SIMT_CPPFLAGS) -DCOURSE_SIMT $(CFLAGS) -MMD -MP -c $< -o $@
-$(BUILD)/emu/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu | $(SIMTCC)
+$(BUILD)/emu/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(SIMT_COMPILE_DEPS) | $(SIMTCC)
 	@mkdir -p $(@D)
-	$(Q)$(SIMTCC) -O2 -g $(CPPFLAGS) -c $< -o $@
+	$(Q)$(SIMTCC) -O2 -g $(CPPFLAGS) -MMD -MP -c $< -o $@
 $(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu/obj/kernels/cuda/%.cu.o): kernels/cuda/model_ops_gpu.h common/error.h \
     kernels/cuda/flash_attention.h common/warp_mma.cuh common/lab.h
 $(LIBKERNELS_EMU): $(BUILD)/emu/obj/kernels/gemm_harness.o $(MODEL_GPU_OBJ) \

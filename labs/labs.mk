@@ -44,22 +44,26 @@ LAB_LINK_emu  = $(CXX) -o $@ $^ $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) $(SIMT
 LAB_CPPFLAGS_cuda = $(CUDA_CPPFLAGS)
 LAB_CPPFLAGS_emu  = $(SIMT_CPPFLAGS) -DCOURSE_SIMT
 
+# An emulated .cu object is rebuilt when its sources change (the -MMD
+# dependency file lists the headers, the emulator's included) and when the
+# way simtcc compiles changes (SIMT_COMPILE_DEPS); a check or bench is
+# relinked when libsimt changes.
 # $(1) lab, $(2) src, $(3) target
 define LAB_RULES
-$(BUILD)/$(3)/$(2)/$(1)/%.cu.o: $(2)/$(1)/%.cu $(if $(filter emu,$(3)),| $(SIMTCC))
+$(BUILD)/$(3)/$(2)/$(1)/%.cu.o: $(2)/$(1)/%.cu $(if $(filter emu,$(3)),$(SIMT_COMPILE_DEPS) | $(SIMTCC))
 	@mkdir -p $$(@D)
-	$(if $(filter cuda,$(3)),$$(Q)$$(NVCC) $$(NVCCFLAGS) -Ilabs/$(1) -c $$< -o $$@,$$(Q)$$(SIMTCC) -O2 -g $$(CPPFLAGS) -Ilabs/$(1) -c $$< -o $$@)
+	$(if $(filter cuda,$(3)),$$(Q)$$(NVCC) $$(NVCCFLAGS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@,$$(Q)$$(SIMTCC) -O2 -g $$(CPPFLAGS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@)
 $(BUILD)/$(3)/$(2)/$(1)/%.c.o: $(2)/$(1)/%.c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(3)) -Ilabs/$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@
 $(BUILD)/$(3)/$(2)/$(1)/harness/%.o: labs/$(1)/%.c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(3)) -Ilabs/$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@
-$(BUILD)/$(3)/$(2)/$(1)/check: $(BUILD)/$(3)/$(2)/$(1)/harness/check.o $(call lab_objs,$(1),$(2),$(3)) $(call lab_mpi_libs,$(1)) $(LAB_KLIBS_$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
+$(BUILD)/$(3)/$(2)/$(1)/check: $(BUILD)/$(3)/$(2)/$(1)/harness/check.o $(call lab_objs,$(1),$(2),$(3)) $(call lab_mpi_libs,$(1)) $(LAB_KLIBS_$(3)) $(if $(filter emu,$(3)),$(SIMT_LIB)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
 	$$(Q)$$(LAB_LINK_$(3)) $(call lab_mpi_ldlibs,$(1))
 ALL_TARGETS += $(BUILD)/$(3)/$(2)/$(1)/check
 ifneq ($(wildcard labs/$(1)/bench.c),)
-$(BUILD)/$(3)/$(2)/$(1)/bench: $(BUILD)/$(3)/$(2)/$(1)/harness/bench.o $(call lab_objs,$(1),$(2),$(3)) $(call lab_ladder_objs,$(1),$(3)) $(call lab_extra_objs,$(1),$(2),$(3)) $(call lab_mpi_libs,$(1)) $(LAB_KLIBS_$(3)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
+$(BUILD)/$(3)/$(2)/$(1)/bench: $(BUILD)/$(3)/$(2)/$(1)/harness/bench.o $(call lab_objs,$(1),$(2),$(3)) $(call lab_ladder_objs,$(1),$(3)) $(call lab_extra_objs,$(1),$(2),$(3)) $(call lab_mpi_libs,$(1)) $(LAB_KLIBS_$(3)) $(if $(filter emu,$(3)),$(SIMT_LIB)) | $(LIBCOMMON) $(if $(filter cuda,$(3)),$(CUDA_LIBCOMMON),$(EMU_LIBCOMMON) $(SIMT_LIB) $(SIMTCC))
 	$$(Q)$$(LAB_LINK_$(3)) $(call lab_mpi_ldlibs,$(1))
 ALL_TARGETS += $(BUILD)/$(3)/$(2)/$(1)/bench
 endif

@@ -17,6 +17,10 @@ SIMT_LIB_ASAN := $(BUILD)/emu/lib/libsimt_asan.a
 SIMT_LIB_TSAN := $(BUILD)/emu/lib/libsimt_tsan.a
 SIMT_REWRITE := $(BUILD)/bin/simt-rewrite
 SIMTCC := $(BUILD)/bin/simtcc
+# What decides how simtcc compiles a .cu file: an object built with it
+# depends on these (not on simtcc itself, which is rewritten whenever
+# libsimt changes and would rebuild every object for a relink's sake).
+SIMT_COMPILE_DEPS := $(SIMT_DIR)/src/simtcc.in $(SIMT_REWRITE)
 SIMT_CPPFLAGS := -I$(SIMT_INC)
 SIMT_LDLIBS := -lstdc++ -lpthread -lm
 SIMT_OBJDIR := $(BUILD)/emu/obj/simt

@@ -52,8 +52,13 @@ $(BUILD)/tests/test_rng_device_emu: common/tests/test_rng_device.cu $(LIBCOMMON)
 $(BUILD)/tests/test_hopper_emu: common/tests/test_hopper.cu common/hopper.cuh $(LIBCOMMON) $(EMU_LIBCOMMON) $(SIMT_LIB) | $(SIMTCC)
 	@mkdir -p $(@D)
 	$(Q)$(SIMTCC) -O2 -g $(CPPFLAGS) $< -o $@ $(EMU_LIBCOMMON) $(LIBCOMMON) $(CMOCKA_LIBS) -lm -lgomp
+# A kernel's fault and what gpu.h reports after it (sticky, as on a GPU).
+$(BUILD)/tests/test_gpu_fault_emu: common/tests/test_gpu_fault.cu common/tests/child.h $(LIBCOMMON) $(EMU_LIBCOMMON) $(SIMT_LIB) | $(SIMTCC)
+	@mkdir -p $(@D)
+	$(Q)$(SIMTCC) -O2 -g $(CPPFLAGS) $< -o $@ $(EMU_LIBCOMMON) $(LIBCOMMON) $(CMOCKA_LIBS) -lm -lgomp
 ALL_TARGETS += $(EMU_LIBCOMMON)
-UNIT_TESTS += $(BUILD)/tests/test_gpu_emu $(BUILD)/tests/test_rng_device_emu $(BUILD)/tests/test_hopper_emu
+UNIT_TESTS += $(BUILD)/tests/test_gpu_emu $(BUILD)/tests/test_rng_device_emu $(BUILD)/tests/test_hopper_emu \
+              $(BUILD)/tests/test_gpu_fault_emu
 endif
 
 # ---- tests -------------------------------------------------------------------
@@ -85,8 +90,12 @@ $(BUILD)/tests/test_rng_device_cuda: common/tests/test_rng_device.cu $(LIBCOMMON
 $(BUILD)/tests/test_hopper_cuda: common/tests/test_hopper.cu common/hopper.cuh $(LIBCOMMON) $(CUDA_LIBCOMMON)
 	@mkdir -p $(@D)
 	$(Q)$(NVCC) $(NVCCFLAGS) $< -o $@ $(CUDA_LIBCOMMON) $(LIBCOMMON) $(CMOCKA_LIBS) -lgomp
+# The same fault on a real GPU: checks the emulator's model of sticky faults.
+$(BUILD)/tests/test_gpu_fault_cuda: common/tests/test_gpu_fault.cu common/tests/child.h $(LIBCOMMON) $(CUDA_LIBCOMMON)
+	@mkdir -p $(@D)
+	$(Q)$(NVCC) $(NVCCFLAGS) $< -o $@ $(CUDA_LIBCOMMON) $(LIBCOMMON) $(CMOCKA_LIBS) -lgomp
 UNIT_TESTS += $(BUILD)/tests/test_half_cuda $(BUILD)/tests/test_gpu_cuda $(BUILD)/tests/test_rng_device_cuda \
-              $(BUILD)/tests/test_hopper_cuda
+              $(BUILD)/tests/test_hopper_cuda $(BUILD)/tests/test_gpu_fault_cuda
 endif
 
 -include $(wildcard $(BUILD)/obj/common/*.d $(BUILD)/cuda/obj/common/*.d $(BUILD)/emu/obj/common/*.d $(BUILD)/tests/*.d)

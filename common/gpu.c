@@ -34,10 +34,30 @@ char *gpu_device_name(char *buf, size_t len) {
     return buf;
 }
 
+/* A sticky fault from an earlier kernel, or 0. Clears an error that is not
+ * sticky, as gpu_sticky_error() does. */
+static cudaError_t device_fault(void) {
+    (void)cudaGetLastError();
+    return cudaPeekAtLastError();
+}
+
+/* Ends the process for a failed memory call. After a kernel's fault every
+ * such call fails with that fault, so say so: the call itself is not what
+ * went wrong, the kernel before it is. */
+static void memory_call_failed(cudaError_t err, const char *call, const char *file, int line) {
+    if (device_fault() != cudaSuccess)
+        course_fatal(file, line, "%s failed: the device has reported %s (%s) since a kernel "
+                     "faulted before this call; a fault is sticky and fails every later call, "
+                     "so fix that kernel (its message, if any, is above)", call,
+                     cudaGetErrorName(err), cudaGetErrorString(err));
+    course_fatal(file, line, "%s failed: %s (%s)", call, cudaGetErrorName(err), cudaGetErrorString(err));
+}
+
 void *gpu_malloc_at(size_t bytes, const char *file, int line) {
     void *p = NULL;
     cudaError_t err = cudaMalloc(&p, bytes ? bytes : 1);
     if (err != cudaSuccess) {
+        if (device_fault() != cudaSuccess) memory_call_failed(err, "cudaMalloc", file, line);
         char human[32];
         course_fatal(file, line, "cudaMalloc of %s failed: %s; use a smaller size or free device "
                      "memory first", format_bytes((double)bytes, human, sizeof human),
@@ -47,18 +67,28 @@ void *gpu_malloc_at(size_t bytes, const char *file, int line) {
 }
 
 void gpu_free(void *p) {
-    if (p) CUDA_CHECK(cudaFree(p));
+    if (!p) return;
+    cudaError_t err = cudaFree(p);
+    /* After a fault the memory cannot be freed, nor used: the caller is on
+     * its way to reporting that fault, so this is not a second error. */
+    if (err != cudaSuccess && device_fault() == cudaSuccess)
+        memory_call_failed(err, "cudaFree", __FILE__, __LINE__);
 }
 
 void gpu_upload(void *dst, const void *src, size_t bytes) {
-    CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+    cudaError_t err = cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
+    if (err != cudaSuccess) memory_call_failed(err, "gpu_upload (cudaMemcpy to the device)", __FILE__, __LINE__);
 }
 
 void gpu_download(void *dst, const void *src, size_t bytes) {
-    CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost));
+    cudaError_t err = cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
+    if (err != cudaSuccess) memory_call_failed(err, "gpu_download (cudaMemcpy to the host)", __FILE__, __LINE__);
 }
 
-void gpu_memset(void *p, int value, size_t bytes) { CUDA_CHECK(cudaMemset(p, value, bytes)); }
+void gpu_memset(void *p, int value, size_t bytes) {
+    cudaError_t err = cudaMemset(p, value, bytes);
+    if (err != cudaSuccess) memory_call_failed(err, "gpu_memset (cudaMemset)", __FILE__, __LINE__);
+}
 
 size_t gpu_memory_used(void) {
     size_t free_b = 0, total_b = 0;
@@ -66,22 +96,37 @@ size_t gpu_memory_used(void) {
     return total_b > free_b ? total_b - free_b : 0;
 }
 
-void gpu_sync_check(const char *what) {
-    cudaError_t launch = cudaGetLastError();
-    if (launch != cudaSuccess)
-        FATAL("%s: kernel launch failed: %s (%s)", what, cudaGetErrorName(launch),
-              cudaGetErrorString(launch));
+static void describe(cudaError_t e, char *buf, size_t len) {
+    snprintf(buf, len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+}
+
+int gpu_sync_status(char *buf, size_t len) {
+    buf[0] = '\0';
+    cudaError_t launch = cudaGetLastError(); /* a fault stays; a refusal is cleared */
     cudaError_t run = cudaDeviceSynchronize();
-    if (run != cudaSuccess)
-        FATAL("%s: kernel failed while running: %s (%s)", what, cudaGetErrorName(run),
-              cudaGetErrorString(run));
+    if (run != cudaSuccess) {
+        describe(run, buf, len);
+        return GPU_FAULTED;
+    }
+    if (launch != cudaSuccess) {
+        describe(launch, buf, len);
+        return GPU_REFUSED;
+    }
+    return GPU_DONE;
+}
+
+void gpu_sync_check(const char *what) {
+    char err[160];
+    int st = gpu_sync_status(err, sizeof err);
+    if (st == GPU_REFUSED) FATAL("%s: kernel launch failed: %s", what, err);
+    if (st == GPU_FAULTED) FATAL("%s: kernel failed while running: %s", what, err);
 }
 
 char *gpu_sticky_error(char *buf, size_t len) {
     (void)cudaGetLastError(); /* clears an error that is not sticky; a sticky one stays */
     cudaError_t e = cudaPeekAtLastError();
     if (e == cudaSuccess) snprintf(buf, len, "no error");
-    else snprintf(buf, len, "%s (%s)", cudaGetErrorName(e), cudaGetErrorString(e));
+    else describe(e, buf, len);
     return buf;
 }
 

@@ -51,6 +51,11 @@ void *gpu_malloc_at(size_t bytes, const char *file, int line);
 
 /**
  * @brief Free device memory from gpu_malloc (NULL is fine).
+ *
+ * After a kernel has faulted the device refuses every call, cudaFree too;
+ * then this returns quietly, so that the caller can go on to report the
+ * fault itself (gpu_sticky_error()) instead of dying on a free. The memory
+ * is released when the process ends.
  * @param p device pointer
  */
 void gpu_free(void *p);
@@ -94,6 +99,27 @@ size_t gpu_memory_used(void);
  * @param what names the work for the error message, e.g. "vector_add"
  */
 void gpu_sync_check(const char *what);
+
+/** What gpu_sync_status() found. */
+enum {
+    GPU_DONE = 0,    /**< every kernel launched and finished */
+    GPU_REFUSED = 1, /**< a launch was refused (configuration, resources); the device is fine */
+    GPU_FAULTED = 2  /**< a kernel faulted while running; the device is unusable (sticky) */
+};
+
+/**
+ * @brief Wait for all device work and say how it went, without ending the process.
+ *
+ * For checks that report a kernel's failure as a failed test: a GPU reports
+ * a fault in a kernel only here, when the host waits for it (the emulator
+ * already at the launch). A refused launch is cleared, as
+ * cudaGetLastError() clears it; a fault stays.
+ * @param buf gets the error as "cudaErrorIllegalAddress (an illegal memory
+ *            access was encountered)", or "" for GPU_DONE
+ * @param len size of buf
+ * @return GPU_DONE, GPU_REFUSED or GPU_FAULTED
+ */
+int gpu_sync_status(char *buf, size_t len);
 
 /**
  * @brief The error a fault in a kernel left on the device, as text for a

@@ -64,13 +64,42 @@ static inline void lab_check_init(int argc, char **argv, const char *summary) {
         }                                                                                        \
     } while (0)
 
-/** @brief Skip (visibly) when no device can run kernels: no GPU and not the emulator. */
+/**
+ * @brief Skip (visibly) when no device can run kernels: no GPU and not the
+ * emulator; fail when an earlier test's kernel faulted.
+ *
+ * A fault is sticky: the device refuses every later call in this process,
+ * so the test could not even allocate. It says so and points at the first
+ * failure instead of ending the whole run on a failed allocation.
+ */
 #define LAB_REQUIRE_DEVICE()                                                                     \
     do {                                                                                         \
         if (!gpu_available()) {                                                                  \
             print_message("no GPU here: build with TARGET=emu to run this check on the CPU\n");  \
             skip();                                                                              \
         }                                                                                        \
+        char dev_err_[160];                                                                      \
+        if (strcmp(gpu_sticky_error(dev_err_, sizeof dev_err_), "no error") != 0)                \
+            fail_msg("not run: the device has reported %s since an earlier test's kernel "       \
+                     "faulted; a fault is sticky and fails every later call, so fix the first "  \
+                     "failure", dev_err_);                                                       \
+    } while (0)
+
+/**
+ * @brief Fail the current test unless the device work a student function
+ * started finished: a GPU reports a kernel's fault only when the host waits
+ * (the emulator at the launch already, as LAB_REQUIRE_OK sees it).
+ */
+#define LAB_REQUIRE_FINISHED(fn)                                                                 \
+    do {                                                                                         \
+        char run_err_[160];                                                                      \
+        int run_ = gpu_sync_status(run_err_, sizeof run_err_);                                   \
+        if (run_ == GPU_FAULTED)                                                                 \
+            fail_msg("%s faulted while running: the device reports %s", (fn), run_err_);         \
+        if (run_ == GPU_REFUSED)                                                                 \
+            fail_msg("%s returned LAB_OK, but its launch was refused: %s; check "                \
+                     "cudaGetLastError() after the launch and return LAB_LAUNCH_FAILED", (fn),   \
+                     run_err_);                                                                  \
     } while (0)
 
 /**

@@ -98,6 +98,13 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
     int is_bf16 = input == GEMM_INPUT_BF16;
     if (is_bf16 ? !k->bf16 : !k->f32)
         fail_msg("gemm_check_case: %s needs a %s kernel", input_name(input), is_bf16 ? "bf16" : "fp32");
+    /* After a fault in a kernel the device refuses every call until the
+     * process ends, so a later case cannot even allocate: say why. */
+    char err_before[160];
+    if (strcmp(gpu_sticky_error(err_before, sizeof err_before), "no error") != 0)
+        fail_msg("%s, M=%d N=%d K=%d: not run, because the device has reported %s since an "
+                 "earlier case; a fault in a kernel is sticky and fails every later call, so "
+                 "fix the first failure", k->name, M, N, K, err_before);
     size_t nA = (size_t)M * K, nB = (size_t)K * N, nC = (size_t)M * N;
     float *A = host_malloc(nA * sizeof(float)), *B = host_malloc(nB * sizeof(float));
     float *C0 = host_malloc(nC * sizeof(float));
@@ -132,15 +139,18 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
     gpu_upload(allocC, C, (nC + 2 * gC) * sizeof(float));
     dC = allocC + gC;
 
-    char err_before[160];
-    gpu_sticky_error(err_before, sizeof err_before);
     int st = is_bf16 ? k->bf16(M, N, K, alpha, dA, dB, beta, dC)
                      : k->f32(M, N, K, alpha, dA, dB, beta, dC);
+    /* A GPU reports a fault in the kernel only when the host waits for it
+     * (the emulator reports it at the launch already, as 'launch failed'). */
+    char fault[160] = "", refused[160] = "";
     if (st == LAB_OK) {
-        gpu_sync_check(k->name);
-        gpu_download(C, allocC, (nC + 2 * gC) * sizeof(float));
+        int run = gpu_sync_status(fault, sizeof fault);
+        if (run == GPU_REFUSED) snprintf(refused, sizeof refused, "%s", fault);
+        if (run != GPU_FAULTED) fault[0] = '\0';
+        if (run == GPU_DONE) gpu_download(C, allocC, (nC + 2 * gC) * sizeof(float));
     }
-    gpu_free(allocA); gpu_free(allocB); gpu_free(allocC);
+    gpu_free(allocA); gpu_free(allocB); gpu_free(allocC); /* quiet after a fault */
 
     char msg[640] = "";
     char what[160];
@@ -149,19 +159,21 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
              fill == GEMM_FILL_NAN_C ? ", C starts as NaN" :
              fill == GEMM_FILL_NAN_ROW_COL ? ", one NaN in A and one in B" :
              fill == GEMM_FILL_NAN_ALL ? ", A all NaN" : "");
-    if (st == LAB_NOT_IMPLEMENTED) {
+    if (fault[0]) {
+        snprintf(msg, sizeof msg, "%s faulted while running for M=%d N=%d K=%d: the device "
+                 "reports %s", k->name, M, N, K, fault);
+    } else if (refused[0]) {
+        snprintf(msg, sizeof msg, "%s returned LAB_OK for M=%d N=%d K=%d, but its launch was "
+                 "refused: %s; check cudaGetLastError() after the launch and return "
+                 "LAB_LAUNCH_FAILED", k->name, M, N, K, refused);
+    } else if (st == LAB_NOT_IMPLEMENTED) {
         snprintf(msg, sizeof msg, "not implemented: %s still has its TODO (see the lab's README)", k->name);
     } else if (st == LAB_LAUNCH_FAILED) {
-        /* Say what the device reports, and whether it already did before
-         * this case ran: after a fault in a kernel every later launch fails. */
+        /* Say what the device reports: a fault in this case's kernel (the
+         * emulator reports it at the launch), or a refused launch. */
         char err[160];
         gpu_sticky_error(err, sizeof err);
-        if (strcmp(err_before, "no error") != 0)
-            snprintf(msg, sizeof msg, "%s returned 'launch failed' for M=%d N=%d K=%d: the device "
-                     "has reported %s since before this case ran; a fault in a kernel is sticky "
-                     "and fails every later launch, so fix the first failure", k->name, M, N, K,
-                     err_before);
-        else if (strcmp(err, "no error") != 0)
+        if (strcmp(err, "no error") != 0)
             snprintf(msg, sizeof msg, "%s returned 'launch failed' for M=%d N=%d K=%d: the device "
                      "reports %s", k->name, M, N, K, err);
         else

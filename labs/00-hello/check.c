@@ -34,7 +34,7 @@ static void check_size(int n, uint64_t seed) {
     gpu_upload(dc, c, bytes + GUARD * sizeof(float));
 
     LAB_REQUIRE_OK(vector_add(da, db, dc, n), "vector_add");
-    gpu_sync_check("vector_add");
+    LAB_REQUIRE_FINISHED("vector_add");
     gpu_download(c, dc, bytes + GUARD * sizeof(float));
 
     double *want = host_malloc((size_t)n * sizeof(double) + 1);

@@ -73,16 +73,24 @@ static int cap(int n, int limit) {
  * emulator starts every block from a NaN fill anyway.) */
 static void poison_shared_memory(const step_t *s) {
     const int n = 256;
+    char err[160];
+    if (strcmp(gpu_sticky_error(err, sizeof err), "no error") != 0)
+        fail_msg("%s: not run, because the device has reported %s since an earlier test; a "
+                 "fault in a kernel is sticky, so fix the first failure", s->name, err);
     uint16_t *A = gpu_malloc((size_t)n * n * sizeof(uint16_t));
     uint16_t *B = gpu_malloc((size_t)n * n * sizeof(uint16_t));
     float *C = gpu_malloc((size_t)n * n * sizeof(float));
     gpu_memset(A, 0xff, (size_t)n * n * sizeof(uint16_t));
     gpu_memset(B, 0xff, (size_t)n * n * sizeof(uint16_t));
     int st = s->fn(n, n, n, 1.0f, A, B, 0.0f, C);
-    if (st == LAB_OK) gpu_sync_check(s->name);
-    gpu_free(A);
+    int run = st == LAB_OK ? gpu_sync_status(err, sizeof err) : GPU_DONE;
+    gpu_free(A); /* quiet after a fault */
     gpu_free(B);
     gpu_free(C);
+    if (run != GPU_DONE)
+        fail_msg("%s, M=N=K=%d on all-NaN inputs: %s %s", s->name, n,
+                 run == GPU_FAULTED ? "faulted while running: the device reports"
+                                    : "returned LAB_OK, but its launch was refused:", err);
     LAB_REQUIRE_OK(st, s->name);
 }
 

@@ -92,7 +92,7 @@ static void check_rmsnorm(int N, int D, uint64_t seed) {
     float *d_dinp = upload_guarded(dinp, ND, sizeof(float)), *d_dw = upload_guarded(dw, (size_t)D, sizeof(float));
     rmsnorm_backward(dinp, dw, dout, x, w, rstd, N, D);
     LAB_REQUIRE_OK(rmsnorm_backward_gpu(d_dinp, d_dw, d_dout, d_x, d_w, d_rstd, N, D), "rmsnorm_backward_gpu");
-    gpu_sync_check("rmsnorm_backward_gpu");
+    LAB_REQUIRE_FINISHED("rmsnorm_backward_gpu");
     float *got = host_malloc(ND * sizeof(float) + 1), *gotw = host_malloc((size_t)D * sizeof(float) + 1);
     download(got, d_dinp, ND);
     download(gotw, d_dw, (size_t)D);
@@ -146,7 +146,7 @@ static void check_softmax_backward(int BH, int T, uint64_t seed) {
     float *garbage = random_floats(n, 100.0f, 200.0f, seed + 2); /* the upper triangle must be written too */
     float *d_P = upload(P, n), *d_dP = upload(dP, n), *d_dS = upload_guarded(garbage, n, sizeof(float));
     LAB_REQUIRE_OK(attention_softmax_backward_gpu(d_dS, d_P, d_dP, BH, T, scale), "attention_softmax_backward_gpu");
-    gpu_sync_check("attention_softmax_backward_gpu");
+    LAB_REQUIRE_FINISHED("attention_softmax_backward_gpu");
     download(garbage, d_dS, n);
     check_guard(d_dS, n, sizeof(float), "attention_softmax_backward_gpu", "dpreatt");
     cmp_report_t rep;
@@ -183,7 +183,7 @@ static void test_swiglu_backward(void **state) {
         /* stale values: must be overwritten */
         float *d_dg = upload_guarded(gate, n, sizeof(float)), *d_du = upload_guarded(up, n, sizeof(float));
         LAB_REQUIRE_OK(swiglu_backward_gpu(d_dg, d_du, d_dout, d_gate, d_up, n), "swiglu_backward_gpu");
-        gpu_sync_check("swiglu_backward_gpu");
+        LAB_REQUIRE_FINISHED("swiglu_backward_gpu");
         float *got = host_malloc(n * sizeof(float)), *gotu = host_malloc(n * sizeof(float));
         download(got, d_dg, n);
         download(gotu, d_du, n);
@@ -223,7 +223,7 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
         adamw_update(p, gs, m, v, n, lr, b1, b2, eps, wd, t);
         LAB_REQUIRE_OK(adamw_step_gpu(d_p, d_b, d_g, d_m, d_v, n, lr, b1, b2, eps, wd, t, grad_scale),
                        "adamw_step_gpu");
-        gpu_sync_check("adamw_step_gpu");
+        LAB_REQUIRE_FINISHED("adamw_step_gpu");
     }
     float *got = host_malloc(n * sizeof(float));
     cmp_report_t rep;
@@ -295,7 +295,7 @@ static void require_student_functions(void) {
     LAB_REQUIRE_OK(swiglu_backward_gpu(f, f + 1, f + 2, f + 3, f + 4, 1), "swiglu_backward_gpu");
     LAB_REQUIRE_OK(adamw_step_gpu(f, h, f + 1, f + 2, f + 3, 1, 0.0f, 0.9f, 0.95f, 1e-8f, 0.0f, 1, 1.0f),
                    "adamw_step_gpu");
-    gpu_sync_check("lab 05 functions");
+    LAB_REQUIRE_FINISHED("lab 05 functions");
     gpu_free(f);
     gpu_free(h);
 }

@@ -53,6 +53,17 @@ static cudaError_t ret(cudaError_t e)
     return e;
 }
 
+/* After a fault in a kernel a GPU's context is unusable: allocations,
+ * copies, memsets and events all return the fault until cudaDeviceReset.
+ * The emulator does the same, so code that carries on past a fault fails
+ * here as it would on the GPU. (A reset here clears the fault but keeps
+ * the memory; a GPU's reset frees it.) */
+#define RETURN_IF_FAULTED()                                                   \
+    do {                                                                      \
+        cudaError_t f_ = simt_get_fault();                                    \
+        if (f_ != cudaSuccess) return ret(f_);                                \
+    } while (0)
+
 /* --- errors -------------------------------------------------------------- */
 
 cudaError_t cudaGetLastError(void)
@@ -254,6 +265,7 @@ cudaError_t cudaRuntimeGetVersion(int *v)
 
 cudaError_t cudaMalloc(void **ptr, size_t size)
 {
+    RETURN_IF_FAULTED();
     if (!ptr) return ret(cudaErrorInvalidValue);
     *ptr = NULL;
     if (size == 0) return cudaSuccess;
@@ -268,6 +280,7 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
 
 cudaError_t cudaFree(void *ptr)
 {
+    RETURN_IF_FAULTED();
     free(ptr);
     return cudaSuccess;
 }
@@ -291,12 +304,14 @@ cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
 
 cudaError_t cudaFreeHost(void *ptr)
 {
+    RETURN_IF_FAULTED();
     free(ptr);
     return cudaSuccess;
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, cudaMemcpyKind kind)
 {
+    RETURN_IF_FAULTED();
     if ((int)kind < 0 || kind > cudaMemcpyDefault) return ret(cudaErrorInvalidMemcpyDirection);
     if (count == 0) return cudaSuccess;
     if (!dst || !src) return ret(cudaErrorInvalidValue);
@@ -313,6 +328,7 @@ cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, cudaMemcpy
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
                          cudaMemcpyKind kind)
 {
+    RETURN_IF_FAULTED();
     if (width > dpitch || width > spitch) return ret(cudaErrorInvalidPitchValue);
     if ((int)kind < 0 || kind > cudaMemcpyDefault) return ret(cudaErrorInvalidMemcpyDirection);
     for (size_t r = 0; r < height; r++) memcpy((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
@@ -321,6 +337,7 @@ cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitc
 
 cudaError_t cudaMemset(void *ptr, int value, size_t count)
 {
+    RETURN_IF_FAULTED();
     if (count == 0) return cudaSuccess;
     if (!ptr) return ret(cudaErrorInvalidValue);
     memset(ptr, value, count);
@@ -335,6 +352,7 @@ cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t str
 
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
+    RETURN_IF_FAULTED();
     long avail = sysconf(_SC_AVPHYS_PAGES), page = sysconf(_SC_PAGESIZE);
     if (free_bytes) *free_bytes = (avail > 0 && page > 0) ? (size_t)avail * (size_t)page : host_memory() / 2;
     if (total_bytes) *total_bytes = host_memory();
@@ -409,6 +427,7 @@ cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
 
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t s)
 {
+    RETURN_IF_FAULTED();
     (void)s;
     if (!e) return ret(cudaErrorInvalidResourceHandle);
     struct timespec ts;
@@ -432,6 +451,7 @@ cudaError_t cudaEventQuery(cudaEvent_t e)
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
+    RETURN_IF_FAULTED();
     if (!ms) return ret(cudaErrorInvalidValue);
     if (!start || !end) return ret(cudaErrorInvalidResourceHandle);
     if ((start->flags | end->flags) & cudaEventDisableTiming) return ret(cudaErrorInvalidResourceHandle);

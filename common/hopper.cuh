@@ -36,6 +36,8 @@
 #define COMMON_HOPPER_CUH
 /** @endcond */
 
+#include <cuda.h> /* CUtensorMap and its enums only: no cu* function is linked */
+#include <cuda_runtime.h>
 #include <stdint.h>
 
 /* The arch-specific feature macro is what nvcc defines for compute_90a, not
@@ -214,6 +216,27 @@ static __device__ __forceinline__ void wgmma_wait_all(void)
     wgmma_wait_group(0);
 }
 
+/** @brief Pin the accumulators at this point of the program.
+ *
+ *  To the compiler a wgmma's accumulators are ordinary registers written
+ *  when the instruction is issued, and the waits above do not name them,
+ *  so it may move arithmetic on them across a wait (ptxas then serialises
+ *  the wgmmas to stay correct, which `make ptxas` reports as lost speed).
+ *  An empty asm that reads and writes each one keeps every use of them on
+ *  its side of the wait: call it after wgmma_wait_group() or
+ *  wgmma_wait_all() (CUTLASS's warpgroup_fence_operand does the same).
+ *  @param acc the accumulator array (its size is a template argument). */
+template <int N>
+static __device__ __forceinline__ void wgmma_fence_acc(float (&acc)[N])
+{
+#if defined(HOPPER_PTX)
+#pragma unroll
+    for (int i = 0; i < N; i++) asm volatile("" : "+f"(acc[i])::"memory");
+#else
+    (void)acc;
+#endif
+}
+
 /* setmaxnreg hands registers between warpgroups: a producer that needs few
  * gives them to consumers that hold many accumulators. n is a literal
  * multiple of 8 in 24..256. Nothing happens in the emulator. */
@@ -316,6 +339,46 @@ static __device__ __forceinline__ void wgmma_m64n256k16(float d[128], uint64_t d
 #else
     (void)d; (void)desc_a; (void)desc_b; (void)scale_d;
 #endif
+}
+
+/* ---- host: the tensor-map encoder ---------------------------------------- */
+
+/** cuTensorMapEncodeTiled's type, from the driver API (cuda.h). */
+typedef CUresult (*hopper_encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                           const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                           const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                           CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+/**
+ * @brief The driver's cuTensorMapEncodeTiled, looked up once through the
+ * runtime, so that a program neither links libcuda nor fails to start on a
+ * machine without a driver.
+ *
+ * The versioned lookup, cudaGetDriverEntryPointByVersion, exists from CUDA
+ * 12.5 on (and is the only one left in 13); older toolkits have only
+ * cudaGetDriverEntryPoint, which 12.5 deprecated. Asks for the 12.0 ABI of
+ * the function, the first that has it.
+ * @return the function, or NULL when the driver lacks it (the error the
+ *         lookup left is cleared)
+ */
+static inline hopper_encode_tiled_fn hopper_tensor_map_encoder(void)
+{
+    static hopper_encode_tiled_fn fn;
+    static int looked;
+    if (!looked) {
+        looked = 1;
+        void *p = NULL;
+        cudaDriverEntryPointQueryResult q;
+#if CUDART_VERSION >= 12050
+        cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000,
+                                                         cudaEnableDefault, &q);
+#else
+        cudaError_t e = cudaGetDriverEntryPoint("cuTensorMapEncodeTiled", &p, cudaEnableDefault, &q);
+#endif
+        if (e == cudaSuccess && q == cudaDriverEntryPointSuccess) fn = (hopper_encode_tiled_fn)p;
+        else (void)cudaGetLastError();
+    }
+    return fn;
 }
 
 #endif /* COMMON_HOPPER_CUH */

@@ -42,21 +42,6 @@ __global__ void probe_kernel(int *out) {
 #endif
 }
 
-typedef CUresult (*encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *, const cuuint64_t *,
-                              const cuuint64_t *, const cuuint32_t *, const cuuint32_t *, CUtensorMapInterleave,
-                              CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-static encode_fn encoder(void) {
-    void *p = NULL;
-    cudaDriverEntryPointQueryResult q;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q) !=
-            cudaSuccess || q != cudaDriverEntryPointSuccess) {
-        (void)cudaGetLastError();
-        return NULL;
-    }
-    return (encode_fn)p;
-}
-
 /* Skip unless a compute-capability 9.0 device runs this binary's sm_90a code
  * (or this is the emulator, which is such a device). */
 static void require_hopper(void) {
@@ -73,7 +58,7 @@ static void require_hopper(void) {
     gpu_sync_check("probe_kernel");
     gpu_download(&h, d, sizeof(int));
     gpu_free(d);
-    if (major != 9 || minor != 0 || !h || !encoder()) {
+    if (major != 9 || minor != 0 || !h || !hopper_tensor_map_encoder()) {
         print_message("needs compute capability 9.0 and an sm_90a build: skipped\n");
         skip();
     }
@@ -88,9 +73,9 @@ static CUtensorMap make_map(const uint16_t *base, int rows, int cols, int ld, in
     cuuint64_t strides[1] = {(cuuint64_t)ld * 2};
     cuuint32_t box[2] = {(cuuint32_t)box_cols, (cuuint32_t)box_rows};
     cuuint32_t es[2] = {1, 1};
-    CUresult r = encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)base, dims, strides, box, es,
-                           CU_TENSOR_MAP_INTERLEAVE_NONE, swz, CU_TENSOR_MAP_L2_PROMOTION_NONE,
-                           CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    CUresult r = hopper_tensor_map_encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, (void *)base, dims,
+                                             strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE, swz,
+                                             CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
     assert_int_equal(r, CUDA_SUCCESS);
     return m;
 }

@@ -157,7 +157,9 @@ matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_consta
          * wgmma_wait_group(1), which leaves this k-tile's group in flight,
          * and release the stage before it
          * (kt > 0: mbar_arrive(&empty[(kt - 1) % WG_STAGES])). After the
-         * loop, wgmma_wait_all() before the accumulators are read. */
+         * loop, wgmma_wait_all() before the accumulators are read. After
+         * each wait, wgmma_fence_acc(acc) keeps the compiler from moving
+         * work on acc across it. */
         (void)c; (void)ktiles;
         /* TODO(C3) end */
 
@@ -201,30 +203,6 @@ extern "C" void matmul_wgmma_tile(int *bm, int *bn, int *bk) {
     *bk = WG_BK;
 }
 
-/* cuTensorMapEncodeTiled's type, from the driver API (cuda.h). */
-typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                                    const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                                    const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-/* The driver's cuTensorMapEncodeTiled, looked up once (NULL if the driver lacks it). */
-static encode_tiled_fn wg_encode_fn(void) {
-    static encode_tiled_fn fn;
-    static int looked;
-    if (!looked) {
-        looked = 1;
-        void *p = NULL;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                             &q) == cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fn = (encode_tiled_fn)p;
-        else
-            (void)cudaGetLastError();
-    }
-    return fn;
-}
-
 /* A 2-D tensor map over a row-major bf16 matrix of rows x cols with row
  * pitch ld elements (ld * 2 must be a multiple of 16), copied in boxes of
  * box_rows x box_cols with the 128-byte swizzle; elements outside the
@@ -232,7 +210,7 @@ static encode_tiled_fn wg_encode_fn(void) {
 static int wg_make_map(CUtensorMap *map, const uint16_t *base, int rows, int cols, int ld,
                        int box_rows, int box_cols) {
     /* TODO(C5) begin */
-    /* Task 13. Call wg_encode_fn()'s function for a 2-D bf16 map: sizes
+    /* Task 13. Call hopper_tensor_map_encoder()'s function for a 2-D bf16 map: sizes
      * {cols, rows} (innermost first), row stride {ld * 2} bytes, box
      * {box_cols, box_rows}, element strides {1, 1}, no interleave, the
      * 128-byte swizzle, L2 promotion 256B, out-of-bounds fill NONE (zeros).
@@ -257,7 +235,7 @@ extern "C" int matmul_wgmma_supported(void) {
         (void)cudaGetLastError();
         return cached;
     }
-    if (major != 9 || minor != 0 || !wg_encode_fn()) return cached;
+    if (major != 9 || minor != 0 || !hopper_tensor_map_encoder()) return cached;
     int *d = NULL, h = 0;
     if (cudaMalloc((void **)&d, sizeof(int)) != cudaSuccess) {
         (void)cudaGetLastError();

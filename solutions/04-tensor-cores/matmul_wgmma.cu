@@ -179,9 +179,11 @@ matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_consta
              * stage, so the producer may refill it; this stage is released
              * one k-tile later. */
             wgmma_wait_group(1);
+            wgmma_fence_acc(acc); /* nothing touches acc across the waits */
             if (kt > 0) mbar_arrive(&empty[(kt - 1) % WG_STAGES]);
         }
         wgmma_wait_all(); /* the last group, before the accumulators are read */
+        wgmma_fence_acc(acc);
         /* TODO(C3) end */
 
         /* TODO(C4) begin */
@@ -233,30 +235,6 @@ extern "C" void matmul_wgmma_tile(int *bm, int *bn, int *bk) {
     *bk = WG_BK;
 }
 
-/* cuTensorMapEncodeTiled's type, from the driver API (cuda.h). */
-typedef CUresult (*encode_tiled_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                                    const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                                    const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                    CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-/* The driver's cuTensorMapEncodeTiled, looked up once (NULL if the driver lacks it). */
-static encode_tiled_fn wg_encode_fn(void) {
-    static encode_tiled_fn fn;
-    static int looked;
-    if (!looked) {
-        looked = 1;
-        void *p = NULL;
-        cudaDriverEntryPointQueryResult q;
-        if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault,
-                                             &q) == cudaSuccess &&
-            q == cudaDriverEntryPointSuccess)
-            fn = (encode_tiled_fn)p;
-        else
-            (void)cudaGetLastError();
-    }
-    return fn;
-}
-
 /* A 2-D tensor map over a row-major bf16 matrix of rows x cols with row
  * pitch ld elements (ld * 2 must be a multiple of 16), copied in boxes of
  * box_rows x box_cols with the 128-byte swizzle; elements outside the
@@ -264,7 +242,7 @@ static encode_tiled_fn wg_encode_fn(void) {
 static int wg_make_map(CUtensorMap *map, const uint16_t *base, int rows, int cols, int ld,
                        int box_rows, int box_cols) {
     /* TODO(C5) begin */
-    encode_tiled_fn encode = wg_encode_fn();
+    hopper_encode_tiled_fn encode = hopper_tensor_map_encoder();
     if (!encode) return -1;
     cuuint64_t dims[2] = {(cuuint64_t)cols, (cuuint64_t)rows}; /* innermost first */
     cuuint64_t strides[1] = {(cuuint64_t)ld * 2};               /* bytes from one row to the next */
@@ -292,7 +270,7 @@ extern "C" int matmul_wgmma_supported(void) {
         (void)cudaGetLastError();
         return cached;
     }
-    if (major != 9 || minor != 0 || !wg_encode_fn()) return cached;
+    if (major != 9 || minor != 0 || !hopper_tensor_map_encoder()) return cached;
     int *d = NULL, h = 0;
     if (cudaMalloc((void **)&d, sizeof(int)) != cudaSuccess) {
         (void)cudaGetLastError();

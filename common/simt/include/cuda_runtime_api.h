@@ -20,9 +20,10 @@
 #define __SIMT_EMULATOR__ 1
 #endif
 
-/* Version numbers the emulator claims: CUDA 12.4 API level. */
-#define CUDART_VERSION 12040
-#define CUDA_VERSION 12040
+/* Version numbers the emulator claims: CUDA 12.8 API level (it has
+ * cudaGetDriverEntryPointByVersion, new in 12.5). */
+#define CUDART_VERSION 12080
+#define CUDA_VERSION 12080
 
 #ifdef __cplusplus
 extern "C" {

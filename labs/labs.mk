@@ -88,7 +88,9 @@ lab-arg:
 	  *) echo "make: TARGET=$(TARGET) must be cuda or emu"; exit 2;; \
 	esac
 
-check: lab-arg
+# Both install missing Debian packages first (deps), then build in a fresh
+# make that sees them.
+check: lab-arg deps
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/check
 	$(Q)echo "== lab $(LAB_DIR) checks ($(SRC), TARGET=$(TARGET))"
 	$(Q)$(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/check
@@ -115,7 +117,7 @@ ptxas-kernels: ptxas-need-nvcc
 	$(Q)echo "== course kernels: ptxas resource report (sm_$(PTXAS_ARCH))"
 	$(Q)$(call PTXAS_RUN,$(wildcard kernels/cuda/*.cu),)
 
-bench: lab-arg
+bench: lab-arg deps
 	$(Q)if [ ! -f labs/$(LAB_DIR)/bench.c ]; then echo "make: lab $(LAB_DIR) has no benchmark"; exit 2; fi
 	$(Q)$(MAKE) --no-print-directory $(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/bench
 	$(Q)$(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/bench $(ARGS)

@@ -39,14 +39,16 @@ __global__ void rmsnorm_backward_dinp_kernel(float *dinp, const float *dout, con
     for (int d = lane; d < D; d += WARP) dx[d] += r * (g[d] * weight[d] - x[d] * r * dot);
 }
 
-/* The gain's gradient sums over all N rows, so one thread per column would
- * leave most of the GPU idle at D = 768. A block takes 32 columns with 32
- * warps: warp w sums rows w, w + 32, ... (each lane one column, so the loads
- * of a warp are one coalesced row segment), then one warp adds the 32 partial
- * sums in a fixed order: deterministic without atomics. */
+/* The gain's gradient: for each column d, a sum over all N rows, in a fixed
+ * order so that it is deterministic (no atomics). DW_WARPS is the number of
+ * warps per block for the faster version that TODO 1b ends with. */
 #define DW_WARPS 32
 __global__ void rmsnorm_backward_dweight_kernel(float *dweight, const float *dout, const float *inp,
                                                 const float *rstd, int N, int D) {
+    /* One thread per column would leave most of the GPU idle at D = 768. A
+     * block takes 32 columns with 32 warps: warp w sums rows w, w + 32, ...
+     * (each lane one column, so the loads of a warp are one coalesced row
+     * segment), then one warp adds the 32 partial sums in a fixed order. */
     __shared__ float part[DW_WARPS][WARP + 1]; /* +1: the column reads below hit 32 different banks */
     const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP, d = blockIdx.x * WARP + lane;
     float acc = 0.0f;

@@ -9,8 +9,8 @@
  * "mfu"), and the values of it that earn full and zero points. Linear in
  * between, either way. "requires" lists checks
  * that must pass for a test to count: a speed test is worth nothing for a
- * wrong kernel, and a test the starter passes by construction (argument
- * validation) is worth nothing until the real work passes. "may_skip"
+ * wrong kernel, and a check of argument validation (lab 00's) is worth
+ * nothing until the real work passes. "may_skip"
  * marks a check that legitimately skips itself on some machines (Hopper-only
  * code): skipped there, it is left out of the total. "ranks" (for the whole
  * lab, or per test) runs a test's program on that many MPI ranks under

@@ -72,9 +72,13 @@ static void test_large(void **state) {
     check_size(200003, lab_seed + 7);
 }
 
+/* The n == 0 and n < 0 branches sit outside the TODO, so a small real size
+ * runs first: the test says "not implemented" on the starter instead of
+ * passing before any of the lab is written. */
 static void test_empty_and_negative(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
+    check_size(3, lab_seed + 200);
     int st = vector_add(NULL, NULL, NULL, 0);
     LAB_REQUIRE_OK(st, "vector_add");
     assert_int_equal(vector_add(NULL, NULL, NULL, -5), LAB_BAD_ARGUMENT);

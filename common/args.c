@@ -1,7 +1,8 @@
 /*
- * Table-driven flag parsing (see args.h). Numbers are parsed with strtol /
+ * Table-driven flag parsing (see args.h). Numbers are parsed with strtoll /
  * strtod and must consume the whole string, so "4x", "" and "1e" are errors
- * rather than silently becoming 4, 0 and 1.
+ * rather than silently becoming 4, 0 and 1. Integers are decimal only: with
+ * C's base-0 rules "--seed 010" would be 8 and "--steps 08" an error.
  */
 #include "args.h"
 
@@ -64,7 +65,7 @@ static int store(const args_t *a, const arg_spec_t *s, const char *val, FILE *ms
     switch (s->type) {
     case ARG_INT:
     case ARG_LONG: {
-        long long v = strtoll(val, &end, 0);
+        long long v = strtoll(val, &end, 10);
         if (*val == '\0' || *end != '\0' || errno == ERANGE ||
             (s->type == ARG_INT && (v < -2147483648LL || v > 2147483647LL))) {
             fprintf(msg, "%s: --%s expects an integer, got '%s'; run '%s --help' for usage\n",
@@ -135,8 +136,14 @@ int args_parse(const args_t *a, int argc, char **argv, FILE *msg) {
             val = "1";
         } else if (eq) {
             val = eq + 1;
-        } else if (i + 1 < argc) {
+        } else if (i + 1 < argc && !(strncmp(argv[i + 1], "--", 2) == 0 && argv[i + 1][2] != '\0')) {
             val = argv[++i];
+        } else if (i + 1 < argc) {
+            /* "--warmup --steps 2": the value was forgotten; "--steps" is not the value. */
+            fprintf(msg, "%s: --%s needs a value, but the next argument is the flag '%s'; write --%s VALUE "
+                    "(or --%s=VALUE for a value that starts with --)\n", a->prog, s->name, argv[i + 1],
+                    s->name, s->name);
+            return ARGS_ERROR;
         } else {
             fprintf(msg, "%s: --%s needs a value; run '%s --help' for usage\n", a->prog, s->name,
                     a->prog);

@@ -9,6 +9,10 @@
  *     train: --heads expects an integer, got '4x'; run 'train --help' for usage
  *     train: --layers 0 is out of range; pick a value in [1, 64]
  *     train: unknown option '--lr-warmup'; did you mean '--warmup'?
+ *     train: --warmup needs a value, but the next argument is the flag '--steps'; ...
+ *
+ * Integers are decimal ("010" is ten, "0x10" an error). A value that starts
+ * with "--" must be written --name=value.
  */
 #ifndef COURSE_ARGS_H
 #define COURSE_ARGS_H

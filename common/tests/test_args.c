@@ -114,6 +114,42 @@ static void test_missing_value_and_stray_args(void **state) {
     assert_int_equal(parse(msg, sizeof msg, flagval), ARGS_ERROR);
 }
 
+/* Integers are decimal: a leading zero is not octal ("010" is ten, "08" is
+ * eight) and "0x10" is not hex, as a person typing a seed or a step means. */
+static void test_integers_are_decimal(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *octal[] = {"train", "--tokens", "010", "--steps", "08", NULL};
+    assert_int_equal(parse(msg, sizeof msg, octal), ARGS_OK);
+    assert_true(tokens == 10);
+    assert_int_equal(steps, 8);
+    const char *hex[] = {"train", "--steps", "0x10", NULL};
+    assert_int_equal(parse(msg, sizeof msg, hex), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--steps expects an integer, got '0x10'"));
+}
+
+/* A flag followed by another flag lacks its value: say so, rather than that
+ * "--lr" is not a number. A negative number is a value, not a flag. */
+static void test_flag_as_value_is_missing_value(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *argv[] = {"train", "--steps", "--lr", "0.1", NULL};
+    assert_int_equal(parse(msg, sizeof msg, argv), ARGS_ERROR);
+    print_message("  %s", msg);
+    assert_non_null(strstr(msg, "--steps needs a value"));
+    assert_null(strstr(msg, "expects an integer"));
+    const char *str[] = {"train", "--data", "--verbose", NULL};
+    assert_int_equal(parse(msg, sizeof msg, str), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--data needs a value"));
+    /* --name=--x is how to pass a value that starts with two dashes. */
+    const char *eq[] = {"train", "--data=--odd-name.txt", NULL};
+    assert_int_equal(parse(msg, sizeof msg, eq), ARGS_OK);
+    assert_string_equal(data, "--odd-name.txt");
+    const char *neg[] = {"train", "--lr", "-0.5", NULL};
+    assert_int_equal(parse(msg, sizeof msg, neg), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--lr -0.5 is out of range"));
+}
+
 static void test_help_lists_flags_with_defaults(void **state) {
     (void)state;
     char msg[4096];
@@ -136,6 +172,8 @@ int main(void) {
         cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_unknown_flag_suggests),
         cmocka_unit_test(test_missing_value_and_stray_args),
+        cmocka_unit_test(test_integers_are_decimal),
+        cmocka_unit_test(test_flag_as_value_is_missing_value),
         cmocka_unit_test(test_help_lists_flags_with_defaults),
     };
     return cmocka_run_group_tests_name("args", tests, NULL, NULL);

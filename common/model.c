@@ -166,28 +166,43 @@ double model_flops_per_token(const model_config_t *c, int T) {
            12.0 * (double)c->n_layers * (double)c->d_model * (double)T;
 }
 
-static int contains_ci(const char *hay, const char *needle) {
-    size_t n = strlen(needle);
-    for (; *hay; hay++) {
-        size_t i = 0;
-        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i])) i++;
-        if (i == n) return 1;
+/* A name as its words: lower case, every run of other characters one space, one
+ * space at each end, so "NVIDIA A100-SXM4-80GB" becomes " nvidia a100 sxm4 80gb ". */
+static void words_of(const char *name, char *out, size_t len) {
+    size_t n = 0;
+    out[n++] = ' ';
+    for (; *name && n + 2 < len; name++) {
+        unsigned char c = (unsigned char)*name;
+        if (isalnum(c)) out[n++] = (char)tolower(c);
+        else if (out[n - 1] != ' ') out[n++] = ' ';
     }
-    return 0;
+    if (out[n - 1] != ' ') out[n++] = ' ';
+    out[n] = '\0';
+}
+
+/* Whether the table's name appears in the device's name as whole words: a
+ * substring test would give "NVIDIA RTX A1000" the A100's peak. */
+static int has_words(const char *device, const char *table_name) {
+    char d[320], t[64];
+    words_of(device, d, sizeof d);
+    words_of(table_name, t, sizeof t);
+    return strstr(d, t) != NULL;
 }
 
 double model_peak_tflops(const char *device_name, const char *precision) {
     /* Dense (no sparsity) datasheet figures, TFLOP/s: bf16/fp16, tf32, fp32. The first
-     * match wins, so the PCIe and NVL parts (lower clocks and power) come before the SXM default. */
+     * match wins, so the PCIe and NVL parts (lower clocks and power) come before the SXM default.
+     * GH200's GPU is an H100/H200-class SXM part with the same dense figures. */
     static const struct { const char *name; double bf16, tf32, fp32; } table[] = {
         {"H100 PCIe", 756.0, 378.0, 51.0}, {"H100 NVL", 835.0, 418.0, 60.0},
-        {"H200 NVL", 835.0, 418.0, 60.0},  {"H200", 989.0, 495.0, 67.0},  {"H100", 989.0, 495.0, 67.0},
+        {"H200 NVL", 835.0, 418.0, 60.0},  {"H200", 989.0, 495.0, 67.0},  {"GH200", 989.0, 495.0, 67.0},
+        {"H100", 989.0, 495.0, 67.0},
         {"A100", 312.0, 156.0, 19.5},  {"L40S", 362.0, 183.0, 91.6},
         {"4090", 165.2, 82.6, 82.6},   {"A10", 125.0, 62.5, 31.2},
     };
     if (!device_name || !precision) return 0.0;
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
-        if (!contains_ci(device_name, table[i].name)) continue;
+        if (!has_words(device_name, table[i].name)) continue;
         if (!strcmp(precision, "bf16") || !strcmp(precision, "fp16")) return table[i].bf16;
         if (!strcmp(precision, "tf32")) return table[i].tf32;
         if (!strcmp(precision, "fp32")) return table[i].fp32;

@@ -174,8 +174,11 @@ double model_flops_per_token(const model_config_t *c, int T);
  *
  * A small table from vendor datasheets: H100/H200 SXM (989 bf16, 495 tf32,
  * 67 fp32 TFLOP/s), H100 PCIe (756, 378, 51), H100/H200 NVL (835, 418, 60),
- * A100 (312, 156, 19.5), L40S, RTX 4090, A10. The name is matched as a
- * substring, case-insensitive ("NVIDIA H100 80GB HBM3").
+ * GH200 (as H100 SXM), A100 (312, 156, 19.5), L40S, RTX 4090, A10. A table
+ * name must appear as whole words of the device name, case-insensitive, with
+ * any run of spaces, dashes or other punctuation between words: "H100" is in
+ * "NVIDIA H100 80GB HBM3", "A100" in "NVIDIA A100-SXM4-80GB", but "A100" is
+ * not in "NVIDIA RTX A1000" nor "A10" in "NVIDIA A10G": those are unknown.
  * CPUs are not in the table: their figure is measured (see the train program)
  * or given with --peak-tflops.
  * @param device_name e.g. what cudaGetDeviceProperties reports

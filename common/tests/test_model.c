@@ -114,12 +114,36 @@ static void test_flops_and_peak(void **state) {
     assert_true(model_peak_tflops("NVIDIA H100", "int8") == 0.0);
 }
 
+/* Names are matched by whole words, as cudaGetDeviceProperties spells them:
+ * "A100" is in "NVIDIA A100-SXM4-80GB" but not in "NVIDIA RTX A1000", and
+ * "A10" is not in "A100" or "A10G". A device not in the table is 0 (unknown),
+ * never a neighbour's figure. */
+static void test_peak_matches_whole_names(void **state) {
+    (void)state;
+    static const struct { const char *name; double bf16; } cases[] = {
+        {"NVIDIA H100 80GB HBM3", 989.0},  {"NVIDIA H100 PCIe", 756.0},     {"NVIDIA H100 NVL", 835.0},
+        {"NVIDIA H200", 989.0},            {"NVIDIA H200 NVL", 835.0},      {"NVIDIA GH200 480GB", 989.0},
+        {"NVIDIA A100-SXM4-80GB", 312.0},  {"NVIDIA A100-PCIE-40GB", 312.0}, {"NVIDIA A100 80GB PCIe", 312.0},
+        {"nvidia a100-sxm4-40gb", 312.0},  {"NVIDIA L40S", 362.0},          {"NVIDIA GeForce RTX 4090", 165.2},
+        {"NVIDIA A10", 125.0},             {"NVIDIA RTX A1000", 0.0},       {"NVIDIA RTX A1000 6GB Laptop GPU", 0.0},
+        {"NVIDIA A10G", 0.0},              {"NVIDIA L40", 0.0},             {"NVIDIA GeForce RTX 40900", 0.0},
+        {"NVIDIA H1000", 0.0},             {"", 0.0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double got = model_peak_tflops(cases[i].name, "bf16");
+        if (got != cases[i].bf16) fail_msg("'%s': bf16 peak %g, expected %g", cases[i].name, got, cases[i].bf16);
+    }
+    assert_true(model_peak_tflops("NVIDIA A100-SXM4-80GB", "fp32") == 19.5);
+    assert_true(model_peak_tflops("NVIDIA H100 PCIe", "tf32") == 378.0);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_messages),
         cmocka_unit_test(test_param_table),
         cmocka_unit_test(test_init),
         cmocka_unit_test(test_flops_and_peak),
+        cmocka_unit_test(test_peak_matches_whole_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

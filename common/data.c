@@ -2,9 +2,12 @@
 #include "data.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "memory.h"
@@ -116,42 +119,72 @@ int data_open_markov(data_source_t *d, uint64_t seed, int n_states, int branch, 
     return 0;
 }
 
+/* What a path that is not a regular file is, for the message. */
+static const char *file_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "a special file";
+}
+
 int data_open_text(data_source_t *d, const char *path, int seq_len, char *err, size_t errlen) {
     memset(d, 0, sizeof *d);
     d->kind = DATA_TEXT;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    /* stat() before opening: fopen on a FIFO blocks until something writes to
+     * it, and a directory opens but its "size" from ftell is LONG_MAX. */
+    struct stat st;
+    if (stat(path, &st) != 0)
         return course_error(err, errlen, "--data %s: cannot open (%s); give the path of a text file",
                     path, strerror(errno));
-    if (fseek(f, 0, SEEK_END) != 0) {
-        fclose(f);
-        return course_error(err, errlen, "--data %s: cannot seek; give a regular file, not a pipe", path);
+    if (S_ISDIR(st.st_mode))
+        return course_error(err, errlen, "--data %s is a directory; give a regular text file", path);
+    if (!S_ISREG(st.st_mode))
+        return course_error(err, errlen, "--data %s is %s, not a regular file; give a regular text file "
+                    "(it is read whole at the start, so a pipe cannot stand in for one)", path,
+                    file_kind(st.st_mode));
+    /* O_NONBLOCK and fstat(): should the path become a FIFO after the stat(),
+     * the open still returns at once and the check below refuses it. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
+        return course_error(err, errlen, "--data %s: cannot open (%s); give the path of a text file",
+                    path, strerror(errno));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return course_error(err, errlen, "--data %s changed while being opened and is no longer a regular "
+                    "file; give a regular text file", path);
     }
-    long len = ftell(f);
-    rewind(f);
-    if (len <= 0) {
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        close(fd);
+        return course_error(err, errlen, "--data %s: cannot open (%s)", path, strerror(errno));
+    }
+    const size_t len = (size_t)st.st_size;
+    if (len == 0) {
         fclose(f);
         return course_error(err, errlen, "--data %s: file is empty; give a text file of at least %ld bytes",
                     path, 10L * (seq_len + 1));
     }
     /* The last 10% is the eval part; both parts need one whole sequence plus its target. */
     size_t need = (size_t)10 * (size_t)(seq_len + 1);
-    if ((size_t)len < need) {
+    if (len < need) {
         fclose(f);
         return course_error(err, errlen,
-                    "--data %s: file has %ld bytes, too short for --seq %d; it needs at least %zu "
+                    "--data %s: file has %zu bytes, too short for --seq %d; it needs at least %zu "
                     "bytes (10 sequences, so the last 10%% can hold one for eval), or use a smaller --seq",
                     path, len, seq_len, need);
     }
-    d->text = host_malloc((size_t)len);
-    size_t got = fread(d->text, 1, (size_t)len, f);
+    d->text = host_malloc(len);
+    size_t got = fread(d->text, 1, len, f);
     fclose(f);
-    if (got != (size_t)len) {
+    if (got != len) {
         host_free(d->text);
         d->text = NULL;
-        return course_error(err, errlen, "--data %s: read %zu of %ld bytes", path, got, len);
+        return course_error(err, errlen, "--data %s: read %zu of %zu bytes (did the file change while "
+                    "being read?)", path, got, len);
     }
-    d->text_len = (size_t)len;
+    d->text_len = len;
     d->train_len = d->text_len - d->text_len / 10;
     uint64_t h = 1469598103934665603ull; /* FNV-1a 64 */
     for (size_t i = 0; i < d->text_len; i++) h = (h ^ d->text[i]) * 1099511628211ull;

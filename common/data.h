@@ -108,12 +108,15 @@ int data_open_markov(data_source_t *d, uint64_t seed, int n_states, int branch, 
 /**
  * @brief A source from a text file, checked to be long enough for seq_len.
  *
- * Both the training part (90%) and the evaluation part (10%) must hold at
- * least seq_len + 1 bytes; the message says how long the file must be.
+ * The path must name a regular file: a directory, FIFO or device is refused
+ * from stat() without being opened (a FIFO would block the open). Both the
+ * training part (90%) and the evaluation part (10%) must hold at least
+ * seq_len + 1 bytes; the message says how long the file must be.
  * @param d filled in; release with data_free()
  * @param path the file
  * @param seq_len the training sequence length
- * @param err message on failure, e.g. "--data notes.txt: file is empty" (may be NULL)
+ * @param err message on failure, e.g. "--data notes.txt: file is empty" or
+ *            "--data books is a directory; give a regular text file" (may be NULL)
  * @param errlen size of err
  * @return 0 or -1
  */

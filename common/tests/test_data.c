@@ -7,9 +7,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "child.h"
 #include "data.h"
 #include "memory.h"
 
@@ -168,6 +171,58 @@ static void test_text_files(void **state) {
     assert_non_null(strstr(err, "cannot open"));
 }
 
+/* Open a path as --data in a child that the alarm ends if opening blocks;
+ * exit 0 if it was refused, 1 if accepted; the message goes to stdout. */
+static const char *child_path;
+static int open_in_child(void *arg) {
+    (void)arg;
+    alarm(10);
+    data_source_t d;
+    char err[512];
+    int rc = data_open_text(&d, child_path, 8, err, sizeof err);
+    if (rc == 0) {
+        data_free(&d);
+        return 1;
+    }
+    printf("%s\n", err);
+    return 0;
+}
+
+/* A directory, a FIFO and a device are refused before any read: a FIFO with
+ * no writer would block fopen forever, and ftell on a directory gives
+ * LONG_MAX, which became an 8-million-TiB allocation. */
+static void test_text_path_must_be_a_regular_file(void **state) {
+    (void)state;
+    char dir[512], fifo[600];
+    const char *base = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/test_data_dir_XXXXXX", base && *base ? base : P_tmpdir);
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+
+    child_path = dir;
+    child_result_t r = run_in_child(open_in_child, NULL);
+    print_message("  %s", r.out);
+    assert_int_equal(r.signal, 0);
+    assert_true(r.exited && r.exit_code == 0);
+    assert_non_null(strstr(r.out, "is a directory; give a regular text file"));
+
+    child_path = fifo;
+    r = run_in_child(open_in_child, NULL);
+    print_message("  %s", r.out);
+    if (r.signal == SIGALRM) fail_msg("data_open_text blocked on a FIFO");
+    assert_true(r.exited && r.exit_code == 0);
+    assert_non_null(strstr(r.out, "is a FIFO (named pipe), not a regular file"));
+
+    child_path = "/dev/null";
+    r = run_in_child(open_in_child, NULL);
+    assert_true(r.exited && r.exit_code == 0);
+    assert_non_null(strstr(r.out, ", not a regular file; give a regular text file"));
+
+    remove(fifo);
+    rmdir(dir);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_markov_table),
@@ -175,6 +230,7 @@ int main(void) {
         cmocka_unit_test(test_markov_bad_args),
         cmocka_unit_test(test_batches_are_pure_and_sharded),
         cmocka_unit_test(test_text_files),
+        cmocka_unit_test(test_text_path_must_be_a_regular_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

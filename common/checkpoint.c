@@ -3,9 +3,12 @@
 #include "checkpoint.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "error.h"
 #include "memory.h"
@@ -128,22 +131,77 @@ int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *para
         return course_error(err, errlen, "%s: writing the checkpoint failed (%s); is the disk full?", path,
                     strerror(errno));
     }
-    if (rename(tmp, path) != 0)
-        return course_error(err, errlen, "%s: cannot rename %s over it (%s)", path, tmp, strerror(errno));
+    if (rename(tmp, path) != 0) {
+        int e = errno;
+        remove(tmp); /* a full-size stray file would only fill the disk */
+        if (e == EISDIR)
+            return course_error(err, errlen, "%s is a directory; give a file name for the checkpoint", path);
+        return course_error(err, errlen, "%s: cannot rename %s over it (%s)", path, tmp, strerror(e));
+    }
     return 0;
+}
+
+int checkpoint_check_writable(const char *path, char *err, size_t errlen) {
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+        return course_error(err, errlen, "%s is a directory; give a file name for the checkpoint", path);
+    /* Create and remove the same path.tmp that checkpoint_save() writes: the
+     * rename then only needs the folder we just wrote into. */
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f)
+        return course_error(err, errlen, "%s: cannot create %s (%s); check that the folder exists and is "
+                    "writable", path, tmp, strerror(errno));
+    fclose(f);
+    if (remove(tmp) != 0)
+        return course_error(err, errlen, "%s: cannot remove the test file %s (%s)", path, tmp, strerror(errno));
+    return 0;
+}
+
+/* What a path that is not a regular file is, for the message. */
+static const char *file_kind(mode_t mode) {
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "a special file";
 }
 
 /* Read the whole file and check magic, version, size and checksum. */
 static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *meta, char *err,
                              size_t errlen) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    /* stat() before opening: fopen on a FIFO blocks until something writes to
+     * it, and a directory opens but its "size" from ftell is LONG_MAX. */
+    struct stat st;
+    if (stat(path, &st) != 0) {
         course_error(err, errlen, "%s: cannot open checkpoint (%s)", path, strerror(errno));
         return NULL;
     }
-    fseek(f, 0, SEEK_END);
-    long len = ftell(f);
-    rewind(f);
+    if (S_ISDIR(st.st_mode)) {
+        course_error(err, errlen, "%s is a directory; give a checkpoint file (one that --save wrote)", path);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        course_error(err, errlen, "%s is %s, not a regular file; give a checkpoint file (one that --save wrote)",
+                     path, file_kind(st.st_mode));
+        return NULL;
+    }
+    /* O_NONBLOCK and fstat(): a path swapped for a FIFO after the stat() still
+     * opens at once and is refused here. The size comes from fstat, not ftell. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) {
+        course_error(err, errlen, "%s: cannot open checkpoint (%s)", path, strerror(errno));
+        return NULL;
+    }
+    FILE *f = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))) {
+        close(fd);
+        course_error(err, errlen, "%s changed while being opened and is no longer a regular file; give a "
+                     "checkpoint file", path);
+        return NULL;
+    }
+    const long len = (long)st.st_size;
     size_t hb = header_bytes();
     if (len < 16) {
         fclose(f);

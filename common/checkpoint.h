@@ -53,6 +53,8 @@ typedef struct {
 
 /**
  * @brief Write a checkpoint atomically (to path.tmp, then renamed over path).
+ *
+ * On any failure path.tmp is removed and path is left as it was.
  * @param path file to write
  * @param meta the metadata (n_params must be the length of the three arrays)
  * @param params parameters
@@ -64,6 +66,19 @@ typedef struct {
  */
 int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *params, const float *m,
                     const float *v, char *err, size_t errlen);
+
+/**
+ * @brief Check, before a long run, that checkpoint_save() will be able to write path.
+ *
+ * Creates and removes path.tmp (the file a save writes before renaming it
+ * over path), so a missing or read-only folder is found at the start rather
+ * than after the last step. path itself is not touched.
+ * @param path the checkpoint file a run will write
+ * @param err message on failure, naming the path, the system error and what to do
+ * @param errlen size of err
+ * @return 0, or -1 if path is a directory or path.tmp cannot be created
+ */
+int checkpoint_check_writable(const char *path, char *err, size_t errlen);
 
 /**
  * @brief Read only a checkpoint's metadata, after checking magic, version, size and checksum.
@@ -90,7 +105,8 @@ int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, cha
 /**
  * @brief Load a checkpoint that must match `want` (every field but the step).
  *
- * Verifies magic, version, size and checksum, then the metadata; only then
+ * path must be a regular file: a directory, FIFO or device is refused from
+ * stat() without being opened (a FIFO would block the open). Verifies magic, version, size and checksum, then the metadata; only then
  * are the arrays overwritten, so a failed load leaves them untouched.
  * @param path the file
  * @param want the expected metadata

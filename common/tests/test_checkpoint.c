@@ -7,10 +7,13 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "child.h"
 #include "memory.h"
 
 #define NP 1000
@@ -140,11 +143,103 @@ static void test_damage_is_refused(void **state) {
     assert_int_equal(got.n_params, NP);
 }
 
+/* Load a path in a child that the alarm ends if opening blocks; exit 0 if
+ * the load was refused, 1 if it succeeded; the message goes to stdout. */
+static const char *child_path;
+static int load_in_child(void *arg) {
+    (void)arg;
+    alarm(10);
+    ckpt_meta_t m = meta(), got;
+    char err[1024];
+    if (checkpoint_load(child_path, &m, &got, x, y, z, err, sizeof err) == 0) return 1;
+    printf("%s\n", err);
+    return 0;
+}
+
+static int exists(const char *p) {
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* --resume DIR got LONG_MAX from ftell and died allocating it; --resume FIFO
+ * blocked forever in fopen. Both are refused from stat() before opening. */
+static void test_load_path_must_be_a_regular_file(void **state) {
+    (void)state;
+    char dir[300], fifo[320];
+    snprintf(dir, sizeof dir, "%s.dir", path);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    child_path = dir;
+    child_result_t r = run_in_child(load_in_child, NULL);
+    print_message("  %s", r.out);
+    assert_true(r.exited && r.exit_code == 0);
+    assert_non_null(strstr(r.out, "is a directory; give a checkpoint file"));
+    child_path = fifo;
+    r = run_in_child(load_in_child, NULL);
+    print_message("  %s", r.out);
+    if (r.signal == SIGALRM) fail_msg("checkpoint_load blocked on a FIFO");
+    assert_true(r.exited && r.exit_code == 0);
+    assert_non_null(strstr(r.out, "is a FIFO (named pipe), not a regular file"));
+    remove(fifo);
+    rmdir(dir);
+}
+
+/* A save whose rename fails (here: the path is a directory) reports it and
+ * removes its path.tmp instead of leaving a stray full-size file behind. */
+static void test_failed_rename_removes_tmp(void **state) {
+    (void)state;
+    char dir[300], tmp[320];
+    snprintf(dir, sizeof dir, "%s.dir", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", dir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    ckpt_meta_t m = meta();
+    char err[1024];
+    assert_int_equal(checkpoint_save(dir, &m, a, b, c, err, sizeof err), -1);
+    print_message("  %s\n", err);
+    assert_non_null(strstr(err, "is a directory"));
+    int left = exists(tmp);
+    remove(tmp);
+    rmdir(dir);
+    assert_false(left);
+}
+
+/* What the train program runs before its first step: can path be written? */
+static void test_check_writable(void **state) {
+    (void)state;
+    char err[1024], fresh[300], tmp[320], dir[300];
+    /* A new file in a writable folder: yes, and nothing is left behind. */
+    snprintf(fresh, sizeof fresh, "%s.new", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", fresh);
+    assert_int_equal(checkpoint_check_writable(fresh, err, sizeof err), 0);
+    assert_false(exists(fresh));
+    assert_false(exists(tmp));
+    /* An existing checkpoint (to be replaced at the end): yes, and it is untouched. */
+    ckpt_meta_t got;
+    assert_int_equal(checkpoint_check_writable(path, err, sizeof err), 0);
+    assert_int_equal(checkpoint_read_meta(path, &got, err, sizeof err), 0);
+    /* A folder that does not exist, and a directory in place of the file: no. */
+    assert_int_equal(checkpoint_check_writable("no/such/dir/x.ckpt", err, sizeof err), -1);
+    print_message("  %s\n", err);
+    assert_non_null(strstr(err, "cannot create"));
+    assert_non_null(strstr(err, "No such file or directory"));
+    snprintf(dir, sizeof dir, "%s.dir", path);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    int rc = checkpoint_check_writable(dir, err, sizeof err);
+    rmdir(dir);
+    print_message("  %s\n", err);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "is a directory"));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_mismatch_names_the_field),
         cmocka_unit_test(test_damage_is_refused),
+        cmocka_unit_test(test_load_path_must_be_a_regular_file),
+        cmocka_unit_test(test_failed_rename_removes_tmp),
+        cmocka_unit_test(test_check_writable),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

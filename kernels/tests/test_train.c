@@ -14,6 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "checkpoint.h"
+#include "tests/child.h"
 #include "memory.h"
 #include "train/trainer.h"
 
@@ -28,7 +30,8 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    const char *names[] = {"a.ckpt", "b.ckpt", "c.ckpt", "d.ckpt", "loss.csv"};
+    const char *names[] = {"a.ckpt", "b.ckpt", "c.ckpt", "d.ckpt", "loss.csv", "nan.ckpt", "nan.json",
+                           "nan.csv"};
     char p[512];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
@@ -195,6 +198,141 @@ static void test_bad_configs(void **state) {
     assert_int_equal(train_run(&o, NULL), -1);
 }
 
+/* ---- a backend that goes wrong on purpose ------------------------------------
+ * The CPU backend behind train_set_gpu_backend() ("--backend cuda"), with one
+ * operation replaced: from call number fail_at on, the forward pass returns
+ * NaN, or the gradient norm inf, or the update leaves a NaN parameter. */
+static train_backend_t real; /* the CPU backend's operations */
+static int calls, fail_at;
+static enum { BREAK_LOSS, BREAK_GRAD_NORM, BREAK_UPDATE } breaks;
+
+static double nan_forward(void *m, const int *in, const int *tg) {
+    double loss = real.forward(m, in, tg);
+    return (breaks == BREAK_LOSS && ++calls >= fail_at) ? NAN : loss;
+}
+static double inf_grad_norm(void *m) {
+    double g = real.grad_norm(m);
+    return (breaks == BREAK_GRAD_NORM && ++calls >= fail_at) ? INFINITY : g;
+}
+static void nan_step(void *m, double gnorm, double clip, float lr, float b1, float b2, float eps, float wd, long t) {
+    real.step(m, gnorm, clip, lr, b1, b2, eps, wd, t);
+    if (breaks == BREAK_UPDATE && ++calls >= fail_at) {
+        float *p, *am, *av;
+        real.state(m, &p, &am, &av);
+        p[7] = NAN;
+    }
+}
+static int open_breaking(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
+                         uint64_t seed, char *err, size_t errlen) {
+    (void)name;
+    train_opts_t c = train_opts_default();
+    c.cfg = *cfg;
+    c.seed = seed;
+    c.backend = "cpu";
+    if (train_backend_open(b, &c, B, T, err, errlen)) return -1;
+    real = *b;
+    b->forward = nan_forward;
+    b->grad_norm = inf_grad_norm;
+    b->step = nan_step;
+    return 0;
+}
+
+static char *slurp(const char *p) {
+    static char buf[1 << 16];
+    FILE *f = fopen(p, "rb");
+    if (!f) return NULL;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* Run small_opts() on the breaking backend, saving every step, with the
+ * fault from call fail_at on; the run must fail, leave the checkpoint of the
+ * last good step, and write a log that is still valid JSON. Runs in a child
+ * (to capture the message), so it reports with a return code, not cmocka. */
+#define EXPECT(cond)                                                    \
+    do {                                                                \
+        if (!(cond)) {                                                  \
+            printf("expectation failed: %s (line %d)\n", #cond, __LINE__); \
+            return 1;                                                   \
+        }                                                               \
+    } while (0)
+static int run_breaking(void *arg) {
+    const int *a = arg, kind = a[0], expect_saved = a[2];
+    char log_copy[300];
+    train_opts_t o = small_opts();
+    o.backend = "cuda";
+    o.save_path = path("nan.ckpt");
+    o.save_every = 1;
+    o.log_path = path("nan.json");
+    o.eval_every = a[3];
+    breaks = kind;
+    calls = 0;
+    fail_at = a[1];
+    remove(o.save_path);
+    train_set_gpu_backend(open_breaking);
+    train_result_t r;
+    int rc = train_run(&o, &r);
+    train_set_gpu_backend(NULL);
+    EXPECT(rc == -1);
+    printf("  stopped after step %d\n", r.steps_done);
+    EXPECT(r.steps_done == expect_saved);
+    ckpt_meta_t got;
+    char err[1024];
+    if (expect_saved > 0) {
+        EXPECT(checkpoint_read_meta(o.save_path, &got, err, sizeof err) == 0);
+        EXPECT((int)got.step == expect_saved); /* not the broken step's */
+    } else {
+        EXPECT(checkpoint_read_meta(o.save_path, &got, err, sizeof err) == -1);
+    }
+    char *log = slurp(o.log_path);
+    EXPECT(log != NULL);
+    /* JSON has no NaN or Infinity: such a value is null, and the array is closed. */
+    EXPECT(strstr(log, "nan") == NULL && strstr(log, "inf") == NULL);
+    if (kind != BREAK_UPDATE) EXPECT(strstr(log, "null") != NULL);
+    size_t n = strlen(log);
+    while (n && (log[n - 1] == '\n' || log[n - 1] == ' ')) n--;
+    EXPECT(n > 0 && log[n - 1] == ']');
+    snprintf(log_copy, sizeof log_copy, "%s", log + (n > 299 ? n - 299 : 0));
+    printf("  log ends: ...%s\n", log_copy);
+    return 0;
+}
+
+static void test_nan_stops_the_run(void **state) {
+    (void)state;
+    /* {fault, from call, last good step, --eval-every}. Forward passes: accum 2 micro-batches and
+     * 2 eval batches (eval_every 1) a step, so call 9 is the first micro-batch of step 3; the grad
+     * norm and the update are called once a step. A bad update is found by the eval after it, or
+     * without an eval by the check of the parameters before a save. */
+    int cases[][4] = {{BREAK_LOSS, 9, 2, 1}, {BREAK_GRAD_NORM, 2, 1, 1}, {BREAK_UPDATE, 3, 2, 1},
+                      {BREAK_UPDATE, 3, 2, 0}, {BREAK_LOSS, 1, 0, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        child_result_t c = run_in_child(run_breaking, cases[i]);
+        print_message("%s", c.out);
+        if (!c.exited || c.exit_code) fail_msg("case %zu failed", i);
+        assert_non_null(strstr(c.out, "became"));
+        assert_non_null(strstr(c.out, "lower --lr"));
+    }
+}
+
+/* --adam-eps 0 divides 0 by 0 for a parameter whose second moment is still 0. */
+static void test_adam_eps_must_be_positive(void **state) {
+    (void)state;
+    char err[1024];
+    train_opts_t o = small_opts();
+    o.adam_eps = 0.0;
+    assert_int_equal(train_opts_validate(&o, err, sizeof err), -1);
+    print_message("  %s\n", err);
+    assert_non_null(strstr(err, "--adam-eps 0 must be greater than 0"));
+    o.save_path = path("nan.ckpt");
+    remove(o.save_path);
+    assert_int_equal(train_run(&o, NULL), -1);
+    FILE *f = fopen(o.save_path, "rb");
+    if (f) fclose(f);
+    assert_null(f); /* refused before anything was written */
+}
+
 static void test_lr_schedule(void **state) {
     (void)state;
     train_opts_t o = train_opts_default();
@@ -213,6 +351,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lr_schedule),
         cmocka_unit_test(test_bad_configs),
+        cmocka_unit_test(test_adam_eps_must_be_positive),
+        cmocka_unit_test(test_nan_stops_the_run),
         cmocka_unit_test(test_refuses_mismatched_or_corrupt_checkpoint),
         cmocka_unit_test(test_resume_is_bit_identical),
         cmocka_unit_test(test_ci_run_reaches_entropy_rate),

@@ -51,7 +51,7 @@ int main(int argc, char **argv) {
         {"weight-decay", ARG_DOUBLE, &o.weight_decay, "AdamW decoupled weight decay (matrices only)", 0, 10},
         {"beta1", ARG_DOUBLE, &o.beta1, "AdamW beta1", 0, 1},
         {"beta2", ARG_DOUBLE, &o.beta2, "AdamW beta2", 0, 1},
-        {"adam-eps", ARG_DOUBLE, &o.adam_eps, "AdamW epsilon", 0, 1},
+        {"adam-eps", ARG_DOUBLE, &o.adam_eps, "AdamW epsilon (> 0: it keeps sqrt(v) + eps away from 0)", 0, 1},
         {"clip", ARG_DOUBLE, &o.clip, "clip gradients to this global L2 norm (0: off)", 0, 1e30},
         {"seed", ARG_LONG, &seed, "seed of parameter init and data sampling", 0, 9e18},
         {"data", ARG_STRING, &o.data_path, "train on this text file instead of the Markov source", 1, 0},

@@ -61,6 +61,12 @@ int train_opts_validate(const train_opts_t *o, char *err, size_t errlen) {
                     o->lr, o->min_lr);
     if (!(o->beta1 >= 0.0 && o->beta1 < 1.0) || !(o->beta2 >= 0.0 && o->beta2 < 1.0))
         return course_error(err, errlen, "--beta1 %g and --beta2 %g must be in [0, 1)", o->beta1, o->beta2);
+    /* AdamW divides by sqrt(v) + eps, and v is 0 for a parameter whose gradients have all been 0
+     * (an embedding row of a byte not yet seen): eps 0 makes that 0 / 0 = NaN on the first step. */
+    if (!(o->adam_eps > 0.0))
+        return course_error(err, errlen, "--adam-eps %g must be greater than 0 (AdamW divides by sqrt(v) + eps, "
+                    "and v is 0 for a parameter that has had no gradient yet); the usual value is 1e-8",
+                    o->adam_eps);
     if (o->stop_at < 0 || o->stop_at > o->steps)
         return course_error(err, errlen, "--stop-at %d must be in [0, --steps %d]", o->stop_at, o->steps);
     if (o->eval_batches < 1) return course_error(err, errlen, "--eval-batches %d must be at least 1", o->eval_batches);
@@ -219,6 +225,55 @@ static void memory_line(const train_backend_t *m, int long_form, char *buf, size
     }
 }
 
+/* One number of a log row. JSON has no NaN or infinity, so a value that is not
+ * finite is null there (and an empty field in the CSV, as "no eval" is). */
+static void log_number(FILE *f, int json, const char *fmt, double v) {
+    if (isfinite(v)) fprintf(f, fmt, v);
+    else if (json) fputs("null", f);
+}
+
+static void log_row(FILE *f, int json, int first, int step, double lr, double loss, double ev, double gnorm,
+                    double tps, double mfu) {
+    if (json) {
+        fprintf(f, "%s  {\"step\": %d, \"lr\": ", first ? "" : ",\n", step);
+        log_number(f, 1, "%.6g", lr);
+        fputs(", \"train_loss\": ", f);
+        log_number(f, 1, "%.6f", loss);
+        fputs(", \"eval_loss\": ", f);
+        log_number(f, 1, "%.6f", ev);
+        fputs(", \"grad_norm\": ", f);
+        log_number(f, 1, "%.6g", gnorm);
+        fputs(", \"tokens_per_s\": ", f);
+        log_number(f, 1, "%.1f", tps);
+        fputs(", \"mfu\": ", f);
+        log_number(f, 1, "%.5f", mfu);
+        fputs("}", f);
+    } else {
+        fprintf(f, "%d,", step);
+        log_number(f, 0, "%.6g", lr);
+        fputc(',', f);
+        log_number(f, 0, "%.6f", loss);
+        fputc(',', f);
+        log_number(f, 0, "%.6f", ev);
+        fputc(',', f);
+        log_number(f, 0, "%.6g", gnorm);
+        fputc(',', f);
+        log_number(f, 0, "%.1f", tps);
+        fputc(',', f);
+        log_number(f, 0, "%.5f", mfu);
+        fputc('\n', f);
+    }
+}
+
+static int all_finite(const float *x, size_t n) {
+    int ok = 1;
+    for (size_t i = 0; i < n; i++) ok &= isfinite(x[i]) != 0; /* no early exit: a plain vectorisable loop */
+    return ok;
+}
+
+/* "NaN" or "inf", for the message that stops a run. */
+static const char *nonfinite_name(double v) { return isnan(v) ? "NaN" : "inf"; }
+
 int train_run(const train_opts_t *o, train_result_t *res) {
     char err[2048];
     if (res) {
@@ -302,6 +357,9 @@ int train_run(const train_opts_t *o, train_result_t *res) {
     long tok_run = 0, tok_window = 0;
     int first_log = 1, width = 1;
     for (int s = o->steps; s >= 10; s /= 10) width++; /* "step  120/2000": the step as wide as the total */
+    int saved = -1;     /* the step of the last checkpoint this run wrote */
+    int completed = start;
+    char stop[256] = ""; /* why a NaN or inf stopped the run */
     for (int step = start; step < last; step++) {
         double t0 = wall_time();
         data_batch(&data, SPLIT_TRAIN, o->seed, (uint64_t)step, 0, 1, o->batch, T, in, tg);
@@ -314,6 +372,16 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         }
         double gnorm = m.grad_norm(m.model);
         double lr = train_lr_at(o, step);
+        const int done = step + 1;
+        /* A NaN or inf here would be written into every parameter by the update, and from then on
+         * into every checkpoint: stop before the update, with the parameters of the step before. */
+        if (!isfinite(loss) || !isfinite(gnorm)) {
+            if (log) log_row(log, json, first_log, done, lr, loss, NAN, gnorm, NAN, NAN);
+            first_log = 0;
+            snprintf(stop, sizeof stop, "%s became %s at step %d", !isfinite(loss) ? "loss" : "gradient norm",
+                     nonfinite_name(!isfinite(loss) ? loss : gnorm), done);
+            break;
+        }
         m.step(m.model, gnorm, o->clip, (float)lr, (float)o->beta1, (float)o->beta2, (float)o->adam_eps,
                         (float)o->weight_decay, step + 1);
         double dt = wall_time() - t0;
@@ -321,25 +389,12 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         t_window += dt;
         tok_run += (long)o->batch * T;
         tok_window += (long)o->batch * T;
-        const int done = step + 1;
         ev = NAN;
-        if ((o->eval_every > 0 && done % o->eval_every == 0) || done == last)
-            ev = eval_loss(&m, &data, o, in, tg);
+        const int eval_now = (o->eval_every > 0 && done % o->eval_every == 0) || done == last;
+        if (eval_now) ev = eval_loss(&m, &data, o, in, tg);
         double tps = tok_window / t_window, mfu = flops_tok * tps / (peak * 1e12);
-        if (log) {
-            if (json) {
-                fprintf(log, "%s  {\"step\": %d, \"lr\": %.6g, \"train_loss\": %.6f, \"eval_loss\": ",
-                        first_log ? "" : ",\n", done, lr, loss);
-                if (isnan(ev)) fprintf(log, "null");
-                else fprintf(log, "%.6f", ev);
-                fprintf(log, ", \"grad_norm\": %.6g, \"tokens_per_s\": %.1f, \"mfu\": %.5f}", gnorm, tps, mfu);
-            } else {
-                fprintf(log, "%d,%.6g,%.6f,", done, lr, loss);
-                if (!isnan(ev)) fprintf(log, "%.6f", ev);
-                fprintf(log, ",%.6g,%.1f,%.5f\n", gnorm, tps, mfu);
-            }
-            first_log = 0;
-        }
+        if (log) log_row(log, json, first_log, done, lr, loss, ev, gnorm, tps, mfu);
+        first_log = 0;
         if (o->print_every && (done % o->print_every == 0 || done == last)) {
             char mem[64];
             memory_line(&m, 0, mem, sizeof mem);
@@ -352,18 +407,41 @@ int train_run(const train_opts_t *o, train_result_t *res) {
             t_window = 0.0;
             tok_window = 0;
         }
+        if (res) res->last_train_loss = loss;
+        if (!isnan(ev) && res) res->eval_loss = ev;
+        /* The update itself can overflow (a huge --lr): the eval loss, or the parameters a
+         * checkpoint would hold, say so before anything is saved. */
+        if (eval_now && !isfinite(ev)) {
+            snprintf(stop, sizeof stop, "eval loss became %s after step %d", nonfinite_name(ev), done);
+            break;
+        }
         if (o->save_path && ((o->save_every > 0 && done % o->save_every == 0) || done == last)) {
             ckpt_meta_t meta;
             fill_meta(o, &data, m.n_params, done, &meta);
             m.state(m.model, &st_params, &st_m, &st_v);
+            if (!all_finite(st_params, m.n_params) || !all_finite(st_m, m.n_params) ||
+                !all_finite(st_v, m.n_params)) {
+                snprintf(stop, sizeof stop, "the parameters became NaN or inf in the update of step %d", done);
+                break;
+            }
             if (checkpoint_save(o->save_path, &meta, st_params, st_m, st_v, err, sizeof err)) {
                 fprintf(stderr, "train: %s\n", err);
                 rc = -1;
                 break;
             }
+            saved = done;
         }
-        if (res) res->last_train_loss = loss;
-        if (!isnan(ev) && res) res->eval_loss = ev;
+        completed = done; /* only now: a step whose update went bad does not count */
+    }
+    if (stop[0]) {
+        /* Say what is on disk: only checkpoints from before the fault. */
+        char kept[1200] = "";
+        if (o->save_path && saved >= 0)
+            snprintf(kept, sizeof kept, " (%s holds step %d, from before it)", o->save_path, saved);
+        else if (o->save_path)
+            snprintf(kept, sizeof kept, " (%s was not written)", o->save_path);
+        fprintf(stderr, "train: %s; lower --lr (or set --clip), or check the data%s\n", stop, kept);
+        rc = -1;
     }
     if (log) {
         if (json) fprintf(log, "\n]\n");
@@ -374,7 +452,7 @@ int train_run(const train_opts_t *o, train_result_t *res) {
             res->eval_loss = eval_loss(&m, &data, o, in, tg);
             res->last_train_loss = NAN;
         }
-        res->steps_done = last;
+        res->steps_done = completed;
         res->entropy_rate = H;
         res->tokens_per_s = t_run > 0 ? tok_run / t_run : 0.0;
         res->mfu = flops_tok * res->tokens_per_s / (peak * 1e12);
@@ -387,11 +465,11 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         for (size_t i = 0; i < m.n_params * sizeof(float); i++) h = (h ^ b[i]) * 1099511628211ull;
         res->params_hash = h;
     }
-    if (o->print_every && t_run > 0) {
+    if (o->print_every && t_run > 0 && rc == 0) {
         char mem[64];
         memory_line(&m, 1, mem, sizeof mem);
         printf("done: %d steps, %.1fk tok/s, MFU %.2f%% of %.3g TFLOP/s, %s\n",
-               last - start, tok_run / t_run / 1e3, 100.0 * flops_tok * tok_run / t_run / (peak * 1e12),
+               completed - start, tok_run / t_run / 1e3, 100.0 * flops_tok * tok_run / t_run / (peak * 1e12),
                peak, mem);
     }
     host_free(in);

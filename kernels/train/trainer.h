@@ -8,7 +8,9 @@
  * cosine learning rate. Eval loss on fixed held-out batches every
  * eval_every steps and at the end; checkpoints every save_every steps and at
  * the end; a resumed run continues bit-identically (same batches, same
- * arithmetic order).
+ * arithmetic order). A loss, gradient norm, eval loss or parameter that
+ * becomes NaN or inf stops the run with an error before it reaches a
+ * checkpoint, so the last checkpoint on disk is always a good one.
  *
  * Backends: cpu (kernels/cpu/model_cpu.h) is built in. The GPU backend of
  * lab 05 (kernels/cuda/model_gpu.h, on a GPU or on the SIMT emulator) lives in
@@ -51,7 +53,7 @@ typedef struct {
     int eval_every;          /**< eval loss every this many steps (0: only at the end) */
     int eval_batches;        /**< held-out micro-batches per eval */
     int print_every;         /**< progress line every this many steps (0: none) */
-    const char *log_path;    /**< loss log file (NULL: none) */
+    const char *log_path;    /**< loss log file (NULL: none); a NaN or inf is null in JSON, an empty CSV field */
     const char *log_format;  /**< "csv" or "json" (NULL: from the file name, default csv) */
     const char *save_path;   /**< checkpoint file (NULL: none) */
     int save_every;          /**< also save every this many steps (0: only at the end) */
@@ -114,7 +116,7 @@ int train_backend_open(train_backend_t *b, const train_opts_t *o, int B, int T, 
 
 /** What a run reports back. */
 typedef struct {
-    int steps_done;          /**< last completed step */
+    int steps_done;          /**< last completed step (before the fault, for a run stopped by a NaN) */
     double last_train_loss;  /**< loss of the last step */
     double eval_loss;        /**< the last eval loss (NaN if none) */
     double entropy_rate;     /**< the data's optimum (NaN for a text file) */

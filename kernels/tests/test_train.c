@@ -316,6 +316,66 @@ static void test_nan_stops_the_run(void **state) {
     }
 }
 
+static int exists(const char *p) {
+    FILE *f = fopen(p, "rb");
+    if (f) fclose(f);
+    return f != NULL;
+}
+
+static train_opts_t resume_opts;
+static int run_resume_child(void *arg) {
+    (void)arg;
+    return train_run(&resume_opts, NULL) == 0 ? 0 : 1;
+}
+
+/* Resuming with nothing left to do was a silent no-op that exited 0 and wrote
+ * nothing: a finished checkpoint, or --stop-at at or before its step. Both are
+ * refused before anything is written, with a message saying why. */
+static void test_resume_with_nothing_to_do_is_refused(void **state) {
+    (void)state;
+    train_opts_t o = small_opts();
+    o.steps = 4;
+    o.warmup = 2;
+    o.save_path = path("a.ckpt");
+    o.stop_at = 3;
+    assert_int_equal(train_run(&o, NULL), 0); /* a.ckpt at step 3 of 4 */
+    o.stop_at = 0;
+    o.save_path = path("b.ckpt");
+    assert_int_equal(train_run(&o, NULL), 0); /* b.ckpt at step 4 of 4: finished */
+
+    /* path() reuses four buffers: keep the names this test passes around. */
+    static char a_ckpt[512], b_ckpt[512], c_ckpt[512], log_csv[512];
+    snprintf(a_ckpt, sizeof a_ckpt, "%s", path("a.ckpt"));
+    snprintf(b_ckpt, sizeof b_ckpt, "%s", path("b.ckpt"));
+    snprintf(c_ckpt, sizeof c_ckpt, "%s", path("c.ckpt"));
+    snprintf(log_csv, sizeof log_csv, "%s", path("loss.csv"));
+    resume_opts = o;
+    resume_opts.resume_path = b_ckpt;
+    resume_opts.save_path = c_ckpt;
+    resume_opts.log_path = log_csv;
+    remove(c_ckpt);
+    remove(log_csv);
+    child_result_t c = run_in_child(run_resume_child, NULL);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 1);
+    assert_non_null(strstr(c.out, "is already at step 4 of --steps 4; nothing to train"));
+    assert_false(exists(c_ckpt));
+    assert_false(exists(log_csv));
+
+    resume_opts.resume_path = a_ckpt;
+    for (int stop_at = 2; stop_at <= 3; stop_at++) { /* before, and at, the checkpoint's step */
+        resume_opts.stop_at = stop_at;
+        c = run_in_child(run_resume_child, NULL);
+        print_message("%s", c.out);
+        assert_true(c.exited && c.exit_code == 1);
+        assert_non_null(strstr(c.out, "is not after step 3"));
+        assert_false(exists(c_ckpt));
+    }
+    resume_opts.stop_at = 4; /* one step left: fine */
+    assert_int_equal(train_run(&resume_opts, NULL), 0);
+    assert_true(exists(c_ckpt));
+}
+
 /* --adam-eps 0 divides 0 by 0 for a parameter whose second moment is still 0. */
 static void test_adam_eps_must_be_positive(void **state) {
     (void)state;
@@ -354,6 +414,7 @@ int main(void) {
         cmocka_unit_test(test_adam_eps_must_be_positive),
         cmocka_unit_test(test_nan_stops_the_run),
         cmocka_unit_test(test_refuses_mismatched_or_corrupt_checkpoint),
+        cmocka_unit_test(test_resume_with_nothing_to_do_is_refused),
         cmocka_unit_test(test_resume_is_bit_identical),
         cmocka_unit_test(test_ci_run_reaches_entropy_rate),
     };

@@ -314,6 +314,26 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         }
         m.state_loaded(m.model);
         start = (int)got.step;
+        /* Nothing left to do would otherwise be a silent no-op that writes no --save file. The
+         * checkpoint only resumes with its own --steps (it sets the schedule), so a finished
+         * run cannot be extended: say so rather than suggest a larger --steps. */
+        char why[1024] = "";
+        if (start >= o->steps) {
+            snprintf(why, sizeof why, "%s is already at step %d of --steps %d; nothing to train: the run is "
+                     "finished, and a checkpoint resumes only with the --steps it was written with (it sets "
+                     "the learning-rate schedule); to train longer, start a new run with a larger --steps",
+                     o->resume_path, start, o->steps);
+        } else if (o->stop_at > 0 && o->stop_at <= start) {
+            snprintf(why, sizeof why, "--stop-at %d is not after step %d of the checkpoint %s; nothing to "
+                     "train: pick --stop-at in [%d, %d], or leave it out to train to --steps",
+                     o->stop_at, start, o->resume_path, start + 1, o->steps);
+        }
+        if (why[0]) {
+            fprintf(stderr, "train: %s\n", why);
+            m.destroy(m.model);
+            data_free(&data);
+            return -1;
+        }
         if (o->print_every) printf("resumed from %s at step %d\n", o->resume_path, start);
     }
     const double peak = o->peak_tflops > 0 ? o->peak_tflops
@@ -448,10 +468,6 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         fclose(log);
     }
     if (res) {
-        if (start >= last) { /* nothing left to train: report the checkpoint's eval loss */
-            res->eval_loss = eval_loss(&m, &data, o, in, tg);
-            res->last_train_loss = NAN;
-        }
         res->steps_done = completed;
         res->entropy_rate = H;
         res->tokens_per_s = t_run > 0 ? tok_run / t_run : 0.0;

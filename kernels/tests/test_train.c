@@ -376,6 +376,29 @@ static void test_resume_with_nothing_to_do_is_refused(void **state) {
     assert_true(exists(c_ckpt));
 }
 
+/* An unwritable --save path was found only when the first checkpoint was
+ * due, after the steps before it were spent; now before the first step. */
+static void test_unwritable_save_fails_before_training(void **state) {
+    (void)state;
+    const char *bad[] = {path("no-such-dir/x.ckpt"), tmpdir}; /* a missing folder; a directory */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        train_opts_t o = small_opts();
+        o.backend = "cuda"; /* the counting backend: how many forward passes ran */
+        o.save_path = bad[i];
+        breaks = BREAK_LOSS;
+        calls = 0;
+        fail_at = 1 << 30;
+        train_set_gpu_backend(open_breaking);
+        int rc = train_run(&o, NULL);
+        train_set_gpu_backend(NULL);
+        assert_int_equal(rc, -1);
+        assert_int_equal(calls, 0);
+    }
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp", tmpdir); /* the check cleans up after itself */
+    assert_false(exists(tmp));
+}
+
 /* --adam-eps 0 divides 0 by 0 for a parameter whose second moment is still 0. */
 static void test_adam_eps_must_be_positive(void **state) {
     (void)state;
@@ -415,6 +438,7 @@ int main(void) {
         cmocka_unit_test(test_nan_stops_the_run),
         cmocka_unit_test(test_refuses_mismatched_or_corrupt_checkpoint),
         cmocka_unit_test(test_resume_with_nothing_to_do_is_refused),
+        cmocka_unit_test(test_unwritable_save_fails_before_training),
         cmocka_unit_test(test_resume_is_bit_identical),
         cmocka_unit_test(test_ci_run_reaches_entropy_rate),
     };

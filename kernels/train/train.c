@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
         {"print-every", ARG_INT, &o.print_every, "progress line every this many steps (0: quiet)", 0, 1 << 30},
         {"log", ARG_STRING, &o.log_path, "write a per-step loss log here (.json: JSON, else CSV)", 1, 0},
         {"log-format", ARG_STRING, &o.log_format, "csv or json (default: from the --log file name)", 1, 0},
-        {"save", ARG_STRING, &o.save_path, "checkpoint file, written at the end (and every --save-every)", 1, 0},
+        {"save", ARG_STRING, &o.save_path, "checkpoint file, written at the end (and every --save-every); checked writable before step 1", 1, 0},
         {"save-every", ARG_INT, &o.save_every, "also checkpoint every this many steps (0: only at the end)", 0, 1 << 30},
         {"resume", ARG_STRING, &o.resume_path, "continue bit-identically from this checkpoint", 1, 0},
         {"stop-at", ARG_INT, &o.stop_at, "stop (and save) after this step, as an interruption would (0: off)", 0, 1 << 30},

@@ -284,6 +284,12 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         fprintf(stderr, "train: %s\n", err);
         return -1;
     }
+    /* The first checkpoint is written after --save-every steps, or at the very end: a path that
+     * cannot be written must be found now, not after the run it was meant to keep. */
+    if (o->save_path && checkpoint_check_writable(o->save_path, err, sizeof err)) {
+        fprintf(stderr, "train: --save %s\n", err);
+        return -1;
+    }
     if (o->threads > 0) omp_set_num_threads(o->threads);
     data_source_t data;
     int rc = o->data_path ? data_open_text(&data, o->data_path, o->seq, err, sizeof err)

@@ -55,7 +55,7 @@ typedef struct {
     int print_every;         /**< progress line every this many steps (0: none) */
     const char *log_path;    /**< loss log file (NULL: none); a NaN or inf is null in JSON, an empty CSV field */
     const char *log_format;  /**< "csv" or "json" (NULL: from the file name, default csv) */
-    const char *save_path;   /**< checkpoint file (NULL: none) */
+    const char *save_path;   /**< checkpoint file (NULL: none); train_run() checks it can be written before step 1 */
     int save_every;          /**< also save every this many steps (0: only at the end) */
     const char *resume_path; /**< continue from this checkpoint (NULL: start fresh) */
     int stop_at;             /**< stop (and save) after this step, as if interrupted (0: run to steps) */

@@ -205,6 +205,7 @@ static void test_bad_configs(void **state) {
 static train_backend_t real; /* the CPU backend's operations */
 static int calls, fail_at;
 static enum { BREAK_LOSS, BREAK_GRAD_NORM, BREAK_UPDATE } breaks;
+static const char *fake_device; /* NULL: the CPU backend's own name and peak */
 
 static double nan_forward(void *m, const int *in, const int *tg) {
     double loss = real.forward(m, in, tg);
@@ -231,6 +232,11 @@ static int open_breaking(train_backend_t *b, const char *name, const model_confi
     c.backend = "cpu";
     if (train_backend_open(b, &c, B, T, err, errlen)) return -1;
     real = *b;
+    if (fake_device) { /* as trainer_gpu.c fills these in for a real GPU */
+        snprintf(b->device, sizeof b->device, "%s", fake_device);
+        b->peak_tflops = model_peak_tflops(fake_device, "bf16");
+        b->measure_cpu_peak = 0;
+    }
     b->forward = nan_forward;
     b->grad_norm = inf_grad_norm;
     b->step = nan_step;
@@ -399,6 +405,46 @@ static void test_unwritable_save_fails_before_training(void **state) {
     assert_false(exists(tmp));
 }
 
+/* On a GPU that is not in the peak table, MFU is unknown: it used to be taken
+ * against this CPU's measured sgemm rate, thousands of percent. The child
+ * prints what train_run() printed and its result. */
+static int run_on_fake_gpu(void *arg) {
+    fake_device = arg;
+    train_opts_t o = small_opts();
+    o.backend = "cuda";
+    o.peak_tflops = 0.0; /* from the device, as the train program's default */
+    o.print_every = 10;
+    o.log_path = path("nan.json");
+    breaks = BREAK_LOSS;
+    calls = 0;
+    fail_at = 1 << 30;
+    train_set_gpu_backend(open_breaking);
+    train_result_t r;
+    int rc = train_run(&o, &r);
+    train_set_gpu_backend(NULL);
+    char *log = slurp(o.log_path);
+    printf("result: rc %d, peak %g, mfu %g; log has mfu null: %d\n", rc, r.peak_tflops, r.mfu,
+           log && strstr(log, "\"mfu\": null") != NULL);
+    return rc == 0 ? 0 : 1;
+}
+
+static void test_mfu_unknown_on_an_unknown_gpu(void **state) {
+    (void)state;
+    child_result_t c = run_in_child(run_on_fake_gpu, "NVIDIA RTX A1000");
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 0);
+    assert_non_null(strstr(c.out, "result: rc 0, peak nan, mfu nan; log has mfu null: 1"));
+    assert_non_null(strstr(c.out, "MFU unknown"));
+    assert_non_null(strstr(c.out, "pass --peak-tflops"));
+    assert_null(strstr(c.out, "measured sgemm"));
+    /* A GPU in the table: its bf16 peak. */
+    c = run_in_child(run_on_fake_gpu, "NVIDIA H100 PCIe");
+    assert_true(c.exited && c.exit_code == 0);
+    assert_non_null(strstr(c.out, "result: rc 0, peak 756,"));
+    assert_non_null(strstr(c.out, "bf16 peak of the device"));
+    assert_null(strstr(c.out, "MFU unknown"));
+}
+
 /* --adam-eps 0 divides 0 by 0 for a parameter whose second moment is still 0. */
 static void test_adam_eps_must_be_positive(void **state) {
     (void)state;
@@ -439,6 +485,7 @@ int main(void) {
         cmocka_unit_test(test_refuses_mismatched_or_corrupt_checkpoint),
         cmocka_unit_test(test_resume_with_nothing_to_do_is_refused),
         cmocka_unit_test(test_unwritable_save_fails_before_training),
+        cmocka_unit_test(test_mfu_unknown_on_an_unknown_gpu),
         cmocka_unit_test(test_resume_is_bit_identical),
         cmocka_unit_test(test_ci_run_reaches_entropy_rate),
     };

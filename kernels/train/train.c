@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
         {"resume", ARG_STRING, &o.resume_path, "continue bit-identically from this checkpoint", 1, 0},
         {"stop-at", ARG_INT, &o.stop_at, "stop (and save) after this step, as an interruption would (0: off)", 0, 1 << 30},
         {"threads", ARG_INT, &o.threads, "threads (0: OMP_NUM_THREADS or all cores); results do not depend on it", 0, 4096},
-        {"peak-tflops", ARG_DOUBLE, &o.peak_tflops, "MFU denominator in TFLOP/s (0: the GPU's bf16 peak by name, else this CPU's measured fp32 sgemm)", 0, 1e6},
+        {"peak-tflops", ARG_DOUBLE, &o.peak_tflops, "MFU denominator in TFLOP/s (0: a GPU's bf16 peak by name, unknown for a GPU not in the table; this CPU's measured fp32 sgemm for cpu and emu)", 0, 1e6},
 #ifdef COURSE_TRAIN_GPU
         {"matmul", ARG_STRING, &matmul, "matmul kernel of --backend cuda/emu: auto (cuBLAS on a GPU, tiled on the emulator), " TRAIN_MATMUL_NAMES " (lab 04)", 1, 0},
         {"attention", ARG_STRING, &attention, "attention of --backend cuda/emu: auto (flash where the head size allows), naive (stores T x T; your lab-05 softmax backward) or flash", 1, 0},

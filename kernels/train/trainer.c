@@ -176,6 +176,7 @@ int train_backend_open(train_backend_t *b, const train_opts_t *o, int B, int T, 
         b->n_params = m->n_params;
         snprintf(b->device, sizeof b->device, "CPU");
         b->precision = "fp32";
+        b->measure_cpu_peak = 1;
         b->forward = cpu_forward;
         b->zero_grad = cpu_zero_grad;
         b->backward = cpu_backward;
@@ -342,8 +343,13 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         }
         if (o->print_every) printf("resumed from %s at step %d\n", o->resume_path, start);
     }
+    /* The MFU denominator. This CPU's measured sgemm rate stands in only where the model runs on
+     * it (the cpu backend, the emulator): against a GPU's work it gave MFUs of thousands of
+     * percent. A GPU not in the peak table has no MFU (NaN) unless --peak-tflops gives one. */
     const double peak = o->peak_tflops > 0 ? o->peak_tflops
-                        : m.peak_tflops > 0 ? m.peak_tflops : train_measure_cpu_peak();
+                        : m.peak_tflops > 0 ? m.peak_tflops
+                        : m.measure_cpu_peak ? train_measure_cpu_peak() : NAN;
+
     const double flops_tok = model_flops_per_token(&o->cfg, T);
     const double H = data_entropy_rate(&data);
     const int last = o->stop_at > 0 ? o->stop_at : o->steps;
@@ -353,10 +359,13 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         printf("model: d_model %d, %d layers, %d heads, ffn %d, %zu parameters, %s of buffers\n",
                o->cfg.d_model, o->cfg.n_layers, o->cfg.n_heads, o->cfg.d_ff, m.n_params, mem);
         printf("data: %s; entropy rate %.4f nats/byte\n", data.desc, H);
-        printf("train: batch %d x seq %d (accum %d), %d steps, lr %g -> %g, warmup %d, "
-               "%.3g MFLOP/token, peak %.3g TFLOP/s (%s)\n",
-               o->batch, T, o->accum, o->steps, o->lr, o->min_lr, o->warmup, flops_tok / 1e6, peak,
-               o->peak_tflops > 0 ? "--peak-tflops" : m.peak_tflops > 0 ? "bf16 peak of the device" : "measured sgemm");
+        printf("train: batch %d x seq %d (accum %d), %d steps, lr %g -> %g, warmup %d, %.3g MFLOP/token, ",
+               o->batch, T, o->accum, o->steps, o->lr, o->min_lr, o->warmup, flops_tok / 1e6);
+        if (isnan(peak)) printf("peak unknown: no bf16 peak is known for '%s', so MFU is unknown; pass "
+                                "--peak-tflops\n", m.device);
+        else printf("peak %.3g TFLOP/s (%s)\n", peak,
+                    o->peak_tflops > 0 ? "--peak-tflops" : m.peak_tflops > 0 ? "bf16 peak of the device"
+                                                                            : "measured sgemm");
         if (strcmp(m.device, "CPU"))
             printf("backend: %s on %s, %s\n", o->backend, m.device, m.precision);
     }
@@ -424,8 +433,11 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         if (o->print_every && (done % o->print_every == 0 || done == last)) {
             char mem[64];
             memory_line(&m, 0, mem, sizeof mem);
-            printf("step %*d/%d | loss %.4f | %.1fk tok/s | MFU %.1f%% | %s", width, done, o->steps, loss,
-                   tps / 1e3, 100.0 * mfu, mem);
+            char mfu_s[32];
+            if (isnan(mfu)) snprintf(mfu_s, sizeof mfu_s, "unknown");
+            else snprintf(mfu_s, sizeof mfu_s, "%.1f%%", 100.0 * mfu);
+            printf("step %*d/%d | loss %.4f | %.1fk tok/s | MFU %s | %s", width, done, o->steps, loss,
+                   tps / 1e3, mfu_s, mem);
             if (!isnan(ev)) printf(" | eval %.4f", ev);
             if (!isnan(ev) && !isnan(H)) printf(" (entropy rate %.4f, gap %+.4f)", H, ev - H);
             printf("\n");
@@ -490,9 +502,11 @@ int train_run(const train_opts_t *o, train_result_t *res) {
     if (o->print_every && t_run > 0 && rc == 0) {
         char mem[64];
         memory_line(&m, 1, mem, sizeof mem);
-        printf("done: %d steps, %.1fk tok/s, MFU %.2f%% of %.3g TFLOP/s, %s\n",
-               completed - start, tok_run / t_run / 1e3, 100.0 * flops_tok * tok_run / t_run / (peak * 1e12),
-               peak, mem);
+        char mfu_s[64];
+        if (isnan(peak)) snprintf(mfu_s, sizeof mfu_s, "MFU unknown (pass --peak-tflops)");
+        else snprintf(mfu_s, sizeof mfu_s, "MFU %.2f%% of %.3g TFLOP/s",
+                      100.0 * flops_tok * tok_run / t_run / (peak * 1e12), peak);
+        printf("done: %d steps, %.1fk tok/s, %s, %s\n", completed - start, tok_run / t_run / 1e3, mfu_s, mem);
     }
     host_free(in);
     host_free(tg);

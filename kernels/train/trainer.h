@@ -60,7 +60,8 @@ typedef struct {
     const char *resume_path; /**< continue from this checkpoint (NULL: start fresh) */
     int stop_at;             /**< stop (and save) after this step, as if interrupted (0: run to steps) */
     int threads;             /**< OpenMP threads (0: leave as they are); each runs single-threaded sgemms */
-    double peak_tflops;      /**< MFU denominator (0: the device's bf16 peak by name, else measure the CPU's sgemm rate) */
+    double peak_tflops;      /**< MFU denominator (0: the device's bf16 peak by name; for the cpu backend and
+                                  the emulator this CPU's measured sgemm rate; for a GPU not in the table, unknown) */
     const char *backend;     /**< "cpu" (NULL means cpu), "cuda" or "emu" */
 } train_opts_t;
 
@@ -74,7 +75,9 @@ typedef struct {
     void *model;             /**< the backend's model object */
     size_t n_params;         /**< parameter count */
     char device[128];        /**< where it runs, for the banner and the peak table */
-    double peak_tflops;      /**< the device's peak for MFU (0: unknown, measure the CPU) */
+    double peak_tflops;      /**< the device's bf16 peak for MFU, TFLOP/s (0: not known) */
+    int measure_cpu_peak;    /**< 1: the model runs on this CPU (cpu backend, emulator), so with no peak known
+                                  MFU is against its measured sgemm rate; 0: with no peak, MFU is unknown */
     const char *precision;   /**< "fp32" or "bf16 mixed" */
     double (*forward)(void *model, const int *inputs, const int *targets);            /**< mean loss */
     void (*zero_grad)(void *model);                                                   /**< before a step */
@@ -121,8 +124,8 @@ typedef struct {
     double eval_loss;        /**< the last eval loss (NaN if none) */
     double entropy_rate;     /**< the data's optimum (NaN for a text file) */
     double tokens_per_s;     /**< training throughput over the run */
-    double mfu;              /**< model FLOPs utilisation over the run, 0..1 */
-    double peak_tflops;      /**< the MFU denominator used */
+    double mfu;              /**< model FLOPs utilisation over the run, 0..1 (NaN: no peak known for the GPU) */
+    double peak_tflops;      /**< the MFU denominator used (NaN: none known; pass --peak-tflops) */
     size_t peak_rss;         /**< peak resident memory of the process, bytes */
     size_t n_params;         /**< parameter count */
     uint64_t params_hash;    /**< FNV-1a of the final parameters' bytes */

@@ -87,6 +87,8 @@ int train_gpu_backend_open(train_backend_t *b, const char *name, const model_con
     b->n_params = m->n_params;
     snprintf(b->device, sizeof b->device, "%s", dev);
     b->peak_tflops = model_peak_tflops(dev, "bf16");
+    /* Only the emulator runs on this CPU; a GPU missing from the table has no MFU (--peak-tflops gives one). */
+    b->measure_cpu_peak = emulated;
     b->precision = attn == MODEL_ATTN_FLASH ? "bf16 mixed precision (fp32 master weights), flash attention"
                                             : "bf16 mixed precision (fp32 master weights), naive attention";
     b->forward = g_forward;

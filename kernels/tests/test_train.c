@@ -31,7 +31,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     const char *names[] = {"a.ckpt", "b.ckpt", "c.ckpt", "d.ckpt", "loss.csv", "nan.ckpt", "nan.json",
-                           "nan.csv"};
+                           "text.txt"};
     char p[512];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
@@ -445,6 +445,51 @@ static void test_mfu_unknown_on_an_unknown_gpu(void **state) {
     assert_null(strstr(c.out, "MFU unknown"));
 }
 
+static train_opts_t print_opts;
+static int run_print_child(void *arg) {
+    (void)arg;
+    return train_run(&print_opts, NULL) == 0 ? 0 : 1;
+}
+
+/* A --warmup longer than --steps means the learning rate never reaches --lr:
+ * the run goes ahead (the default warmup of 20 is longer than a quick
+ * '--steps 5') but says so. */
+static void test_warmup_longer_than_steps_warns(void **state) {
+    (void)state;
+    print_opts = small_opts();
+    print_opts.steps = 4;
+    print_opts.warmup = 10;
+    child_result_t c = run_in_child(run_print_child, NULL);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 0);
+    assert_non_null(strstr(c.out, "warning: --warmup 10 is longer than --steps 4"));
+    print_opts.warmup = 4; /* peaks at the last step: no warning */
+    c = run_in_child(run_print_child, NULL);
+    assert_true(c.exited && c.exit_code == 0);
+    assert_null(strstr(c.out, "warning"));
+}
+
+/* A text file has no known entropy rate: the header says so, not "nan". */
+static void test_text_data_entropy_rate_unknown(void **state) {
+    (void)state;
+    static char text_path[512];
+    snprintf(text_path, sizeof text_path, "%s", path("text.txt"));
+    FILE *f = fopen(text_path, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 100; i++) fprintf(f, "the quick brown fox %d\n", i);
+    fclose(f);
+    print_opts = small_opts();
+    print_opts.steps = 2;
+    print_opts.warmup = 1;
+    print_opts.print_every = 1;
+    print_opts.data_path = text_path;
+    child_result_t c = run_in_child(run_print_child, NULL);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 0);
+    assert_non_null(strstr(c.out, "entropy rate unknown"));
+    assert_null(strstr(c.out, "nan"));
+}
+
 /* --adam-eps 0 divides 0 by 0 for a parameter whose second moment is still 0. */
 static void test_adam_eps_must_be_positive(void **state) {
     (void)state;
@@ -486,6 +531,8 @@ int main(void) {
         cmocka_unit_test(test_resume_with_nothing_to_do_is_refused),
         cmocka_unit_test(test_unwritable_save_fails_before_training),
         cmocka_unit_test(test_mfu_unknown_on_an_unknown_gpu),
+        cmocka_unit_test(test_warmup_longer_than_steps_warns),
+        cmocka_unit_test(test_text_data_entropy_rate_unknown),
         cmocka_unit_test(test_resume_is_bit_identical),
         cmocka_unit_test(test_ci_run_reaches_entropy_rate),
     };

@@ -45,7 +45,7 @@ int main(int argc, char **argv) {
         {"batch", ARG_INT, &o.batch, "sequences per optimizer step (global batch)", 1, 1 << 20},
         {"accum", ARG_INT, &o.accum, "gradient-accumulation micro-batches per step (divides --batch)", 1, 1 << 20},
         {"steps", ARG_INT, &o.steps, "optimizer steps of the whole run (sets the schedule)", 1, 1 << 30},
-        {"warmup", ARG_INT, &o.warmup, "linear learning-rate warmup steps", 0, 1 << 30},
+        {"warmup", ARG_INT, &o.warmup, "linear learning-rate warmup steps (more than --steps: lr never reaches --lr)", 0, 1 << 30},
         {"lr", ARG_DOUBLE, &o.lr, "peak learning rate", 0, 10},
         {"min-lr", ARG_DOUBLE, &o.min_lr, "learning rate at the end of the cosine decay", 0, 10},
         {"weight-decay", ARG_DOUBLE, &o.weight_decay, "AdamW decoupled weight decay (matrices only)", 0, 10},

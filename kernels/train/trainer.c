@@ -291,6 +291,11 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         fprintf(stderr, "train: --save %s\n", err);
         return -1;
     }
+    /* Allowed (the default warmup is longer than a quick --steps 5), but rarely meant. */
+    if (o->warmup > o->steps)
+        fprintf(stderr, "train: warning: --warmup %d is longer than --steps %d, so the learning rate only "
+                "reaches %g (%d/%d of --lr %g); lower --warmup to at most --steps for the full schedule\n",
+                o->warmup, o->steps, train_lr_at(o, o->steps - 1), o->steps, o->warmup, o->lr);
     if (o->threads > 0) omp_set_num_threads(o->threads);
     data_source_t data;
     int rc = o->data_path ? data_open_text(&data, o->data_path, o->seq, err, sizeof err)
@@ -358,7 +363,8 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         format_mem(m.bytes(m.model), mem, sizeof mem);
         printf("model: d_model %d, %d layers, %d heads, ffn %d, %zu parameters, %s of buffers\n",
                o->cfg.d_model, o->cfg.n_layers, o->cfg.n_heads, o->cfg.d_ff, m.n_params, mem);
-        printf("data: %s; entropy rate %.4f nats/byte\n", data.desc, H);
+        if (isnan(H)) printf("data: %s; entropy rate unknown (only the Markov source has an exact one)\n", data.desc);
+        else printf("data: %s; entropy rate %.4f nats/byte\n", data.desc, H);
         printf("train: batch %d x seq %d (accum %d), %d steps, lr %g -> %g, warmup %d, %.3g MFLOP/token, ",
                o->batch, T, o->accum, o->steps, o->lr, o->min_lr, o->warmup, flops_tok / 1e6);
         if (isnan(peak)) printf("peak unknown: no bf16 peak is known for '%s', so MFU is unknown; pass "

@@ -319,7 +319,7 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         fill_meta(o, &data, m.n_params, 0, &want);
         m.state(m.model, &st_params, &st_m, &st_v);
         if (checkpoint_load(o->resume_path, &want, &got, st_params, st_m, st_v, err, sizeof err)) {
-            fprintf(stderr, "train: %s\n", err);
+            fprintf(stderr, "train: --resume %s\n", err); /* err starts with the path */
             m.destroy(m.model);
             data_free(&data);
             return -1;

@@ -134,6 +134,12 @@ if [ -n "$labs" ]; then
         bash common/tools/ptxas_report.sh <common/tests/ptxas_wgmma_serialised.log
 fi
 
+# Lab 03's autotuner: which configurations --list and --max choose (valid
+# ones, the file's defaults first, spread over the grid); no GPU or nvcc needed.
+if [ -n "$labs" ] && [ -x labs/03-register-tiling/autotune.sh ]; then
+    expect "lab 03 autotune: --list and --max choose valid configurations, defaults first" 0 \
+        "autotune selection: [0-9]+ checks passed" bash common/tests/test_autotune.sh
+fi
 # Lab 03's autotuner only times on a GPU, but its generated build must not rot:
 # with nvcc present, compile and link its first configuration.
 if [ -n "$labs" ] && [ "${HAVE_CUDA:-0}" = 1 ] && [ -x labs/03-register-tiling/autotune.sh ]; then

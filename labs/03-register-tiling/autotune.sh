@@ -3,20 +3,33 @@
 # of this machine and rank them by TFLOP/s at 4096^3, with cuBLAS (fp32, TF32
 # off) timed in the same process as the yardstick.
 #
-# For every configuration in a small grid it compiles the kernel's .cu file
-# with -D overrides (BM, BN, BK, TM, TN, and for the warp-tiled kernel WM, WN,
-# WNITER, NTHREADS), links it into a one-kernel benchmark built on the lab's
-# harness (gemm_bench_main in kernels/gemm_harness.c), runs it under a time
-# limit, and prints a ranked table and the best -D line. Configurations that
-# break the kernel's rules are skipped before compiling (see valid_* below);
-# the static_asserts in the .cu file are the final word, and a configuration
-# they reject is reported as "invalid". Everything goes under $BUILD/autotune.
+# For every configuration of a grid it compiles the kernel's .cu file with -D
+# overrides (BM, BN, BK, TM, TN, and for the warp-tiled kernel WM, WN, WNITER,
+# NTHREADS), links it into a one-kernel benchmark built on the lab's harness
+# (gemm_bench_main in kernels/gemm_harness.c), runs it under a time limit, and
+# prints a ranked table and the best -D line. Configurations that break the
+# kernel's rules are never generated (see valid_* below); the static_asserts
+# in the .cu file are the final word, and a configuration they reject is
+# reported as "invalid".
+#
+# The order of the configurations (see order_grid below): the file's own
+# defaults first, always, so the table shows what tuning gains over them;
+# then one configuration of each block tile (BM x BN x BK) in turn, the
+# best-rated of each first (more outputs per thread, then a higher block-tile
+# intensity, then fewer shared loads per multiply-add), block tiles in the
+# order of their best-rated configuration; then the second-rated of each, and
+# so on. --max N keeps the first N of that order: the defaults and a sample
+# that spans the block tiles of the whole grid, not just its first corner.
+# --list prints the configurations it would try and stops (no nvcc or GPU
+# needed). Everything goes under $BUILD/autotune.
 #
 # Run from the repository root:
 #   labs/03-register-tiling/autotune.sh                     # warptile, your file (labs/)
 #   labs/03-register-tiling/autotune.sh --kernel vectorized --src solutions
-#   labs/03-register-tiling/autotune.sh --dry-run           # list the grid, compile one config
-# Without a GPU it says so and exits 0 (--dry-run still works with nvcc alone).
+#   labs/03-register-tiling/autotune.sh --max 40 --list     # what a 40-configuration search tries
+#   labs/03-register-tiling/autotune.sh --dry-run           # list the grid, compile the first config
+# Without a GPU it says so and exits 0 (--list works anywhere, --dry-run
+# with nvcc alone).
 set -u
 
 usage() {
@@ -27,16 +40,19 @@ usage: labs/03-register-tiling/autotune.sh [options]
   --size N       square size to time, N^3 (default 4096)
   --reps R       timed repetitions per configuration, median reported (default 5)
   --timeout S    seconds allowed per compile and per run (default 120)
-  --max N        try at most N configurations (default: all valid ones)
+  --max N        try at most N configurations: the file's defaults, then a
+                 sample spread over the block tiles of the grid, best-rated
+                 first (default: all valid ones)
   --jobs J       compile J configurations at a time (default: number of cores)
   --arch A       GPU architecture for nvcc, e.g. 90a or 80 (default: from nvidia-smi)
   --build DIR    build folder (default: build; outputs go to DIR/autotune)
+  --list         print the configurations that would be tried, in order, and stop
   --dry-run      print the configurations, then compile and link the first one only
   -h, --help     this text
 USAGE
 }
 
-kernel=warptile src=labs size=4096 reps=5 limit=120 max=0 arch="" dry=0
+kernel=warptile src=labs size=4096 reps=5 limit=120 max=0 arch="" dry=0 list=0
 jobs=$(nproc 2>/dev/null || echo 4)
 BUILD=${BUILD:-build}
 while [ $# -gt 0 ]; do
@@ -50,6 +66,7 @@ while [ $# -gt 0 ]; do
         --jobs) jobs=${2:-}; shift 2 ;;
         --arch) arch=${2:-}; shift 2 ;;
         --build) BUILD=${2:-}; shift 2 ;;
+        --list) list=1; shift ;;
         --dry-run) dry=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "autotune: unknown option '$1'"; usage; exit 2 ;;
@@ -71,26 +88,6 @@ done
 lab=03-register-tiling
 srcfile=$src/$lab/$file.cu
 [ -f "$srcfile" ] && [ -f Makefile ] || { echo "autotune: run me from the repository root (no $srcfile here)"; exit 2; }
-
-have_gpu=0
-nvidia-smi -L 2>/dev/null | grep -q '^GPU' && have_gpu=1
-if [ $have_gpu = 0 ] && [ $dry = 0 ]; then
-    echo "autotune: no NVIDIA GPU visible (nvidia-smi -L); tile sizes can only be tuned on a GPU."
-    echo "autotune: --dry-run lists the configurations and checks that one compiles."
-    exit 0
-fi
-CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-NVCC=$(command -v nvcc 2>/dev/null || true)
-[ -n "$NVCC" ] || { [ -x "$CUDA_HOME/bin/nvcc" ] && NVCC=$CUDA_HOME/bin/nvcc; }
-[ -n "$NVCC" ] || { echo "autotune: nvcc not found (install the CUDA toolkit or set CUDA_HOME)"; exit 1; }
-if [ -z "$arch" ]; then
-    cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
-    case "$cap" in
-        "") arch=90a ;;          # dry run without a GPU: the course's Hopper target
-        90) arch=90a ;;          # Hopper: the arch-specific target the course builds
-        *) arch=$cap ;;
-    esac
-fi
 
 # ---- the search space ----------------------------------------------------------
 # Each line of configs() is one configuration: NAME=VALUE pairs for -D. The
@@ -139,6 +136,15 @@ valid_warp() {  # BM BN BK TM TN WM WN WNITER NTHREADS
 }
 configs() {
     local BM BN BK TM TN WM WN WI T
+    if [ "$kernel" = warptile ]; then
+        for BM in 64 128; do for BN in 64 128; do for BK in 8 16; do
+        for TM in 4 8; do for TN in 4 8; do for WM in 32 64; do for WN in 32 64; do
+        for WI in 1 2 4; do for T in 128 256; do
+            valid_warp $BM $BN $BK $TM $TN $WM $WN $WI $T &&
+                echo "BM=$BM BN=$BN BK=$BK TM=$TM TN=$TN WM=$WM WN=$WN WNITER=$WI NTHREADS=$T"
+        done; done; done; done; done; done; done; done; done
+        return
+    fi
     for BM in 64 128; do for BN in 64 128; do for BK in 8 16; do
         case "$kernel" in
             1d) for TM in 4 8; do
@@ -149,17 +155,122 @@ configs() {
                     else valid_vec $BM $BN $BK $TM $TN || continue; fi
                     echo "BM=$BM BN=$BN BK=$BK TM=$TM TN=$TN"
                 done; done ;;
-            warptile) for TM in 4 8; do for TN in 4 8; do for WM in 32 64; do for WN in 32 64; do
-                      for WI in 1 2 4; do for T in 128 256; do
-                    valid_warp $BM $BN $BK $TM $TN $WM $WN $WI $T &&
-                        echo "BM=$BM BN=$BN BK=$BK TM=$TM TN=$TN WM=$WM WN=$WN WNITER=$WI NTHREADS=$T"
-                done; done; done; done; done; done ;;
         esac
     done; done; done
 }
+# The -D names of each kernel's tile sizes, in the order configs() writes them.
+case "$kernel" in
+    1d) names="BM BN BK TM" ;;
+    2d|vectorized) names="BM BN BK TM TN" ;;
+    warptile) names="BM BN BK TM TN WM WN WNITER NTHREADS" ;;
+esac
+# The file's defaults as a configuration line: the value of each
+# "#ifndef NAME / #define NAME VALUE" pair; nothing if one is missing.
+file_defaults() {
+    local n v line=""
+    for n in $names; do
+        v=$(awk -v n="$n" '$1 == "#ifndef" && $2 == n { getline; if ($1 == "#define" && $2 == n) print $3; exit }' "$srcfile")
+        [[ $v =~ ^[0-9]+$ ]] || return 1
+        line="$line${line:+ }$n=$v"
+    done
+    echo "$line"
+}
+# order_grid DEFAULTS: the configurations on stdin in the order they are
+# tried. First DEFAULTS (when given), then rounds over the block tiles
+# (BM x BN x BK): each round takes the best-rated configuration of every
+# block tile not yet used up, the block tiles in the order of their own
+# best-rated configuration. The rating, a guess at speed before any timing:
+# more outputs per thread (register reuse and independent FMAs), then a
+# larger block-tile intensity BM BN / (BM + BN) (fewer global loads per FMA),
+# then more FMAs per value read from shared memory, then the squarer warp
+# tile and the larger micro-tile, then BK 16, 8, 32, then 128 or 256 threads,
+# then the fewest threads. So a prefix (--max) holds the
+# defaults and, round by round, the likeliest configurations of every block
+# tile, rather than a corner of the grid.
+order_grid() {
+    local def=$1
+    [ -n "$def" ] && echo "$def"
+    awk -v kernel="$kernel" -v def="$def" '
+    NF > 0 && $0 != def {
+        delete v
+        for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+        bm = v["BM"]; bn = v["BN"]; bk = v["BK"]; tm = v["TM"]; tn = ("TN" in v) ? v["TN"] : 1
+        if (kernel == "warptile") {
+            o = v["WM"] * v["WN"] / 32
+            reads = o / (tm * tn * v["WNITER"]) * tm + v["WNITER"] * tn
+            t = v["NTHREADS"]
+        } else if (kernel == "1d") { o = tm; reads = tm + 1; t = bm * bn / tm }
+        else { o = tm * tn; reads = tm + tn; t = (bm / tm) * (bn / tn) }
+        # A warp tile as square as can be (WM / WN or WN / WM), then the
+        # larger micro-tile: the shapes the CUTLASS and SGEMM_CUDA kernels use.
+        sq = kernel == "warptile" ? (v["WM"] > v["WN"] ? v["WM"] / v["WN"] : v["WN"] / v["WM"]) : 1
+        bkp = bk == 16 ? 0 : bk == 8 ? 1 : 2
+        tp = (t == 128 || t == 256) ? 0 : 1
+        printf "%d %.4f %.4f %d %d %d %d %d %s\n", o, bm * bn / (bm + bn), o / reads, sq, tm * tn,
+               bkp, tp, t, $0
+    }' | LC_ALL=C sort -k1,1nr -k2,2gr -k3,3gr -k4,4n -k5,5nr -k6,6n -k7,7n -k8,8n -k9 | cut -d' ' -f9- |
+    awk '{ tile = $1 " " $2 " " $3
+           if (!(tile in order)) order[tile] = ++ntiles
+           print round[tile]++, order[tile], $0 }' |
+    LC_ALL=C sort -s -k1,1n -k2,2n | cut -d' ' -f3-
+}
 
-mapfile -t grid < <(configs)
-[ "$max" -gt 0 ] && [ ${#grid[@]} -gt "$max" ] && grid=("${grid[@]:0:$max}")
+all=()
+mapfile -t all < <(configs)
+defcfg=$(file_defaults) || defcfg=""
+mapfile -t grid < <(printf '%s\n' "${all[@]}" | order_grid "$defcfg")
+ingrid=0
+[ -n "$defcfg" ] && printf '%s\n' "${all[@]}" | grep -qxF "$defcfg" && ingrid=1
+total=${#grid[@]}
+[ "$max" -gt 0 ] && [ "$total" -gt "$max" ] && grid=("${grid[@]:0:$max}")
+# What was chosen, in words: on stderr with --list, whose stdout is the list.
+tiles_of() { printf '%s\n' "$@" | awk '{print $1, $2, $3}' | sort -u | wc -l; }
+msgfd=1
+[ $list = 1 ] && msgfd=2
+{
+    if [ -z "$defcfg" ]; then
+        echo "autotune: could not read the #ifndef defaults of $srcfile ($names); the search starts without them"
+    elif [ $ingrid = 0 ]; then
+        echo "autotune: the file's defaults ($defcfg) are not in the grid; they are timed first all the same"
+    fi
+    if [ ${#grid[@]} -lt "$total" ]; then
+        lead=""
+        [ -n "$defcfg" ] && lead="the file's defaults, then "
+        echo "autotune: --max $max: trying ${#grid[@]} of $total configurations: ${lead}the" \
+             "best-rated configuration of each block tile (BM x BN x BK) in turn, so the" \
+             "sample covers $(tiles_of "${grid[@]}") of the grid's $(tiles_of "${all[@]}") block tiles;" \
+             "without --max all $total are tried"
+    else
+        first=""
+        [ -n "$defcfg" ] && first=", the file's defaults first"
+        echo "autotune: trying all $total configurations$first"
+    fi
+} >&$msgfd
+if [ $list = 1 ]; then
+    printf '%s\n' "${grid[@]}"
+    exit 0
+fi
+
+have_gpu=0
+nvidia-smi -L 2>/dev/null | grep -q '^GPU' && have_gpu=1
+if [ $have_gpu = 0 ] && [ $dry = 0 ]; then
+    echo "autotune: no NVIDIA GPU visible (nvidia-smi -L); tile sizes can only be tuned on a GPU."
+    echo "autotune: --list prints the configurations it would try; --dry-run also checks that the first compiles."
+    exit 0
+fi
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+NVCC=$(command -v nvcc 2>/dev/null || true)
+[ -n "$NVCC" ] || { [ -x "$CUDA_HOME/bin/nvcc" ] && NVCC=$CUDA_HOME/bin/nvcc; }
+[ -n "$NVCC" ] || { echo "autotune: nvcc not found (install the CUDA toolkit or set CUDA_HOME)"; exit 1; }
+if [ -z "$arch" ]; then
+    cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
+    case "$cap" in
+        "") arch=90a ;;          # dry run without a GPU: the course's Hopper target
+        90) arch=90a ;;          # Hopper: the arch-specific target the course builds
+        *) arch=$cap ;;
+    esac
+fi
+
 echo "autotune: $fn from $srcfile, ${#grid[@]} configurations, sm_$arch, ${size}^3, $reps reps"
 
 # ---- build pieces shared by every configuration ----------------------------------
@@ -208,7 +319,9 @@ ptxas_figures() {
 if [ $dry = 1 ]; then
     printf '%s\n' "${grid[@]}"
     [ ${#grid[@]} -gt 0 ] || { echo "autotune: the grid is empty"; exit 1; }
-    echo "autotune: dry run: compiling and linking the first configuration only"
+    what="the first configuration"
+    [ -n "$defcfg" ] && what="the first configuration (the file's defaults)"
+    echo "autotune: dry run: compiling and linking $what only"
     if build_one dry "${grid[0]}"; then
         read -r regs spill < <(ptxas_figures "$out/dry")
         echo "autotune: ok: ${grid[0]} -> $out/dry/bench ($regs registers, $spill bytes spilled)"
@@ -255,8 +368,10 @@ for cfg in "${grid[@]}"; do
         printf '[%3d/%d] %-70s failed (%s; rc %d; %s)\n' $i ${#grid[@]} "$cfg" "$why" $rc "$out/$tag/run.log"
         continue
     fi
-    printf '[%3d/%d] %-70s %8s TFLOP/s %6s%% of cuBLAS  %s regs, %s B spilled\n' \
-        $i ${#grid[@]} "$cfg" "$tf" "$pct" "$regs" "$spill"
+    mark=""
+    [ "$cfg" = "$defcfg" ] && mark="  (the file's defaults)"
+    printf '[%3d/%d] %-70s %8s TFLOP/s %6s%% of cuBLAS  %s regs, %s B spilled%s\n' \
+        $i ${#grid[@]} "$cfg" "$tf" "$pct" "$regs" "$spill" "$mark"
     echo "$tf $pct $regs $spill $cfg" >>"$results"
 done
 
@@ -266,12 +381,25 @@ if [ ! -s "$results" ]; then
 fi
 echo "autotune: $fn at ${size}^3, best first (cuBLAS timed in each run; logs under $out)"
 printf '%4s %9s %9s %5s %7s  %s\n' rank TFLOP/s %cuBLAS regs spill configuration
-sort -k1,1 -g -r "$results" | awk '{ cfg = ""; for (i = 5; i <= NF; i++) cfg = cfg " " $i;
-    printf "%4d %9s %9s %5s %7s %s\n", NR, $1, $2, $3, $4, cfg }'
+sort -k1,1 -g -r "$results" | awk -v def="$defcfg" '{ cfg = ""; for (i = 5; i <= NF; i++) cfg = cfg " " $i;
+    printf "%4d %9s %9s %5s %7s %s%s\n", NR, $1, $2, $3, $4, cfg, substr(cfg, 2) == def ? "  <- the file'"'"'s defaults" : "" }'
 best=$(sort -k1,1 -g -r "$results" | head -n 1 | cut -d' ' -f5-)
 dline=""
 for d in $best; do dline="$dline -D$d"; done
 echo
+if [ ${#grid[@]} -lt "$total" ]; then
+    echo "autotune: searched ${#grid[@]} of the $total configurations of the grid (--max $max)"
+fi
+if [ -n "$defcfg" ]; then
+    deftf=$(awk -v def="$defcfg" '{ cfg = $5; for (i = 6; i <= NF; i++) cfg = cfg " " $i; if (cfg == def) print $1 }' "$results")
+    if [ -z "$deftf" ]; then
+        echo "autotune: the file's defaults did not run (see their line above)"
+    elif [ "$best" = "$defcfg" ]; then
+        echo "autotune: the file's defaults are the fastest of those timed ($deftf TFLOP/s)"
+    else
+        echo "autotune: the file's defaults ran at $deftf TFLOP/s"
+    fi
+fi
 echo "best:$dline"
 echo "apply it: set these values in the #ifndef defaults at the top of $srcfile,"
 echo "then run make check LAB=03 and make bench LAB=03 ARGS=\"--sizes $size\" to confirm."

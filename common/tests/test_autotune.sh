@@ -10,6 +10,8 @@
 #     configuration of each block tile (BM x BN x BK) before a second of any,
 #     so 40 configurations of the warp tile span its whole grid (they used to
 #     be its first 40, all BM = 64, without the defaults);
+#   - the warp tile's grid reaches BK = 32, BM and BN = 256, WM and WN = 128,
+#     and holds no configuration with more than 128 accumulators per thread;
 #   - the starter and the solution give the same list (same defaults).
 # Prints one line per failed check and, last, "autotune selection: N checks
 # passed" or "autotune selection: N of M checks failed"; exits non-zero on a
@@ -64,6 +66,7 @@ valid() {
                 if (int(WSUBM / TM) * int(WSUBN / TN) != 32 || WSUBM % TM || WSUBN % TN)
                     bad("the 32 lanes do not tile a sub-tile")
             }
+            if (WM * WN / 32 > 128) bad("more than 128 accumulators per thread")
         }
         if (T % 32 || T > 1024 || T < 32) bad("threads " T ": not whole warps or over 1024")
         if (k == "vectorized" || k == "warptile") {
@@ -109,8 +112,13 @@ for kernel in 1d 2d vectorized warptile; do
     check "$kernel --max 2: says what --max does" grep -q "the file's defaults, then" <<<"$msg"
 done
 
+# The warp tile's grid, widened to what fits sm_90's 48 KB and 255 registers.
+full=$("$tune" --kernel warptile --src solutions --list 2>/dev/null)
+for want in BK=32 BM=256 BN=256 WM=128 WN=128; do
+    check "warptile: the grid has $want" grep -qw "$want" <<<"$full"
+done
 max40=$("$tune" --kernel warptile --src solutions --list --max 40 2>/dev/null)
-for want in BM=64 BM=128 BK=8 BK=16; do
+for want in BM=64 BM=128 BM=256 BK=8 BK=16 BK=32; do
     check "warptile --max 40: has $want" grep -qw "$want" <<<"$max40"
 done
 

@@ -103,6 +103,16 @@ srcfile=$src/$lab/$file.cu
 #    TM x TN cover the warp tile exactly, with
 #    WMITER = WM * WN / (32 * TM * TN * WNITER), and the lanes of one sub-tile
 #    form a (WM / WMITER / TM) x (WN / WNITER / TN) grid of 32.
+# And for the warp tile one rule that is not a static_assert, the registers
+# (regs_ok_warp): at most 128 accumulators per thread (a thread has at most
+# 255 registers), and the accumulators plus the floats a thread stages per
+# tile (4 per float4 it loads) plus 52 (operands, addresses, loop state)
+# within what __launch_bounds__(NTHREADS) leaves a thread: 255, or 65536 /
+# NTHREADS above 256 threads. Calibrated on the solution with nvcc 13.0 for
+# sm_90a: ptxas compiles every configuration the rule keeps without spilling
+# but one (8 bytes, where it chose to stay at 128 registers), and the rule
+# drops the ones where it spilled more. Another kernel may need more
+# registers; the table's spill column shows what ptxas did with yours.
 smem_ok() { [ $(( ($1 * $3 + $3 * $2) * 4 )) -le 49152 ]; }           # BM BN BK
 valid_1d() {  # BM BN BK TM
     local t=$(( $1 * $2 / $4 ))
@@ -134,15 +144,25 @@ valid_warp() {  # BM BN BK TM TN WM WN WNITER NTHREADS
     [ $(( (BM * BK / 4) % T )) -eq 0 ] && [ $(( (BK * BN / 4) % T )) -eq 0 ] || return 1
     smem_ok "$BM" "$BN" "$BK"
 }
+regs_ok_warp() {  # BM BN BK TM TN WM WN WNITER NTHREADS
+    local BM=$1 BN=$2 BK=$3 WM=$6 WN=$7 T=$9
+    local acc=$(( WM * WN / 32 ))                      # accumulators per thread
+    local ld=$(( (BM * BK + BK * BN) / 4 / T ))        # float4s a thread loads per tile
+    local cap=$(( 65536 / T > 255 ? 255 : 65536 / T ))  # what __launch_bounds__(T) allows
+    [ $acc -le 128 ] && [ $(( acc + 4 * ld + 52 )) -le $cap ]
+}
 configs() {
     local BM BN BK TM TN WM WN WI T
     if [ "$kernel" = warptile ]; then
-        for BM in 64 128; do for BN in 64 128; do for BK in 8 16; do
-        for TM in 4 8; do for TN in 4 8; do for WM in 32 64; do for WN in 32 64; do
-        for WI in 1 2 4; do for T in 128 256; do
-            valid_warp $BM $BN $BK $TM $TN $WM $WN $WI $T &&
+        # NTHREADS follows from the warp tiles: one warp per WM x WN tile.
+        for BM in 64 128 256; do for BN in 64 128 256; do for BK in 8 16 32; do
+        for TM in 4 8; do for TN in 4 8; do for WM in 32 64 128; do for WN in 32 64 128; do
+        for WI in 1 2 4 8; do
+            [ $(( BM % WM )) -eq 0 ] && [ $(( BN % WN )) -eq 0 ] || continue
+            T=$(( (BM / WM) * (BN / WN) * 32 ))
+            valid_warp $BM $BN $BK $TM $TN $WM $WN $WI $T && regs_ok_warp $BM $BN $BK $TM $TN $WM $WN $WI $T &&
                 echo "BM=$BM BN=$BN BK=$BK TM=$TM TN=$TN WM=$WM WN=$WN WNITER=$WI NTHREADS=$T"
-        done; done; done; done; done; done; done; done; done
+        done; done; done; done; done; done; done; done
         return
     fi
     for BM in 64 128; do for BN in 64 128; do for BK in 8 16; do

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,7 +53,7 @@ typedef struct {
     const char *json_path;
     int gradescope;
     char target[8];           /* cuda or emu */
-    int timeout_s;            /* 0: the rubric's, else 120 */
+    int timeout_s;            /* 0 (no --timeout): the rubric's, else 120 */
     char labs[GRADE_MAX_LABS][8];
     int nlabs, all;
     const char *batch;        /* folder of submissions */
@@ -92,7 +93,7 @@ static void usage(FILE *f) {
             "  --json FILE    also write Gradescope's results.json there\n"
             "  --gradescope   grade only the labs the submission has files for\n"
             "  --target T     cuda (a real GPU: numerics and speed) or emu (CPU emulator: numerics)\n"
-            "  --timeout S    wall-clock seconds per test (default: the rubric's, else 120)\n"
+            "  --timeout S    wall-clock seconds per test, at least 1 (default: the rubric's, else 120)\n"
             "  --batch DIR    grade DIR/<student>/ for every student; --csv FILE (default grades.csv)\n"
             "                 gets the scores; --json then names a folder for <student>.json files\n"
             "  --seed N       inputs' seed (default: fresh from /dev/urandom each run; to reproduce)\n"
@@ -171,6 +172,12 @@ static void parse_args(int argc, char **argv) {
             unsigned long long x = strtoull(v, &end, 10);
             if (errno || *end || end == v || v[0] == '-') {
                 fprintf(stderr, "grade: %s expects a non-negative integer, got '%s'\n", a, v);
+                exit(2);
+            }
+            if (!strcmp(a, "--timeout") && x == 0) {
+                /* 0 used to mean "the rubric's" in silence; leaving the flag out says that. */
+                fprintf(stderr, "grade: --timeout 0 is not a time limit: give seconds per test (at least 1), "
+                                "or leave --timeout out for the rubric's\n");
                 exit(2);
             }
             if (!strcmp(a, "--timeout")) O.timeout_s = x > 86400 ? 86400 : (int)x;
@@ -1019,11 +1026,157 @@ static void absolutize(char *p, size_t n) {
     snprintf(p, n, "%s", tmp);
 }
 
+/* ---- the command line against the file system ------------------------------------
+ *
+ * What the flags name is checked before anything is built, so that a typo
+ * costs no build time and destroys nothing: a mistyped --batch folder used
+ * to leave an existing CSV with its header only. */
+
+/* Is dir a folder this process may create files in? It tries (access()
+ * says yes to root even on a read-only file system). 0, or -1 with the
+ * reason in why. */
+static int dir_writable(const char *dir, char *why, size_t n) {
+    struct stat st;
+    if (stat(dir, &st) != 0) { snprintf(why, n, "%s: %s", dir, strerror(errno)); return -1; }
+    if (!S_ISDIR(st.st_mode)) { snprintf(why, n, "%s is not a folder", dir); return -1; }
+    char probe[PATH_MAX + 32];
+    snprintf(probe, sizeof probe, "%s/.grade-probe-XXXXXX", dir);
+    int fd = mkstemp(probe);
+    if (fd < 0) { snprintf(why, n, "%s: %s", dir, strerror(errno)); return -1; }
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
+/* The folder path is in: "." for a bare name, "/" for a name at the root. */
+static void parent_of(const char *path, char *out, size_t n) {
+    snprintf(out, n, "%s", path);
+    size_t l = strlen(out);
+    while (l > 1 && out[l - 1] == '/') out[--l] = '\0'; /* "dir/" names dir */
+    char *s = strrchr(out, '/');
+    if (!s) snprintf(out, n, ".");
+    else if (s == out) out[1] = '\0';
+    else *s = '\0';
+}
+
+/* Can a results file be written at path (--csv, or --json of one submission)?
+ * need_dir: the file's folder must take new files even when the file exists
+ * (the CSV is written beside it and renamed). Says why not on stderr. */
+static int check_file_dest(const char *flag, const char *path, int need_dir) {
+    char dir[PATH_MAX], why[PATH_MAX + 128];
+    struct stat st;
+    int exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "grade: %s %s is a folder; give the name of a file to write\n", flag, path);
+        return -1;
+    }
+    int fd = exists ? open(path, O_WRONLY | O_CLOEXEC) : -1; /* no O_TRUNC: the file stays as it is */
+    if (exists && fd < 0) {
+        fprintf(stderr, "grade: %s %s: cannot write it: %s\n", flag, path, strerror(errno));
+        return -1;
+    }
+    if (fd >= 0) close(fd);
+    parent_of(path, dir, sizeof dir);
+    if ((need_dir || !exists) && dir_writable(dir, why, sizeof why) != 0) {
+        fprintf(stderr, "grade: %s %s: cannot write there: %s\n", flag, path, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Can the folder path be created, or written when it exists (--json of a
+ * batch)? Its nearest existing ancestor must be a writable folder; the
+ * folder is then made (grading would make it anyway). */
+static int check_dir_dest(const char *flag, const char *path) {
+    char p[PATH_MAX], why[PATH_MAX + 128];
+    struct stat st;
+    snprintf(p, sizeof p, "%s", path);
+    while (stat(p, &st) != 0) {
+        if (errno != ENOENT) {
+            fprintf(stderr, "grade: %s %s: cannot create it: %s: %s\n", flag, path, p, strerror(errno));
+            return -1;
+        }
+        char up[PATH_MAX];
+        parent_of(p, up, sizeof up);
+        if (!strcmp(up, p)) break;
+        snprintf(p, sizeof p, "%s", up);
+    }
+    int made = strcmp(p, path) != 0;
+    if (dir_writable(p, why, sizeof why) != 0 || (made && mkdirs(path, 0755) != 0 && snprintf(why, sizeof why, "%s", strerror(errno)))) {
+        fprintf(stderr, "grade: %s %s: cannot %s: %s\n", flag, path, made ? "create it" : "write in it", why);
+        return -1;
+    }
+    return 0;
+}
+
+/* A file name that is an archive of a submission, not the submission. */
+static int is_archive(const char *name) {
+    static const char *const ext[] = {".zip", ".tar", ".tar.gz", ".tgz", ".tar.xz", ".tar.bz2", ".7z", ".rar", NULL};
+    size_t l = strlen(name);
+    for (const char *const *e = ext; *e; e++)
+        if (l > strlen(*e) && !strcasecmp(name + l - strlen(*e), *e)) return 1;
+    return 0;
+}
+
+/* A folder name of a lab (NN-topic) or of the labs/ layout: what a single
+ * submission holds, not a student. */
+static int looks_like_lab(const char *name) {
+    return !strcmp(name, "labs") || (isdigit((unsigned char)name[0]) && isdigit((unsigned char)name[1]) && name[2] == '-');
+}
+
+/* --batch DIR before anything is built: says what is not a student's folder
+ * (a zip, a file, a link) and warns when the subfolders look like the lab
+ * folders of one submission. Returns the number of student folders, -1 when
+ * DIR is not a readable folder. */
+static int batch_check(const char *dir) {
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        fprintf(stderr, "grade: --batch %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "grade: --batch %s is not a folder; it must hold one folder per student%s\n", dir,
+                is_archive(dir) ? " (unzip it first)" : "");
+        return -1;
+    }
+    struct dirent **ents;
+    int m = scandir(dir, &ents, NULL, alphasort);
+    if (m < 0) {
+        fprintf(stderr, "grade: --batch %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    int n = 0, nlike = 0;
+    char like[512] = "";
+    for (int i = 0; i < m; i++) {
+        const char *name = ents[i]->d_name;
+        char sub[PATH_MAX * 2];
+        snprintf(sub, sizeof sub, "%s/%s", dir, name);
+        if (name[0] == '.') { /* ., .., .DS_Store */
+        } else if (lstat(sub, &st) != 0) {
+            fprintf(stderr, "grade: skipping %s: %s\n", name, strerror(errno));
+        } else if (S_ISLNK(st.st_mode)) {
+            fprintf(stderr, "grade: skipping %s: a link (links are not followed)\n", name);
+        } else if (!S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "grade: skipping %s: not a folder%s\n", name, is_archive(name) ? "; unzip it first" : "");
+        } else {
+            n++;
+            if (looks_like_lab(name) && nlike++ < 4)
+                snprintf(like + strlen(like), sizeof like - strlen(like), "%s%s", like[0] ? ", " : "", name);
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    if (nlike)
+        fprintf(stderr, "grade: warning: --batch grades each subfolder of %s as one student's submission, but %s%s "
+                        "look%s like the lab folders of a single submission; for one submission use --src %s\n",
+                dir, like, nlike > 4 ? ", ..." : "", nlike > 1 ? "" : "s", dir);
+    if (!n) fprintf(stderr, "grade: --batch %s holds no student folders: nothing to grade\n", dir);
+    return n;
+}
+
 /* --batch: one submission per subfolder; a CSV row each. */
 static int run_batch(rubric_t *rubrics, int nrub) {
-    char csv_default[PATH_MAX];
-    snprintf(csv_default, sizeof csv_default, "grades.csv");
-    const char *csv_path = O.csv_path ? O.csv_path : csv_default;
+    const char *csv_path = O.csv_path ? O.csv_path : "grades.csv";
     FILE *csv = fopen(csv_path, "w");
     if (!csv) { fprintf(stderr, "grade: cannot write %s: %s\n", csv_path, strerror(errno)); return 1; }
     fprintf(csv, "student");
@@ -1068,8 +1221,9 @@ static int run_batch(rubric_t *rubrics, int nrub) {
             char pts[96];
             results_points(pts, sizeof pts, res, n);
             snprintf(summary, sizeof summary, "Graded on %s with seed %llu: %s.\n%s", O.target, O.seed, pts, notes);
+            errno = 0;
             if (report_json(jp, res, n, now_s() - t_student, summary) != 0) {
-                fprintf(stderr, "grade: cannot write %s\n", jp);
+                fprintf(stderr, "grade: cannot write %s: %s\n", jp, errno ? strerror(errno) : "write failed");
                 bad = 1;
             }
         }
@@ -1108,9 +1262,18 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (!O.batch && stat(O.src, &st) != 0) {
-        fprintf(stderr, "grade: --src %s does not exist\n", O.src);
+        fprintf(stderr, "grade: --src %s: %s\n", O.src, strerror(errno));
         return 2;
     }
+    if (!O.batch && !S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "grade: --src %s is not a folder; a submission is a folder of files%s\n", O.src,
+                is_archive(O.src) ? " (unzip it first)" : "");
+        return 2;
+    }
+    if (O.batch && batch_check(O.batch) <= 0) return 2;
+    if (O.batch && check_file_dest("--csv", O.csv_path ? O.csv_path : "grades.csv", 1) != 0) return 2;
+    if (O.json_path && (O.batch ? check_dir_dest("--json", O.json_path) : check_file_dest("--json", O.json_path, 0)) != 0)
+        return 2;
     if (O.run_as) {
         struct passwd *pw = getpwnam(O.run_as);
         if (!pw || pw->pw_uid == 0 || getuid() != 0) {
@@ -1181,8 +1344,9 @@ int main(int argc, char **argv) {
             results_points(pts, sizeof pts, res, n);
             snprintf(summary, sizeof summary, "Graded on %s with seed %llu: %s.%s\n%s", O.target, O.seed, pts,
                      strcmp(O.target, "cuda") ? " Speed tests need a GPU and are not in this total." : "", notes);
+            errno = 0;
             if (report_json(O.json_path, res, n, wall, summary) != 0) {
-                fprintf(stderr, "grade: cannot write %s\n", O.json_path);
+                fprintf(stderr, "grade: cannot write %s: %s\n", O.json_path, errno ? strerror(errno) : "write failed");
                 rc = 1;
             } else {
                 printf("results: %s\n", O.json_path);

@@ -854,6 +854,86 @@ static void test_run_autograder(void **state) {
     if (s != 10 || nt != 4) fail_msg("gradescope: lab 00 solution got %g points in %zu tests; want 10 in 4", s, nt);
 }
 
+/* ---- the command line: checked before anything is built ------------------------------ */
+
+/* Run the grader with these arguments (and --root, --target emu); its exit status, its output in log. */
+static int grade_args(const char *args, const char *log) {
+    return sh("timeout -k 10 600 '%s' --root '%s' --target emu --jobs 2 %s > '%s' 2>&1", GRADE_BIN, GRADE_ROOT, args,
+              log);
+}
+
+/* The whole text of a file ("" when unreadable), in a static buffer. */
+static const char *file_text(const char *path) {
+    static char buf[1 << 20];
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* A usage error: exit status 2, the message in the output, and no build
+ * started (it would have taken time and, for --batch, emptied the CSV). */
+static void expect_usage_error(const char *args, const char *says) {
+    char log[PATH_MAX];
+    snprintf(log, sizeof log, "%s/usage.log", tmp);
+    int rc = grade_args(args, log);
+    const char *out = file_text(log);
+    if (rc != 2) fail_msg("grade %s: exit status %d, want 2 (bad usage); output:\n%s", args, rc, out);
+    if (!strstr(out, says)) fail_msg("grade %s: the output does not say '%s':\n%s", args, says, out);
+    if (strstr(out, "building the course libraries")) fail_msg("grade %s: built the libraries before refusing:\n%s", args, out);
+}
+
+/* Folders, files and flags that cannot work are refused with exit status 2
+ * and the reason (strerror) before anything is built; an existing CSV is left
+ * as it was. */
+static void test_usage_checked_before_build(void **state) {
+    (void)state;
+    char d[PATH_MAX], args[PATH_MAX * 4];
+    snprintf(d, sizeof d, "%s/usage", tmp);
+    if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/empty\" \"$d/zips\" \"$d/labs-batch/00-hello\" \"$d/one/alice\";"
+           " printf 'old data\\n' > \"$d/old.csv\"; touch \"$d/zips/alice.zip\" \"$d/zips/.DS_Store\" \"$d/afile\"",
+           d) != 0)
+        fail_msg("could not lay out %s", d);
+
+    /* A mistyped --batch folder: refused, and the old CSV keeps its rows. */
+    snprintf(args, sizeof args, "--batch '%s/no-such' --csv '%s/old.csv'", d, d);
+    expect_usage_error(args, "no-such: No such file or directory");
+    snprintf(args, sizeof args, "%s/old.csv", d);
+    if (strcmp(file_text(args), "old data\n")) fail_msg("a refused --batch changed the CSV to '%s'", file_text(args));
+
+    /* --batch with nothing to grade names what it skipped. */
+    snprintf(args, sizeof args, "--batch '%s/empty' --csv '%s/x.csv'", d, d);
+    expect_usage_error(args, "holds no student folders: nothing to grade");
+    snprintf(args, sizeof args, "--batch '%s/zips' --csv '%s/x.csv'", d, d);
+    expect_usage_error(args, "alice.zip: not a folder; unzip it first");
+    snprintf(args, sizeof args, "--batch '%s/afile'", d);
+    expect_usage_error(args, "is not a folder");
+    /* Lab folders passed to --batch: a warning (here the unwritable CSV stops it). */
+    snprintf(args, sizeof args, "--batch '%s/labs-batch' --csv '%s/no-dir/x.csv'", d, d);
+    expect_usage_error(args, "00-hello looks like the lab folders of a single submission; for one submission use --src");
+
+    /* Destinations: a missing folder, a file where a folder should be, a folder where a file should be. */
+    snprintf(args, sizeof args, "--batch '%s/one' --csv '%s/no-dir/x.csv'", d, d);
+    expect_usage_error(args, "no-dir: No such file or directory");
+    snprintf(args, sizeof args, "--batch '%s/one' --csv '%s/empty'", d, d);
+    expect_usage_error(args, "is a folder");
+    snprintf(args, sizeof args, "--batch '%s/one' --csv '%s/x.csv' --json '%s/afile/results'", d, d, d);
+    expect_usage_error(args, "afile/results: Not a directory");
+    snprintf(args, sizeof args, "--src '%s/empty' --json '%s/no-dir/x.json'", d, d);
+    expect_usage_error(args, "no-dir: No such file or directory");
+
+    /* --src must be a folder. */
+    snprintf(args, sizeof args, "--src '%s/zips/alice.zip'", d);
+    expect_usage_error(args, "is not a folder; a submission is a folder of files (unzip it first)");
+    snprintf(args, sizeof args, "--src '%s/no-such'", d);
+    expect_usage_error(args, "no-such: No such file or directory");
+
+    /* --timeout 0 is refused rather than read as "the rubric's". */
+    snprintf(args, sizeof args, "--src '%s/empty' --timeout 0", d);
+    expect_usage_error(args, "--timeout 0 is not a time limit");
+}
+
 /* ---- a lab on several MPI ranks: autograder/tests/mpi-lab ----------------------------
  *
  * No course lab runs under mpirun yet, so the fixture brings one: lab 90, a
@@ -1144,6 +1224,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_user);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_autograder);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_checked_before_build);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_solution_and_starter);
     static char mpi_names[sizeof mpi_cases / sizeof *mpi_cases][96];
     for (size_t i = 0; i < sizeof mpi_cases / sizeof *mpi_cases; i++) {

@@ -1177,14 +1177,35 @@ static int batch_check(const char *dir) {
 /* --batch: one submission per subfolder; a CSV row each. */
 static int run_batch(rubric_t *rubrics, int nrub) {
     const char *csv_path = O.csv_path ? O.csv_path : "grades.csv";
-    FILE *csv = fopen(csv_path, "w");
-    if (!csv) { fprintf(stderr, "grade: cannot write %s: %s\n", csv_path, strerror(errno)); return 1; }
+    /* The rows go to NAME.partial beside NAME, each flushed as soon as its
+     * student is graded, and NAME is replaced only when the batch is done: a
+     * batch that dies (killed, a crash, a full disk) leaves the old NAME as it
+     * was and every finished row in NAME.partial. A link is replaced through,
+     * not by the file. */
+    char final_path[PATH_MAX], part[PATH_MAX + 16];
+    struct stat lst;
+    if (!(lstat(csv_path, &lst) == 0 && S_ISLNK(lst.st_mode) && realpath(csv_path, final_path)))
+        snprintf(final_path, sizeof final_path, "%s", csv_path);
+    snprintf(part, sizeof part, "%s.partial", final_path);
+    int cfd = open(part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    FILE *csv = cfd >= 0 ? fdopen(cfd, "w") : NULL;
+    if (!csv) {
+        fprintf(stderr, "grade: cannot write %s: %s\n", part, strerror(errno));
+        if (cfd >= 0) close(cfd);
+        return 1;
+    }
+    if (stat(final_path, &lst) == 0) fchmod(cfd, lst.st_mode & 0777); /* the old file's mode */
     fprintf(csv, "student");
     for (int i = 0; i < nrub; i++) fprintf(csv, ",lab %s", rubrics[i].nn);
     fprintf(csv, ",total,max\n");
     struct dirent **ents;
     int m = scandir(O.batch, &ents, NULL, alphasort);
-    if (m < 0) { fprintf(stderr, "grade: cannot read %s: %s\n", O.batch, strerror(errno)); fclose(csv); return 1; }
+    if (m < 0) {
+        fprintf(stderr, "grade: cannot read %s: %s\n", O.batch, strerror(errno));
+        fclose(csv);
+        unlink(part);
+        return 1;
+    }
     int graded = 0, bad = 0;
     if (O.json_path && mkdirs(O.json_path, 0755) != 0) {
         fprintf(stderr, "grade: cannot create %s: %s\n", O.json_path, strerror(errno));
@@ -1214,6 +1235,7 @@ static int run_batch(rubric_t *rubrics, int nrub) {
         }
         double max, tot = results_total(res, n, &max);
         fprintf(csv, ",%.2f,%.2f\n", tot, max);
+        fflush(csv); /* the row survives whatever happens to the grader next */
         if (O.json_path) {
             /* In batch mode --json is a folder: one results.json per student. */
             char jp[PATH_MAX * 2], summary[20000];
@@ -1235,7 +1257,13 @@ static int run_batch(rubric_t *rubrics, int nrub) {
         graded++;
     }
     free(ents);
-    fclose(csv);
+    int werr = ferror(csv) || fflush(csv) != 0 || fsync(cfd) != 0;
+    werr |= fclose(csv) != 0;
+    if (werr || rename(part, final_path) != 0) {
+        fprintf(stderr, "grade: cannot write %s: %s; the rows are in %s\n", csv_path,
+                werr ? "write failed" : strerror(errno), part);
+        bad = 1;
+    }
     printf("grade: %d submission(s); scores in %s%s%s\n", graded, csv_path, O.json_path ? ", results in " : "",
            O.json_path ? O.json_path : "");
     return bad;

@@ -934,6 +934,26 @@ static void test_usage_checked_before_build(void **state) {
     expect_usage_error(args, "--timeout 0 is not a time limit");
 }
 
+/* --batch replaces the CSV when it is done, and leaves no partial file. */
+static void test_batch_csv_replaced_when_done(void **state) {
+    (void)state;
+    char d[PATH_MAX], log[PATH_MAX], args[PATH_MAX * 3], csv[PATH_MAX + 16];
+    snprintf(d, sizeof d, "%s/batch-replace", tmp);
+    snprintf(log, sizeof log, "%s/batch-replace.log", tmp);
+    if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/in/alice/00-hello\"; printf 'old data\\n' > \"$d/old.csv\";"
+           " cp '%s/solutions/00-hello/vector_add.cu' \"$d/in/alice/00-hello/\"",
+           d, GRADE_ROOT) != 0)
+        fail_msg("could not lay out %s", d);
+    snprintf(args, sizeof args, "--batch '%s/in' --csv '%s/old.csv' --lab 00 --only test_single_element", d, d);
+    int rc = grade_args(args, log);
+    if (rc != 0) fail_msg("grade --batch exited %d (%s)", rc, log);
+    snprintf(csv, sizeof csv, "%s/old.csv", d);
+    if (strcmp(file_text(csv), "student,lab 00,total,max\n\"alice\",2.00,2.00,2.00\n"))
+        fail_msg("the CSV is '%s'", file_text(csv));
+    snprintf(csv, sizeof csv, "%s/old.csv.partial", d);
+    if (access(csv, F_OK) == 0) fail_msg("%s is left behind", csv);
+}
+
 /* ---- a lab on several MPI ranks: autograder/tests/mpi-lab ----------------------------
  *
  * No course lab runs under mpirun yet, so the fixture brings one: lab 90, a
@@ -1225,6 +1245,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_autograder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_checked_before_build);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv_replaced_when_done);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_solution_and_starter);
     static char mpi_names[sizeof mpi_cases / sizeof *mpi_cases][96];
     for (size_t i = 0; i < sizeof mpi_cases / sizeof *mpi_cases; i++) {

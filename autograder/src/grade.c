@@ -1174,6 +1174,60 @@ static int batch_check(const char *dir) {
     return n;
 }
 
+/* ---- stopping: SIGTERM, SIGINT (Ctrl-C), SIGHUP ------------------------------------ */
+
+static volatile sig_atomic_t tmp_ready;       /* tmp_root names this run's folder */
+static volatile sig_atomic_t csv_partial_open; /* a batch is writing FILE.partial */
+static char csv_stop_note[PATH_MAX * 3];       /* where its rows are, said when stopped */
+
+/* Write s to stderr with write() alone. */
+static void say(const char *s) {
+    size_t n = strlen(s);
+    while (n) {
+        ssize_t w = write(2, s, n);
+        if (w <= 0) return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+/* The running test's processes have a session of their own, so a signal to
+ * the grader (or Ctrl-C to its process group) does not reach them: kill them
+ * and everything else below the grader, remove the temp folder (unless
+ * --keep), say so, and leave with 128 + the signal. Async-signal-safe calls
+ * only; it never returns, so what it interrupts does not go on. */
+static void on_signal(int sig) {
+    sandbox_kill_all();
+    if (tmp_ready && !O.keep) tree_remove(tmp_root);
+    say(sig == SIGINT ? "\ngrade: interrupted (SIGINT)" : sig == SIGHUP ? "\ngrade: stopped by SIGHUP" : "\ngrade: stopped by SIGTERM");
+    say(": killed the processes it started");
+    if (tmp_ready) {
+        say(O.keep ? "; kept " : "; the temp folder is removed\n");
+        if (O.keep) { say(tmp_root); say("\n"); }
+    } else {
+        say("\n");
+    }
+    if (csv_partial_open) say(csv_stop_note);
+    _exit(128 + sig);
+}
+
+/* on_signal for SIGTERM, SIGINT and SIGHUP, each blocked while it runs. A
+ * signal this process was started ignoring (nohup, a background job of a
+ * script) stays ignored. */
+static void install_signal_handlers(void) {
+    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaddset(&sa.sa_mask, sigs[i]);
+    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
+        struct sigaction old;
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
 /* --batch: one submission per subfolder; a CSV row each. */
 static int run_batch(rubric_t *rubrics, int nrub) {
     const char *csv_path = O.csv_path ? O.csv_path : "grades.csv";
@@ -1195,6 +1249,9 @@ static int run_batch(rubric_t *rubrics, int nrub) {
         return 1;
     }
     if (stat(final_path, &lst) == 0) fchmod(cfd, lst.st_mode & 0777); /* the old file's mode */
+    snprintf(csv_stop_note, sizeof csv_stop_note, "grade: the rows graded so far are in %s; %s is unchanged\n",
+             part, csv_path);
+    csv_partial_open = 1;
     fprintf(csv, "student");
     for (int i = 0; i < nrub; i++) fprintf(csv, ",lab %s", rubrics[i].nn);
     fprintf(csv, ",total,max\n");
@@ -1202,6 +1259,7 @@ static int run_batch(rubric_t *rubrics, int nrub) {
     int m = scandir(O.batch, &ents, NULL, alphasort);
     if (m < 0) {
         fprintf(stderr, "grade: cannot read %s: %s\n", O.batch, strerror(errno));
+        csv_partial_open = 0;
         fclose(csv);
         unlink(part);
         return 1;
@@ -1258,6 +1316,7 @@ static int run_batch(rubric_t *rubrics, int nrub) {
     }
     free(ents);
     int werr = ferror(csv) || fflush(csv) != 0 || fsync(cfd) != 0;
+    csv_partial_open = 0;
     werr |= fclose(csv) != 0;
     if (werr || rename(part, final_path) != 0) {
         fprintf(stderr, "grade: cannot write %s: %s; the rows are in %s\n", csv_path,
@@ -1339,12 +1398,14 @@ int main(int argc, char **argv) {
         }
     }
 
+    install_signal_handlers();
     const char *tmpbase = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
     snprintf(tmp_root, sizeof tmp_root, "%s/grade.XXXXXX", tmpbase);
     if (!mkdtemp(tmp_root)) {
         fprintf(stderr, "grade: cannot create a temp folder under %s: %s\n", tmpbase, strerror(errno));
         return 1;
     }
+    tmp_ready = 1;
     chmod(tmp_root, 0755);
     char home[PATH_MAX + 8];
     snprintf(home, sizeof home, "%s/home", tmp_root);
@@ -1385,5 +1446,6 @@ int main(int argc, char **argv) {
     if (!base_ok || bad_rubric) rc = 1;
     if (O.keep) fprintf(stderr, "grade: kept %s\n", tmp_root);
     else tree_remove(tmp_root);
+    tmp_ready = 0;
     return rc;
 }

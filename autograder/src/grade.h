@@ -171,6 +171,9 @@ typedef struct {
  * not only of its process group (mpirun puts each rank in a group of its own). */
 void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *res);
 void sandbox_result_free(sandbox_result_t *res);
+/* Kill the running child's session and every process below the grader, as
+ * at the end of a test. Async-signal-safe: for the grader's signal handler. */
+void sandbox_kill_all(void);
 
 /* ---- the private copy -------------------------------------------------------- */
 
@@ -178,7 +181,8 @@ void sandbox_result_free(sandbox_result_t *res);
  * skip[] (NULL-ended). File modes and times are kept so make sees prebuilt
  * outputs as up to date. Returns 0 or -1. */
 int tree_copy(const char *src, const char *dst, const char *const *skip);
-/* rm -rf; best effort. */
+/* rm -rf; best effort. Async-signal-safe: the grader's signal handler removes
+ * its temp folder with it. */
 void tree_remove(const char *path);
 /* make a directory and its parents */
 int mkdirs(const char *path, mode_t mode);

@@ -31,6 +31,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -57,8 +58,9 @@ static void close_from(int lo) {
 }
 
 /* The child side: everything between fork and exec. Only async-signal-safe
- * calls; on any failure it exits 127, which the parent reports. */
-static void child_exec(char *const argv[], const sandbox_opts_t *o, int out_w, int tok_r, int rep_w) {
+ * calls; on any failure it exits 127, which the parent reports. parent is
+ * the grader's pid. */
+static void child_exec(char *const argv[], const sandbox_opts_t *o, int out_w, int tok_r, int rep_w, pid_t parent) {
     setsid();
     int devnull = open("/dev/null", O_RDONLY);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0) _exit(127);
@@ -79,6 +81,11 @@ static void child_exec(char *const argv[], const sandbox_opts_t *o, int out_w, i
         limit(RLIMIT_NPROC, 4096);
         if (setgroups(0, NULL) != 0 || setgid(o->gid) != 0 || setuid(o->uid) != 0) _exit(127);
     }
+    /* A backstop for a grader that dies without running its signal handler
+     * (SIGKILL, a crash): the child dies with it instead of running on in a
+     * session of its own. After setuid(), which clears the setting; and if
+     * the grader is already gone, the child is not started at all. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
     if (o->cwd && chdir(o->cwd) != 0) _exit(127);
     signal(SIGPIPE, SIG_DFL);
     execve(argv[0], argv, o->env);
@@ -103,46 +110,80 @@ static void keep(char **buf, size_t *len, size_t *cap, long long cap_max, const 
     (*buf)[*len] = '\0';
 }
 
+/* What getdents64() returns, one entry after another. */
+struct proc_dirent {
+    unsigned long long ino;
+    long long off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+};
+
+/* A decimal number at *p (after spaces), *p moved past it; -1 when none. */
+static long scan_long(const char **p, const char *end) {
+    const char *s = *p;
+    while (s < end && *s == ' ') s++;
+    int neg = s < end && *s == '-';
+    s += neg;
+    if (s >= end || *s < '0' || *s > '9') { *p = s; return -1; }
+    long v = 0;
+    while (s < end && *s >= '0' && *s <= '9') v = v * 10 + (*s++ - '0');
+    *p = s;
+    return neg ? -v : v;
+}
+
 /* Kill everything a child left: every process of its session (sid, the
- * child's pid: it called setsid()) and every process below the grader. The
- * grader is a child subreaper (sandbox_run sets it), so an orphan of a test
- * re-parents to the grader instead of init, and even a process that left
- * the session with setsid() of its own is still found below it; the grader
- * runs one child at a time, so nothing below it is anyone else's. killpg()
- * alone would miss mpirun's ranks, which each get a process group of their
- * own. A few passes, for processes forked while a pass ran. */
+ * child's pid: it called setsid(); -1 for none) and every process below the
+ * grader. The grader is a child subreaper (sandbox_run sets it), so an
+ * orphan of a test re-parents to the grader instead of init, and even a
+ * process that left the session with setsid() of its own is still found
+ * below it; the grader runs one child at a time, so nothing below it is
+ * anyone else's. killpg() alone would miss mpirun's ranks, which each get a
+ * process group of their own. A few passes, for processes forked while a
+ * pass ran. Async-signal-safe (raw getdents64 and hand-made parsing, no
+ * stdio or malloc): the grader's signal handler calls it too. */
 static void kill_left_behind(pid_t sid) {
     enum { MAXP = 65536, PID_BITS = 1 << 22 }; /* 2^22: the largest pid_max Linux allows */
     static long pids[MAXP], ppids[MAXP];
     static unsigned char below[MAXP], mark[PID_BITS / 8];
+    static long long dbuf[1024]; /* 8 KiB of directory entries, aligned for them */
     long self = (long)getpid();
     for (int pass = 0; pass < 8; pass++) {
-        DIR *d = opendir("/proc");
-        if (!d) return;
+        int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0) return;
         int n = 0, found = 0;
-        struct dirent *e;
-        while ((e = readdir(d)) && n < MAXP) {
-            char *end;
-            long pid = strtol(e->d_name, &end, 10);
-            if (*end || pid <= 0 || pid == self) continue;
-            char path[64], buf[512];
-            snprintf(path, sizeof path, "/proc/%ld/stat", pid);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd < 0) continue;
-            ssize_t len = read(fd, buf, sizeof buf - 1);
-            close(fd);
-            if (len <= 0) continue;
-            buf[len] = '\0';
-            /* "pid (name) state ppid pgrp session ...": the name may hold spaces and ')' */
-            char *p = strrchr(buf, ')'), state;
-            long ppid, pgrp, session;
-            if (!p || sscanf(p + 1, " %c %ld %ld %ld", &state, &ppid, &pgrp, &session) != 4 || state == 'Z') continue;
-            pids[n] = pid;
-            ppids[n] = ppid;
-            below[n] = session == (long)sid || ppid == self;
-            n++;
+        long got;
+        while (n < MAXP && (got = syscall(SYS_getdents64, dfd, dbuf, sizeof dbuf)) > 0) {
+            for (long off = 0; off < got && n < MAXP;) {
+                const struct proc_dirent *e = (const struct proc_dirent *)((const char *)dbuf + off);
+                off += e->reclen;
+                long pid = 0;
+                size_t len = 0;
+                while (e->name[len] >= '0' && e->name[len] <= '9' && len < 20) pid = pid * 10 + (e->name[len++] - '0');
+                if (!len || e->name[len] || pid == self) continue;
+                char path[32], buf[512];
+                memcpy(path, e->name, len);
+                memcpy(path + len, "/stat", 6);
+                int fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
+                if (fd < 0) continue;
+                ssize_t r = read(fd, buf, sizeof buf);
+                close(fd);
+                if (r <= 0) continue;
+                /* "pid (name) state ppid pgrp session ...": the name may hold spaces and ')' */
+                const char *end = buf + r, *p = end;
+                while (p > buf && p[-1] != ')') p--;
+                if (p == buf || p + 2 >= end) continue;
+                p++; /* the space after ')' */
+                char state = *p++;
+                long ppid = scan_long(&p, end), pgrp = scan_long(&p, end), session = scan_long(&p, end);
+                if (pgrp < 0 || session < 0 || state == 'Z') continue;
+                pids[n] = pid;
+                ppids[n] = ppid;
+                below[n] = session == (long)sid || ppid == self;
+                n++;
+            }
         }
-        closedir(d);
+        close(dfd);
         /* Close "below" over the parent links (a process is below when its
          * parent is), with a bitmap by pid: linear passes, however many processes. */
         memset(mark, 0, sizeof mark);
@@ -163,6 +204,16 @@ static void kill_left_behind(pid_t sid) {
             }
         if (!found) return;
     }
+}
+
+/* The child sandbox_run is waiting for (0: none); read by sandbox_kill_all. */
+static volatile pid_t current_child;
+
+/* For the grader's signal handler: kill the running child's session and
+ * everything below the grader. Async-signal-safe. */
+void sandbox_kill_all(void) {
+    pid_t c = current_child;
+    kill_left_behind(c > 0 ? c : -1);
 }
 
 /* Reap the orphans that re-parented to the grader (never the child being
@@ -322,8 +373,25 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
     static int subreaper;
     if (!subreaper++) prctl(PR_SET_CHILD_SUBREAPER, 1);
     fflush(NULL);
+    /* Signals wait until the child is known (current_child) and, in the
+     * child, until the grader's handlers are gone: a Ctrl-C before setsid()
+     * reaches the child too, and must not run the grader's clean-up there. */
+    sigset_t all, old_mask;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old_mask);
+    pid_t parent = getpid();
     pid_t pid = fork();
-    if (pid == 0) child_exec(argv, o, outp[1], tokp[0], repp[1]);
+    if (pid == 0) {
+        for (int sig = 1; sig < NSIG; sig++) {
+            struct sigaction sa;
+            if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler != SIG_IGN && sa.sa_handler != SIG_DFL)
+                signal(sig, SIG_DFL);
+        }
+        sigprocmask(SIG_SETMASK, &old_mask, NULL);
+        child_exec(argv, o, outp[1], tokp[0], repp[1], parent);
+    }
+    if (pid > 0) current_child = pid;
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
     close(outp[1]);
     if (tokp[0] >= 0) close(tokp[0]);
     if (repp[1] >= 0) close(repp[1]);
@@ -383,6 +451,7 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
         if (pr > 0 && il >= 0 && (pf[il].revents & POLLIN)) channel_accept(lfd, conns, &nconn, ranks, res);
         if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
             reaped = 1;
+            current_child = 0;
             reaped_at = now_s();
             /* Whatever the child left running (a forked sleeper holding the
              * pipes open, a rank mpirun did not take down) goes with it. */
@@ -402,6 +471,7 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
         kill_left_behind(pid);
         kill(pid, SIGKILL);
         waitpid(pid, &status, 0);
+        current_child = 0;
     }
     reap_orphans(); /* what kill_left_behind() killed and re-parented here */
     close(outp[0]);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 /* mkdir -p: working folders are created deep in the private tree. */
@@ -108,27 +109,70 @@ int tree_copy(const char *src, const char *dst, const char *const *skip) {
     return copy_dir(src, dst, skip);
 }
 
-/* Depth-first removal; never follows links out of the tree. */
+/* What getdents64() returns, one entry after another. */
+struct tree_dirent {
+    unsigned long long ino;
+    long long off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+};
+
+static int remove_at(int dfd, const char *name, int depth);
+
+/* Remove every entry of the open folder fd, depth first. Passes until one
+ * removes nothing more (entries removed while a listing is read may shift it). */
+static void remove_entries(int fd, int depth) {
+    long long buf[256]; /* 2 KiB of directory entries, aligned for them */
+    for (int pass = 0; pass < 64; pass++) {
+        if (lseek(fd, 0, SEEK_SET) < 0) return;
+        int left = 0, removed = 0;
+        long got;
+        while ((got = syscall(SYS_getdents64, fd, buf, sizeof buf)) > 0)
+            for (long off = 0; off < got;) {
+                const struct tree_dirent *e = (const struct tree_dirent *)((const char *)buf + off);
+                off += e->reclen;
+                const char *n = e->name;
+                if (n[0] == '.' && (!n[1] || (n[1] == '.' && !n[2]))) continue;
+                left++;
+                removed += remove_at(fd, n, depth) == 0;
+            }
+        if (!left || !removed) return;
+    }
+}
+
+/* Remove name in the folder dfd: a file or link at once, a folder with what
+ * it holds. Links are never followed. 0 when it is gone. */
+static int remove_at(int dfd, const char *name, int depth) {
+    if (unlinkat(dfd, name, 0) == 0) return 0;
+    if (depth >= 256) return -1; /* deeper than any tree the grader makes: give up there */
+    int fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0 && errno == EACCES && fchmodat(dfd, name, 0700, 0) == 0) /* a child made it unreadable */
+        fd = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return -1;
+    fchmod(fd, 0700); /* a child may have made it read-only */
+    remove_entries(fd, depth + 1);
+    close(fd);
+    return unlinkat(dfd, name, AT_REMOVEDIR);
+}
+
+/* Depth-first removal; never follows links out of the tree. Only
+ * async-signal-safe calls (no opendir, no stdio, no malloc), folders by
+ * descriptor, so no path grows with the depth. */
 void tree_remove(const char *path) {
     struct stat st;
     if (lstat(path, &st) != 0) return;
-    if (S_ISDIR(st.st_mode)) {
-        chmod(path, 0700); /* a child may have made it read-only */
-        DIR *d = opendir(path);
-        if (d) {
-            struct dirent *e;
-            while ((e = readdir(d))) {
-                if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-                char p[4096];
-                snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-                tree_remove(p);
-            }
-            closedir(d);
-        }
-        rmdir(path);
-    } else {
+    if (!S_ISDIR(st.st_mode)) {
         unlink(path);
+        return;
     }
+    chmod(path, 0700); /* a child may have made it read-only */
+    int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd >= 0) {
+        remove_entries(fd, 0);
+        close(fd);
+    }
+    rmdir(path);
 }
 
 /* With --run-as: hand a working folder to the student user, or take the

@@ -29,6 +29,7 @@
 #include <math.h>
 #include <pwd.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -954,6 +955,143 @@ static void test_batch_csv_replaced_when_done(void **state) {
     if (access(csv, F_OK) == 0) fail_msg("%s is left behind", csv);
 }
 
+/* ---- stopping the grader: SIGTERM, SIGINT, SIGHUP, SIGKILL ------------------------------ */
+
+/* How many processes other than this one have a command line (NULs read as
+ * spaces) holding needle and, when given, also; their pids in out. */
+static int procs_with(const char *needle, const char *also, pid_t *out, int max) {
+    DIR *d = opendir("/proc");
+    if (!d) return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *end;
+        long pid = strtol(e->d_name, &end, 10);
+        if (*end || pid <= 0 || pid == (long)getpid()) continue;
+        char path[64], buf[8192];
+        snprintf(path, sizeof path, "/proc/%ld/cmdline", pid);
+        FILE *f = fopen(path, "r");
+        if (!f) continue;
+        size_t len = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        for (size_t i = 0; i < len; i++)
+            if (!buf[i]) buf[i] = ' ';
+        buf[len] = '\0';
+        if (strstr(buf, needle) && (!also || strstr(buf, also))) {
+            if (n < max) out[n] = (pid_t)pid;
+            n++;
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+typedef struct {
+    const char *name;
+    int sig;
+    int batch; /* grade a batch: a finished student, then the one that hangs */
+} stop_case_t;
+
+static const stop_case_t stop_cases[] = {
+    {"test_stop_sigterm_batch", SIGTERM, 1},
+    {"test_stop_sigint", SIGINT, 0},
+    {"test_stop_sighup", SIGHUP, 0},
+    {"test_stop_sigkill", SIGKILL, 0},
+};
+
+/* Grade lab 00's infinite_loop case, stop the grader with a signal while its
+ * test spins (in a session of its own), and check that nothing the grader
+ * started is left running and, unless it was SIGKILL (where only the child's
+ * parent-death signal can act), that the temp folder is gone and the exit
+ * status is 128 + the signal. A stopped batch leaves the old CSV alone and
+ * the finished student's row in CSV.partial. */
+static void test_stop(void **state) {
+    const stop_case_t *c = *state;
+    char d[PATH_MAX], tdir[PATH_MAX + 8], log[PATH_MAX + 8], cmd[PATH_MAX * 4];
+    snprintf(d, sizeof d, "%s/stop-%d", tmp, c->sig);
+    snprintf(tdir, sizeof tdir, "%s/tmp", d);
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/tmp\" \"$d/sub/b/00-hello\" \"$d/sub/a/00-hello\";"
+           " cp '%s/solutions/00-hello/vector_add.cu' \"$d/sub/a/00-hello/\"; cp \"$d/sub/a/00-hello/vector_add.cu\" \"$d/sub/b/00-hello/\";"
+           " patch -s \"$d/sub/b/00-hello/vector_add.cu\" < '%s/autograder/wrong/00-hello/infinite_loop/vector_add.cu.patch';"
+           " printf 'old data\\n' > \"$d/old.csv\"",
+           d, GRADE_ROOT, GRADE_ROOT) != 0)
+        fail_msg("could not lay out %s", d);
+    if (c->batch)
+        snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --batch '%s/sub' --csv '%s/old.csv' --lab 00 --only test_single_element"
+                                  " --only test_large --timeout 300 --target emu --jobs 2 > '%s' 2>&1",
+                 GRADE_BIN, GRADE_ROOT, d, d, log);
+    else
+        snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --src '%s/sub/b' --lab 00 --only test_large --timeout 300"
+                                  " --target emu --jobs 2 > '%s' 2>&1",
+                 GRADE_BIN, GRADE_ROOT, d, log);
+    pid_t g = fork();
+    if (g < 0) fail_msg("fork failed");
+    if (g == 0) {
+        /* The grader as a shell would start it in the foreground: default dispositions. */
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        setenv("TMPDIR", tdir, 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    /* Wait for the spinning test: the graded check program of this run (make's
+     * command line names it too, without --seed), and in a batch student b's. */
+    pid_t pids[64];
+    int status = 0, running = 0;
+    for (int i = 0; i < 3000 && !running; i++) {
+        if (waitpid(g, &status, WNOHANG) == g) fail_msg("the grader ended before the test ran (%s)", log);
+        running = procs_with(tdir, "/graded/check --seed", pids, 64) > 0 &&
+                  (!c->batch || strstr(file_text(log), "grade: student b"));
+        if (!running) usleep(100000);
+    }
+    if (!running) {
+        kill(g, SIGKILL);
+        waitpid(g, &status, 0);
+        fail_msg("the test never started (%s)", log);
+    }
+    usleep(300000);
+    kill(g, c->sig);
+    int ended = 0;
+    for (int i = 0; i < 300 && !ended; i++) {
+        ended = waitpid(g, &status, WNOHANG) == g;
+        if (!ended) usleep(100000);
+    }
+    if (!ended) {
+        kill(g, SIGKILL);
+        waitpid(g, &status, 0);
+    }
+    /* SIGKILL'd processes take a moment to go. */
+    int left = 0;
+    for (int i = 0; i < 50 && (left = procs_with(tdir, NULL, pids, 64)) > 0; i++) usleep(100000);
+    for (int i = 0; i < left && i < 64; i++) kill(pids[i], SIGKILL); /* leave nothing for later tests */
+    if (left) fail_msg("%d process(es) of the stopped grader still run, e.g. pid %d (%s)", left, (int)pids[0], log);
+    if (!ended) fail_msg("the grader did not end within 30 s of the signal (%s)", log);
+    if (c->sig == SIGKILL) {
+        sh("rm -rf '%s'", tdir);
+        return;
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 128 + c->sig)
+        fail_msg("after signal %d the grader %s %d; want exit status %d (%s)", c->sig,
+                 WIFEXITED(status) ? "exited with" : "died of signal", WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+                 128 + c->sig, log);
+    if (sh("test -z \"$(ls -A '%s')\"", tdir) != 0) fail_msg("the grader's temp folder is left in %s", tdir);
+    if (!strstr(file_text(log), "killed the processes it started")) fail_msg("the grader did not say it stopped (%s)", log);
+    if (c->batch) {
+        char csv[PATH_MAX + 32];
+        snprintf(csv, sizeof csv, "%s/old.csv", d);
+        if (strcmp(file_text(csv), "old data\n")) fail_msg("the stopped batch changed the CSV to '%s'", file_text(csv));
+        snprintf(csv, sizeof csv, "%s/old.csv.partial", d);
+        if (!strstr(file_text(csv), "\"a\",5.00,5.00,5.00\n"))
+            fail_msg("the finished student's row is not in %s: '%s'", csv, file_text(csv));
+        if (!strstr(file_text(log), "the rows graded so far are in")) fail_msg("the batch did not say where its rows are (%s)", log);
+    }
+}
+
 /* ---- a lab on several MPI ranks: autograder/tests/mpi-lab ----------------------------
  *
  * No course lab runs under mpirun yet, so the fixture brings one: lab 90, a
@@ -1246,6 +1384,8 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_autograder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_checked_before_build);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv_replaced_when_done);
+    for (size_t i = 0; i < sizeof stop_cases / sizeof *stop_cases; i++)
+        tests[nt++] = (struct CMUnitTest){stop_cases[i].name, test_stop, NULL, NULL, (void *)&stop_cases[i]};
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_solution_and_starter);
     static char mpi_names[sizeof mpi_cases / sizeof *mpi_cases][96];
     for (size_t i = 0; i < sizeof mpi_cases / sizeof *mpi_cases; i++) {

@@ -411,18 +411,49 @@ static int prepare_base(void) {
 
 /* ---- student files ---------------------------------------------------------------- */
 
-/* Where a student file of a lab lives in the submission: DIR/NN-topic/f,
- * DIR/labs/NN-topic/f or DIR/f. Only regular files count (no links). */
-static int find_student_file(const char *src, const char *lab, const char *f, char *out, size_t n) {
-    const char *fmt[] = {"%s/%s/%s", "%s/labs/%s/%s", NULL};
-    struct stat st;
-    for (int i = 0; fmt[i]; i++) {
-        snprintf(out, n, fmt[i], src, lab, f);
-        if (lstat(out, &st) == 0 && S_ISREG(st.st_mode)) return 0;
+/* Do two files hold the same bytes? */
+static int same_contents(const char *a, const char *b) {
+    int fa = open(a, O_RDONLY | O_CLOEXEC), fb = open(b, O_RDONLY | O_CLOEXEC), same = fa >= 0 && fb >= 0;
+    struct stat sa, sb;
+    if (same) same = fstat(fa, &sa) == 0 && fstat(fb, &sb) == 0 && sa.st_size == sb.st_size;
+    char ba[65536], bb[65536];
+    while (same) {
+        ssize_t ra = read(fa, ba, sizeof ba), rb = read(fb, bb, sizeof bb);
+        if (ra != rb || ra < 0) same = 0;
+        else if (ra == 0) break;
+        else same = !memcmp(ba, bb, (size_t)ra);
     }
-    snprintf(out, n, "%s/%s", src, f);
-    if (lstat(out, &st) == 0 && S_ISREG(st.st_mode)) return 0;
-    return -1;
+    if (fa >= 0) close(fa);
+    if (fb >= 0) close(fb);
+    return same;
+}
+
+/* Where a student file of a lab lives in the submission: DIR/NN-topic/f,
+ * DIR/labs/NN-topic/f or DIR/f, the first of these that is there. Only
+ * regular files count (no links). When others is given, it gets the copies
+ * in the other layouts that lose to it, relative to DIR and ", "-separated
+ * ("" when there are none), each saying whether it differs. */
+static int find_student_file(const char *src, const char *lab, const char *f, char *out, size_t n, char *others,
+                             size_t on) {
+    char rel[3][PATH_MAX], path[PATH_MAX * 2];
+    snprintf(rel[0], sizeof rel[0], "%s/%s", lab, f);
+    snprintf(rel[1], sizeof rel[1], "labs/%s/%s", lab, f);
+    snprintf(rel[2], sizeof rel[2], "%s", f);
+    struct stat st;
+    int found = 0;
+    if (others) others[0] = '\0';
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof path, "%s/%s", src, rel[i]);
+        if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (!found++) {
+            snprintf(out, n, "%s", path);
+            if (!others) return 0;
+        } else {
+            snprintf(others + strlen(others), on - strlen(others), "%s%s (%s)", others[0] ? ", " : "", rel[i],
+                     same_contents(out, path) ? "the same file" : "a different file");
+        }
+    }
+    return found ? 0 : -1;
 }
 
 /* The lab's student files: the rubric's list when it has one, else every
@@ -864,7 +895,16 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
     char missing[512] = "";
     for (int f = 0; f < nf; f++) {
         snprintf(to, sizeof to, "%s/labs/%s/%s", dir, rb->lab, files[f]);
-        if (find_student_file(src, rb->lab, files[f], from, sizeof from) == 0) {
+        char others[PATH_MAX];
+        if (find_student_file(src, rb->lab, files[f], from, sizeof from, others, sizeof others) == 0) {
+            if (others[0]) {
+                /* Several layouts hold the file: the first wins, and says so. */
+                char w[PATH_MAX * 3];
+                snprintf(w, sizeof w, "lab %s: warning: %s is in the submission more than once: graded %s, ignored %s\n",
+                         rb->nn, files[f], from + strlen(src) + 1, others);
+                fprintf(stderr, "grade: %s", w);
+                snprintf(notes + strlen(notes), notes_len - strlen(notes), "%s", w);
+            }
             unlink(to);
             if (file_copy(from, to) != 0)
                 snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s (unreadable)",
@@ -980,29 +1020,106 @@ static int submission_has_lab(const char *src, const rubric_t *rb) {
     char files[16][128], p[PATH_MAX];
     int nf = student_files(rb, files);
     for (int f = 0; f < nf; f++)
-        if (find_student_file(src, lab, files[f], p, sizeof p) == 0) return 1;
+        if (find_student_file(src, lab, files[f], p, sizeof p, NULL, 0) == 0) return 1;
     return 0;
 }
 
+/* Does the submission hold a student file of any of these labs? */
+static int submission_has_any(const char *src, const rubric_t *rubrics, int nrub) {
+    for (int i = 0; i < nrub; i++)
+        if (submission_has_lab(src, &rubrics[i])) return 1;
+    return 0;
+}
+
+/* What a folder holds, for messages: "my-hw/, notes.txt" (folders with a
+ * slash; __MACOSX, which macOS's zip adds, and dotfiles left out). Returns
+ * how many folders; the last one's name in folder. */
+static int describe_folder(const char *dir, char *out, size_t n, char *folder, size_t fn) {
+    out[0] = '\0';
+    struct dirent **ents;
+    int m = scandir(dir, &ents, NULL, alphasort), shown = 0, more = 0, folders = 0;
+    for (int i = 0; i < m; i++) {
+        const char *name = ents[i]->d_name;
+        char p[PATH_MAX * 2];
+        snprintf(p, sizeof p, "%s/%s", dir, name);
+        struct stat st;
+        if (name[0] != '.' && strcmp(name, "__MACOSX") && lstat(p, &st) == 0) {
+            int isdir = S_ISDIR(st.st_mode);
+            if (isdir) {
+                folders++;
+                snprintf(folder, fn, "%s", name);
+            }
+            if (shown++ < 12)
+                snprintf(out + strlen(out), n - strlen(out), "%s%s%s", out[0] ? ", " : "", name, isdir ? "/" : "");
+            else
+                more++;
+        }
+        free(ents[i]);
+    }
+    if (m >= 0) free(ents);
+    if (more) snprintf(out + strlen(out), n - strlen(out), ", ... (%d more)", more);
+    if (!out[0]) snprintf(out, n, "nothing (an empty submission)");
+    return folders;
+}
+
+/* The folder that holds a submission's files: src itself, or, when src
+ * holds no file of the graded labs and exactly one folder (besides __MACOSX
+ * and dotfiles), that folder, a few levels down: a zip of a folder unpacks
+ * as my-hw/00-hello/vector_add.cu. root gets the folder, inside its path
+ * below src ("" for src itself, else "my-hw/"), found what it holds (for
+ * messages). Returns whether it holds any file of the graded labs. */
+static int submission_root(const char *src, const rubric_t *rubrics, int nrub, char *root, size_t rn, char *inside,
+                           size_t in, char *found, size_t fn) {
+    snprintf(root, rn, "%s", src);
+    inside[0] = '\0';
+    for (int depth = 0;; depth++) {
+        if (submission_has_any(root, rubrics, nrub)) return 1;
+        char only[256];
+        int folders = describe_folder(root, found, fn, only, sizeof only);
+        if (folders != 1 || depth == 4) return 0;
+        snprintf(root + strlen(root), rn - strlen(root), "/%s", only);
+        snprintf(inside + strlen(inside), in - strlen(inside), "%s/", only);
+    }
+}
+
 /* Grade the chosen labs of one submission; fills res (malloc'd) and notes. */
-static int grade_submission(const char *src, rubric_t *rubrics, int nrub, result_t **out, char *notes, size_t nl) {
+static int grade_submission(const char *src_given, rubric_t *rubrics, int nrub, result_t **out, char *notes, size_t nl) {
     result_t *res = calloc((size_t)nrub * GRADE_MAX_TESTS + 1, sizeof *res);
     int n = 0;
     if (!res) return 0;
+    char src[PATH_MAX], inside[PATH_MAX], found[2048];
+    int any = submission_root(src_given, rubrics, nrub, src, sizeof src, inside, sizeof inside, found, sizeof found);
+    if (any && inside[0]) {
+        fprintf(stderr, "grade: the submission's files are in its folder %s; grading those\n", inside);
+        snprintf(notes + strlen(notes), nl - strlen(notes), "The submission's files are in its folder %s; graded those.\n",
+                 inside);
+    }
+    char expected[2048] = "";
+    for (int i = 0; i < nrub && !any; i++) {
+        char files[16][128];
+        int nf = student_files(&rubrics[i], files);
+        for (int f = 0; f < nf; f++)
+            snprintf(expected + strlen(expected), sizeof expected - strlen(expected), " %s", files[f]);
+    }
+    if (!any && !(O.gradescope && !O.nlabs)) {
+        /* Every lab below is the starter: loud, since the score means nothing. */
+        char w[4096];
+        snprintf(w, sizeof w, "WARNING: the submission holds no student file of the graded lab%s, so %s graded on "
+                              "its starter. Expected:%s. Found%s%s: %s\n",
+                 nrub > 1 ? "s" : "", nrub > 1 ? "every lab is" : "the lab is", expected, inside[0] ? " in " : "",
+                 inside, found);
+        fprintf(stderr, "grade: %s", w);
+        snprintf(notes + strlen(notes), nl - strlen(notes), "%s", w);
+    }
     for (int i = 0; i < nrub; i++) {
         if (O.gradescope && !O.nlabs && !submission_has_lab(src, &rubrics[i])) continue;
         fprintf(stderr, "grade: lab %s ...\n", rubrics[i].lab);
         n += grade_lab(src, &rubrics[i], res + n, notes, nl);
     }
     if (O.gradescope && !O.nlabs && n == 0) {
-        /* Say what was expected rather than grading nothing in silence. */
-        snprintf(notes + strlen(notes), nl - strlen(notes), "No lab files found in the submission. Expected:");
-        for (int i = 0; i < nrub; i++) {
-            char files[16][128];
-            int nf = student_files(&rubrics[i], files);
-            for (int f = 0; f < nf; f++) snprintf(notes + strlen(notes), nl - strlen(notes), " %s", files[f]);
-        }
-        snprintf(notes + strlen(notes), nl - strlen(notes), "\n");
+        /* Say what was expected, and what came, rather than grading nothing in silence. */
+        snprintf(notes + strlen(notes), nl - strlen(notes), "No lab files found in the submission. Expected:%s. Found%s%s: %s\n",
+                 expected, inside[0] ? " in " : "", inside, found);
     }
     *out = res;
     return n;

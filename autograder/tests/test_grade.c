@@ -955,6 +955,93 @@ static void test_batch_csv_replaced_when_done(void **state) {
     if (access(csv, F_OK) == 0) fail_msg("%s is left behind", csv);
 }
 
+/* ---- how a submission is laid out ------------------------------------------------------ */
+
+/* run_autograder in a fake /autograder (GRADESCOPE_ROOT) with this tree's
+ * grader: setup (shell commands, $ag the fake root, $sol lab 00's solution)
+ * lays out $ag/submission. Its results.json (the caller frees it), or a
+ * failed test; the log's path in log. */
+static json_t *autograder_on(const char *name, const char *setup, char *log, size_t loglen) {
+    snprintf(log, loglen, "%s/ag-%s.log", tmp, name);
+    int rc = sh("set -e; ag='%s/ag-%s'; sol='%s/solutions/00-hello/vector_add.cu'; rm -rf \"$ag\";"
+                " mkdir -p \"$ag/source\" \"$ag/submission\"; %s;"
+                " GRADESCOPE_ROOT=\"$ag\" COURSE_DIR='%s' GRADE_BIN='%s' GRADE_TARGET=emu"
+                " timeout -k 10 600 bash '%s/autograder/gradescope/run_autograder' > '%s' 2>&1",
+                tmp, name, GRADE_ROOT, setup, GRADE_ROOT, GRADE_BIN, GRADE_ROOT, log);
+    if (rc != 0) fail_msg("run_autograder failed (%d; %s)", rc, log);
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/ag-%s/results/results.json", tmp, name);
+    json_t *res = json_load_file(path, 0, NULL);
+    if (!res) fail_msg("no results.json in the fake /autograder (%s)", log);
+    return res;
+}
+
+/* A zip of a folder: the files are one folder down (my-hw/00-hello/...),
+ * beside macOS's __MACOSX and a .DS_Store. They are found and graded; with
+ * nothing to grade the output lists what the submission holds. */
+static void test_gradescope_folder_in_zip(void **state) {
+    (void)state;
+    char log[PATH_MAX];
+    json_t *res = autograder_on("folder",
+                                "mkdir -p \"$ag/submission/my-hw/00-hello\" \"$ag/submission/__MACOSX/my-hw/00-hello\";"
+                                " cp \"$sol\" \"$ag/submission/my-hw/00-hello/\"; touch \"$ag/submission/.DS_Store\""
+                                " \"$ag/submission/__MACOSX/my-hw/00-hello/._vector_add.cu\"",
+                                log, sizeof log);
+    double s = json_number_value(json_object_get(res, "score"));
+    size_t nt = json_array_size(json_object_get(res, "tests"));
+    const char *out = json_string_value(json_object_get(res, "output"));
+    if (s != 10 || nt != 4) fail_msg("lab 00's solution in my-hw/: %g points in %zu tests; want 10 in 4 (%s)", s, nt, log);
+    if (!out || !strstr(out, "The submission's files are in its folder my-hw/"))
+        fail_msg("the output does not say where the files were found: '%s'", out ? out : "");
+    json_decref(res);
+
+    res = autograder_on("nothing", "mkdir -p \"$ag/submission/a\" \"$ag/submission/b\"; touch \"$ag/submission/notes.txt\"", log,
+                        sizeof log);
+    s = json_number_value(json_object_get(res, "score"));
+    out = json_string_value(json_object_get(res, "output"));
+    if (s != 0) fail_msg("a submission without lab files scored %g", s);
+    if (!out || !strstr(out, "No lab files found in the submission. Expected: vector_add.cu") ||
+        !strstr(out, "Found: a/, b/, notes.txt"))
+        fail_msg("the output does not say what was expected and found: '%s'", out ? out : "");
+    json_decref(res);
+}
+
+/* The same file in two layouts: the first (NN-topic/) is graded, and a
+ * warning names it and the one ignored. */
+static void test_duplicate_layouts_warned(void **state) {
+    (void)state;
+    char d[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    snprintf(d, sizeof d, "%s/dup", tmp);
+    snprintf(json, sizeof json, "%s/dup.json", tmp);
+    snprintf(log, sizeof log, "%s/dup.log", tmp);
+    if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/00-hello\"; cp '%s/solutions/00-hello/vector_add.cu' \"$d/00-hello/\";"
+           " cp \"$d/00-hello/vector_add.cu\" \"$d/\"; patch -s \"$d/vector_add.cu\" < '%s/autograder/wrong/00-hello/zeros/vector_add.cu.patch'",
+           d, GRADE_ROOT, GRADE_ROOT) != 0)
+        fail_msg("could not lay out %s", d);
+    if (grade(d, "--lab 00", "--only test_single_element", json, log) != 0) fail_msg("grader failed (%s)", log);
+    json_t *res = json_load_file(json, 0, NULL);
+    double s = json_number_value(json_object_get(res, "score"));
+    json_decref(res);
+    if (s != 2) fail_msg("graded the wrong copy: %g of 2 points (%s)", s, log);
+    if (!file_has(log, "vector_add.cu is in the submission more than once: graded 00-hello/vector_add.cu, "
+                       "ignored vector_add.cu (a different file)"))
+        fail_msg("no warning naming the copy graded and the one ignored (%s)", log);
+}
+
+/* A --src folder without any student file grades the starters, with a warning that says so. */
+static void test_src_without_lab_files_warned(void **state) {
+    (void)state;
+    char d[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    snprintf(d, sizeof d, "%s/nofiles", tmp);
+    snprintf(json, sizeof json, "%s/nofiles.json", tmp);
+    snprintf(log, sizeof log, "%s/nofiles.log", tmp);
+    if (sh("rm -rf '%s' && mkdir -p '%s/hw' && touch '%s/hw/answers.txt'", d, d, d) != 0) fail_msg("could not lay out %s", d);
+    if (grade(d, "--lab 00", "--only test_single_element", json, log) != 0) fail_msg("grader failed (%s)", log);
+    if (!file_has(log, "grade: WARNING: the submission holds no student file of the graded lab, so the lab is graded on "
+                       "its starter. Expected: vector_add.cu. Found in hw/: answers.txt"))
+        fail_msg("no warning that only starters were graded (%s)", log);
+}
+
 /* ---- stopping the grader: SIGTERM, SIGINT, SIGHUP, SIGKILL ------------------------------ */
 
 /* How many processes other than this one have a command line (NULs read as
@@ -1384,6 +1471,9 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_autograder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_checked_before_build);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv_replaced_when_done);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_folder_in_zip);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_duplicate_layouts_warned);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_src_without_lab_files_warned);
     for (size_t i = 0; i < sizeof stop_cases / sizeof *stop_cases; i++)
         tests[nt++] = (struct CMUnitTest){stop_cases[i].name, test_stop, NULL, NULL, (void *)&stop_cases[i]};
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_solution_and_starter);

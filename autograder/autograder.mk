@@ -76,8 +76,12 @@ endef
 $(foreach l,$(LAB_NAMES),$(foreach t,$(LAB_TARGETS),$(foreach p,check $(if $(wildcard labs/$(l)/bench.c),bench),$(eval $(call GRADE_RULES,$(l),$(t),$(p))))))
 
 # ---- Gradescope ---------------------------------------------------------------
-GRADESCOPE_ZIP := $(BUILD)/gradescope/autograder.zip
+# LAB=NN (or LAB='04 05'): the zip grades those labs only, whatever else a
+# submission holds, and is named after them (autograder-05.zip); one zip per
+# assignment. Without LAB= it grades any lab a submission has files for.
+GRADESCOPE_LABS := $(foreach l,$(LAB),$(firstword $(subst -, ,$(l))))
+GRADESCOPE_ZIP := $(BUILD)/gradescope/autograder$(subst $(space),,$(addprefix -,$(GRADESCOPE_LABS))).zip
 gradescope-zip:
-	$(Q)bash autograder/gradescope/make_zip.sh $(GRADESCOPE_ZIP)
+	$(Q)bash autograder/gradescope/make_zip.sh $(GRADESCOPE_ZIP) $(LAB)
 
-HELP += "gradescope-zip::write $(GRADESCOPE_ZIP) for Gradescope (setup.sh, run_autograder, the course without solutions/)"
+HELP += "gradescope-zip [LAB=NN]::write $(BUILD)/gradescope/autograder[-NN].zip for Gradescope (setup.sh, run_autograder, the course without solutions/); LAB= grades only that lab"

@@ -1,13 +1,32 @@
 #!/usr/bin/env bash
-# `make gradescope-zip`: the zip an instructor uploads to a Gradescope
-# programming assignment. It holds setup.sh and run_autograder at the top and
-# a copy of the course under course/, without build outputs, git history,
-# the reference solutions, the grader's wrong submissions (which are
-# solutions with one defect each) or its MPI fixture lab (a solution too).
+# `make gradescope-zip [LAB=NN]`: the zip an instructor uploads to a
+# Gradescope programming assignment. It holds setup.sh and run_autograder at
+# the top and a copy of the course under course/, without build outputs, git
+# history, the reference solutions, the grader's wrong submissions (which
+# are solutions with one defect each) or its MPI fixture lab (a solution too).
+#
+#   make_zip.sh OUT.zip [NN ...]
+#
+# With labs (NN or NN-topic), the zip's graded_labs names them and
+# run_autograder grades those labs only: a student who uploads another
+# lab's files to this assignment earns nothing for them. Without, it grades
+# whatever labs a submission has files for, and this script says so.
 set -eu
-out=${1:?usage: make_zip.sh OUT.zip}
+out=${1:?usage: make_zip.sh OUT.zip [NN ...]}
+shift
 root=$(cd "$(dirname "$0")/../.." && pwd)
 command -v zip >/dev/null || { echo "gradescope-zip: needs zip; run: sudo apt-get install -y zip"; exit 1; }
+labs=()
+for l in "$@"; do
+    nn=${l:0:2}
+    if ! [[ $l =~ ^[0-9][0-9](-.*)?$ ]] || ! compgen -G "$root/labs/$nn-*/" >/dev/null ||
+        [ ! -f "$root/autograder/rubrics/$nn.json" ]; then
+        have=$(cd "$root/autograder/rubrics" 2>/dev/null && ls -- *.json 2>/dev/null | sed 's/\.json$//' | tr '\n' ' ')
+        echo "gradescope-zip: no graded lab '$l' (a lab folder labs/NN-topic with autograder/rubrics/NN.json); labs: ${have:-none}" >&2
+        exit 2
+    fi
+    labs+=("$nn")
+done
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/course"
@@ -15,8 +34,20 @@ tar -C "$root" --exclude=./build --exclude=./.git --exclude=./solutions \
     --exclude=./autograder/wrong --exclude=./autograder/tests/mpi-lab -cf - . | tar -C "$stage/course" -xf -
 cp "$root/autograder/gradescope/setup.sh" "$root/autograder/gradescope/run_autograder" "$stage/"
 chmod +x "$stage/setup.sh" "$stage/run_autograder"
+extra=()
+if [ "${#labs[@]}" -gt 0 ]; then
+    echo "${labs[*]}" > "$stage/graded_labs"
+    extra=(graded_labs)
+fi
 mkdir -p "$(dirname "$out")"
 out=$(cd "$(dirname "$out")" && pwd)/$(basename "$out")
 rm -f "$out"
-(cd "$stage" && zip -qr -X "$out" setup.sh run_autograder course)
+(cd "$stage" && zip -qr -X "$out" setup.sh run_autograder "${extra[@]}" course)
 echo "gradescope-zip: wrote $out ($(unzip -Z1 "$out" | wc -l) files); upload it as the autograder of a programming assignment"
+if [ "${#labs[@]}" -gt 0 ]; then
+    echo "gradescope-zip: it grades lab ${labs[*]} only; other labs' files in a submission are ignored"
+else
+    echo "gradescope-zip: warning: no LAB= given, so this autograder grades any lab a submission has files for:" >&2
+    echo "  a student who uploads another lab's files to this assignment earns that lab's points." >&2
+    echo "  For one assignment per lab: make gradescope-zip LAB=NN (e.g. LAB=05, or LAB='04 05')" >&2
+fi

@@ -91,7 +91,8 @@ static void usage(FILE *f) {
             "  --lab NN       grade this lab (repeatable); --all: every lab with a rubric (default)\n"
             "  --src DIR      submission: DIR/NN-topic/<files>, DIR/labs/NN-topic/<files> or DIR/<files>\n"
             "  --json FILE    also write Gradescope's results.json there\n"
-            "  --gradescope   grade only the labs the submission has files for\n"
+            "  --gradescope   grade only the labs the submission has files for; with --lab, those labs\n"
+            "                 whatever it has, naming the files of other labs it ignores\n"
             "  --target T     cuda (a real GPU: numerics and speed) or emu (CPU emulator: numerics)\n"
             "  --timeout S    wall-clock seconds per test, at least 1 (default: the rubric's, else 120)\n"
             "  --batch DIR    grade DIR/<student>/ for every student; --csv FILE (default grades.csv)\n"
@@ -1024,6 +1025,17 @@ static int submission_has_lab(const char *src, const rubric_t *rb) {
     return 0;
 }
 
+/* With --gradescope and --lab: the labs not graded and their student files,
+ * so that their files in a submission are named as ignored. */
+typedef struct {
+    char nn[8];
+    char lab[96];
+    char files[16][128];
+    int nf;
+} other_lab_t;
+static other_lab_t other_labs[GRADE_MAX_LABS];
+static int n_other_labs;
+
 /* Does the submission hold a student file of any of these labs? */
 static int submission_has_any(const char *src, const rubric_t *rubrics, int nrub) {
     for (int i = 0; i < nrub; i++)
@@ -1108,6 +1120,22 @@ static int grade_submission(const char *src_given, rubric_t *rubrics, int nrub, 
                               "its starter. Expected:%s. Found%s%s: %s\n",
                  nrub > 1 ? "s" : "", nrub > 1 ? "every lab is" : "the lab is", expected, inside[0] ? " in " : "",
                  inside, found);
+        fprintf(stderr, "grade: %s", w);
+        snprintf(notes + strlen(notes), nl - strlen(notes), "%s", w);
+    }
+    for (int k = 0; k < n_other_labs; k++) {
+        /* An assignment for one lab: another lab's files earn nothing here, and the student should know. */
+        char seen[1024] = "", p[PATH_MAX * 2];
+        for (int f = 0; f < other_labs[k].nf; f++)
+            if (find_student_file(src, other_labs[k].lab, other_labs[k].files[f], p, sizeof p, NULL, 0) == 0)
+                snprintf(seen + strlen(seen), sizeof seen - strlen(seen), "%s%s", seen[0] ? ", " : "",
+                         other_labs[k].files[f]);
+        if (!seen[0]) continue;
+        char labs[64] = "", w[2048];
+        for (int i = 0; i < nrub; i++)
+            snprintf(labs + strlen(labs), sizeof labs - strlen(labs), "%s%s", i ? ", " : "", rubrics[i].nn);
+        snprintf(w, sizeof w, "lab %s: ignored %s: this assignment grades lab%s %s only\n", other_labs[k].nn, seen,
+                 nrub > 1 ? "s" : "", labs);
         fprintf(stderr, "grade: %s", w);
         snprintf(notes + strlen(notes), nl - strlen(notes), "%s", w);
     }
@@ -1505,6 +1533,17 @@ int main(int argc, char **argv) {
             continue;
         }
         nrub++;
+    }
+    for (int i = 0; O.gradescope && O.nlabs && i < L.n && n_other_labs < GRADE_MAX_LABS; i++) {
+        int graded = 0;
+        for (int k = 0; k < O.nlabs; k++) graded |= !strcmp(O.labs[k], L.nn[i]);
+        static rubric_t other;
+        char err[512];
+        if (graded || rubric_load(O.root, L.nn[i], &other, err, sizeof err) != 0) continue;
+        other_lab_t *ol = &other_labs[n_other_labs++];
+        snprintf(ol->nn, sizeof ol->nn, "%s", other.nn);
+        snprintf(ol->lab, sizeof ol->lab, "%s", other.lab);
+        ol->nf = student_files(&other, ol->files);
     }
     for (int k = 0; k < O.nlabs; k++) {
         int found = 0;

@@ -976,6 +976,47 @@ static json_t *autograder_on(const char *name, const char *setup, char *log, siz
     return res;
 }
 
+/* make gradescope-zip LAB=01: the zip names its lab, and run_autograder
+ * grades lab 01 only: lab 00's solution uploaded to this assignment earns
+ * nothing, and the output says its file was ignored. Without LAB= the zip
+ * says that any lab can be graded; an unknown lab is refused. */
+static void test_gradescope_lab_assignment(void **state) {
+    (void)state;
+    if (sh("command -v zip >/dev/null && command -v unzip >/dev/null") != 0) skip();
+    char log[PATH_MAX], zip[PATH_MAX];
+    snprintf(log, sizeof log, "%s/zip-lab.log", tmp);
+    snprintf(zip, sizeof zip, "%s/gs-lab/autograder-01.zip", tmp);
+    if (sh("cd '%s' && bash autograder/gradescope/make_zip.sh '%s' 01 > '%s' 2>&1", GRADE_ROOT, zip, log) != 0)
+        fail_msg("make_zip.sh with lab 01 failed (%s)", log);
+    if (!file_has(log, "it grades lab 01 only")) fail_msg("make_zip.sh does not say which lab the zip grades (%s)", log);
+    if (sh("test \"$(unzip -p '%s' graded_labs)\" = 01", zip) != 0) fail_msg("the zip's graded_labs does not say 01");
+    if (sh("cd '%s' && bash autograder/gradescope/make_zip.sh '%s/gs-any/autograder.zip' > '%s' 2>&1", GRADE_ROOT, tmp, log) != 0)
+        fail_msg("make_zip.sh without labs failed (%s)", log);
+    if (!file_has(log, "warning: no LAB= given, so this autograder grades any lab a submission has files for"))
+        fail_msg("make_zip.sh without labs gives no warning (%s)", log);
+    if (sh("unzip -Z1 '%s/gs-any/autograder.zip' | grep -qx graded_labs", tmp) == 0) fail_msg("a zip without labs has graded_labs");
+    if (sh("cd '%s' && bash autograder/gradescope/make_zip.sh '%s/gs-bad.zip' 77 > '%s' 2>&1", GRADE_ROOT, tmp, log) != 2 ||
+        !file_has(log, "no graded lab '77'"))
+        fail_msg("make_zip.sh with an unknown lab did not refuse it (%s)", log);
+
+    char setup[PATH_MAX * 2];
+    snprintf(setup, sizeof setup, "unzip -q -o '%s' graded_labs -d \"$ag/source\"; cp \"$sol\" \"$ag/submission/\"", zip);
+    json_t *res = autograder_on("lab01", setup, log, sizeof log);
+    double s = json_number_value(json_object_get(res, "score"));
+    const char *out = json_string_value(json_object_get(res, "output"));
+    json_t *t;
+    size_t i, n = 0;
+    json_array_foreach(json_object_get(res, "tests"), i, t) {
+        const char *name = json_string_value(json_object_get(t, "name"));
+        if (!name || strncmp(name, "lab 01: ", 8)) fail_msg("the lab 01 assignment graded '%s' (%s)", name ? name : "", log);
+        n++;
+    }
+    if (s != 0 || n == 0) fail_msg("lab 00's file in the lab 01 assignment: %g points in %zu tests; want 0 in lab 01's", s, n);
+    if (!out || !strstr(out, "lab 00: ignored vector_add.cu: this assignment grades lab 01 only"))
+        fail_msg("the output does not say lab 00's file was ignored: '%s'", out ? out : "");
+    json_decref(res);
+}
+
 /* A zip of a folder: the files are one folder down (my-hw/00-hello/...),
  * beside macOS's __MACOSX and a .DS_Store. They are found and graded; with
  * nothing to grade the output lists what the submission holds. */
@@ -1472,6 +1513,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_checked_before_build);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv_replaced_when_done);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_folder_in_zip);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_lab_assignment);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_duplicate_layouts_warned);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_src_without_lab_files_warned);
     for (size_t i = 0; i < sizeof stop_cases / sizeof *stop_cases; i++)

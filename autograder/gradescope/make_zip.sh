@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # `make gradescope-zip [LAB=NN]`: the zip an instructor uploads to a
 # Gradescope programming assignment. It holds setup.sh and run_autograder at
-# the top and a copy of the course under course/, without build outputs, git
-# history, the reference solutions, the grader's wrong submissions (which
-# are solutions with one defect each) or its MPI fixture lab (a solution too).
+# the top and a copy of the course under course/: in a git checkout the
+# tracked files only, without build outputs, git history, the reference
+# solutions, the grader's wrong submissions (which are solutions with one
+# defect each) or its MPI fixture lab (a solution too).
 #
 #   make_zip.sh OUT.zip [NN ...]
 #
@@ -30,8 +31,28 @@ done
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/course"
-tar -C "$root" --exclude=./build --exclude=./.git --exclude=./solutions \
-    --exclude=./autograder/wrong --exclude=./autograder/tests/mpi-lab -cf - . | tar -C "$stage/course" -xf -
+# In a git checkout the course is the files git tracks, as they are in the
+# working tree, and nothing else: never a grades.csv or a submissions/ folder
+# lying about, which student code on Gradescope could read.
+if command -v git >/dev/null && git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    changed=$(git -C "$root" status --porcelain --untracked-files=no -- . | head -n 20)
+    if [ -n "$changed" ]; then
+        echo "gradescope-zip: warning: tracked files have uncommitted changes; the zip holds them as they are now:" >&2
+        printf '%s\n' "$changed" | sed 's/^/  /' >&2
+    fi
+    skip='^(build|solutions|autograder/wrong|autograder/tests/mpi-lab)(/|$)'
+    git -C "$root" ls-files -z -- . | while IFS= read -r -d '' f; do
+        [[ $f =~ $skip ]] && continue
+        [ -e "$root/$f" ] || [ -L "$root/$f" ] || continue # deleted, not yet committed
+        printf '%s\0' "$f"
+    done | tar -C "$root" --no-recursion --null -T - -cf - | tar -C "$stage/course" -xf -
+else
+    echo "gradescope-zip: warning: $root is not a git checkout, so the zip holds every file of the tree," >&2
+    echo "  untracked ones too (a grades.csv, students' submissions): student code can read them on Gradescope." >&2
+    echo "  Check the list: unzip -l $out" >&2
+    tar -C "$root" --exclude=./build --exclude=./.git --exclude=./solutions \
+        --exclude=./autograder/wrong --exclude=./autograder/tests/mpi-lab -cf - . | tar -C "$stage/course" -xf -
+fi
 cp "$root/autograder/gradescope/setup.sh" "$root/autograder/gradescope/run_autograder" "$stage/"
 chmod +x "$stage/setup.sh" "$stage/run_autograder"
 extra=()

@@ -1017,6 +1017,53 @@ static void test_gradescope_lab_assignment(void **state) {
     json_decref(res);
 }
 
+/* The zip holds what git tracks and nothing else lying in the working tree
+ * (a grades.csv, students' submissions), which student code on Gradescope
+ * could read; it warns about uncommitted changes, and outside a git checkout
+ * that every file goes in. A small course tree of its own, made here. */
+static void test_gradescope_zip_tracked_only(void **state) {
+    (void)state;
+    if (sh("command -v zip >/dev/null && command -v unzip >/dev/null && command -v git >/dev/null") != 0) skip();
+    char d[PATH_MAX], log[PATH_MAX], list[PATH_MAX];
+    snprintf(d, sizeof d, "%s/zip-git", tmp);
+    snprintf(log, sizeof log, "%s/zip-git.log", tmp);
+    snprintf(list, sizeof list, "%s/zip-git.txt", tmp);
+    if (sh("set -e; d='%s/course'; rm -rf '%s'; mkdir -p \"$d/autograder/gradescope\" \"$d/autograder/rubrics\" \"$d/labs/01-x\""
+           " \"$d/solutions/01-x\"; cp '%s'/autograder/gradescope/* \"$d/autograder/gradescope/\"; echo 'all:' > \"$d/Makefile\";"
+           " echo '{}' > \"$d/autograder/rubrics/01.json\"; echo 'a' > \"$d/labs/01-x/a.cu\"; echo 'b' > \"$d/labs/01-x/b.cu\";"
+           " echo 's' > \"$d/solutions/01-x/a.cu\"; cd \"$d\"; git init -q; git add -A;"
+           " git -c user.name=course -c user.email=course@example.com commit -qm course;"
+           " echo 'alice,10' > grades.csv; mkdir -p submissions/alice; echo 'x' > submissions/alice/a.cu",
+           d, d, GRADE_ROOT) != 0)
+        fail_msg("could not make the course tree in %s", d);
+    /* GIT_CEILING_DIRECTORIES: the test's folder may itself lie in a checkout. */
+    const char *zip = "GIT_CEILING_DIRECTORIES='%s' bash '%s/course/autograder/gradescope/make_zip.sh' '%s/%s.zip' 01 > '%s' 2>&1"
+                      " && unzip -Z1 '%s/%s.zip' > '%s'";
+    if (sh(zip, d, d, d, "clean", log, d, "clean", list) != 0) fail_msg("make_zip.sh failed (%s)", log);
+    const char *want[] = {"course/Makefile", "course/labs/01-x/a.cu", "course/autograder/rubrics/01.json", "run_autograder"};
+    for (size_t i = 0; i < sizeof want / sizeof *want; i++)
+        if (sh("grep -qx '%s' '%s'", want[i], list) != 0) fail_msg("the zip lacks %s (%s)", want[i], list);
+    const char *never[] = {"course/grades.csv", "course/submissions/", "course/solutions/", "course/.git/"};
+    for (size_t i = 0; i < sizeof never / sizeof *never; i++)
+        if (sh("grep -q '^%s' '%s'", never[i], list) == 0) fail_msg("the zip holds %s, which git does not track (%s)", never[i], list);
+    if (file_has(log, "warning")) fail_msg("a clean checkout gave a warning (%s)", log);
+
+    /* A changed file and a deleted one, not committed: a warning; the zip holds the tree as it is. */
+    if (sh("cd '%s/course' && echo changed >> Makefile && rm labs/01-x/b.cu", d) != 0) fail_msg("could not change the tree");
+    if (sh(zip, d, d, d, "changed", log, d, "changed", list) != 0) fail_msg("make_zip.sh failed on a changed tree (%s)", log);
+    if (!file_has(log, "tracked files have uncommitted changes") || !file_has(log, "Makefile"))
+        fail_msg("no warning about the uncommitted change (%s)", log);
+    if (sh("grep -qx course/labs/01-x/b.cu '%s'", list) == 0) fail_msg("the zip holds a deleted file");
+    if (sh("unzip -p '%s/changed.zip' course/Makefile | grep -qx changed", d) != 0) fail_msg("the zip does not hold the changed Makefile");
+
+    /* Not a checkout: everything goes in, with a warning that says so. */
+    if (sh("rm -rf '%s/course/.git'", d) != 0) fail_msg("could not remove .git");
+    if (sh(zip, d, d, d, "nogit", log, d, "nogit", list) != 0) fail_msg("make_zip.sh failed outside git (%s)", log);
+    if (!file_has(log, "is not a git checkout, so the zip holds every file of the tree"))
+        fail_msg("no warning outside a git checkout (%s)", log);
+    if (sh("grep -qx course/grades.csv '%s'", list) != 0) fail_msg("outside git the zip should hold the whole tree (%s)", list);
+}
+
 /* A zip of a folder: the files are one folder down (my-hw/00-hello/...),
  * beside macOS's __MACOSX and a .DS_Store. They are found and graded; with
  * nothing to grade the output lists what the submission holds. */
@@ -1514,6 +1561,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv_replaced_when_done);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_folder_in_zip);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_lab_assignment);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip_tracked_only);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_duplicate_layouts_warned);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_src_without_lab_files_warned);
     for (size_t i = 0; i < sizeof stop_cases / sizeof *stop_cases; i++)

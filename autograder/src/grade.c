@@ -414,7 +414,8 @@ static int prepare_base(void) {
 
 /* Do two files hold the same bytes? */
 static int same_contents(const char *a, const char *b) {
-    int fa = open(a, O_RDONLY | O_CLOEXEC), fb = open(b, O_RDONLY | O_CLOEXEC), same = fa >= 0 && fb >= 0;
+    int fa = open(a, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), fb = open(b, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int same = fa >= 0 && fb >= 0;
     struct stat sa, sb;
     if (same) same = fstat(fa, &sa) == 0 && fstat(fb, &sb) == 0 && sa.st_size == sb.st_size;
     char ba[65536], bb[65536];

@@ -12,7 +12,10 @@
  * and write each case's results.json with those scores.
  * Then: the solutions get full numerics marks, the starters none, --batch
  * writes the right CSV, --run-as works (when run as root), and the
- * Gradescope zip and run_autograder work in a fake /autograder.
+ * Gradescope zip and run_autograder work in a fake /autograder. And the
+ * command line: bad usage refused before any build, submissions laid out
+ * oddly (one folder down, files twice, none), one lab per Gradescope zip,
+ * and a grader stopped by a signal leaving nothing behind.
  *
  * First, unit tests of the parts that need no child process, linked in from
  * autograder/src: rubric validation, the scoring of speed tests from a

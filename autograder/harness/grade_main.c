@@ -12,6 +12,13 @@
  * fake XML files or an early exit(0) never produce that line, so they never
  * earn points. A benchmark run reports its JSON the same way.
  *
+ * Which test to run (GRADE_TEST) or where the benchmark's JSON goes
+ * (GRADE_BENCH_JSON) is read and removed from the environment before main, so
+ * code cannot take a benchmark-only path by looking there. (The arguments,
+ * --seed for a check and --json for a benchmark, and the program's own path
+ * stay visible: argv and /proc/self/cmdline cannot be hidden from the code of
+ * the process they belong to.)
+ *
  * A test on several MPI ranks runs under mpirun, which passes neither fd on.
  * There GRADE_CHANNEL names a socket of the grader's: each rank connects
  * before main(), says "HELLO <rank>" (its rank from the launcher's
@@ -51,6 +58,10 @@ int __real__cmocka_run_group_tests(const char *group_name, const struct CMUnitTe
 #define REPORT_FD 4
 
 static char token[80];      /* the secret of this run; empty when not run by the grader */
+/* GRADE_TEST and GRADE_BENCH_JSON, read and removed from the environment
+ * before main; NULL when not set (or too long to be the grader's). */
+static char test_name[512], bench_json[4096];
+static const char *want_test, *bench_path;
 static int report_fd = -1;  /* where verdicts go */
 static int on_ranks;        /* 1: one rank of an MPI job, talking to the grader over GRADE_CHANNEL */
 
@@ -105,10 +116,25 @@ fail:
     if (fd >= 0) close(fd);
 }
 
+/* The value of the variable name, copied into buf (NULL when unset or too
+ * long), and the variable removed from the environment. */
+static const char *take_env(const char *name, char *buf, size_t n) {
+    const char *v = getenv(name);
+    int ok = v && strlen(v) < n;
+    if (ok) memcpy(buf, v, strlen(v) + 1);
+    unsetenv(name);
+    return ok ? buf : NULL;
+}
+
 /* Read the token before any constructor of the student's code at default
  * priority can run, and close its pipe so nothing later can read it. Under
- * mpirun fd 3 is the launcher's, not ours: the channel replaces it. */
+ * mpirun fd 3 is the launcher's, not ours: the channel replaces it. The
+ * grader's variables leave the environment here too, so the student's code
+ * cannot tell a check run (GRADE_TEST) from a benchmark run (GRADE_BENCH_JSON)
+ * by them. */
 __attribute__((constructor(101))) static void read_token(void) {
+    want_test = take_env("GRADE_TEST", test_name, sizeof test_name);
+    bench_path = take_env("GRADE_BENCH_JSON", bench_json, sizeof bench_json);
     const char *channel = getenv("GRADE_CHANNEL");
     if (channel && *channel) {
         open_channel(channel);
@@ -184,7 +210,7 @@ static void trampoline(void **state) {
 int __wrap__cmocka_run_group_tests(const char *group_name, const struct CMUnitTest *const tests,
                                    const size_t num_tests, CMFixtureFunction group_setup,
                                    CMFixtureFunction group_teardown) {
-    const char *want = getenv("GRADE_TEST");
+    const char *want = want_test;
     if (!token[0] || !want)
         return __real__cmocka_run_group_tests(group_name, tests, num_tests, group_setup,
                                               group_teardown);
@@ -204,7 +230,7 @@ int __wrap__cmocka_run_group_tests(const char *group_name, const struct CMUnitTe
 }
 
 /* A benchmark run: run bench.c's main, then send the JSON it wrote (the path
- * is in GRADE_BENCH_JSON and was also passed as --json) on one line. */
+ * was in GRADE_BENCH_JSON and was also passed as --json) on one line. */
 static int run_bench(int argc, char **argv, const char *json_path) {
     int rc = grade_lab_main(argc, argv);
     static char buf[1 << 20];
@@ -230,11 +256,10 @@ static int run_bench(int argc, char **argv, const char *json_path) {
 /* The program's real main: a bench run, a single graded test, or (outside
  * the grader) the unchanged check program. */
 int main(int argc, char **argv) {
-    const char *json_path = getenv("GRADE_BENCH_JSON");
-    if (token[0] && json_path) return run_bench(argc, argv, json_path);
+    if (token[0] && bench_path) return run_bench(argc, argv, bench_path);
     int rc = grade_lab_main(argc, argv);
     /* Reaching here under the grader means the named test was never run
      * (check.c returned without calling cmocka): say so. */
-    if (token[0]) report_and_exit("NOTRUN", getenv("GRADE_TEST") ? getenv("GRADE_TEST") : "?");
+    if (token[0]) report_and_exit("NOTRUN", want_test ? want_test : "?");
     return rc;
 }

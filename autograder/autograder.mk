@@ -62,13 +62,23 @@ $(BUILD)/grade/harness/grade_main.o: autograder/harness/grade_main.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
+# The link goes through autograder/harness/check_link.sh, which refuses the
+# program (a build error the student sees, naming the symbol) when the
+# student's objects define a symbol another input defines (cmocka's _fail,
+# libc's clock_gettime, the course's or the runtime's functions) or call what
+# would do the work for them (BLAS, cuBLAS, the course's kernels, dlsym): they
+# are linked first, so their definitions would win. (Order-only: the link
+# line takes every normal prerequisite as an input.)
+GRADE_CHECK_LINK := autograder/harness/check_link.sh
 # $(1) lab, $(2) target, $(3) check or bench
 define GRADE_RULES
 $(BUILD)/$(2)/labs/$(1)/graded/$(3).o: labs/$(1)/$(3).c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(2)) -Ilabs/$(1) $$(CFLAGS) -Dmain=grade_lab_main -c $$< -o $$@
-$(BUILD)/$(2)/labs/$(1)/graded/$(3): $(BUILD)/grade/harness/grade_main.o $(BUILD)/$(2)/labs/$(1)/graded/$(3).o $(call lab_objs,$(1),labs,$(2)) $(if $(filter bench,$(3)),$(call lab_ladder_objs,$(1),$(2)) $(call lab_extra_objs,$(1),labs,$(2))) $(call lab_mpi_libs,$(1)) $(LAB_KLIBS_$(2)) | $(GRADE_LIBS_$(2))
-	$$(Q)$$(LAB_LINK_$(2)) -Wl,--wrap=_cmocka_run_group_tests $(call lab_mpi_ldlibs,$(1))
+$(BUILD)/$(2)/labs/$(1)/graded/$(3): $(BUILD)/grade/harness/grade_main.o $(BUILD)/$(2)/labs/$(1)/graded/$(3).o $(call lab_objs,$(1),labs,$(2)) $(if $(filter bench,$(3)),$(call lab_ladder_objs,$(1),$(2)) $(call lab_extra_objs,$(1),labs,$(2))) $(call lab_mpi_libs,$(1)) $(LAB_KLIBS_$(2)) | $(GRADE_LIBS_$(2)) $(GRADE_CHECK_LINK)
+	$$(Q)bash $(GRADE_CHECK_LINK) $(foreach o,$(call lab_objs,$(1),labs,$(2)),-s $(o)) \
+	    -h $(BUILD)/grade/harness/grade_main.o -h $(BUILD)/$(2)/labs/$(1)/graded/$(3).o -- \
+	    $$(LAB_LINK_$(2)) -Wl,--wrap=_cmocka_run_group_tests $(call lab_mpi_ldlibs,$(1))
 # Built by make all too, so a program the grader would link only on a GPU
 # (a speed test's bench) cannot break unnoticed where there is none.
 ALL_TARGETS += $(BUILD)/$(2)/labs/$(1)/graded/$(3)

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Link one program the grader runs (a lab's check or bench, see
+# autograder/autograder.mk) and refuse it when the student's objects define
+# or call what a submission must not.
+#
+#   check_link.sh [-s STUDENT.o]... [-h HARNESS.o]... -- LINK COMMAND...
+#
+# Why: the student's objects come first on the link line, so a global symbol
+# they define wins over the same name in everything linked after them:
+# cmocka (an empty _fail() and no check can fail), the C library (a
+# clock_gettime() that runs slow and every timer lies), the CUDA runtime or
+# the emulator, the course's libraries, the checks themselves. Calls can do
+# the work for them: OpenBLAS, cuBLAS, the course's CPU references and GPU
+# ops, or dlopen()/dlsym() to reach any of them by name.
+#
+# So the program is linked with the linker's trace (-t, every file it
+# opens), and the symbols of each student object are compared with those of
+# every other input. Refused:
+#   - a defined global symbol that another input also defines. Allowed only
+#     a weak C++ definition (an inline function or a template instance from a
+#     shared header, which the linker keeps once) where every other
+#     definition is weak too;
+#   - a symbol another input references weakly (its code calls it only when
+#     something defines it: crti.o's __gmon_start__ runs before main) or a
+#     shared library references at all (the program's definition would
+#     replace the one the library was built against), and the linker's own
+#     names (__wrap_*, __real_*, see --wrap);
+#   - an indirect function (ifunc), a .preinit_array entry and constructors
+#     of priority 101 or less: they run before the grader's harness reads its
+#     secret (autograder/harness/grade_main.c);
+#   - a reference to a symbol of BLAS, cuBLAS, the course's kernels (CPU
+#     references, GPU ops, the cuBLAS wrappers, the GEMM harness), cmocka or
+#     the harness, and to dlopen, dlmopen, dlsym and dlvsym.
+# Each refusal is an "error:" line naming the file, the symbol and why; the
+# program is then not built, so every test of the lab is a build error.
+# Exit status: the link's, or 1 when something was refused.
+set -u
+
+students=() harness=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+    case "$1" in
+        -s) students+=("$2"); shift 2 ;;
+        -h) harness+=("$2"); shift 2 ;;
+        *) echo "check_link.sh: unknown option '$1'" >&2; exit 2 ;;
+    esac
+done
+[ "${1:-}" = -- ] && shift
+[ $# -gt 0 ] || { echo "usage: check_link.sh [-s STUDENT.o]... [-h HARNESS.o]... -- LINK COMMAND..." >&2; exit 2; }
+
+out=
+prev=
+for a in "$@"; do
+    [ "$prev" = -o ] && out=$a
+    prev=$a
+done
+[ -n "$out" ] || { echo "check_link.sh: the link command has no -o OUTPUT" >&2; exit 2; }
+work=$(mktemp -d "${out}.check.XXXXXX") || exit 1
+trap 'rm -rf "$work"' EXIT
+
+"$@" -Wl,-t > "$work/trace" 2> "$work/log"
+st=$?
+
+# The inputs the linker opened: "path", "path(member)" or "(path)member" (older ld).
+key() { realpath -m -- "$1"; }
+declare -A is_student=() is_harness=()
+for f in "${students[@]}"; do is_student[$(key "$f")]=1; done
+for f in "${harness[@]}"; do is_harness[$(key "$f")]=1; done
+declare -A seen=()
+inputs=()
+while IFS= read -r line; do
+    case "$line" in
+        "("*")"*) p=${line#(}; p=${p%%)*} ;;
+        *"("*")") p=${line%(*} ;;
+        *) p=$line ;;
+    esac
+    [ -f "$p" ] || continue
+    k=$(key "$p")
+    [ -n "${seen[$k]:-}" ] && continue
+    seen[$k]=1
+    [ -n "${is_student[$k]:-}" ] && continue
+    inputs+=("$p")
+done < "$work/trace"
+
+# What each input is, for the messages; "work" marks the inputs a submission
+# may not call into.
+describe() {
+    local p=$1 b=${1##*/}
+    local k
+    k=$(key "$p")
+    if [ -n "${is_harness[$k]:-}" ]; then echo "work|the lab's checks and the grader's harness ($b)"; return; fi
+    case "$b" in
+        libcmocka*) echo "work|cmocka (the test framework, $b)" ;;
+        libopenblas*|libblas*|libcblas*|liblapack*) echo "work|BLAS ($b)" ;;
+        libcublas*) echo "work|cuBLAS ($b)" ;;
+        libkernels_*|matmul_switch.o) echo "work|the course's kernels ($b)" ;;
+        libc.so*|libc_nonshared.a|ld-linux*|libdl*|librt*) echo "lib|the C library ($b)" ;;
+        libm.so*|libm.a|libmvec*) echo "lib|the math library ($b)" ;;
+        libpthread*) echo "lib|the threads library ($b)" ;;
+        libstdc++*|libgcc*|libsupc++*) echo "lib|the C++ runtime ($b)" ;;
+        libgomp*) echo "lib|OpenMP ($b)" ;;
+        libcudart*|libcuda.*) echo "lib|the CUDA runtime ($b)" ;;
+        libsimt*) echo "lib|the GPU emulator ($b)" ;;
+        libcommon*|libcomm.a) echo "lib|the course's library ($b)" ;;
+        libmpi*|libopen-*|libpmix*) echo "lib|MPI ($b)" ;;
+        *crt*.o) echo "lib|the program's start-up code ($b)" ;;
+        *) case "$p" in
+               */obj/kernels/*) echo "work|the course's kernels ($b)" ;;
+               *) echo "lib|the course's code ($b)" ;;
+           esac ;;
+    esac
+}
+
+# One table of every other input's symbols, "KIND name what" with what =
+# "class|description": D defined, w referenced weakly, r referenced by a
+# shared library (an executable's definition would replace the one it was
+# built against, even in a library this link does not name, such as one
+# OpenBLAS needs).
+for p in "${inputs[@]}"; do
+    case "$(head -c 4 -- "$p" 2>/dev/null | od -An -tx1 | tr -d ' \n')" in
+        7f454c46) if readelf -h -- "$p" 2>/dev/null | grep -q 'Type: *DYN'; then dyn=-D; else dyn=-g; fi ;;
+        213c6172) dyn=-g ;;  # an archive
+        *) continue ;;       # a linker script (libc.so): the files it names are in the trace too
+    esac
+    what=$(describe "$p")
+    nm $dyn -P --defined-only -- "$p" 2>/dev/null |
+        awk -v w="$what" 'NF >= 2 && length($2) == 1 { n = $1; sub(/@.*/, "", n); print (($2 ~ /^[WVu]$/) ? "DW" : "D"), n, w }'
+    nm $dyn -P --undefined-only -- "$p" 2>/dev/null |
+        awk -v w="$what" -v so="$dyn" 'NF >= 2 { n = $1; sub(/@.*/, "", n);
+            if ($2 == "w" || $2 == "v") print "w", n, w; else if (so == "-D") print "r", n, w }'
+done > "$work/others"
+
+# The student's objects: "S file name type" (defined), "U file name" (used),
+# "I file name" (an ifunc), "E file section" (runs early).
+for o in "${students[@]}"; do
+    src=$o
+    case "$o" in */labs/*) src=labs/${o##*/labs/} ;; esac
+    src=${src%.o}
+    nm -P -g --defined-only -- "$o" 2>/dev/null | awk -v f="$src" 'NF >= 2 && length($2) == 1 { print "S", f, $1, $2 }'
+    nm -P -g --undefined-only -- "$o" 2>/dev/null | awk -v f="$src" 'NF >= 2 { print "U", f, $1 }'
+    readelf -sW -- "$o" 2>/dev/null | awk -v f="$src" '$4 == "IFUNC" { print "I", f, $8 }'
+    readelf -SW -- "$o" 2>/dev/null | sed -n 's/^ *\[ *[0-9]*\] \([^ ]*\) .*/\1/p' | awk -v f="$src" '
+        /^\.preinit_array/ { print "E", f, $0; next }
+        /^\.init_array\.[0-9]+$/ { if (substr($0, 13) + 0 <= 101) print "E", f, $0; next }
+        /^\.ctors\.[0-9]+$/ { if (65535 - substr($0, 8) <= 101) print "E", f, $0 }'
+done > "$work/student"
+
+awk '
+function base(n) { sub(/@.*/, "", n); return n }
+function desc(w) { sub(/^[^|]*\|/, "", w); return w }
+FNR == NR {
+    what = $0; sub(/^[^ ]+ [^ ]+ /, "", what); n = $2
+    if ($1 == "D" || $1 == "DW") {
+        if (!(n in def)) def[n] = what
+        if ($1 == "D" && !(n in strong)) strong[n] = what
+        if (what ~ /^work\|/ && !(n in work)) work[n] = what
+    } else if ($1 == "w") { if (!(n in wref)) wref[n] = what }
+    else if ($1 == "r") { if (!(n in soref)) soref[n] = what }
+    next
+}
+$1 == "S" {
+    f = $2; n = base($3); t = $4
+    if (n ~ /^__(wrap|real)_/)
+        print f ": error: defines \047" n "\047, a name the linker gives a meaning of its own (--wrap): the grader routes its calls through such names"
+    else if (n in def && !(t ~ /^[WVu]$/ && !(n in strong) && n ~ /^(_Z|DW\.ref\.)/))
+        print f ": error: defines \047" n "\047, which " desc((n in strong) ? strong[n] : def[n]) " also defines: the submission is linked first, so its \047" n "\047 would replace that one for the whole program; rename it, or make it static"
+    else if (n in wref)
+        print f ": error: defines \047" n "\047, which " desc(wref[n]) " calls only if something defines it: defining it would run this code inside " desc(wref[n])
+    else if (n in soref)
+        print f ": error: defines \047" n "\047, which " desc(soref[n]) " calls: the definition would replace the one that library was built against; rename it, or make it static"
+    next
+}
+$1 == "U" {
+    f = $2; n = base($3)
+    if (n ~ /^(dlopen|dlmopen|dlsym|dlvsym|__libc_dl.*|_dl_.*)$/)
+        print f ": error: calls \047" n "\047, which loads or looks up code by name at run time; a submission does its work in its own code"
+    else if (n in work)
+        print f ": error: calls \047" n "\047 from " desc(work[n]) "; a submission does the work in its own kernels, not by calling a library or the course code that does it"
+    else if (n ~ /^(cblas_|cublas|openblas_)/)
+        print f ": error: calls \047" n "\047, a BLAS or cuBLAS function; a submission does the work in its own kernels"
+    next
+}
+$1 == "I" {
+    print $2 ": error: defines \047" $3 "\047 as an indirect function (ifunc): its resolver runs while the program is being loaded, before the grader\047s harness has started"
+    next
+}
+$1 == "E" {
+    print $2 ": error: has a " $3 " section: code there runs before the grader\047s harness has started (constructor priorities up to 101 are the harness\047s)"
+}
+' "$work/others" "$work/student" > "$work/refused"
+
+if [ -s "$work/refused" ]; then
+    # c++filt writes C++ names (kernels, helpers) as the student wrote them.
+    { if command -v c++filt > /dev/null; then c++filt; else cat; fi; } < "$work/refused" | awk '!seen[$0]++' >&2
+    echo "check_link.sh: $(wc -l < "$work/refused") thing(s) above in the submission's objects are not allowed; the program was not linked and nothing of it ran" >&2
+    rm -f -- "$out"
+    exit 1
+fi
+cat "$work/log" >&2
+exit $st

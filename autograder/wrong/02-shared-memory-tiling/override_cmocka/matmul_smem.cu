@@ -1,0 +1,75 @@
+/* Known-wrong submission for the grader's own tests: the unchanged starter, plus empty
+ * definitions of the cmocka functions a failed check calls, so no check can fail. */
+/*
+ * Lab 02: shared-memory tiling.
+ * Each block computes a TILE x TILE tile of C, one thread per element. The
+ * block walks along K in steps of TILE: it stages a TILE x TILE tile of A and
+ * one of B in shared memory, waits for all of it, and multiplies out of
+ * shared memory. So each float a block loads from global memory is used TILE
+ * times instead of once, and global traffic drops by a factor of TILE.
+ * Not here yet: register blocking (lab 03) and tensor cores (lab 04).
+ */
+#include <cuda_runtime.h>
+
+#include "lab.h"
+
+/* Tile edge, fixed at compile time so the shared arrays have a constant size
+ * and the inner loop can be unrolled. 32 x 32 = 1024 threads per block (the
+ * most allowed) and 2 x 4 KB of shared memory. Build with -DTILE=16 to try a
+ * smaller tile; the checks adapt (they ask matmul_smem_tile()). */
+#ifndef TILE
+#define TILE 32
+#endif
+
+/* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, all row-major.
+ * Block (blockIdx.x, blockIdx.y) owns the tile of C at rows blockIdx.y * TILE,
+ * columns blockIdx.x * TILE; thread (threadIdx.x, threadIdx.y) its element. */
+__global__ void matmul_smem_kernel(int M, int N, int K, float alpha, const float *A,
+                                   const float *B, float beta, float *C) {
+    /* TODO (tasks 1-3):
+     * 1. Declare two TILE x TILE __shared__ float arrays, one for a tile of A
+     *    and one for a tile of B. Thread (threadIdx.x, threadIdx.y) owns
+     *    C[row][col] with row = blockIdx.y * TILE + threadIdx.y and
+     *    col = blockIdx.x * TILE + threadIdx.x.
+     * 2. Loop over K in steps of TILE. In each step every thread loads one
+     *    element of the A tile (row `row`, column k0 + threadIdx.x) and one of
+     *    the B tile (row k0 + threadIdx.y, column `col`), storing 0 where the
+     *    element is outside A or B. Put a __syncthreads() after the loads and
+     *    another after the multiply loop over the tile; the README explains
+     *    why each is needed.
+     * 3. After the loop, if (row, col) is inside C, store
+     *    alpha * acc + beta * C[row][col], without reading C when beta == 0. */
+    (void)M; (void)N; (void)K; (void)alpha; (void)A; (void)B; (void)beta; (void)C;
+}
+
+/* The tile edge this file was compiled with, for the checks' edge cases. */
+extern "C" int matmul_smem_tile(void) { return TILE; }
+
+/* Launch over all of C. A, B, C are device pointers. Returns LAB_OK,
+ * LAB_BAD_ARGUMENT for a size below 1, or LAB_LAUNCH_FAILED. */
+extern "C" int matmul_smem(int M, int N, int K, float alpha, const float *A, const float *B,
+                           float beta, float *C) {
+    if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
+    /* TODO (task 4): a TILE x TILE block; a grid with x covering the N
+     * columns and y the M rows (round up); launch matmul_smem_kernel; return
+     * LAB_LAUNCH_FAILED if cudaGetLastError() reports a problem, else LAB_OK.
+     * Then delete the two lines below. */
+    (void)alpha; (void)A; (void)B; (void)beta; (void)C;
+    return LAB_NOT_IMPLEMENTED;
+}
+
+/* cmocka's own functions, defined here: the program's objects are linked
+ * before libcmocka, so these replace the test framework's for every check. */
+#include <stdint.h>
+extern "C" void _fail(const char *const file, const int line) { (void)file; (void)line; }
+extern "C" void _assert_true(const uintmax_t result, const char *const expression, const char *const file,
+                             const int line) {
+    (void)result; (void)expression; (void)file; (void)line;
+}
+extern "C" void _assert_int_equal(const uintmax_t a, const uintmax_t b, const char *const file, const int line) {
+    (void)a; (void)b; (void)file; (void)line;
+}
+extern "C" void _assert_int_not_equal(const uintmax_t a, const uintmax_t b, const char *const file,
+                                      const int line) {
+    (void)a; (void)b; (void)file; (void)line;
+}

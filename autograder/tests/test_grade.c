@@ -9,7 +9,9 @@
  * outputs, checks it passes with the default seed 2024 only
  * ("pass-with-seed-2024 NAME"). The cases of a lab are graded in one
  * --batch run (each case folder a student); the grader must finish normally
- * and write each case's results.json with those scores.
+ * and write each case's results.json with those scores. A case whose defect
+ * only a benchmark shows ("lose-speed NAME", with "speed-args ARGS") is also
+ * graded alone with --emu-speed-args ARGS, and must lose that speed test.
  * Then: the solutions get full numerics marks, the starters none, --batch
  * writes the right CSV, --run-as works (when run as root), and the
  * Gradescope zip and run_autograder work in a fake /autograder. And the
@@ -58,6 +60,11 @@ typedef struct {
     int nlose, nkeep, nseed;
     char output_has[256];  /* text the first lost test's output must show */
     char test_name[200];
+    /* The speed path on the emulator (--emu-speed-args), for a defect only a
+     * benchmark shows: the bench's arguments, the speed test it must lose
+     * (counted, no points) and what that test's output must show. */
+    char speed_args[256], lose_speed[96], speed_output_has[256];
+    char speed_test_name[220];
 } wrong_case_t;
 
 static char tmp[PATH_MAX];
@@ -658,6 +665,40 @@ static void test_wrong_case(void **state) {
         json_decref(res);
         if (!(max > 0) || s != max) fail_msg("%s: with seed 2024 '%s' should pass, scored %g", c->name, name, s);
     }
+}
+
+/* A wrong submission whose defect only the benchmark can show ("lose-speed"
+ * in its expect file): laid over the solution, graded with the speed path on
+ * the emulator (--emu-speed-args with the case's "speed-args"), its speed test
+ * must be counted and earn nothing, with the case's "speed-output-has" in its
+ * output. On the emulator there is no cuBLAS to divide by, so a speed test
+ * counts only when the bench itself finds the kernel wrong (a correct kernel
+ * is left out as a grader error): what these cases are about. */
+static const char *output_of(json_t *res, const char *name);
+static void test_wrong_speed_case(void **state) {
+    const wrong_case_t *c = *state;
+    char stage[PATH_MAX], json[PATH_MAX], log[PATH_MAX], extra[512], labs[32], name[256];
+    snprintf(stage, sizeof stage, "%s/speed-stage-%s-%s", tmp, c->nn, c->name);
+    if (sh("set -e; rm -rf '%s'; mkdir -p '%s'; cp '%s'/solutions/%s/* '%s'/; cp -R '%s'/. '%s'/;"
+           " for p in '%s'/*.patch; do [ -e \"$p\" ] || continue; patch -s \"${p%%.patch}\" < \"$p\"; rm \"$p\"; done",
+           stage, stage, GRADE_ROOT, c->lab, stage, c->dir, stage, stage) != 0)
+        fail_msg("%s: could not lay the case over the solution in %s", c->name, stage);
+    snprintf(json, sizeof json, "%s/speed-%s-%s.json", tmp, c->nn, c->name);
+    snprintf(log, sizeof log, "%s/speed-%s-%s.log", tmp, c->nn, c->name);
+    snprintf(labs, sizeof labs, "--lab %s", c->nn);
+    snprintf(extra, sizeof extra, "--emu-speed-args '%s' --timeout 60", c->speed_args);
+    if (grade(stage, labs, extra, json, log) != 0) fail_msg("%s: the grader failed (%s)", c->name, log);
+    json_t *res = json_load_file(json, 0, NULL);
+    if (!res) fail_msg("%s: no results.json (%s)", c->name, json);
+    snprintf(name, sizeof name, "lab %s: %s", c->nn, c->lose_speed);
+    double max, sc = score_of(res, name, &max);
+    const char *out = output_of(res, name);
+    int shown = !c->speed_output_has[0] || strstr(out, c->speed_output_has) != NULL;
+    print_message("  %-22s %-40s %g of %g points: %.160s\n", c->name, c->lose_speed, sc, max, out);
+    json_decref(res);
+    if (!(max > 0)) fail_msg("%s: '%s' was left out of the total (%s); it must count and earn nothing", c->name, name, log);
+    if (sc != 0) fail_msg("%s: '%s' scored %g of %g; it must lose its points", c->name, name, sc, max);
+    if (!shown) fail_msg("%s: the output of '%s' does not show '%s'", c->name, name, c->speed_output_has);
 }
 
 /* Every counted test of every graded lab at full marks. */
@@ -1500,9 +1541,15 @@ static int load_case(wrong_case_t *c) {
         else if (!strncmp(line, "keep ", 5) && c->nkeep < MAXN) snprintf(c->keep[c->nkeep++], 96, "%s", line + 5);
         else if (!strncmp(line, "output-has ", 11)) snprintf(c->output_has, sizeof c->output_has, "%s", line + 11);
         else if (!strncmp(line, "pass-with-seed-2024 ", 20) && c->nseed < MAXN) snprintf(c->seed[c->nseed++], 96, "%s", line + 20);
+        else if (!strncmp(line, "speed-args ", 11)) snprintf(c->speed_args, sizeof c->speed_args, "%s", line + 11);
+        else if (!strncmp(line, "lose-speed ", 11)) snprintf(c->lose_speed, sizeof c->lose_speed, "%s", line + 11);
+        else if (!strncmp(line, "speed-output-has ", 17))
+            snprintf(c->speed_output_has, sizeof c->speed_output_has, "%s", line + 17);
     }
     fclose(f);
-    return c->nlose > 0 ? 0 : -1;
+    /* A case whose defect only the benchmark shows keeps its checks. */
+    if (c->lose_speed[0] && !c->speed_args[0]) return -1;
+    return c->nlose + c->nkeep > 0 ? 0 : -1;
 }
 
 /* One cmocka test per wrong case found on disk, then the whole-grader tests. */
@@ -1544,6 +1591,11 @@ int main(void) {
             if (cs[k]->d_name[0] != '.' && nc < 255 && load_case(c) == 0) {
                 snprintf(c->test_name, sizeof c->test_name, "wrong %s/%s", labs[i]->d_name, cs[k]->d_name);
                 tests[nt++] = (struct CMUnitTest){c->test_name, test_wrong_case, NULL, NULL, c};
+                if (c->lose_speed[0]) {
+                    snprintf(c->speed_test_name, sizeof c->speed_test_name, "wrong %s/%s: speed", labs[i]->d_name,
+                             cs[k]->d_name);
+                    tests[nt++] = (struct CMUnitTest){c->speed_test_name, test_wrong_speed_case, NULL, NULL, c};
+                }
                 nc++;
             }
             free(cs[k]);

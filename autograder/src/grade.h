@@ -22,6 +22,12 @@
 
 /* ---- rubrics ---------------------------------------------------------------- */
 
+/* A ratio speed test's default "implausible_above": no kernel of the course's
+ * labs runs 25% faster than cuBLAS at the same precision and the graded size,
+ * while a kernel that reuses an earlier run's result instead of computing it
+ * (a copy of C) is many times faster. See autograder/README.md. */
+#define GRADE_IMPLAUSIBLE_RATIO 1.25
+
 typedef enum { KIND_NUMERICS, KIND_SPEED } test_kind_t;
 
 /* One line of a rubric. Numerics tests name a cmocka test of check.c. Speed
@@ -46,6 +52,7 @@ typedef struct {
     double full_at;       /* ratio or metric value that earns full points */
     double zero_at;       /* ratio or metric value at and below which it earns nothing */
     char baseline[48];    /* ratio kind: what the ratio is against, for messages ("cuBLAS") */
+    double implausible_above; /* ratio kind: a ratio above this is no honest measurement (a failed test) */
     char bench_args[256]; /* extra bench flags, space-separated */
     /* checks (cmocka names) that must pass for this test to count */
     char requires[GRADE_MAX_REQUIRES][96];

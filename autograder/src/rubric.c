@@ -14,7 +14,9 @@
  * marks a check that legitimately skips itself on some machines (Hopper-only
  * code): skipped there, it is left out of the total. "ranks" (for the whole
  * lab, or per test) runs a test's program on that many MPI ranks under
- * mpirun, for the distributed labs. The format is
+ * mpirun, for the distributed labs. A ratio test's "implausible_above"
+ * (default GRADE_IMPLAUSIBLE_RATIO) is the ratio past which a measurement is
+ * taken for a broken one and fails. The format is
  * documented in autograder/README.md; a malformed rubric is reported, never
  * half-used.
  */
@@ -97,6 +99,17 @@ static int check_speed(json_t *o, const rubric_test_t *x, char *err, size_t errl
     }
     if (!(x->full_at > x->zero_at && x->zero_at >= 0)) {
         snprintf(err, errlen, "speed needs \"full_at\" > \"zero_at\" >= 0");
+        return -1;
+    }
+    if (!m && !(x->implausible_above > x->full_at)) {
+        snprintf(err, errlen, "\"implausible_above\" %g must be above \"full_at\" %g (a ratio above it fails "
+                              "the test; at or below full_at no run could earn full points)", x->implausible_above,
+                 x->full_at);
+        return -1;
+    }
+    if (m && json_object_get(o, "implausible_above")) {
+        snprintf(err, errlen, "\"implausible_above\" is for a ratio test (a \"kernel\"); an absolute "
+                              "\"metric\" has its own ceiling");
         return -1;
     }
     if (m && x->full_at > m->max) {
@@ -183,6 +196,7 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
                 get_str(t, "bench_args", x->bench_args, sizeof x->bench_args, 0, e, sizeof e) ||
                 get_num(t, "full_at", &x->full_at, -1, e, sizeof e) ||
                 get_num(t, "zero_at", &x->zero_at, 0, e, sizeof e) ||
+                get_num(t, "implausible_above", &x->implausible_above, GRADE_IMPLAUSIBLE_RATIO, e, sizeof e) ||
                 check_speed(t, x, e, sizeof e))
                 goto bad_test;
             if (!x->metric[0] && !x->baseline[0]) snprintf(x->baseline, sizeof x->baseline, "the baseline");

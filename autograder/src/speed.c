@@ -10,6 +10,10 @@
  *    05's "mfu". Training a model has no baseline to divide by, and MFU is
  *    already normalised by the device's peak, so its value is graded as is.
  * Both earn points * clamp((value - zero_at) / (full_at - zero_at), 0, 1).
+ * A ratio above the rubric's "implausible_above" (default 1.25: faster than
+ * cuBLAS at its own precision by a quarter) is not a measurement of the
+ * work but of a shortcut, and fails; an absolute metric has its ceiling in
+ * the table below (MFU: 1, the device's peak).
  *
  * Apart from grade.c, which runs the bench, so that the grader's tests can
  * score made-up JSON on a machine without a GPU.
@@ -63,6 +67,12 @@ static void give_points(result_t *res, double value) {
     res->status = f >= 1 ? ST_PASS : f > 0 ? ST_PARTIAL : ST_FAIL;
 }
 
+/* The rubric's "implausible_above"; the default for a test made without
+ * rubric_load() (0 there). */
+static double implausible_above(const rubric_test_t *t) {
+    return t->implausible_above > 0 ? t->implausible_above : GRADE_IMPLAUSIBLE_RATIO;
+}
+
 /* Ratio kind: the kernel's row of "results" and its "ratio". */
 static void score_ratio(result_t *res, json_t *j) {
     const rubric_test_t *t = res->t;
@@ -93,6 +103,16 @@ static void score_ratio(result_t *res, json_t *j) {
     } else if (strcmp(st, "ok") || !(ratio > 0) || !isfinite(ratio)) {
         res->status = ST_FAIL;
         snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s", st, t->kernel);
+    } else if (ratio > implausible_above(t)) {
+        /* Faster than the baseline by more than any kernel of the lab can be:
+         * the time did not measure the work (a result kept from an earlier
+         * run and copied back, a timer tampered with). A counted zero. */
+        res->status = ST_FAIL;
+        snprintf(res->figure, sizeof res->figure, "%.1f%% %s", 100 * ratio, t->baseline);
+        snprintf(res->message, sizeof res->message,
+                 "%.2fx the speed of %s is more than the %.2fx any kernel can plausibly reach here: the time "
+                 "did not measure the work (a result reused from an earlier run?); no points",
+                 ratio, t->baseline, implausible_above(t));
     } else {
         give_points(res, ratio);
         snprintf(res->figure, sizeof res->figure, "%.1f%% %s", 100 * ratio, t->baseline);

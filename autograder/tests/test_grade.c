@@ -330,6 +330,40 @@ static void test_speed_ratio_unchanged(void **state) {
     assert_true(r.score == 0.0 && r.counted);
 }
 
+/* A ratio past the test's "implausible_above" (default 1.25) is no
+ * measurement of the work: a counted zero that says why, no leaderboard
+ * entry. Up to it the scoring is as before; a rubric may set its own. */
+static void test_speed_ratio_implausible(void **state) {
+    (void)state;
+    rubric_test_t t = ratio_test();
+    const char *fmt = "{\"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", \"ratio\": %s, \"status\": \"ok\"}]}";
+    char json[256];
+    snprintf(json, sizeof json, fmt, "1.2");
+    result_t r = score_bench(&t, json);
+    assert_int_equal(r.status, ST_PASS);
+    assert_true(fabs(r.score - 5.0) < 1e-9);
+    const char *bad[] = {"1.26", "3.5", "250.0"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(json, sizeof json, fmt, bad[i]);
+        r = score_bench(&t, json);
+        if (r.status != ST_FAIL || r.score != 0.0 || !r.counted || r.measured >= 0)
+            fail_msg("ratio %s: status %s, %g points, counted %d, measured %g; want a counted fail with 0 and no "
+                     "leaderboard value", bad[i], status_name(r.status), r.score, r.counted, r.measured);
+        if (!strstr(r.message, "more than the 1.25x any kernel can plausibly reach") ||
+            !strstr(r.message, "cuBLAS bf16"))
+            fail_msg("ratio %s: the message '%s' does not say why", bad[i], r.message);
+    }
+    assert_string_equal(r.figure, "25000.0% cuBLAS bf16"); /* the measurement is still shown */
+    t.implausible_above = 4.0;
+    snprintf(json, sizeof json, fmt, "3.5");
+    r = score_bench(&t, json);
+    assert_int_equal(r.status, ST_PASS);
+    snprintf(json, sizeof json, fmt, "4.5");
+    r = score_bench(&t, json);
+    assert_int_equal(r.status, ST_FAIL);
+    assert_non_null(strstr(r.message, "4.00x"));
+}
+
 /* Load rubric 99 with this text from a scratch course tree. */
 static int load_rubric_text(const char *text, rubric_t *r, char *err, size_t errlen) {
     char root[PATH_MAX], path[PATH_MAX + 64];
@@ -422,6 +456,37 @@ static void test_rubric_absolute_validation(void **state) {
         if (!strstr(err, bad[i].want))
             fail_msg("rubric with {%s}: error '%s' does not say '%s'", bad[i].fields, err, bad[i].want);
         if (!strstr(err, "99.json, test 2")) fail_msg("error '%s' does not name the file and test", err);
+    }
+}
+
+/* "implausible_above": 1.25 unless a ratio test says otherwise; it must lie
+ * above full_at (or full points could not be earned) and is refused on an
+ * absolute test, whose metric has its own ceiling. */
+static void test_rubric_implausible_above(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512];
+    if (load_speed_rubric("\"kernel\": \"k\", \"full_at\": 0.8, \"zero_at\": 0.2", &r, err, sizeof err) != 0)
+        fail_msg("a ratio rubric without implausible_above was refused: %s", err);
+    assert_true(r.tests[1].implausible_above == 1.25);
+    if (load_speed_rubric("\"kernel\": \"k\", \"full_at\": 0.8, \"zero_at\": 0.2, \"implausible_above\": 3", &r, err,
+                          sizeof err) != 0)
+        fail_msg("implausible_above 3 was refused: %s", err);
+    assert_true(r.tests[1].implausible_above == 3.0);
+    const struct { const char *fields, *want; } bad[] = {
+        {"\"kernel\": \"k\", \"full_at\": 0.8, \"zero_at\": 0.2, \"implausible_above\": 0.8",
+         "\"implausible_above\" 0.8 must be above \"full_at\" 0.8"},
+        {"\"kernel\": \"k\", \"full_at\": 1.5, \"zero_at\": 0.2", "\"implausible_above\" 1.25 must be above"},
+        {"\"kernel\": \"k\", \"full_at\": 0.8, \"zero_at\": 0.2, \"implausible_above\": \"2\"",
+         "\"implausible_above\" must be a number"},
+        {"\"metric\": \"mfu\", \"full_at\": 0.35, \"zero_at\": 0.1, \"implausible_above\": 0.9",
+         "\"implausible_above\" is for a ratio test"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (load_speed_rubric(bad[i].fields, &r, err, sizeof err) == 0)
+            fail_msg("rubric with {%s} was accepted; it must be refused", bad[i].fields);
+        if (!strstr(err, bad[i].want))
+            fail_msg("rubric with {%s}: error '%s' does not say '%s'", bad[i].fields, err, bad[i].want);
     }
 }
 
@@ -1572,6 +1637,8 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_leaderboard_entries);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_bonus_is_extra_credit);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_ranks);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_implausible);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_implausible_above);
     char wdir[PATH_MAX];
     snprintf(wdir, sizeof wdir, "%s/autograder/wrong", GRADE_ROOT);
     struct dirent **labs;

@@ -235,35 +235,17 @@ static void log_number(FILE *f, int json, const char *fmt, double v) {
 
 static void log_row(FILE *f, int json, int first, int step, double lr, double loss, double ev, double gnorm,
                     double tps, double mfu) {
-    if (json) {
-        fprintf(f, "%s  {\"step\": %d, \"lr\": ", first ? "" : ",\n", step);
-        log_number(f, 1, "%.6g", lr);
-        fputs(", \"train_loss\": ", f);
-        log_number(f, 1, "%.6f", loss);
-        fputs(", \"eval_loss\": ", f);
-        log_number(f, 1, "%.6f", ev);
-        fputs(", \"grad_norm\": ", f);
-        log_number(f, 1, "%.6g", gnorm);
-        fputs(", \"tokens_per_s\": ", f);
-        log_number(f, 1, "%.1f", tps);
-        fputs(", \"mfu\": ", f);
-        log_number(f, 1, "%.5f", mfu);
-        fputs("}", f);
-    } else {
-        fprintf(f, "%d,", step);
-        log_number(f, 0, "%.6g", lr);
-        fputc(',', f);
-        log_number(f, 0, "%.6f", loss);
-        fputc(',', f);
-        log_number(f, 0, "%.6f", ev);
-        fputc(',', f);
-        log_number(f, 0, "%.6g", gnorm);
-        fputc(',', f);
-        log_number(f, 0, "%.1f", tps);
-        fputc(',', f);
-        log_number(f, 0, "%.5f", mfu);
-        fputc('\n', f);
+    static const char *const key[] = {"lr", "train_loss", "eval_loss", "grad_norm", "tokens_per_s", "mfu"};
+    static const char *const fmt[] = {"%.6g", "%.6f", "%.6f", "%.6g", "%.1f", "%.5f"};
+    const double v[] = {lr, loss, ev, gnorm, tps, mfu};
+    if (json) fprintf(f, "%s  {\"step\": %d", first ? "" : ",\n", step);
+    else fprintf(f, "%d", step);
+    for (int i = 0; i < 6; i++) {
+        if (json) fprintf(f, ", \"%s\": ", key[i]);
+        else fputc(',', f);
+        log_number(f, json, fmt[i], v[i]);
     }
+    fputs(json ? "}" : "\n", f);
 }
 
 static int all_finite(const float *x, size_t n) {

@@ -85,6 +85,11 @@ void gpu_download(void *dst, const void *src, size_t bytes) {
     if (err != cudaSuccess) memory_call_failed(err, "gpu_download (cudaMemcpy to the host)", __FILE__, __LINE__);
 }
 
+void gpu_copy(void *dst, const void *src, size_t bytes) {
+    cudaError_t err = cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice);
+    if (err != cudaSuccess) memory_call_failed(err, "gpu_copy (cudaMemcpy on the device)", __FILE__, __LINE__);
+}
+
 void gpu_memset(void *p, int value, size_t bytes) {
     cudaError_t err = cudaMemset(p, value, bytes);
     if (err != cudaSuccess) memory_call_failed(err, "gpu_memset (cudaMemset)", __FILE__, __LINE__);

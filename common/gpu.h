@@ -77,6 +77,14 @@ void gpu_upload(void *dst, const void *src, size_t bytes);
 void gpu_download(void *dst, const void *src, size_t bytes);
 
 /**
+ * @brief Copy device to device (synchronous, checked).
+ * @param dst device pointer
+ * @param src device pointer; the two ranges must not overlap
+ * @param bytes size
+ */
+void gpu_copy(void *dst, const void *src, size_t bytes);
+
+/**
  * @brief Set device memory bytewise (checked).
  * @param p device pointer
  * @param value byte value

@@ -278,8 +278,10 @@ static int parse_sizes(const char *s, shape_t *out) {
 /* Run one kernel (or the cuBLAS baseline when k is NULL) on the size's buffers. */
 typedef struct {
     int M, N, K;
-    float *A, *B, *C;       /* fp32 device arrays */
+    float *A, *B, *C;       /* fp32 device arrays the kernel is given */
     uint16_t *Ah, *Bh;      /* bf16 device arrays (NULL when no bf16 kernel is listed) */
+    float *A0;              /* the size's A as generated; A is a row rotation of it */
+    uint16_t *A0h;          /* the same for the bf16 A */
 } bench_bufs_t;
 
 static int run_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bufs_t *b) {
@@ -294,21 +296,66 @@ static int run_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_buf
 #endif
 }
 
+/* A's rows rotated up by `shift`: row i of A is row (i + shift) mod M of A0,
+ * so row i of the product is row (i + shift) mod M of A0 * B. */
+static void rotate_a(const bench_bufs_t *b, int shift) {
+    const size_t K = (size_t)b->K, top = (size_t)(b->M - shift) * K, rest = (size_t)shift * K;
+    gpu_copy(b->A, b->A0 + rest, top * sizeof(float));
+    gpu_copy(b->A + top, b->A0, rest * sizeof(float));
+    if (b->Ah) {
+        gpu_copy(b->Ah, b->A0h + rest, top * sizeof(uint16_t));
+        gpu_copy(b->Ah + top, b->A0h, rest * sizeof(uint16_t));
+    }
+}
+
+/* Largest |got - want| relative to the largest |want|, row i of got against
+ * row (i + shift) mod M of want; NaN anywhere gives NaN. */
+static double normwise_err(const float *got, const float *want, int M, int N, int shift) {
+    double err = 0.0, scale = 0.0;
+    for (int i = 0; i < M; i++) {
+        const float *g = got + (size_t)i * N, *w = want + (size_t)((i + shift) % M) * N;
+        for (int j = 0; j < N; j++) {
+            double d = fabs((double)g[j] - (double)w[j]);
+            if (isnan(d)) return NAN;
+            if (d > err) err = d;
+            if (fabs((double)w[j]) > scale) scale = fabs((double)w[j]);
+        }
+    }
+    return scale > 0 ? err / scale : err;
+}
+
 /* Median time in ms over reps, after warm-up runs, with L2 flushed before
- * each. Before every run, outside the timed region, C is refilled with NaN
- * (all-ones bytes): every run must compute all of C, so a kernel that
- * returns at once when called again with the same arguments leaves NaN
- * behind. The first run's C is copied into first_c (when not NULL); the last
- * timed run's stays in b->C. Returns the kernel's status (LAB_OK or why it
- * did not run). */
-static int time_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bufs_t *b,
-                       int warmup, int reps, double *ms_out, float *first_c) {
+ * each. With a reference (ref, the product of the unrotated inputs), every
+ * run, warm-up included, is given its own inputs and screened: before it,
+ * outside the timed region, A's rows are rotated by a fresh amount and C is
+ * refilled with NaN (all-ones bytes); after it, C is compared with ref
+ * rotated the same way, and the worst error goes to *err_out. So a kernel
+ * must compute all of C from the inputs every time: one that returns at once
+ * when called again with the same arguments leaves NaN behind, and one that
+ * copies in a result saved from an earlier run leaves the wrong rows. The
+ * baseline (ref NULL) runs on the inputs as generated and is not screened;
+ * its last result stays in b->C. Returns the kernel's status (LAB_OK or why
+ * it did not run). */
+static int time_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bufs_t *b, int warmup,
+                       int reps, const float *ref, float *c_host, rng_t *shifts, double *ms_out,
+                       double *err_out) {
     double *ms = host_malloc(sizeof(double) * (size_t)reps);
     const size_t c_bytes = (size_t)b->M * b->N * sizeof(float);
     gpu_timer_t t;
     gpu_timer_init(&t, NULL);
-    int st = LAB_OK;
+    int st = LAB_OK, shift = 0;
+    double worst = 0.0;
     for (int r = -warmup; r < reps && st == LAB_OK; r++) {
+        if (ref) {
+            /* A new amount each run (1..M-1, never the last one when there
+             * is a choice); with M == 1 every row is row 0 and only the NaN
+             * refill is left. */
+            int prev = shift;
+            if (b->M > 1)
+                do shift = 1 + (int)rng_below(shifts, (uint32_t)(b->M - 1));
+                while (b->M > 2 && shift == prev);
+            rotate_a(b, shift);
+        }
         gpu_memset(b->C, 0xff, c_bytes);
         gpu_flush_l2();
         gpu_timer_start(&t);
@@ -316,24 +363,17 @@ static int time_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bu
         float m = gpu_timer_stop_ms(&t);
         if (st == LAB_OK) gpu_sync_check(k ? k->name : "cuBLAS");
         if (r >= 0) ms[r] = m;
-        if (st == LAB_OK && r == -warmup && first_c) gpu_download(first_c, b->C, c_bytes);
+        if (st == LAB_OK && ref) {
+            gpu_download(c_host, b->C, c_bytes);
+            double e = normwise_err(c_host, ref, b->M, b->N, shift);
+            if (!isnan(worst) && !(e <= worst)) worst = e; /* NaN, once seen, stays */
+        }
     }
     gpu_timer_free(&t);
     *ms_out = st == LAB_OK ? median(ms, (size_t)reps) : 0.0;
+    if (err_out) *err_out = worst;
     host_free(ms);
     return st;
-}
-
-/* Largest |got - want| relative to the largest |want|; NaN anywhere gives NaN. */
-static double normwise_err(const float *got, const float *want, size_t n) {
-    double err = 0.0, scale = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - (double)want[i]);
-        if (isnan(d)) return NAN;
-        if (d > err) err = d;
-        if (fabs((double)want[i]) > scale) scale = fabs((double)want[i]);
-    }
-    return scale > 0 ? err / scale : err;
 }
 
 static void json_string(FILE *f, const char *s) {
@@ -400,17 +440,19 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
     }
     int first_json = 1, bad = 0;
     for (int s = 0; s < nsizes; s++) {
-        bench_bufs_t b = {sizes[s].M, sizes[s].N, sizes[s].K, NULL, NULL, NULL, NULL, NULL};
+        bench_bufs_t b = {sizes[s].M, sizes[s].N, sizes[s].K, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
         size_t nA = (size_t)b.M * b.K, nB = (size_t)b.K * b.N, nC = (size_t)b.M * b.N;
         float *A = host_malloc(nA * 4), *B = host_malloc(nB * 4), *C = host_malloc(nC * 4);
-        float *C0 = host_malloc(nC * 4); /* a kernel's C after its first run */
         float *ref32 = host_malloc(nC * 4), *ref16 = any_bf16 ? host_malloc(nC * 4) : NULL;
         rng_t root, r;
         rng_init(&root, 2024);
         r = rng_split(&root, 1); rng_fill_uniform(&r, A, nA, -1.0f, 1.0f);
         r = rng_split(&root, 2); rng_fill_uniform(&r, B, nB, -1.0f, 1.0f);
+        rng_t shifts = rng_split(&root, 3); /* the row rotations of A, run by run */
         b.A = gpu_malloc(nA * 4); b.B = gpu_malloc(nB * 4); b.C = gpu_malloc(nC * 4);
-        gpu_upload(b.A, A, nA * 4);
+        b.A0 = gpu_malloc(nA * 4);
+        gpu_upload(b.A0, A, nA * 4);
+        gpu_upload(b.A, A, nA * 4); /* the baselines run on A as generated */
         gpu_upload(b.B, B, nB * 4);
         uint16_t *Ah = NULL, *Bh = NULL;
         float *Ar = NULL, *Br = NULL;
@@ -419,16 +461,19 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
             bf16_from_float_array(Ah, A, nA);
             bf16_from_float_array(Bh, B, nB);
             b.Ah = gpu_malloc(nA * 2); b.Bh = gpu_malloc(nB * 2);
+            b.A0h = gpu_malloc(nA * 2);
+            gpu_upload(b.A0h, Ah, nA * 2);
             gpu_upload(b.Ah, Ah, nA * 2);
             gpu_upload(b.Bh, Bh, nB * 2);
         }
 
-        /* Baselines: timed (GPU) and their results kept for the error screen. */
+        /* Baselines: timed (GPU) and their results kept for the error screen.
+         * They run before any kernel rotates A, on the inputs as generated. */
         double base_ms[2] = {0, 0};
         for (int p = 0; p < 1 + any_bf16; p++) {
             float *ref = p ? ref16 : ref32;
             if (!emulated) {
-                time_kernel(NULL, p, &b, warmup, reps, &base_ms[p], NULL);
+                time_kernel(NULL, p, &b, warmup, reps, NULL, NULL, NULL, &base_ms[p], NULL);
                 gpu_download(ref, b.C, nC * 4);
                 double tf = tflops(2.0 * b.M * b.N * b.K, base_ms[p] * 1e-3);
                 const char *bname = p ? "cuBLAS gemmEx (bf16 in)" : "cuBLAS sgemm (fp32)";
@@ -457,20 +502,14 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
         for (int i = 0; i < nkernels; i++) {
             const gemm_kernel_t *k = &kernels[i];
             int p = k->bf16 != NULL;
-            /* time_kernel() fills C with NaN before every run, so a kernel
-             * that writes nothing cannot pass off an earlier run's result (or
-             * the previous kernel's) as its own. */
-            double ms = 0.0;
-            int st = time_kernel(k, p, &b, warmup, reps, &ms, C0);
+            /* time_kernel() gives every run rotated inputs and a C full of
+             * NaN and screens what the run wrote, so a kernel cannot pass off
+             * an earlier run's result (or the previous kernel's) as its own. */
+            double ms = 0.0, err = 0.0;
+            int st = time_kernel(k, p, &b, warmup, reps, p ? ref16 : ref32, C, &shifts, &ms, &err);
             const char *status;
-            double tf = 0.0, ratio = 0.0, err = 0.0;
+            double tf = 0.0, ratio = 0.0;
             if (st == LAB_OK) {
-                /* The screen looks at the first run and at the last timed one:
-                 * each must have computed all of C. */
-                gpu_download(C, b.C, nC * 4);
-                const float *ref = p ? ref16 : ref32;
-                double e_first = normwise_err(C0, ref, nC), e_last = normwise_err(C, ref, nC);
-                err = isnan(e_first) || isnan(e_last) ? NAN : fmax(e_first, e_last);
                 tf = tflops(2.0 * b.M * b.N * b.K, ms * 1e-3);
                 ratio = emulated ? 0.0 : base_ms[p] / ms;
                 /* A gross-error screen, not a numerics check: fp32 kernels
@@ -510,7 +549,8 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
             }
         }
         gpu_free(b.A); gpu_free(b.B); gpu_free(b.C); gpu_free(b.Ah); gpu_free(b.Bh);
-        host_free(A); host_free(B); host_free(C); host_free(C0); host_free(ref32); host_free(ref16);
+        gpu_free(b.A0); gpu_free(b.A0h);
+        host_free(A); host_free(B); host_free(C); host_free(ref32); host_free(ref16);
         host_free(Ah); host_free(Bh); host_free(Ar); host_free(Br);
     }
     if (jf) {

@@ -126,12 +126,14 @@ void gemm_check_shape_bf16(gemm_bf16_fn fn, const char *name, int M, int N, int 
  * --json FILE (the same rows for the grader). For each size it times the
  * cuBLAS baseline (fp32 with TF32 off; bf16 too if a bf16 kernel is listed)
  * and each kernel with CUDA events: warm-up runs, L2 flushed before every
- * repetition, median. C is refilled with NaN before every run (outside the
- * timed region), so each run has to compute all of it. It prints one
+ * repetition, median. Before every run of a kernel, outside the timed
+ * region, A's rows are rotated by a fresh amount and C is refilled with NaN,
+ * and after it C is screened, so each run has to compute all of C from its
+ * inputs (a result saved from an earlier run is wrong). It prints one
  * fixed-column row per kernel: M, N, K, time in ms, TFLOP/s (2MNK / time),
  * percent of cuBLAS, and the largest error against the baseline's result
- * relative to its largest element, of the first run and of the last timed
- * one (a screen for gross errors: the numerics are check.c's job). A kernel still
+ * (rotated likewise) relative to its largest element, over all runs (a
+ * screen for gross errors: the numerics are check.c's job). A kernel still
  * marked TODO gets a "not implemented" row and the rest still run. Under
  * the emulator there is no cuBLAS: the rows carry CPU timings of the
  * emulated kernels, compared with OpenBLAS's result for correctness.

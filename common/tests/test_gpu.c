@@ -50,10 +50,16 @@ static void test_memory_round_trip(void **state) {
     memset(back, 0, sizeof back);
     gpu_download(back, d, sizeof back);
     assert_memory_equal(h, back, sizeof h);
+    /* Device to device: the second buffer gets the first's bytes. */
+    float *d2 = gpu_malloc(N * sizeof(float));
+    gpu_copy(d2, d, sizeof h);
     gpu_memset(d, 0, sizeof h);
     gpu_download(back, d, sizeof back);
     for (int i = 0; i < N; i++) assert_true(back[i] == 0.0f);
+    gpu_download(back, d2, sizeof back);
+    assert_memory_equal(h, back, sizeof h);
     gpu_free(d);
+    gpu_free(d2);
     gpu_free(NULL);
 }
 

@@ -24,11 +24,11 @@ $(GRADE_BIN): $(GRADE_SRCS) $(GRADE_HDRS)
 # The grader's self-test (autograder/tests/test_grade.c): the known-wrong
 # submissions in autograder/wrong/, solutions, starters, --batch, Gradescope,
 # and unit tests of the parts that need no child process (rubric validation,
-# speed scoring, the leaderboard), linked in directly: speed cannot be run
+# speed scoring, the leaderboard, the tree hash), linked in directly: speed cannot be run
 # without a GPU, but its scoring can be tested anywhere.
 # GRADE_TEST_FILTER='test_speed*' runs only the tests whose names match.
 GRADE_SELFTEST := $(BUILD)/tests/test_grade
-GRADE_UNIT_SRCS := autograder/src/rubric.c autograder/src/speed.c autograder/src/report.c
+GRADE_UNIT_SRCS := autograder/src/rubric.c autograder/src/speed.c autograder/src/report.c autograder/src/tree.c
 $(GRADE_SELFTEST): autograder/tests/test_grade.c $(GRADE_UNIT_SRCS) $(GRADE_HDRS) $(GRADE_BIN)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Iautograder/src \
@@ -41,9 +41,11 @@ grade: deps
 	$(Q)$(MAKE) --no-print-directory grade-run
 
 # A low score is not an error: the grader exits non-zero only when it could
-# not grade at all.
+# not grade at all. The course libraries it builds from this tree are kept in
+# $(BUILD)/grade-cache and reused while only student files change.
 grade-run: $(GRADE_BIN)
-	$(Q)CUDA_ARCH='$(CUDA_ARCH)' $(GRADE_BIN) --src $(SRC) --target $(TARGET) $(if $(LAB),--lab $(LAB),--all) $(GRADE_ARGS)
+	$(Q)CUDA_ARCH='$(CUDA_ARCH)' $(GRADE_BIN) --src $(SRC) --target $(TARGET) $(if $(LAB),--lab $(LAB),--all) \
+	    --base-cache $(BUILD)/grade-cache $(GRADE_ARGS)
 
 # ---- inside the grader's private copy ---------------------------------------
 # The check and bench programs the grader runs: the lab's own check.c/bench.c

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -68,6 +69,7 @@ typedef struct {
     const char *only[GRADE_MAX_TESTS * 4]; /* checks, kernels or test names to grade */
     int nonly;
     long long mem_mb;         /* RLIMIT_AS for tests on emu, MiB */
+    const char *base_cache;   /* --base-cache: keep built course libraries here between runs */
 } opts_t;
 
 static opts_t O;
@@ -77,6 +79,8 @@ static char tmp_root[PATH_MAX];   /* this run's private folder */
 static char base_dir[PATH_MAX];   /* the copy with the prebuilt libraries */
 static int base_ok;
 static char base_log[8192];
+static int prepare_cached_base(void);
+static void refresh_student_files(const char *dir);
 
 /* The --help text; also what a usage error points to. */
 static void usage(FILE *f) {
@@ -84,7 +88,8 @@ static void usage(FILE *f) {
             "usage: grade [--lab NN ... | --all] [--src DIR] [--json FILE] [--gradescope]\n"
             "             [--target cuda|emu] [--timeout S] [--batch DIR [--csv FILE]]\n"
             "             [--seed N] [--only NAME ...] [--run-as USER] [--root DIR] [--jobs N]\n"
-            "             [--mem-mb N] [--keep] [--mpirun 'CMD'] [--emu-speed-args 'ARGS']\n"
+            "             [--mem-mb N] [--keep] [--base-cache DIR] [--mpirun 'CMD']\n"
+            "             [--emu-speed-args 'ARGS']\n"
             "\n"
             "Grades the student files in --src (default: labs) against the checks,\n"
             "harness and rubrics of the grader's own tree, each lab built in a private copy.\n"
@@ -104,6 +109,11 @@ static void usage(FILE *f) {
             "  --jobs N       parallel make jobs for builds (default: the number of CPUs, at most 8)\n"
             "  --mem-mb N     address-space limit per test on emu, MiB (default 16384)\n"
             "  --keep         keep the private build folder and print where it is\n"
+            "  --base-cache DIR  keep the course libraries built from the grader's tree in DIR and\n"
+            "                 reuse them while the tree (but for student files) is unchanged;\n"
+            "                 make grade uses build/grade-cache. Student code never runs there,\n"
+            "                 but code run without --run-as could write to it: grade untrusted\n"
+            "                 submissions with --run-as, or without a cache\n"
             "  --mpirun 'CMD' how tests on several MPI ranks (a rubric's \"ranks\") start: {n} in CMD\n"
             "                 becomes N (else \"-np N\" is added), then the program follows\n"
             "                 (default: '" DEFAULT_MPIRUN "'; Slurm: 'srun --mpi=pmix -n {n}')\n"
@@ -154,6 +164,7 @@ static void parse_args(int argc, char **argv) {
         }
         else if (!strcmp(a, "--run-as")) { NEED_VALUE(); O.run_as = v; }
         else if (!strcmp(a, "--emu-speed-args")) { NEED_VALUE(); O.emu_speed = v; }
+        else if (!strcmp(a, "--base-cache")) { NEED_VALUE(); O.base_cache = v; }
         else if (!strcmp(a, "--mpirun")) {
             NEED_VALUE();
             if (!v[strspn(v, " ")]) { fprintf(stderr, "grade: --mpirun needs a command, e.g. 'mpirun --oversubscribe'\n"); exit(2); }
@@ -392,11 +403,13 @@ static void first_error(const char *log, char *out, size_t n) {
     if (!out[0]) snprintf(out, n, "the build failed; see the output");
 }
 
-/* Copy the grader's tree once and build the libraries every lab links.
- * Student code never touches this step. */
-static int prepare_base(void) {
-    snprintf(base_dir, sizeof base_dir, "%s/base", tmp_root);
-    static const char *const skip[] = {"build", ".git", "solutions", NULL};
+/* What the base copy leaves out of the grader's tree. */
+static const char *const base_skip[] = {"build", ".git", "solutions", NULL};
+
+/* Copy the grader's tree into base_dir and build the libraries every lab
+ * links. Student code never touches this step. */
+static int build_base(void) {
+    const char *const *skip = base_skip;
     if (tree_copy(O.root, base_dir, skip) != 0) {
         snprintf(base_log, sizeof base_log, "could not copy the course tree %s", O.root);
         return -1;
@@ -408,6 +421,14 @@ static int prepare_base(void) {
     if (rc) snprintf(base_log, sizeof base_log, "%s", log ? log + (strlen(log) > 8000 ? strlen(log) - 8000 : 0) : "");
     free(log);
     return rc;
+}
+
+/* The base: built in this run's folder, or found in (or added to) --base-cache. */
+static int prepare_base(void) {
+    if (O.base_cache) return prepare_cached_base();
+    fprintf(stderr, "grade: building the course libraries for %s ...\n", O.target);
+    snprintf(base_dir, sizeof base_dir, "%s/base", tmp_root);
+    return build_base();
 }
 
 /* ---- student files ---------------------------------------------------------------- */
@@ -892,6 +913,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
         for (int i = 0; i < n; i++) snprintf(res[i].message, sizeof res[i].message, "could not copy the course tree");
         return n;
     }
+    refresh_student_files(dir);
     char files[16][128];
     int nf = student_files(rb, files);
     char missing[512] = "";
@@ -1014,6 +1036,151 @@ static void list_labs(lab_list_t *L) {
         free(ents[i]);
     }
     if (m >= 0) free(ents);
+}
+
+/* ---- the course libraries, cached between runs (--base-cache) ----------------- */
+
+static lab_list_t course_labs; /* every labs/NN-* of the grader's tree (main lists them) */
+
+/* The student files of every lab as paths relative to the tree, into paths[]
+ * (ptrs[] points at them); returns how many. */
+static int student_paths(char (*paths)[256], const char **ptrs, int max) {
+    int n = 0;
+    for (int i = 0; i < course_labs.n; i++) {
+        char files[16][128];
+        int nf = lab_student_files(O.root, course_labs.lab[i], files, 16);
+        for (int f = 0; f < nf && n < max; f++) {
+            snprintf(paths[n], 256, "labs/%s/%s", course_labs.lab[i], files[f]);
+            ptrs[n] = paths[n];
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Every lab's student files in a lab's copy as the grader's tree has them
+ * now. A cached base may hold older ones (they are not in its key); some
+ * programs link other labs' files (the ladder, lab 05's matmul switch), and a
+ * file missing from a submission is graded as the tree has it. */
+static void refresh_student_files(const char *dir) {
+    static char paths[GRADE_MAX_LABS * 16][256];
+    static const char *ptrs[GRADE_MAX_LABS * 16];
+    int n = student_paths(paths, ptrs, GRADE_MAX_LABS * 16);
+    for (int i = 0; i < n; i++) {
+        char from[PATH_MAX * 2], to[PATH_MAX * 2];
+        snprintf(from, sizeof from, "%s/%s", O.root, paths[i]);
+        snprintf(to, sizeof to, "%s/%s", dir, paths[i]);
+        unlink(to);
+        file_copy(from, to);
+    }
+}
+
+/* Keep the cache small: remove all but the `keep` newest entries for this
+ * target (by the time their stamp was last touched), skipping any another
+ * run holds (its lock is taken). */
+static void evict_old_bases(const char *cache, int keep) {
+    struct dirent **ents;
+    int m = scandir(cache, &ents, NULL, alphasort);
+    if (m < 0) return;
+    char names[64][96];
+    double when[64];
+    int n = 0;
+    char suffix[16];
+    snprintf(suffix, sizeof suffix, "-%s", O.target);
+    for (int i = 0; i < m; i++) {
+        const char *d = ents[i]->d_name;
+        size_t l = strlen(d);
+        if (n < 64 && l == 16 + strlen(suffix) && strspn(d, "0123456789abcdef") == 16 && !strcmp(d + 16, suffix)) {
+            char stamp[PATH_MAX * 2];
+            struct stat st;
+            snprintf(stamp, sizeof stamp, "%s/%s/.complete", cache, d);
+            when[n] = stat(stamp, &st) == 0 ? (double)st.st_mtim.tv_sec + 1e-9 * st.st_mtim.tv_nsec : 0.0;
+            snprintf(names[n++], sizeof names[0], "%s", d);
+        }
+        free(ents[i]);
+    }
+    free(ents);
+    for (int kept = 0; kept < n; kept++) {
+        int newest = kept;
+        for (int j = kept + 1; j < n; j++)
+            if (when[j] > when[newest]) newest = j;
+        char tn[96];
+        double tw = when[kept];
+        snprintf(tn, sizeof tn, "%s", names[kept]);
+        snprintf(names[kept], sizeof names[0], "%s", names[newest]);
+        when[kept] = when[newest];
+        snprintf(names[newest], sizeof names[0], "%s", tn);
+        when[newest] = tw;
+        if (kept < keep) continue;
+        char dir[PATH_MAX * 2], lock[PATH_MAX * 2 + 8];
+        snprintf(dir, sizeof dir, "%s/%s", cache, names[kept]);
+        snprintf(lock, sizeof lock, "%s.lock", dir);
+        int fd = open(lock, O_RDWR | O_CLOEXEC);
+        if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0) {
+            tree_remove(dir);
+            unlink(lock);
+        }
+        if (fd >= 0) close(fd);
+    }
+}
+
+/* The base in --base-cache, named by a hash of the grader's tree (student
+ * files by name only: each lab's copy gets them fresh), the target and the
+ * build environment. Found complete, it is used as it is; else it is built
+ * there, under a lock, before any student code runs. This run holds a
+ * shared lock on it until it exits, so no other run removes it meanwhile. */
+static int prepare_cached_base(void) {
+    static int lock_fd = -1; /* held for the whole run */
+    if (mkdirs(O.base_cache, 0755) != 0) {
+        fprintf(stderr, "grade: --base-cache %s: cannot create it (%s); building without the cache\n", O.base_cache,
+                strerror(errno));
+        O.base_cache = NULL;
+        return prepare_base();
+    }
+    static char paths[GRADE_MAX_LABS * 16][256];
+    static const char *ptrs[GRADE_MAX_LABS * 16];
+    int np = student_paths(paths, ptrs, GRADE_MAX_LABS * 16);
+    char salt[4096];
+    const char *vars[] = {"CUDA_ARCH", "CC", "CXX", "NVCC", "CUDA_HOME", "PATH"};
+    snprintf(salt, sizeof salt, "target=%s", O.target);
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        snprintf(salt + strlen(salt), sizeof salt - strlen(salt), " %s=%s", vars[i],
+                 getenv(vars[i]) ? getenv(vars[i]) : "");
+    int err = 0;
+    unsigned long long key = tree_hash(O.root, base_skip, ptrs, np, salt, &err);
+    if (err) {
+        fprintf(stderr, "grade: part of %s could not be read; building without the cache\n", O.root);
+        O.base_cache = NULL;
+        return prepare_base();
+    }
+    const char *cache = O.base_cache; /* made absolute by main */
+    snprintf(base_dir, sizeof base_dir, "%s/%016llx-%s", cache, key, O.target);
+    char lock[PATH_MAX + 8], stamp[PATH_MAX + 16];
+    snprintf(lock, sizeof lock, "%s.lock", base_dir);
+    snprintf(stamp, sizeof stamp, "%s/.complete", base_dir);
+    lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd < 0 || flock(lock_fd, LOCK_EX) != 0) {
+        fprintf(stderr, "grade: --base-cache: cannot lock %s (%s); building without the cache\n", lock, strerror(errno));
+        if (lock_fd >= 0) close(lock_fd);
+        lock_fd = -1;
+        O.base_cache = NULL;
+        return prepare_base();
+    }
+    int rc = 0;
+    if (access(stamp, F_OK) == 0) {
+        fprintf(stderr, "grade: course libraries for %s: reused from %s\n", O.target, base_dir);
+        utimensat(AT_FDCWD, stamp, NULL, 0); /* the newest: evicted last */
+    } else {
+        fprintf(stderr, "grade: building the course libraries for %s into %s ...\n", O.target, base_dir);
+        tree_remove(base_dir); /* what a stopped run left half-built */
+        rc = build_base();
+        int fd = rc == 0 ? open(stamp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644) : -1;
+        if (fd >= 0) close(fd);
+        else if (rc == 0) fprintf(stderr, "grade: cannot write %s; the next run builds again\n", stamp);
+    }
+    flock(lock_fd, LOCK_SH);
+    evict_old_bases(cache, 4);
+    return rc;
 }
 
 /* Does the submission hold any student file of this lab? (--gradescope) */
@@ -1487,6 +1654,12 @@ int main(int argc, char **argv) {
     if (O.seed == 2024 && !O.seed_set) O.seed++; /* never the checks' default */
     absolutize(O.root, sizeof O.root);
     absolutize(O.src, sizeof O.src);
+    static char base_cache[PATH_MAX];
+    if (O.base_cache) {
+        snprintf(base_cache, sizeof base_cache, "%s", O.base_cache);
+        absolutize(base_cache, sizeof base_cache);
+        O.base_cache = base_cache;
+    }
     char probe[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s/autograder/rubrics", O.root);
     struct stat st;
@@ -1567,7 +1740,7 @@ int main(int argc, char **argv) {
     char home[PATH_MAX + 8];
     snprintf(home, sizeof home, "%s/home", tmp_root);
     mkdirs(home, 0755);
-    fprintf(stderr, "grade: building the course libraries for %s ...\n", O.target);
+    course_labs = L;
     base_ok = prepare_base() == 0;
     if (!base_ok) fprintf(stderr, "grade: the course libraries did not build:\n%s\n", base_log);
 

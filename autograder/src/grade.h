@@ -13,6 +13,7 @@
 #define GRADE_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define GRADE_MAX_TESTS 64
@@ -188,6 +189,14 @@ void sandbox_kill_all(void);
  * skip[] (NULL-ended). File modes and times are kept so make sees prebuilt
  * outputs as up to date. Returns 0 or -1. */
 int tree_copy(const char *src, const char *dst, const char *const *skip);
+/* A 64-bit hash of the tree at root: every entry's relative path and kind, a
+ * file's mode and bytes, a link's target, in name order, skipping top-level
+ * names in skip[] (NULL-ended). The n_names_only relative paths in
+ * names_only (e.g. "labs/01-naive-matmul/matmul_naive.cu") count by name
+ * only, not by contents. salt mixes in whatever else the result depends on.
+ * *err is set when something could not be read. */
+uint64_t tree_hash(const char *root, const char *const *skip, const char *const *names_only, int n_names_only,
+                   const char *salt, int *err);
 /* rm -rf; best effort. Async-signal-safe: the grader's signal handler removes
  * its temp folder with it. */
 void tree_remove(const char *path);

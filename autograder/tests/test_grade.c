@@ -68,6 +68,10 @@ typedef struct {
 } wrong_case_t;
 
 static char tmp[PATH_MAX];
+/* "--base-cache TMP/base-cache": most runs share the course libraries built
+ * by the first (test_base_cache checks that this changes no result; the stop
+ * and Gradescope tests build without it). */
+static char cache_flag[PATH_MAX + 32];
 static wrong_case_t cases[256];
 static int ncases;
 
@@ -615,8 +619,8 @@ static void test_bonus_is_extra_credit(void **state) {
 
 /* Run the grader; returns its exit status; the table goes to log. */
 static int grade(const char *src, const char *labs, const char *extra, const char *json, const char *log) {
-    return sh("timeout -k 10 600 '%s' --root '%s' --src '%s' %s --target emu --jobs 2 --json '%s' %s > '%s' 2>&1",
-              GRADE_BIN, GRADE_ROOT, src, labs, json, extra, log);
+    return sh("timeout -k 10 600 '%s' --root '%s' --src '%s' %s --target emu --jobs 2 %s --json '%s' %s > '%s' 2>&1",
+              GRADE_BIN, GRADE_ROOT, src, labs, cache_flag, json, extra, log);
 }
 
 /* The wrong submissions of one lab are graded in one --batch run (each case
@@ -660,9 +664,9 @@ static int batch_lab(const wrong_case_t *c) {
            " patch -s \"${p%%.patch}\" < \"$p\"; rm \"$p\"; done; done",
            dir, stage, dir, stage, GRADE_ROOT, stage, stage, stage) != 0)
         return -1;
-    int rc = sh("timeout -k 10 600 '%s' --root '%s' --batch '%s' --lab %s %s --target emu --jobs 2 " CASE_TIMEOUT
+    int rc = sh("timeout -k 10 600 '%s' --root '%s' --batch '%s' --lab %s %s --target emu --jobs 2 %s " CASE_TIMEOUT
                 " --csv '%s/wrong-%s.csv' --json '%s/wrong-%s' > '%s/wrong-%s.log' 2>&1",
-                GRADE_BIN, GRADE_ROOT, stage, c->nn, only, tmp, c->nn, tmp, c->nn, tmp, c->nn);
+                GRADE_BIN, GRADE_ROOT, stage, c->nn, only, cache_flag, tmp, c->nn, tmp, c->nn, tmp, c->nn);
     if (nbatch < 16) {
         snprintf(batch_done[nbatch], 8, "%s", c->nn);
         batch_rc[nbatch++] = rc;
@@ -885,8 +889,9 @@ static void test_batch_csv(void **state) {
            "cp '%s/solutions/00-hello/vector_add.cu' \"$d/carol/labs/00-hello/\"",
            tmp, GRADE_ROOT, GRADE_ROOT, GRADE_ROOT, GRADE_ROOT) != 0)
         fail_msg("could not lay out the batch folder");
-    int rc = sh("timeout -k 10 600 '%s' --root '%s' --batch '%s/batch' --csv '%s/batch.csv' --lab 00 --target emu --jobs 2 > '%s' 2>&1",
-                GRADE_BIN, GRADE_ROOT, tmp, tmp, log);
+    int rc = sh("timeout -k 10 600 '%s' --root '%s' --batch '%s/batch' --csv '%s/batch.csv' --lab 00 --target emu --jobs 2 %s"
+                " > '%s' 2>&1",
+                GRADE_BIN, GRADE_ROOT, tmp, tmp, cache_flag, log);
     if (rc != 0) fail_msg("grade --batch exited %d (%s)", rc, log);
     char csv[PATH_MAX];
     snprintf(csv, sizeof csv, "%s/batch.csv", tmp);
@@ -909,6 +914,90 @@ static void test_run_as_user(void **state) {
     double s = json_number_value(json_object_get(res, "score"));
     json_decref(res);
     if (s != 10) fail_msg("lab 00 solution as user nobody scored %g of 10 (%s)", s, log);
+}
+
+/* tree_hash: a file's bytes, mode and name count, a names-only file's bytes
+ * do not, nor does a skipped top-level folder. */
+static void test_tree_hash(void **state) {
+    (void)state;
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%s/hash", tmp);
+    if (sh("set -e; rm -rf '%s'; mkdir -p '%s/a' '%s/build'; echo one > '%s/a/f'; echo two > '%s/a/s';"
+           " echo out > '%s/build/o'", d, d, d, d, d, d) != 0)
+        fail_msg("could not lay out %s", d);
+    static const char *const skip[] = {"build", NULL};
+    const char *names_only[] = {"a/s"};
+    int err = 1;
+    uint64_t h0 = tree_hash(d, skip, names_only, 1, "emu", &err);
+    assert_int_equal(err, 0);
+    assert_true(tree_hash(d, skip, names_only, 1, "emu", &err) == h0); /* the same tree, the same name */
+    assert_true(tree_hash(d, skip, names_only, 1, "cuda", &err) != h0); /* the salt counts */
+    sh("echo changed > '%s/a/s'; echo changed > '%s/build/o'", d, d);
+    assert_true(tree_hash(d, skip, names_only, 1, "emu", &err) == h0); /* names-only and skipped: no change */
+    assert_true(tree_hash(d, skip, NULL, 0, "emu", &err) != tree_hash(d, skip, names_only, 1, "emu", &err));
+    sh("echo One > '%s/a/f'", d);
+    uint64_t h1 = tree_hash(d, skip, names_only, 1, "emu", &err);
+    assert_true(h1 != h0); /* a file's bytes */
+    sh("chmod 0755 '%s/a/f'", d);
+    uint64_t h2 = tree_hash(d, skip, names_only, 1, "emu", &err);
+    assert_true(h2 != h1); /* its mode */
+    sh("touch '%s/a/new'", d);
+    uint64_t h3 = tree_hash(d, skip, names_only, 1, "emu", &err);
+    assert_true(h3 != h2); /* a new, empty file */
+    sh("mv '%s/a/new' '%s/a/renamed'", d, d);
+    assert_true(tree_hash(d, skip, names_only, 1, "emu", &err) != h3); /* a name */
+    assert_int_equal(err, 0);
+    tree_hash("/nonexistent-course-tree", skip, NULL, 0, "emu", &err);
+    assert_int_equal(err, 1);
+}
+
+/* The total score in a results.json; -1 when it cannot be read. */
+static double json_load_score(const char *path) {
+    json_t *j = json_load_file(path, 0, NULL);
+    double v = j && json_is_number(json_object_get(j, "score")) ? json_number_value(json_object_get(j, "score")) : -1;
+    json_decref(j);
+    return v;
+}
+
+/* --base-cache: the second run reuses the libraries the first built; a
+ * student file changed in the tree is still graded as it is now (it is
+ * copied fresh, not taken from the cache); any other change builds anew. */
+static void test_base_cache(void **state) {
+    (void)state;
+    char root[PATH_MAX], cache[PATH_MAX], empty[PATH_MAX], log[PATH_MAX], json[PATH_MAX];
+    snprintf(root, sizeof root, "%s/cache-root", tmp);
+    snprintf(cache, sizeof cache, "%s/cache-test", tmp);
+    snprintf(empty, sizeof empty, "%s/cache-empty", tmp);
+    snprintf(log, sizeof log, "%s/cache.log", tmp);
+    snprintf(json, sizeof json, "%s/cache.json", tmp);
+    /* A copy of the course whose lab 00 holds the starter; the submission is
+     * empty, so the tree's own lab 00 file is what gets graded. */
+    if (sh("set -e; rm -rf '%s' '%s' '%s'; mkdir -p '%s' '%s';"
+           " tar -C '%s' --exclude=./build --exclude=./.git -cf - . | tar -C '%s' -xf -",
+           root, cache, empty, root, empty, GRADE_ROOT, root) != 0)
+        fail_msg("could not copy the course into %s", root);
+#define CACHED_GRADE()                                                                                          \
+    sh("timeout -k 10 600 '%s' --root '%s' --src '%s' --lab 00 --only test_single_element --target emu --jobs 2" \
+       " --base-cache '%s' --json '%s' > '%s' 2>&1", GRADE_BIN, root, empty, cache, json, log)
+#define SCORE() (json_load_score(json))
+    if (CACHED_GRADE() != 0) fail_msg("grader failed (%s)", log);
+    if (!file_has(log, "building the course libraries for emu into")) fail_msg("the first run did not build into the cache (%s)", log);
+    assert_true(SCORE() == 0.0); /* the starter */
+    int entries = sh("test $(ls -d '%s'/*-emu | wc -l) = 1", cache);
+    if (entries != 0) fail_msg("expected one entry in %s", cache);
+    /* The student file changes in the tree: same cache entry, new file graded. */
+    if (sh("cp '%s/solutions/00-hello/vector_add.cu' '%s/labs/00-hello/vector_add.cu'", GRADE_ROOT, root) != 0)
+        fail_msg("could not copy the lab 00 solution");
+    if (CACHED_GRADE() != 0) fail_msg("grader failed (%s)", log);
+    if (!file_has(log, "course libraries for emu: reused from")) fail_msg("the second run did not reuse the cache (%s)", log);
+    if (!(SCORE() > 0.0)) fail_msg("the solution now in the tree scored 0: the cached, older file was graded (%s)", log);
+    /* A course file changes: a new entry is built. */
+    if (sh("echo '/* changed */' >> '%s/common/error.c'", root) != 0) fail_msg("could not change common/error.c");
+    if (CACHED_GRADE() != 0) fail_msg("grader failed (%s)", log);
+    if (!file_has(log, "building the course libraries for emu into")) fail_msg("a changed course file reused the cache (%s)", log);
+    if (sh("test $(ls -d '%s'/*-emu | wc -l) = 2", cache) != 0) fail_msg("expected two entries in %s", cache);
+#undef CACHED_GRADE
+#undef SCORE
 }
 
 /* The zip holds the scripts and the course, never solutions or build outputs. */
@@ -968,8 +1057,8 @@ static void test_run_autograder(void **state) {
 
 /* Run the grader with these arguments (and --root, --target emu); its exit status, its output in log. */
 static int grade_args(const char *args, const char *log) {
-    return sh("timeout -k 10 600 '%s' --root '%s' --target emu --jobs 2 %s > '%s' 2>&1", GRADE_BIN, GRADE_ROOT, args,
-              log);
+    return sh("timeout -k 10 600 '%s' --root '%s' --target emu --jobs 2 %s %s > '%s' 2>&1", GRADE_BIN, GRADE_ROOT,
+              cache_flag, args, log);
 }
 
 /* The whole text of a file ("" when unreadable), in a static buffer. */
@@ -1403,8 +1492,8 @@ static void mpi_fixture(void) {
 
 /* Grade src (a folder of lab 90's files, or --batch's) in the fixture; the grader's exit status. */
 static int grade_mpi(const char *what, const char *extra, const char *json, const char *log) {
-    return sh("timeout -k 10 600 '%s' --root '%s' %s --lab 90 --target emu --jobs 2 --timeout 5 --json '%s' %s > '%s' 2>&1",
-              GRADE_BIN, mpi_root, what, json, extra, log);
+    return sh("timeout -k 10 600 '%s' --root '%s' %s --lab 90 --target emu --jobs 2 --timeout 5 %s --json '%s' %s > '%s' 2>&1",
+              GRADE_BIN, mpi_root, what, cache_flag, json, extra, log);
 }
 
 /* Grade lab 90's solution with these extra flags; its results.json (the
@@ -1623,6 +1712,7 @@ int main(void) {
     snprintf(tmp, sizeof tmp, "%s/test_grade.XXXXXX", tbase);
     if (!mkdtemp(tmp)) { perror("test_grade: mkdtemp"); return 1; }
     chmod(tmp, 0755);
+    snprintf(cache_flag, sizeof cache_flag, "--base-cache '%s/base-cache'", tmp);
 
     static struct CMUnitTest tests[300];
     int nc = 0, nt = 0;
@@ -1639,6 +1729,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_ranks);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_implausible);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_implausible_above);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     char wdir[PATH_MAX];
     snprintf(wdir, sizeof wdir, "%s/autograder/wrong", GRADE_ROOT);
     struct dirent **labs;
@@ -1676,6 +1767,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_starters_score_zero);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_path_on_emulator);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_user);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_autograder);

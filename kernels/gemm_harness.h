@@ -128,8 +128,9 @@ void gemm_check_shape_bf16(gemm_bf16_fn fn, const char *name, int M, int N, int 
  * and each kernel with CUDA events: warm-up runs, L2 flushed before every
  * repetition, median. Before every run of a kernel, outside the timed
  * region, A's rows are rotated by a fresh amount and C is refilled with NaN,
- * and after it C is screened, so each run has to compute all of C from its
- * inputs (a result saved from an earlier run is wrong). It prints one
+ * and after it C is screened (the first and last runs in full, the others
+ * on 64 random rows), so each run has to compute all of C from its inputs
+ * (a result saved from an earlier run is wrong). It prints one
  * fixed-column row per kernel: M, N, K, time in ms, TFLOP/s (2MNK / time),
  * percent of cuBLAS, and the largest error against the baseline's result
  * (rotated likewise) relative to its largest element, over all runs (a

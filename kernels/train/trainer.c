@@ -2,6 +2,7 @@
 #include "trainer.h"
 
 #include <cblas.h>
+#include <errno.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -366,7 +367,8 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         json = !strcmp(fmt, "json");
         log = fopen(o->log_path, "w");
         if (!log) {
-            fprintf(stderr, "train: --log %s: cannot create the file\n", o->log_path);
+            fprintf(stderr, "train: --log %s: cannot create the file (%s); give a path in a folder you can write to\n",
+                    o->log_path, strerror(errno));
             m.destroy(m.model);
             data_free(&data);
             return -1;

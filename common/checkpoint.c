@@ -159,49 +159,14 @@ int checkpoint_check_writable(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
-/* What a path that is not a regular file is, for the message. */
-static const char *file_kind(mode_t mode) {
-    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "a special file";
-}
-
 /* Read the whole file and check magic, version, size and checksum. */
 static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *meta, char *err,
                              size_t errlen) {
-    /* stat() before opening: fopen on a FIFO blocks until something writes to
-     * it, and a directory opens but its "size" from ftell is LONG_MAX. */
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        course_error(err, errlen, "%s: cannot open checkpoint (%s)", path, strerror(errno));
-        return NULL;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        course_error(err, errlen, "%s is a directory; give a checkpoint file (one that --save wrote)", path);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        course_error(err, errlen, "%s is %s, not a regular file; give a checkpoint file (one that --save wrote)",
-                     path, file_kind(st.st_mode));
-        return NULL;
-    }
-    /* O_NONBLOCK and fstat(): a path swapped for a FIFO after the stat() still
-     * opens at once and is refused here. The size comes from fstat, not ftell. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) {
-        course_error(err, errlen, "%s: cannot open checkpoint (%s)", path, strerror(errno));
-        return NULL;
-    }
-    FILE *f = NULL;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fdopen(fd, "rb"))) {
-        close(fd);
-        course_error(err, errlen, "%s changed while being opened and is no longer a regular file; give a "
-                     "checkpoint file", path);
-        return NULL;
-    }
-    const long len = (long)st.st_size;
+    /* Only a regular file will do: a FIFO would block, a directory has no size. */
+    size_t size = 0;
+    FILE *f = course_open_regular(path, path, "give a checkpoint file (one that --save wrote)", &size, err, errlen);
+    if (!f) return NULL;
+    const long len = (long)size;
     size_t hb = header_bytes();
     if (len < 16) {
         fclose(f);

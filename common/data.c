@@ -1,13 +1,9 @@
 /* The Markov source, text files and batches as pure functions of (seed, step, rank) (see data.h). */
 #include "data.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "error.h"
 #include "memory.h"
@@ -119,48 +115,17 @@ int data_open_markov(data_source_t *d, uint64_t seed, int n_states, int branch, 
     return 0;
 }
 
-/* What a path that is not a regular file is, for the message. */
-static const char *file_kind(mode_t mode) {
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "a special file";
-}
-
 int data_open_text(data_source_t *d, const char *path, int seq_len, char *err, size_t errlen) {
     memset(d, 0, sizeof *d);
     d->kind = DATA_TEXT;
-    /* stat() before opening: fopen on a FIFO blocks until something writes to
-     * it, and a directory opens but its "size" from ftell is LONG_MAX. */
-    struct stat st;
-    if (stat(path, &st) != 0)
-        return course_error(err, errlen, "--data %s: cannot open (%s); give the path of a text file",
-                    path, strerror(errno));
-    if (S_ISDIR(st.st_mode))
-        return course_error(err, errlen, "--data %s is a directory; give a regular text file", path);
-    if (!S_ISREG(st.st_mode))
-        return course_error(err, errlen, "--data %s is %s, not a regular file; give a regular text file "
-                    "(it is read whole at the start, so a pipe cannot stand in for one)", path,
-                    file_kind(st.st_mode));
-    /* O_NONBLOCK and fstat(): should the path become a FIFO after the stat(),
-     * the open still returns at once and the check below refuses it. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0)
-        return course_error(err, errlen, "--data %s: cannot open (%s); give the path of a text file",
-                    path, strerror(errno));
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return course_error(err, errlen, "--data %s changed while being opened and is no longer a regular "
-                    "file; give a regular text file", path);
-    }
-    FILE *f = fdopen(fd, "rb");
-    if (!f) {
-        close(fd);
-        return course_error(err, errlen, "--data %s: cannot open (%s)", path, strerror(errno));
-    }
-    const size_t len = (size_t)st.st_size;
+    /* Read whole at the start, so only a regular file will do (a FIFO would
+     * block, a directory has no size). */
+    char what[4200];
+    snprintf(what, sizeof what, "--data %s", path);
+    size_t len = 0;
+    FILE *f = course_open_regular(path, what, "give a regular text file (it is read whole at the start, so a "
+                                  "pipe cannot stand in for one)", &len, err, errlen);
+    if (!f) return -1;
     if (len == 0) {
         fclose(f);
         return course_error(err, errlen, "--data %s: file is empty; give a text file of at least %ld bytes",

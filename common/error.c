@@ -1,13 +1,20 @@
 /*
  * Fatal-error path shared by every program: one readable line, then the
- * whole job ends (see error.h for why MPI jobs need the abort hook).
+ * whole job ends (see error.h for why MPI jobs need the abort hook). Also
+ * the errors a caller reports itself, and opening an input file that may
+ * turn out not to be one.
  */
 #include "error.h"
 #include "log.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static void (*abort_hook)(int code) = NULL;
 
@@ -38,4 +45,49 @@ int course_error(char *err, size_t errlen, const char *fmt, ...) {
         va_end(ap);
     }
     return -1;
+}
+
+/* What a path that is not a regular file is, for the message. */
+static const char *file_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO (named pipe)";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "a special file";
+}
+
+FILE *course_open_regular(const char *path, const char *what, const char *hint, size_t *size_out, char *err,
+                          size_t errlen) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        course_error(err, errlen, "%s: cannot open (%s); %s", what, strerror(errno), hint);
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        course_error(err, errlen, "%s is a directory; %s", what, hint);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        course_error(err, errlen, "%s is %s, not a regular file; %s", what, file_kind(st.st_mode), hint);
+        return NULL;
+    }
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        course_error(err, errlen, "%s: cannot open (%s); %s", what, strerror(errno), hint);
+        return NULL;
+    }
+    FILE *f = NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        course_error(err, errlen, "%s changed while being opened and is no longer a regular file; %s", what, hint);
+        return NULL;
+    }
+    if (!(f = fdopen(fd, "rb"))) {
+        course_error(err, errlen, "%s: cannot open (%s)", what, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (size_out) *size_out = (size_t)st.st_size;
+    return f;
 }

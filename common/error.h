@@ -13,6 +13,7 @@
 #define COURSE_ERROR_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -51,6 +52,25 @@ void course_set_abort_hook(void (*hook)(int code));
  * @return -1
  */
 int course_error(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/**
+ * @brief Open a regular file for reading, refusing anything else without
+ * blocking: a directory, FIFO, device or socket gets a message instead.
+ *
+ * fopen() on a FIFO waits until something writes to it, and a directory opens
+ * but reports a nonsense size. So the path is stat()ed first, opened with
+ * O_NONBLOCK, and checked again with fstat() (it could have changed between).
+ * Messages read "WHAT is a directory; HINT", "WHAT: cannot open (reason); HINT".
+ * @param path the file
+ * @param what how messages name it, e.g. "--data corpus.txt"
+ * @param hint what to give instead, e.g. "give a regular text file"
+ * @param size_out receives the file's size in bytes (from fstat); may be NULL
+ * @param err destination of the message (may be NULL)
+ * @param errlen size of err
+ * @return the stream, open for reading ("rb"), or NULL with err set
+ */
+FILE *course_open_regular(const char *path, const char *what, const char *hint, size_t *size_out, char *err,
+                          size_t errlen);
 
 /** @brief End the job with a formatted message and the caller's location. */
 #define FATAL(...) course_fatal(__FILE__, __LINE__, __VA_ARGS__)

@@ -174,6 +174,14 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
              path, len, hb);
         return NULL;
     }
+    /* The magic bytes first: any other file is refused before it is read
+     * whole (a --resume pointed at a large data file, say). */
+    char head[8];
+    if (fread(head, 1, 8, f) != 8 || memcmp(head, MAGIC, 8) != 0 || fseek(f, 0, SEEK_SET) != 0) {
+        fclose(f);
+        course_error(err, errlen, "%s: not a checkpoint of this course (bad magic bytes)", path);
+        return NULL;
+    }
     uint8_t *buf = host_malloc((size_t)len);
     size_t got = fread(buf, 1, (size_t)len, f);
     fclose(f);

@@ -143,6 +143,38 @@ static void test_damage_is_refused(void **state) {
     assert_int_equal(got.n_params, NP);
 }
 
+/* A file that is not a checkpoint is refused from its first bytes, not read
+ * whole first: here a sparse 1 TiB file, whose read would have needed 1 TiB
+ * of memory (the load ran in a child, so a crash shows as a failure). */
+static int load_huge_in_child(void *arg) {
+    const char *p = arg;
+    ckpt_meta_t m = meta(), got;
+    char err[1024];
+    if (checkpoint_load(p, &m, &got, x, y, z, err, sizeof err) == 0) return 1;
+    printf("%s\n", err);
+    return 0;
+}
+
+static void test_large_other_file_is_refused_unread(void **state) {
+    (void)state;
+    char big[300];
+    snprintf(big, sizeof big, "%s.big", path);
+    FILE *f = fopen(big, "wb");
+    assert_non_null(f);
+    fputs("text, not a checkpoint\n", f);
+    if (ftruncate(fileno(f), (off_t)1 << 40) != 0) {
+        fclose(f);
+        remove(big);
+        skip(); /* a file system without sparse files */
+    }
+    fclose(f);
+    child_result_t r = run_in_child(load_huge_in_child, big);
+    print_message("  %s", r.out);
+    remove(big);
+    assert_true(r.exited && r.exit_code == 0);
+    assert_non_null(strstr(r.out, "bad magic"));
+}
+
 /* Load a path in a child that the alarm ends if opening blocks; exit 0 if
  * the load was refused, 1 if it succeeded; the message goes to stdout. */
 static const char *child_path;
@@ -238,6 +270,7 @@ int main(void) {
         cmocka_unit_test(test_mismatch_names_the_field),
         cmocka_unit_test(test_damage_is_refused),
         cmocka_unit_test(test_load_path_must_be_a_regular_file),
+        cmocka_unit_test(test_large_other_file_is_refused_unread),
         cmocka_unit_test(test_failed_rename_removes_tmp),
         cmocka_unit_test(test_check_writable),
     };

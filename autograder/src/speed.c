@@ -139,6 +139,16 @@ static void score_metric(result_t *res, json_t *j) {
         return;
     }
     json_t *v = json_object_get(j, m->name), *dev = json_object_get(j, "device");
+    /* The bench screens the work it times (lab 05: every student function at
+     * the step's own sizes) and says "wrong" instead of timing the wrong
+     * work: that counts, and earns nothing. */
+    json_t *st = json_object_get(j, "status"), *why = json_object_get(j, "message");
+    if (json_is_string(st) && !strcmp(json_string_value(st), "wrong")) {
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message, "the benchmark says 'wrong': %s",
+                 json_is_string(why) ? json_string_value(why) : "(no reason given)");
+        return;
+    }
     if (!v || json_is_null(v) || !json_is_number(v)) {
         res->status = ST_ERROR;
         res->counted = 0;

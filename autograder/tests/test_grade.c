@@ -228,6 +228,25 @@ static void test_speed_mfu_scores(void **state) {
     }
 }
 
+/* A bench that found the work wrong says so instead of timing it: a counted
+ * zero with its reason, whatever numbers come with it. */
+static void test_speed_bench_says_wrong(void **state) {
+    (void)state;
+    const rubric_test_t t = mfu_test();
+    result_t r = score_bench(&t, "{\"device\": \"NVIDIA H200\", \"status\": \"wrong\", \"message\": "
+                                 "\"rmsnorm_backward_gpu dinp at this run's shape (N = 8192 rows, D = 768): 4096 of ...\", "
+                                 "\"tokens_per_s\": null, \"mfu\": null}");
+    assert_int_equal(r.status, ST_FAIL);
+    assert_true(r.counted);
+    assert_true(r.score == 0.0);
+    assert_non_null(strstr(r.message, "the benchmark says 'wrong': rmsnorm_backward_gpu dinp"));
+    r = score_bench(&t, "{\"status\": \"wrong\", \"mfu\": 0.5}"); /* a figure does not rescue it */
+    assert_int_equal(r.status, ST_FAIL);
+    assert_true(r.score == 0.0);
+    r = score_bench(&t, "{\"status\": \"ok\", \"mfu\": 0.35}");
+    assert_int_equal(r.status, ST_PASS);
+}
+
 /* Nothing to grade: never a pass, never points, never a crash. A missing or
  * null metric says nothing about the submission and is left out of the
  * total; a value no run can produce counts as a zero. */
@@ -1720,6 +1739,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_fraction_clamps);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_mfu_scores);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_mfu_unmeasured);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_bench_says_wrong);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_tokens_per_s);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_unchanged);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_absolute_validation);

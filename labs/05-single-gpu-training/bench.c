@@ -7,9 +7,12 @@
  * vocabulary); the target is 35% bf16 MFU on an H200. Under the emulator a tiny shape, and the times are CPU times that say
  * nothing about a GPU. MFU = FLOPs per token (model_flops_per_token: 6 per
  * matmul parameter + 12 L D T) x tokens/s over the device's bf16 peak
- * (model_peak_tflops, or --peak-tflops). Steps are timed end to end (data
- * upload, forward, backward, norm, AdamW) after warm-up steps; the median
- * step is reported. --json FILE writes tokens_per_s and mfu for the grader.
+ * (model_peak_tflops, or --peak-tflops). First each student function the
+ * step calls is screened once at the step's sizes against the CPU reference
+ * (a wrong one: nothing is timed, and the JSON says "wrong" and why). Steps
+ * are timed end to end (data upload, forward, backward, norm, AdamW) after
+ * warm-up steps; the median step is reported. --json FILE writes
+ * tokens_per_s and mfu for the grader.
  * --matmul and --attention pick the kernels (by default cuBLAS, or the tiled
  * kernel under the emulator, and the fused flash attention where the head
  * size allows); the table row names them. --profile 1 adds a table of where
@@ -21,6 +24,7 @@
 #include <string.h>
 
 #include "args.h"
+#include "cpu/model_ops.h"
 #include "cuda/model_gpu.h"
 #include "cuda/model_ops_gpu.h"
 #include "gpu.h"
@@ -28,6 +32,7 @@
 #include "train/matmul_switch.h"
 #include "memory.h"
 #include "model.h"
+#include "numerics.h"
 #include "rng.h"
 #include "timer.h"
 
@@ -47,6 +52,164 @@ static int student_functions_done(void) {
     gpu_free(h);
     if (missing) printf("bench: %s is not implemented yet (labs/05-single-gpu-training/train_ops.cu); nothing to time\n", missing);
     return missing ? -1 : 0;
+}
+
+/* ---- the student's functions at this run's shapes ------------------------------------ */
+
+/* check.c tests each function at small sizes. A kernel can still be wrong at
+ * the benchmark's: rows a fixed-size grid never reaches, an index that
+ * overflows, a shortcut taken above some size; the timing would then be of
+ * the wrong work. So before timing, each student function the timed step
+ * calls runs once on random inputs of the step's own sizes and is compared
+ * with the CPU reference. A gross screen (1e-3 of the largest value): the
+ * numerics are check.c's job. */
+
+static float *rand_host(size_t n, float lo, float hi, uint64_t seed) {
+    float *x = host_malloc(n * sizeof(float) + 1);
+    rng_t r;
+    rng_init(&r, seed);
+    rng_fill_uniform(&r, x, n, lo, hi);
+    return x;
+}
+
+static float *to_device(const float *h, size_t n) {
+    float *d = gpu_malloc(n * sizeof(float) + 1);
+    gpu_upload(d, h, n * sizeof(float));
+    return d;
+}
+
+/* Compare a device result with the reference; 0, or -1 with msg saying where it differs. */
+static int screen_close(const float *d_got, const float *want, size_t n, const char *what, char *msg, size_t len) {
+    float *got = host_malloc(n * sizeof(float) + 1);
+    gpu_download(got, d_got, n * sizeof(float));
+    double scale = 0.0;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs((double)want[i]));
+    cmp_report_t rep;
+    int bad = !compare_close_f(got, want, n, 1e-3, 1e-3 * scale, &rep);
+    if (bad) cmp_report_format(msg, len, what, &rep);
+    host_free(got);
+    return bad ? -1 : 0;
+}
+
+/* The call itself: not implemented, refused or faulted is a wrong result too. */
+static int screen_call(int st, const char *fn, char *msg, size_t len) {
+    char fault[256];
+    if (st != LAB_OK) snprintf(msg, len, "%s returned %s", fn, lab_status_name(st));
+    else if (gpu_sync_status(fault, sizeof fault) != GPU_DONE) snprintf(msg, len, "%s: %s", fn, fault);
+    else return 0;
+    return -1;
+}
+
+static int screen_rmsnorm(int N, int D, char *msg, size_t len) {
+    const size_t ND = (size_t)N * D;
+    float *x = rand_host(ND, -2.0f, 2.0f, 501), *w = rand_host((size_t)D, 0.5f, 1.5f, 502);
+    float *dout = rand_host(ND, -1.0f, 1.0f, 503), *dinp = rand_host(ND, -1.0f, 1.0f, 504);
+    float *dw = rand_host((size_t)D, -1.0f, 1.0f, 505);
+    float *norm = host_malloc(ND * sizeof(float) + 1), *rstd = host_malloc((size_t)N * sizeof(float) + 1);
+    rmsnorm_forward(norm, rstd, x, w, N, D, 1e-5f);
+    float *d_x = to_device(x, ND), *d_w = to_device(w, (size_t)D), *d_dout = to_device(dout, ND);
+    float *d_rstd = to_device(rstd, (size_t)N), *d_dinp = to_device(dinp, ND), *d_dw = to_device(dw, (size_t)D);
+    rmsnorm_backward(dinp, dw, dout, x, w, rstd, N, D);
+    char what[160];
+    int bad = screen_call(rmsnorm_backward_gpu(d_dinp, d_dw, d_dout, d_x, d_w, d_rstd, N, D), "rmsnorm_backward_gpu",
+                          msg, len);
+    snprintf(what, sizeof what, "rmsnorm_backward_gpu dinp at this run's shape (N = %d rows, D = %d)", N, D);
+    if (!bad) bad = screen_close(d_dinp, dinp, ND, what, msg, len);
+    snprintf(what, sizeof what, "rmsnorm_backward_gpu dweight at this run's shape (N = %d rows, D = %d)", N, D);
+    if (!bad) bad = screen_close(d_dw, dw, (size_t)D, what, msg, len);
+    gpu_free(d_x); gpu_free(d_w); gpu_free(d_dout); gpu_free(d_rstd); gpu_free(d_dinp); gpu_free(d_dw);
+    host_free(x); host_free(w); host_free(dout); host_free(dinp); host_free(dw); host_free(norm); host_free(rstd);
+    return bad;
+}
+
+static int screen_swiglu(size_t n, char *msg, size_t len) {
+    float *gate = rand_host(n, -8.0f, 8.0f, 511), *up = rand_host(n, -2.0f, 2.0f, 512);
+    float *dout = rand_host(n, -1.0f, 1.0f, 513);
+    float *dg = host_malloc(n * sizeof(float) + 1), *du = host_malloc(n * sizeof(float) + 1);
+    swiglu_backward(dg, du, dout, gate, up, n);
+    float *d_gate = to_device(gate, n), *d_up = to_device(up, n), *d_dout = to_device(dout, n);
+    float *d_dg = to_device(up, n), *d_du = to_device(gate, n); /* stale values, to be overwritten */
+    char what[160];
+    int bad = screen_call(swiglu_backward_gpu(d_dg, d_du, d_dout, d_gate, d_up, n), "swiglu_backward_gpu", msg, len);
+    snprintf(what, sizeof what, "swiglu_backward_gpu dgate at this run's size (n = %zu)", n);
+    if (!bad) bad = screen_close(d_dg, dg, n, what, msg, len);
+    snprintf(what, sizeof what, "swiglu_backward_gpu dup at this run's size (n = %zu)", n);
+    if (!bad) bad = screen_close(d_du, du, n, what, msg, len);
+    gpu_free(d_gate); gpu_free(d_up); gpu_free(d_dout); gpu_free(d_dg); gpu_free(d_du);
+    host_free(gate); host_free(up); host_free(dout); host_free(dg); host_free(du);
+    return bad;
+}
+
+/* Only with --attention naive: the fused kernels do their own softmax backward. */
+static int screen_softmax(int BH, int T, char *msg, size_t len) {
+    const size_t n = (size_t)BH * T * T;
+    const float scale = 0.125f;
+    /* Causal probabilities (rows sum to 1, zeros above the diagonal), and the reference. */
+    float *P = rand_host(n, -4.0f, 4.0f, 521), *dP = rand_host(n, -1.0f, 1.0f, 522);
+    float *want = host_malloc(n * sizeof(float) + 1);
+    for (size_t r = 0; r < (size_t)BH * T; r++) {
+        const int t = (int)(r % T);
+        float *p = P + r * T, mx = -INFINITY, sum = 0.0f;
+        const float *dp = dP + r * T;
+        for (int u = 0; u <= t; u++) mx = fmaxf(mx, p[u]);
+        for (int u = 0; u <= t; u++) sum += (p[u] = expf(p[u] - mx));
+        double dot = 0.0;
+        for (int u = 0; u < T; u++) {
+            p[u] = u <= t ? p[u] / sum : 0.0f;
+            dot += (double)p[u] * dp[u];
+        }
+        for (int u = 0; u < T; u++) want[r * T + u] = (float)(scale * (double)p[u] * (dp[u] - dot));
+    }
+    float *d_P = to_device(P, n), *d_dP = to_device(dP, n), *d_dS = to_device(dP, n);
+    char what[160];
+    int bad = screen_call(attention_softmax_backward_gpu(d_dS, d_P, d_dP, BH, T, scale),
+                          "attention_softmax_backward_gpu", msg, len);
+    snprintf(what, sizeof what, "attention_softmax_backward_gpu at this run's shape (BH = %d, T = %d)", BH, T);
+    if (!bad) bad = screen_close(d_dS, want, n, what, msg, len);
+    gpu_free(d_P); gpu_free(d_dP); gpu_free(d_dS);
+    host_free(P); host_free(dP); host_free(want);
+    return bad;
+}
+
+static int screen_adamw(size_t n, char *msg, size_t len) {
+    const float lr = 1e-3f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f, wd = 0.1f, gs = 0.5f;
+    float *p = rand_host(n, -1.0f, 1.0f, 531), *g = rand_host(n, -0.1f, 0.1f, 532);
+    float *m = rand_host(n, -0.01f, 0.01f, 533), *v = rand_host(n, 0.0f, 1e-4f, 534);
+    float *d_p = to_device(p, n), *d_g = to_device(g, n), *d_m = to_device(m, n), *d_v = to_device(v, n);
+    uint16_t *d_b = gpu_malloc(n * sizeof(uint16_t) + 2);
+    for (size_t i = 0; i < n; i++) g[i] *= gs; /* the clip factor, as the CPU applies it */
+    adamw_update(p, g, m, v, n, lr, b1, b2, eps, wd, 3);
+    char what[160];
+    int bad = screen_call(adamw_step_gpu(d_p, d_b, d_g, d_m, d_v, n, lr, b1, b2, eps, wd, 3, gs), "adamw_step_gpu",
+                          msg, len);
+    snprintf(what, sizeof what, "adamw_step_gpu master weights at this run's size (n = %zu parameters)", n);
+    if (!bad) bad = screen_close(d_p, p, n, what, msg, len);
+    snprintf(what, sizeof what, "adamw_step_gpu second moment at this run's size (n = %zu parameters)", n);
+    if (!bad) bad = screen_close(d_v, v, n, what, msg, len);
+    gpu_free(d_p); gpu_free(d_g); gpu_free(d_m); gpu_free(d_v); gpu_free(d_b);
+    host_free(p); host_free(g); host_free(m); host_free(v);
+    return bad;
+}
+
+/* Every student function the timed step calls, at its sizes; 0, or -1 with msg. */
+static int screen_student_ops(const model_config_t *cfg, int batch, int seq, model_attn_t attn, size_t n_params,
+                              char *msg, size_t len) {
+    const int N = batch * seq;
+    if (screen_rmsnorm(N, cfg->d_model, msg, len)) return -1;
+    if (screen_swiglu((size_t)N * cfg->d_ff, msg, len)) return -1;
+    if (attn == MODEL_ATTN_NAIVE && screen_softmax(batch * cfg->n_heads, seq, msg, len)) return -1;
+    return screen_adamw(n_params, msg, len);
+}
+
+/* A JSON string: quotes, backslashes and control characters escaped. */
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
+        else fputc(*s, f);
+    }
+    fputc('"', f);
 }
 
 /* One training step as the train program takes it: forward, backward, clipping factor, AdamW. */
@@ -156,6 +319,26 @@ int main(int argc, char **argv) {
     const char *attn_name = attn == MODEL_ATTN_FLASH ? "flash" : "naive";
     model_gpu_t m;
     model_gpu_init_attn(&m, &cfg, batch, seq, 1, attn);
+    char wrong[1024];
+    if (screen_student_ops(&cfg, batch, seq, attn, m.n_params, wrong, sizeof wrong)) {
+        /* Not timed: the figure would be of the wrong work. The JSON says why, for the grader. */
+        printf("bench: wrong at this run's sizes, so not timed: %s\n"
+               "bench: the checks use smaller sizes; look for rows or elements the launch does not reach\n",
+               wrong);
+        if (json) {
+            FILE *f = fopen(json, "w");
+            if (f) {
+                fprintf(f, "{\"device\": ");
+                json_str(f, dev);
+                fprintf(f, ", \"status\": \"wrong\", \"message\": ");
+                json_str(f, wrong);
+                fprintf(f, ", \"tokens_per_s\": null, \"mfu\": null}\n");
+                fclose(f);
+            }
+        }
+        model_gpu_free(&m);
+        return 1;
+    }
     const int N = batch * seq;
     int *in = host_malloc((size_t)N * sizeof(int)), *tg = host_malloc((size_t)N * sizeof(int));
     rng_t r;
@@ -197,7 +380,7 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench: --json %s: cannot create the file\n", json);
             return 1;
         }
-        fprintf(f, "{\"device\": \"%s\", \"d_model\": %d, \"layers\": %d, \"seq\": %d, \"batch\": %d, "
+        fprintf(f, "{\"device\": \"%s\", \"status\": \"ok\", \"d_model\": %d, \"layers\": %d, \"seq\": %d, \"batch\": %d, "
                    "\"matmul\": \"%s\", \"attention\": \"%s\", \"step_ms\": %.4f, \"tokens_per_s\": %.2f, "
                    "\"mfu\": ",
                 dev, d_model, layers, seq, batch, kernel, attn_name, 1e3 * step_s, tps);

@@ -1659,6 +1659,16 @@ int main(int argc, char **argv) {
         snprintf(base_cache, sizeof base_cache, "%s", O.base_cache);
         absolutize(base_cache, sizeof base_cache);
         O.base_cache = base_cache;
+        /* Inside the tree it would be copied into every base and change every key. */
+        size_t rl = strlen(O.root);
+        const char *rest = base_cache + rl; /* after the root, when the cache is inside it */
+        int inside = !strncmp(base_cache, O.root, rl) && (rest[0] == '/' || !rest[0]);
+        int in_build = inside && !strncmp(rest, "/build", 6) && (rest[6] == '/' || !rest[6]);
+        if (inside && !in_build) {
+            fprintf(stderr, "grade: --base-cache %s is inside the course tree %s, which is copied for every lab; "
+                            "put it under %s/build or outside the tree\n", base_cache, O.root, O.root);
+            return 2;
+        }
     }
     char probe[PATH_MAX + 32];
     snprintf(probe, sizeof probe, "%s/autograder/rubrics", O.root);

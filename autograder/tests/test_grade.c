@@ -1120,6 +1120,10 @@ static void test_usage_checked_before_build(void **state) {
     snprintf(args, sizeof args, "%s/old.csv", d);
     if (strcmp(file_text(args), "old data\n")) fail_msg("a refused --batch changed the CSV to '%s'", file_text(args));
 
+    /* A --base-cache inside the course tree (but for build/) would be copied into every lab's copy. */
+    snprintf(args, sizeof args, "--src '%s/solutions' --lab 00 --base-cache '%s/labs/cache'", GRADE_ROOT, GRADE_ROOT);
+    expect_usage_error(args, "is inside the course tree");
+
     /* --batch with nothing to grade names what it skipped. */
     snprintf(args, sizeof args, "--batch '%s/empty' --csv '%s/x.csv'", d, d);
     expect_usage_error(args, "holds no student folders: nothing to grade");

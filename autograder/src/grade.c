@@ -339,8 +339,11 @@ static void free_env(char **env) {
 /* ---- building ------------------------------------------------------------------- */
 
 /* Run make in dir for one target; returns 0 on success, log (relative paths)
- * in *log (malloc'd). */
-static int run_make(const char *dir, const char *target_path, int timeout_s, char **log) {
+ * in *log (malloc'd). A build of student files (as_student) runs as the
+ * --run-as user like the tests: the compiler reads whatever a submission
+ * #includes, and its errors are shown to the student, so as root it would
+ * print root-only files. */
+static int run_make(const char *dir, const char *target_path, int timeout_s, char **log, int as_student) {
     char build[PATH_MAX + 8], tgt[16], jobs[16], home[PATH_MAX];
     snprintf(build, sizeof build, "BUILD=%s/build", dir);
     snprintf(tgt, sizeof tgt, "TARGET=%s", O.target);
@@ -371,6 +374,11 @@ static int run_make(const char *dir, const char *target_path, int timeout_s, cha
     so.out_kill = 64LL << 20;
     so.cwd = dir;
     so.env = env;
+    if (as_student && O.run_as) {
+        so.run_as = 1;
+        so.uid = run_uid;
+        so.gid = run_gid;
+    }
     sandbox_result_t r;
     sandbox_run(argv, &so, &r);
     free_env(env);
@@ -417,7 +425,7 @@ static int build_base(void) {
     char tgt[32];
     snprintf(tgt, sizeof tgt, "grade-libs-%s", O.target);
     char *log = NULL;
-    int rc = run_make(base_dir, tgt, 1800, &log);
+    int rc = run_make(base_dir, tgt, 1800, &log, 0);
     if (rc) snprintf(base_log, sizeof base_log, "%s", log ? log + (strlen(log) > 8000 ? strlen(log) - 8000 : 0) : "");
     free(log);
     return rc;
@@ -488,6 +496,23 @@ static int student_files(const rubric_t *rb, char files[16][128]) {
 }
 
 /* ---- running one test ------------------------------------------------------------- */
+
+/* With --run-as, the lab's copy (and the builds' HOME) belongs to that user
+ * while a build of student files runs in it (on), and to root again before
+ * any student code runs (off): student code may read its build but not
+ * change anything in it. */
+static void student_build(const char *dir, int on) {
+    if (!O.run_as) return;
+    if (on) {
+        char home[PATH_MAX + 8];
+        snprintf(home, sizeof home, "%s/home", tmp_root);
+        tree_chown(dir, run_uid, run_gid);
+        tree_chown(home, run_uid, run_gid);
+    } else {
+        tree_chown(tmp_root, 0, 0);
+        chmod(tmp_root, 0755);
+    }
+}
 
 /* A private working folder for one child, owned by the --run-as user. */
 static void make_workdir(char *out, size_t n, const char *nn, int number, const char *what) {
@@ -947,7 +972,8 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
     snprintf(check_bin, sizeof check_bin, "%s/build/%s/labs/%s/graded/check", dir, O.target, rb->lab);
     snprintf(bench_bin, sizeof bench_bin, "%s/build/%s/labs/%s/graded/bench", dir, O.target, rb->lab);
     char *log = NULL;
-    int check_built = need_check ? run_make(dir, check_bin, 300, &log) == 0 : 1;
+    student_build(dir, 1);
+    int check_built = need_check ? run_make(dir, check_bin, 300, &log, 1) == 0 : 1;
     if (!check_built) {
         char err[512];
         first_error(log, err, sizeof err);
@@ -962,11 +988,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
     }
     free(log);
     log = NULL;
-    if (O.run_as) {
-        /* Student code may read its build but not change anything in it. */
-        tree_chown(tmp_root, 0, 0);
-        chmod(tmp_root, 0755);
-    }
+    student_build(dir, 0);
     for (int i = 0; i < n; i++)
         if (res[i].t->kind == KIND_NUMERICS && check_built) run_numerics(check_bin, rb->nn, &res[i]);
 
@@ -996,7 +1018,9 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
             continue;
         }
         if (res[i].status == ST_NOT_GRADED) continue;
-        int bench_built = run_make(dir, bench_bin, 900, &log) == 0;
+        student_build(dir, 1);
+        int bench_built = run_make(dir, bench_bin, 900, &log, 1) == 0;
+        student_build(dir, 0);
         if (!bench_built) {
             res[i].status = ST_BUILD_ERROR;
             first_error(log, res[i].message, sizeof res[i].message);

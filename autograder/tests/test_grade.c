@@ -72,6 +72,8 @@ static char tmp[PATH_MAX];
  * by the first (test_base_cache checks that this changes no result; the stop
  * and Gradescope tests build without it). */
 static char cache_flag[PATH_MAX + 32];
+static const char *file_text(const char *path);
+static double json_load_score(const char *path);
 static wrong_case_t cases[256];
 static int ncases;
 
@@ -935,6 +937,36 @@ static void test_run_as_user(void **state) {
     if (s != 10) fail_msg("lab 00 solution as user nobody scored %g of 10 (%s)", s, log);
 }
 
+/* As root with --run-as, the student's files are compiled as that user too:
+ * a submission that #includes a root-only file gets "Permission denied", not
+ * the file's lines quoted in the compile errors it is shown. Without
+ * --run-as (the grader as root) the same submission does see them: proof
+ * that the leak is real and that --run-as is what stops it. */
+static void test_build_runs_as_user(void **state) {
+    (void)state;
+    if (getuid() != 0 || !getpwnam("nobody")) skip();
+    char d[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    snprintf(d, sizeof d, "%s/leak", tmp);
+    if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/sub/00-hello\"; printf 'ROOT-ONLY-MARKER-7f3a\\n' > \"$d/secret\";"
+           " chmod 600 \"$d/secret\"; { echo \"#include \\\"$d/secret\\\"\"; cat '%s/solutions/00-hello/vector_add.cu'; }"
+           " > \"$d/sub/00-hello/vector_add.cu\"", d, GRADE_ROOT) != 0)
+        fail_msg("could not lay out %s", d);
+    char src[PATH_MAX + 8];
+    snprintf(src, sizeof src, "%s/sub", d);
+    snprintf(json, sizeof json, "%s/root.json", d);
+    snprintf(log, sizeof log, "%s/root.log", d);
+    if (grade(src, "--lab 00", "", json, log) != 0) fail_msg("grader failed (%s)", log);
+    if (!strstr(file_text(json), "ROOT-ONLY-MARKER-7f3a"))
+        fail_msg("built as root, the compile errors should quote the included file (%s)", json);
+    snprintf(json, sizeof json, "%s/nobody.json", d);
+    snprintf(log, sizeof log, "%s/nobody.log", d);
+    if (grade(src, "--lab 00", "--run-as nobody", json, log) != 0) fail_msg("grader failed with --run-as (%s)", log);
+    const char *out = file_text(json);
+    if (strstr(out, "ROOT-ONLY-MARKER-7f3a")) fail_msg("built as nobody, a root-only file reached the output (%s)", json);
+    if (!strstr(out, "Permission denied")) fail_msg("built as nobody, the error should say 'Permission denied' (%s)", json);
+    if (json_load_score(json) != 0.0) fail_msg("a submission that does not build scored points (%s)", json);
+}
+
 /* tree_hash: a file's bytes, mode and name count, a names-only file's bytes
  * do not, nor does a skipped top-level folder. */
 static void test_tree_hash(void **state) {
@@ -1793,6 +1825,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_user);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_build_runs_as_user);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_autograder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_checked_before_build);

@@ -296,15 +296,17 @@ static int run_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_buf
 #endif
 }
 
-/* A's rows rotated up by `shift`: row i of A is row (i + shift) mod M of A0,
- * so row i of the product is row (i + shift) mod M of A0 * B. */
-static void rotate_a(const bench_bufs_t *b, int shift) {
+/* The A a kernel reads (bf16 or fp32) with its rows rotated up by `shift`:
+ * row i of A is row (i + shift) mod M of A0, so row i of the product is row
+ * (i + shift) mod M of A0 * B. */
+static void rotate_a(const bench_bufs_t *b, int bf16, int shift) {
     const size_t K = (size_t)b->K, top = (size_t)(b->M - shift) * K, rest = (size_t)shift * K;
-    gpu_copy(b->A, b->A0 + rest, top * sizeof(float));
-    gpu_copy(b->A + top, b->A0, rest * sizeof(float));
-    if (b->Ah) {
+    if (bf16) {
         gpu_copy(b->Ah, b->A0h + rest, top * sizeof(uint16_t));
         gpu_copy(b->Ah + top, b->A0h, rest * sizeof(uint16_t));
+    } else {
+        gpu_copy(b->A, b->A0 + rest, top * sizeof(float));
+        gpu_copy(b->A + top, b->A0, rest * sizeof(float));
     }
 }
 
@@ -360,7 +362,7 @@ static int time_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bu
             if (M > 1)
                 do shift = 1 + (int)rng_below(shifts, (uint32_t)(M - 1));
                 while (M > 2 && shift == prev);
-            rotate_a(b, shift);
+            rotate_a(b, k->bf16 != NULL, shift);
         }
         gpu_memset(b->C, 0xff, c_bytes);
         gpu_flush_l2();

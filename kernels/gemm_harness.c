@@ -74,21 +74,23 @@ static float round_input(gemm_input_t in, float x) {
 }
 
 /* Upload n floats (as fp32 or as bf16) into a fresh device buffer with a NaN
- * guard zone of g elements on both sides; returns the allocation, *data
- * points past the front guard. */
-static void *upload_with_guard(const float *x, size_t n, size_t g, int as_bf16, void **data) {
+ * guard zone of g elements at the back and g + off at the front (off = 1
+ * moves the data one element past the aligned address the guard ends at);
+ * returns the allocation, *data points past the front guard. */
+static void *upload_with_guard(const float *x, size_t n, size_t g, size_t off, int as_bf16,
+                               void **data) {
     size_t esize = as_bf16 ? sizeof(uint16_t) : sizeof(float);
-    size_t total = n + 2 * g;
+    size_t front = g + off, total = n + front + g;
     void *host = host_malloc(total * esize);
     for (size_t i = 0; i < total; i++) {
-        int guard = i < g || i >= n + g;
-        if (as_bf16) ((uint16_t *)host)[i] = guard ? BF16_NAN : bf16_from_float(x[i - g]);
-        else ((float *)host)[i] = guard ? NAN : x[i - g];
+        int guard = i < front || i >= n + front;
+        if (as_bf16) ((uint16_t *)host)[i] = guard ? BF16_NAN : bf16_from_float(x[i - front]);
+        else ((float *)host)[i] = guard ? NAN : x[i - front];
     }
     void *dev = gpu_malloc(total * esize);
     gpu_upload(dev, host, total * esize);
     host_free(host);
-    *data = (char *)dev + g * esize;
+    *data = (char *)dev + front * esize;
     return dev;
 }
 
@@ -108,8 +110,13 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
     size_t nA = (size_t)M * K, nB = (size_t)K * N, nC = (size_t)M * N;
     float *A = host_malloc(nA * sizeof(float)), *B = host_malloc(nB * sizeof(float));
     float *C0 = host_malloc(nC * sizeof(float));
-    size_t gC = guard_for(N); /* around C */
-    float *C = host_malloc((nC + 2 * gC) * sizeof(float));
+    /* The device allocations are 256-byte aligned and the guards multiples
+     * of 64 elements, so every matrix starts 16-byte aligned, unless fill
+     * asks for one element more in front of each. */
+    size_t off = fill == GEMM_FILL_MISALIGNED ? 1 : 0;
+    size_t gC = guard_for(N), fC = gC + off; /* around C: fC in front, gC behind */
+    size_t totC = fC + nC + gC;
+    float *C = host_malloc(totC * sizeof(float));
     double *want = host_malloc(nC * sizeof(double)), *mag = host_malloc(nC * sizeof(double));
 
     /* Independent streams per matrix, so changing one shape's K does not
@@ -128,16 +135,16 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
         A[(size_t)nan_row * K + K / 2] = NAN;
         B[(size_t)(K / 3) * N + nan_col] = NAN;
     }
-    for (size_t i = 0; i < nC + 2 * gC; i++)
-        C[i] = (i < gC || i >= nC + gC) ? C_SENTINEL : C0[i - gC];
+    for (size_t i = 0; i < totC; i++)
+        C[i] = (i < fC || i >= nC + fC) ? C_SENTINEL : C0[i - fC];
 
     void *dA, *dB;
     float *dC;
-    void *allocA = upload_with_guard(A, nA, guard_for(K), is_bf16, &dA);
-    void *allocB = upload_with_guard(B, nB, guard_for(N), is_bf16, &dB);
-    float *allocC = gpu_malloc((nC + 2 * gC) * sizeof(float));
-    gpu_upload(allocC, C, (nC + 2 * gC) * sizeof(float));
-    dC = allocC + gC;
+    void *allocA = upload_with_guard(A, nA, guard_for(K), off, is_bf16, &dA);
+    void *allocB = upload_with_guard(B, nB, guard_for(N), off, is_bf16, &dB);
+    float *allocC = gpu_malloc(totC * sizeof(float));
+    gpu_upload(allocC, C, totC * sizeof(float));
+    dC = allocC + fC;
 
     int st = is_bf16 ? k->bf16(M, N, K, alpha, dA, dB, beta, dC)
                      : k->f32(M, N, K, alpha, dA, dB, beta, dC);
@@ -148,7 +155,7 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
         int run = gpu_sync_status(fault, sizeof fault);
         if (run == GPU_REFUSED) snprintf(refused, sizeof refused, "%s", fault);
         if (run != GPU_FAULTED) fault[0] = '\0';
-        if (run == GPU_DONE) gpu_download(C, allocC, (nC + 2 * gC) * sizeof(float));
+        if (run == GPU_DONE) gpu_download(C, allocC, totC * sizeof(float));
     }
     gpu_free(allocA); gpu_free(allocB); gpu_free(allocC); /* quiet after a fault */
 
@@ -158,7 +165,8 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
              alpha, beta, M, N, K, input_name(input),
              fill == GEMM_FILL_NAN_C ? ", C starts as NaN" :
              fill == GEMM_FILL_NAN_ROW_COL ? ", one NaN in A and one in B" :
-             fill == GEMM_FILL_NAN_ALL ? ", A all NaN" : "");
+             fill == GEMM_FILL_NAN_ALL ? ", A all NaN" :
+             fill == GEMM_FILL_MISALIGNED ? ", A, B and C one element past a 16-byte boundary" : "");
     if (fault[0]) {
         snprintf(msg, sizeof msg, "%s faulted while running for M=%d N=%d K=%d: the device "
                  "reports %s", k->name, M, N, K, fault);
@@ -184,11 +192,11 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
         snprintf(msg, sizeof msg, "%s returned '%s' (%d) for M=%d N=%d K=%d", k->name,
                  lab_status_name(st), st, M, N, K);
     } else {
-        const float *got = C + gC;
-        for (size_t i = 0; i < gC && !msg[0]; i++)
+        const float *got = C + fC;
+        for (size_t i = 0; i < fC && !msg[0]; i++)
             if (C[i] != C_SENTINEL) /* also catches NaN: NaN != x */
                 snprintf(msg, sizeof msg, "%s: wrote before the start of C, at C[%lld]", what,
-                         (long long)i - (long long)gC);
+                         (long long)i - (long long)fC);
         for (size_t i = 0; i < gC && !msg[0]; i++)
             if (got[nC + i] != C_SENTINEL)
                 snprintf(msg, sizeof msg, "%s: wrote past the end of C, at C[%zu] (C has %zu elements)",

@@ -61,6 +61,7 @@ typedef enum {
     GEMM_FILL_NAN_C = 1,       /**< C starts as NaN: with beta == 0 it must not be read */
     GEMM_FILL_NAN_ROW_COL = 2, /**< one NaN in A (row M/2) and one in B (column N/2): that row and column of C must be NaN, the rest correct */
     GEMM_FILL_NAN_ALL = 3,     /**< A is all NaN: every element of C must be NaN */
+    GEMM_FILL_MISALIGNED = 4,  /**< random values, but A, B and C each start one element past a 16-byte boundary, as a view into a larger buffer does: a kernel must check the base pointers, not only the row lengths, before 16-byte accesses */
 } gemm_fill_t;
 
 /**

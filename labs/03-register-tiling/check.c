@@ -9,8 +9,9 @@
  * K alone off a multiple of BK, exact multiples, smaller than one tile; plus
  * 1x1x1, K = 1, primes, tall and wide matrices, alpha and beta variants, C
  * full of NaN with beta = 0 (BLAS does not read C then), NaN inputs (which
- * must reach the output), and K or N not a multiple of 4 (rows of A or B are
- * then not 16-byte aligned, so float4 loads must fall back to scalars). The
+ * must reach the output), and K or N not a multiple of 4 or the matrices
+ * starting off a 16-byte boundary (rows of A or B are then not 16-byte
+ * aligned, so float4 loads must fall back to scalars). The
  * harness (kernels/gemm_harness.h) puts NaN guard zones around A and B and a
  * sentinel around C, so reading or writing past an edge fails, and compares
  * under Higham's bound for fp32 dot products:
@@ -114,6 +115,12 @@ static void test_unaligned_rows(void **state) {
     shape(state, bm + 3, bn + 2, 2 * bk, 1.0f, 0.0f, 15);     /* N % 4 == 2: B and C unaligned */
     shape(state, bm + 1, bn + 3, 2 * bk + 2, 1.0f, 0.5f, 16); /* both, with beta */
     shape(state, 70, 61, 13, 1.0f, 0.0f, 17);                 /* both, smaller than one tile */
+    /* Row lengths that are multiples of 4, but A, B and C each start one
+     * float past a 16-byte boundary, as a view into a larger buffer does:
+     * every row is then misaligned, so the kernel must look at the base
+     * pointers as well as K and N before it takes the float4 path. */
+    gemm_check_case(&t->k, bm + 4, bn + 4, 2 * bk + 4, 1.0f, 0.5f, lab_seed + 31, GEMM_INPUT_FP32,
+                    GEMM_FILL_MISALIGNED);
 }
 
 static void test_rectangular(void **state) {

@@ -16,7 +16,8 @@
  * asked for at run time): one element past a tile, one short of two tiles,
  * exact multiples, smaller than a tile, K alone off a multiple; 1x1x1,
  * K = 1, primes, tall and wide; K and N multiples of 8 (16-byte copies with
- * zero-filled edge tiles) and not (the element-by-element fallback); alpha
+ * zero-filled edge tiles) and not (the element-by-element fallback), and
+ * matrices that start off a 16-byte boundary; alpha
  * and beta variants; C full of NaN with beta = 0; NaN inputs. Before each
  * case the kernel runs once on all-NaN inputs so that leftover shared memory
  * is NaN, which turns a forgotten zero-fill into a visible failure. Under
@@ -158,6 +159,14 @@ static void test_alignment(void **state) {
     shape(s, bm + 3, bn + 5, 5 * bk + 3, 1.0f, 0.0f, 13);
     shape(s, 40, 24, 5 * bk + 1, 1.0f, 0.0f, 14); /* N a multiple of 8, K not */
     shape(s, 40, 21, 5 * bk, 1.0f, 0.0f, 15);     /* K a multiple of 8, N not */
+    /* K and N multiples of 8, but A, B and C each start one element past a
+     * 16-byte boundary, as a view into a larger buffer does: every row is
+     * then misaligned, so the kernel must look at the base pointers as well
+     * as K and N before it uses 16-byte copies (or TMA). */
+    const gemm_kernel_t k = {s->name, NULL, s->fn};
+    poison_shared_memory(s);
+    gemm_check_case(&k, cap(bm + 8, 256), cap(bn + 8, 256), cap(2 * bk + 8, 1024), 1.0f, 0.5f,
+                    lab_seed + 33, GEMM_INPUT_BF16, GEMM_FILL_MISALIGNED);
 }
 
 static void test_rectangular(void **state) {

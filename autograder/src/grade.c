@@ -82,6 +82,17 @@ static char base_log[8192];
 static int prepare_cached_base(void);
 static void refresh_student_files(const char *dir);
 
+/* The default --mem-mb: half of this machine's memory, from 2 GiB to 16 GiB.
+ * Tests run one at a time, so a test that allocates without bound fails its
+ * own allocation before it can push the machine into swap or wake the
+ * kernel's OOM killer (which might pick the grader); every course test
+ * passes in 2 GiB on the emulator. */
+static long long default_mem_mb(void) {
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    long long mb = pages > 0 && page > 0 ? (long long)pages * page / 2 / (1LL << 20) : 16384;
+    return mb < 2048 ? 2048 : mb > 16384 ? 16384 : mb;
+}
+
 /* The --help text; also what a usage error points to. */
 static void usage(FILE *f) {
     fprintf(f,
@@ -107,7 +118,8 @@ static void usage(FILE *f) {
             "  --run-as USER  run student code as this unprivileged user (when run as root)\n"
             "  --root DIR     the trusted course tree (default: the one grade was built from)\n"
             "  --jobs N       parallel make jobs for builds (default: the number of CPUs, at most 8)\n"
-            "  --mem-mb N     address-space limit per test on emu, MiB (default 16384)\n"
+            "  --mem-mb N     address-space limit per test on emu, MiB (default: half this\n"
+            "                 machine's memory, from 2048 to 16384; here %lld)\n"
             "  --keep         keep the private build folder and print where it is\n"
             "  --base-cache DIR  keep the course libraries built from the grader's tree in DIR and\n"
             "                 reuse them while the tree (but for student files) is unchanged;\n"
@@ -119,14 +131,15 @@ static void usage(FILE *f) {
             "                 (default: '" DEFAULT_MPIRUN "'; Slurm: 'srun --mpi=pmix -n {n}')\n"
             "  --emu-speed-args 'ARGS'  for the grader's own tests: with --target emu, run the speed\n"
             "                 tests anyway, the bench given ARGS instead of the rubric's GPU-sized\n"
-            "                 ones (the figures are emulator CPU times and mean nothing)\n");
+            "                 ones (the figures are emulator CPU times and mean nothing)\n",
+            default_mem_mb());
 }
 
 /* Parse the flags into O; exits 2 with a message on anything malformed. */
 static void parse_args(int argc, char **argv) {
     snprintf(O.root, sizeof O.root, "%s", GRADE_ROOT);
     snprintf(O.src, sizeof O.src, "labs");
-    O.mem_mb = 16384;
+    O.mem_mb = default_mem_mb();
     O.mpirun = DEFAULT_MPIRUN;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     O.jobs = n < 1 ? 1 : n > 8 ? 8 : (int)n;
@@ -368,8 +381,11 @@ static int run_make(const char *dir, const char *target_path, int timeout_s, cha
     so.timeout_s = timeout_s;
     so.fsize_bytes = 1LL << 30;
     /* A submission can make the compiler read forever (#include "/dev/zero"):
-     * bound its memory too. nvcc's tool chain is left unbounded (untested). */
-    so.as_bytes = strcmp(O.target, "cuda") ? 16LL << 30 : 0;
+     * bound its memory too, as the tests' is by default (but at least 4 GiB:
+     * a compiler's address space is larger than a test's). nvcc's tool chain
+     * is left unbounded (untested). */
+    long long build_mb = default_mem_mb() < 4096 ? 4096 : default_mem_mb();
+    so.as_bytes = strcmp(O.target, "cuda") ? build_mb << 20 : 0;
     so.out_cap = 256 << 10;
     so.out_kill = 64LL << 20;
     so.cwd = dir;

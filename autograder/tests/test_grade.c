@@ -13,7 +13,8 @@
  * only a benchmark shows ("lose-speed NAME", with "speed-args ARGS") is also
  * graded alone with --emu-speed-args ARGS, and must lose that speed test.
  * Then: the solutions get full numerics marks, the starters none, --batch
- * writes the right CSV, --run-as works (when run as root), and the
+ * writes the right CSV, --run-as works (when run as root), --mem-mb holds
+ * a submission that allocates until malloc fails below the limit, and the
  * Gradescope zip and run_autograder work in a fake /autograder. And the
  * command line: bad usage refused before any build, submissions laid out
  * oddly (one folder down, files twice, none), one lab per Gradescope zip,
@@ -967,6 +968,60 @@ static void test_build_runs_as_user(void **state) {
     if (json_load_score(json) != 0.0) fail_msg("a submission that does not build scored points (%s)", json);
 }
 
+/* --mem-mb bounds a test's address space: a submission that allocates and
+ * touches memory until malloc fails gets less than the limit, loses that
+ * test only, and the grader finishes. --help names the default it would
+ * use on this machine: half its memory, from 2048 to 16384 MiB. */
+static void test_memory_limit(void **state) {
+    (void)state;
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+    long long want = (long long)pages * page / 2 / (1LL << 20);
+    want = want < 2048 ? 2048 : want > 16384 ? 16384 : want;
+    char d[PATH_MAX], json[PATH_MAX], log[PATH_MAX], help[PATH_MAX], line[96];
+    snprintf(d, sizeof d, "%s/hog", tmp);
+    snprintf(help, sizeof help, "%s/help.txt", d);
+    snprintf(line, sizeof line, "from 2048 to 16384; here %lld)", want);
+    if (sh("mkdir -p '%s' && '%s' --help > '%s'", d, GRADE_BIN, help) != 0) fail_msg("grade --help failed");
+    if (!file_has(help, line)) fail_msg("grade --help should give the default --mem-mb as '%s' (%s)", line, help);
+    /* For n == 1 (the check "one element") the submission takes 64 MiB at
+     * a time, touching each, until malloc fails (or it has 4 GiB, so that a
+     * limit that does not hold fails this test, not the machine), prints
+     * how much it got and returns without computing c; every other n is
+     * the solution's. */
+    char f[PATH_MAX + 32];
+    snprintf(f, sizeof f, "%s/sub/00-hello/vector_add.cu", d);
+    if (sh("rm -rf '%s/sub' && mkdir -p '%s/sub/00-hello'", d, d) != 0) fail_msg("could not make %s", d);
+    FILE *fp = fopen(f, "w");
+    if (!fp) fail_msg("could not write %s", f);
+    fputs("#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n"
+          "static int hog(void) {\n"
+          "    size_t got = 0;\n"
+          "    void *p;\n"
+          "    while (got < 4096 && (p = malloc(64u << 20)) != NULL) { memset(p, 1, 64u << 20); got += 64; }\n"
+          "    printf(\"HOG-MIB %zu\\n\", got);\n"
+          "    fflush(stdout);\n"
+          "    return 0;\n"
+          "}\n", fp);
+    fclose(fp);
+    if (sh("sed 's/^    if (n < 0) return LAB_BAD_ARGUMENT;/    if (n == 1) return hog();\\n&/'"
+           " '%s/solutions/00-hello/vector_add.cu' >> '%s' && grep -q 'return hog()' '%s'", GRADE_ROOT, f, f) != 0)
+        fail_msg("could not lay out %s", d);
+    char src[PATH_MAX + 8];
+    snprintf(src, sizeof src, "%s/sub", d);
+    snprintf(json, sizeof json, "%s/hog.json", d);
+    snprintf(log, sizeof log, "%s/hog.log", d);
+    if (grade(src, "--lab 00", "--mem-mb 2048 --timeout 60", json, log) != 0) fail_msg("grader failed (%s)", log);
+    const char *out = file_text(json);
+    const char *h = strstr(out, "HOG-MIB ");
+    if (!h) fail_msg("the hog's line should be in the failed test's output (%s)", json);
+    long got = strtol(h + 8, NULL, 10);
+    print_message("the hog got %ld MiB under --mem-mb 2048\n", got);
+    if (got <= 0 || got >= 2048) fail_msg("under --mem-mb 2048 the hog got %ld MiB (%s)", got, json);
+    /* "one element" is worth 2 of lab 00's 10 points, and "n = 0 and n < 0"
+     * (1 point) counts only once it passes; the other two tests pass. */
+    if (json_load_score(json) != 7.0) fail_msg("expected 7 of 10 points, got %g (%s)", json_load_score(json), json);
+}
+
 /* tree_hash: a file's bytes, mode and name count, a names-only file's bytes
  * do not, nor does a skipped top-level folder. */
 static void test_tree_hash(void **state) {
@@ -1826,6 +1881,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_user);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_build_runs_as_user);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_memory_limit);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_autograder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_checked_before_build);

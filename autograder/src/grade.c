@@ -82,14 +82,33 @@ static char base_log[8192];
 static int prepare_cached_base(void);
 static void refresh_student_files(const char *dir);
 
-/* The default --mem-mb: half of this machine's memory, from 2 GiB to 16 GiB.
- * Tests run one at a time, so a test that allocates without bound fails its
- * own allocation before it can push the machine into swap or wake the
- * kernel's OOM killer (which might pick the grader); every course test
- * passes in 2 GiB on the emulator. */
+/* The memory limit of the cgroup the grader runs in (a container's, as on
+ * Gradescope), in bytes, from cgroup v2 or v1; 0 when there is none. */
+static long long cgroup_mem_limit(void) {
+    static const char *const files[] = {"/sys/fs/cgroup/memory.max",
+                                        "/sys/fs/cgroup/memory/memory.limit_in_bytes"};
+    for (int i = 0; i < 2; i++) {
+        FILE *f = fopen(files[i], "r");
+        if (!f) continue;
+        long long v = 0;
+        int n = fscanf(f, "%lld", &v); /* "max" (v2, no limit) reads as nothing */
+        fclose(f);
+        return n == 1 && v > 0 ? v : 0;
+    }
+    return 0;
+}
+
+/* The default --mem-mb: half of this machine's memory (or of its container's
+ * limit, when that is smaller), from 2 GiB to 16 GiB. Tests run one at a
+ * time, so a test that allocates without bound fails its own allocation
+ * before it can push the machine into swap or wake the OOM killer (which
+ * might pick the grader); every course test passes in 2 GiB on the emulator. */
 static long long default_mem_mb(void) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
-    long long mb = pages > 0 && page > 0 ? (long long)pages * page / 2 / (1LL << 20) : 16384;
+    long long bytes = pages > 0 && page > 0 ? (long long)pages * page : 32LL << 30;
+    long long cg = cgroup_mem_limit();
+    if (cg > 0 && cg < bytes) bytes = cg;
+    long long mb = bytes / 2 / (1LL << 20);
     return mb < 2048 ? 2048 : mb > 16384 ? 16384 : mb;
 }
 
@@ -119,7 +138,7 @@ static void usage(FILE *f) {
             "  --root DIR     the trusted course tree (default: the one grade was built from)\n"
             "  --jobs N       parallel make jobs for builds (default: the number of CPUs, at most 8)\n"
             "  --mem-mb N     address-space limit per test on emu, MiB (default: half this\n"
-            "                 machine's memory, from 2048 to 16384; here %lld)\n"
+            "                 machine's or container's memory, from 2048 to 16384; here %lld)\n"
             "  --keep         keep the private build folder and print where it is\n"
             "  --base-cache DIR  keep the course libraries built from the grader's tree in DIR and\n"
             "                 reuse them while the tree (but for student files) is unchanged;\n"

@@ -645,6 +645,17 @@ static int grade(const char *src, const char *labs, const char *extra, const cha
               GRADE_BIN, GRADE_ROOT, src, labs, cache_flag, json, extra, log);
 }
 
+/* Grade lab 00 of the submission in DIR/sub with the extra flags, into
+ * DIR/RUN.json (returned, in json) and DIR/RUN.log; fails the test if the
+ * grader does not finish normally. */
+static void grade_lab00(const char *dir, const char *run, const char *extra, char *json, size_t n) {
+    char src[PATH_MAX + 8], log[PATH_MAX + 64];
+    snprintf(src, sizeof src, "%s/sub", dir);
+    snprintf(json, n, "%s/%s.json", dir, run);
+    snprintf(log, sizeof log, "%s/%s.log", dir, run);
+    if (grade(src, "--lab 00", extra, json, log) != 0) fail_msg("grader failed with '%s' (%s)", extra, log);
+}
+
 /* The wrong submissions of one lab are graded in one --batch run (each case
  * folder is a "student"), so the course libraries are built once per lab. */
 /* Every check of labs 00-04 runs in under half a second on the emulator;
@@ -946,22 +957,16 @@ static void test_run_as_user(void **state) {
 static void test_build_runs_as_user(void **state) {
     (void)state;
     if (getuid() != 0 || !getpwnam("nobody")) skip();
-    char d[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    char d[PATH_MAX], json[PATH_MAX];
     snprintf(d, sizeof d, "%s/leak", tmp);
     if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/sub/00-hello\"; printf 'ROOT-ONLY-MARKER-7f3a\\n' > \"$d/secret\";"
            " chmod 600 \"$d/secret\"; { echo \"#include \\\"$d/secret\\\"\"; cat '%s/solutions/00-hello/vector_add.cu'; }"
            " > \"$d/sub/00-hello/vector_add.cu\"", d, GRADE_ROOT) != 0)
         fail_msg("could not lay out %s", d);
-    char src[PATH_MAX + 8];
-    snprintf(src, sizeof src, "%s/sub", d);
-    snprintf(json, sizeof json, "%s/root.json", d);
-    snprintf(log, sizeof log, "%s/root.log", d);
-    if (grade(src, "--lab 00", "", json, log) != 0) fail_msg("grader failed (%s)", log);
+    grade_lab00(d, "root", "", json, sizeof json);
     if (!strstr(file_text(json), "ROOT-ONLY-MARKER-7f3a"))
         fail_msg("built as root, the compile errors should quote the included file (%s)", json);
-    snprintf(json, sizeof json, "%s/nobody.json", d);
-    snprintf(log, sizeof log, "%s/nobody.log", d);
-    if (grade(src, "--lab 00", "--run-as nobody", json, log) != 0) fail_msg("grader failed with --run-as (%s)", log);
+    grade_lab00(d, "nobody", "--run-as nobody", json, sizeof json);
     const char *out = file_text(json);
     if (strstr(out, "ROOT-ONLY-MARKER-7f3a")) fail_msg("built as nobody, a root-only file reached the output (%s)", json);
     if (!strstr(out, "Permission denied")) fail_msg("built as nobody, the error should say 'Permission denied' (%s)", json);
@@ -979,7 +984,7 @@ static void test_memory_limit(void **state) {
     long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
     long long most = (long long)pages * page / 2 / (1LL << 20);
     most = most < 2048 ? 2048 : most > 16384 ? 16384 : most;
-    char d[PATH_MAX], json[PATH_MAX], log[PATH_MAX], help[PATH_MAX];
+    char d[PATH_MAX], json[PATH_MAX], help[PATH_MAX];
     snprintf(d, sizeof d, "%s/hog", tmp);
     snprintf(help, sizeof help, "%s/help.txt", d);
     if (sh("mkdir -p '%s' && '%s' --help > '%s'", d, GRADE_BIN, help) != 0) fail_msg("grade --help failed");
@@ -1010,11 +1015,7 @@ static void test_memory_limit(void **state) {
     if (sh("sed 's/^    if (n < 0) return LAB_BAD_ARGUMENT;/    if (n == 1) return hog();\\n&/'"
            " '%s/solutions/00-hello/vector_add.cu' >> '%s' && grep -q 'return hog()' '%s'", GRADE_ROOT, f, f) != 0)
         fail_msg("could not lay out %s", d);
-    char src[PATH_MAX + 8];
-    snprintf(src, sizeof src, "%s/sub", d);
-    snprintf(json, sizeof json, "%s/hog.json", d);
-    snprintf(log, sizeof log, "%s/hog.log", d);
-    if (grade(src, "--lab 00", "--mem-mb 2048 --timeout 60", json, log) != 0) fail_msg("grader failed (%s)", log);
+    grade_lab00(d, "hog", "--mem-mb 2048 --timeout 60", json, sizeof json);
     const char *out = file_text(json);
     const char *h = strstr(out, "HOG-MIB ");
     if (!h) fail_msg("the hog's line should be in the failed test's output (%s)", json);

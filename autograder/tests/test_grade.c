@@ -645,6 +645,23 @@ static int grade(const char *src, const char *labs, const char *extra, const cha
               GRADE_BIN, GRADE_ROOT, src, labs, cache_flag, json, extra, log);
 }
 
+/* The grader's log of the last grade_run(): TMP/RUN.log. */
+static char run_log[PATH_MAX + 16];
+
+/* Grade src with these labs and flags into TMP/RUN.json and TMP/RUN.log;
+ * fails the test unless the grader finishes normally and writes the JSON.
+ * Returns the parsed results (json_decref them). */
+static json_t *grade_run(const char *src, const char *labs, const char *extra, const char *run) {
+    char json[PATH_MAX + 16];
+    snprintf(json, sizeof json, "%s/%s.json", tmp, run);
+    snprintf(run_log, sizeof run_log, "%s/%s.log", tmp, run);
+    if (grade(src, labs, extra, json, run_log) != 0)
+        fail_msg("the grader failed on %s with '%s %s' (%s)", src, labs, extra, run_log);
+    json_t *res = json_load_file(json, 0, NULL);
+    if (!res) fail_msg("the grader wrote no results.json (%s)", json);
+    return res;
+}
+
 /* Grade lab 00 of the submission in DIR/sub with the extra flags, into
  * DIR/RUN.json (returned, in json) and DIR/RUN.log; fails the test if the
  * grader does not finish normally. */
@@ -806,13 +823,9 @@ static void test_wrong_speed_case(void **state) {
 /* Every counted test of every graded lab at full marks. */
 static void test_solutions_full_marks(void **state) {
     (void)state;
-    char src[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    char src[PATH_MAX];
     snprintf(src, sizeof src, "%s/solutions", GRADE_ROOT);
-    snprintf(json, sizeof json, "%s/solutions.json", tmp);
-    snprintf(log, sizeof log, "%s/solutions.log", tmp);
-    if (grade(src, "--all", "", json, log) != 0) fail_msg("grader failed on solutions/ (%s)", log);
-    json_t *res = json_load_file(json, 0, NULL), *t;
-    if (!res) fail_msg("no results.json (%s)", json);
+    json_t *res = grade_run(src, "--all", "", "solutions"), *t;
     size_t i, n = 0;
     int needs_gpu = 0;
     json_array_foreach(json_object_get(res, "tests"), i, t) {
@@ -852,15 +865,11 @@ static void test_solutions_full_marks(void **state) {
  * to divide by and is left out as a grader error. */
 static void test_speed_path_on_emulator(void **state) {
     (void)state;
-    char src[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    char src[PATH_MAX];
     snprintf(src, sizeof src, "%s/solutions", GRADE_ROOT);
-    snprintf(json, sizeof json, "%s/emu-speed.json", tmp);
-    snprintf(log, sizeof log, "%s/emu-speed.log", tmp);
-    if (grade(src, "--lab 05", "--emu-speed-args '--d-model 32 --layers 1 --heads 2 --ffn 64 --seq 16 --batch 2 "
-                               "--warmup 0 --steps 1 --peak-tflops 0.01'", json, log) != 0)
-        fail_msg("grader failed (%s)", log);
-    json_t *res = json_load_file(json, 0, NULL), *t;
-    if (!res) fail_msg("no results.json (%s)", json);
+    json_t *res = grade_run(src, "--lab 05",
+                            "--emu-speed-args '--d-model 32 --layers 1 --heads 2 --ffn 64 --seq 16 --batch 2 "
+                            "--warmup 0 --steps 1 --peak-tflops 0.01'", "emu-speed"), *t;
     size_t i;
     int seen = 0;
     json_array_foreach(json_object_get(res, "tests"), i, t) {
@@ -872,17 +881,13 @@ static void test_speed_path_on_emulator(void **state) {
         if (mx != 5.0 || !(sc >= 0.0 && sc <= 5.0)) fail_msg("lab 05 speed: score %g of %g", sc, mx);
         if (!out || !strstr(out, "MFU ")) fail_msg("lab 05 speed: no MFU figure in '%s'", out ? out : "");
     }
-    if (!seen) fail_msg("lab 05 speed test missing from %s", json);
+    if (!seen) fail_msg("lab 05 speed test missing (%s)", run_log);
     json_t *board = json_object_get(res, "leaderboard");
     if (json_array_size(board) != 1 || !(json_number_value(json_object_get(json_array_get(board, 0), "value")) > 0))
-        fail_msg("lab 05 speed: expected one leaderboard entry with a positive MFU (%s)", json);
+        fail_msg("lab 05 speed: expected one leaderboard entry with a positive MFU (%s)", run_log);
     json_decref(res);
 
-    snprintf(json, sizeof json, "%s/emu-speed-02.json", tmp);
-    if (grade(src, "--lab 02", "--emu-speed-args '--sizes 64 --reps 1'", json, log) != 0)
-        fail_msg("grader failed (%s)", log);
-    res = json_load_file(json, 0, NULL);
-    if (!res) fail_msg("no results.json (%s)", json);
+    res = grade_run(src, "--lab 02", "--emu-speed-args '--sizes 64 --reps 1'", "emu-speed-02");
     seen = 0;
     json_array_foreach(json_object_get(res, "tests"), i, t) {
         const char *out = json_string_value(json_object_get(t, "output"));
@@ -890,24 +895,20 @@ static void test_speed_path_on_emulator(void **state) {
         seen = 1;
         if (json_number_value(json_object_get(t, "max_score")) != 0.0) fail_msg("lab 02 speed without a baseline counts");
     }
-    if (!seen) fail_msg("lab 02 speed on the emulator: no 'no baseline' grader error (%s)", json);
+    if (!seen) fail_msg("lab 02 speed on the emulator: no 'no baseline' grader error (%s)", run_log);
     json_decref(res);
 }
 
 /* The unmodified starters earn nothing. */
 static void test_starters_score_zero(void **state) {
     (void)state;
-    char src[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    char src[PATH_MAX];
     snprintf(src, sizeof src, "%s/labs", GRADE_ROOT);
-    snprintf(json, sizeof json, "%s/starters.json", tmp);
-    snprintf(log, sizeof log, "%s/starters.log", tmp);
-    if (grade(src, "--all", "", json, log) != 0) fail_msg("grader failed on labs/ (%s)", log);
-    json_t *res = json_load_file(json, 0, NULL);
-    if (!res) fail_msg("no results.json (%s)", json);
+    json_t *res = grade_run(src, "--all", "", "starters");
     double s = json_number_value(json_object_get(res, "score"));
     json_decref(res);
     if (s != 0) fail_msg("the starters scored %g; they must score 0", s);
-    if (!file_has(log, "not started")) fail_msg("the starters' table does not say 'not started' (%s)", log);
+    if (!file_has(run_log, "not started")) fail_msg("the starters' table does not say 'not started' (%s)", run_log);
 }
 
 /* --batch: one CSV row per student folder, whatever its layout. */
@@ -938,15 +939,12 @@ static void test_batch_csv(void **state) {
 static void test_run_as_user(void **state) {
     (void)state;
     if (getuid() != 0 || !getpwnam("nobody")) skip();
-    char src[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    char src[PATH_MAX];
     snprintf(src, sizeof src, "%s/solutions", GRADE_ROOT);
-    snprintf(json, sizeof json, "%s/runas.json", tmp);
-    snprintf(log, sizeof log, "%s/runas.log", tmp);
-    if (grade(src, "--lab 00", "--run-as nobody", json, log) != 0) fail_msg("grader failed with --run-as (%s)", log);
-    json_t *res = json_load_file(json, 0, NULL);
+    json_t *res = grade_run(src, "--lab 00", "--run-as nobody", "runas");
     double s = json_number_value(json_object_get(res, "score"));
     json_decref(res);
-    if (s != 10) fail_msg("lab 00 solution as user nobody scored %g of 10 (%s)", s, log);
+    if (s != 10) fail_msg("lab 00 solution as user nobody scored %g of 10 (%s)", s, run_log);
 }
 
 /* As root with --run-as, the student's files are compiled as that user too:
@@ -1411,36 +1409,31 @@ static void test_gradescope_folder_in_zip(void **state) {
  * warning names it and the one ignored. */
 static void test_duplicate_layouts_warned(void **state) {
     (void)state;
-    char d[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    char d[PATH_MAX];
     snprintf(d, sizeof d, "%s/dup", tmp);
-    snprintf(json, sizeof json, "%s/dup.json", tmp);
-    snprintf(log, sizeof log, "%s/dup.log", tmp);
     if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/00-hello\"; cp '%s/solutions/00-hello/vector_add.cu' \"$d/00-hello/\";"
            " cp \"$d/00-hello/vector_add.cu\" \"$d/\"; patch -s \"$d/vector_add.cu\" < '%s/autograder/wrong/00-hello/zeros/vector_add.cu.patch'",
            d, GRADE_ROOT, GRADE_ROOT) != 0)
         fail_msg("could not lay out %s", d);
-    if (grade(d, "--lab 00", "--only test_single_element", json, log) != 0) fail_msg("grader failed (%s)", log);
-    json_t *res = json_load_file(json, 0, NULL);
+    json_t *res = grade_run(d, "--lab 00", "--only test_single_element", "dup");
     double s = json_number_value(json_object_get(res, "score"));
     json_decref(res);
-    if (s != 2) fail_msg("graded the wrong copy: %g of 2 points (%s)", s, log);
-    if (!file_has(log, "vector_add.cu is in the submission more than once: graded 00-hello/vector_add.cu, "
-                       "ignored vector_add.cu (a different file)"))
-        fail_msg("no warning naming the copy graded and the one ignored (%s)", log);
+    if (s != 2) fail_msg("graded the wrong copy: %g of 2 points (%s)", s, run_log);
+    if (!file_has(run_log, "vector_add.cu is in the submission more than once: graded 00-hello/vector_add.cu, "
+                           "ignored vector_add.cu (a different file)"))
+        fail_msg("no warning naming the copy graded and the one ignored (%s)", run_log);
 }
 
 /* A --src folder without any student file grades the starters, with a warning that says so. */
 static void test_src_without_lab_files_warned(void **state) {
     (void)state;
-    char d[PATH_MAX], json[PATH_MAX], log[PATH_MAX];
+    char d[PATH_MAX];
     snprintf(d, sizeof d, "%s/nofiles", tmp);
-    snprintf(json, sizeof json, "%s/nofiles.json", tmp);
-    snprintf(log, sizeof log, "%s/nofiles.log", tmp);
     if (sh("rm -rf '%s' && mkdir -p '%s/hw' && touch '%s/hw/answers.txt'", d, d, d) != 0) fail_msg("could not lay out %s", d);
-    if (grade(d, "--lab 00", "--only test_single_element", json, log) != 0) fail_msg("grader failed (%s)", log);
-    if (!file_has(log, "grade: WARNING: the submission holds no student file of the graded lab, so the lab is graded on "
+    json_decref(grade_run(d, "--lab 00", "--only test_single_element", "nofiles"));
+    if (!file_has(run_log, "grade: WARNING: the submission holds no student file of the graded lab, so the lab is graded on "
                        "its starter. Expected: vector_add.cu. Found in hw/: answers.txt"))
-        fail_msg("no warning that only starters were graded (%s)", log);
+        fail_msg("no warning that only starters were graded (%s)", run_log);
 }
 
 /* ---- stopping the grader: SIGTERM, SIGINT, SIGHUP, SIGKILL ------------------------------ */

@@ -3,7 +3,8 @@
  *
  * Each folder autograder/wrong/NN-topic/<case>/ is a submission with one
  * known defect (only the files that differ from the solution, most as a
- * patch against it; the test lays them over solutions/NN-topic/) and a file `expect` saying which checks it must lose
+ * patch against it or against the starter; the test lays them over
+ * solutions/NN-topic/, see lay_out_case) and a file `expect` saying which checks it must lose
  * ("lose NAME"), which it must keep ("keep NAME": the damage stays in the
  * test it breaks), extra grader flags ("args ...") and, for hard-coded
  * outputs, checks it passes with the default seed 2024 only
@@ -673,6 +674,19 @@ static void grade_lab00(const char *dir, const char *run, const char *extra, cha
     if (grade(src, "--lab 00", extra, json, log) != 0) fail_msg("grader failed with '%s' (%s)", extra, log);
 }
 
+/* Lay the known-wrong case in case_dir out in dest (made afresh): the lab's
+ * solution files, then the case's own files over them. NAME.patch is applied
+ * to the solution's NAME, NAME.starter.patch to the starter's (labs/), for a
+ * case that must fail its checks anyway, such as one that tampers with
+ * them. A patch that no longer applies fails the set-up, visibly. */
+static int lay_out_case(const char *case_dir, const char *lab, const char *dest) {
+    return sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d\"; cp '%s'/solutions/%s/* \"$d\"/; cp -R '%s'/. \"$d\"/;"
+              " for p in \"$d\"/*.starter.patch; do [ -e \"$p\" ] || continue; f=\"${p%%.starter.patch}\";"
+              " cp '%s'/labs/%s/\"$(basename \"$f\")\" \"$f\"; patch -s \"$f\" < \"$p\"; rm \"$p\"; done;"
+              " for p in \"$d\"/*.patch; do [ -e \"$p\" ] || continue; patch -s \"${p%%.patch}\" < \"$p\"; rm \"$p\"; done",
+              dest, GRADE_ROOT, lab, case_dir, GRADE_ROOT, lab);
+}
+
 /* The wrong submissions of one lab are graded in one --batch run (each case
  * folder is a "student"), so the course libraries are built once per lab. */
 /* Every check of labs 00-04 runs in under half a second on the emulator;
@@ -685,9 +699,7 @@ static int batch_rc[16], nbatch;
 static int batch_lab(const wrong_case_t *c) {
     for (int i = 0; i < nbatch; i++)
         if (!strcmp(batch_done[i], c->nn)) return batch_rc[i];
-    char dir[PATH_MAX], only[8192] = "";
-    snprintf(dir, sizeof dir, "%s", c->dir);
-    *strrchr(dir, '/') = '\0';
+    char only[8192] = "";
     /* Only the checks some case of this lab names: the rest would pass or
      * fail the same way and only cost time. */
     for (int i = 0; i < ncases; i++) {
@@ -701,19 +713,16 @@ static int batch_lab(const wrong_case_t *c) {
             snprintf(only + strlen(only), sizeof only - strlen(only), "%s", item);
         }
     }
-    /* A case folder holds only the files it breaks, as a patch against the
-     * solution's file (NAME.patch) or a whole file: lay each case out over
-     * the lab's solution files, so every test it does not break passes. A
-     * patch that no longer applies fails the set-up, visibly. */
+    /* A case folder holds only the files it breaks (see lay_out_case), so
+     * every test it does not break passes. */
     char stage[PATH_MAX];
     snprintf(stage, sizeof stage, "%s/stage-%s", tmp, c->nn);
-    if (sh("set -e; lab=$(basename '%s'); rm -rf '%s'; for k in '%s'/*/; do n=$(basename \"$k\");"
-           " mkdir -p '%s'/\"$n\"; cp '%s'/solutions/\"$lab\"/* '%s'/\"$n\"/;"
-           " cp -R \"$k\". '%s'/\"$n\"/;"
-           " for p in '%s'/\"$n\"/*.patch; do [ -e \"$p\" ] || continue;"
-           " patch -s \"${p%%.patch}\" < \"$p\"; rm \"$p\"; done; done",
-           dir, stage, dir, stage, GRADE_ROOT, stage, stage, stage) != 0)
-        return -1;
+    if (sh("rm -rf '%s'", stage) != 0) return -1;
+    for (int i = 0; i < ncases; i++) {
+        char dest[PATH_MAX * 2];
+        snprintf(dest, sizeof dest, "%s/%s", stage, cases[i].name);
+        if (!strcmp(cases[i].nn, c->nn) && lay_out_case(cases[i].dir, cases[i].lab, dest) != 0) return -1;
+    }
     int rc = sh("timeout -k 10 600 '%s' --root '%s' --batch '%s' --lab %s %s --target emu --jobs 2 %s " CASE_TIMEOUT
                 " --csv '%s/wrong-%s.csv' --json '%s/wrong-%s' > '%s/wrong-%s.log' 2>&1",
                 GRADE_BIN, GRADE_ROOT, stage, c->nn, only, cache_flag, tmp, c->nn, tmp, c->nn, tmp, c->nn);
@@ -798,9 +807,7 @@ static void test_wrong_speed_case(void **state) {
     const wrong_case_t *c = *state;
     char stage[PATH_MAX], json[PATH_MAX], log[PATH_MAX], extra[512], labs[32], name[256];
     snprintf(stage, sizeof stage, "%s/speed-stage-%s-%s", tmp, c->nn, c->name);
-    if (sh("set -e; rm -rf '%s'; mkdir -p '%s'; cp '%s'/solutions/%s/* '%s'/; cp -R '%s'/. '%s'/;"
-           " for p in '%s'/*.patch; do [ -e \"$p\" ] || continue; patch -s \"${p%%.patch}\" < \"$p\"; rm \"$p\"; done",
-           stage, stage, GRADE_ROOT, c->lab, stage, c->dir, stage, stage) != 0)
+    if (lay_out_case(c->dir, c->lab, stage) != 0)
         fail_msg("%s: could not lay the case over the solution in %s", c->name, stage);
     snprintf(json, sizeof json, "%s/speed-%s-%s.json", tmp, c->nn, c->name);
     snprintf(log, sizeof log, "%s/speed-%s-%s.log", tmp, c->nn, c->name);

@@ -111,6 +111,10 @@ step() {
         status="FAIL($rc)"; bad=1
     elif [ -n "$s" ] && [ "${p:-0}" -eq 0 ]; then
         status="SKIPPED"; bad=1 # on a GPU machine nothing should be skipped wholesale
+    elif grep -qE '^bench: no GPU' "$log"; then
+        status="NO-GPU"; bad=1 # a bench that found no device exits 0, but timed nothing
+    elif grep -qE '^TOTAL 0 / ' "$log"; then
+        status="0-POINTS"; bad=1 # the grader finished, but the solutions earned nothing
     fi
     if grep -qE '^[0-9]+ passed, [0-9]+ failed' "$log"; then # the test runner's summary
         fig=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)

@@ -185,9 +185,11 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
             snprintf(msg, sizeof msg, "%s returned 'launch failed' for M=%d N=%d K=%d: the device "
                      "reports %s", k->name, M, N, K, err);
         else
-            snprintf(msg, sizeof msg, "%s returned 'launch failed' for M=%d N=%d K=%d: the launch "
-                     "was refused (too many threads or too much shared memory per block?); the "
-                     "error cudaGetLastError() returned after it says which", k->name, M, N, K);
+            snprintf(msg, sizeof msg, "%s returned 'launch failed' for M=%d N=%d K=%d and the device "
+                     "reports no fault: either the launch was refused (too many threads or too much "
+                     "shared memory per block? the error cudaGetLastError() returned after it says "
+                     "which) or a call before it failed (cudaMalloc, cudaFuncSetAttribute, "
+                     "cuTensorMapEncodeTiled: the emulator prints the reason above)", k->name, M, N, K);
     } else if (st != LAB_OK) {
         snprintf(msg, sizeof msg, "%s returned '%s' (%d) for M=%d N=%d K=%d", k->name,
                  lab_status_name(st), st, M, N, K);

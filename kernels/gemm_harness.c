@@ -27,6 +27,7 @@
 #include "numerics.h"
 #include "rng.h"
 #include "timer.h"
+#include "cuda/fill.h"
 
 #ifndef COURSE_SIMT
 #include "cuda/cublas_gemm.h"
@@ -285,15 +286,18 @@ static int parse_sizes(const char *s, shape_t *out) {
     return n;
 }
 
-/* Run one kernel (or the cuBLAS baseline when k is NULL) on the size's buffers. */
+/* One size's buffers. The baselines run on A and B as generated; every
+ * screened run of a kernel first refills the A it reads (fp32 or bf16) with
+ * fresh random values. */
 typedef struct {
     int M, N, K;
     float *A, *B, *C;       /* fp32 device arrays the kernel is given */
     uint16_t *Ah, *Bh;      /* bf16 device arrays (NULL when no bf16 kernel is listed) */
-    float *A0;              /* the size's A as generated; A is a row rotation of it */
-    uint16_t *A0h;          /* the same for the bf16 A */
+    float *Cref;            /* device, M x N: a run's reference product (GPU only) */
+    const float *B32, *B16; /* host: B, and B rounded to bf16 (NULL without bf16 kernels) */
 } bench_bufs_t;
 
+/* Run one kernel (or the cuBLAS baseline when k is NULL) on the size's buffers. */
 static int run_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bufs_t *b) {
     if (k) return k->bf16 ? k->bf16(b->M, b->N, b->K, 1.0f, b->Ah, b->Bh, 0.0f, b->C)
                           : k->f32(b->M, b->N, b->K, 1.0f, b->A, b->B, 0.0f, b->C);
@@ -306,73 +310,102 @@ static int run_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_buf
 #endif
 }
 
-/* The A a kernel reads (bf16 or fp32) with its rows rotated up by `shift`:
- * row i of A is row (i + shift) mod M of A0, so row i of the product is row
- * (i + shift) mod M of A0 * B. */
-static void rotate_a(const bench_bufs_t *b, int bf16, int shift) {
-    const size_t K = (size_t)b->K, top = (size_t)(b->M - shift) * K, rest = (size_t)shift * K;
+/* The reference product of the inputs a run is about to get: on a GPU
+ * cuBLAS's, into b->Cref; under the emulator OpenBLAS's on the host, into
+ * ref (M x N), from A as it is on the device (a_host: M x K scratch). */
+static void reference_product(const bench_bufs_t *b, int bf16, float *a_host, float *ref) {
+#if HAVE_CUBLAS
+    (void)a_host; (void)ref;
+    if (bf16) cublas_gemm_bf16_rowmajor(b->M, b->N, b->K, 1.0f, b->Ah, b->Bh, 0.0f, b->Cref);
+    else cublas_sgemm_rowmajor(b->M, b->N, b->K, 1.0f, b->A, b->B, 0.0f, b->Cref);
+#else
+    const size_t nA = (size_t)b->M * b->K;
     if (bf16) {
-        gpu_copy(b->Ah, b->A0h + rest, top * sizeof(uint16_t));
-        gpu_copy(b->Ah + top, b->A0h, rest * sizeof(uint16_t));
+        uint16_t *h = host_malloc(nA * sizeof(uint16_t));
+        gpu_download(h, b->Ah, nA * sizeof(uint16_t));
+        float_from_bf16_array(a_host, h, nA);
+        host_free(h);
     } else {
-        gpu_copy(b->A, b->A0 + rest, top * sizeof(float));
-        gpu_copy(b->A + top, b->A0, rest * sizeof(float));
+        gpu_download(a_host, b->A, nA * sizeof(float));
     }
+    gemm_cpu_sgemm(b->M, b->N, b->K, 1.0f, a_host, bf16 ? b->B16 : b->B32, 0.0f, ref);
+#endif
 }
 
-/* Fold one row of a run's C into the screen: got is row `row` (N values),
- * compared with row (row + shift) mod M of ref; *err keeps the largest
- * |got - want| so far. NaN anywhere makes *err NaN. */
-static void screen_row(const float *got, const float *ref, int M, int N, int row, int shift, double *err) {
-    const float *w = ref + (size_t)((row + shift) % M) * N;
+/* The whole of the run's reference in ref: on a GPU downloaded from
+ * b->Cref; under the emulator it is there already. */
+static void reference_all(const bench_bufs_t *b, float *ref) {
+#if HAVE_CUBLAS
+    gpu_download(ref, b->Cref, (size_t)b->M * b->N * sizeof(float));
+#else
+    (void)b; (void)ref;
+#endif
+}
+
+/* Row i of the run's reference: on a GPU downloaded from b->Cref into buf;
+ * under the emulator the row of ref itself. */
+static const float *reference_row(const bench_bufs_t *b, const float *ref, float *buf, int i) {
+#if HAVE_CUBLAS
+    (void)ref;
+    gpu_download(buf, b->Cref + (size_t)i * b->N, (size_t)b->N * sizeof(float));
+    return buf;
+#else
+    (void)buf;
+    return ref + (size_t)i * b->N;
+#endif
+}
+
+/* Fold one row of a run's C into the screen: *err keeps the largest
+ * |got - want| so far, *scale the largest |want|. NaN anywhere in got makes
+ * *err NaN. */
+static void screen_row(const float *got, const float *want, int N, double *err, double *scale) {
     for (int j = 0; j < N; j++) {
-        double d = fabs((double)got[j] - (double)w[j]);
+        double d = fabs((double)got[j] - (double)want[j]);
+        *scale = fmax(*scale, fabs((double)want[j]));
         if (isnan(d)) *err = NAN;
         else if (!isnan(*err) && d > *err) *err = d;
     }
 }
 
 /* Rows of C a middle run's screen samples (the first and last runs are
- * screened whole). A result copied from an earlier run is wrong in every
- * row, so a sample finds it; a full 8192^2 download per run would add
+ * screened whole). A result that is not this run's own is wrong almost
+ * everywhere, so a sample finds it; a full 8192^2 download per run would add
  * seconds per kernel to a GPU's benchmark. */
 #define SCREEN_ROWS 64
 
 /* Median time in ms over reps, after warm-up runs, with L2 flushed before
- * each. With a reference (ref, the product of the unrotated inputs), every
- * run, warm-up included, is given its own inputs and screened: before it,
- * outside the timed region, A's rows are rotated by a fresh amount and C is
- * refilled with NaN (all-ones bytes); after it, C is compared with ref
- * rotated the same way (the first and the last run in full, the others on
+ * each. With screen set, every run, warm-up included, gets inputs of its
+ * own: before it, outside the timed region, the A the kernel reads is
+ * refilled with fresh random values (a new seed from `inputs`), their
+ * reference product is computed (cuBLAS, or OpenBLAS under the emulator)
+ * and C is filled with NaN (all-ones bytes); after it, C is compared with
+ * that reference (the first and the last run in full, the others on
  * SCREEN_ROWS random rows), and the worst error relative to the largest
  * reference value goes to *err_out. So a kernel must compute all of C from
- * the inputs every time: one that returns at once when called again with
- * the same arguments leaves NaN behind, and one that copies in a result
- * saved from an earlier run leaves the wrong rows. The baseline (ref NULL)
- * runs on the inputs as generated and is not screened; its last result stays
- * in b->C. c_host holds M x N floats. Returns the kernel's status (LAB_OK or
- * why it did not run). */
+ * the inputs every time: one that returns at once leaves NaN behind, and
+ * one that hands back anything computed before (a saved result, moved or
+ * rearranged) is wrong, since dense new inputs share nothing with earlier
+ * ones. Without screen (the baseline) the runs use the inputs as they are;
+ * the last result stays in b->C. c_host and ref hold M x N floats, a_host
+ * M x K. Returns the kernel's status (LAB_OK or why it did not run). */
 static int time_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bufs_t *b, int warmup,
-                       int reps, const float *ref, float *c_host, rng_t *shifts, double *ms_out,
-                       double *err_out) {
+                       int reps, int screen, rng_t *inputs, float *a_host, float *ref, float *c_host,
+                       double *ms_out, double *err_out) {
     double *ms = host_malloc(sizeof(double) * (size_t)reps);
     const int M = b->M, N = b->N;
-    const size_t c_bytes = (size_t)M * N * sizeof(float);
+    const int bf16 = k && k->bf16 != NULL;
+    const size_t c_bytes = (size_t)M * N * sizeof(float), nA = (size_t)M * b->K;
+    float *want_buf = screen ? host_malloc((size_t)N * sizeof(float)) : NULL;
     gpu_timer_t t;
     gpu_timer_init(&t, NULL);
-    int st = LAB_OK, shift = 0;
-    double worst = 0.0, scale = 0.0; /* scale: the largest |ref| element */
-    for (size_t i = 0; ref && i < (size_t)M * N; i++) scale = fmax(scale, fabs((double)ref[i]));
+    int st = LAB_OK;
+    double worst = 0.0;
     for (int r = -warmup; r < reps && st == LAB_OK; r++) {
-        if (ref) {
-            /* A new amount each run (1..M-1, never the last one when there
-             * is a choice); with M == 1 every row is row 0 and only the NaN
-             * refill is left. */
-            int prev = shift;
-            if (M > 1)
-                do shift = 1 + (int)rng_below(shifts, (uint32_t)(M - 1));
-                while (M > 2 && shift == prev);
-            rotate_a(b, k->bf16 != NULL, shift);
+        if (screen) {
+            uint64_t seed = rng_u64(inputs);
+            if (bf16) gpu_fill_uniform_bf16(b->Ah, nA, seed, 1, -1.0f, 1.0f);
+            else gpu_fill_uniform(b->A, nA, seed, 1, -1.0f, 1.0f);
+            reference_product(b, bf16, a_host, ref);
         }
         gpu_memset(b->C, 0xff, c_bytes);
         gpu_flush_l2();
@@ -381,16 +414,18 @@ static int time_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bu
         float m = gpu_timer_stop_ms(&t);
         if (st == LAB_OK) gpu_sync_check(k ? k->name : "cuBLAS");
         if (r >= 0) ms[r] = m;
-        if (st == LAB_OK && ref) {
-            double err = 0.0;
+        if (st == LAB_OK && screen) {
+            double err = 0.0, scale = 0.0;
             if (r == -warmup || r == reps - 1 || M <= SCREEN_ROWS) {
                 gpu_download(c_host, b->C, c_bytes);
-                for (int i = 0; i < M; i++) screen_row(c_host + (size_t)i * N, ref, M, N, i, shift, &err);
+                reference_all(b, ref);
+                for (int i = 0; i < M; i++)
+                    screen_row(c_host + (size_t)i * N, ref + (size_t)i * N, N, &err, &scale);
             } else {
                 for (int j = 0; j < SCREEN_ROWS; j++) {
-                    int i = (int)rng_below(shifts, (uint32_t)M);
+                    int i = (int)rng_below(inputs, (uint32_t)M);
                     gpu_download(c_host, b->C + (size_t)i * N, (size_t)N * sizeof(float));
-                    screen_row(c_host, ref, M, N, i, shift, &err);
+                    screen_row(c_host, reference_row(b, ref, want_buf, i), N, &err, &scale);
                 }
             }
             double e = scale > 0 ? err / scale : err;
@@ -401,6 +436,7 @@ static int time_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bu
     *ms_out = st == LAB_OK ? median(ms, (size_t)reps) : 0.0;
     if (err_out) *err_out = worst;
     host_free(ms);
+    host_free(want_buf);
     return st;
 }
 
@@ -468,41 +504,39 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
     }
     int first_json = 1, bad = 0;
     for (int s = 0; s < nsizes; s++) {
-        bench_bufs_t b = {sizes[s].M, sizes[s].N, sizes[s].K, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+        bench_bufs_t b = {sizes[s].M, sizes[s].N, sizes[s].K, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
         size_t nA = (size_t)b.M * b.K, nB = (size_t)b.K * b.N, nC = (size_t)b.M * b.N;
         float *A = host_malloc(nA * 4), *B = host_malloc(nB * 4), *C = host_malloc(nC * 4);
-        float *ref32 = host_malloc(nC * 4), *ref16 = any_bf16 ? host_malloc(nC * 4) : NULL;
+        float *ref = host_malloc(nC * 4); /* a run's reference product, on the host */
         rng_t root, r;
         rng_init(&root, 2024);
         r = rng_split(&root, 1); rng_fill_uniform(&r, A, nA, -1.0f, 1.0f);
         r = rng_split(&root, 2); rng_fill_uniform(&r, B, nB, -1.0f, 1.0f);
-        rng_t shifts = rng_split(&root, 3); /* the row rotations of A, run by run */
+        rng_t inputs = rng_split(&root, 3); /* the seeds of each run's A, and the rows screened */
         b.A = gpu_malloc(nA * 4); b.B = gpu_malloc(nB * 4); b.C = gpu_malloc(nC * 4);
-        b.A0 = gpu_malloc(nA * 4);
-        gpu_upload(b.A0, A, nA * 4);
+        if (!emulated) b.Cref = gpu_malloc(nC * 4);
         gpu_upload(b.A, A, nA * 4); /* the baselines run on A as generated */
         gpu_upload(b.B, B, nB * 4);
+        b.B32 = B;
         uint16_t *Ah = NULL, *Bh = NULL;
-        float *Ar = NULL, *Br = NULL;
+        float *Br = NULL;
         if (any_bf16) {
-            Ah = host_malloc(nA * 2); Bh = host_malloc(nB * 2);
+            Ah = host_malloc(nA * 2); Bh = host_malloc(nB * 2); Br = host_malloc(nB * 4);
             bf16_from_float_array(Ah, A, nA);
             bf16_from_float_array(Bh, B, nB);
+            float_from_bf16_array(Br, Bh, nB);
+            b.B16 = Br;
             b.Ah = gpu_malloc(nA * 2); b.Bh = gpu_malloc(nB * 2);
-            b.A0h = gpu_malloc(nA * 2);
-            gpu_upload(b.A0h, Ah, nA * 2);
             gpu_upload(b.Ah, Ah, nA * 2);
             gpu_upload(b.Bh, Bh, nB * 2);
         }
 
-        /* Baselines: timed (GPU) and their results kept for the error screen.
-         * They run before any kernel rotates A, on the inputs as generated. */
+        /* Baselines (GPU only): timed on the inputs as generated, before any
+         * kernel refills A. */
         double base_ms[2] = {0, 0};
         for (int p = 0; p < 1 + any_bf16; p++) {
-            float *ref = p ? ref16 : ref32;
             if (!emulated) {
-                time_kernel(NULL, p, &b, warmup, reps, NULL, NULL, NULL, &base_ms[p], NULL);
-                gpu_download(ref, b.C, nC * 4);
+                time_kernel(NULL, p, &b, warmup, reps, 0, NULL, NULL, NULL, NULL, &base_ms[p], NULL);
                 double tf = tflops(2.0 * b.M * b.N * b.K, base_ms[p] * 1e-3);
                 const char *bname = p ? "cuBLAS gemmEx (bf16 in)" : "cuBLAS sgemm (fp32)";
                 printf("  %5d %6d %6d  %-30s %10.3f %10.4g %12.1f %9s  %s\n", b.M, b.N, b.K, bname,
@@ -515,26 +549,18 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
                             b.M, b.N, b.K, base_ms[p], tf, base_ms[p]);
                     first_json = 0;
                 }
-            } else {
-                /* No cuBLAS: the screen's reference is OpenBLAS on the same
-                 * (rounded) inputs. */
-                if (p) {
-                    Ar = host_malloc(nA * 4); Br = host_malloc(nB * 4);
-                    float_from_bf16_array(Ar, Ah, nA);
-                    float_from_bf16_array(Br, Bh, nB);
-                }
-                gemm_cpu_sgemm(b.M, b.N, b.K, 1.0f, p ? Ar : A, p ? Br : B, 0.0f, ref);
             }
         }
 
         for (int i = 0; i < nkernels; i++) {
             const gemm_kernel_t *k = &kernels[i];
             int p = k->bf16 != NULL;
-            /* time_kernel() gives every run rotated inputs and a C full of
-             * NaN and screens what the run wrote, so a kernel cannot pass off
-             * an earlier run's result (or the previous kernel's) as its own. */
+            /* time_kernel() gives every run fresh inputs and a C full of NaN
+             * and screens what the run wrote, so a kernel cannot pass off an
+             * earlier run's result (or the previous kernel's) as its own. */
             double ms = 0.0, err = 0.0;
-            int st = time_kernel(k, p, &b, warmup, reps, p ? ref16 : ref32, C, &shifts, &ms, &err);
+            /* (the host A is only scratch from here on) */
+            int st = time_kernel(k, p, &b, warmup, reps, 1, &inputs, A, ref, C, &ms, &err);
             const char *status;
             double tf = 0.0, ratio = 0.0;
             if (st == LAB_OK) {
@@ -576,10 +602,9 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
                 first_json = 0;
             }
         }
-        gpu_free(b.A); gpu_free(b.B); gpu_free(b.C); gpu_free(b.Ah); gpu_free(b.Bh);
-        gpu_free(b.A0); gpu_free(b.A0h);
-        host_free(A); host_free(B); host_free(C); host_free(ref32); host_free(ref16);
-        host_free(Ah); host_free(Bh); host_free(Ar); host_free(Br);
+        gpu_free(b.A); gpu_free(b.B); gpu_free(b.C); gpu_free(b.Ah); gpu_free(b.Bh); gpu_free(b.Cref);
+        host_free(A); host_free(B); host_free(C); host_free(ref);
+        host_free(Ah); host_free(Bh); host_free(Br);
     }
     if (jf) {
         fprintf(jf, "]}\n");

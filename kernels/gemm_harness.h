@@ -128,13 +128,15 @@ void gemm_check_shape_bf16(gemm_bf16_fn fn, const char *name, int M, int N, int 
  * cuBLAS baseline (fp32 with TF32 off; bf16 too if a bf16 kernel is listed)
  * and each kernel with CUDA events: warm-up runs, L2 flushed before every
  * repetition, median. Before every run of a kernel, outside the timed
- * region, A's rows are rotated by a fresh amount and C is refilled with NaN,
- * and after it C is screened (the first and last runs in full, the others
- * on 64 random rows), so each run has to compute all of C from its inputs
- * (a result saved from an earlier run is wrong). It prints one
- * fixed-column row per kernel: M, N, K, time in ms, TFLOP/s (2MNK / time),
- * percent of cuBLAS, and the largest error against the baseline's result
- * (rotated likewise) relative to its largest element, over all runs (a
+ * region, the A it reads is refilled with fresh random values on the device
+ * (kernels/cuda/fill.h), their product is computed by the baseline (cuBLAS;
+ * OpenBLAS under the emulator) and C is filled with NaN; after it C is
+ * screened against that product (the first and last runs in full, the
+ * others on 64 random rows), so each run has to compute all of C from its
+ * own inputs (anything saved from an earlier run, however rearranged, is
+ * wrong). It prints one fixed-column row per kernel: M, N, K, time in ms,
+ * TFLOP/s (2MNK / time), percent of cuBLAS, and the largest error against
+ * the baseline's product relative to its largest element, over all runs (a
  * screen for gross errors: the numerics are check.c's job). A kernel still
  * marked TODO gets a "not implemented" row and the rest still run. Under
  * the emulator there is no cuBLAS: the rows carry CPU timings of the

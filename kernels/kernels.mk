@@ -57,12 +57,14 @@ LIBKERNELS_EMU    :=
 # launch wrappers and common/gpu.h, so one object serves both targets; it
 # calls the student's lab-05 functions, which the programs that use it link
 # (static archives pull it in only where it is referenced). The fused model
-# kernels (kernels/cuda/model_ops.cu) are built for both targets: by nvcc with
-# cuBLAS for the matmuls, and by simtcc for the emulator, where the matmuls run
-# on a tiled kernel. cublas_gemm.cu stays out of the emulator build.
+# kernels (kernels/cuda/model_ops.cu), the fused attention and the device
+# fills the matmul bench draws its inputs with (kernels/cuda/fill.cu) are built
+# for both targets: by nvcc with cuBLAS for the matmuls, and by simtcc for the
+# emulator, where the matmuls run on a tiled kernel. cublas_gemm.cu stays out
+# of the emulator build.
 MODEL_GPU_OBJ     := $(BUILD)/obj/kernels/cuda/model_gpu.o
 TRAINER_GPU_OBJ   := $(BUILD)/obj/kernels/train/trainer_gpu.o
-KERNELS_EMU_CU    := kernels/cuda/model_ops.cu kernels/cuda/flash_attention.cu
+KERNELS_EMU_CU    := kernels/cuda/model_ops.cu kernels/cuda/flash_attention.cu kernels/cuda/fill.cu
 
 ifeq ($(HAVE_CUDA),1)
 LIBKERNELS_CUDA := $(BUILD)/cuda/lib/libkernels_cuda.a
@@ -88,7 +90,7 @@ $(BUILD)/emu/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(SIMT_COMPILE_DEPS) | $
 	@mkdir -p $(@D)
 	$(Q)$(SIMTCC) -O2 -g $(CPPFLAGS) -MMD -MP -c $< -o $@
 $(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu/obj/kernels/cuda/%.cu.o): kernels/cuda/model_ops_gpu.h common/error.h \
-    kernels/cuda/flash_attention.h common/warp_mma.cuh common/lab.h
+    kernels/cuda/flash_attention.h kernels/cuda/fill.h common/rng.h common/warp_mma.cuh common/lab.h
 $(LIBKERNELS_EMU): $(BUILD)/emu/obj/kernels/gemm_harness.o $(MODEL_GPU_OBJ) \
                    $(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu/obj/kernels/cuda/%.cu.o)
 	@mkdir -p $(@D)

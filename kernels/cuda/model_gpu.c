@@ -16,6 +16,7 @@
 #include "gpu.h"
 #include "lab.h"
 #include "memory.h"
+#include "numerics.h"
 
 /* The student's functions must be done before the backend can train. */
 #define STUDENT(call, name)                                                                        \
@@ -28,6 +29,133 @@
 /* Every tensor starts on a 256-byte boundary: what cuBLAS's fastest kernels and
  * 16-byte vector loads want, whatever the odd sizes (N rows of rstd) before it. */
 #define CARVE_BYTES 256
+
+/* ---- the audit of the student's functions (model_gpu_audit) ----------------------- */
+
+struct model_gpu_audit {
+    int on;
+    char failure[400]; /* the first mismatch; empty while none */
+};
+
+void model_gpu_audit(model_gpu_t *m, int on) {
+    if (!m->audit) {
+        m->audit = host_malloc(sizeof *m->audit);
+        memset(m->audit, 0, sizeof *m->audit);
+    }
+    if (on) m->audit->failure[0] = '\0';
+    m->audit->on = on;
+}
+
+const char *model_gpu_audit_failure(const model_gpu_t *m) {
+    return m->audit && m->audit->failure[0] ? m->audit->failure : NULL;
+}
+
+static int auditing(const model_gpu_t *m) { return m->audit && m->audit->on && !m->audit->failure[0]; }
+
+/* A host copy of n device floats. */
+static float *audit_fetch(const float *d, size_t n) {
+    float *h = host_malloc(n * sizeof(float) + 1);
+    gpu_download(h, d, n * sizeof(float));
+    return h;
+}
+
+/* Compare n device floats with the reference; the first mismatch is kept. */
+static void audit_compare(const model_gpu_t *m, const float *d_got, const float *want, size_t n, const char *what) {
+    if (m->audit->failure[0]) return;
+    float *got = audit_fetch(d_got, n);
+    double scale = 0.0;
+    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs((double)want[i]));
+    cmp_report_t rep;
+    if (!compare_close_f(got, want, n, 1e-3, 1e-3 * scale, &rep))
+        cmp_report_format(m->audit->failure, sizeof m->audit->failure, what, &rep);
+    host_free(got);
+}
+
+/* The student's call returned st: anything but LAB_OK ends the run (as
+ * STUDENT does); while auditing, a fault is the audit's failure. */
+static void audit_call(const model_gpu_t *m, int st, const char *name) {
+    STUDENT(st, name);
+    char fault[256];
+    if (auditing(m) && gpu_sync_status(fault, sizeof fault) != GPU_DONE)
+        snprintf(m->audit->failure, sizeof m->audit->failure, "%s: %s", name, fault);
+}
+
+static void student_rmsnorm_backward(const model_gpu_t *m, float *dinp, float *dweight, const float *dout,
+                                     const float *inp, const float *weight, const float *rstd, int N, int D) {
+    if (!auditing(m)) {
+        STUDENT(rmsnorm_backward_gpu(dinp, dweight, dout, inp, weight, rstd, N, D), "rmsnorm_backward_gpu");
+        return;
+    }
+    const size_t ND = (size_t)N * D;
+    float *h_dinp = audit_fetch(dinp, ND), *h_dw = audit_fetch(dweight, (size_t)D), *h_dout = audit_fetch(dout, ND);
+    float *h_inp = audit_fetch(inp, ND), *h_w = audit_fetch(weight, (size_t)D), *h_rstd = audit_fetch(rstd, (size_t)N);
+    audit_call(m, rmsnorm_backward_gpu(dinp, dweight, dout, inp, weight, rstd, N, D), "rmsnorm_backward_gpu");
+    if (!m->audit->failure[0]) {
+        rmsnorm_backward(h_dinp, h_dw, h_dout, h_inp, h_w, h_rstd, N, D);
+        audit_compare(m, dinp, h_dinp, ND, "rmsnorm_backward_gpu dinp, in an audited training step");
+        audit_compare(m, dweight, h_dw, (size_t)D, "rmsnorm_backward_gpu dweight, in an audited training step");
+    }
+    host_free(h_dinp); host_free(h_dw); host_free(h_dout); host_free(h_inp); host_free(h_w); host_free(h_rstd);
+}
+
+static void student_swiglu_backward(const model_gpu_t *m, float *dgate, float *dup, const float *dout,
+                                    const float *gate, const float *up, size_t n) {
+    if (!auditing(m)) {
+        STUDENT(swiglu_backward_gpu(dgate, dup, dout, gate, up, n), "swiglu_backward_gpu");
+        return;
+    }
+    float *h_dout = audit_fetch(dout, n), *h_gate = audit_fetch(gate, n), *h_up = audit_fetch(up, n);
+    float *h_dg = host_malloc(n * sizeof(float) + 1), *h_du = host_malloc(n * sizeof(float) + 1);
+    audit_call(m, swiglu_backward_gpu(dgate, dup, dout, gate, up, n), "swiglu_backward_gpu");
+    if (!m->audit->failure[0]) {
+        swiglu_backward(h_dg, h_du, h_dout, h_gate, h_up, n);
+        audit_compare(m, dgate, h_dg, n, "swiglu_backward_gpu dgate, in an audited training step");
+        audit_compare(m, dup, h_du, n, "swiglu_backward_gpu dup, in an audited training step");
+    }
+    host_free(h_dout); host_free(h_gate); host_free(h_up); host_free(h_dg); host_free(h_du);
+}
+
+/* dS = scale * P * (dP - rowsum(P * dP)) on and below the diagonal, 0 above
+ * it, row by row: the causal softmax's backward. */
+static void student_softmax_backward(const model_gpu_t *m, float *dS, const float *P, const float *dP, int BH, int T,
+                                     float scale) {
+    if (!auditing(m)) {
+        STUDENT(attention_softmax_backward_gpu(dS, P, dP, BH, T, scale), "attention_softmax_backward_gpu");
+        return;
+    }
+    const size_t n = (size_t)BH * T * T;
+    float *h_P = audit_fetch(P, n), *h_dP = audit_fetch(dP, n), *want = host_malloc(n * sizeof(float) + 1);
+    audit_call(m, attention_softmax_backward_gpu(dS, P, dP, BH, T, scale), "attention_softmax_backward_gpu");
+    if (!m->audit->failure[0]) {
+        for (size_t r = 0; r < (size_t)BH * T; r++) {
+            const int t = (int)(r % T);
+            const float *p = h_P + r * T, *dp = h_dP + r * T;
+            double dot = 0.0;
+            for (int u = 0; u <= t; u++) dot += (double)p[u] * dp[u];
+            for (int u = 0; u < T; u++) want[r * T + u] = u <= t ? (float)(scale * (double)p[u] * (dp[u] - dot)) : 0.0f;
+        }
+        audit_compare(m, dS, want, n, "attention_softmax_backward_gpu dS, in an audited training step");
+    }
+    host_free(h_P); host_free(h_dP); host_free(want);
+}
+
+static void student_adamw(const model_gpu_t *m, float *p, uint16_t *p_bf16, const float *g, float *mom, float *v,
+                          size_t n, float lr, float b1, float b2, float eps, float wd, long t, float gs) {
+    if (!auditing(m)) {
+        STUDENT(adamw_step_gpu(p, p_bf16, g, mom, v, n, lr, b1, b2, eps, wd, t, gs), "adamw_step_gpu");
+        return;
+    }
+    float *h_p = audit_fetch(p, n), *h_g = audit_fetch(g, n), *h_m = audit_fetch(mom, n), *h_v = audit_fetch(v, n);
+    audit_call(m, adamw_step_gpu(p, p_bf16, g, mom, v, n, lr, b1, b2, eps, wd, t, gs), "adamw_step_gpu");
+    if (!m->audit->failure[0]) {
+        for (size_t i = 0; i < n; i++) h_g[i] *= gs; /* the clip factor, applied first */
+        adamw_update(h_p, h_g, h_m, h_v, n, lr, b1, b2, eps, wd, t);
+        audit_compare(m, p, h_p, n, "adamw_step_gpu master weights, in an audited training step");
+        audit_compare(m, mom, h_m, n, "adamw_step_gpu first moment, in an audited training step");
+        audit_compare(m, v, h_v, n, "adamw_step_gpu second moment, in an audited training step");
+    }
+    host_free(h_p); host_free(h_g); host_free(h_m); host_free(h_v);
+}
 
 /* ---- optional timing by category (model_gpu_profile_start) ---------------------- */
 
@@ -259,6 +387,7 @@ void model_gpu_free(model_gpu_t *m) {
         gpu_timer_free(&m->prof->timer);
         host_free(m->prof);
     }
+    host_free(m->audit);
     param_table_free(&m->table);
     memset(m, 0, sizeof *m);
 }
@@ -331,8 +460,7 @@ static void attention_backward_gpu(const model_gpu_t *m, const work_t *w, const 
     gpu_cast_to_bf16(w->attb, a->att, (size_t)BH * T * T);
     gpu_gemm_bf16(1, 0, T, hd, T, 1.0f, w->attb, T, sTT, w->doh, hd, sT, 0.0f, w->oh, hd, sT, BH);
     gpu_heads_merge(w->dv, w->oh, B, T, D, H);
-    STUDENT(attention_softmax_backward_gpu(w->dS, a->att, w->dP, BH, T, 1.0f / sqrtf((float)hd)),
-            "attention_softmax_backward_gpu");
+    student_softmax_backward(m, w->dS, a->att, w->dP, BH, T, 1.0f / sqrtf((float)hd));
     /* dQ = dS K; dK = dS^T Q */
     gpu_cast_to_bf16(w->attb, w->dS, (size_t)BH * T * T);
     gpu_gemm_bf16(0, 0, T, hd, T, 1.0f, w->attb, T, sTT, a->kh, hd, sT, 0.0f, w->oh, hd, sT, BH);
@@ -398,21 +526,19 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
     gpu_memset(w.dres, 0, ND * sizeof(float));
     const float *xl = m->layers[L - 1].res2;
     TIMED(MODEL_PROF_RMSNORM,
-          STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + fn, w.dln, xl, m->params + fn, m->lnf_rstd, N, D),
-                  "rmsnorm_backward_gpu"));
+          student_rmsnorm_backward(m, w.dres, m->grads + fn, w.dln, xl, m->params + fn, m->lnf_rstd, N, D));
     for (int l = L - 1; l >= 0; l--) {
         const gpu_layer_acts_t *a = &m->layers[l];
         const float *x = l > 0 ? m->layers[l - 1].res2 : m->encoded;
         TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dres, ND));
         mm_backward(m, w.dswi, off(m, l, P_W_DOWN), w.dyb, a->swi, N, F, D, 1);
         TIMED(MODEL_PROF_SWIGLU,
-              STUDENT(swiglu_backward_gpu(w.dgate, w.dup, w.dswi, a->gate, a->up, NF), "swiglu_backward_gpu"));
+              student_swiglu_backward(m, w.dgate, w.dup, w.dswi, a->gate, a->up, NF));
         TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dgate, 2 * NF)); /* dgate, dup */
         mm_backward(m, w.dln, off(m, l, P_W_GATE), w.dyb, a->ln2, N, D, F, 2);
-        TIMED(MODEL_PROF_RMSNORM, STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln,
-                                                               a->res1, m->params + off(m, l, P_MLP_NORM),
-                                                               a->ln2_rstd, N, D),
-                                          "rmsnorm_backward_gpu"));
+        TIMED(MODEL_PROF_RMSNORM, student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln,
+                                                           a->res1, m->params + off(m, l, P_MLP_NORM),
+                                                           a->ln2_rstd, N, D));
         TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dres, ND));
         mm_backward(m, w.datty, off(m, l, P_WO), w.dyb, a->atty_b, N, D, D, 1);
         TIMED(MODEL_PROF_ATTENTION, attention_backward_gpu(m, &w, a));
@@ -421,10 +547,9 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
               gpu_rope_cast_bf16(w.dyb + ND, w.dk, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));
         TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb + 2 * ND, w.dv, ND));
         mm_backward(m, w.dln, off(m, l, P_WQ), w.dyb, a->ln1, N, D, D, 3);
-        TIMED(MODEL_PROF_RMSNORM, STUDENT(rmsnorm_backward_gpu(w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln,
-                                                               x, m->params + off(m, l, P_ATTN_NORM),
-                                                               a->ln1_rstd, N, D),
-                                          "rmsnorm_backward_gpu"));
+        TIMED(MODEL_PROF_RMSNORM, student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln,
+                                                           x, m->params + off(m, l, P_ATTN_NORM),
+                                                           a->ln1_rstd, N, D));
     }
     TIMED(MODEL_PROF_RESIDUAL,
           gpu_encoder_backward(m->grads + t->slices[param_index_tok_emb(t)].offset, w.dres, m->inputs, N, D, V));
@@ -452,10 +577,9 @@ void model_gpu_adamw(model_gpu_t *m, float lr, float beta1, float beta2, float e
                m->table.slices[j].offset == s->offset + numel;
              j++)
             numel += m->table.slices[j].numel;
-        STUDENT(adamw_step_gpu(m->params + s->offset, m->params_bf16 + s->offset, m->grads + s->offset,
-                               m->adam_m + s->offset, m->adam_v + s->offset, numel, lr, beta1, beta2, eps,
-                               s->decay ? weight_decay : 0.0f, t, grad_scale),
-                "adamw_step_gpu");
+        student_adamw(m, m->params + s->offset, m->params_bf16 + s->offset, m->grads + s->offset,
+                      m->adam_m + s->offset, m->adam_v + s->offset, numel, lr, beta1, beta2, eps,
+                      s->decay ? weight_decay : 0.0f, t, grad_scale);
         i = j;
     }
     prof_end(m, MODEL_PROF_OPTIMIZER);

@@ -134,6 +134,7 @@ typedef struct {
     float *host_m;          /**< host mirror of adam_m */
     float *host_v;          /**< host mirror of adam_v */
     model_gpu_profile_t *prof; /**< per-category timing (host), allocated by model_gpu_profile_start() */
+    struct model_gpu_audit *audit; /**< the student-function audit (host), allocated by model_gpu_audit() */
 } model_gpu_t;
 
 /**
@@ -243,6 +244,30 @@ void model_gpu_profile_start(model_gpu_t *m);
  * @param m the model
  */
 void model_gpu_profile_stop(model_gpu_t *m);
+
+/**
+ * @brief Check the student's lab-05 functions inside the steps that follow.
+ *
+ * While on, every call the step makes to a function of lab 05 (RMSNorm,
+ * SwiGLU and softmax backward, AdamW) downloads the tensors it reads and
+ * writes before the call, runs the CPU reference op on them, and compares
+ * the device's result after the call (within 1e-3 of the largest reference
+ * value). So the function is checked on the real step's tensors and
+ * pointers, not on inputs made for a check: a function that behaves
+ * differently in a training run (skips a repeated call, say) is found. Slow
+ * (every tensor crosses to the host): meant for one step. Switching on
+ * clears an earlier failure.
+ * @param m the model
+ * @param on 1 to start, 0 to stop
+ */
+void model_gpu_audit(model_gpu_t *m, int on);
+
+/**
+ * @brief The first mismatch (or failed call) an audit has found since it was switched on.
+ * @param m the model
+ * @return a message naming the function, the tensor and where it differs, or NULL if none
+ */
+const char *model_gpu_audit_failure(const model_gpu_t *m);
 
 /**
  * @brief Name of a profile category, for tables.

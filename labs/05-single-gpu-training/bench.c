@@ -11,7 +11,10 @@
  * step calls is screened once at the step's sizes against the CPU reference
  * (a wrong one: nothing is timed, and the JSON says "wrong" and why). Steps
  * are timed end to end (data upload, forward, backward, norm, AdamW) after
- * warm-up steps; the median step is reported. --json FILE writes
+ * warm-up steps; the median step is reported. One more step, at a random
+ * place among the timed ones, is audited instead: the student functions are
+ * compared with the CPU reference on its own tensors (wrong there: no
+ * figure, and the JSON says why). --json FILE writes
  * tokens_per_s and mfu for the grader.
  * --matmul and --attention pick the kernels (by default cuBLAS, or the tiled
  * kernel under the emulator, and the fused flash attention where the head
@@ -22,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "args.h"
 #include "cpu/model_ops.h"
@@ -219,6 +223,32 @@ static void json_str(FILE *f, const char *s) {
     fputc('"', f);
 }
 
+/* The benchmark found a student function wrong: say so, and write the
+ * grader's JSON with the reason; returns the exit status. */
+static int report_wrong(const char *json, const char *dev, const char *msg) {
+    if (json) {
+        FILE *f = fopen(json, "w");
+        if (f) {
+            fprintf(f, "{\"device\": ");
+            json_str(f, dev);
+            fprintf(f, ", \"status\": \"wrong\", \"message\": ");
+            json_str(f, msg);
+            fprintf(f, ", \"tokens_per_s\": null, \"mfu\": null}\n");
+            fclose(f);
+        }
+    }
+    return 1;
+}
+
+/* A number that differs from run to run (where the audited step falls). */
+static uint64_t run_entropy(void) {
+    uint64_t x = 0;
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(&x, sizeof x, 1, f) != 1) x = (uint64_t)(wall_time() * 1e9) ^ ((uint64_t)getpid() << 32);
+    if (f) fclose(f);
+    return x;
+}
+
 /* One training step as the train program takes it: forward, backward, clipping factor, AdamW. */
 static double train_step(model_gpu_t *m, const int *in, const int *tg, int s) {
     double loss = model_gpu_forward(m, in, tg);
@@ -332,19 +362,8 @@ int main(int argc, char **argv) {
         printf("bench: wrong at this run's sizes, so not timed: %s\n"
                "bench: the checks use smaller sizes; look for rows or elements the launch does not reach\n",
                wrong);
-        if (json) {
-            FILE *f = fopen(json, "w");
-            if (f) {
-                fprintf(f, "{\"device\": ");
-                json_str(f, dev);
-                fprintf(f, ", \"status\": \"wrong\", \"message\": ");
-                json_str(f, wrong);
-                fprintf(f, ", \"tokens_per_s\": null, \"mfu\": null}\n");
-                fclose(f);
-            }
-        }
         model_gpu_free(&m);
-        return 1;
+        return report_wrong(json, dev, wrong);
     }
     const int N = batch * seq;
     int *in = host_malloc((size_t)N * sizeof(int)), *tg = host_malloc((size_t)N * sizeof(int));
@@ -359,19 +378,42 @@ int main(int argc, char **argv) {
 #ifdef COURSE_SIMT
     printf("# emulator: the times below are CPU times of the emulated kernels, not GPU times\n");
 #endif
+    /* One step more than the timed ones, placed among them at random (a new
+     * place each run), is audited instead of timed: each student function it
+     * calls is compared with the CPU reference on that step's own tensors
+     * (model_gpu_audit). A function that is right when screened but does
+     * less once training is under way (skips a repeated call, say) is found
+     * there, and the run gives no figure. Never the first step of the run:
+     * a call repeated from an earlier step must be possible. */
+    const int first = warmup > 0 ? warmup : 1;
+    const int audit_at = first + (int)(run_entropy() % (uint64_t)(warmup + steps + 1 - first));
     double *t = host_malloc((size_t)steps * sizeof(double)), loss = 0.0;
-    for (int s = 0; s < warmup + steps; s++) {
+    int timed = 0;
+    for (int s = 0; s < warmup + steps + 1; s++) {
         gpu_sync_check("bench step");
+        if (s == audit_at) {
+            model_gpu_audit(&m, 1);
+            loss = train_step(&m, in, tg, s);
+            model_gpu_audit(&m, 0);
+            if (model_gpu_audit_failure(&m)) {
+                snprintf(wrong, sizeof wrong, "%s (step %d of the run)", model_gpu_audit_failure(&m), s + 1);
+                printf("bench: wrong in an audited training step, so no figure: %s\n", wrong);
+                host_free(t); host_free(in); host_free(tg);
+                model_gpu_free(&m);
+                return report_wrong(json, dev, wrong);
+            }
+            continue;
+        }
         double t0 = wall_time();
         loss = train_step(&m, in, tg, s);
         gpu_sync_check("bench step");
-        if (s >= warmup) t[s - warmup] = wall_time() - t0;
+        if (s >= warmup) t[timed++] = wall_time() - t0;
     }
     qsort(t, (size_t)steps, sizeof(double), cmp_double);
     const double step_s = t[steps / 2], tps = N / step_s;
     const double flops = model_flops_per_token(&cfg, seq);
     const double mfu = peak > 0 ? flops * tps / (peak * 1e12) : NAN;
-    if (profile) print_profile(&m, in, tg, warmup + steps, 1e3 * step_s);
+    if (profile) print_profile(&m, in, tg, warmup + steps + 1, 1e3 * step_s);
     /* The notes first: the table row is the last line, the one summaries quote. */
     if (peak <= 0) printf("# MFU: no bf16 peak known for '%s'; pass --peak-tflops\n", dev);
     else printf("# MFU against a bf16 peak of %.0f TFLOP/s; %.3g GFLOP per token; median of %d steps\n", peak,

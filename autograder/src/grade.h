@@ -49,6 +49,8 @@ typedef struct {
     int ranks;            /* MPI ranks: 1 runs the program itself, more run it under mpirun */
     /* speed only */
     char kernel[96];      /* ratio kind: "kernel" field of the bench JSON row */
+    char over[96];        /* ratio kind, optional: another kernel row of the same run; the ratio is then
+                           * that kernel's time over this one's (a speed-up), not the row's "ratio" */
     char metric[32];      /* absolute kind: a speed_metric_t name ("mfu"); "" for ratio */
     double full_at;       /* ratio or metric value that earns full points */
     double zero_at;       /* ratio or metric value at and below which it earns nothing */

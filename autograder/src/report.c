@@ -126,6 +126,9 @@ static json_t *leaderboard_entry(const result_t *r) {
     if (m) {
         snprintf(name, sizeof name, "lab %s %s (%s%s)", r->nn, t->name, m->label, m->unit);
         value = m->scale * r->measured;
+    } else if (t->over[0]) {
+        snprintf(name, sizeof name, "lab %s %s (times the speed of %s)", r->nn, t->kernel, t->over);
+        value = r->measured;
     } else {
         snprintf(name, sizeof name, "lab %s %s (%% of %s)", r->nn, t->kernel, t->baseline);
         value = 100.0 * r->measured;

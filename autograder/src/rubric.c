@@ -4,7 +4,10 @@
  * A rubric lists the lab's graded tests. A numerics test names one cmocka
  * test of the lab's check.c and its points. A speed test is one of two
  * kinds: a ratio test names one kernel row of the lab's bench --json output
- * and the ratios to the baseline that earn full and zero points; an
+ * and the ratios to the baseline that earn full and zero points (with
+ * "over", another kernel row of the same run: the ratio is then that
+ * kernel's time over this one's, a speed-up, such as lab 01's coalesced
+ * kernel over its uncoalesced one); an
  * absolute test names a "metric", a top-level number of that JSON (lab 05's
  * "mfu"), and the values of it that earn full and zero points. Linear in
  * between, either way. "requires" lists checks
@@ -83,14 +86,18 @@ static int check_speed(json_t *o, const rubric_test_t *x, char *err, size_t errl
                                   "exclude each other; keep one");
             return -1;
         }
-        if (json_object_get(o, "kernel")) {
-            snprintf(err, errlen, "\"metric\" (a top-level field of the bench's JSON) and \"kernel\" "
-                                  "(a row of its results, for a ratio) exclude each other; keep one");
+        if (json_object_get(o, "kernel") || json_object_get(o, "over")) {
+            snprintf(err, errlen, "\"metric\" (a top-level field of the bench's JSON) and \"kernel\" or \"over\" "
+                                  "(rows of its results, for a ratio) exclude each other; keep one");
             return -1;
         }
     } else if (!x->kernel[0]) {
         snprintf(err, errlen, "a speed test needs \"kernel\" (a ratio to the baseline) or \"metric\" "
                               "(an absolute measure)");
+        return -1;
+    }
+    if (x->over[0] && !strcmp(x->over, x->kernel)) {
+        snprintf(err, errlen, "\"over\" names the test's own \"kernel\" (%s): the ratio would always be 1", x->kernel);
         return -1;
     }
     if (!json_object_get(o, "full_at")) {
@@ -193,12 +200,18 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
             if (get_str(t, "kernel", x->kernel, sizeof x->kernel, 0, e, sizeof e) ||
                 get_str(t, "metric", x->metric, sizeof x->metric, 0, e, sizeof e) ||
                 get_str(t, "baseline", x->baseline, sizeof x->baseline, 0, e, sizeof e) ||
+                get_str(t, "over", x->over, sizeof x->over, 0, e, sizeof e) ||
                 get_str(t, "bench_args", x->bench_args, sizeof x->bench_args, 0, e, sizeof e) ||
                 get_num(t, "full_at", &x->full_at, -1, e, sizeof e) ||
                 get_num(t, "zero_at", &x->zero_at, 0, e, sizeof e) ||
                 get_num(t, "implausible_above", &x->implausible_above, GRADE_IMPLAUSIBLE_RATIO, e, sizeof e) ||
                 check_speed(t, x, e, sizeof e))
                 goto bad_test;
+            if (x->over[0] && !x->baseline[0]) { /* two fields of one struct: copied by hand */
+                size_t n = strnlen(x->over, sizeof x->baseline - 1);
+                memcpy(x->baseline, x->over, n);
+                x->baseline[n] = '\0';
+            }
             if (!x->metric[0] && !x->baseline[0]) snprintf(x->baseline, sizeof x->baseline, "the baseline");
         } else {
             snprintf(e, sizeof e, "\"kind\" must be \"numerics\" or \"speed\", not \"%s\"", kind);

@@ -6,6 +6,9 @@
  *    row per kernel with its "ratio" to a baseline timed in the same process
  *    (labs 01-04: TFLOP/s over cuBLAS). Dividing by a baseline measured on
  *    the same device cancels out which GPU the grader happens to run on.
+ *    With "over" the baseline is another kernel row of the same run: the
+ *    ratio is its time over this kernel's (lab 01: how much coalescing
+ *    gains), and on the emulator, whose times are CPU times, it is left out.
  *  - absolute ("metric"): one top-level number of the bench's JSON, e.g. lab
  *    05's "mfu". Training a model has no baseline to divide by, and MFU is
  *    already normalised by the device's peak, so its value is graded as is.
@@ -73,21 +76,72 @@ static double implausible_above(const rubric_test_t *t) {
     return t->implausible_above > 0 ? t->implausible_above : GRADE_IMPLAUSIBLE_RATIO;
 }
 
+/* The row of "results" for kernel: its status ("ok" when it has none), its
+ * "ratio" and "ms" (-1 where not numbers); 0, or -1 when there is no row. */
+static int find_row(json_t *j, const char *kernel, const char **st, double *ratio, double *ms) {
+    json_t *rows = json_object_get(j, "results"), *row;
+    size_t i;
+    json_array_foreach(rows, i, row) {
+        json_t *k = json_object_get(row, "kernel");
+        if (!json_is_string(k) || strcmp(json_string_value(k), kernel)) continue;
+        json_t *rt = json_object_get(row, "ratio"), *s = json_object_get(row, "status"), *m = json_object_get(row, "ms");
+        *st = json_is_string(s) ? json_string_value(s) : "ok";
+        *ratio = json_is_number(rt) ? json_number_value(rt) : -1;
+        *ms = json_is_number(m) ? json_number_value(m) : -1;
+        return 0;
+    }
+    return -1;
+}
+
+/* Ratio kind with "over": the other kernel's time over this one's. */
+static void score_over(result_t *res, json_t *j) {
+    const rubric_test_t *t = res->t;
+    const char *st = NULL, *ost = NULL;
+    double ratio, ms = -1, oms = -1;
+    if (find_row(j, t->kernel, &st, &ratio, &ms) || find_row(j, t->over, &ost, &ratio, &oms)) {
+        res->status = ST_ERROR;
+        snprintf(res->message, sizeof res->message, "no row for kernel '%s' in the benchmark's JSON",
+                 st ? t->over : t->kernel);
+    } else if (json_is_true(json_object_get(j, "emulator"))) {
+        /* CPU times of emulated kernels: they say nothing about what a GPU's memory system does. */
+        res->status = ST_ERROR;
+        res->counted = 0;
+        res->score = 0;
+        snprintf(res->message, sizeof res->message,
+                 "the times are the emulator's CPU times, so the speed-up over %s is graded only on a GPU", t->over);
+    } else if (strcmp(st, "ok") || !(ms > 0) || !isfinite(ms)) {
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s", st, t->kernel);
+    } else if (strcmp(ost, "ok") || !(oms > 0) || !isfinite(oms)) {
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s, so there is no speed-up to grade",
+                 ost, t->over);
+    } else {
+        const double up = oms / ms;
+        snprintf(res->figure, sizeof res->figure, "%.2fx %s", up, t->over);
+        if (up > implausible_above(t)) {
+            res->status = ST_FAIL;
+            snprintf(res->message, sizeof res->message,
+                     "%.2fx the speed of %s is more than the %.2fx any honest pair of kernels reaches here: the "
+                     "time did not measure the work; no points", up, t->over, implausible_above(t));
+        } else {
+            give_points(res, up);
+            snprintf(res->message, sizeof res->message, "full points at %.2fx the speed of %s, none at %.2fx",
+                     t->full_at, t->over, t->zero_at);
+        }
+    }
+}
+
 /* Ratio kind: the kernel's row of "results" and its "ratio". */
 static void score_ratio(result_t *res, json_t *j) {
     const rubric_test_t *t = res->t;
-    json_t *rows = json_object_get(j, "results"), *row;
-    size_t i;
-    double ratio = -1;
-    const char *st = NULL;
-    json_array_foreach(rows, i, row) {
-        json_t *k = json_object_get(row, "kernel");
-        if (!json_is_string(k) || strcmp(json_string_value(k), t->kernel)) continue;
-        json_t *rt = json_object_get(row, "ratio"), *s = json_object_get(row, "status");
-        st = json_is_string(s) ? json_string_value(s) : "ok";
-        ratio = json_is_number(rt) ? json_number_value(rt) : -1;
-        break;
+    if (t->over[0]) {
+        score_over(res, j);
+        return;
     }
+    double ratio = -1, ms;
+    const char *st = NULL;
+    find_row(j, t->kernel, &st, &ratio, &ms);
     json_t *base = json_object_get(j, "baseline");
     if (!st) {
         res->status = ST_ERROR;

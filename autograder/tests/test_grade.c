@@ -360,6 +360,73 @@ static void test_speed_ratio_unchanged(void **state) {
 /* A ratio past the test's "implausible_above" (default 1.25) is no
  * measurement of the work: a counted zero that says why, no leaderboard
  * entry. Up to it the scoring is as before; a rubric may set its own. */
+/* "over": the ratio is another kernel's time over this one's, from their "ms"
+ * in the same run; left out on the emulator; a wrong or missing row of
+ * either kernel earns nothing; a speed-up past implausible_above fails. */
+static void test_speed_over_kernel(void **state) {
+    (void)state;
+    rubric_test_t t = ratio_test();
+    snprintf(t.name, sizeof t.name, "coalescing pays");
+    snprintf(t.kernel, sizeof t.kernel, "01 matmul_naive");
+    snprintf(t.over, sizeof t.over, "01 matmul_naive_uncoalesced");
+    snprintf(t.baseline, sizeof t.baseline, "01 matmul_naive_uncoalesced");
+    t.points = 2;
+    t.full_at = 3.0;
+    t.zero_at = 1.5;
+    t.implausible_above = 100.0;
+    const char *fmt = "{\"emulator\": %s, \"baseline\": \"cublas\", \"results\": ["
+                      "{\"kernel\": \"01 matmul_naive_uncoalesced\", \"ms\": %s, \"ratio\": 0.01, \"status\": \"%s\"},"
+                      " {\"kernel\": \"01 matmul_naive\", \"ms\": 10.0, \"ratio\": 0.05, \"status\": \"%s\"}]}";
+    char json[512];
+    snprintf(json, sizeof json, fmt, "false", "40.0", "ok", "ok"); /* 4x: full */
+    result_t r = score_bench(&t, json);
+    assert_int_equal(r.status, ST_PASS);
+    assert_true(fabs(r.score - 2.0) < 1e-9 && fabs(r.measured - 4.0) < 1e-12 && r.counted);
+    assert_string_equal(r.figure, "4.00x 01 matmul_naive_uncoalesced");
+    snprintf(json, sizeof json, fmt, "false", "22.5", "ok", "ok"); /* 2.25x: half way */
+    r = score_bench(&t, json);
+    assert_int_equal(r.status, ST_PARTIAL);
+    assert_true(fabs(r.score - 1.0) < 1e-9);
+    snprintf(json, sizeof json, fmt, "false", "11.0", "ok", "ok"); /* 1.1x: "uncoalesced" is coalesced too */
+    r = score_bench(&t, json);
+    assert_int_equal(r.status, ST_FAIL);
+    assert_true(r.score == 0.0 && r.counted);
+    assert_non_null(strstr(r.message, "full points at 3.00x the speed of 01 matmul_naive_uncoalesced"));
+    snprintf(json, sizeof json, fmt, "false", "40.0", "ok", "wrong");
+    r = score_bench(&t, json);
+    assert_true(r.status == ST_FAIL && r.score == 0.0 && r.counted);
+    assert_non_null(strstr(r.message, "'wrong' for 01 matmul_naive"));
+    snprintf(json, sizeof json, fmt, "false", "40.0", "not implemented", "ok");
+    r = score_bench(&t, json);
+    assert_true(r.status == ST_FAIL && r.score == 0.0 && r.counted);
+    assert_non_null(strstr(r.message, "no speed-up to grade"));
+    snprintf(json, sizeof json, fmt, "false", "2000.0", "ok", "ok"); /* 200x */
+    r = score_bench(&t, json);
+    assert_true(r.status == ST_FAIL && r.score == 0.0 && r.counted && r.measured < 0);
+    snprintf(json, sizeof json, fmt, "true", "40.0", "ok", "ok"); /* emulator times */
+    r = score_bench(&t, json);
+    assert_true(r.status == ST_ERROR && !r.counted);
+    assert_non_null(strstr(r.message, "graded only on a GPU"));
+    r = score_bench(&t, "{\"results\": [{\"kernel\": \"01 matmul_naive\", \"ms\": 10.0}]}");
+    assert_int_equal(r.status, ST_ERROR);
+    assert_non_null(strstr(r.message, "no row for kernel '01 matmul_naive_uncoalesced'"));
+    /* Its leaderboard entry is the speed-up itself. */
+    snprintf(json, sizeof json, fmt, "false", "40.0", "ok", "ok");
+    r = score_bench(&t, json);
+    snprintf(r.nn, sizeof r.nn, "01");
+    r.number = 1;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/over.json", tmp);
+    assert_int_equal(report_json(path, &r, 1, 1.0, "summary"), 0);
+    json_t *j = json_load_file(path, 0, NULL);
+    json_t *e = json_array_get(json_object_get(j, "leaderboard"), 0);
+    assert_non_null(e);
+    assert_string_equal(json_string_value(json_object_get(e, "name")),
+                        "lab 01 01 matmul_naive (times the speed of 01 matmul_naive_uncoalesced)");
+    assert_true(fabs(json_number_value(json_object_get(e, "value")) - 4.0) < 1e-9);
+    json_decref(j);
+}
+
 static void test_speed_ratio_implausible(void **state) {
     (void)state;
     rubric_test_t t = ratio_test();
@@ -459,6 +526,11 @@ static void test_rubric_absolute_validation(void **state) {
     assert_string_equal(r.tests[1].kernel, "");
     assert_string_equal(r.tests[1].baseline, "");
     assert_true(r.tests[1].full_at == 0.35 && r.tests[1].zero_at == 0.1);
+    if (load_speed_rubric("\"kernel\": \"k\", \"over\": \"u\", \"full_at\": 3, \"zero_at\": 1.5, "
+                          "\"implausible_above\": 50", &r, err, sizeof err) != 0)
+        fail_msg("a valid speed-up rubric was refused: %s", err);
+    assert_string_equal(r.tests[1].over, "u");
+    assert_string_equal(r.tests[1].baseline, "u"); /* what messages name */
 
     const struct { const char *fields, *want; } bad[] = {
         {"\"metric\": \"mfu\", \"baseline\": \"cuBLAS\", \"full_at\": 0.35, \"zero_at\": 0.1",
@@ -476,6 +548,13 @@ static void test_rubric_absolute_validation(void **state) {
         {"\"metric\": \"mfu\", \"zero_at\": 0.1", "missing \"full_at\""},
         {"\"metric\": \"mfu\", \"full_at\": \"35%\", \"zero_at\": 0.1", "\"full_at\" must be a number"},
         {"\"full_at\": 0.35, \"zero_at\": 0.1", "needs \"kernel\" (a ratio to the baseline) or \"metric\""},
+        {"\"metric\": \"mfu\", \"over\": \"k\", \"full_at\": 0.35, \"zero_at\": 0.1", "and \"kernel\" or \"over\""},
+        {"\"over\": \"k\", \"full_at\": 3, \"zero_at\": 1.5, \"implausible_above\": 50",
+         "needs \"kernel\" (a ratio to the baseline) or \"metric\""},
+        {"\"kernel\": \"k\", \"over\": \"k\", \"full_at\": 3, \"zero_at\": 1.5, \"implausible_above\": 50",
+         "\"over\" names the test's own \"kernel\""},
+        {"\"kernel\": \"k\", \"over\": \"u\", \"full_at\": 3, \"zero_at\": 1.5",
+         "\"implausible_above\" 1.25 must be above \"full_at\" 3"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         if (load_speed_rubric(bad[i].fields, &r, err, sizeof err) == 0)
@@ -1838,6 +1917,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_bench_says_wrong);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_tokens_per_s);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_unchanged);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_over_kernel);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_absolute_validation);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_course_speed_tests);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_leaderboard_entries);

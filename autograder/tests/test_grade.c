@@ -983,6 +983,16 @@ static void test_speed_path_on_emulator(void **state) {
     }
     if (!seen) fail_msg("lab 02 speed on the emulator: no 'no baseline' grader error (%s)", run_log);
     json_decref(res);
+
+    /* Lab 01's two speed tests have the same bench arguments: the bench runs
+     * once and the second test is scored from that run (the speed-up is left
+     * out on the emulator, whose times are CPU times). */
+    res = grade_run(src, "--lab 01", "--emu-speed-args '--sizes 16 --reps 1'", "emu-speed-01");
+    const char *up = output_of(res, "lab 01: coalescing speed-up, 4096^3");
+    if (!up || !strstr(up, "(from the benchmark run of 'coalesced speed, 4096^3', which had the same arguments)"))
+        fail_msg("lab 01's speed-up test should reuse the bench run of its first speed test (%s)", run_log);
+    if (!strstr(up, "graded only on a GPU")) fail_msg("lab 01's speed-up on the emulator: '%s'", up);
+    json_decref(res);
 }
 
 /* The unmodified starters earn nothing. */

@@ -948,14 +948,16 @@ static void test_solutions_full_marks(void **state) {
 /* The whole speed path without a GPU: --emu-speed-args runs the graded bench on the emulator
  * with small arguments; lab 05's MFU (against a tiny --peak-tflops) comes back through the
  * channel, is scored and counted, and makes a leaderboard entry; lab 02's ratio has no cuBLAS
- * to divide by and is left out as a grader error. */
+ * to divide by and is left out as a grader error. Lab 05 runs with the stored T x T attention,
+ * so that the student's softmax backward is screened and audited too, and the solution passes
+ * both (the known-wrong cases' speed tests run the fused attention). */
 static void test_speed_path_on_emulator(void **state) {
     (void)state;
     char src[PATH_MAX];
     snprintf(src, sizeof src, "%s/solutions", GRADE_ROOT);
     json_t *res = grade_run(src, "--lab 05",
                             "--emu-speed-args '--d-model 32 --layers 1 --heads 2 --ffn 64 --seq 16 --batch 2 "
-                            "--warmup 0 --steps 1 --peak-tflops 0.01'", "emu-speed"), *t;
+                            "--warmup 0 --steps 1 --peak-tflops 0.01 --attention naive'", "emu-speed"), *t;
     size_t i;
     int seen = 0;
     json_array_foreach(json_object_get(res, "tests"), i, t) {

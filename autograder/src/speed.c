@@ -70,6 +70,15 @@ static void give_points(result_t *res, double value) {
     res->status = f >= 1 ? ST_PASS : f > 0 ? ST_PARTIAL : ST_FAIL;
 }
 
+/* The grading machine could not take the measure (no GPU-side baseline,
+ * emulator times, no known peak): a grader error, left out of the total, so
+ * it neither costs the student points nor passes. The caller says why. */
+static void left_out(result_t *res) {
+    res->status = ST_ERROR;
+    res->counted = 0;
+    res->score = 0;
+}
+
 /* The rubric's "implausible_above"; the default for a test made without
  * rubric_load() (0 there). */
 static double implausible_above(const rubric_test_t *t) {
@@ -104,9 +113,7 @@ static void score_over(result_t *res, json_t *j) {
                  st ? t->over : t->kernel);
     } else if (json_is_true(json_object_get(j, "emulator"))) {
         /* CPU times of emulated kernels: they say nothing about what a GPU's memory system does. */
-        res->status = ST_ERROR;
-        res->counted = 0;
-        res->score = 0;
+        left_out(res);
         snprintf(res->message, sizeof res->message,
                  "the times are the emulator's CPU times, so the speed-up over %s is graded only on a GPU", t->over);
     } else if (strcmp(st, "ok") || !(ms > 0) || !isfinite(ms)) {
@@ -149,9 +156,7 @@ static void score_ratio(result_t *res, json_t *j) {
     } else if (!strcmp(st, "ok") && ratio < 0 && json_is_null(base)) {
         /* The kernel ran fine but nothing was there to divide by (the emulator build has no
          * cuBLAS, or the baseline failed): that says nothing about the submission. */
-        res->status = ST_ERROR;
-        res->counted = 0;
-        res->score = 0;
+        left_out(res);
         snprintf(res->message, sizeof res->message,
                  "no baseline was measured (no %s in this run), so there is no ratio to grade", t->baseline);
     } else if (strcmp(st, "ok") || !(ratio > 0) || !isfinite(ratio)) {
@@ -204,9 +209,7 @@ static void score_metric(result_t *res, json_t *j) {
         return;
     }
     if (!v || json_is_null(v) || !json_is_number(v)) {
-        res->status = ST_ERROR;
-        res->counted = 0;
-        res->score = 0;
+        left_out(res);
         if (!v)
             snprintf(res->message, sizeof res->message,
                      "the benchmark's JSON has no \"%s\" (rubric and bench disagree)", m->name);

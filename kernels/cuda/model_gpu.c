@@ -59,16 +59,22 @@ static float *audit_fetch(const float *d, size_t n) {
     return h;
 }
 
-/* Compare n device floats with the reference; the first mismatch is kept. */
-static void audit_compare(const model_gpu_t *m, const float *d_got, const float *want, size_t n, const char *what) {
-    if (m->audit->failure[0]) return;
+int model_gpu_screen_close(const float *d_got, const float *want, size_t n, const char *what, char *msg,
+                           size_t len) {
     float *got = audit_fetch(d_got, n);
     double scale = 0.0;
     for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs((double)want[i]));
     cmp_report_t rep;
-    if (!compare_close_f(got, want, n, 1e-3, 1e-3 * scale, &rep))
-        cmp_report_format(m->audit->failure, sizeof m->audit->failure, what, &rep);
+    int bad = !compare_close_f(got, want, n, 1e-3, 1e-3 * scale, &rep);
+    if (bad) cmp_report_format(msg, len, what, &rep);
     host_free(got);
+    return bad ? -1 : 0;
+}
+
+/* Compare n device floats with the reference; the first mismatch is kept. */
+static void audit_compare(const model_gpu_t *m, const float *d_got, const float *want, size_t n, const char *what) {
+    if (!m->audit->failure[0])
+        model_gpu_screen_close(d_got, want, n, what, m->audit->failure, sizeof m->audit->failure);
 }
 
 /* The student's call returned st: anything but LAB_OK ends the run (as

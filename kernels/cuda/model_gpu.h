@@ -263,6 +263,22 @@ void model_gpu_profile_stop(model_gpu_t *m);
 void model_gpu_audit(model_gpu_t *m, int on);
 
 /**
+ * @brief The benchmark's gross screen: n device floats against a host
+ * reference, within 1e-3 of the reference's largest magnitude (plus 1e-3
+ * relative). What the lab 05 bench's screen and model_gpu_audit() both use;
+ * the numerics proper are check.c's.
+ * @param d_got [n] device result
+ * @param want [n] host reference
+ * @param n elements
+ * @param what names the tensor in the message
+ * @param msg where a mismatch is described (worst element, counts)
+ * @param len its size
+ * @return 0, or -1 with msg set
+ */
+int model_gpu_screen_close(const float *d_got, const float *want, size_t n, const char *what, char *msg,
+                           size_t len);
+
+/**
  * @brief The first mismatch (or failed call) an audit has found since it was switched on.
  * @param m the model
  * @return a message naming the function, the tensor and where it differs, or NULL if none

@@ -36,7 +36,6 @@
 #include "train/matmul_switch.h"
 #include "memory.h"
 #include "model.h"
-#include "numerics.h"
 #include "rng.h"
 #include "timer.h"
 
@@ -89,19 +88,6 @@ static float *to_device(const float *h, size_t n) {
     return d;
 }
 
-/* Compare a device result with the reference; 0, or -1 with msg saying where it differs. */
-static int screen_close(const float *d_got, const float *want, size_t n, const char *what, char *msg, size_t len) {
-    float *got = host_malloc(n * sizeof(float) + 1);
-    gpu_download(got, d_got, n * sizeof(float));
-    double scale = 0.0;
-    for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs((double)want[i]));
-    cmp_report_t rep;
-    int bad = !compare_close_f(got, want, n, 1e-3, 1e-3 * scale, &rep);
-    if (bad) cmp_report_format(msg, len, what, &rep);
-    host_free(got);
-    return bad ? -1 : 0;
-}
-
 /* The call itself: not implemented, refused or faulted is a wrong result too. */
 static int screen_call(int st, const char *fn, char *msg, size_t len) {
     char fault[256];
@@ -125,9 +111,9 @@ static int screen_rmsnorm(int N, int D, char *msg, size_t len) {
     int bad = screen_call(rmsnorm_backward_gpu(d_dinp, d_dw, d_dout, d_x, d_w, d_rstd, N, D), "rmsnorm_backward_gpu",
                           msg, len);
     snprintf(what, sizeof what, "rmsnorm_backward_gpu dinp at this run's shape (N = %d rows, D = %d)", N, D);
-    if (!bad) bad = screen_close(d_dinp, dinp, ND, what, msg, len);
+    if (!bad) bad = model_gpu_screen_close(d_dinp, dinp, ND, what, msg, len);
     snprintf(what, sizeof what, "rmsnorm_backward_gpu dweight at this run's shape (N = %d rows, D = %d)", N, D);
-    if (!bad) bad = screen_close(d_dw, dw, (size_t)D, what, msg, len);
+    if (!bad) bad = model_gpu_screen_close(d_dw, dw, (size_t)D, what, msg, len);
     gpu_free(d_x); gpu_free(d_w); gpu_free(d_dout); gpu_free(d_rstd); gpu_free(d_dinp); gpu_free(d_dw);
     host_free(x); host_free(w); host_free(dout); host_free(dinp); host_free(dw); host_free(norm); host_free(rstd);
     return bad;
@@ -143,9 +129,9 @@ static int screen_swiglu(size_t n, char *msg, size_t len) {
     char what[160];
     int bad = screen_call(swiglu_backward_gpu(d_dg, d_du, d_dout, d_gate, d_up, n), "swiglu_backward_gpu", msg, len);
     snprintf(what, sizeof what, "swiglu_backward_gpu dgate at this run's size (n = %zu)", n);
-    if (!bad) bad = screen_close(d_dg, dg, n, what, msg, len);
+    if (!bad) bad = model_gpu_screen_close(d_dg, dg, n, what, msg, len);
     snprintf(what, sizeof what, "swiglu_backward_gpu dup at this run's size (n = %zu)", n);
-    if (!bad) bad = screen_close(d_du, du, n, what, msg, len);
+    if (!bad) bad = model_gpu_screen_close(d_du, du, n, what, msg, len);
     gpu_free(d_gate); gpu_free(d_up); gpu_free(d_dout); gpu_free(d_dg); gpu_free(d_du);
     host_free(gate); host_free(up); host_free(dout); host_free(dg); host_free(du);
     return bad;
@@ -176,7 +162,7 @@ static int screen_softmax(int BH, int T, char *msg, size_t len) {
     int bad = screen_call(attention_softmax_backward_gpu(d_dS, d_P, d_dP, BH, T, scale),
                           "attention_softmax_backward_gpu", msg, len);
     snprintf(what, sizeof what, "attention_softmax_backward_gpu at this run's shape (BH = %d, T = %d)", BH, T);
-    if (!bad) bad = screen_close(d_dS, want, n, what, msg, len);
+    if (!bad) bad = model_gpu_screen_close(d_dS, want, n, what, msg, len);
     gpu_free(d_P); gpu_free(d_dP); gpu_free(d_dS);
     host_free(P); host_free(dP); host_free(want);
     return bad;
@@ -194,9 +180,9 @@ static int screen_adamw(size_t n, char *msg, size_t len) {
     int bad = screen_call(adamw_step_gpu(d_p, d_b, d_g, d_m, d_v, n, lr, b1, b2, eps, wd, 3, gs), "adamw_step_gpu",
                           msg, len);
     snprintf(what, sizeof what, "adamw_step_gpu master weights at this run's size (n = %zu parameters)", n);
-    if (!bad) bad = screen_close(d_p, p, n, what, msg, len);
+    if (!bad) bad = model_gpu_screen_close(d_p, p, n, what, msg, len);
     snprintf(what, sizeof what, "adamw_step_gpu second moment at this run's size (n = %zu parameters)", n);
-    if (!bad) bad = screen_close(d_v, v, n, what, msg, len);
+    if (!bad) bad = model_gpu_screen_close(d_v, v, n, what, msg, len);
     gpu_free(d_p); gpu_free(d_g); gpu_free(d_m); gpu_free(d_v); gpu_free(d_b);
     host_free(p); host_free(g); host_free(m); host_free(v);
     return bad;

@@ -66,10 +66,18 @@ static int store(const args_t *a, const arg_spec_t *s, const char *val, FILE *ms
     case ARG_INT:
     case ARG_LONG: {
         long long v = strtoll(val, &end, 10);
-        if (*val == '\0' || *end != '\0' || errno == ERANGE ||
-            (s->type == ARG_INT && (v < -2147483648LL || v > 2147483647LL))) {
+        if (*val == '\0' || *end != '\0') {
             fprintf(msg, "%s: --%s expects an integer, got '%s'; run '%s --help' for usage\n",
                     a->prog, s->name, val, a->prog);
+            return ARGS_ERROR;
+        }
+        /* A well-formed integer too large to store is a range error, not a
+         * malformed one: say what range the flag takes. */
+        if (errno == ERANGE || (s->type == ARG_INT && (v < -2147483648LL || v > 2147483647LL))) {
+            if (has_range(s)) range_error(a, s, val, msg);
+            else
+                fprintf(msg, "%s: --%s %s does not fit in a %d-bit integer; pick a smaller value\n",
+                        a->prog, s->name, val, s->type == ARG_INT ? 32 : 64);
             return ARGS_ERROR;
         }
         if (has_range(s) && ((double)v < s->min || (double)v > s->max)) {

@@ -90,6 +90,22 @@ static void test_out_of_range(void **state) {
     assert_non_null(strstr(msg, "finite number"));
 }
 
+/* An integer too large for its type is well formed: the message gives the
+ * flag's range (or the type's size), not "expects an integer". */
+static void test_integer_overflow_is_a_range_error(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *big_int[] = {"train", "--steps", "4294967360", NULL};
+    assert_int_equal(parse(msg, sizeof msg, big_int), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--steps 4294967360 is out of range; pick a value in [1, 1000000]"));
+    assert_int_equal(steps, 10);
+    const char *big_long[] = {"train", "--tokens", "99999999999999999999", NULL};
+    assert_int_equal(parse(msg, sizeof msg, big_long), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--tokens 99999999999999999999 does not fit in a 64-bit integer"));
+    assert_null(strstr(msg, "expects an integer"));
+    assert_true(tokens == 0);
+}
+
 static void test_unknown_flag_suggests(void **state) {
     (void)state;
     char msg[2048];
@@ -170,6 +186,7 @@ int main(void) {
         cmocka_unit_test(test_defaults_kept),
         cmocka_unit_test(test_bad_integer),
         cmocka_unit_test(test_out_of_range),
+        cmocka_unit_test(test_integer_overflow_is_a_range_error),
         cmocka_unit_test(test_unknown_flag_suggests),
         cmocka_unit_test(test_missing_value_and_stray_args),
         cmocka_unit_test(test_integers_are_decimal),

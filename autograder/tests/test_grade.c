@@ -1342,6 +1342,10 @@ static void test_usage_checked_before_build(void **state) {
     /* --timeout 0 is refused rather than read as "the rubric's". */
     snprintf(args, sizeof args, "--src '%s/empty' --timeout 0", d);
     expect_usage_error(args, "--timeout 0 is not a time limit");
+
+    /* --all and --lab contradict each other: refused, not one of them quietly dropped. */
+    snprintf(args, sizeof args, "--src '%s/empty' --all --lab 00", d);
+    expect_usage_error(args, "--all and --lab 00 together");
 }
 
 /* --batch replaces the CSV when it is done, and leaves no partial file. */

@@ -91,3 +91,11 @@ FILE *course_open_regular(const char *path, const char *what, const char *hint, 
     if (size_out) *size_out = (size_t)st.st_size;
     return f;
 }
+
+FILE *course_create_output(const char *path, const char *what, char *err, size_t errlen) {
+    FILE *f = fopen(path, "w");
+    if (!f)
+        course_error(err, errlen, "%s: cannot create the file (%s); give a path in a folder you can write to", what,
+                     strerror(errno));
+    return f;
+}

@@ -72,6 +72,23 @@ int course_error(char *err, size_t errlen, const char *fmt, ...) __attribute__((
 FILE *course_open_regular(const char *path, const char *what, const char *hint, size_t *size_out, char *err,
                           size_t errlen);
 
+/**
+ * @brief Create (or empty) an output file that a flag names, such as
+ * `--json out.json` or `--log loss.csv`, with a message that says what to do
+ * when it cannot be.
+ *
+ * Programs call it before their work starts, so that a mistyped folder costs
+ * nothing: a benchmark that found out only when writing its results would
+ * have thrown the run away. The message reads "WHAT: cannot create the file
+ * (reason); give a path in a folder you can write to".
+ * @param path the file
+ * @param what how the message names it, e.g. "--json out.json"
+ * @param err destination of the message (may be NULL)
+ * @param errlen size of err
+ * @return the stream, open for writing ("w"), or NULL with err set
+ */
+FILE *course_create_output(const char *path, const char *what, char *err, size_t errlen);
+
 /** @brief End the job with a formatted message and the caller's location. */
 #define FATAL(...) course_fatal(__FILE__, __LINE__, __VA_ARGS__)
 

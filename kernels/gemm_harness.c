@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -477,6 +478,16 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
         printf("bench: no GPU and not built for the emulator; nothing to time\n");
         return 0;
     }
+    /* Opened before anything runs: a path that cannot be written costs no run. */
+    FILE *jf = NULL;
+    if (json_path) {
+        char what[64 + PATH_MAX], err[256 + PATH_MAX];
+        snprintf(what, sizeof what, "--json %s", json_path);
+        if (!(jf = course_create_output(json_path, what, err, sizeof err))) {
+            fprintf(stderr, "bench: %s\n", err);
+            return 2;
+        }
+    }
     int any_bf16 = 0;
     for (int i = 0; i < nkernels; i++) any_bf16 |= kernels[i].bf16 != NULL;
 
@@ -493,10 +504,7 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
     printf("# %5s %6s %6s  %-30s %10s %10s %12s %9s  %s\n", "M", "N", "K", "kernel", "time(ms)",
            "TFLOP/s", "% of cuBLAS", "err", "status");
 
-    FILE *jf = NULL;
-    if (json_path) {
-        jf = fopen(json_path, "w");
-        if (!jf) FATAL("bench: cannot write %s", json_path);
+    if (jf) {
         fprintf(jf, "{\"lab\":\"%s\",\"device\":", lab);
         json_string(jf, dev);
         fprintf(jf, ",\"emulator\":%s,\"reps\":%d,\"baseline\":%s,\"results\":[",

@@ -138,7 +138,8 @@ static void usage(FILE *f) {
             "  --root DIR     the trusted course tree (default: the one grade was built from)\n"
             "  --jobs N       parallel make jobs for builds (default: the number of CPUs, at most 8)\n"
             "  --mem-mb N     address-space limit per test on emu, MiB (default: half this\n"
-            "                 machine's or container's memory, from 2048 to 16384; here %lld)\n"
+            "                 machine's or container's memory, from 2048 to 16384; here %lld;\n"
+            "                 below 2048, the least every course test is known to pass in, warns)\n"
             "  --keep         keep the private build folder and print where it is\n"
             "  --base-cache DIR  keep the course libraries built from the grader's tree in DIR and\n"
             "                 reuse them while the tree (but for student files) is unchanged;\n"
@@ -224,6 +225,14 @@ static void parse_args(int argc, char **argv) {
                                 "or leave --timeout out for the rubric's\n");
                 exit(2);
             }
+            if (!strcmp(a, "--mem-mb") && x == 0) {
+                fprintf(stderr, "grade: --mem-mb 0 is not a memory limit: give MiB per test (every course test "
+                                "passes in 2048), or leave --mem-mb out for the default\n");
+                exit(2);
+            }
+            if (!strcmp(a, "--mem-mb") && x < 2048)
+                fprintf(stderr, "grade: warning: --mem-mb %llu is below the 2048 MiB every course test is known to "
+                                "pass in; a test that needs more fails as if the submission were wrong\n", x);
             if (!strcmp(a, "--timeout")) O.timeout_s = x > 86400 ? 86400 : (int)x;
             else if (!strcmp(a, "--jobs")) O.jobs = x < 1 ? 1 : x > 64 ? 64 : (int)x;
             else if (!strcmp(a, "--mem-mb")) O.mem_mb = (long long)x;

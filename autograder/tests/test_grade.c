@@ -1339,9 +1339,12 @@ static void test_usage_checked_before_build(void **state) {
     snprintf(args, sizeof args, "--src '%s/no-such'", d);
     expect_usage_error(args, "no-such: No such file or directory");
 
-    /* --timeout 0 is refused rather than read as "the rubric's". */
+    /* --timeout 0 and --mem-mb 0 are refused rather than read as "the rubric's" or "none". */
     snprintf(args, sizeof args, "--src '%s/empty' --timeout 0", d);
     expect_usage_error(args, "--timeout 0 is not a time limit");
+
+    snprintf(args, sizeof args, "--src '%s/empty' --mem-mb 0", d);
+    expect_usage_error(args, "--mem-mb 0 is not a memory limit");
 
     /* --all and --lab contradict each other: refused, not one of them quietly dropped. */
     snprintf(args, sizeof args, "--src '%s/empty' --all --lab 00", d);

@@ -117,6 +117,16 @@ if [ -n "$labs" ] && [ -x "$t05" ]; then
     done
 fi
 
+# A benchmark told to write its JSON where it cannot stops before it times
+# anything, with the reason (on a GPU, lab 05's run takes minutes).
+for lab in 00-hello 01-naive-matmul 05-single-gpu-training; do
+    b="$BUILD/emu/solutions/$lab/bench"
+    [ -n "$labs" ] && [ -x "$b" ] || continue
+    expect "lab ${lab%%-*} bench: an unwritable --json is refused before the run" nonzero \
+        "^bench: --json $BUILD/no-such-folder/x.json: cannot create the file \(No such file or directory\); give a path" \
+        "$b" --json "$BUILD/no-such-folder/x.json"
+done
+
 # Speed costs the checks cannot see, visible without a GPU: the solutions'
 # kernels compile for sm_90a without register spills and without ptxas
 # serialising or patching up their wgmma (make ptxas). The reader itself must

@@ -4,6 +4,11 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
 #include "child.h"
 #include "error.h"
 #include "log.h"
@@ -78,6 +83,40 @@ static void test_course_error(void **state) {
     assert_string_equal(keep, "abc");
 }
 
+/* course_create_output: a file that can be written is created (and emptied);
+ * a missing folder or a folder in the file's place gets the reason and what
+ * to do, under the name the caller gave. */
+static void test_create_output(void **state) {
+    (void)state;
+    char dir[] = "/tmp/test_error.XXXXXX", path[64], err[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("old contents", f);
+    fclose(f);
+    f = course_create_output(path, "--json out.json", err, sizeof err);
+    assert_non_null(f);
+    fputs("{}", f);
+    fclose(f);
+    f = fopen(path, "r");
+    char got[32] = "";
+    assert_non_null(fgets(got, sizeof got, f));
+    fclose(f);
+    assert_string_equal(got, "{}");
+
+    snprintf(path, sizeof path, "%s/no-such/out.json", dir);
+    assert_null(course_create_output(path, "--json no-such/out.json", err, sizeof err));
+    assert_string_equal(err, "--json no-such/out.json: cannot create the file (No such file or directory); "
+                             "give a path in a folder you can write to");
+    assert_null(course_create_output(dir, "--log DIR", err, sizeof err));
+    assert_non_null(strstr(err, "--log DIR: cannot create the file (Is a directory)"));
+
+    snprintf(path, sizeof path, "%s/out.json", dir);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_check_macro(void **state) {
     (void)state;
     int even = 4, odd = 5;
@@ -96,6 +135,7 @@ int main(void) {
         cmocka_unit_test(test_fatal_calls_abort_hook),
         cmocka_unit_test(test_check_macro),
         cmocka_unit_test(test_course_error),
+        cmocka_unit_test(test_create_output),
     };
     return cmocka_run_group_tests_name("error", tests, NULL, NULL);
 }

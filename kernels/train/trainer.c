@@ -2,7 +2,7 @@
 #include "trainer.h"
 
 #include <cblas.h>
-#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -365,10 +365,11 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         size_t len = strlen(o->log_path);
         if (!fmt) fmt = (len >= 5 && !strcmp(o->log_path + len - 5, ".json")) ? "json" : "csv";
         json = !strcmp(fmt, "json");
-        log = fopen(o->log_path, "w");
+        char what[64 + PATH_MAX], lerr[256 + PATH_MAX];
+        snprintf(what, sizeof what, "--log %s", o->log_path);
+        log = course_create_output(o->log_path, what, lerr, sizeof lerr);
         if (!log) {
-            fprintf(stderr, "train: --log %s: cannot create the file (%s); give a path in a folder you can write to\n",
-                    o->log_path, strerror(errno));
+            fprintf(stderr, "train: %s\n", lerr);
             m.destroy(m.model);
             data_free(&data);
             return -1;

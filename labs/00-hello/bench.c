@@ -73,6 +73,16 @@ int main(int argc, char **argv) {
         printf("bench: no GPU and not built for the emulator; nothing to time\n");
         return 0;
     }
+    /* Opened before anything runs: a path that cannot be written costs no run. */
+    FILE *jf = NULL;
+    if (json_path) {
+        char what[4200], jerr[4500];
+        snprintf(what, sizeof what, "--json %s", json_path);
+        if (!(jf = course_create_output(json_path, what, jerr, sizeof jerr))) {
+            fprintf(stderr, "bench: %s\n", jerr);
+            return 2;
+        }
+    }
     char name[128];
     gpu_device_name(name, sizeof name);
     int n = 1 << log2n;
@@ -107,14 +117,12 @@ int main(int argc, char **argv) {
     printf("# %-12s %12s %10s %12s %8s\n", "kernel", "n", "time(ms)", "GB/s", "ratio");
     printf("  %-12s %12d %10.3f %12.1f %8s\n", "memcpy d2d", n, t_copy, gb_copy, EMULATED ? "-" : "1.00");
     printf("  %-12s %12d %10.3f %12.1f %8s\n", "vector_add", n, t_add, gb_add, ratio);
-    if (json_path) {
-        FILE *f = fopen(json_path, "w");
-        if (!f) FATAL("cannot write %s", json_path);
-        fprintf(f, "{\"lab\":\"00\",\"device\":\"%s\",\"emulator\":%s,\"n\":%d,\"reps\":%d,\"results\":["
+    if (jf) {
+        fprintf(jf, "{\"lab\":\"00\",\"device\":\"%s\",\"emulator\":%s,\"n\":%d,\"reps\":%d,\"results\":["
                    "{\"kernel\":\"memcpy_d2d\",\"ms\":%.6f,\"gbps\":%.3f},"
                    "{\"kernel\":\"vector_add\",\"ms\":%.6f,\"gbps\":%.3f,\"ratio\":%s}]}\n",
                 name, EMULATED ? "true" : "false", n, reps, t_copy, gb_copy, t_add, gb_add, ratio_json);
-        fclose(f);
+        fclose(jf);
     }
     gpu_free(da); gpu_free(db); gpu_free(dc);
     return 0;

@@ -21,6 +21,7 @@
  * size allows); the table row names them. --profile 1 adds a table of where
  * a step's device time goes, by category.
  */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +32,7 @@
 #include "cpu/model_ops.h"
 #include "cuda/model_gpu.h"
 #include "cuda/model_ops_gpu.h"
+#include "error.h"
 #include "gpu.h"
 #include "lab.h"
 #include "train/matmul_switch.h"
@@ -211,17 +213,14 @@ static void json_str(FILE *f, const char *s) {
 
 /* The benchmark found a student function wrong: say so, and write the
  * grader's JSON with the reason; returns the exit status. */
-static int report_wrong(const char *json, const char *dev, const char *msg) {
-    if (json) {
-        FILE *f = fopen(json, "w");
-        if (f) {
-            fprintf(f, "{\"device\": ");
-            json_str(f, dev);
-            fprintf(f, ", \"status\": \"wrong\", \"message\": ");
-            json_str(f, msg);
-            fprintf(f, ", \"tokens_per_s\": null, \"mfu\": null}\n");
-            fclose(f);
-        }
+static int report_wrong(FILE *jf, const char *dev, const char *msg) {
+    if (jf) {
+        fprintf(jf, "{\"device\": ");
+        json_str(jf, dev);
+        fprintf(jf, ", \"status\": \"wrong\", \"message\": ");
+        json_str(jf, msg);
+        fprintf(jf, ", \"tokens_per_s\": null, \"mfu\": null}\n");
+        fclose(jf);
     }
     return 1;
 }
@@ -340,6 +339,16 @@ int main(int argc, char **argv) {
         return 2;
     }
     const char *attn_name = attn == MODEL_ATTN_FLASH ? "flash" : "naive";
+    /* Opened before anything runs: a path that cannot be written costs no run. */
+    FILE *jf = NULL;
+    if (json) {
+        char what[64 + PATH_MAX], jerr[256 + PATH_MAX];
+        snprintf(what, sizeof what, "--json %s", json);
+        if (!(jf = course_create_output(json, what, jerr, sizeof jerr))) {
+            fprintf(stderr, "bench: %s\n", jerr);
+            return 2;
+        }
+    }
     model_gpu_t m;
     model_gpu_init_attn(&m, &cfg, batch, seq, 1, attn);
     char wrong[1024];
@@ -349,7 +358,7 @@ int main(int argc, char **argv) {
                "bench: the checks use smaller sizes; look for rows or elements the launch does not reach\n",
                wrong);
         model_gpu_free(&m);
-        return report_wrong(json, dev, wrong);
+        return report_wrong(jf, dev, wrong);
     }
     const int N = batch * seq;
     int *in = host_malloc((size_t)N * sizeof(int)), *tg = host_malloc((size_t)N * sizeof(int));
@@ -386,7 +395,7 @@ int main(int argc, char **argv) {
                 printf("bench: wrong in an audited training step, so no figure: %s\n", wrong);
                 host_free(t); host_free(in); host_free(tg);
                 model_gpu_free(&m);
-                return report_wrong(json, dev, wrong);
+                return report_wrong(jf, dev, wrong);
             }
             continue;
         }
@@ -409,19 +418,16 @@ int main(int argc, char **argv) {
     printf("%-16s %12s %14s %12s %10s %10s\n", "matmul+attn", "step (ms)", "tokens/s", "TFLOP/s", "MFU (%)", "loss");
     printf("%-16s %12.2f %14.1f %12.2f %10.2f %10.4f\n", variant, 1e3 * step_s, tps,
            flops * tps / 1e12, 100.0 * mfu, loss);
-    if (json) {
-        FILE *f = fopen(json, "w");
-        if (!f) {
-            fprintf(stderr, "bench: --json %s: cannot create the file\n", json);
-            return 1;
-        }
-        fprintf(f, "{\"device\": \"%s\", \"status\": \"ok\", \"d_model\": %d, \"layers\": %d, \"seq\": %d, \"batch\": %d, "
-                   "\"matmul\": \"%s\", \"attention\": \"%s\", \"step_ms\": %.4f, \"tokens_per_s\": %.2f, "
-                   "\"mfu\": ",
-                dev, d_model, layers, seq, batch, kernel, attn_name, 1e3 * step_s, tps);
-        if (isnan(mfu)) fprintf(f, "null}\n");
-        else fprintf(f, "%.5f}\n", mfu);
-        fclose(f);
+    if (jf) {
+        fprintf(jf, "{\"device\": ");
+        json_str(jf, dev);
+        fprintf(jf, ", \"status\": \"ok\", \"d_model\": %d, \"layers\": %d, \"seq\": %d, \"batch\": %d, "
+                    "\"matmul\": \"%s\", \"attention\": \"%s\", \"step_ms\": %.4f, \"tokens_per_s\": %.2f, "
+                    "\"mfu\": ",
+                d_model, layers, seq, batch, kernel, attn_name, 1e3 * step_s, tps);
+        if (isnan(mfu)) fprintf(jf, "null}\n");
+        else fprintf(jf, "%.5f}\n", mfu);
+        fclose(jf);
     }
     host_free(t);
     host_free(in);

@@ -92,10 +92,10 @@ FILE *course_open_regular(const char *path, const char *what, const char *hint, 
     return f;
 }
 
-FILE *course_create_output(const char *path, const char *what, char *err, size_t errlen) {
+FILE *course_create_output(const char *path, const char *flag, char *err, size_t errlen) {
     FILE *f = fopen(path, "w");
     if (!f)
-        course_error(err, errlen, "%s: cannot create the file (%s); give a path in a folder you can write to", what,
-                     strerror(errno));
+        course_error(err, errlen, "%s %s: cannot create the file (%s); give a path in a folder you can write to",
+                     flag, path, strerror(errno));
     return f;
 }

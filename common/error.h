@@ -79,15 +79,15 @@ FILE *course_open_regular(const char *path, const char *what, const char *hint, 
  *
  * Programs call it before their work starts, so that a mistyped folder costs
  * nothing: a benchmark that found out only when writing its results would
- * have thrown the run away. The message reads "WHAT: cannot create the file
- * (reason); give a path in a folder you can write to".
+ * have thrown the run away. The message reads "FLAG PATH: cannot create the
+ * file (reason); give a path in a folder you can write to".
  * @param path the file
- * @param what how the message names it, e.g. "--json out.json"
+ * @param flag the flag that named it, e.g. "--json"
  * @param err destination of the message (may be NULL)
  * @param errlen size of err
  * @return the stream, open for writing ("w"), or NULL with err set
  */
-FILE *course_create_output(const char *path, const char *what, char *err, size_t errlen);
+FILE *course_create_output(const char *path, const char *flag, char *err, size_t errlen);
 
 /** @brief End the job with a formatted message and the caller's location. */
 #define FATAL(...) course_fatal(__FILE__, __LINE__, __VA_ARGS__)

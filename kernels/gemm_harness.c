@@ -480,13 +480,10 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
     }
     /* Opened before anything runs: a path that cannot be written costs no run. */
     FILE *jf = NULL;
-    if (json_path) {
-        char what[64 + PATH_MAX], err[256 + PATH_MAX];
-        snprintf(what, sizeof what, "--json %s", json_path);
-        if (!(jf = course_create_output(json_path, what, err, sizeof err))) {
-            fprintf(stderr, "bench: %s\n", err);
-            return 2;
-        }
+    char jerr[256 + PATH_MAX];
+    if (json_path && !(jf = course_create_output(json_path, "--json", jerr, sizeof jerr))) {
+        fprintf(stderr, "bench: %s\n", jerr);
+        return 2;
     }
     int any_bf16 = 0;
     for (int i = 0; i < nkernels; i++) any_bf16 |= kernels[i].bf16 != NULL;

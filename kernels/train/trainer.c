@@ -365,9 +365,8 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         size_t len = strlen(o->log_path);
         if (!fmt) fmt = (len >= 5 && !strcmp(o->log_path + len - 5, ".json")) ? "json" : "csv";
         json = !strcmp(fmt, "json");
-        char what[64 + PATH_MAX], lerr[256 + PATH_MAX];
-        snprintf(what, sizeof what, "--log %s", o->log_path);
-        log = course_create_output(o->log_path, what, lerr, sizeof lerr);
+        char lerr[256 + PATH_MAX];
+        log = course_create_output(o->log_path, "--log", lerr, sizeof lerr);
         if (!log) {
             fprintf(stderr, "train: %s\n", lerr);
             m.destroy(m.model);

@@ -75,13 +75,10 @@ int main(int argc, char **argv) {
     }
     /* Opened before anything runs: a path that cannot be written costs no run. */
     FILE *jf = NULL;
-    if (json_path) {
-        char what[4200], jerr[4500];
-        snprintf(what, sizeof what, "--json %s", json_path);
-        if (!(jf = course_create_output(json_path, what, jerr, sizeof jerr))) {
-            fprintf(stderr, "bench: %s\n", jerr);
-            return 2;
-        }
+    char jerr[4500];
+    if (json_path && !(jf = course_create_output(json_path, "--json", jerr, sizeof jerr))) {
+        fprintf(stderr, "bench: %s\n", jerr);
+        return 2;
     }
     char name[128];
     gpu_device_name(name, sizeof name);

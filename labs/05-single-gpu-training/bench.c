@@ -341,13 +341,10 @@ int main(int argc, char **argv) {
     const char *attn_name = attn == MODEL_ATTN_FLASH ? "flash" : "naive";
     /* Opened before anything runs: a path that cannot be written costs no run. */
     FILE *jf = NULL;
-    if (json) {
-        char what[64 + PATH_MAX], jerr[256 + PATH_MAX];
-        snprintf(what, sizeof what, "--json %s", json);
-        if (!(jf = course_create_output(json, what, jerr, sizeof jerr))) {
-            fprintf(stderr, "bench: %s\n", jerr);
-            return 2;
-        }
+    char jerr[256 + PATH_MAX];
+    if (json && !(jf = course_create_output(json, "--json", jerr, sizeof jerr))) {
+        fprintf(stderr, "bench: %s\n", jerr);
+        return 2;
     }
     model_gpu_t m;
     model_gpu_init_attn(&m, &cfg, batch, seq, 1, attn);

@@ -74,7 +74,8 @@ $(foreach l,$(LAB_NAMES),$(foreach s,labs solutions,$(foreach t,$(LAB_TARGETS),$
 -include $(shell find $(BUILD)/cuda $(BUILD)/emu -name '*.d' 2>/dev/null)
 
 # ---- make check / bench LAB=NN ------------------------------------------------
-LAB_DIR := $(if $(LAB),$(or $(filter $(LAB),$(LAB_NAMES)),$(firstword $(filter $(LAB)-%,$(LAB_NAMES)))))
+# LAB=05, LAB=5 and LAB=05-single-gpu-training all name lab 05.
+LAB_DIR := $(if $(LAB),$(or $(filter $(LAB),$(LAB_NAMES)),$(firstword $(filter $(LAB)-% 0$(LAB)-%,$(LAB_NAMES)))))
 
 .PHONY: lab-arg bench-run
 lab-arg:

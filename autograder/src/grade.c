@@ -123,7 +123,7 @@ static void usage(FILE *f) {
             "\n"
             "Grades the student files in --src (default: labs) against the checks,\n"
             "harness and rubrics of the grader's own tree, each lab built in a private copy.\n"
-            "  --lab NN       grade this lab (repeatable); --all: every lab with a rubric (default)\n"
+            "  --lab NN       grade this lab (5 or 05; repeatable); --all: every lab with a rubric (default)\n"
             "  --src DIR      submission: DIR/NN-topic/<files>, DIR/labs/NN-topic/<files> or DIR/<files>\n"
             "  --json FILE    also write Gradescope's results.json there\n"
             "  --gradescope   grade only the labs the submission has files for; with --lab, those labs\n"
@@ -180,11 +180,13 @@ static void parse_args(int argc, char **argv) {
             if (!v || v[0] == '-') { fprintf(stderr, "grade: --lab needs a lab number like 02\n"); exit(2); }
             while (i + 1 < argc && argv[i + 1][0] != '-') {
                 const char *l = argv[++i];
-                if (!isdigit((unsigned char)l[0]) || !isdigit((unsigned char)l[1]) || (l[2] && l[2] != '-')) {
+                /* "5" is lab 05, as "05" and "05-single-gpu-training" are. */
+                int one = isdigit((unsigned char)l[0]) && l[1] == '\0';
+                if (!one && (!isdigit((unsigned char)l[0]) || !isdigit((unsigned char)l[1]) || (l[2] && l[2] != '-'))) {
                     fprintf(stderr, "grade: --lab expects a lab number like 02, got '%s'\n", l);
                     exit(2);
                 }
-                if (O.nlabs < GRADE_MAX_LABS) snprintf(O.labs[O.nlabs++], 8, "%.2s", l);
+                if (O.nlabs < GRADE_MAX_LABS) snprintf(O.labs[O.nlabs++], 8, one ? "0%.1s" : "%.2s", l);
             }
         } else if (!strcmp(a, "--src")) { NEED_VALUE(); snprintf(O.src, sizeof O.src, "%s", v); }
         else if (!strcmp(a, "--root")) { NEED_VALUE(); snprintf(O.root, sizeof O.root, "%s", v); }

@@ -1346,6 +1346,10 @@ static void test_usage_checked_before_build(void **state) {
     snprintf(args, sizeof args, "--src '%s/empty' --mem-mb 0", d);
     expect_usage_error(args, "--mem-mb 0 is not a memory limit");
 
+    /* A one-digit lab number means the lab with a leading zero: 9 is lab 09 (which does not exist). */
+    snprintf(args, sizeof args, "--src '%s/empty' --lab 9", d);
+    expect_usage_error(args, "no lab 09 under");
+
     /* --all and --lab contradict each other: refused, not one of them quietly dropped. */
     snprintf(args, sizeof args, "--src '%s/empty' --all --lab 00", d);
     expect_usage_error(args, "--all and --lab 00 together");

@@ -59,53 +59,63 @@ trap 'rm -rf "$work"' EXIT
 
 "$@" -Wl,-t > "$work/trace" 2> "$work/log"
 st=$?
+export LC_ALL=C # bytes, not characters, from here on (the magic numbers, awk)
 
-# The inputs the linker opened: "path", "path(member)" or "(path)member" (older ld).
-key() { realpath -m -- "$1"; }
-declare -A is_student=() is_harness=()
-for f in "${students[@]}"; do is_student[$(key "$f")]=1; done
-for f in "${harness[@]}"; do is_harness[$(key "$f")]=1; done
-declare -A seen=()
-inputs=()
+# The inputs the linker opened: "path", "path(member)" or "(path)member"
+# (older ld). Each file is named once, by its real path (one realpath call for
+# all: a process per file is most of this script's time otherwise).
+cands=()
+declare -A listed=()
 while IFS= read -r line; do
     case "$line" in
         "("*")"*) p=${line#(}; p=${p%%)*} ;;
         *"("*")") p=${line%(*} ;;
         *) p=$line ;;
     esac
-    [ -f "$p" ] || continue
-    k=$(key "$p")
+    [ -f "$p" ] && [ -z "${listed[$p]:-}" ] || continue
+    listed[$p]=1
+    cands+=("$p")
+done < "$work/trace"
+all=("${students[@]}" "${harness[@]}" "${cands[@]}")
+mapfile -t keys < <(realpath -m -- "${all[@]}")
+[ "${#keys[@]}" -eq "${#all[@]}" ] || { echo "check_link.sh: realpath failed on the link's inputs" >&2; exit 1; }
+declare -A is_student=() is_harness=() seen=()
+ns=${#students[@]} nh=${#harness[@]}
+for ((i = 0; i < ns; i++)); do is_student[${keys[i]}]=1; done
+for ((i = ns; i < ns + nh; i++)); do is_harness[${keys[i]}]=1; done
+inputs=() input_keys=()
+for ((i = ns + nh; i < ${#all[@]}; i++)); do
+    k=${keys[i]}
     [ -n "${seen[$k]:-}" ] && continue
     seen[$k]=1
     [ -n "${is_student[$k]:-}" ] && continue
-    inputs+=("$p")
-done < "$work/trace"
+    inputs+=("${all[i]}")
+    input_keys+=("$k")
+done
 
-# What each input is, for the messages; "work" marks the inputs a submission
-# may not call into.
+# What input i is, into $what, for the messages; "work" marks the inputs a
+# submission may not call into.
 describe() {
-    local p=$1 b=${1##*/}
-    local k
-    k=$(key "$p")
-    if [ -n "${is_harness[$k]:-}" ]; then echo "work|the lab's checks and the grader's harness ($b)"; return; fi
+    local p=${inputs[$1]} b=${inputs[$1]##*/}
+    if [ -n "${is_harness[${input_keys[$1]}]:-}" ]; then what="work|the lab's checks and the grader's harness ($b)"; return; fi
     case "$b" in
-        libcmocka*) echo "work|cmocka (the test framework, $b)" ;;
-        libopenblas*|libblas*|libcblas*|liblapack*) echo "work|BLAS ($b)" ;;
-        libcublas*) echo "work|cuBLAS ($b)" ;;
-        libkernels_*|matmul_switch.o) echo "work|the course's kernels ($b)" ;;
-        libc.so*|libc_nonshared.a|ld-linux*|libdl*|librt*) echo "lib|the C library ($b)" ;;
-        libm.so*|libm.a|libmvec*) echo "lib|the math library ($b)" ;;
-        libpthread*) echo "lib|the threads library ($b)" ;;
-        libstdc++*|libgcc*|libsupc++*) echo "lib|the C++ runtime ($b)" ;;
-        libgomp*) echo "lib|OpenMP ($b)" ;;
-        libcudart*|libcuda.*) echo "lib|the CUDA runtime ($b)" ;;
-        libsimt*) echo "lib|the GPU emulator ($b)" ;;
-        libcommon*|libcomm.a) echo "lib|the course's library ($b)" ;;
-        libmpi*|libopen-*|libpmix*) echo "lib|MPI ($b)" ;;
-        *crt*.o) echo "lib|the program's start-up code ($b)" ;;
+        libcmocka*) what="work|cmocka (the test framework, $b)" ;;
+        libopenblas*|libblas*|libcblas*|liblapack*) what="work|BLAS ($b)" ;;
+        libcublas*) what="work|cuBLAS ($b)" ;;
+        libkernels_*|matmul_switch.o) what="work|the course's kernels ($b)" ;;
+        libc.so*|libc_nonshared.a|ld-linux*|libdl*|librt*) what="lib|the C library ($b)" ;;
+        libm.so*|libm.a|libmvec*) what="lib|the math library ($b)" ;;
+        libpthread*) what="lib|the threads library ($b)" ;;
+        libstdc++*|libgcc*|libsupc++*) what="lib|the C++ runtime ($b)" ;;
+        libgomp*) what="lib|OpenMP ($b)" ;;
+        libcudart*|libcuda.*) what="lib|the CUDA runtime ($b)" ;;
+        libsimt*) what="lib|the GPU emulator ($b)" ;;
+        libcommon*|libcomm.a) what="lib|the course's library ($b)" ;;
+        libmpi*|libopen-*|libpmix*) what="lib|MPI ($b)" ;;
+        *crt*.o) what="lib|the program's start-up code ($b)" ;;
         *) case "$p" in
-               */obj/kernels/*) echo "work|the course's kernels ($b)" ;;
-               *) echo "lib|the course's code ($b)" ;;
+               */obj/kernels/*) what="work|the course's kernels ($b)" ;;
+               *) what="lib|the course's code ($b)" ;;
            esac ;;
     esac
 }
@@ -114,20 +124,71 @@ describe() {
 # "class|description": D defined, w referenced weakly, r referenced by a
 # shared library (an executable's definition would replace the one it was
 # built against, even in a library this link does not name, such as one
-# OpenBLAS needs).
-for p in "${inputs[@]}"; do
-    case "$(head -c 4 -- "$p" 2>/dev/null | od -An -tx1 | tr -d ' \n')" in
-        7f454c46) if readelf -h -- "$p" 2>/dev/null | grep -q 'Type: *DYN'; then dyn=-D; else dyn=-g; fi ;;
-        213c6172) dyn=-g ;;  # an archive
-        *) continue ;;       # a linker script (libc.so): the files it names are in the trace too
+# OpenBLAS needs). Shared objects are read with nm -D, the rest with nm -g;
+# a linker script (libc.so) is skipped: the files it names are in the trace
+# too. Each nm reads all its files at once (-A names the file on each line);
+# the table lists the inputs in link order (a message names the first
+# input that defines a symbol), each one's definitions first.
+elves=() archives=()
+: > "$work/map"
+for ((i = 0; i < ${#inputs[@]}; i++)); do
+    magic=
+    IFS= read -r -N 4 magic < "${inputs[i]}" 2>/dev/null
+    case "$magic" in
+        $'\x7f'ELF) elves+=("${inputs[i]}") ;;
+        '!<ar') archives+=("${inputs[i]}") ;;
+        *) continue ;;
     esac
-    what=$(describe "$p")
-    nm $dyn -P --defined-only -- "$p" 2>/dev/null |
-        awk -v w="$what" 'NF >= 2 && length($2) == 1 { n = $1; sub(/@.*/, "", n); print (($2 ~ /^[WVu]$/) ? "DW" : "D"), n, w }'
-    nm $dyn -P --undefined-only -- "$p" 2>/dev/null |
-        awk -v w="$what" -v so="$dyn" 'NF >= 2 { n = $1; sub(/@.*/, "", n);
-            if ($2 == "w" || $2 == "v") print "w", n, w; else if (so == "-D") print "r", n, w }'
-done > "$work/others"
+    describe "$i"
+    printf '%s\t%s\t%s\n' "$i" "${inputs[i]}" "$what" >> "$work/map"
+done
+shared=() static=("${archives[@]}")
+if [ ${#elves[@]} -gt 0 ]; then
+    # With two or more files readelf names each ("File: path") before its header.
+    declare -A is_dyn=()
+    f=
+    while IFS= read -r line; do
+        case "$line" in
+            "File: "*) f=${line#File: } ;;
+            *"Type:"*DYN*) is_dyn[$f]=1 ;;
+        esac
+    done < <(readelf -h -- "${elves[@]}" "${elves[0]}" 2>/dev/null)
+    for p in "${elves[@]}"; do
+        if [ -n "${is_dyn[$p]:-}" ]; then shared+=("$p"); else static+=("$p"); fi
+    done
+fi
+: > "$work/nm.gd"; : > "$work/nm.gu"; : > "$work/nm.dd"; : > "$work/nm.du"
+if [ ${#static[@]} -gt 0 ]; then
+    nm -A -P -g --defined-only -- "${static[@]}" > "$work/nm.gd" 2>/dev/null
+    nm -A -P -g --undefined-only -- "${static[@]}" > "$work/nm.gu" 2>/dev/null
+fi
+if [ ${#shared[@]} -gt 0 ]; then
+    nm -A -P -D --defined-only -- "${shared[@]}" > "$work/nm.dd" 2>/dev/null
+    nm -A -P -D --undefined-only -- "${shared[@]}" > "$work/nm.du" 2>/dev/null
+fi
+awk -F'\t' '
+FILENAME ~ /\/map$/ { idx[$2] = $1; what[$1] = $3; next }
+{
+    # "path: name type ..." or "archive[member]: name type ...": the file is
+    # the first prefix before ": " that the map knows (a path may hold ": ").
+    line = $0; file = ""; rest = line; off = 0
+    while ((p = index(substr(line, off + 1), ": ")) > 0) {
+        cand = substr(line, 1, off + p - 1)
+        if (!(cand in idx) && cand ~ /\]$/) sub(/\[[^\[]*\]$/, "", cand)
+        if (cand in idx) { file = cand; rest = substr(line, off + p + 2); break }
+        off += p + 1
+    }
+    if (file == "") next
+    k = split(rest, f, " ")
+    if (k < 2) next
+    nm = f[1]; sub(/@.*/, "", nm); i = idx[file]; w = what[i]
+    mode = FILENAME; sub(/.*\/nm\./, "", mode)
+    if (mode ~ /d$/) {
+        if (length(f[2]) == 1) print i "\t0\t" ((f[2] ~ /^[WVu]$/) ? "DW" : "D") " " nm " " w
+    } else if (f[2] == "w" || f[2] == "v") print i "\t1\tw " nm " " w
+    else if (mode == "du") print i "\t1\tr " nm " " w
+}
+' "$work/map" "$work/nm.gd" "$work/nm.gu" "$work/nm.dd" "$work/nm.du" | sort -s -t $'\t' -k1,1n -k2,2n | cut -f3- > "$work/others"
 
 # The student's objects: "S file name type" (defined), "U file name" (used),
 # "I file name" (an ifunc), "E file section" (runs early).

@@ -191,19 +191,55 @@ FILENAME ~ /\/map$/ { idx[$2] = $1; what[$1] = $3; next }
 ' "$work/map" "$work/nm.gd" "$work/nm.gu" "$work/nm.dd" "$work/nm.du" | sort -s -t $'\t' -k1,1n -k2,2n | cut -f3- > "$work/others"
 
 # The student's objects: "S file name type" (defined), "U file name" (used),
-# "I file name" (an ifunc), "E file section" (runs early).
+# "I file name" (an ifunc), "E file section" (runs early), each object's in
+# that order, the objects in the order given. As above, each tool reads all
+# of them at once; readelf gets the first twice so that it names every file
+# ("File: path"), and the second reading is skipped.
+: > "$work/smap"
 for o in "${students[@]}"; do
     src=$o
     case "$o" in */labs/*) src=labs/${o##*/labs/} ;; esac
-    src=${src%.o}
-    nm -P -g --defined-only -- "$o" 2>/dev/null | awk -v f="$src" 'NF >= 2 && length($2) == 1 { print "S", f, $1, $2 }'
-    nm -P -g --undefined-only -- "$o" 2>/dev/null | awk -v f="$src" 'NF >= 2 { print "U", f, $1 }'
-    readelf -sW -- "$o" 2>/dev/null | awk -v f="$src" '$4 == "IFUNC" { print "I", f, $8 }'
-    readelf -SW -- "$o" 2>/dev/null | sed -n 's/^ *\[ *[0-9]*\] \([^ ]*\) .*/\1/p' | awk -v f="$src" '
-        /^\.preinit_array/ { print "E", f, $0; next }
-        /^\.init_array\.[0-9]+$/ { if (substr($0, 13) + 0 <= 101) print "E", f, $0; next }
-        /^\.ctors\.[0-9]+$/ { if (65535 - substr($0, 8) <= 101) print "E", f, $0 }'
-done > "$work/student"
+    printf '%s\t%s\n' "$o" "${src%.o}" >> "$work/smap"
+done
+: > "$work/s.d"; : > "$work/s.u"; : > "$work/s.sym"; : > "$work/s.sec"
+if [ ${#students[@]} -gt 0 ]; then
+    nm -A -P -g --defined-only -- "${students[@]}" > "$work/s.d" 2>/dev/null
+    nm -A -P -g --undefined-only -- "${students[@]}" > "$work/s.u" 2>/dev/null
+    readelf -sW -- "${students[@]}" "${students[0]}" > "$work/s.sym" 2>/dev/null
+    readelf -SW -- "${students[@]}" "${students[0]}" > "$work/s.sec" 2>/dev/null
+fi
+awk -F'\t' '
+FILENAME ~ /\/smap$/ { if (!($1 in idx)) { idx[$1] = FNR - 1; src[FNR - 1] = $2 }; next }
+FILENAME ~ /\/s\.[du]$/ {
+    line = $0; file = ""; rest = line; off = 0
+    while ((p = index(substr(line, off + 1), ": ")) > 0) {
+        cand = substr(line, 1, off + p - 1)
+        if (cand in idx) { file = cand; rest = substr(line, off + p + 2); break }
+        off += p + 1
+    }
+    if (file == "") next
+    k = split(rest, f, " ")
+    i = idx[file]
+    if (FILENAME ~ /d$/) { if (k >= 2 && length(f[2]) == 1) print i "\t0\tS " src[i] " " f[1] " " f[2] }
+    else if (k >= 2) print i "\t1\tU " src[i] " " f[1]
+    next
+}
+/^File: / {
+    # A file named again is the repeat that made readelf name the first one.
+    cur = substr($0, 7); key = FILENAME SUBSEP cur
+    if (key in done || !(cur in idx)) cur = ""; else done[key] = 1
+    next
+}
+cur == "" { next }
+FILENAME ~ /\/s\.sym$/ { split($0, f, " "); if (f[4] == "IFUNC") print idx[cur] "\t2\tI " src[idx[cur]] " " f[8]; next }
+FILENAME ~ /\/s\.sec$/ && match($0, /^ *\[ *[0-9]*\] [^ ]* /) {
+    name = substr($0, RSTART, RLENGTH); sub(/^ *\[ *[0-9]*\] /, "", name); sub(/ $/, "", name)
+    i = idx[cur]
+    if (name ~ /^\.preinit_array/) print i "\t3\tE " src[i] " " name
+    else if (name ~ /^\.init_array\.[0-9]+$/) { if (substr(name, 13) + 0 <= 101) print i "\t3\tE " src[i] " " name }
+    else if (name ~ /^\.ctors\.[0-9]+$/) { if (65535 - substr(name, 8) <= 101) print i "\t3\tE " src[i] " " name }
+}
+' "$work/smap" "$work/s.d" "$work/s.u" "$work/s.sym" "$work/s.sec" | sort -s -t $'\t' -k1,1n -k2,2n | cut -f3- > "$work/student"
 
 awk '
 function base(n) { sub(/@.*/, "", n); return n }

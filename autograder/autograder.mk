@@ -56,13 +56,22 @@ grade-run: $(GRADE_BIN)
 GRADE_LIBS_emu  := $(SIMTCC) $(SIMT_LIB) $(LIBCOMMON) $(EMU_LIBCOMMON) $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) \
                    $(if $(MPICC),$(LIBCOMM))
 GRADE_LIBS_cuda := $(LIBCOMMON) $(CUDA_LIBCOMMON) $(LIBKERNELS_CUDA) $(LIBKERNELS_CPU) $(if $(MPICC),$(LIBCOMM))
+# The objects of the programs that are the grader's, not the student's (the
+# harness, each lab's check.c and bench.c) are built with the libraries too:
+# the base every submission is graded in already holds them, so grading one
+# compiles the student's files and links.
+GRADE_HARNESS_OBJS_emu  = $(BUILD)/grade/harness/grade_main.o \
+                          $(foreach l,$(LAB_NAMES),$(foreach p,check $(if $(wildcard labs/$(l)/bench.c),bench),$(BUILD)/emu/labs/$(l)/graded/$(p).o))
+GRADE_HARNESS_OBJS_cuda = $(BUILD)/grade/harness/grade_main.o \
+                          $(foreach l,$(LAB_NAMES),$(foreach p,check $(if $(wildcard labs/$(l)/bench.c),bench),$(BUILD)/cuda/labs/$(l)/graded/$(p).o))
 .PHONY: grade-libs-emu grade-libs-cuda
-grade-libs-emu: $(GRADE_LIBS_emu)
-grade-libs-cuda: $(GRADE_LIBS_cuda)
+grade-libs-emu: $(GRADE_LIBS_emu) $(GRADE_HARNESS_OBJS_emu)
+grade-libs-cuda: $(GRADE_LIBS_cuda) $(GRADE_HARNESS_OBJS_cuda)
 
 $(BUILD)/grade/harness/grade_main.o: autograder/harness/grade_main.c
 	@mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP -c $< -o $@
+-include $(wildcard $(BUILD)/grade/harness/*.d)
 
 # The link goes through autograder/harness/check_link.sh, which refuses the
 # program (a build error the student sees, naming the symbol) when the
@@ -76,7 +85,7 @@ GRADE_CHECK_LINK := autograder/harness/check_link.sh
 define GRADE_RULES
 $(BUILD)/$(2)/labs/$(1)/graded/$(3).o: labs/$(1)/$(3).c
 	@mkdir -p $$(@D)
-	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(2)) -Ilabs/$(1) $$(CFLAGS) -Dmain=grade_lab_main -c $$< -o $$@
+	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(2)) -Ilabs/$(1) $$(CFLAGS) -Dmain=grade_lab_main -MMD -MP -c $$< -o $$@
 $(BUILD)/$(2)/labs/$(1)/graded/$(3): $(BUILD)/grade/harness/grade_main.o $(BUILD)/$(2)/labs/$(1)/graded/$(3).o $(call lab_objs,$(1),labs,$(2)) $(if $(filter bench,$(3)),$(call lab_ladder_objs,$(1),$(2)) $(call lab_extra_objs,$(1),labs,$(2))) $(call lab_mpi_libs,$(1)) $(LAB_KLIBS_$(2)) | $(GRADE_LIBS_$(2)) $(GRADE_CHECK_LINK)
 	$$(Q)bash $(GRADE_CHECK_LINK) $(foreach o,$(call lab_objs,$(1),labs,$(2)),-s $(o)) \
 	    -h $(BUILD)/grade/harness/grade_main.o -h $(BUILD)/$(2)/labs/$(1)/graded/$(3).o -- \

@@ -100,7 +100,8 @@ $(foreach l,$(LAB_NAMES),$(foreach t,$(LAB_TARGETS),$(foreach p,check $(if $(wil
 # LAB=NN (or LAB='04 05'): the zip grades those labs only, whatever else a
 # submission holds, and is named after them (autograder-05.zip); one zip per
 # assignment. Without LAB= it grades any lab a submission has files for.
-GRADESCOPE_LABS := $(foreach l,$(LAB),$(firstword $(subst -, ,$(l))))
+# A one-digit lab number gets its leading zero (LAB=5 is lab 05).
+GRADESCOPE_LABS := $(foreach l,$(LAB),$(patsubst %,0%,$(filter 0 1 2 3 4 5 6 7 8 9,$(firstword $(subst -, ,$(l)))))$(filter-out 0 1 2 3 4 5 6 7 8 9,$(firstword $(subst -, ,$(l)))))
 GRADESCOPE_ZIP := $(BUILD)/gradescope/autograder$(subst $(space),,$(addprefix -,$(GRADESCOPE_LABS))).zip
 gradescope-zip:
 	$(Q)bash autograder/gradescope/make_zip.sh $(GRADESCOPE_ZIP) $(LAB)

@@ -19,6 +19,7 @@ root=$(cd "$(dirname "$0")/../.." && pwd)
 command -v zip >/dev/null || { echo "gradescope-zip: needs zip; run: sudo apt-get install -y zip"; exit 1; }
 labs=()
 for l in "$@"; do
+    [[ $l =~ ^[0-9](-.*)?$ ]] && l=0$l # LAB=5 is lab 05, as for make check and grade
     nn=${l:0:2}
     if ! [[ $l =~ ^[0-9][0-9](-.*)?$ ]] || ! compgen -G "$root/labs/$nn-*/" >/dev/null ||
         [ ! -f "$root/autograder/rubrics/$nn.json" ]; then

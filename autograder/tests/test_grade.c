@@ -1398,16 +1398,20 @@ static json_t *autograder_on(const char *name, const char *setup, char *log, siz
 
 /* make gradescope-zip LAB=01: the zip names its lab, and run_autograder
  * grades lab 01 only: lab 00's solution uploaded to this assignment earns
- * nothing, and the output says its file was ignored. Without LAB= the zip
- * says that any lab can be graded; an unknown lab is refused. */
+ * nothing, and the output says its file was ignored. The lab is given as
+ * "1": a one-digit number names the lab with its leading zero, in the zip's
+ * name too. Without LAB= the zip says that any lab can be graded; an
+ * unknown lab is refused. */
 static void test_gradescope_lab_assignment(void **state) {
     (void)state;
     if (sh("command -v zip >/dev/null && command -v unzip >/dev/null") != 0) skip();
     char log[PATH_MAX], zip[PATH_MAX];
     snprintf(log, sizeof log, "%s/zip-lab.log", tmp);
     snprintf(zip, sizeof zip, "%s/gs-lab/autograder-01.zip", tmp);
-    if (sh("cd '%s' && bash autograder/gradescope/make_zip.sh '%s' 01 > '%s' 2>&1", GRADE_ROOT, zip, log) != 0)
-        fail_msg("make_zip.sh with lab 01 failed (%s)", log);
+    if (sh("cd '%s' && bash autograder/gradescope/make_zip.sh '%s' 1 > '%s' 2>&1", GRADE_ROOT, zip, log) != 0)
+        fail_msg("make_zip.sh with lab 1 failed (%s)", log);
+    if (sh("cd '%s' && make -s -n gradescope-zip LAB=1 | grep -q '/autograder-01.zip 1$'", GRADE_ROOT) != 0)
+        fail_msg("make gradescope-zip LAB=1 does not name its zip autograder-01.zip");
     if (!file_has(log, "it grades lab 01 only")) fail_msg("make_zip.sh does not say which lab the zip grades (%s)", log);
     if (sh("test \"$(unzip -p '%s' graded_labs)\" = 01", zip) != 0) fail_msg("the zip's graded_labs does not say 01");
     if (sh("cd '%s' && bash autograder/gradescope/make_zip.sh '%s/gs-any/autograder.zip' > '%s' 2>&1", GRADE_ROOT, tmp, log) != 0)

@@ -6,7 +6,7 @@
 # SIMT emulator's ($(BUILD)/emu/lib). The communicator is in comm.mk.
 
 COMMON_SRCS := common/error.c common/log.c common/memory.c common/timer.c common/rng.c \
-               common/numerics.c common/half.c common/args.c common/trace.c \
+               common/numerics.c common/half.c common/args.c common/trace.c common/json.c \
                common/model.c common/data.c common/checkpoint.c
 COMMON_OBJS := $(COMMON_SRCS:common/%.c=$(BUILD)/obj/common/%.o)
 
@@ -63,14 +63,14 @@ endif
 
 # ---- tests -------------------------------------------------------------------
 COMMON_TESTS := test_error test_log test_memory test_rng test_numerics test_half test_args test_trace \
-                test_model test_data test_checkpoint
+                test_json test_model test_data test_checkpoint
 $(foreach t,$(COMMON_TESTS),$(eval $(BUILD)/tests/$(t): common/tests/$(t).c $(LIBCOMMON)))
 $(COMMON_TESTS:%=$(BUILD)/tests/%):
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -MMD -MP $< -o $@ $(LIBCOMMON) $(CMOCKA_LIBS) $(LDLIBS)
 UNIT_TESTS += $(COMMON_TESTS:%=$(BUILD)/tests/%)
 
-$(BUILD)/tests/test_trace: LDLIBS += -ljansson
+$(BUILD)/tests/test_trace $(BUILD)/tests/test_json: LDLIBS += -ljansson
 
 # bf16/fp16 against the toolkit's own host conversions (C++: cuda_bf16.h is C++).
 ifeq ($(HAVE_CUDA),1)

@@ -4,6 +4,7 @@
  * {"traceEvents":[ ... ],"displayTimeUnit":"ms"} with one event per line.
  */
 #include "trace.h"
+#include "json.h"
 #include "memory.h"
 #include "timer.h"
 
@@ -16,18 +17,6 @@ struct trace {
     int pid;
     int first; /* no comma before the first event */
 };
-
-/* JSON string body: escape quotes, backslashes and control characters. */
-static void put_json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
 
 static void begin_event(trace_t *t) {
     fputs(t->first ? "\n" : ",\n", t->f);
@@ -49,7 +38,7 @@ trace_t *trace_open(const char *path, int pid, const char *process_name) {
     if (process_name) {
         begin_event(t);
         fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":", pid);
-        put_json_string(f, process_name);
+        course_json_string(f, process_name);
         fputs("}}", f);
         begin_event(t);
         /* Sort rows by rank in the viewer. */
@@ -64,7 +53,7 @@ void trace_thread_name(trace_t *t, int tid, const char *name) {
     begin_event(t);
     fprintf(t->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":",
             t->pid, tid);
-    put_json_string(t->f, name);
+    course_json_string(t->f, name);
     fputs("}}", t->f);
 }
 
@@ -73,9 +62,9 @@ void trace_complete(trace_t *t, const char *name, const char *cat, int tid, doub
     if (!t) return;
     begin_event(t);
     fputs("{\"ph\":\"X\",\"name\":", t->f);
-    put_json_string(t->f, name);
+    course_json_string(t->f, name);
     fputs(",\"cat\":", t->f);
-    put_json_string(t->f, cat ? cat : "");
+    course_json_string(t->f, cat ? cat : "");
     fprintf(t->f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f,\"dur\":%.3f}", t->pid, tid, ts_us, dur_us);
 }
 
@@ -83,7 +72,7 @@ void trace_instant(trace_t *t, const char *name, int tid, double ts_us) {
     if (!t) return;
     begin_event(t);
     fputs("{\"ph\":\"i\",\"s\":\"t\",\"name\":", t->f);
-    put_json_string(t->f, name);
+    course_json_string(t->f, name);
     fprintf(t->f, ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f}", t->pid, tid, ts_us);
 }
 
@@ -91,7 +80,7 @@ void trace_counter(trace_t *t, const char *name, double ts_us, double value) {
     if (!t) return;
     begin_event(t);
     fputs("{\"ph\":\"C\",\"name\":", t->f);
-    put_json_string(t->f, name);
+    course_json_string(t->f, name);
     fprintf(t->f, ",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"args\":{\"value\":%.17g}}", t->pid, ts_us,
             value);
 }

@@ -23,6 +23,7 @@
 #include "error.h"
 #include "gpu.h"
 #include "half.h"
+#include "json.h"
 #include "lab.h"
 #include "memory.h"
 #include "numerics.h"
@@ -441,15 +442,6 @@ static int time_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bu
     return st;
 }
 
-static void json_string(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fputc('\\', f);
-        if ((unsigned char)*s >= 0x20) fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *kernels,
                     int nkernels, int argc, char **argv) {
     const int emulated = !HAVE_CUBLAS;
@@ -503,7 +495,7 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
 
     if (jf) {
         fprintf(jf, "{\"lab\":\"%s\",\"device\":", lab);
-        json_string(jf, dev);
+        course_json_string(jf, dev);
         fprintf(jf, ",\"emulator\":%s,\"reps\":%d,\"baseline\":%s,\"results\":[",
                 emulated ? "true" : "false", reps, emulated ? "null" : "\"cublas\"");
     }
@@ -548,7 +540,7 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
                        base_ms[p], tf, 100.0, "-", "baseline");
                 if (jf) {
                     fprintf(jf, "%s{\"kernel\":", first_json ? "" : ",");
-                    json_string(jf, p ? "cublas_gemmex_bf16" : "cublas_sgemm");
+                    course_json_string(jf, p ? "cublas_gemmex_bf16" : "cublas_sgemm");
                     fprintf(jf, ",\"M\":%d,\"N\":%d,\"K\":%d,\"ms\":%.6f,\"tflops\":%.6f,"
                                 "\"baseline_ms\":%.6f,\"ratio\":1.0,\"err\":0,\"status\":\"baseline\"}",
                             b.M, b.N, b.K, base_ms[p], tf, base_ms[p]);
@@ -589,7 +581,7 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
             }
             if (jf) {
                 fprintf(jf, "%s{\"kernel\":", first_json ? "" : ",");
-                json_string(jf, k->name);
+                course_json_string(jf, k->name);
                 fprintf(jf, ",\"M\":%d,\"N\":%d,\"K\":%d,", b.M, b.N, b.K);
                 if (st == LAB_OK) {
                     fprintf(jf, "\"ms\":%.6g,\"tflops\":%.6g,", ms, tf);
@@ -601,7 +593,7 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
                     fprintf(jf, "\"ms\":null,\"tflops\":null,\"baseline_ms\":null,\"ratio\":null,\"err\":null,");
                 }
                 fprintf(jf, "\"status\":");
-                json_string(jf, st == LAB_OK ? (err <= 1e-2 ? "ok" : "wrong")
+                course_json_string(jf, st == LAB_OK ? (err <= 1e-2 ? "ok" : "wrong")
                                 : st == LAB_NOT_IMPLEMENTED ? "not implemented" : "failed");
                 fprintf(jf, "}");
                 first_json = 0;

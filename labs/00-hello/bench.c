@@ -16,6 +16,7 @@
 #include "args.h"
 #include "error.h"
 #include "gpu.h"
+#include "json.h"
 #include "lab.h"
 #include "timer.h"
 
@@ -115,10 +116,12 @@ int main(int argc, char **argv) {
     printf("  %-12s %12d %10.3f %12.1f %8s\n", "memcpy d2d", n, t_copy, gb_copy, EMULATED ? "-" : "1.00");
     printf("  %-12s %12d %10.3f %12.1f %8s\n", "vector_add", n, t_add, gb_add, ratio);
     if (jf) {
-        fprintf(jf, "{\"lab\":\"00\",\"device\":\"%s\",\"emulator\":%s,\"n\":%d,\"reps\":%d,\"results\":["
-                   "{\"kernel\":\"memcpy_d2d\",\"ms\":%.6f,\"gbps\":%.3f},"
-                   "{\"kernel\":\"vector_add\",\"ms\":%.6f,\"gbps\":%.3f,\"ratio\":%s}]}\n",
-                name, EMULATED ? "true" : "false", n, reps, t_copy, gb_copy, t_add, gb_add, ratio_json);
+        fprintf(jf, "{\"lab\":\"00\",\"device\":");
+        course_json_string(jf, name);
+        fprintf(jf, ",\"emulator\":%s,\"n\":%d,\"reps\":%d,\"results\":["
+                    "{\"kernel\":\"memcpy_d2d\",\"ms\":%.6f,\"gbps\":%.3f},"
+                    "{\"kernel\":\"vector_add\",\"ms\":%.6f,\"gbps\":%.3f,\"ratio\":%s}]}\n",
+                EMULATED ? "true" : "false", n, reps, t_copy, gb_copy, t_add, gb_add, ratio_json);
         fclose(jf);
     }
     gpu_free(da); gpu_free(db); gpu_free(dc);

@@ -34,6 +34,7 @@
 #include "cuda/model_ops_gpu.h"
 #include "error.h"
 #include "gpu.h"
+#include "json.h"
 #include "lab.h"
 #include "train/matmul_switch.h"
 #include "memory.h"
@@ -200,25 +201,14 @@ static int screen_student_ops(const model_config_t *cfg, int batch, int seq, mod
     return screen_adamw(n_params, msg, len);
 }
 
-/* A JSON string: quotes, backslashes and control characters escaped. */
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        if (*s == '"' || *s == '\\') fprintf(f, "\\%c", *s);
-        else if ((unsigned char)*s < 0x20) fprintf(f, "\\u%04x", (unsigned char)*s);
-        else fputc(*s, f);
-    }
-    fputc('"', f);
-}
-
 /* The benchmark found a student function wrong: say so, and write the
  * grader's JSON with the reason; returns the exit status. */
 static int report_wrong(FILE *jf, const char *dev, const char *msg) {
     if (jf) {
         fprintf(jf, "{\"device\": ");
-        json_str(jf, dev);
+        course_json_string(jf, dev);
         fprintf(jf, ", \"status\": \"wrong\", \"message\": ");
-        json_str(jf, msg);
+        course_json_string(jf, msg);
         fprintf(jf, ", \"tokens_per_s\": null, \"mfu\": null}\n");
         fclose(jf);
     }
@@ -417,7 +407,7 @@ int main(int argc, char **argv) {
            flops * tps / 1e12, 100.0 * mfu, loss);
     if (jf) {
         fprintf(jf, "{\"device\": ");
-        json_str(jf, dev);
+        course_json_string(jf, dev);
         fprintf(jf, ", \"status\": \"ok\", \"d_model\": %d, \"layers\": %d, \"seq\": %d, \"batch\": %d, "
                     "\"matmul\": \"%s\", \"attention\": \"%s\", \"step_ms\": %.4f, \"tokens_per_s\": %.2f, "
                     "\"mfu\": ",

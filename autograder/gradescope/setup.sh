@@ -16,4 +16,9 @@ if ! id -u grader-student >/dev/null 2>&1; then
     useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin grader-student
 fi
 make -C "$COURSE" --no-print-directory BUILD=build build/bin/grade
+# The course libraries, built once here rather than for every submission:
+# run_autograder grades in a copy of them (the cache is root's; student code
+# never writes to it). A failed build fails the image, where the staff see it.
+"$COURSE/build/bin/grade" --root "$COURSE" --prepare --base-cache "$AG/base-cache" \
+    ${GRADE_TARGET:+--target "$GRADE_TARGET"}
 chmod -R a+rX "$COURSE"

@@ -70,6 +70,7 @@ typedef struct {
     int nonly;
     long long mem_mb;         /* RLIMIT_AS for tests on emu, MiB */
     const char *base_cache;   /* --base-cache: keep built course libraries here between runs */
+    int prepare;              /* --prepare: only build (or find) them there */
 } opts_t;
 
 static opts_t O;
@@ -119,7 +120,7 @@ static void usage(FILE *f) {
             "             [--target cuda|emu] [--timeout S] [--batch DIR [--csv FILE]]\n"
             "             [--seed N] [--only NAME ...] [--run-as USER] [--root DIR] [--jobs N]\n"
             "             [--mem-mb N] [--keep] [--base-cache DIR] [--mpirun 'CMD']\n"
-            "             [--emu-speed-args 'ARGS']\n"
+            "             [--emu-speed-args 'ARGS'] | --prepare --base-cache DIR [--target T]\n"
             "\n"
             "Grades the student files in --src (default: labs) against the checks,\n"
             "harness and rubrics of the grader's own tree, each lab built in a private copy.\n"
@@ -146,6 +147,9 @@ static void usage(FILE *f) {
             "                 make grade uses build/grade-cache. Student code never runs there,\n"
             "                 but code run without --run-as could write to it: grade untrusted\n"
             "                 submissions with --run-as, or without a cache\n"
+            "  --prepare      only build the course libraries into --base-cache (or find them there)\n"
+            "                 and stop, so that later runs start grading at once (Gradescope's\n"
+            "                 setup.sh does this when it builds the image)\n"
             "  --mpirun 'CMD' how tests on several MPI ranks (a rubric's \"ranks\") start: {n} in CMD\n"
             "                 becomes N (else \"-np N\" is added), then the program follows\n"
             "                 (default: '" DEFAULT_MPIRUN "'; Slurm: 'srun --mpi=pmix -n {n}')\n"
@@ -175,6 +179,7 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--all")) O.all = 1;
         else if (!strcmp(a, "--gradescope")) O.gradescope = 1;
         else if (!strcmp(a, "--keep")) O.keep = 1;
+        else if (!strcmp(a, "--prepare")) O.prepare = 1;
         else if (!strcmp(a, "--lab")) {
             /* "--lab 00 01" and "--lab 00 --lab 01" both work. */
             if (!v || v[0] == '-') { fprintf(stderr, "grade: --lab needs a lab number like 02\n"); exit(2); }
@@ -251,6 +256,15 @@ static void parse_args(int argc, char **argv) {
          * leaves labs out of the total. */
         fprintf(stderr, "grade: --all and --lab %s together: give --lab for some labs or --all for every lab, "
                         "not both (with make grade: LAB=NN, not --lab in GRADE_ARGS)\n", O.labs[0]);
+        exit(2);
+    }
+    if (O.prepare && !O.base_cache) {
+        fprintf(stderr, "grade: --prepare needs --base-cache DIR: it builds the course libraries there for later runs\n");
+        exit(2);
+    }
+    if (O.prepare && (O.batch || O.json_path)) {
+        fprintf(stderr, "grade: --prepare grades nothing, so %s would get nothing; leave it out\n",
+                O.batch ? "--batch" : "--json");
         exit(2);
     }
 }
@@ -1263,6 +1277,20 @@ static void evict_old_bases(const char *cache, int keep) {
     }
 }
 
+static int cache_refused; /* --prepare could not use the cache, and said why */
+
+/* The cache cannot be used: grade without it, or with --prepare (which
+ * builds only for the cache) stop. */
+static int without_cache(void) {
+    if (O.prepare) {
+        fprintf(stderr, "grade: --prepare: nothing was built\n");
+        cache_refused = 1;
+        return -1;
+    }
+    O.base_cache = NULL;
+    return prepare_base();
+}
+
 /* The base in --base-cache, named by a hash of the grader's tree (student
  * files by name only: each lab's copy gets them fresh), the target and the
  * build environment. Found complete, it is used as it is; else it is built
@@ -1270,11 +1298,10 @@ static void evict_old_bases(const char *cache, int keep) {
  * shared lock on it until it exits, so no other run removes it meanwhile. */
 static int prepare_cached_base(void) {
     static int lock_fd = -1; /* held for the whole run */
+    const char *then = O.prepare ? "" : "; building without the cache";
     if (mkdirs(O.base_cache, 0755) != 0) {
-        fprintf(stderr, "grade: --base-cache %s: cannot create it (%s); building without the cache\n", O.base_cache,
-                strerror(errno));
-        O.base_cache = NULL;
-        return prepare_base();
+        fprintf(stderr, "grade: --base-cache %s: cannot create it (%s)%s\n", O.base_cache, strerror(errno), then);
+        return without_cache();
     }
     static char paths[GRADE_MAX_LABS * 16][256];
     static const char *ptrs[GRADE_MAX_LABS * 16];
@@ -1288,9 +1315,8 @@ static int prepare_cached_base(void) {
     int err = 0;
     unsigned long long key = tree_hash(O.root, base_skip, ptrs, np, salt, &err);
     if (err) {
-        fprintf(stderr, "grade: part of %s could not be read; building without the cache\n", O.root);
-        O.base_cache = NULL;
-        return prepare_base();
+        fprintf(stderr, "grade: part of %s could not be read%s\n", O.root, then);
+        return without_cache();
     }
     const char *cache = O.base_cache; /* made absolute by main */
     snprintf(base_dir, sizeof base_dir, "%s/%016llx-%s", cache, key, O.target);
@@ -1299,11 +1325,10 @@ static int prepare_cached_base(void) {
     snprintf(stamp, sizeof stamp, "%s/.complete", base_dir);
     lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (lock_fd < 0 || flock(lock_fd, LOCK_EX) != 0) {
-        fprintf(stderr, "grade: --base-cache: cannot lock %s (%s); building without the cache\n", lock, strerror(errno));
+        fprintf(stderr, "grade: --base-cache: cannot lock %s (%s)%s\n", lock, strerror(errno), then);
         if (lock_fd >= 0) close(lock_fd);
         lock_fd = -1;
-        O.base_cache = NULL;
-        return prepare_base();
+        return without_cache();
     }
     int rc = 0;
     if (access(stamp, F_OK) == 0) {
@@ -1816,11 +1841,11 @@ int main(int argc, char **argv) {
         fprintf(stderr, "grade: %s is not the course tree (no autograder/rubrics); use --root\n", O.root);
         return 2;
     }
-    if (!O.batch && stat(O.src, &st) != 0) {
+    if (!O.batch && !O.prepare && stat(O.src, &st) != 0) {
         fprintf(stderr, "grade: --src %s: %s\n", O.src, strerror(errno));
         return 2;
     }
-    if (!O.batch && !S_ISDIR(st.st_mode)) {
+    if (!O.batch && !O.prepare && !S_ISDIR(st.st_mode)) {
         fprintf(stderr, "grade: --src %s is not a folder; a submission is a folder of files%s\n", O.src,
                 is_archive(O.src) ? " (unzip it first)" : "");
         return 2;
@@ -1891,10 +1916,12 @@ int main(int argc, char **argv) {
     mkdirs(home, 0755);
     course_labs = L;
     base_ok = prepare_base() == 0;
-    if (!base_ok) fprintf(stderr, "grade: the course libraries did not build:\n%s\n", base_log);
+    if (!base_ok && !cache_refused) fprintf(stderr, "grade: the course libraries did not build:\n%s\n", base_log);
 
     int rc = 0;
-    if (O.batch) {
+    if (O.prepare) {
+        if (base_ok) printf("grade: the course libraries for %s are ready in %s\n", O.target, base_dir);
+    } else if (O.batch) {
         rc = run_batch(rubrics, nrub);
     } else {
         result_t *res = NULL;

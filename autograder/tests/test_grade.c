@@ -1235,21 +1235,29 @@ static void test_gradescope_zip(void **state) {
         if (strstr(buf, never[i])) fail_msg("the zip must not contain %s", never[i]);
 }
 
-/* run_autograder in a fake /autograder: unzip, build the grader as setup.sh
- * does, submit a flat vector_add.cu, expect results.json with 10 points. */
+/* run_autograder in a fake /autograder: unzip, build the grader and fill
+ * the course libraries' cache as setup.sh does, submit a flat vector_add.cu,
+ * expect results.json with 10 points. As root, student code runs as nobody
+ * (Gradescope's grader-student), and the grade uses the cache. */
 static void test_run_autograder(void **state) {
     (void)state;
     if (sh("command -v zip >/dev/null && command -v unzip >/dev/null") != 0) skip();
+    int as_user = getuid() == 0 && getpwnam("nobody");
     char log[PATH_MAX];
     snprintf(log, sizeof log, "%s/gradescope.log", tmp);
     int rc = sh("set -e; ag='%s/ag'; mkdir -p \"$ag/source\" \"$ag/submission\";"
                 "unzip -q -o '%s/gs/autograder.zip' -d \"$ag/source\";"
                 "make -C \"$ag/source/course\" --no-print-directory BUILD=build build/bin/grade;"
+                "\"$ag/source/course/build/bin/grade\" --root \"$ag/source/course\" --prepare"
+                " --base-cache \"$ag/base-cache\" --target emu --jobs 2 > '%s.prepare' 2>&1;"
                 "cp '%s/solutions/00-hello/vector_add.cu' \"$ag/submission/\";"
                 "echo 'not a lab file' > \"$ag/submission/notes.txt\";"
-                "GRADESCOPE_ROOT=\"$ag\" GRADE_TARGET=emu timeout -k 10 600 bash \"$ag/source/run_autograder\" > '%s' 2>&1",
-                tmp, tmp, GRADE_ROOT, log);
-    if (rc != 0) fail_msg("run_autograder failed (%d; %s)", rc, log);
+                "GRADESCOPE_ROOT=\"$ag\" GRADE_TARGET=emu GRADE_RUN_AS=%s timeout -k 10 600"
+                " bash \"$ag/source/run_autograder\" > '%s' 2>&1",
+                tmp, tmp, log, GRADE_ROOT, as_user ? "nobody" : "no-such-user", log);
+    if (rc != 0) fail_msg("run_autograder failed (%d; %s, %s.prepare)", rc, log, log);
+    if (!file_has(log, as_user ? "course libraries for emu: reused from" : "building the course libraries"))
+        fail_msg("run_autograder %s the libraries setup.sh built (%s)", as_user ? "did not reuse" : "reused", log);
     char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/ag/results/results.json", tmp);
     json_t *res = json_load_file(path, 0, NULL);
@@ -1353,6 +1361,15 @@ static void test_usage_checked_before_build(void **state) {
     /* --all and --lab contradict each other: refused, not one of them quietly dropped. */
     snprintf(args, sizeof args, "--src '%s/empty' --all --lab 00", d);
     expect_usage_error(args, "--all and --lab 00 together");
+
+    /* --prepare only fills a cache: without one, or with an output to write, it is refused. */
+    snprintf(args, sizeof args, "--prepare --json '%s/p.json'", d);
+    expect_usage_error(args, "--prepare grades nothing, so --json would get nothing");
+    char log[PATH_MAX];
+    snprintf(log, sizeof log, "%s/prepare.log", d);
+    int rc = sh("'%s' --root '%s' --target emu --prepare > '%s' 2>&1", GRADE_BIN, GRADE_ROOT, log);
+    if (rc != 2 || !file_has(log, "--prepare needs --base-cache DIR"))
+        fail_msg("grade --prepare without --base-cache: exit status %d, want 2 and the reason (%s)", rc, log);
 }
 
 /* --batch replaces the CSV when it is done, and leaves no partial file. */

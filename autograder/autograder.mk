@@ -60,10 +60,11 @@ GRADE_LIBS_cuda := $(LIBCOMMON) $(CUDA_LIBCOMMON) $(LIBKERNELS_CUDA) $(LIBKERNEL
 # harness, each lab's check.c and bench.c) are built with the libraries too:
 # the base every submission is graded in already holds them, so grading one
 # compiles the student's files and links.
-GRADE_HARNESS_OBJS_emu  = $(BUILD)/grade/harness/grade_main.o \
-                          $(foreach l,$(LAB_NAMES),$(foreach p,check $(if $(wildcard labs/$(l)/bench.c),bench),$(BUILD)/emu/labs/$(l)/graded/$(p).o))
-GRADE_HARNESS_OBJS_cuda = $(BUILD)/grade/harness/grade_main.o \
-                          $(foreach l,$(LAB_NAMES),$(foreach p,check $(if $(wildcard labs/$(l)/bench.c),bench),$(BUILD)/cuda/labs/$(l)/graded/$(p).o))
+# $(1) target
+grade_harness_objs = $(BUILD)/grade/harness/grade_main.o \
+                     $(foreach l,$(LAB_NAMES),$(foreach p,check $(if $(wildcard labs/$(l)/bench.c),bench),$(BUILD)/$(1)/labs/$(l)/graded/$(p).o))
+GRADE_HARNESS_OBJS_emu  = $(call grade_harness_objs,emu)
+GRADE_HARNESS_OBJS_cuda = $(call grade_harness_objs,cuda)
 .PHONY: grade-libs-emu grade-libs-cuda
 grade-libs-emu: $(GRADE_LIBS_emu) $(GRADE_HARNESS_OBJS_emu)
 grade-libs-cuda: $(GRADE_LIBS_cuda) $(GRADE_HARNESS_OBJS_cuda)
@@ -101,7 +102,8 @@ $(foreach l,$(LAB_NAMES),$(foreach t,$(LAB_TARGETS),$(foreach p,check $(if $(wil
 # submission holds, and is named after them (autograder-05.zip); one zip per
 # assignment. Without LAB= it grades any lab a submission has files for.
 # A one-digit lab number gets its leading zero (LAB=5 is lab 05).
-GRADESCOPE_LABS := $(foreach l,$(LAB),$(patsubst %,0%,$(filter 0 1 2 3 4 5 6 7 8 9,$(firstword $(subst -, ,$(l)))))$(filter-out 0 1 2 3 4 5 6 7 8 9,$(firstword $(subst -, ,$(l)))))
+lab_nn = $(if $(filter 0 1 2 3 4 5 6 7 8 9,$(1)),0$(1),$(1))
+GRADESCOPE_LABS := $(foreach l,$(LAB),$(call lab_nn,$(firstword $(subst -, ,$(l)))))
 GRADESCOPE_ZIP := $(BUILD)/gradescope/autograder$(subst $(space),,$(addprefix -,$(GRADESCOPE_LABS))).zip
 gradescope-zip:
 	$(Q)bash autograder/gradescope/make_zip.sh $(GRADESCOPE_ZIP) $(LAB)

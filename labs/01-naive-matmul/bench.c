@@ -7,11 +7,7 @@
  * (kernels/gemm_harness.h does the timing).
  */
 #include "gemm_harness.h"
-
-int matmul_naive_uncoalesced(int M, int N, int K, float alpha, const float *A, const float *B,
-                             float beta, float *C);
-int matmul_naive(int M, int N, int K, float alpha, const float *A, const float *B, float beta,
-                 float *C);
+#include "matmul_ladder.h"
 
 int main(int argc, char **argv) {
     const gemm_kernel_t ladder[] = {

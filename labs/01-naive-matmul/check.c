@@ -14,11 +14,7 @@
  */
 #include "labcheck.h"
 #include "gemm_harness.h"
-
-int matmul_naive_uncoalesced(int M, int N, int K, float alpha, const float *A, const float *B,
-                             float beta, float *C);
-int matmul_naive(int M, int N, int K, float alpha, const float *A, const float *B, float beta,
-                 float *C);
+#include "matmul_ladder.h"
 
 static const gemm_kernel_t UNCOALESCED = {"matmul_naive_uncoalesced", matmul_naive_uncoalesced, NULL};
 static const gemm_kernel_t COALESCED = {"matmul_naive", matmul_naive, NULL};

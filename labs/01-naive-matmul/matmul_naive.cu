@@ -14,6 +14,7 @@
 #include <cuda_runtime.h>
 
 #include "lab.h"
+#include "matmul_ladder.h"
 
 /* Each block is BLOCK x BLOCK threads: 32 x 32 = 1024, the most a block may
  * hold, and a warp is exactly one row of the block (32 threads along x). */

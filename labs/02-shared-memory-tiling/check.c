@@ -15,10 +15,7 @@
  */
 #include "labcheck.h"
 #include "gemm_harness.h"
-
-int matmul_smem(int M, int N, int K, float alpha, const float *A, const float *B, float beta,
-                float *C);
-int matmul_smem_tile(void);
+#include "matmul_ladder.h"
 
 static void shape(int M, int N, int K, float alpha, float beta, uint64_t salt) {
     gemm_check_shape(matmul_smem, "matmul_smem", M, N, K, alpha, beta, lab_seed + salt,

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #include "lab.h"
+#include "matmul_ladder.h"
 
 /* Tile edge, fixed at compile time so the shared arrays have a constant size
  * and the inner loop can be unrolled. 32 x 32 = 1024 threads per block (the

@@ -9,21 +9,7 @@
  * the timing).
  */
 #include "gemm_harness.h"
-
-int matmul_naive_uncoalesced(int M, int N, int K, float alpha, const float *A, const float *B,
-                             float beta, float *C);
-int matmul_naive(int M, int N, int K, float alpha, const float *A, const float *B, float beta,
-                 float *C);
-int matmul_smem(int M, int N, int K, float alpha, const float *A, const float *B, float beta,
-                float *C);
-int matmul_blocktile_1d(int M, int N, int K, float alpha, const float *A, const float *B,
-                        float beta, float *C);
-int matmul_blocktile_2d(int M, int N, int K, float alpha, const float *A, const float *B,
-                        float beta, float *C);
-int matmul_vectorized(int M, int N, int K, float alpha, const float *A, const float *B,
-                      float beta, float *C);
-int matmul_warptile(int M, int N, int K, float alpha, const float *A, const float *B,
-                    float beta, float *C);
+#include "matmul_ladder.h"
 
 int main(int argc, char **argv) {
     const gemm_kernel_t ladder[] = {

@@ -24,19 +24,7 @@
  */
 #include "labcheck.h"
 #include "gemm_harness.h"
-
-int matmul_blocktile_1d(int M, int N, int K, float alpha, const float *A, const float *B,
-                        float beta, float *C);
-int matmul_blocktile_2d(int M, int N, int K, float alpha, const float *A, const float *B,
-                        float beta, float *C);
-int matmul_vectorized(int M, int N, int K, float alpha, const float *A, const float *B,
-                      float beta, float *C);
-int matmul_warptile(int M, int N, int K, float alpha, const float *A, const float *B,
-                    float beta, float *C);
-void matmul_blocktile_1d_tiles(int *bm, int *bn, int *bk);
-void matmul_blocktile_2d_tiles(int *bm, int *bn, int *bk);
-void matmul_vectorized_tiles(int *bm, int *bn, int *bk);
-void matmul_warptile_tiles(int *bm, int *bn, int *bk);
+#include "matmul_ladder.h"
 
 /* A kernel under test and the tile sizes its file was compiled with. */
 typedef struct {

@@ -12,6 +12,7 @@
 #include <cuda_runtime.h>
 
 #include "lab.h"
+#include "matmul_ladder.h"
 
 /* Tile sizes (override with -D; the checks ask matmul_blocktile_2d_tiles()).
  * BM x BN = 128 x 128 per block, TM x TN = 8 x 8 per thread: 256 threads.

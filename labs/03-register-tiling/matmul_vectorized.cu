@@ -19,6 +19,7 @@
 #include <cuda_runtime.h>
 
 #include "lab.h"
+#include "matmul_ladder.h"
 
 /* Tile sizes (override with -D; the checks ask matmul_vectorized_tiles()).
  * As step 2: 128 x 128 per block, 8 x 8 per thread, 256 threads, about 140

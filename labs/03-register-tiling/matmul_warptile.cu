@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include "lab.h"
+#include "matmul_ladder.h"
 
 /* Tile sizes (override with -D; autotune.sh searches them, the checks ask
  * matmul_warptile_tiles()). These defaults are a reasoned starting point for

@@ -21,26 +21,7 @@
 
 #include "gemm_harness.h"
 #include "lab.h"
-
-int matmul_naive(int M, int N, int K, float alpha, const float *A, const float *B, float beta,
-                 float *C);
-int matmul_smem(int M, int N, int K, float alpha, const float *A, const float *B, float beta,
-                float *C);
-int matmul_blocktile_1d(int M, int N, int K, float alpha, const float *A, const float *B,
-                        float beta, float *C);
-int matmul_blocktile_2d(int M, int N, int K, float alpha, const float *A, const float *B,
-                        float beta, float *C);
-int matmul_vectorized(int M, int N, int K, float alpha, const float *A, const float *B,
-                      float beta, float *C);
-int matmul_warptile(int M, int N, int K, float alpha, const float *A, const float *B,
-                    float beta, float *C);
-int matmul_wmma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
-                float beta, float *C);
-int matmul_mma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
-               float beta, float *C);
-int matmul_wgmma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
-                 float beta, float *C);
-int matmul_wgmma_supported(void);
+#include "matmul_ladder.h"
 
 int main(int argc, char **argv) {
     gemm_kernel_t ladder[] = {

@@ -29,17 +29,7 @@
  */
 #include "labcheck.h"
 #include "gemm_harness.h"
-
-int matmul_wmma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
-                float beta, float *C);
-int matmul_mma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
-               float beta, float *C);
-int matmul_wgmma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
-                 float beta, float *C);
-void matmul_wmma_tile(int *bm, int *bn, int *bk);
-void matmul_mma_tile(int *bm, int *bn, int *bk);
-void matmul_wgmma_tile(int *bm, int *bn, int *bk);
-int matmul_wgmma_supported(void);
+#include "matmul_ladder.h"
 
 /* One step of the lab: its function, its tile sizes, and (Hopper only) a probe. */
 typedef struct {
@@ -49,9 +39,9 @@ typedef struct {
     int (*supported)(void);
 } step_t;
 
-static const step_t step_wmma = {"matmul_wmma", matmul_wmma, matmul_wmma_tile, NULL};
-static const step_t step_mma = {"matmul_mma", matmul_mma, matmul_mma_tile, NULL};
-static const step_t step_wgmma = {"matmul_wgmma", matmul_wgmma, matmul_wgmma_tile,
+static const step_t step_wmma = {"matmul_wmma", matmul_wmma, matmul_wmma_tiles, NULL};
+static const step_t step_mma = {"matmul_mma", matmul_mma, matmul_mma_tiles, NULL};
+static const step_t step_wgmma = {"matmul_wgmma", matmul_wgmma, matmul_wgmma_tiles,
                                   matmul_wgmma_supported};
 
 /* Under the emulator M and N stay <= 256 (the whole check stays fast), and

@@ -33,6 +33,7 @@
 
 #include "hopper.cuh"
 #include "lab.h"
+#include "matmul_ladder.h"
 
 #define WG_BM 128          /* rows of C per block: 2 consumers x 64 */
 #define WG_BN 256          /* columns of C per block */
@@ -197,7 +198,7 @@ __global__ void matmul_wgmma_pad(const uint16_t *src, int rows, int cols, uint16
 }
 
 /* The tile sizes this file was compiled with, for the checks' edge cases. */
-extern "C" void matmul_wgmma_tile(int *bm, int *bn, int *bk) {
+extern "C" void matmul_wgmma_tiles(int *bm, int *bn, int *bk) {
     *bm = WG_BM;
     *bn = WG_BN;
     *bk = WG_BK;

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "lab.h"
+#include "matmul_ladder.h"
 
 using namespace nvcuda;
 
@@ -74,7 +75,7 @@ matmul_wmma_kernel(int M, int N, int K, float alpha, const __nv_bfloat16 *A,
 }
 
 /* The tile sizes this file was compiled with, for the checks' edge cases. */
-extern "C" void matmul_wmma_tile(int *bm, int *bn, int *bk) {
+extern "C" void matmul_wmma_tiles(int *bm, int *bn, int *bk) {
     *bm = WMMA_BM;
     *bn = WMMA_BN;
     *bk = WMMA_BK;

@@ -13,6 +13,7 @@
 #include <cuda_runtime.h>
 
 #include "lab.h"
+#include "matmul_ladder.h"
 
 /* Tile sizes, fixed at compile time so the shared arrays and the register
  * array have constant sizes and the loops unroll. Override with -D (the

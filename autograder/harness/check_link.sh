@@ -166,18 +166,24 @@ if [ ${#shared[@]} -gt 0 ]; then
     nm -A -P -D --defined-only -- "${shared[@]}" > "$work/nm.dd" 2>/dev/null
     nm -A -P -D --undefined-only -- "${shared[@]}" > "$work/nm.du" 2>/dev/null
 fi
-awk -F'\t' '
-FILENAME ~ /\/map$/ { idx[$2] = $1; what[$1] = $3; next }
-{
-    # "path: name type ..." or "archive[member]: name type ...": the file is
-    # the first prefix before ": " that the map knows (a path may hold ": ").
-    line = $0; file = ""; rest = line; off = 0
+# Both awk programs below read nm -A's lines, "path: name type ..." or
+# "archive[member]: name type ...": the file is the first prefix before ": "
+# that idx[] knows (a path may hold ": "; an archive's member is known by the
+# archive's path). nm_file() sets file ("" when none) and rest, the part after it.
+nm_file='
+function nm_file(line,    p, off, cand) {
+    file = ""; rest = line; off = 0
     while ((p = index(substr(line, off + 1), ": ")) > 0) {
         cand = substr(line, 1, off + p - 1)
         if (!(cand in idx) && cand ~ /\]$/) sub(/\[[^\[]*\]$/, "", cand)
-        if (cand in idx) { file = cand; rest = substr(line, off + p + 2); break }
+        if (cand in idx) { file = cand; rest = substr(line, off + p + 2); return }
         off += p + 1
     }
+}'
+awk -F'\t' "$nm_file"'
+FILENAME ~ /\/map$/ { idx[$2] = $1; what[$1] = $3; next }
+{
+    nm_file($0)
     if (file == "") next
     k = split(rest, f, " ")
     if (k < 2) next
@@ -208,15 +214,10 @@ if [ ${#students[@]} -gt 0 ]; then
     readelf -sW -- "${students[@]}" "${students[0]}" > "$work/s.sym" 2>/dev/null
     readelf -SW -- "${students[@]}" "${students[0]}" > "$work/s.sec" 2>/dev/null
 fi
-awk -F'\t' '
+awk -F'\t' "$nm_file"'
 FILENAME ~ /\/smap$/ { if (!($1 in idx)) { idx[$1] = FNR - 1; src[FNR - 1] = $2 }; next }
 FILENAME ~ /\/s\.[du]$/ {
-    line = $0; file = ""; rest = line; off = 0
-    while ((p = index(substr(line, off + 1), ": ")) > 0) {
-        cand = substr(line, 1, off + p - 1)
-        if (cand in idx) { file = cand; rest = substr(line, off + p + 2); break }
-        off += p + 1
-    }
+    nm_file($0)
     if (file == "") next
     k = split(rest, f, " ")
     i = idx[file]

@@ -1235,9 +1235,10 @@ static void test_gradescope_zip(void **state) {
         if (strstr(buf, never[i])) fail_msg("the zip must not contain %s", never[i]);
 }
 
-/* run_autograder in a fake /autograder: unzip, build the grader and fill
- * the course libraries' cache as setup.sh does, submit a flat vector_add.cu,
- * expect results.json with 10 points. As root, student code runs as nobody
+/* setup.sh and run_autograder in a fake /autograder: unzip, run setup.sh
+ * (GRADE_SETUP_SYSTEM=0: no packages, no user), which builds the grader and
+ * fills the course libraries' cache, submit a flat vector_add.cu, expect
+ * results.json with 10 points. As root, student code runs as nobody
  * (Gradescope's grader-student), and the grade uses the cache. */
 static void test_run_autograder(void **state) {
     (void)state;
@@ -1247,15 +1248,14 @@ static void test_run_autograder(void **state) {
     snprintf(log, sizeof log, "%s/gradescope.log", tmp);
     int rc = sh("set -e; ag='%s/ag'; mkdir -p \"$ag/source\" \"$ag/submission\";"
                 "unzip -q -o '%s/gs/autograder.zip' -d \"$ag/source\";"
-                "make -C \"$ag/source/course\" --no-print-directory BUILD=build build/bin/grade;"
-                "\"$ag/source/course/build/bin/grade\" --root \"$ag/source/course\" --prepare"
-                " --base-cache \"$ag/base-cache\" --target emu --jobs 2 > '%s.prepare' 2>&1;"
+                "GRADESCOPE_ROOT=\"$ag\" GRADE_TARGET=emu GRADE_SETUP_SYSTEM=0"
+                " bash \"$ag/source/setup.sh\" > '%s.setup' 2>&1;"
                 "cp '%s/solutions/00-hello/vector_add.cu' \"$ag/submission/\";"
                 "echo 'not a lab file' > \"$ag/submission/notes.txt\";"
                 "GRADESCOPE_ROOT=\"$ag\" GRADE_TARGET=emu GRADE_RUN_AS=%s timeout -k 10 600"
                 " bash \"$ag/source/run_autograder\" > '%s' 2>&1",
                 tmp, tmp, log, GRADE_ROOT, as_user ? "nobody" : "no-such-user", log);
-    if (rc != 0) fail_msg("run_autograder failed (%d; %s, %s.prepare)", rc, log, log);
+    if (rc != 0) fail_msg("setup.sh or run_autograder failed (%d; %s.setup, %s)", rc, log, log);
     if (!file_has(log, as_user ? "course libraries for emu: reused from" : "building the course libraries"))
         fail_msg("run_autograder %s the libraries setup.sh built (%s)", as_user ? "did not reuse" : "reused", log);
     char path[PATH_MAX];

@@ -1879,7 +1879,7 @@ static void test_mpi_speed_path(void **state) {
     (void)state;
     char log[PATH_MAX];
     json_t *res = grade_mpi_solution(
-        "speed", "--emu-speed-args '--n 65536 --reps 3' --only test_uneven --only test_large --only 'speed, 4M floats'",
+        "speed", "--emu-speed-args '--n 65536 --reps 9' --only test_uneven --only test_large --only 'speed, 4M floats'",
         log, sizeof log);
     double max, sc = score_of(res, "lab 90: speed, 4M floats", &max);
     const char *out = output_of(res, "lab 90: speed, 4M floats");

@@ -19,13 +19,12 @@
 #include "json.h"
 #include "lab.h"
 #include "timer.h"
+#include "vector_add.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-int vector_add(const float *a, const float *b, float *c, int n);
 
 #ifdef COURSE_SIMT
 enum { EMULATED = 1, WARMUP = 1 };

@@ -8,6 +8,7 @@
 #include <cuda_runtime.h>
 
 #include "lab.h"
+#include "vector_add.h"
 
 /* c[i] = a[i] + b[i] for 0 <= i < n; a, b, c are device pointers. */
 __global__ void vector_add_kernel(const float *a, const float *b, float *c, int n) {

@@ -71,8 +71,9 @@ typedef struct {
 
 static char tmp[PATH_MAX];
 /* "--base-cache TMP/base-cache": most runs share the course libraries built
- * by the first (test_base_cache checks that this changes no result; the stop
- * and Gradescope tests build without it). */
+ * by the first (test_base_cache checks that this changes no result; the
+ * Gradescope tests build without it, as run_autograder does when it cannot
+ * run student code as another user). */
 static char cache_flag[PATH_MAX + 32];
 static const char *file_text(const char *path);
 static double json_load_score(const char *path);
@@ -1630,12 +1631,12 @@ static void test_stop(void **state) {
         fail_msg("could not lay out %s", d);
     if (c->batch)
         snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --batch '%s/sub' --csv '%s/old.csv' --lab 00 --only test_single_element"
-                                  " --only test_large --timeout 300 --target emu --jobs 2 > '%s' 2>&1",
-                 GRADE_BIN, GRADE_ROOT, d, d, log);
+                                  " --only test_large --timeout 300 --target emu --jobs 2 %s > '%s' 2>&1",
+                 GRADE_BIN, GRADE_ROOT, d, d, cache_flag, log);
     else
         snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --src '%s/sub/b' --lab 00 --only test_large --timeout 300"
-                                  " --target emu --jobs 2 > '%s' 2>&1",
-                 GRADE_BIN, GRADE_ROOT, d, log);
+                                  " --target emu --jobs 2 %s > '%s' 2>&1",
+                 GRADE_BIN, GRADE_ROOT, d, cache_flag, log);
     pid_t g = fork();
     if (g < 0) fail_msg("fork failed");
     if (g == 0) {

@@ -1371,6 +1371,14 @@ static void test_usage_checked_before_build(void **state) {
     int rc = sh("'%s' --root '%s' --target emu --prepare > '%s' 2>&1", GRADE_BIN, GRADE_ROOT, log);
     if (rc != 2 || !file_has(log, "--prepare needs --base-cache DIR"))
         fail_msg("grade --prepare without --base-cache: exit status %d, want 2 and the reason (%s)", rc, log);
+    /* A cache that cannot be made (its parent is a file): --prepare fails at
+     * once and builds nothing, instead of building libraries no run would find. */
+    rc = sh("'%s' --root '%s' --target emu --prepare --base-cache '%s/afile/cache' > '%s' 2>&1", GRADE_BIN, GRADE_ROOT, d,
+            log);
+    if (rc != 1 || !file_has(log, "cannot create it") || !file_has(log, "--prepare: nothing was built") ||
+        file_has(log, "building the course libraries"))
+        fail_msg("grade --prepare with a cache that cannot be made: exit status %d, want 1, the reason and no build (%s)",
+                 rc, log);
 }
 
 /* --batch replaces the CSV when it is done, and leaves no partial file. */

@@ -369,9 +369,9 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
         close(tokp[1]);
         tokp[1] = -1;
     }
-    /* Orphans of the child come to the grader, not to init (kill_left_behind). */
-    static int subreaper;
-    if (!subreaper++) prctl(PR_SET_CHILD_SUBREAPER, 1);
+    /* Orphans of the child come to the grader, not to init (kill_left_behind).
+     * Set each time: a fork of the grader (a --parallel worker) does not inherit it. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     fflush(NULL);
     /* Signals wait until the child is known (current_child) and, in the
      * child, until the grader's handlers are gone: a Ctrl-C before setsid()

@@ -1363,6 +1363,14 @@ static void test_usage_checked_before_build(void **state) {
     snprintf(args, sizeof args, "--src '%s/empty' --all --lab 00", d);
     expect_usage_error(args, "--all and --lab 00 together");
 
+    /* --parallel: only for a batch, from 1 to 64, and never to time speed tests side by side. */
+    snprintf(args, sizeof args, "--src '%s/empty' --parallel 2", d);
+    expect_usage_error(args, "--parallel 2 grades several submissions at once, so it needs --batch DIR");
+    snprintf(args, sizeof args, "--batch '%s/one' --csv '%s/x.csv' --parallel 0", d, d);
+    expect_usage_error(args, "--parallel 0: give how many submissions to grade at once, from 1 to 64");
+    snprintf(args, sizeof args, "--batch '%s/one' --csv '%s/x.csv' --parallel 2 --lab 01 --target cuda", d, d);
+    expect_usage_error(args, "--parallel 2 on --target cuda would run lab 01's speed test");
+
     /* --prepare only fills a cache: without one, or with an output to write, it is refused. */
     snprintf(args, sizeof args, "--prepare --json '%s/p.json'", d);
     expect_usage_error(args, "--prepare grades nothing, so --json would get nothing");
@@ -1609,11 +1617,12 @@ static int procs_with(const char *needle, const char *also, pid_t *out, int max)
 typedef struct {
     const char *name;
     int sig;
-    int batch; /* grade a batch: a finished student, then the one that hangs */
+    int batch; /* grade a batch: a finished student, then the one that hangs (2: --parallel 2) */
 } stop_case_t;
 
 static const stop_case_t stop_cases[] = {
     {"test_stop_sigterm_batch", SIGTERM, 1},
+    {"test_stop_sigterm_parallel_batch", SIGTERM, 2},
     {"test_stop_sigint", SIGINT, 0},
     {"test_stop_sighup", SIGHUP, 0},
     {"test_stop_sigkill", SIGKILL, 0},
@@ -1639,8 +1648,8 @@ static void test_stop(void **state) {
         fail_msg("could not lay out %s", d);
     if (c->batch)
         snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --batch '%s/sub' --csv '%s/old.csv' --lab 00 --only test_single_element"
-                                  " --only test_large --timeout 300 --target emu --jobs 2 %s > '%s' 2>&1",
-                 GRADE_BIN, GRADE_ROOT, d, d, cache_flag, log);
+                                  " --only test_large --timeout 300 --target emu --jobs 2 %s %s > '%s' 2>&1",
+                 GRADE_BIN, GRADE_ROOT, d, d, c->batch == 2 ? "--parallel 2" : "", cache_flag, log);
     else
         snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --src '%s/sub/b' --lab 00 --only test_large --timeout 300"
                                   " --target emu --jobs 2 %s > '%s' 2>&1",
@@ -1665,8 +1674,11 @@ static void test_stop(void **state) {
     int status = 0, running = 0;
     for (int i = 0; i < 3000 && !running; i++) {
         if (waitpid(g, &status, WNOHANG) == g) fail_msg("the grader ended before the test ran (%s)", log);
+        char partial[PATH_MAX + 32];
+        snprintf(partial, sizeof partial, "%s/old.csv.partial", d);
         running = procs_with(tdir, "/graded/check --seed", pids, 64) > 0 &&
-                  (!c->batch || strstr(file_text(log), "grade: student b"));
+                  (!c->batch || strstr(file_text(log), "grade: student b")) &&
+                  (c->batch != 2 || strstr(file_text(partial), "\"a\","));
         if (!running) usleep(100000);
     }
     if (!running) {
@@ -1687,7 +1699,11 @@ static void test_stop(void **state) {
     }
     /* SIGKILL'd processes take a moment to go. */
     int left = 0;
-    for (int i = 0; i < 50 && (left = procs_with(tdir, NULL, pids, 64)) > 0; i++) usleep(100000);
+    /* Its own processes (a --parallel worker is one) run with its command line. */
+    char sub[PATH_MAX + 16];
+    snprintf(sub, sizeof sub, "%s/sub", d);
+    for (int i = 0; i < 50 && (left = procs_with(tdir, NULL, pids, 64) + procs_with(sub, GRADE_BIN, pids, 64)) > 0; i++)
+        usleep(100000);
     for (int i = 0; i < left && i < 64; i++) kill(pids[i], SIGKILL); /* leave nothing for later tests */
     if (left) fail_msg("%d process(es) of the stopped grader still run, e.g. pid %d (%s)", left, (int)pids[0], log);
     if (!ended) fail_msg("the grader did not end within 30 s of the signal (%s)", log);
@@ -1710,6 +1726,145 @@ static void test_stop(void **state) {
             fail_msg("the finished student's row is not in %s: '%s'", csv, file_text(csv));
         if (!strstr(file_text(log), "the rows graded so far are in")) fail_msg("the batch did not say where its rows are (%s)", log);
     }
+}
+
+/* ---- --batch --parallel ---------------------------------------------------------------- */
+
+/* --parallel 3 grades the same batch as one at a time does: the same CSV,
+ * byte for byte (rows in name order, whichever student finished first), the
+ * same results.json scores, and each student's messages under its name. */
+static void test_batch_parallel(void **state) {
+    (void)state;
+    char d[PATH_MAX], log[PATH_MAX + 16], args[PATH_MAX * 3], a[PATH_MAX + 16], b[PATH_MAX + 16];
+    snprintf(d, sizeof d, "%s/batch-parallel", tmp);
+    if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/in/alice/00-hello\" \"$d/in/bob\" \"$d/in/carol/labs/00-hello\";"
+           " cp '%s/solutions/00-hello/vector_add.cu' \"$d/in/alice/00-hello/\";"
+           " cp '%s/solutions/00-hello/vector_add.cu' \"$d/in/bob/\";"
+           " patch -s \"$d/in/bob/vector_add.cu\" < '%s/autograder/wrong/00-hello/zeros/vector_add.cu.patch';"
+           " cp '%s/labs/00-hello/vector_add.cu' \"$d/in/carol/labs/00-hello/\"",
+           d, GRADE_ROOT, GRADE_ROOT, GRADE_ROOT, GRADE_ROOT) != 0)
+        fail_msg("could not lay out %s", d);
+    const char *how[2] = {"", "--parallel 3"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(log, sizeof log, "%s/run%d.log", d, k);
+        snprintf(args, sizeof args, "--batch '%s/in' --csv '%s/run%d.csv' --json '%s/json%d' --lab 00 --seed 7 %s", d, d, k,
+                 d, k, how[k]);
+        int rc = grade_args(args, log);
+        if (rc != 0) fail_msg("grade %s exited %d (%s)", args, rc, log);
+    }
+    snprintf(a, sizeof a, "%s/run0.csv", d);
+    snprintf(b, sizeof b, "%s/run1.csv", d);
+    char serial[4096];
+    snprintf(serial, sizeof serial, "%s", file_text(a));
+    if (!strstr(serial, "\"alice\",10.00,10.00,10.00\n\"bob\",0.00,0.00,10.00\n\"carol\",0.00,0.00,10.00\n"))
+        fail_msg("the batch graded one at a time wrote '%s'", serial);
+    if (strcmp(serial, file_text(b))) fail_msg("--parallel 3 wrote '%s'; one at a time wrote '%s'", file_text(b), serial);
+    const char *names[3] = {"alice", "bob", "carol"};
+    for (int i = 0; i < 3; i++) {
+        json_t *r[2];
+        for (int k = 0; k < 2; k++) {
+            snprintf(a, sizeof a, "%s/json%d/%s.json", d, k, names[i]);
+            r[k] = json_load_file(a, 0, NULL);
+            if (!r[k]) fail_msg("no results.json for %s (%s)", names[i], a);
+        }
+        double s0 = json_number_value(json_object_get(r[0], "score")), s1 = json_number_value(json_object_get(r[1], "score"));
+        size_t n0 = json_array_size(json_object_get(r[0], "tests")), n1 = json_array_size(json_object_get(r[1], "tests"));
+        json_decref(r[0]);
+        json_decref(r[1]);
+        if (s0 != s1 || n0 != n1 || n0 == 0)
+            fail_msg("%s: --parallel scored %g over %zu tests, one at a time %g over %zu", names[i], s1, n1, s0, n0);
+    }
+    snprintf(log, sizeof log, "%s/run1.log", d);
+    /* carol's starter: the warning that only starters were graded, under her name. */
+    if (!file_has(log, "grade: carol: lab 00-hello ...") || !file_has(log, "grade: bob: lab 00-hello ..."))
+        fail_msg("--parallel did not show each student's messages under its name (%s)", log);
+    snprintf(a, sizeof a, "%s/run1.csv.partial", d);
+    if (access(a, F_OK) == 0) fail_msg("%s is left behind", a);
+}
+
+/* The parent's pid of a process (-1 when it is gone). */
+static pid_t parent_of_pid(pid_t pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* "pid (name) state ppid ...": the name may hold spaces */
+    char state;
+    int ppid;
+    return p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 ? (pid_t)ppid : -1;
+}
+
+/* With --parallel, a worker that dies (here SIGKILL, as the OOM killer
+ * would) costs its student's row only: the grader says which student was
+ * not graded and how to grade it alone, the others are graded and written,
+ * its test goes with it, and the exit status is 1 (not everything graded). */
+static void test_batch_parallel_worker_killed(void **state) {
+    (void)state;
+    char d[PATH_MAX], log[PATH_MAX + 16], csv[PATH_MAX + 16], cmd[PATH_MAX * 4];
+    snprintf(d, sizeof d, "%s/batch-worker-killed", tmp);
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    snprintf(csv, sizeof csv, "%s/scores.csv", d);
+    if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/sub/a/00-hello\" \"$d/sub/b/00-hello\";"
+           " cp '%s/solutions/00-hello/vector_add.cu' \"$d/sub/a/00-hello/\"; cp \"$d/sub/a/00-hello/vector_add.cu\" \"$d/sub/b/00-hello/\";"
+           " patch -s \"$d/sub/b/00-hello/vector_add.cu\" < '%s/autograder/wrong/00-hello/infinite_loop/vector_add.cu.patch'",
+           d, GRADE_ROOT, GRADE_ROOT) != 0)
+        fail_msg("could not lay out %s", d);
+    snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --batch '%s/sub' --csv '%s' --lab 00 --only test_large --timeout 300"
+                              " --parallel 2 --target emu --jobs 2 %s > '%s' 2>&1",
+             GRADE_BIN, GRADE_ROOT, d, csv, cache_flag, log);
+    char tdir[PATH_MAX + 8];
+    snprintf(tdir, sizeof tdir, "%s/tmp", d);
+    if (mkdir(tdir, 0755) != 0) fail_msg("could not create %s", tdir);
+    pid_t g = fork();
+    if (g < 0) fail_msg("fork failed");
+    if (g == 0) {
+        setenv("TMPDIR", tdir, 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    /* b's spinning check: a's row is in by then or soon; its parent is b's worker. */
+    char partial[PATH_MAX + 32];
+    snprintf(partial, sizeof partial, "%s.partial", csv);
+    pid_t spin[8], worker = -1;
+    int status = 0;
+    for (int i = 0; i < 3000 && worker <= 0; i++) {
+        if (waitpid(g, &status, WNOHANG) == g) fail_msg("the grader ended before b's test ran (%s)", log);
+        if (procs_with(tdir, "/graded/check --seed", spin, 8) > 0 && strstr(file_text(partial), "\"a\",")) {
+            pid_t w = parent_of_pid(spin[0]);
+            if (w > 0 && w != g && parent_of_pid(w) == g) worker = w;
+        }
+        if (worker <= 0) usleep(100000);
+    }
+    if (worker <= 0) {
+        kill(g, SIGKILL);
+        waitpid(g, &status, 0);
+        fail_msg("b's test never ran under a worker of the grader, or a was not graded first (%s)", log);
+    }
+    kill(worker, SIGKILL);
+    int ended = 0;
+    for (int i = 0; i < 300 && !ended; i++) {
+        ended = waitpid(g, &status, WNOHANG) == g;
+        if (!ended) usleep(100000);
+    }
+    if (!ended) {
+        kill(g, SIGKILL);
+        waitpid(g, &status, 0);
+        fail_msg("the grader did not end within 30 s of its worker's death (%s)", log);
+    }
+    int left = 0;
+    for (int i = 0; i < 50 && (left = procs_with(tdir, "/graded/check", spin, 8)) > 0; i++) usleep(100000);
+    for (int i = 0; i < left && i < 8; i++) kill(spin[i], SIGKILL);
+    if (left) fail_msg("b's test (pid %d) outlived its worker", (int)spin[0]);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
+        fail_msg("the grader ended with status %d (signal %d); want 1: a student was not graded (%s)",
+                 WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0, log);
+    if (!file_has(log, "grade: student b was not graded: its worker process was killed by signal 9") ||
+        !file_has(log, "Grade it alone: grade --src"))
+        fail_msg("the grader did not say that b was not graded, and how to grade it (%s)", log);
+    if (strcmp(file_text(csv), "student,lab 00,total,max\n\"a\",3.00,3.00,3.00\n"))
+        fail_msg("the CSV should hold a's row only: '%s'", file_text(csv));
 }
 
 /* ---- a lab on several MPI ranks: autograder/tests/mpi-lab ----------------------------
@@ -2016,6 +2171,8 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_starters_score_zero);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_path_on_emulator);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_parallel);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_parallel_worker_killed);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_user);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_build_runs_as_user);

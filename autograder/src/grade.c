@@ -1715,14 +1715,14 @@ static void on_signal(int sig) {
     _exit(128 + sig);
 }
 
-/* on_signal for SIGTERM, SIGINT and SIGHUP, each blocked while it runs. A
+/* handler (on_signal, or a worker's) for SIGTERM, SIGINT and SIGHUP, each blocked while it runs. A
  * signal this process was started ignoring (nohup, a background job of a
  * script) stays ignored. */
-static void install_signal_handlers(void) {
+static void install_signal_handlers(void (*handler)(int)) {
     static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
+    sa.sa_handler = handler;
     sigemptyset(&sa.sa_mask);
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) sigaddset(&sa.sa_mask, sigs[i]);
     for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
@@ -1805,11 +1805,7 @@ static void worker_on_signal(int sig) {
  * when its results.json could not be written; N: the row's length, since a
  * quoted folder name may hold a newline), and exit. Never returns. */
 static void batch_worker(const char *name, int index, rubric_t *rubrics, int nrub, int fd, pid_t grader) {
-    static const int sigs[] = {SIGTERM, SIGINT, SIGHUP};
-    for (size_t i = 0; i < sizeof sigs / sizeof *sigs; i++) {
-        struct sigaction old;
-        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN) signal(sigs[i], worker_on_signal);
-    }
+    install_signal_handlers(worker_on_signal);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -1968,8 +1964,8 @@ static int run_batch(rubric_t *rubrics, int nrub) {
         fprintf(stderr, "grade: cannot create %s: %s\n", O.json_path, strerror(errno));
         bad = 1;
     }
-    char **rows = calloc((size_t)ns + 1, sizeof *rows);
-    if (!rows) {
+    char **rows = O.parallel > 1 ? calloc((size_t)ns + 1, sizeof *rows) : NULL; /* --parallel's, in name order */
+    if (O.parallel > 1 && !rows) {
         fprintf(stderr, "grade: out of memory for %d students\n", ns);
         ns = 0;
         bad = 1;
@@ -2017,7 +2013,7 @@ static int run_batch(rubric_t *rubrics, int nrub) {
         }
     }
     int werr = ferror(csv) || fflush(csv) != 0;
-    if (O.parallel > 1 && !werr) {
+    if (rows && !werr) {
         /* Now in name order, as a batch graded one by one writes them. */
         werr = fseek(csv, 0, SEEK_SET) != 0 || ftruncate(cfd, 0) != 0;
         if (!werr) fputs(header, csv);
@@ -2025,7 +2021,7 @@ static int run_batch(rubric_t *rubrics, int nrub) {
             if (rows[s]) fputs(rows[s], csv);
     }
     for (int s = 0; s < ns; s++) {
-        free(rows[s]);
+        if (rows) free(rows[s]);
         free(ents[s]);
     }
     free(rows);
@@ -2149,7 +2145,7 @@ int main(int argc, char **argv) {
         }
     }
 
-    install_signal_handlers();
+    install_signal_handlers(on_signal);
     const char *tmpbase = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
     snprintf(tmp_root, sizeof tmp_root, "%s/grade.XXXXXX", tmpbase);
     if (!mkdtemp(tmp_root)) {

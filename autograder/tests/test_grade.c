@@ -1614,6 +1614,18 @@ static int procs_with(const char *needle, const char *also, pid_t *out, int max)
     return n;
 }
 
+/* Wait up to 30 s for the grader g to end (its status in *status); 1 when it
+ * did, else 0, with g killed and reaped so that no later test finds it. */
+static int grader_ended(pid_t g, int *status) {
+    for (int i = 0; i < 300; i++) {
+        if (waitpid(g, status, WNOHANG) == g) return 1;
+        usleep(100000);
+    }
+    kill(g, SIGKILL);
+    waitpid(g, status, 0);
+    return 0;
+}
+
 typedef struct {
     const char *name;
     int sig;
@@ -1688,15 +1700,7 @@ static void test_stop(void **state) {
     }
     usleep(300000);
     kill(g, c->sig);
-    int ended = 0;
-    for (int i = 0; i < 300 && !ended; i++) {
-        ended = waitpid(g, &status, WNOHANG) == g;
-        if (!ended) usleep(100000);
-    }
-    if (!ended) {
-        kill(g, SIGKILL);
-        waitpid(g, &status, 0);
-    }
+    int ended = grader_ended(g, &status);
     /* SIGKILL'd processes take a moment to go. */
     int left = 0;
     /* Its own processes (a --parallel worker is one) run with its command line. */
@@ -1778,6 +1782,9 @@ static void test_batch_parallel(void **state) {
     /* carol's starter: the warning that only starters were graded, under her name. */
     if (!file_has(log, "grade: carol: lab 00-hello ...") || !file_has(log, "grade: bob: lab 00-hello ..."))
         fail_msg("--parallel did not show each student's messages under its name (%s)", log);
+    /* Really at once: all three started before the first was done. */
+    const char *txt = file_text(log), *started = strstr(txt, "grade: student carol\n"), *done = strstr(txt, " points\n");
+    if (!started || !done || started > done) fail_msg("--parallel 3 did not start all three students at once (%s)", log);
     snprintf(a, sizeof a, "%s/run1.csv.partial", d);
     if (access(a, F_OK) == 0) fail_msg("%s is left behind", a);
 }
@@ -1843,16 +1850,7 @@ static void test_batch_parallel_worker_killed(void **state) {
         fail_msg("b's test never ran under a worker of the grader, or a was not graded first (%s)", log);
     }
     kill(worker, SIGKILL);
-    int ended = 0;
-    for (int i = 0; i < 300 && !ended; i++) {
-        ended = waitpid(g, &status, WNOHANG) == g;
-        if (!ended) usleep(100000);
-    }
-    if (!ended) {
-        kill(g, SIGKILL);
-        waitpid(g, &status, 0);
-        fail_msg("the grader did not end within 30 s of its worker's death (%s)", log);
-    }
+    if (!grader_ended(g, &status)) fail_msg("the grader did not end within 30 s of its worker's death (%s)", log);
     int left = 0;
     for (int i = 0; i < 50 && (left = procs_with(tdir, "/graded/check", spin, 8)) > 0; i++) usleep(100000);
     for (int i = 0; i < left && i < 8; i++) kill(spin[i], SIGKILL);

@@ -32,6 +32,9 @@ export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 passed=0 failed=0 skipped=0
 failures=()
+# "SECONDS LABEL" per item, for the list of the slowest at the end: where
+# make test's time goes, on any machine.
+timings=()
 
 count() { # sum the N of every "[  TAG ] N test(s)" line in $1
     grep -oE "\[  $2 *\] [0-9]+ test" <<<"$1" | grep -oE '[0-9]+ test' | grep -oE '[0-9]+' |
@@ -43,10 +46,11 @@ run_suite() {
     local label="$1"; shift
     echo "=== $label"
     local out rc
-    local limit=$TIMEOUT
+    local limit=$TIMEOUT t0=$SECONDS
     case "$label" in test_grade*) limit=$GRADE_TIMEOUT ;; esac
     out=$(timeout --kill-after=10 "$limit" "$@" 2>&1); rc=$?
     printf '%s\n' "$out"
+    timings+=("$((SECONDS - t0)) $label")
     local p f s
     p=$(count "$out" PASSED); f=$(count "$out" FAILED); s=$(count "$out" SKIPPED)
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
@@ -68,9 +72,10 @@ run_suite() {
 expect() {
     local label="$1" want="$2" pattern="$3"; shift 3
     echo "=== $label"
-    local out rc
+    local out rc t0=$SECONDS
     out=$(timeout --kill-after=10 "$TIMEOUT" "$@" 2>&1); rc=$?
     printf '%s\n' "$out" | tail -n 25
+    timings+=("$((SECONDS - t0)) $label")
     local ok=1
     if [ "$want" = 0 ] && [ "$rc" -ne 0 ]; then ok=0; fi
     if [ "$want" != 0 ] && { [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then ok=0; fi
@@ -169,6 +174,12 @@ if [ "${RUN_SUITES_DOCS:-1}" != 0 ]; then
 fi
 
 echo
+if [ ${#timings[@]} -gt 0 ]; then
+    total=0
+    for t in "${timings[@]}"; do total=$((total + ${t%% *})); done
+    echo "Slowest of ${#timings[@]} items (${total}s in all):"
+    printf '%s\n' "${timings[@]}" | sort -k1,1nr | head -n 5 | while read -r t l; do printf '  %5ss  %s\n' "$t" "$l"; done
+fi
 if [ ${#failures[@]} -gt 0 ]; then
     echo "Failures:"
     printf '  %s\n' "${failures[@]}"

@@ -61,8 +61,9 @@ cuda_home=$(make --no-print-directory -s -f Makefile print-CUDA_HOME 2>/dev/null
 if [ -n "$cuda_home" ] && ! ls "$cuda_home"/lib64/libcublas.so >/dev/null 2>&1; then
     nv=$(python3 -c 'import nvidia, sys; sys.stdout.write(list(nvidia.__path__)[0])' 2>/dev/null || true)
     if [ -n "$nv" ] && ls "$nv"/cublas/lib/libcublas.so.* >/dev/null 2>&1; then
-        links="$BUILD/gpu-check/wheel-libs"
-        mkdir -p "$links"
+        # An absolute path: the grader builds in copies of the course elsewhere.
+        mkdir -p "$BUILD/gpu-check/wheel-libs"
+        links=$(cd "$BUILD/gpu-check/wheel-libs" && pwd)
         for l in "$nv"/cublas/lib/libcublas.so.* "$nv"/cublas/lib/libcublasLt.so.*; do
             [ -e "$l" ] && ln -sf "$l" "$links/$(basename "$l" | sed 's/\.so\..*/.so/')"
         done

@@ -160,6 +160,12 @@ if [ -n "$labs" ] && [ -x labs/03-register-tiling/autotune.sh ]; then
     expect "lab 03 autotune: --list and --max choose valid configurations, defaults first" 0 \
         "autotune selection: [0-9]+ checks passed" bash common/tests/test_autotune.sh
 fi
+# make gpu-check's script, with stand-ins for the GPU, nvcc and make: a GPU is
+# lent for minutes, and a fault in the script itself would cost all of them.
+if [ -n "$labs" ]; then
+    expect "gpu-check script: bundle, statuses, budget (stand-in GPU)" 0 \
+        "gpu-check script: [0-9]+ checks passed" bash autograder/tests/test_gpu_check.sh
+fi
 # Lab 03's autotuner only times on a GPU, but its generated build must not rot:
 # with nvcc present, compile and link its first configuration.
 if [ -n "$labs" ] && [ "${HAVE_CUDA:-0}" = 1 ] && [ -x labs/03-register-tiling/autotune.sh ]; then

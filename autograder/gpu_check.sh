@@ -21,6 +21,7 @@ fi
 # common/tools/gpu_bundle.sh packed elsewhere (into the bundle's own root,
 # never into /) and point the tools there. GPU_BUNDLE names another bundle.
 bundle=${GPU_BUNDLE:-.gpu-bundle}
+root=
 if [ -d "$bundle/debs" ] && ls "$bundle"/debs/*.deb >/dev/null 2>&1; then
     root=$(cd "$bundle" && pwd)/root
     if [ ! -e "$root/.unpacked" ]; then
@@ -145,6 +146,9 @@ step() {
 
 # (an array, not a function: timeout runs a program)
 mk=(make --no-print-directory BUILD="$gbuild" CUDA_ARCH=90a TARGET=cuda)
+# make check and make bench first look for the Debian packages (make deps),
+# which cannot see a bundle's: they would try apt-get and fail.
+[ -n "${root:-}" ] && mk+=(NO_DEPS=1)
 labs=$(ls -d labs/[0-9][0-9]-* 2>/dev/null | xargs -n1 basename)
 
 # 1. Build, and the suites that run on the device (kernels against the CPU

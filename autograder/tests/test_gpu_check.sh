@@ -71,6 +71,7 @@ case "$args" in
     *" print-CUDA_HOME "*) echo "$FAKE_DIR/cuda"; exit 0 ;;
 esac
 lab=$(sed -n 's/.* LAB=\([0-9]*\) .*/\1/p' <<<"$args")
+echo "$args" >> "$FAKE_DIR/calls"
 case "$args" in
     *" all "*) printf 'CPATH=%s\nLIBRARY_PATH=%s\nLD_LIBRARY_PATH=%s\n' "${CPATH:-}" "${LIBRARY_PATH:-}" \
                    "${LD_LIBRARY_PATH:-}" > "$FAKE_DIR/env"; exec emit build ;;
@@ -124,13 +125,14 @@ new_tree() { # new_tree DIR
 }
 
 # run_check NAME [VAR=VALUE...]: gpu_check.sh in $work/NAME, output in
-# $work/NAME.out, exit status in rc, the build's environment in $work/NAME.env. The stand-in make is on PATH unless a
+# $work/NAME.out, exit status in rc, the build's environment in $work/NAME.env,
+# the arguments of each make call in $work/NAME.calls. The stand-in make is on PATH unless a
 # bundle brings it (BUNDLE=1).
 run_check() {
     local name=$1; shift
     local tree="$work/$name" path="$work/bin:$PATH"
     new_tree "$tree"
-    : > "$work/ran"
+    : > "$work/ran"; : > "$work/calls"
     if [ "${BUNDLE:-0}" = 1 ]; then
         mkdir -p "$tree/.gpu-bundle/debs" && cp "$work/make.deb" "$tree/.gpu-bundle/debs/"
     else
@@ -140,6 +142,7 @@ run_check() {
         bash "$script") > "$work/$name.out" 2>&1
     rc=$?
     [ -e "$work/env" ] && mv "$work/env" "$work/$name.env"
+    mv "$work/calls" "$work/$name.calls"
 }
 # status_of NAME ITEM: the status column of ITEM's row in the summary table.
 status_of() {
@@ -174,6 +177,14 @@ if [ "$have_deb" = 1 ] && command -v python3 >/dev/null && python3 -c 'import sy
         test -z "$(sed 's/^[A-Z_]*=//' "$work/clean.env" | tr ':' '\n' | grep -v '^/' | grep -v '^$')"
     check "clean: says it links the cuBLAS wheel" says clean "^gpu-check: no cuBLAS in $work/cuda/lib64; using the one in $work/py/nvidia/cublas"
     check "clean: the build links the wheel's libraries" grep -q "^LIBRARY_PATH=.*$work/py/nvidia/cublas/lib" "$work/clean.env"
+    # make check and make bench would look for the packages with deps.sh, which
+    # cannot see a bundle's, and try apt-get; the real Makefile must skip it then.
+    check "clean: every make check and make bench is told NO_DEPS=1" \
+        test -z "$(grep -E ' (check|bench) ' "$work/clean.calls" | grep -v ' NO_DEPS=1 ')"
+    check "clean: the Makefile's deps skips deps.sh with NO_DEPS=1" \
+        test -z "$(make --no-print-directory -n deps NO_DEPS=1 2>&1 | grep deps.sh)"
+    check "clean: the Makefile's deps runs deps.sh without it" \
+        test -n "$(make --no-print-directory -n deps 2>&1 | grep deps.sh)"
     check "clean: the wheel's libcublas.so link was made" test -L "$work/clean/build/gpu-check/wheel-libs/libcublas.so"
     check "clean: the summary names the device" says clean '^gpu-check summary \(NVIDIA H200, 560\.35\.03, 143771 MiB; '
     n=0
@@ -203,6 +214,8 @@ grade zero
 EOF
 run_check bad STEP_LIMIT=2
 check "bad: exit status 1 (was $rc; $work/bad.out)" rc_is 1
+check "bad: without a bundle, make check and make bench are not told NO_DEPS=1" \
+    test -z "$(grep NO_DEPS "$work/bad.calls")" -a -n "$(grep -E ' (check|bench) ' "$work/bad.calls")"
 expect_status() { # ITEM STATUS
     local s
     s=$(status_of bad "$(re "$1")")

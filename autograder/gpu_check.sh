@@ -58,20 +58,26 @@ cuda_home=$(make --no-print-directory -s -f Makefile print-CUDA_HOME 2>/dev/null
 [ -n "$cuda_home" ] && echo "gpu-check: CUDA_HOME=$cuda_home; cuBLAS: $(ls "$cuda_home"/lib64/libcublas.so* 2>/dev/null | head -n 1 || true)"
 # A toolkit without cuBLAS next to nvcc, on a machine whose Python has NVIDIA's
 # cuBLAS wheel: link against the wheel's libraries (they carry only versioned
-# names, so -lcublas gets links of its own) and read its headers.
+# names, so -lcublas gets links of its own) and read its headers. CUDA 12's
+# wheel has them in nvidia/cublas/{lib,include}; CUDA 13's wheels share
+# nvidia/cu13/{lib,include}.
 if [ -n "$cuda_home" ] && ! ls "$cuda_home"/lib64/libcublas.so >/dev/null 2>&1; then
     nv=$(python3 -c 'import nvidia, sys; sys.stdout.write(list(nvidia.__path__)[0])' 2>/dev/null || true)
-    if [ -n "$nv" ] && ls "$nv"/cublas/lib/libcublas.so.* >/dev/null 2>&1; then
+    wheel=
+    for w in "$nv/cu13" "$nv/cublas"; do
+        if [ -n "$nv" ] && ls "$w"/lib/libcublas.so.* >/dev/null 2>&1; then wheel=$w; break; fi
+    done
+    if [ -n "$wheel" ]; then
         # An absolute path: the grader builds in copies of the course elsewhere.
         mkdir -p "$BUILD/gpu-check/wheel-libs"
         links=$(cd "$BUILD/gpu-check/wheel-libs" && pwd)
-        for l in "$nv"/cublas/lib/libcublas.so.* "$nv"/cublas/lib/libcublasLt.so.*; do
+        for l in "$wheel"/lib/libcublas.so.* "$wheel"/lib/libcublasLt.so.*; do
             [ -e "$l" ] && ln -sf "$l" "$links/$(basename "$l" | sed 's/\.so\..*/.so/')"
         done
-        export LIBRARY_PATH="$links:$nv/cublas/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
-        export LD_LIBRARY_PATH="$nv/cublas/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-        export CPATH="$nv/cublas/include${CPATH:+:$CPATH}"
-        echo "gpu-check: no cuBLAS in $cuda_home/lib64; using the one in $nv/cublas"
+        export LIBRARY_PATH="$links:$wheel/lib${LIBRARY_PATH:+:$LIBRARY_PATH}"
+        export LD_LIBRARY_PATH="$wheel/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+        export CPATH="$wheel/include${CPATH:+:$CPATH}"
+        echo "gpu-check: no cuBLAS in $cuda_home/lib64; using the one in $wheel"
     fi
 fi
 

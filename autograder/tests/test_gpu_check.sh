@@ -9,7 +9,8 @@
 #   - a GPU bundle (.gpu-bundle/debs/*.deb, as common/tools/gpu_bundle.sh
 #     packs it) is unpacked into the bundle's own root, and the tools in it
 #     are the ones used (here the stand-in make comes from a .deb only);
-#   - a toolkit without cuBLAS next to nvcc links NVIDIA's cuBLAS wheel;
+#   - a toolkit without cuBLAS next to nvcc links NVIDIA's cuBLAS wheel (the
+#     CUDA 12 and the CUDA 13 layouts);
 #   - every item runs, in the documented order, and a clean run is "ok"
 #     everywhere with the runner's, cmocka's, the grader's or the bench's
 #     figure, and exits 0;
@@ -108,11 +109,17 @@ if command -v dpkg-deb >/dev/null; then
         > "$work/fake-make/DEBIAN/control"
     dpkg-deb --build "$work/fake-make" "$work/make.deb" >/dev/null 2>&1 && have_deb=1
 fi
-# NVIDIA's cuBLAS wheel, as pip lays it out (the nvidia namespace package).
-mkdir -p "$work/py/nvidia/cublas/lib" "$work/py/nvidia/cublas/include"
-: > "$work/py/nvidia/__init__.py"
+# NVIDIA's cuBLAS wheel, as pip lays it out (the nvidia namespace package):
+# CUDA 12's in nvidia/cublas, CUDA 13's in nvidia/cu13 with the other libraries.
+mkdir -p "$work/py/nvidia/cublas/lib" "$work/py/nvidia/cublas/include" "$work/py13/nvidia/cu13/lib" \
+    "$work/py13/nvidia/cu13/include"
 : > "$work/py/nvidia/cublas/lib/libcublas.so.12"
 : > "$work/py/nvidia/cublas/lib/libcublasLt.so.12"
+: > "$work/py13/nvidia/cu13/lib/libcublas.so.13"
+: > "$work/py13/nvidia/cu13/lib/libcublasLt.so.13"
+: > "$work/py13/nvidia/cu13/lib/libcudart.so.13"
+have_py=0
+command -v python3 >/dev/null && python3 -c 'import sys' 2>/dev/null && have_py=1
 
 # A course in miniature: what gpu_check.sh looks for in labs/.
 new_tree() { # new_tree DIR
@@ -166,7 +173,7 @@ items=("build" "hopper.cuh on the GPU (emulator model)" "unit tests (GPU suites)
        "bench 01-naive-matmul (solutions)" "bench 05 --attention naive (solutions)"
        "bench 05 --matmul mma (solutions)" "bench 05 --matmul wgmma (solutions)" "autotune 03 warptile (24 configs)")
 re() { sed 's/[][().*+?^$|\\]/\\&/g' <<<"$1"; } # an item's name as an ERE
-if [ "$have_deb" = 1 ] && command -v python3 >/dev/null && python3 -c 'import sys' 2>/dev/null; then
+if [ "$have_deb" = 1 ] && [ "$have_py" = 1 ]; then
     BUNDLE=1 run_check clean PYTHONPATH="$work/py"
     check "clean: exit status 0 (was $rc; $work/clean.out)" rc_is 0
     check "clean: the bundle's .deb was unpacked into its root" test -x "$work/clean/.gpu-bundle/root/usr/bin/make"
@@ -212,8 +219,13 @@ bench-04 hang
 bench-01 nogpu
 grade zero
 EOF
-run_check bad STEP_LIMIT=2
+run_check bad STEP_LIMIT=2 PYTHONPATH="$work/py13"
 check "bad: exit status 1 (was $rc; $work/bad.out)" rc_is 1
+if [ "$have_py" = 1 ]; then
+    check "bad: says it links CUDA 13's cuBLAS wheel" says bad "^gpu-check: no cuBLAS in $work/cuda/lib64; using the one in $work/py13/nvidia/cu13\$"
+    check "bad: the build links CUDA 13's wheel" grep -q "^LIBRARY_PATH=.*$work/py13/nvidia/cu13/lib" "$work/bad.env"
+    check "bad: the wheel's libcublasLt.so link was made" test -L "$work/bad/build/gpu-check/wheel-libs/libcublasLt.so"
+fi
 check "bad: without a bundle, make check and make bench are not told NO_DEPS=1" \
     test -z "$(grep NO_DEPS "$work/bad.calls")" -a -n "$(grep -E ' (check|bench) ' "$work/bad.calls")"
 expect_status() { # ITEM STATUS

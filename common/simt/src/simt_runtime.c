@@ -174,6 +174,7 @@ struct worker {
     unsigned int warp_gen[MAX_WARPS];
     unsigned int group_gen[MAX_WARPS]; /* by the group's first warp */
     unsigned int group_waiting;        /* threads in ST_GROUP */
+    unsigned char warp_waiting[MAX_WARPS]; /* lanes of each warp in ST_WARP */
     simt_tma_op *tma;                  /* TMA copies not landed yet, in issue order */
     bar_reads *breads;                 /* per mbarrier arrived on (BAR_READS_MAX) */
     int nbreads;
@@ -347,9 +348,10 @@ static void schedule_next(fiber *self, int dying)
 {
     worker *w = self->w;
     unsigned int n = w->nthreads;
-    unsigned int me = self->info.linear;
+    unsigned int i = self->info.linear;
     for (unsigned int k = 1; k <= n; k++) {
-        fiber *f = &w->fibers[(me + k) % n];
+        if (++i == n) i = 0; /* (me + k) % n without a division per step */
+        fiber *f = &w->fibers[i];
         if (f->state != ST_READY) continue;
         if (f == self) return;
         switch_to(self, f, dying);
@@ -405,7 +407,9 @@ static int warp_try_complete(worker *w, unsigned int warp, unsigned int mask)
     unsigned int lanes = mask & warp_lanes(w, warp), present = 0;
     void *args[32];
     simt_warp_fn fn = NULL;
-    for (unsigned int l = 0; l < 32; l++) {
+    /* Highest lane first: lanes run, and so arrive, in order, so until the
+     * last one has arrived the first look usually finds it missing. */
+    for (int l = 31; l >= 0; l--) {
         args[l] = NULL;
         if (!(lanes >> l & 1)) continue;
         fiber *f = &w->fibers[warp * 32 + l];
@@ -424,6 +428,7 @@ static int warp_try_complete(worker *w, unsigned int warp, unsigned int mask)
     w->warp_gen[warp]++;
     for (unsigned int l = 0; l < 32; l++)
         if (present >> l & 1) w->fibers[warp * 32 + l].state = ST_READY;
+    w->warp_waiting[warp] -= (unsigned char)__builtin_popcount(present);
     return 1;
 }
 
@@ -440,6 +445,7 @@ void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn)
     unsigned int warp = self->info.warp;
     mask |= 1u << self->info.lane; /* a lane always takes part in its own call */
     self->state = ST_WARP;
+    w->warp_waiting[warp]++;
     self->wmask = mask;
     self->warg = arg;
     self->wfn = fn;
@@ -457,7 +463,7 @@ static int group_try_complete(worker *w, unsigned int first, unsigned int size)
     unsigned int end = first + size < w->nthreads ? first + size : w->nthreads, present = 0;
     void *args[MAX_GROUP];
     simt_group_fn fn = NULL;
-    for (unsigned int i = first; i < end; i++) {
+    for (unsigned int i = end; i-- > first;) { /* last first: see warp_try_complete */
         fiber *f = &w->fibers[i];
         args[i - first] = NULL;
         if (f->state == ST_DONE) continue;
@@ -1094,7 +1100,7 @@ static void thread_exit(fiber *self)
     TSAN_RELEASE(&w->tsan_block_end);
     if (w->bar_count > 0 && w->bar_count == w->live) barrier_release(w);
     unsigned int warp = self->info.warp, lanes = warp_lanes(w, warp);
-    for (unsigned int l = 0; l < 32; l++) {
+    for (unsigned int l = 0; l < 32 && w->warp_waiting[warp]; l++) {
         fiber *f = &w->fibers[warp * 32 + l];
         if ((lanes >> l & 1) && f->state == ST_WARP) warp_try_complete(w, warp, f->wmask);
     }
@@ -1219,6 +1225,7 @@ static void run_block(worker *w, unsigned long b)
     memset(w->warp_gen, 0, sizeof(w->warp_gen));
     memset(w->group_gen, 0, sizeof(w->group_gen));
     w->group_waiting = 0;
+    memset(w->warp_waiting, 0, sizeof(w->warp_waiting));
     w->ntma = 0; /* copies a finished block never waited for are dropped */
     w->nshared_seen = 0;
     w->nbreads = 0;

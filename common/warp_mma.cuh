@@ -55,7 +55,7 @@ static inline double warp_mma_elem(uint32_t reg, int hi, int bf16)
     return bf16 ? simt_bf16_bits_to_float(h) : simt_half_bits_to_float(h);
 }
 
-static inline void warp_mma_combine(void *const *args, unsigned int present)
+SIMT_COMBINE_STEP static inline void warp_mma_combine(void *const *args, unsigned int present)
 {
     double A[16][16] = {{0}}, B[16][8] = {{0}}, C[16][8] = {{0}};
     for (int l = 0; l < 32; l++) {
@@ -72,16 +72,16 @@ static inline void warp_mma_combine(void *const *args, unsigned int present)
         }
         for (int i = 0; i < 4; i++) C[g + (i >= 2 ? 8 : 0)][2 * t + (i & 1)] = m->c[i];
     }
+    /* k outside the columns: each element still adds its 16 products in
+     * order, but a row's 8 sums do not wait for each other. */
+    for (int row = 0; row < 16; row++)
+        for (int k = 0; k < 16; k++)
+            for (int col = 0; col < 8; col++) C[row][col] += A[row][k] * B[k][col];
     for (int l = 0; l < 32; l++) {
         if (!(present >> l & 1)) continue;
         struct warp_mma_lane *m = (struct warp_mma_lane *)args[l];
         int g = l / 4, t = l % 4;
-        for (int i = 0; i < 4; i++) {
-            int row = g + (i >= 2 ? 8 : 0), col = 2 * t + (i & 1);
-            double s = C[row][col];
-            for (int k = 0; k < 16; k++) s += A[row][k] * B[k][col];
-            m->d[i] = (float)s;
-        }
+        for (int i = 0; i < 4; i++) m->d[i] = (float)C[g + (i >= 2 ? 8 : 0)][2 * t + (i & 1)];
     }
 }
 
@@ -102,7 +102,7 @@ struct warp_ldmatrix_lane {
     int nmat, trans;
 };
 
-static inline void warp_ldmatrix_combine(void *const *args, unsigned int present)
+SIMT_COMBINE_STEP static inline void warp_ldmatrix_combine(void *const *args, unsigned int present)
 {
     uint16_t M[4][8][8];
     int nmat = 0, trans = 0;

@@ -29,6 +29,14 @@
 
 #include "simt_abi.h"
 
+/** The emulator's own combine steps (the warp-wide part of an mma or
+ *  ldmatrix) index small local arrays by lane, and run once per warp
+ *  instruction: simtcc's bounds and alignment checks, there to catch the
+ *  kernel's own mistakes, only slow them down (a check on every index of
+ *  their inner loops). The memory a kernel names is still checked where
+ *  the instruction takes it (simt_check_aligned). */
+#define SIMT_COMBINE_STEP __attribute__((no_sanitize("bounds", "alignment")))
+
 /* --- keywords ------------------------------------------------------------ */
 
 #define __global__

@@ -132,7 +132,7 @@ template <class FA, class FB, class FC, class FD> struct MmaArgs {
 };
 
 template <class FA, class FB, class FC, class FD, bool TF32>
-static void mma_combine(void *const *args, unsigned int present)
+SIMT_COMBINE_STEP static void mma_combine(void *const *args, unsigned int present)
 {
     const int M = FA::rows, K = FA::cols, N = FB::cols;
     double A[M * K], B[K * N], D[M * N];
@@ -148,12 +148,12 @@ static void mma_combine(void *const *args, unsigned int present)
         for (int i = 0; i < nb; i++) B[l * nb + i] = TF32 ? tf32_value(m->b->x[i]) : to_double(m->b->x[i]);
         for (int i = 0; i < nc; i++) D[l * nc + i] = to_double(m->c->x[i]);
     }
+    /* k outside j: each element still adds its K products in order, but the
+     * adds along a row of D do not wait for each other, as those of one
+     * dot product must. */
     for (int i = 0; i < M; i++)
-        for (int j = 0; j < N; j++) {
-            double s = D[i * N + j];
-            for (int k = 0; k < K; k++) s += A[i * K + k] * B[k * N + j];
-            D[i * N + j] = s;
-        }
+        for (int k = 0; k < K; k++)
+            for (int j = 0; j < N; j++) D[i * N + j] += A[i * K + k] * B[k * N + j];
     for (int l = 0; l < 32; l++) {
         if (!(present >> l & 1)) continue;
         const MmaArgs<FA, FB, FC, FD> *m = (const MmaArgs<FA, FB, FC, FD> *)args[l];

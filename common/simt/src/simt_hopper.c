@@ -435,27 +435,46 @@ static void run_one(wait_arg *const *t, int op)
     desc_t a = decode(o->desc_a, "wgmma operand A"), b = decode(o->desc_b, "wgmma operand B");
     /* Scratch on the heap: the fiber stacks are small, and a buffer shared
      * by the OS thread's fibers would look like a race to TSan. */
-    double *A = malloc(sizeof(double) * 64 * 16), *B = malloc(sizeof(double) * 16 * (size_t)o->n);
-    if (!A || !B) simt_fail("out of memory for wgmma");
+    uint32_t n = (uint32_t)o->n;
+    double *A = malloc(sizeof(double) * 64 * 16), *B = malloc(sizeof(double) * 16 * n),
+           *D = malloc(sizeof(double) * 64 * n);
+    if (!A || !B || !D) simt_fail("out of memory for wgmma");
     for (uint32_t i = 0; i < 64; i++)
         for (uint32_t k = 0; k < 16; k++)
             A[i * 16 + k] = (o->neg_a ? -1.0 : 1.0) * operand(&a, o->trans_a, i, k, o->bf16, "wgmma operand A");
     for (uint32_t k = 0; k < 16; k++)
-        for (uint32_t j = 0; j < (uint32_t)o->n; j++)
-            B[k * o->n + j] = (o->neg_b ? -1.0 : 1.0) * operand(&b, o->trans_b, j, k, o->bf16, "wgmma operand B");
+        for (uint32_t j = 0; j < n; j++)
+            B[k * n + j] = (o->neg_b ? -1.0 : 1.0) * operand(&b, o->trans_b, j, k, o->bf16, "wgmma operand B");
+    /* D starts as the accumulators (or zero), then gains A's column k times
+     * B's row k for k = 0..15 in turn: each element adds its 16 products in
+     * order, but the adds along a row of D do not wait for each other, as
+     * those of one dot product must. */
+    for (int th = 0; th < 128; th++) {
+        const float *d = t[th]->q->op[op].d;
+        int w = th / 32, l = th % 32;
+        for (uint32_t j = 0; j < n / 8; j++)
+            for (int e = 0; e < 4; e++) {
+                int row = 16 * w + l / 4 + 8 * (e / 2), col = 8 * (int)j + 2 * (l % 4) + e % 2;
+                D[row * n + col] = o->scale_d ? d[4 * j + e] : 0.0;
+            }
+    }
+    for (uint32_t i = 0; i < 64; i++)
+        for (uint32_t k = 0; k < 16; k++) {
+            double aik = A[i * 16 + k];
+            for (uint32_t j = 0; j < n; j++) D[i * n + j] += aik * B[k * n + j];
+        }
     for (int th = 0; th < 128; th++) {
         float *d = t[th]->q->op[op].d;
         int w = th / 32, l = th % 32;
-        for (int j = 0; j < o->n / 8; j++)
+        for (uint32_t j = 0; j < n / 8; j++)
             for (int e = 0; e < 4; e++) {
-                int row = 16 * w + l / 4 + 8 * (e / 2), col = 8 * j + 2 * (l % 4) + e % 2;
-                double s = o->scale_d ? d[4 * j + e] : 0.0;
-                for (int k = 0; k < 16; k++) s += A[row * 16 + k] * B[k * o->n + col];
-                d[4 * j + e] = (float)s;
+                int row = 16 * w + l / 4 + 8 * (e / 2), col = 8 * (int)j + 2 * (l % 4) + e % 2;
+                d[4 * j + e] = (float)D[row * n + col];
             }
     }
     free(A);
     free(B);
+    free(D);
 }
 
 static void wait_combine(void *const *args, unsigned int n)

@@ -293,6 +293,31 @@ static void test_barrier_after_early_exit(void **state)
     cudaFree(d);
 }
 
+/* Lanes that return while the others wait at a full-mask shuffle stop
+ * counting there too: the shuffle completes when the last of them exits
+ * (lanes run in order, so lanes 0-11 of each warp are waiting by then),
+ * and a shuffle that names an exited lane returns the caller's value. */
+__global__ void early_exit_then_shuffle(int *out)
+{
+    int lane = threadIdx.x % 32;
+    if (lane >= 12) return;
+    int v = 100 * (threadIdx.x / 32) + lane;
+    out[threadIdx.x / 32 * 12 + lane] = __shfl_xor_sync(0xffffffffu, v, 1) * 1000 + __shfl_sync(0xffffffffu, v, 20);
+}
+
+static void test_shuffle_after_early_exit(void **state)
+{
+    (void)state;
+    int *d, h[3 * 12];
+    cudaMalloc(&d, sizeof(h));
+    early_exit_then_shuffle<<<1, 96>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    for (int w = 0; w < 3; w++)
+        for (int l = 0; l < 12; l++) assert_int_equal(h[w * 12 + l], (100 * w + (l ^ 1)) * 1000 + 100 * w + l);
+    cudaFree(d);
+}
+
 /* --- warps -------------------------------------------------------------------- */
 
 __device__ float warp_reduce_down(float v)
@@ -945,6 +970,7 @@ int main(void)
         cmocka_unit_test(test_shared_per_block),
         cmocka_unit_test(test_syncthreads_predicates),
         cmocka_unit_test(test_barrier_after_early_exit),
+        cmocka_unit_test(test_shuffle_after_early_exit),
         cmocka_unit_test(test_shuffle_reduction),
         cmocka_unit_test(test_shuffle_forms),
         cmocka_unit_test(test_votes),

@@ -1202,11 +1202,30 @@ static void test_base_cache(void **state) {
     if (CACHED_GRADE() != 0) fail_msg("grader failed (%s)", log);
     if (!file_has(log, "course libraries for emu: reused from")) fail_msg("the second run did not reuse the cache (%s)", log);
     if (!(SCORE() > 0.0)) fail_msg("the solution now in the tree scored 0: the cached, older file was graded (%s)", log);
+    /* PATH changes but finds the same programs (a folder of none first): the
+     * same build, reused. A PATH whose gcc is another program: a new entry. */
+    char tools[PATH_MAX], old_path[8192];
+    snprintf(tools, sizeof tools, "%s/cache-tools", tmp);
+    snprintf(old_path, sizeof old_path, "%s", getenv("PATH") ? getenv("PATH") : "/usr/bin:/bin");
+    if (sh("rm -rf '%s' && mkdir -p '%s'", tools, tools) != 0) fail_msg("could not make %s", tools);
+    char new_path[sizeof old_path + PATH_MAX + 2];
+    snprintf(new_path, sizeof new_path, "%s:%s", tools, old_path);
+    setenv("PATH", new_path, 1);
+    int rc = CACHED_GRADE();
+    if (rc == 0 && !file_has(log, "course libraries for emu: reused from")) rc = -1;
+    if (rc == 0 && sh("real=$(PATH='%s' command -v gcc) && printf '#!/bin/sh\\nexec %%s \"$@\"\\n' \"$real\" > '%s/gcc'"
+                      " && chmod +x '%s/gcc'", old_path, tools, tools) != 0) rc = -2;
+    if (rc == 0) rc = CACHED_GRADE() == 0 ? 0 : -3;
+    setenv("PATH", old_path, 1);
+    if (rc == -1) fail_msg("a PATH that finds the same programs did not reuse the cache (%s)", log);
+    if (rc != 0) fail_msg("grader failed with a changed PATH (%d, %s)", rc, log);
+    if (!file_has(log, "building the course libraries for emu into")) fail_msg("a PATH with another gcc reused the cache (%s)", log);
+    if (sh("test $(ls -d '%s'/*-emu | wc -l) = 2", cache) != 0) fail_msg("expected two entries in %s", cache);
     /* A course file changes: a new entry is built. */
     if (sh("echo '/* changed */' >> '%s/common/error.c'", root) != 0) fail_msg("could not change common/error.c");
     if (CACHED_GRADE() != 0) fail_msg("grader failed (%s)", log);
     if (!file_has(log, "building the course libraries for emu into")) fail_msg("a changed course file reused the cache (%s)", log);
-    if (sh("test $(ls -d '%s'/*-emu | wc -l) = 2", cache) != 0) fail_msg("expected two entries in %s", cache);
+    if (sh("test $(ls -d '%s'/*-emu | wc -l) = 3", cache) != 0) fail_msg("expected three entries in %s", cache);
 #undef CACHED_GRADE
 #undef SCORE
 }

@@ -425,10 +425,19 @@ static int same_op(const simt_wgmma_op *a, const simt_wgmma_op *b)
            a->bf16 == b->bf16;
 }
 
-/* Run one m64nNk16 for the whole warpgroup. Thread t (warp w = t / 32, lane
- * l) holds d[4j + e] = D[16w + l/4 + 8(e/2)][8j + 2(l%4) + e%2]. The sums
- * are exact in double and rounded once to fp32 (a GPU may round or truncate
- * each step: the course's tolerances allow for that). */
+/* Where accumulator i = 4j + e of warpgroup thread th (warp w = th / 32,
+ * lane l) lies in the 64 x n result, row-major: D[16w + l/4 + 8(e/2)]
+ * [8j + 2(l%4) + e%2]. */
+static uint32_t acc_index(int th, uint32_t i, uint32_t n)
+{
+    uint32_t w = (uint32_t)th / 32, l = (uint32_t)th % 32, j = i / 4, e = i % 4;
+    return (16 * w + l / 4 + 8 * (e / 2)) * n + 8 * j + 2 * (l % 4) + e % 2;
+}
+
+/* Run one m64nNk16 for the whole warpgroup (thread th holds n / 2
+ * accumulators, placed as acc_index says). The sums are exact in double and
+ * rounded once to fp32 (a GPU may round or truncate each step: the course's
+ * tolerances allow for that). */
 static void run_one(wait_arg *const *t, int op)
 {
     const simt_wgmma_op *o = &t[0]->q->op[op];
@@ -451,12 +460,7 @@ static void run_one(wait_arg *const *t, int op)
      * those of one dot product must. */
     for (int th = 0; th < 128; th++) {
         const float *d = t[th]->q->op[op].d;
-        int w = th / 32, l = th % 32;
-        for (uint32_t j = 0; j < n / 8; j++)
-            for (int e = 0; e < 4; e++) {
-                int row = 16 * w + l / 4 + 8 * (e / 2), col = 8 * (int)j + 2 * (l % 4) + e % 2;
-                D[row * n + col] = o->scale_d ? d[4 * j + e] : 0.0;
-            }
+        for (uint32_t i = 0; i < n / 2; i++) D[acc_index(th, i, n)] = o->scale_d ? d[i] : 0.0;
     }
     for (uint32_t i = 0; i < 64; i++)
         for (uint32_t k = 0; k < 16; k++) {
@@ -465,12 +469,7 @@ static void run_one(wait_arg *const *t, int op)
         }
     for (int th = 0; th < 128; th++) {
         float *d = t[th]->q->op[op].d;
-        int w = th / 32, l = th % 32;
-        for (uint32_t j = 0; j < n / 8; j++)
-            for (int e = 0; e < 4; e++) {
-                int row = 16 * w + l / 4 + 8 * (e / 2), col = 8 * (int)j + 2 * (l % 4) + e % 2;
-                d[4 * j + e] = (float)D[row * n + col];
-            }
+        for (uint32_t i = 0; i < n / 2; i++) d[i] = (float)D[acc_index(th, i, n)];
     }
     free(A);
     free(B);

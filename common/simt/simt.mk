@@ -85,7 +85,8 @@ $(SIMTCC): $(SIMT_DIR)/src/simtcc.in $(SIMT_REWRITE) $(SIMT_LIB) $(SIMT_LIB_ASAN
 # --- tests -------------------------------------------------------------------
 
 SIMT_TESTS := $(SIMT_TESTDIR)/test_simt_core $(SIMT_TESTDIR)/test_simt_capi $(SIMT_TESTDIR)/test_simt_mma \
-              $(SIMT_TESTDIR)/test_simt_hopper $(SIMT_TESTDIR)/test_simt_sanitizers
+              $(SIMT_TESTDIR)/test_simt_hopper $(SIMT_TESTDIR)/test_simt_sanitizers \
+              $(SIMT_TESTDIR)/test_simt_rewrite
 UNIT_TESTS += $(SIMT_TESTS)
 
 # Small programs the sanitizer test runs as child processes.
@@ -151,6 +152,12 @@ $(SIMT_TESTDIR)/children/mma_tsan: $(SIMT_DIR)/tests/test_simt_mma.cu $(SIMTCC) 
 $(SIMT_TESTDIR)/test_simt_sanitizers: $(SIMT_DIR)/tests/test_simt_sanitizers.c $(SIMT_CHILDREN) $(SIMT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -DSIMT_CHILD_DIR='"$(abspath $(SIMT_TESTDIR)/children)"' \
+	    $< -o $@ $(CMOCKA_LIBS)
+
+# simt-rewrite's execution-space check, on small files it writes itself.
+$(SIMT_TESTDIR)/test_simt_rewrite: $(SIMT_DIR)/tests/test_simt_rewrite.c $(SIMT_REWRITE)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -DSIMT_REWRITE='"$(abspath $(SIMT_REWRITE))"' \
 	    $< -o $@ $(CMOCKA_LIBS)
 
 # --- benchmark ---------------------------------------------------------------

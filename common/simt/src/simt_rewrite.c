@@ -13,6 +13,9 @@
  * Comments, string and character literals are skipped. It is a scanner, not
  * a parser: a launch must name its kernel with an identifier, a qualified
  * name or a template-id (kernel<128>), which covers the course's code.
+ * Before rewriting, it checks the calls between the file's host, __device__
+ * and __global__ functions as nvcc does (see "execution spaces" below), and
+ * stops with nvcc's error where nvcc would.
  *
  * Usage: simt-rewrite input.cu output.cpp
  */
@@ -284,6 +287,409 @@ static size_t rewrite_static_shared(buf *out, size_t i)
     return semi + 1;
 }
 
+/* --- execution spaces ------------------------------------------------------
+ * nvcc compiles a __global__ or __device__ function for the GPU, where a
+ * call to a plain (host) function does not compile; here everything is
+ * compiled for the CPU, where such a call just works. So a kernel that calls
+ * a helper its author forgot to mark __device__ would pass every check on
+ * the emulator and fail to build for a GPU. This pass finds those calls
+ * between the functions of the file itself and reports them with nvcc's
+ * message, and the reverse: host code that calls a __device__ function, or
+ * calls a kernel without <<<...>>>. It is a scanner too, so it stays on the
+ * safe side: a function whose specifiers come from a macro, a name declared
+ * in more than one space, __host__ __device__ and constexpr functions, calls
+ * through a member, a qualified name or template arguments, names the body
+ * also declares, and anything inside #if ... __CUDA_ARCH__ (or
+ * __SIMT_EMULATOR__) are left alone: nvcc may accept those. */
+
+enum { T_IDENT, T_PUNCT, T_STR, T_NUM };
+
+typedef struct {
+    int type;
+    size_t pos, n;
+    int arch; /* inside #if ... __CUDA_ARCH__ or __SIMT_EMULATOR__ */
+} token;
+
+static token *toks;
+static size_t ntoks;
+
+/* Names of macros this file defines, and whether each one's body names an
+ * execution space (#define HD __host__ __device__). */
+static struct {
+    size_t pos, n;
+    int spaces;
+} macros[256];
+static int nmacros;
+
+enum { SP_HOST = 1, SP_DEVICE = 2, SP_GLOBAL = 4, SP_BOTH = 8, SP_UNKNOWN = 16 };
+
+typedef struct {
+    size_t name;       /* token index of the name */
+    int space;         /* one SP_* */
+    size_t open, close; /* the body's braces, or 0 for a declaration */
+} fn_rec;
+
+static fn_rec *fns;
+static size_t nfns;
+
+static int tok_is(size_t t, const char *s)
+{
+    return t < ntoks && toks[t].n == strlen(s) && strncmp(src + toks[t].pos, s, toks[t].n) == 0;
+}
+
+static int tok_punct(size_t t, char c) { return t < ntoks && toks[t].type == T_PUNCT && toks[t].n == 1 && src[toks[t].pos] == c; }
+
+static int same_name(size_t a, size_t b)
+{
+    return toks[a].n == toks[b].n && strncmp(src + toks[a].pos, src + toks[b].pos, toks[a].n) == 0;
+}
+
+static int mentions(size_t b, size_t e, const char *word)
+{
+    size_t n = strlen(word);
+    for (size_t i = b; i + n <= e; i++)
+        if (strncmp(src + i, word, n) == 0 && (i == b || !is_ident(src[i - 1])) && (i + n == e || !is_ident(src[i + n])))
+            return 1;
+    return 0;
+}
+
+static void add_token(int type, size_t pos, size_t n, int arch)
+{
+    static size_t cap;
+    if (ntoks == cap) {
+        cap = cap ? cap * 2 : 4096;
+        toks = realloc(toks, cap * sizeof(*toks));
+        if (!toks) {
+            perror("simt-rewrite");
+            exit(2);
+        }
+    }
+    toks[ntoks++] = (token){type, pos, n, arch};
+}
+
+/* A preprocessor line from i (at '#'); returns the index of its end. Keeps
+ * the stack of conditionals and notes the macros the file defines. */
+static size_t directive(size_t i, unsigned *arch_stack, int *depth)
+{
+    size_t e = i;
+    while (e < len && src[e] != '\n') {
+        if (src[e] == '\\' && e + 1 < len && src[e + 1] == '\n') e++;
+        e++;
+    }
+    size_t k = i + 1;
+    while (k < e && (src[k] == ' ' || src[k] == '\t')) k++;
+    size_t w = k;
+    while (w < e && is_ident(src[w])) w++;
+    int arch = mentions(w, e, "__CUDA_ARCH__") || mentions(w, e, "__SIMT_EMULATOR__");
+    if (strncmp(src + k, "if", w - k) == 0 || strncmp(src + k, "ifdef", w - k) == 0 ||
+        strncmp(src + k, "ifndef", w - k) == 0) {
+        if (w - k >= 2) {
+            if (*depth < 32) arch_stack[*depth] = arch;
+            (*depth)++;
+        }
+    } else if (w - k == 4 && strncmp(src + k, "elif", 4) == 0) {
+        if (*depth > 0 && *depth <= 32) arch_stack[*depth - 1] |= arch;
+    } else if (w - k == 5 && strncmp(src + k, "endif", 5) == 0) {
+        if (*depth > 0) (*depth)--;
+    } else if (w - k == 6 && strncmp(src + k, "define", 6) == 0 && nmacros < 256) {
+        size_t nb = w;
+        while (nb < e && (src[nb] == ' ' || src[nb] == '\t')) nb++;
+        size_t ne = nb;
+        while (ne < e && is_ident(src[ne])) ne++;
+        if (ne > nb) {
+            macros[nmacros].pos = nb;
+            macros[nmacros].n = ne - nb;
+            macros[nmacros].spaces = mentions(ne, e, "__device__") || mentions(ne, e, "__host__") ||
+                                     mentions(ne, e, "__global__");
+            nmacros++;
+        }
+    }
+    return e;
+}
+
+static void tokenize(void)
+{
+    unsigned arch_stack[32];
+    int depth = 0;
+    size_t i = 0;
+    while (i < len) {
+        char c = src[i];
+        if (isspace((unsigned char)c)) {
+            i++;
+            continue;
+        }
+        if (c == '#') {
+            int at_line_start = 1;
+            for (size_t b = i; b > 0 && src[b - 1] != '\n'; b--)
+                if (!isspace((unsigned char)src[b - 1])) at_line_start = 0;
+            if (at_line_start) {
+                i = directive(i, arch_stack, &depth);
+                continue;
+            }
+        }
+        int arch = 0;
+        for (int d = 0; d < depth && d < 32; d++) arch |= arch_stack[d];
+        if (isdigit((unsigned char)c) || (c == '.' && i + 1 < len && isdigit((unsigned char)src[i + 1]))) {
+            size_t j = i + 1;
+            while (j < len && (is_ident(src[j]) || src[j] == '.' || src[j] == '\'' ||
+                               ((src[j] == '+' || src[j] == '-') && strchr("eEpP", src[j - 1]))))
+                j++;
+            add_token(T_NUM, i, j - i, arch);
+            i = j;
+            continue;
+        }
+        size_t k = skip_lexeme(i);
+        if (k) {
+            if (c == '"' || c == '\'') add_token(T_STR, i, k, arch);
+            i += k;
+            continue;
+        }
+        if (is_ident(c)) {
+            size_t j = i;
+            while (j < len && is_ident(src[j])) j++;
+            add_token(T_IDENT, i, j - i, arch);
+            i = j;
+            continue;
+        }
+        if ((c == ':' && i + 1 < len && src[i + 1] == ':') || (c == '-' && i + 1 < len && src[i + 1] == '>')) {
+            add_token(T_PUNCT, i, 2, arch);
+            i += 2;
+            continue;
+        }
+        add_token(T_PUNCT, i, 1, arch);
+        i++;
+    }
+}
+
+/* The token that closes the bracket at t ('(' '[' '{'), or ntoks. */
+static size_t tok_match(size_t t)
+{
+    int depth = 0;
+    for (size_t u = t; u < ntoks; u++) {
+        if (tok_punct(u, '(') || tok_punct(u, '[') || tok_punct(u, '{')) depth++;
+        if (tok_punct(u, ')') || tok_punct(u, ']') || tok_punct(u, '}'))
+            if (--depth == 0) return u;
+    }
+    return ntoks;
+}
+
+static int is_macro(size_t t, int with_spaces)
+{
+    for (int m = 0; m < nmacros; m++)
+        if (macros[m].n == toks[t].n && strncmp(src + macros[m].pos, src + toks[t].pos, toks[t].n) == 0 &&
+            (!with_spaces || macros[m].spaces))
+            return 1;
+    return 0;
+}
+
+/* An identifier in capitals (DEVICE_INLINE): likely a macro from a header,
+ * which may stand for an execution space. */
+static int looks_like_macro(size_t t)
+{
+    if (toks[t].type != T_IDENT || toks[t].n < 2) return 0;
+    int letters = 0;
+    for (size_t k = 0; k < toks[t].n; k++) {
+        char c = src[toks[t].pos + k];
+        if (islower((unsigned char)c)) return 0;
+        letters += isupper((unsigned char)c) != 0;
+    }
+    return letters > 0;
+}
+
+/* Words that may stand before '(' without naming a function. */
+static int not_a_name(size_t t)
+{
+    static const char *const words[] = {"__launch_bounds__", "__align__", "alignas", "__attribute__", "__declspec",
+                                        "decltype", "sizeof", "alignof", "noexcept", "throw", "__device__",
+                                        "__host__", "__global__", "static_assert", "operator", "__maxnreg__", NULL};
+    for (int w = 0; words[w]; w++)
+        if (tok_is(t, words[w])) return 1;
+    return 0;
+}
+
+/* Record the function that tokens [b, e) declare (e is its ';' or '{'),
+ * if they declare one. */
+static void declaration(size_t b, size_t e, size_t close)
+{
+    size_t name = ntoks;
+    for (size_t t = b; t < e; t++) {
+        if (tok_punct(t, '=') && name == ntoks) return; /* a variable with an initializer */
+        if (tok_is(t, "typedef") || tok_is(t, "using") || tok_is(t, "friend")) return;
+        if (tok_punct(t, '{')) return; /* a class body or a braced initializer */
+        if (tok_punct(t, '(') || tok_punct(t, '[')) {
+            size_t m = tok_match(t);
+            if (tok_punct(t, '(') && t > b && toks[t - 1].type == T_IDENT && !not_a_name(t - 1)) name = t - 1;
+            t = m;
+        }
+    }
+    if (name == ntoks || name == b) return; /* no name, or no type before it (a macro call) */
+    if (tok_is(name - 1, "::") || tok_is(name - 1, "->") || tok_punct(name - 1, '.') || tok_is(name - 1, "operator") ||
+        tok_punct(name - 1, '~'))
+        return;
+    /* After the parameters only qualifiers may come. */
+    for (size_t t = tok_match(name + 1) + 1; t < e; t++)
+        if (!(tok_is(t, "const") || tok_is(t, "noexcept") || tok_is(t, "override") || tok_is(t, "final") ||
+              tok_is(t, "volatile") || tok_punct(t, '&')))
+            return;
+    if (is_macro(name, 0)) return;
+    int g = 0, d = 0, h = 0, unknown = 0;
+    for (size_t t = b; t < name; t++) {
+        if (tok_is(t, "template") && tok_punct(t + 1, '<')) { /* skip the parameters' names */
+            int depth = 0;
+            for (t++; t < name; t++) {
+                if (tok_punct(t, '<')) depth++;
+                if (tok_punct(t, '>') && --depth == 0) break;
+            }
+            continue;
+        }
+        if (tok_punct(t, '(')) { /* __launch_bounds__(...) and the like */
+            t = tok_match(t);
+            continue;
+        }
+        g |= tok_is(t, "__global__");
+        d |= tok_is(t, "__device__");
+        h |= tok_is(t, "__host__");
+        unknown |= tok_is(t, "constexpr") || tok_is(t, "consteval") || is_macro(t, 1) || looks_like_macro(t);
+    }
+    fn_rec r = {name, SP_HOST, close ? e : 0, close};
+    if (unknown) r.space = SP_UNKNOWN;
+    else if (g) r.space = SP_GLOBAL;
+    else if (d && h) r.space = SP_BOTH;
+    else if (d) r.space = SP_DEVICE;
+    static size_t cap;
+    if (nfns == cap) {
+        cap = cap ? cap * 2 : 256;
+        fns = realloc(fns, cap * sizeof(*fns));
+        if (!fns) {
+            perror("simt-rewrite");
+            exit(2);
+        }
+    }
+    fns[nfns++] = r;
+}
+
+/* Tokens [b, e) at namespace scope: find the functions declared and defined. */
+static void scan_scope(size_t b, size_t e)
+{
+    size_t stmt = b;
+    for (size_t t = b; t < e; t++) {
+        if (tok_punct(t, ';')) {
+            declaration(stmt, t, 0);
+            stmt = t + 1;
+        } else if (tok_punct(t, '(') || tok_punct(t, '[')) {
+            t = tok_match(t);
+        } else if (tok_punct(t, '{')) {
+            size_t close = tok_match(t);
+            if (close > e) close = e;
+            int ns = (t >= 2 && toks[t - 1].type == T_STR && tok_is(t - 2, "extern"));
+            for (size_t u = stmt; u < t; u++) ns |= tok_is(u, "namespace");
+            size_t q = t;
+            while (q > stmt && (tok_is(q - 1, "const") || tok_is(q - 1, "noexcept") || tok_is(q - 1, "override") ||
+                                tok_is(q - 1, "final") || tok_is(q - 1, "volatile")))
+                q--;
+            if (ns) {
+                scan_scope(t + 1, close);
+                stmt = close + 1;
+            } else if (q > stmt && tok_punct(q - 1, ')')) {
+                declaration(stmt, t, close);
+                stmt = close + 1;
+            }
+            /* Otherwise a class body or an initializer: the statement goes
+             * on to its ';'. */
+            t = close;
+        }
+    }
+}
+
+/* The spaces of every declaration of the name at token t, or 0. */
+static int spaces_of(size_t t)
+{
+    int s = 0;
+    for (size_t f = 0; f < nfns; f++)
+        if (same_name(fns[f].name, t)) s |= fns[f].space;
+    return s;
+}
+
+static const char *space_word(int s)
+{
+    return s == SP_GLOBAL ? "__global__" : s == SP_DEVICE ? "__device__" : "__host__";
+}
+
+/* Words after which name( is still a call, not a declaration of name. */
+static int call_context_word(size_t t)
+{
+    static const char *const words[] = {"return", "case", "else", "do", "throw", "co_return", "co_yield", NULL};
+    for (int w = 0; words[w]; w++)
+        if (tok_is(t, words[w])) return 1;
+    return 0;
+}
+
+/* Is the identifier at t declared inside [b, e) (a parameter, a local, a
+ * lambda): a type name (or '*', '&' after one) stands before it there? */
+static int declared_within(size_t t, size_t b, size_t e)
+{
+    for (size_t u = b + 1; u < e; u++)
+        if (toks[u].type == T_IDENT && same_name(u, t) && toks[u - 1].type == T_IDENT && !call_context_word(u - 1))
+            return 1;
+    return 0;
+}
+
+/* The calls in function f's body that nvcc would refuse. */
+static int check_calls(const fn_rec *f)
+{
+    int errors = 0;
+    int caller = f->space;
+    const char *fname = src + toks[f->name].pos;
+    int fn = (int)toks[f->name].n;
+    for (size_t t = f->open + 1; t < f->close; t++) {
+        if (caller == SP_HOST && (tok_is(t, "__device__") || tok_is(t, "__host__"))) {
+            /* A lambda marked for the device inside host code: skip its body. */
+            while (t < f->close && !tok_punct(t, '{')) t++;
+            t = tok_match(t);
+            continue;
+        }
+        if (toks[t].type != T_IDENT || !tok_punct(t + 1, '(') || toks[t].arch) continue;
+        size_t p = t - 1;
+        if (tok_is(p, "::") || tok_is(p, "->") || tok_punct(p, '.') || tok_punct(p, '>') || tok_punct(p, '~') ||
+            (toks[p].type == T_IDENT && !call_context_word(p)))
+            continue;
+        int callee = spaces_of(t);
+        if (callee != SP_HOST && callee != SP_DEVICE && callee != SP_GLOBAL) continue;
+        if (declared_within(t, f->name + 1, f->close)) continue;
+        const char *cname = src + toks[t].pos;
+        int cn = (int)toks[t].n;
+        if (callee == SP_GLOBAL) {
+            fprintf(stderr, "%s:%d: error: a __global__ function call must be configured: launch %.*s with %.*s<<<grid, block>>>(...)\n",
+                    path, line_of(toks[t].pos), cn, cname, cn, cname);
+            errors++;
+        } else if (caller == SP_HOST && callee == SP_DEVICE) {
+            fprintf(stderr, "%s:%d: error: calling a __device__ function(\"%.*s\") from a __host__ function(\"%.*s\") is not allowed\n",
+                    path, line_of(toks[t].pos), cn, cname, fn, fname);
+            fprintf(stderr, "%s:%d: note: a __device__ function runs only on the GPU: call it from a kernel, or mark it __host__ __device__\n",
+                    path, line_of(toks[t].pos));
+            errors++;
+        } else if (caller != SP_HOST && callee == SP_HOST) {
+            fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                    path, line_of(toks[t].pos), cn, cname, space_word(caller), fn, fname);
+            fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the GPU, where only __device__ functions exist: mark %.*s __device__ (or __host__ __device__ to call it from both sides)\n",
+                    path, line_of(toks[t].pos), fn, fname, cn, cname);
+            errors++;
+        }
+    }
+    return errors;
+}
+
+/* Returns the number of calls nvcc would refuse, each reported on stderr. */
+static int check_execution_spaces(void)
+{
+    tokenize();
+    scan_scope(0, ntoks);
+    int errors = 0;
+    for (size_t f = 0; f < nfns; f++)
+        if (fns[f].close && fns[f].space != SP_BOTH && fns[f].space != SP_UNKNOWN) errors += check_calls(&fns[f]);
+    return errors;
+}
+
 static char *read_file(const char *p, size_t *n)
 {
     FILE *f = fopen(p, "rb");
@@ -310,6 +716,7 @@ int main(int argc, char **argv)
         perror(path);
         return 2;
     }
+    if (check_execution_spaces() > 0) return 1;
     buf out = {0};
     puts_(&out, "#line 1 \"");
     for (const char *p = path; *p; p++) {

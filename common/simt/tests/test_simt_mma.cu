@@ -201,7 +201,7 @@ static void test_wmma_matmul_multi_warp(void **state)
 
 /* --- mma.sync m16n8k16 --------------------------------------------------------- */
 
-static uint32_t pack16(uint16_t lo, uint16_t hi) { return (uint32_t)lo | ((uint32_t)hi << 16); }
+static __host__ __device__ uint32_t pack16(uint16_t lo, uint16_t hi) { return (uint32_t)lo | ((uint32_t)hi << 16); }
 
 /* A (16x16) and B (16x8, stored k-major: B[k*8+n]) as raw 16-bit values; each
  * lane builds its registers from the PTX ISA formulas, then one mma. */

@@ -1,0 +1,277 @@
+/*
+ * Tests of simt-rewrite's execution-space check. nvcc refuses a kernel that
+ * calls a plain (host) function, host code that calls a __device__ function,
+ * and a kernel called without <<<...>>>; the emulator compiles all of them
+ * for the CPU, where they would run. So simt-rewrite reports them with
+ * nvcc's message (the first group of tests), and must stay quiet on
+ * everything nvcc accepts or may accept (the second group): a false report
+ * would stop a correct student file from building at all. Each test writes
+ * a small .cu file and runs simt-rewrite on it as a child process.
+ * SIMT_REWRITE is set by simt.mk to the helper's path.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#ifndef SIMT_REWRITE
+#error "SIMT_REWRITE must name the simt-rewrite program"
+#endif
+
+static char dir[] = "/tmp/simt-rewrite-XXXXXX";
+static int status;
+static char out[1 << 14];
+
+/* Write text to dir/name.cu and run simt-rewrite on it, stderr into out. */
+static void rewrite(const char *name, const char *text)
+{
+    char path[512], cmd[2048];
+    snprintf(path, sizeof path, "%s/%s.cu", dir, name);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s/%s.cpp' 2>&1", SIMT_REWRITE, path, dir, name);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(out, 1, sizeof out - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void expect_error(const char *needle)
+{
+    if (status != 1 || !strstr(out, needle)) {
+        print_error("expected exit 1 and \"%s\", got exit %d:\n%s\n", needle, status, out);
+        fail();
+    }
+}
+
+static int count(const char *needle)
+{
+    int c = 0;
+    for (const char *p = out; (p = strstr(p, needle)) != NULL; p++) c++;
+    return c;
+}
+
+static void expect_accepted(void)
+{
+    if (status != 0 || out[0]) {
+        print_error("expected a clean rewrite, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
+/* --- what nvcc refuses ------------------------------------------------------ */
+
+static void test_kernel_calls_host_helper(void **state)
+{
+    (void)state;
+    rewrite("host_helper", "static float twice(float x) { return 2 * x; }\n"
+                           "__global__ void scale(float *p, int n)\n"
+                           "{\n"
+                           "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                           "    if (i < n) p[i] = twice(p[i]);\n"
+                           "}\n");
+    expect_error("host_helper.cu:5: error: calling a __host__ function(\"twice\") from a __global__ "
+                 "function(\"scale\") is not allowed");
+    expect_error("mark twice __device__");
+}
+
+static void test_device_function_calls_host_helper(void **state)
+{
+    (void)state;
+    /* The helper is only declared here (defined in a .c file, say), inside
+     * an anonymous namespace, or both: still a host function. */
+    rewrite("device_helper", "float from_c(float x);\n"
+                             "namespace { int idx(int r, int c, int ld) { return r * ld + c; } }\n"
+                             "__device__ __forceinline__ float load(const float *a, int r, int c, int ld)\n"
+                             "{\n"
+                             "    return from_c(a[idx(r, c, ld)]);\n"
+                             "}\n");
+    expect_error("device_helper.cu:5: error: calling a __host__ function(\"from_c\") from a __device__ "
+                 "function(\"load\")");
+    expect_error("device_helper.cu:5: error: calling a __host__ function(\"idx\") from a __device__ function");
+}
+
+static void test_host_calls_device_function(void **state)
+{
+    (void)state;
+    rewrite("host_device", "__device__ float relu(float x) { return x > 0 ? x : 0; }\n"
+                           "extern \"C\" float relu_host(float x)\n"
+                           "{\n"
+                           "    return relu(x);\n"
+                           "}\n");
+    expect_error("host_device.cu:4: error: calling a __device__ function(\"relu\") from a __host__ "
+                 "function(\"relu_host\") is not allowed");
+}
+
+static void test_kernel_called_without_launch(void **state)
+{
+    (void)state;
+    rewrite("no_launch", "template <int TILE> __global__ void __launch_bounds__(256) fill(float *p) { p[0] = TILE; }\n"
+                         "__global__ void child(float *p) { p[0] = 1; }\n"
+                         "__global__ void parent(float *p) { child(p); }\n"
+                         "void run(float *p)\n"
+                         "{\n"
+                         "    child<<<1, 1>>>(p);\n"
+                         "    child(p);\n"
+                         "    fill<16><<<1, 1>>>(p);\n"
+                         "}\n");
+    expect_error("no_launch.cu:3: error: a __global__ function call must be configured");
+    expect_error("no_launch.cu:7: error: a __global__ function call must be configured: launch child with "
+                 "child<<<grid, block>>>(...)");
+    assert_int_equal(count("error:"), 2);
+}
+
+/* Every call is reported, not just the first, each at its own line. */
+static void test_every_call_reported(void **state)
+{
+    (void)state;
+    rewrite("several", "int clampi(int v, int hi) { return v < hi ? v : hi; }\n"
+                       "extern \"C\" {\n"
+                       "__global__ void k(int *p, int n)\n"
+                       "{\n"
+                       "    p[0] = clampi(p[0], n);\n"
+                       "    p[1] = clampi(p[1],\n"
+                       "                  n) + clampi(p[2], n);\n"
+                       "}\n"
+                       "}\n");
+    assert_int_equal(status, 1);
+    assert_int_equal(count("error: calling a __host__ function(\"clampi\")"), 3);
+    assert_non_null(strstr(out, "several.cu:5:"));
+    assert_non_null(strstr(out, "several.cu:6:"));
+    assert_non_null(strstr(out, "several.cu:7:"));
+}
+
+/* --- what nvcc accepts, or may ---------------------------------------------- */
+
+/* constexpr functions: nvcc accepts them in device code with
+ * --expt-relaxed-constexpr, which a student may pass. */
+static void test_accepts_device_and_both(void **state)
+{
+    (void)state;
+    rewrite("fine", "#include <stdio.h>\n"
+                    "__device__ float sq(float x) { return x * x; }\n"
+                    "__host__ __device__ inline float half_of(float x) { return x / 2; }\n"
+                    "static __device__ __forceinline__ float cube(float x) { return sq(x) * x; }\n"
+                    "template <int N> __device__ float times(float x) { return N * x; }\n"
+                    "constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }\n"
+                    "__global__ void k(float *p) {\n"
+                    "    p[0] = sq(p[0]) + cube(p[1]) + half_of(p[2]) + times<3>(p[3]) + ceil_div(7, 2);\n"
+                    "    printf(\"%f\\n\", p[0]);\n"
+                    "}\n"
+                    "int main(void) {\n"
+                    "    float *p = 0;\n"
+                    "    k<<<ceil_div(100, 32), 32>>>(p);\n"
+                    "    return (int)half_of(4.0f);\n"
+                    "}\n");
+    expect_accepted();
+}
+
+/* Specifiers from a macro (this file's or a header's), a name declared in
+ * both spaces, and code under #if __CUDA_ARCH__ or __SIMT_EMULATOR__. */
+static void test_accepts_what_it_cannot_see(void **state)
+{
+    (void)state;
+    rewrite("unseen", "#define HD __host__ __device__\n"
+                      "HD float a(float x) { return x; }\n"
+                      "DEVICE_INLINE float b(float x) { return x; }\n"
+                      "float c(float x);\n"
+                      "__device__ float c(float x) { return x; }\n"
+                      "float d(float x) { return x; }\n"
+                      "__device__ float d(double x) { return (float)x; }\n"
+                      "float host_only(float x) { return x; }\n"
+                      "__global__ void k(float *p)\n"
+                      "{\n"
+                      "    p[0] = a(p[0]) + b(p[1]) + c(p[2]) + d((double)p[3]);\n"
+                      "#ifndef __CUDA_ARCH__\n"
+                      "    p[1] = host_only(p[1]);\n"
+                      "#elif defined(__SIMT_EMULATOR__)\n"
+                      "    p[2] = host_only(p[2]);\n"
+                      "#endif\n"
+                      "}\n");
+    expect_accepted();
+}
+
+/* Calls that only look like calls of a file's host function: members,
+ * qualified names, a local of the same name, a
+ * declaration with an initializer, a function-style cast. */
+static void test_accepts_other_meanings(void **state)
+{
+    (void)state;
+    rewrite("others", "#include <math.h>\n"
+                      "struct acc { float v; __device__ float get() const { return v; } };\n"
+                      "float get() { return 0; }\n"
+                      "float scale(float x) { return x; }\n"
+                      "float offset(float x) { return x; }\n"
+                      "float twice(float x) { return 2 * x; }\n"
+                      "namespace ops { __device__ float scale(float x) { return x; } }\n"
+                      "static int (*picker)(int);\n"
+                      "__global__ void k(float *p, acc a, float offset)\n"
+                      "{\n"
+                      "    auto twice = [](float x) { return 2 * x; };\n"
+                      "    p[0] = a.get() + ops::scale(p[0]) + twice(p[1]) + offset;\n"
+                      "    float get(2.0f);\n"
+                      "    p[1] = get + float(p[3]) + int(p[4]) + sqrtf(p[5]);\n"
+                      "}\n");
+    expect_accepted();
+}
+
+/* Host code may call host functions, launch kernels, pass them as
+ * pointers, and hold device lambdas. */
+static void test_accepts_host_code(void **state)
+{
+    (void)state;
+    rewrite("host", "__global__ void k(float *p) { p[0] = 1; }\n"
+                    "__device__ float dev(float x) { return x; }\n"
+                    "static int plus(int a, int b) { return a + b; }\n"
+                    "int main(void)\n"
+                    "{\n"
+                    "    cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, 65536);\n"
+                    "    void *f = (void *)k;\n"
+                    "    auto lam = [] __device__ (float x) { return dev(x); };\n"
+                    "    (void)lam;\n"
+                    "    k<<<plus(1, 1), 32>>>((float *)f);\n"
+                    "    return plus(0, 0);\n"
+                    "}\n");
+    expect_accepted();
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_kernel_calls_host_helper),
+        cmocka_unit_test(test_device_function_calls_host_helper),
+        cmocka_unit_test(test_host_calls_device_function),
+        cmocka_unit_test(test_kernel_called_without_launch),
+        cmocka_unit_test(test_every_call_reported),
+        cmocka_unit_test(test_accepts_device_and_both),
+        cmocka_unit_test(test_accepts_what_it_cannot_see),
+        cmocka_unit_test(test_accepts_other_meanings),
+        cmocka_unit_test(test_accepts_host_code),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -77,8 +77,11 @@ void simt_assert_fail(const char *expr, const char *file, int line, const char *
 /** @brief Where a static __shared__ variable is declared (simtcc's rewrite
  *  puts the call there): the block's first thread to arrive fills it with
  *  0xff bytes, so each block starts from NaN, not from zeros or the last
- *  block's values. @param var the variable. @param bytes its size. */
-void simt_shared_first_use(const void *var, size_t bytes);
+ *  block's values, and adds its size to the block's static shared memory,
+ *  which fails the launch past a GPU's limits (48 KB static, 227 KB with the
+ *  dynamic size). @param var the variable. @param bytes its size.
+ *  @param name its name. @param file where it is declared. @param line its line. */
+void simt_shared_first_use(const void *var, size_t bytes, const char *name, const char *file, int line);
 /** @brief Fail the kernel with cudaErrorMisalignedAddress, as a GPU does, when
  *  @p addr is not a multiple of @p align; nothing otherwise, and nothing in
  *  host code. @param what the instruction, for the message ("cp.async of 16 bytes").

@@ -283,7 +283,9 @@ static size_t rewrite_static_shared(buf *out, size_t i)
     put(out, src + nb, end - nb);
     puts_(out, ", sizeof(");
     put(out, src + nb, end - nb);
-    puts_(out, "));");
+    puts_(out, "), \"");
+    put(out, src + nb, end - nb);
+    puts_(out, "\", __FILE__, __LINE__);");
     return semi + 1;
 }
 

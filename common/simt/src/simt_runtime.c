@@ -131,6 +131,9 @@ typedef struct worker worker;
 /* Static __shared__ variables a block can have filled at first use; more
  * are left as they are. */
 enum { SHARED_SEEN_MAX = 64 };
+/* Shared memory per block on sm_90: static variables alone, and static
+ * plus dynamic (the opt-in maximum). */
+enum { STATIC_SHARED_MAX = 48 * 1024, BLOCK_SHARED_MAX = 227 * 1024 };
 
 typedef struct fiber {
     simt_thread_info info; /* first: simt_cur_thread points here */
@@ -195,6 +198,7 @@ struct worker {
     struct launch *L;
     const void *shared_seen[SHARED_SEEN_MAX]; /* static __shared__ variables filled in this block */
     unsigned int nshared_seen;
+    size_t shared_static; /* their bytes */
 };
 
 typedef struct launch {
@@ -971,7 +975,7 @@ static void misaligned(const ubsan_type_mismatch *d, uintptr_t ptr)
  * neither guarantee. simtcc's rewrite calls this where the variable is
  * declared; the first thread of a block to get there fills it with 0xff
  * bytes (NaN as float), before any thread of the block can use it. */
-void simt_shared_first_use(const void *var, size_t bytes)
+void simt_shared_first_use(const void *var, size_t bytes, const char *name, const char *file, int line)
 {
     worker *w = cur_worker;
     if (!w || !simt_cur_thread) return;
@@ -979,6 +983,27 @@ void simt_shared_first_use(const void *var, size_t bytes)
         if (w->shared_seen[i] == var) return;
     if (w->nshared_seen == SHARED_SEEN_MAX) return;
     w->shared_seen[w->nshared_seen++] = var;
+    /* A GPU gives a kernel at most 48 KB of static shared memory (ptxas
+     * refuses more: "uses too much shared data"), and a block at most 227 KB
+     * of static and dynamic together. Each thread-local static here could
+     * be any size, so a kernel whose tiles outgrew the limit would pass on
+     * the emulator and not build for a GPU. */
+    w->shared_static += bytes;
+    if (w->shared_static > STATIC_SHARED_MAX)
+        fail_code(cudaErrorLaunchOutOfResources,
+                  "too much static __shared__ memory: with '%s' (%zu bytes, %s:%d) this kernel's __shared__ "
+                  "variables take %zu bytes, more than the %d (48 KB) a GPU allows; nvcc refuses to build such a "
+                  "kernel (ptxas: \"uses too much shared data\"). Put the large tiles in dynamic shared memory "
+                  "(extern __shared__, its size given at launch) and raise the kernel's limit with "
+                  "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)",
+                  name, bytes, file, line, w->shared_static, STATIC_SHARED_MAX);
+    if (w->shared_static + w->L->shmem > BLOCK_SHARED_MAX)
+        fail_code(cudaErrorLaunchOutOfResources,
+                  "too much shared memory: with '%s' (%s:%d), %zu bytes of static __shared__ variables and %zu "
+                  "of dynamic shared memory take %zu, more than the %d (227 KB) a block may have on an H100 or "
+                  "H200 (on a GPU, cudaFuncSetAttribute refuses a dynamic size that leaves no room for them)",
+                  name, file, line, w->shared_static, w->L->shmem, w->shared_static + w->L->shmem,
+                  BLOCK_SHARED_MAX);
     /* The emulator's write, not the kernel's: TSan must not pair it with
      * the threads' own first stores. */
     TSAN_IGNORE_BEGIN();
@@ -1228,6 +1253,7 @@ static void run_block(worker *w, unsigned long b)
     memset(w->warp_waiting, 0, sizeof(w->warp_waiting));
     w->ntma = 0; /* copies a finished block never waited for are dropped */
     w->nshared_seen = 0;
+    w->shared_static = 0;
     w->nbreads = 0;
     for (unsigned int i = 0; i < n; i++) {
         fiber *f = &w->fibers[i];

@@ -794,6 +794,59 @@ static void test_misaligned_access_is_a_fault(void **state)
     cudaFree(out);
 }
 
+/* --- shared-memory limits ------------------------------------------------------------ */
+
+/* 32 KB of static shared memory, and with two != 0 another 32 KB: more than
+ * the 48 KB of static shared memory ptxas allows a kernel. */
+__global__ void static_tiles(float *out, int two)
+{
+    __shared__ float a[8192];
+    a[threadIdx.x] = 1.0f;
+    if (two) {
+        __shared__ float b[8192];
+        b[threadIdx.x] = 2.0f;
+        out[1] = b[threadIdx.x];
+    }
+    out[0] = a[threadIdx.x];
+}
+
+/* 40 KB static plus the dynamic size of the launch. */
+__global__ void static_and_dynamic(float *out)
+{
+    __shared__ float s[10240];
+    extern __shared__ float d[];
+    s[threadIdx.x] = 1.0f;
+    d[threadIdx.x] = 2.0f;
+    out[threadIdx.x] = s[threadIdx.x] + d[threadIdx.x];
+}
+
+/* A GPU build refuses more than 48 KB of static shared memory per kernel,
+ * and a block may not have more than 227 KB of static and dynamic together;
+ * a kernel past either limit fails here rather than running. */
+static void test_shared_memory_limits(void **state)
+{
+    (void)state;
+    float *out;
+    cudaMallocManaged(&out, 32 * sizeof(float));
+    static_tiles<<<1, 32>>>(out, 0);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_true(out[0] == 1.0f);
+    static_tiles<<<2, 32>>>(out, 1);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorLaunchOutOfResources);
+    cudaDeviceReset();
+
+    const int dyn_ok = 180 * 1024, dyn_over = 188 * 1024; /* 40 + 180 <= 227 < 40 + 188 KB */
+    assert_int_equal(cudaFuncSetAttribute(static_and_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_over),
+                     cudaSuccess);
+    static_and_dynamic<<<1, 32, dyn_ok>>>(out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_true(out[31] == 3.0f);
+    static_and_dynamic<<<1, 32, dyn_over>>>(out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorLaunchOutOfResources);
+    cudaDeviceReset();
+    cudaFree(out);
+}
+
 /* --- indices past an array's end ------------------------------------------------------ */
 
 /* A static shared tile and a register array indexed off their ends when
@@ -981,6 +1034,7 @@ int main(void)
         cmocka_unit_test(test_trap_and_deadlock_are_faults),
         cmocka_unit_test(test_misaligned_access_is_a_fault),
         cmocka_unit_test(test_array_overrun_is_a_fault),
+        cmocka_unit_test(test_shared_memory_limits),
         cmocka_unit_test(test_runtime_api),
         cmocka_unit_test(test_rewriter_forms),
         cmocka_unit_test(test_half_conversions),

@@ -82,6 +82,12 @@ void simt_assert_fail(const char *expr, const char *file, int line, const char *
  *  dynamic size). @param var the variable. @param bytes its size.
  *  @param name its name. @param file where it is declared. @param line its line. */
 void simt_shared_first_use(const void *var, size_t bytes, const char *name, const char *file, int line);
+/** @brief At the start of a kernel declared with __launch_bounds__ (simtcc's
+ *  rewrite puts the call there): refuse the launch with cudaErrorInvalidValue
+ *  (not sticky), as a GPU does, when the block has more threads than the
+ *  bound. @param max_threads the bound's first argument.
+ *  @param file the kernel's file. @param line the line of its body's brace. */
+void simt_check_launch_bounds(unsigned long long max_threads, const char *file, int line);
 /** @brief Fail the kernel with cudaErrorMisalignedAddress, as a GPU does, when
  *  @p addr is not a multiple of @p align; nothing otherwise, and nothing in
  *  host code. @param what the instruction, for the message ("cp.async of 16 bytes").

@@ -10,6 +10,9 @@
  *   extern __shared__ T name[];
  *       -> T *const name = (T *)simt_dynamic_shared();            inside a function
  *       -> static const ::simt::DynShared<T> name;                  at namespace scope
+ * and it adds calls on the same line: after each static __shared__
+ * declaration (simt_shared_first_use), and at the start of the body of a
+ * kernel with __launch_bounds__ (simt_check_launch_bounds).
  * Comments, string and character literals are skipped. It is a scanner, not
  * a parser: a launch must name its kernel with an identifier, a qualified
  * name or a template-id (kernel<128>), which covers the course's code.
@@ -692,6 +695,37 @@ static int check_execution_spaces(void)
     return errors;
 }
 
+/* __launch_bounds__(max_threads[, min_blocks]) -- i points at the name. A
+ * GPU refuses to launch the kernel with more threads per block than
+ * max_threads (its registers were allotted for that many), so the kernel's
+ * body gets a check of the launch (simt_check_launch_bounds); this returns
+ * the first argument's text, on one line, for it, or NULL. */
+static char *launch_bound(size_t i)
+{
+    size_t j = i + 17;
+    while (j < len && isspace((unsigned char)src[j])) j++;
+    if (j >= len || src[j] != '(') return NULL;
+    size_t close = find_close(j + 1, ")");
+    if (close == (size_t)-1) return NULL;
+    size_t end = j + 1;
+    int depth = 0;
+    while (end < close) {
+        size_t k = skip_lexeme(end);
+        if (k) {
+            end += k;
+            continue;
+        }
+        if (src[end] == '(' || src[end] == '[' || src[end] == '{') depth++;
+        if (src[end] == ')' || src[end] == ']' || src[end] == '}') depth--;
+        if (depth == 0 && src[end] == ',') break;
+        end++;
+    }
+    char *e = strndup(src + j + 1, end - j - 1);
+    for (char *t = e; *t; t++)
+        if (*t == '\n' || *t == '\\') *t = ' ';
+    return e;
+}
+
 static char *read_file(const char *p, size_t *n)
 {
     FILE *f = fopen(p, "rb");
@@ -727,6 +761,7 @@ int main(int argc, char **argv)
     }
     puts_(&out, "\"\n");
     size_t i = 0;
+    char *bound = NULL; /* a __launch_bounds__ waiting for its kernel's body */
     while (i < len) {
         size_t k = skip_lexeme(i);
         if (k) {
@@ -776,6 +811,16 @@ int main(int argc, char **argv)
                 continue;
             }
         }
+        if (c == '_' && (i == 0 || !is_ident(src[i - 1])) && strncmp(src + i, "__launch_bounds__", 17) == 0 &&
+            !is_ident(src[i + 17]) && !in_function()) {
+            free(bound);
+            bound = launch_bound(i);
+        }
+        if (c == ';' && bound && !in_function()) { /* a declaration, not the definition */
+            free(bound);
+            bound = NULL;
+        }
+        int body = c == '{' && bound && !in_function();
         if (c == '{') {
             if (nscopes < (int)sizeof(scopes)) scopes[nscopes] = brace_kind(&out);
             nscopes++;
@@ -783,6 +828,13 @@ int main(int argc, char **argv)
         if (c == '}' && nscopes > 0) nscopes--;
         put(&out, &c, 1);
         i++;
+        if (body) { /* the kernel's body: its first statement checks the launch */
+            puts_(&out, " simt_check_launch_bounds((unsigned long long)(");
+            puts_(&out, bound);
+            puts_(&out, "), __FILE__, __LINE__);");
+            free(bound);
+            bound = NULL;
+        }
     }
     FILE *f = fopen(argv[2], "wb");
     if (!f || fwrite(out.s, 1, out.n, f) != out.n || fclose(f) != 0) {

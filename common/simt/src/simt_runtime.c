@@ -908,6 +908,29 @@ static void fail_code(cudaError_t code, const char *fmt, ...)
     fail_with(code, fmt, ap);
 }
 
+/* A launch a GPU would refuse before running it (a bad configuration for
+ * this kernel) fails with an error that, unlike a fault, is not sticky:
+ * simt_run_grid returns it once and the next launch runs. */
+static atomic_int launch_refused;
+
+static void refuse_launch(cudaError_t code, const char *fmt, ...) __attribute__((noreturn, format(printf, 2, 3)));
+static void refuse_launch(cudaError_t code, const char *fmt, ...)
+{
+    int expected = 0;
+    if (atomic_compare_exchange_strong(&launch_refused, &expected, (int)code)) { /* one line per launch */
+        va_list ap;
+        va_start(ap, fmt);
+        fflush(stdout);
+        flockfile(stderr);
+        fprintf(stderr, "simt: ");
+        vfprintf(stderr, fmt, ap);
+        fprintf(stderr, "\n");
+        funlockfile(stderr);
+        va_end(ap);
+    }
+    abort_current();
+}
+
 /* --- Misaligned accesses ---
  * A GPU requires every access to be aligned to its size: a float4 load from
  * an address that is not a multiple of 16 stops the kernel with
@@ -998,17 +1021,33 @@ void simt_shared_first_use(const void *var, size_t bytes, const char *name, cons
                   "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)",
                   name, bytes, file, line, w->shared_static, STATIC_SHARED_MAX);
     if (w->shared_static + w->L->shmem > BLOCK_SHARED_MAX)
-        fail_code(cudaErrorLaunchOutOfResources,
-                  "too much shared memory: with '%s' (%s:%d), %zu bytes of static __shared__ variables and %zu "
-                  "of dynamic shared memory take %zu, more than the %d (227 KB) a block may have on an H100 or "
-                  "H200 (on a GPU, cudaFuncSetAttribute refuses a dynamic size that leaves no room for them)",
-                  name, file, line, w->shared_static, w->L->shmem, w->shared_static + w->L->shmem,
-                  BLOCK_SHARED_MAX);
+        refuse_launch(cudaErrorInvalidValue,
+                      "too much shared memory: with '%s' (%s:%d), %zu bytes of static __shared__ variables and %zu "
+                      "of dynamic shared memory take %zu, more than the %d (227 KB) a block may have on an H100 or "
+                      "H200; on a GPU cudaFuncSetAttribute refuses a dynamic size that leaves no room for them, and "
+                      "the launch fails (cudaErrorInvalidValue, \"invalid argument\")",
+                      name, file, line, w->shared_static, w->L->shmem, w->shared_static + w->L->shmem,
+                      BLOCK_SHARED_MAX);
     /* The emulator's write, not the kernel's: TSan must not pair it with
      * the threads' own first stores. */
     TSAN_IGNORE_BEGIN();
     memset((void *)var, 0xff, bytes);
     TSAN_IGNORE_END();
+}
+
+/* nvcc compiles a kernel with __launch_bounds__(n) for at most n threads
+ * per block (its registers are allotted for that many), and a GPU refuses
+ * a launch with more; the emulator has no such limit, so the kernel's
+ * first statement (simtcc's rewrite) compares. */
+void simt_check_launch_bounds(unsigned long long max_threads, const char *file, int line)
+{
+    worker *w = cur_worker;
+    if (!w || !simt_cur_thread || !cur_fiber || w->nthreads <= max_threads) return;
+    refuse_launch(cudaErrorInvalidValue,
+                  "launched with %u threads per block, more than the %llu of the kernel's __launch_bounds__ "
+                  "(%s:%d); a GPU refuses such a launch (cudaErrorInvalidValue, \"invalid argument\"): launch at "
+                  "most %llu threads per block, or change the bound",
+                  w->nthreads, max_threads, file, line, max_threads);
 }
 
 void simt_check_aligned(const char *what, const char *operand, const void *addr, size_t align)
@@ -1409,7 +1448,9 @@ cudaError_t simt_run_grid(dim3 grid, dim3 block, size_t shmem, void (*body)(void
         for (unsigned int i = 1; i <= started; i++) pthread_join(tids[i], NULL);
     }
     pthread_mutex_unlock(&launch_lock);
-    return simt_get_fault();
+    cudaError_t refused = (cudaError_t)atomic_exchange(&launch_refused, 0);
+    cudaError_t fault = simt_get_fault();
+    return fault != cudaSuccess ? fault : refused;
 }
 
 int simt_in_kernel(void)

@@ -842,9 +842,50 @@ static void test_shared_memory_limits(void **state)
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     assert_true(out[31] == 3.0f);
     static_and_dynamic<<<1, 32, dyn_over>>>(out);
-    assert_int_equal(cudaDeviceSynchronize(), cudaErrorLaunchOutOfResources);
-    cudaDeviceReset();
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue); /* refused, not a fault */
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     cudaFree(out);
+}
+
+/* --- launch bounds ---------------------------------------------------------------------- */
+
+/* A GPU refuses to launch a kernel with more threads per block than its
+ * __launch_bounds__ (ptxas gave each thread registers for that many). */
+__global__ void __launch_bounds__(64) bounded(int *p) { atomicAdd(p, 1); }
+
+template <int N>
+__global__ void __launch_bounds__(N * 2,
+                                  1) bounded_twice(int *p) { atomicAdd(p, 1); }
+
+__global__ void __launch_bounds__(32) declared_first(int *p);
+__global__ void __launch_bounds__(32) declared_first(int *p) { atomicAdd(p, 1); }
+
+static void test_launch_bounds(void **state)
+{
+    (void)state;
+    int *p;
+    cudaMallocManaged(&p, sizeof(int));
+    *p = 0;
+    bounded<<<2, 64>>>(p);
+    bounded_twice<16><<<1, dim3(8, 4)>>>(p);
+    declared_first<<<1, 32>>>(p);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(*p, 128 + 32 + 32);
+    /* Refused at the launch, no block runs, and the error is not sticky:
+     * cudaGetLastError reports it once, and the next launch runs. */
+    bounded<<<4, 65>>>(p);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    bounded_twice<16><<<1, 33>>>(p);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    declared_first<<<1, 64>>>(p);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(*p, 128 + 32 + 32);
+    bounded<<<1, 64>>>(p);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(*p, 128 + 32 + 32 + 64);
+    cudaFree(p);
 }
 
 /* --- indices past an array's end ------------------------------------------------------ */
@@ -1035,6 +1076,7 @@ int main(void)
         cmocka_unit_test(test_misaligned_access_is_a_fault),
         cmocka_unit_test(test_array_overrun_is_a_fault),
         cmocka_unit_test(test_shared_memory_limits),
+        cmocka_unit_test(test_launch_bounds),
         cmocka_unit_test(test_runtime_api),
         cmocka_unit_test(test_rewriter_forms),
         cmocka_unit_test(test_half_conversions),

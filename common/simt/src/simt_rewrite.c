@@ -358,17 +358,23 @@ static int mentions(size_t b, size_t e, const char *word)
     return 0;
 }
 
+/* Room for one more of n elements of the given size in *p (capacity *cap). */
+static void *grow(void *p, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap) return p;
+    *cap = *cap ? *cap * 2 : 256;
+    p = realloc(p, *cap * size);
+    if (!p) {
+        perror("simt-rewrite");
+        exit(2);
+    }
+    return p;
+}
+
 static void add_token(int type, size_t pos, size_t n, int arch)
 {
     static size_t cap;
-    if (ntoks == cap) {
-        cap = cap ? cap * 2 : 4096;
-        toks = realloc(toks, cap * sizeof(*toks));
-        if (!toks) {
-            perror("simt-rewrite");
-            exit(2);
-        }
-    }
+    toks = grow(toks, &cap, ntoks, sizeof(*toks));
     toks[ntoks++] = (token){type, pos, n, arch};
 }
 
@@ -562,14 +568,7 @@ static void declaration(size_t b, size_t e, size_t close)
     else if (d && h) r.space = SP_BOTH;
     else if (d) r.space = SP_DEVICE;
     static size_t cap;
-    if (nfns == cap) {
-        cap = cap ? cap * 2 : 256;
-        fns = realloc(fns, cap * sizeof(*fns));
-        if (!fns) {
-            perror("simt-rewrite");
-            exit(2);
-        }
-    }
+    fns = grow(fns, &cap, nfns, sizeof(*fns));
     fns[nfns++] = r;
 }
 

@@ -75,6 +75,7 @@ typedef struct {
     int mem_set;              /* --mem-mb given */
     const char *base_cache;   /* --base-cache: keep built course libraries here between runs */
     int prepare;              /* --prepare: only build (or find) them there */
+    int gpu_build;            /* --gpu-build: on emu, also compile the student's .cu files with nvcc */
 } opts_t;
 
 static opts_t O;
@@ -125,7 +126,7 @@ static void usage(FILE *f) {
             "             [--parallel N] [--seed N] [--only NAME ...] [--run-as USER] [--root DIR]\n"
             "             [--jobs N]"
             " [--mem-mb N] [--keep] [--base-cache DIR] [--mpirun 'CMD']\n"
-            "             [--emu-speed-args 'ARGS'] | --prepare --base-cache DIR [--target T]\n"
+            "             [--gpu-build] [--emu-speed-args 'ARGS'] | --prepare --base-cache DIR [--target T]\n"
             "\n"
             "Grades the student files in --src (default: labs) against the checks,\n"
             "harness and rubrics of the grader's own tree, each lab built in a private copy.\n"
@@ -159,6 +160,10 @@ static void usage(FILE *f) {
             "  --prepare      only build the course libraries into --base-cache (or find them there)\n"
             "                 and stop, so that later runs start grading at once (Gradescope's\n"
             "                 setup.sh does this when it builds the image)\n"
+            "  --gpu-build    with --target emu: also compile the student's .cu files with nvcc, as a\n"
+            "                 GPU machine would, and count a file nvcc refuses as a build error of its\n"
+            "                 lab (the emulator accepts C++ that device code may not use); needs the\n"
+            "                 CUDA toolkit, not a GPU\n"
             "  --mpirun 'CMD' how tests on several MPI ranks (a rubric's \"ranks\") start: {n} in CMD\n"
             "                 becomes N (else \"-np N\" is added), then the program follows\n"
             "                 (default: '" DEFAULT_MPIRUN "'; Slurm: 'srun --mpi=pmix -n {n}')\n"
@@ -189,6 +194,7 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(a, "--gradescope")) O.gradescope = 1;
         else if (!strcmp(a, "--keep")) O.keep = 1;
         else if (!strcmp(a, "--prepare")) O.prepare = 1;
+        else if (!strcmp(a, "--gpu-build")) O.gpu_build = 1;
         else if (!strcmp(a, "--lab")) {
             /* "--lab 00 01" and "--lab 00 --lab 01" both work. */
             if (!v || v[0] == '-') { fprintf(stderr, "grade: --lab needs a lab number like 02\n"); exit(2); }
@@ -335,6 +341,28 @@ static int have_gpu(void) {
     return found;
 }
 
+static int find_program(const char *name, char *out, size_t n);
+
+/* What the Makefile calls HAVE_CUDA: nvcc (on PATH, else in CUDA_HOME or
+ * /usr/local/cuda) and the toolkit's headers beside it. */
+static int have_cuda_toolkit(void) {
+    char nvcc[PATH_MAX], home[PATH_MAX], hdr[PATH_MAX + 40];
+    const char *env = getenv("CUDA_HOME");
+    snprintf(home, sizeof home, "%s", env && *env ? env : "/usr/local/cuda");
+    snprintf(hdr, sizeof hdr, "%s/include/cuda_runtime_api.h", home);
+    if (find_program("nvcc", nvcc, sizeof nvcc) == 0) {
+        if (access(hdr, R_OK) == 0) return 1;
+        char *slash = strrchr(nvcc, '/'); /* <home>/bin/nvcc */
+        if (slash) *slash = 0;
+        slash = strrchr(nvcc, '/');
+        if (slash) *slash = 0;
+        snprintf(hdr, sizeof hdr, "%s/include/cuda_runtime_api.h", nvcc);
+        return access(hdr, R_OK) == 0;
+    }
+    snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", home);
+    return access(nvcc, X_OK) == 0 && access(hdr, R_OK) == 0;
+}
+
 /* Replace every occurrence of `from` in s (in place) by `to` (not longer). */
 static void replace_all(char *s, const char *from, const char *to) {
     size_t fl = strlen(from), tl = strlen(to);
@@ -435,7 +463,7 @@ static void free_env(char **env) {
  * --run-as user like the tests: the compiler reads whatever a submission
  * #includes, and its errors are shown to the student, so as root it would
  * print root-only files. */
-static int run_make(const char *dir, const char *target_path, int timeout_s, char **log, int as_student) {
+static int run_make(const char *dir, const char *target_path, int timeout_s, char **log, int as_student, int gpu) {
     char build[PATH_MAX + 8], tgt[16], jobs[16], home[PATH_MAX];
     snprintf(build, sizeof build, "BUILD=%s/build", dir);
     snprintf(tgt, sizeof tgt, "TARGET=%s", O.target);
@@ -464,7 +492,7 @@ static int run_make(const char *dir, const char *target_path, int timeout_s, cha
      * a compiler's address space is larger than a test's). nvcc's tool chain
      * is left unbounded (untested). */
     long long build_mb = default_mem_mb() < 4096 ? 4096 : default_mem_mb();
-    so.as_bytes = strcmp(O.target, "cuda") ? build_mb << 20 : 0;
+    so.as_bytes = strcmp(O.target, "cuda") && !gpu ? build_mb << 20 : 0;
     so.out_cap = 256 << 10;
     so.out_kill = 64LL << 20;
     so.cwd = dir;
@@ -520,7 +548,7 @@ static int build_base(void) {
     char tgt[32];
     snprintf(tgt, sizeof tgt, "grade-libs-%s", O.target);
     char *log = NULL;
-    int rc = run_make(base_dir, tgt, 1800, &log, 0);
+    int rc = run_make(base_dir, tgt, 1800, &log, 0, 0);
     if (rc) snprintf(base_log, sizeof base_log, "%s", log ? log + (strlen(log) > 8000 ? strlen(log) - 8000 : 0) : "");
     free(log);
     return rc;
@@ -1111,17 +1139,32 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
     snprintf(bench_bin, sizeof bench_bin, "%s/build/%s/labs/%s/graded/bench", dir, O.target, rb->lab);
     char *log = NULL;
     student_build(dir, 1);
-    int check_built = need_check ? run_make(dir, check_bin, 300, &log, 1) == 0 : 1;
+    int check_built = need_check ? run_make(dir, check_bin, 300, &log, 1, 0) == 0 : 1;
+    const char *gpu_file = NULL; /* --gpu-build: the student file nvcc refused */
+    if (check_built && need_check && O.gpu_build && strcmp(O.target, "cuda")) {
+        for (int f = 0; f < nf && !gpu_file; f++) {
+            size_t fl = strlen(files[f]);
+            if (fl < 3 || strcmp(files[f] + fl - 3, ".cu")) continue;
+            char obj[PATH_MAX * 2];
+            snprintf(obj, sizeof obj, "%s/build/cuda/labs/%s/%s.o", dir, rb->lab, files[f]);
+            free(log);
+            log = NULL;
+            if (run_make(dir, obj, 600, &log, 1, 1) != 0) gpu_file = files[f];
+        }
+        check_built = gpu_file == NULL;
+    }
     if (!check_built) {
         char err[512];
         first_error(log, err, sizeof err);
         for (int i = 0; i < n; i++) {
             if (res[i].t->kind != KIND_NUMERICS) continue;
             res[i].status = ST_BUILD_ERROR;
-            snprintf(res[i].message, sizeof res[i].message, "%s", err);
+            if (gpu_file) snprintf(res[i].message, sizeof res[i].message, "nvcc (--gpu-build): %s", err);
+            else snprintf(res[i].message, sizeof res[i].message, "%s", err);
             res[i].output = tail_lines(log, 6000);
         }
-        snprintf(notes + strlen(notes), notes_len - strlen(notes), "lab %s: compile errors:\n%s\n", rb->nn,
+        snprintf(notes + strlen(notes), notes_len - strlen(notes), "lab %s: %s:\n%s\n", rb->nn,
+                 gpu_file ? "does not compile for a GPU (nvcc, --gpu-build)" : "compile errors",
                  log + (strlen(log) > 3000 ? strlen(log) - 3000 : 0));
     }
     free(log);
@@ -1166,7 +1209,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
             continue;
         }
         student_build(dir, 1);
-        int bench_built = run_make(dir, bench_bin, 900, &log, 1) == 0;
+        int bench_built = run_make(dir, bench_bin, 900, &log, 1, 0) == 0;
         student_build(dir, 0);
         if (!bench_built) {
             res[i].status = ST_BUILD_ERROR;
@@ -2057,6 +2100,12 @@ int main(int argc, char **argv) {
     parse_args(argc, argv);
     double t0 = now_s();
     if (!O.target[0]) snprintf(O.target, sizeof O.target, "%s", have_gpu() ? "cuda" : "emu");
+    if (O.gpu_build && !strcmp(O.target, "emu") && !have_cuda_toolkit()) {
+        fprintf(stderr, "grade: --gpu-build compiles the student's .cu files with nvcc, and this machine has no CUDA "
+                        "toolkit (nvcc on PATH, or CUDA_HOME or /usr/local/cuda with bin/nvcc and "
+                        "include/cuda_runtime_api.h); install it, or leave --gpu-build out\n");
+        return 2;
+    }
     if (!O.seed_set) random_bytes(&O.seed, sizeof O.seed), O.seed %= 1000000000000ULL;
     if (O.seed == 2024 && !O.seed_set) O.seed++; /* never the checks' default */
     absolutize(O.root, sizeof O.root);

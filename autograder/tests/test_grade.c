@@ -1605,6 +1605,57 @@ static void test_src_without_lab_files_warned(void **state) {
         fail_msg("no warning that only starters were graded (%s)", run_log);
 }
 
+/* --gpu-build: the lab 02 solution with its final scaling done by a host
+ * function template, which the emulator runs and simtcc's own check leaves
+ * alone (template arguments), keeps its marks on the emulator and loses
+ * them all once nvcc compiles the file; the solution keeps its marks with
+ * --gpu-build too. Needs the CUDA toolkit, not a GPU; CUDA_ARCH=80 compiles
+ * once instead of twice. Without a toolkit the flag is a usage error. */
+static void test_gpu_build(void **state) {
+    (void)state;
+    char d[PATH_MAX], f[PATH_MAX + 64], src[PATH_MAX + 64];
+    snprintf(d, sizeof d, "%s/gpubuild", tmp);
+    snprintf(f, sizeof f, "%s/02-shared-memory-tiling/matmul_smem.cu", d);
+    snprintf(src, sizeof src, "%s/solutions/02-shared-memory-tiling/matmul_smem.cu", GRADE_ROOT);
+    if (sh("rm -rf '%s' && mkdir -p '%s/02-shared-memory-tiling'", d, d) != 0) fail_msg("could not make %s", d);
+    if (sh("sed -e 's|^__global__ void matmul_smem_kernel|template <int S> static float scaled(float x) { return S * x; }\\n&|'"
+           " -e 's|alpha \\* acc :|alpha * scaled<1>(acc) :|' '%s' > '%s'", src, f) != 0 ||
+        !file_has(f, "scaled<1>(acc)") || !file_has(f, "static float scaled"))
+        fail_msg("could not write the case into %s", f);
+    const char *only = "--only test_one_by_one --only test_large"; /* 1 + 2 points */
+    json_t *r = grade_run(d, "--lab 02", only, "gpubuild-emu");
+    double s = json_number_value(json_object_get(r, "score"));
+    json_decref(r);
+    if (s != 3.0) fail_msg("on the emulator alone the case should keep its 3 points, got %g (%s)", s, run_log);
+
+    int toolkit = sh("command -v nvcc >/dev/null || test -x /usr/local/cuda/bin/nvcc") == 0;
+    if (!toolkit) {
+        char log[PATH_MAX];
+        snprintf(log, sizeof log, "%s/gpubuild-none.log", tmp);
+        if (sh("'%s' --root '%s' --src '%s' --lab 02 --target emu --gpu-build > '%s' 2>&1", GRADE_BIN, GRADE_ROOT, d,
+               log) != 2 || !file_has(log, "has no CUDA toolkit"))
+            fail_msg("--gpu-build without a toolkit is not a usage error (%s)", log);
+        skip();
+    }
+    setenv("CUDA_ARCH", "80", 1);
+    char extra[256];
+    snprintf(extra, sizeof extra, "%s --gpu-build", only);
+    r = grade_run(d, "--lab 02", extra, "gpubuild-nvcc");
+    s = json_number_value(json_object_get(r, "score"));
+    json_decref(r);
+    if (s != 0.0) fail_msg("with --gpu-build the case should lose its points, got %g (%s)", s, run_log);
+    if (!file_has(run_log, "does not compile for a GPU (nvcc, --gpu-build)") ||
+        !file_has(run_log, "calling a __host__ function"))
+        fail_msg("the table does not show nvcc's error (%s)", run_log);
+    char sol[PATH_MAX + 16];
+    snprintf(sol, sizeof sol, "%s/solutions", GRADE_ROOT);
+    r = grade_run(sol, "--lab 02", extra, "gpubuild-solution");
+    s = json_number_value(json_object_get(r, "score"));
+    json_decref(r);
+    unsetenv("CUDA_ARCH");
+    if (s != 3.0) fail_msg("the solution should keep its 3 points with --gpu-build, got %g (%s)", s, run_log);
+}
+
 /* ---- stopping the grader: SIGTERM, SIGINT, SIGHUP, SIGKILL ------------------------------ */
 
 /* How many processes other than this one have a command line (NULs read as
@@ -2206,6 +2257,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip_tracked_only);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_duplicate_layouts_warned);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_src_without_lab_files_warned);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gpu_build);
     for (size_t i = 0; i < sizeof stop_cases / sizeof *stop_cases; i++)
         tests[nt++] = (struct CMUnitTest){stop_cases[i].name, test_stop, NULL, NULL, (void *)&stop_cases[i]};
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_solution_and_starter);

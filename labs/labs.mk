@@ -44,6 +44,16 @@ LAB_LINK_emu  = $(CXX) -o $@ $^ $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) $(SIMT
 LAB_CPPFLAGS_cuda = $(CUDA_CPPFLAGS)
 LAB_CPPFLAGS_emu  = $(SIMT_CPPFLAGS) -DCOURSE_SIMT
 
+# nvcc builds the labs with -Werror all-warnings (NVCCFLAGS): a variable
+# declared or set and never used, a function never called, a comparison of
+# an unsigned value with zero, or a function that can end without returning
+# its value stops a GPU build. The emulator's build makes the same warnings
+# of g++ errors, so such a file does not pass here and then fail on a GPU.
+# (Not -Wall: nvcc never shows its host compiler a kernel's body, and g++
+# would reject kernels that nvcc accepts, e.g. threadIdx.x compared with an int.)
+SIMT_LAB_WERROR := -Werror=unused-variable -Werror=unused-but-set-variable -Werror=unused-function \
+                   -Werror=return-type -Werror=type-limits
+
 # An emulated .cu object is rebuilt when its sources change (the -MMD
 # dependency file lists the headers, the emulator's included) and when the
 # way simtcc compiles changes (SIMT_COMPILE_DEPS); a check or bench is
@@ -52,7 +62,7 @@ LAB_CPPFLAGS_emu  = $(SIMT_CPPFLAGS) -DCOURSE_SIMT
 define LAB_RULES
 $(BUILD)/$(3)/$(2)/$(1)/%.cu.o: $(2)/$(1)/%.cu $(if $(filter emu,$(3)),$(SIMT_COMPILE_DEPS) | $(SIMTCC))
 	@mkdir -p $$(@D)
-	$(if $(filter cuda,$(3)),$$(Q)$$(NVCC) $$(NVCCFLAGS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@,$$(Q)$$(SIMTCC) -O2 -g $$(CPPFLAGS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@)
+	$(if $(filter cuda,$(3)),$$(Q)$$(NVCC) $$(NVCCFLAGS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@,$$(Q)$$(SIMTCC) -O2 -g $$(SIMT_LAB_WERROR) $$(CPPFLAGS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@)
 $(BUILD)/$(3)/$(2)/$(1)/%.c.o: $(2)/$(1)/%.c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(3)) -Ilabs/$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@

@@ -237,10 +237,11 @@ static size_t rewrite_extern_shared(buf *out, size_t i, size_t after_kw)
         if (*t == '\n') *t = ' ';
     strip_alignment(type);
     if (in_function()) {
+        /* unused: declaring the array and not using it is no warning for nvcc */
         puts_(out, type);
         puts_(out, " *const ");
         puts_(out, name);
-        puts_(out, " = (");
+        puts_(out, " __attribute__((unused)) = (");
         puts_(out, type);
         puts_(out, " *)simt_dynamic_shared();");
     } else {

@@ -847,6 +847,36 @@ static void test_shared_memory_limits(void **state)
     cudaFree(out);
 }
 
+/* --- uninitialised locals ---------------------------------------------------------------- */
+
+/* An accumulator never zeroed: simtcc starts it as 0xfe bytes every time
+ * (-ftrivial-auto-var-init=pattern), so the sum is wrong in every block,
+ * not only where the stack happens to hold old values. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__global__ void sum_without_zero(const float *a, int n, float *out)
+{
+    float acc;
+    for (int i = 0; i < n; i++) acc += a[i];
+    out[blockIdx.x * blockDim.x + threadIdx.x] = acc;
+}
+#pragma GCC diagnostic pop
+
+static void test_uninitialised_locals_are_a_pattern(void **state)
+{
+    (void)state;
+    float *a, *out;
+    cudaMallocManaged(&a, sizeof(float));
+    cudaMallocManaged(&out, 64 * sizeof(float));
+    a[0] = 1.0f;
+    sum_without_zero<<<2, 32>>>(a, 0, out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    for (int i = 0; i < 64; i++) assert_int_equal(__float_as_uint(out[i]), 0xfefefefeu);
+    cudaFree(a);
+    cudaFree(out);
+}
+
 /* --- launch bounds ---------------------------------------------------------------------- */
 
 /* A GPU refuses to launch a kernel with more threads per block than its
@@ -1077,6 +1107,7 @@ int main(void)
         cmocka_unit_test(test_array_overrun_is_a_fault),
         cmocka_unit_test(test_shared_memory_limits),
         cmocka_unit_test(test_launch_bounds),
+        cmocka_unit_test(test_uninitialised_locals_are_a_pattern),
         cmocka_unit_test(test_runtime_api),
         cmocka_unit_test(test_rewriter_forms),
         cmocka_unit_test(test_half_conversions),

@@ -6,7 +6,9 @@
  * patch against it or against the starter; the test lays them over
  * solutions/NN-topic/, see lay_out_case) and a file `expect` saying which checks it must lose
  * ("lose NAME"), which it must keep ("keep NAME": the damage stays in the
- * test it breaks), extra grader flags ("args ...") and, for hard-coded
+ * test it breaks), "build-error" when not building is the defect (a lost
+ * test's build error fails the case otherwise), extra grader flags
+ * ("args ...") and, for hard-coded
  * outputs, checks it passes with the default seed 2024 only
  * ("pass-with-seed-2024 NAME"). The cases of a lab are graded in one
  * --batch run (each case folder a student); the grader must finish normally
@@ -61,6 +63,7 @@ typedef struct {
     char lose[MAXN][96], keep[MAXN][96], seed[MAXN][96];
     int nlose, nkeep, nseed;
     char output_has[256];  /* text the first lost test's output must show */
+    int build_error;       /* "build-error": the defect is that it does not build (or link) */
     char test_name[200];
     /* The speed path on the emulator (--emu-speed-args), for a defect only a
      * benchmark shows: the bench's arguments, the speed test it must lose
@@ -817,6 +820,7 @@ static int batch_lab(const wrong_case_t *c) {
 }
 
 /* One wrong submission: loses what it breaks, keeps the rest, grader fine. */
+static const char *output_of(json_t *res, const char *name);
 static void test_wrong_case(void **state) {
     const wrong_case_t *c = *state;
     char json[PATH_MAX], log[PATH_MAX], labs[32], extra[4600];
@@ -839,6 +843,16 @@ static void test_wrong_case(void **state) {
         if (kind == 2 && max == 0) max = points; /* extra credit: results.json's maximum is 0 */
         if (!(max > 0)) fail_msg("%s: no test '%s' in results.json", c->name, name);
         if (lose && s != 0) fail_msg("%s: '%s' scored %g of %g; it must lose its points", c->name, name, s, max);
+        /* A build error loses every test for any defect: a case about a
+         * kernel's behaviour that stopped building (a stricter compiler
+         * flag) would still pass its "lose" lines while testing nothing. */
+        const char *out = lose ? output_of(res, name) : NULL;
+        int unbuilt = out && !strncmp(out, "build error", 11);
+        if (lose && unbuilt && !c->build_error)
+            fail_msg("%s: '%s' lost its points to a build error, not to its defect; fix the case, or say "
+                     "build-error in its expect file if not building is the defect:\n%.600s", c->name, name, out);
+        if (lose && !unbuilt && c->build_error)
+            fail_msg("%s: '%s' built, but its expect file says build-error:\n%.600s", c->name, name, out ? out : "");
         if (!lose && s != max) fail_msg("%s: '%s' scored %g of %g; it must keep them", c->name, name, s, max);
         print_message("  %-22s %-40s %s %g of %g points\n", c->name, t, lose ? "lost" : "kept", lose ? max : s, max);
     }
@@ -2167,6 +2181,7 @@ static int load_case(wrong_case_t *c) {
         if (!strncmp(line, "lose ", 5) && c->nlose < MAXN) snprintf(c->lose[c->nlose++], 96, "%s", line + 5);
         else if (!strncmp(line, "keep ", 5) && c->nkeep < MAXN) snprintf(c->keep[c->nkeep++], 96, "%s", line + 5);
         else if (!strncmp(line, "output-has ", 11)) snprintf(c->output_has, sizeof c->output_has, "%s", line + 11);
+        else if (!strcmp(line, "build-error")) c->build_error = 1;
         else if (!strncmp(line, "pass-with-seed-2024 ", 20) && c->nseed < MAXN) snprintf(c->seed[c->nseed++], 96, "%s", line + 20);
         else if (!strncmp(line, "speed-args ", 11)) snprintf(c->speed_args, sizeof c->speed_args, "%s", line + 11);
         else if (!strncmp(line, "lose-speed ", 11)) snprintf(c->lose_speed, sizeof c->lose_speed, "%s", line + 11);

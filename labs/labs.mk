@@ -49,10 +49,13 @@ LAB_CPPFLAGS_emu  = $(SIMT_CPPFLAGS) -DCOURSE_SIMT
 # an unsigned value with zero, or a function that can end without returning
 # its value stops a GPU build. The emulator's build makes the same warnings
 # of g++ errors, so such a file does not pass here and then fail on a GPU.
-# (Not -Wall: nvcc never shows its host compiler a kernel's body, and g++
-# would reject kernels that nvcc accepts, e.g. threadIdx.x compared with an int.)
+# Host functions also get what -Xcompiler -Wall,-Wextra,-Werror gives them
+# under nvcc (SIMT_HOST_WERROR: an unused parameter, a signed/unsigned
+# comparison). Not -Wall everywhere: nvcc never shows its host compiler a
+# kernel's body, and g++ would reject kernels that nvcc accepts (threadIdx.x
+# compared with an int).
 SIMT_LAB_WERROR := -Werror=unused-variable -Werror=unused-but-set-variable -Werror=unused-function \
-                   -Werror=return-type -Werror=type-limits
+                   -Werror=return-type -Werror=type-limits -DSIMT_HOST_WERROR
 
 # An emulated .cu object is rebuilt when its sources change (the -MMD
 # dependency file lists the headers, the emulator's included) and when the

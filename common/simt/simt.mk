@@ -154,11 +154,11 @@ $(SIMT_TESTDIR)/test_simt_sanitizers: $(SIMT_DIR)/tests/test_simt_sanitizers.c $
 	$(Q)$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -DSIMT_CHILD_DIR='"$(abspath $(SIMT_TESTDIR)/children)"' \
 	    $< -o $@ $(CMOCKA_LIBS)
 
-# simt-rewrite's execution-space check, on small files it writes itself.
-$(SIMT_TESTDIR)/test_simt_rewrite: $(SIMT_DIR)/tests/test_simt_rewrite.c $(SIMT_REWRITE)
+# simt-rewrite's execution-space check and host-code marks, on small files it writes itself.
+$(SIMT_TESTDIR)/test_simt_rewrite: $(SIMT_DIR)/tests/test_simt_rewrite.c $(SIMT_REWRITE) $(SIMTCC)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -DSIMT_REWRITE='"$(abspath $(SIMT_REWRITE))"' \
-	    $< -o $@ $(CMOCKA_LIBS)
+	    -DSIMTCC='"$(abspath $(SIMTCC))"' $< -o $@ $(CMOCKA_LIBS)
 
 # --- benchmark ---------------------------------------------------------------
 

@@ -37,6 +37,23 @@
  *  the instruction takes it (simt_check_aligned). */
 #define SIMT_COMBINE_STEP __attribute__((no_sanitize("bounds", "alignment")))
 
+/** simtcc's rewrite puts these around each host function of a .cu file.
+ *  nvcc gives its host compiler the host functions only (kernels and
+ *  __device__ functions are stripped), so the course's
+ *  -Xcompiler -Wall,-Wextra,-Werror applies to host code alone; with
+ *  SIMT_HOST_WERROR (a lab's emulated build) g++ treats the same host code
+ *  the same way, and the kernels, which g++ sees here and nvcc's host
+ *  compiler never does, keep their usual warnings. */
+#ifdef SIMT_HOST_WERROR
+#define SIMT_HOST_CODE_BEGIN                                                                         \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic error \"-Wall\"")                         \
+        _Pragma("GCC diagnostic error \"-Wextra\"")
+#define SIMT_HOST_CODE_END _Pragma("GCC diagnostic pop")
+#else
+#define SIMT_HOST_CODE_BEGIN
+#define SIMT_HOST_CODE_END
+#endif
+
 /* --- keywords ------------------------------------------------------------ */
 
 #define __global__

@@ -330,6 +330,7 @@ static int nmacros;
 enum { SP_HOST = 1, SP_DEVICE = 2, SP_GLOBAL = 4, SP_BOTH = 8, SP_UNKNOWN = 16 };
 
 typedef struct {
+    size_t start;      /* token index of the declaration's first token */
     size_t name;       /* token index of the name */
     int space;         /* one SP_* */
     size_t open, close; /* the body's braces, or 0 for a declaration */
@@ -563,7 +564,7 @@ static void declaration(size_t b, size_t e, size_t close)
         h |= tok_is(t, "__host__");
         unknown |= tok_is(t, "constexpr") || tok_is(t, "consteval") || is_macro(t, 1) || looks_like_macro(t);
     }
-    fn_rec r = {name, SP_HOST, close ? e : 0, close};
+    fn_rec r = {b, name, SP_HOST, close ? e : 0, close};
     if (unknown) r.space = SP_UNKNOWN;
     else if (g) r.space = SP_GLOBAL;
     else if (d && h) r.space = SP_BOTH;
@@ -684,6 +685,29 @@ static int check_calls(const fn_rec *f)
     return errors;
 }
 
+/* Where the rewrite adds SIMT_HOST_CODE_BEGIN (before a host function's
+ * definition) and SIMT_HOST_CODE_END (after its closing brace), in source
+ * order; see cuda_runtime.h. Functions with a part under #if on
+ * __CUDA_ARCH__ or __SIMT_EMULATOR__ are left as they are. */
+typedef struct {
+    size_t pos;
+    const char *text;
+} insertion;
+static insertion *inserts;
+static size_t ninserts;
+
+static void host_code_marks(void)
+{
+    static size_t cap;
+    for (size_t f = 0; f < nfns; f++) {
+        const fn_rec *r = &fns[f];
+        if (!r->close || r->space != SP_HOST || toks[r->start].arch || toks[r->close].arch) continue;
+        inserts = grow(inserts, &cap, ninserts + 1, sizeof(*inserts));
+        inserts[ninserts++] = (insertion){toks[r->start].pos, "SIMT_HOST_CODE_BEGIN "};
+        inserts[ninserts++] = (insertion){toks[r->close].pos + 1, " SIMT_HOST_CODE_END"};
+    }
+}
+
 /* Returns the number of calls nvcc would refuse, each reported on stderr. */
 static int check_execution_spaces(void)
 {
@@ -692,6 +716,7 @@ static int check_execution_spaces(void)
     int errors = 0;
     for (size_t f = 0; f < nfns; f++)
         if (fns[f].close && fns[f].space != SP_BOTH && fns[f].space != SP_UNKNOWN) errors += check_calls(&fns[f]);
+    host_code_marks();
     return errors;
 }
 
@@ -760,9 +785,10 @@ int main(int argc, char **argv)
         put(&out, p, 1);
     }
     puts_(&out, "\"\n");
-    size_t i = 0;
+    size_t i = 0, next_insert = 0;
     char *bound = NULL; /* a __launch_bounds__ waiting for its kernel's body */
     while (i < len) {
+        while (next_insert < ninserts && inserts[next_insert].pos <= i) puts_(&out, inserts[next_insert++].text);
         size_t k = skip_lexeme(i);
         if (k) {
             put(&out, src + i, k);
@@ -836,6 +862,7 @@ int main(int argc, char **argv)
             bound = NULL;
         }
     }
+    while (next_insert < ninserts) puts_(&out, inserts[next_insert++].text);
     FILE *f = fopen(argv[2], "wb");
     if (!f || fwrite(out.s, 1, out.n, f) != out.n || fclose(f) != 0) {
         perror(argv[2]);

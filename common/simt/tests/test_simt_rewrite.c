@@ -7,7 +7,10 @@
  * everything nvcc accepts or may accept (the second group): a false report
  * would stop a correct student file from building at all. Each test writes
  * a small .cu file and runs simt-rewrite on it as a child process.
- * SIMT_REWRITE is set by simt.mk to the helper's path.
+ * Last, the marks it puts around host functions: with SIMT_HOST_WERROR (a
+ * lab's build) g++ then checks host code as nvcc's -Xcompiler
+ * -Wall,-Wextra,-Werror does, and leaves kernels alone as nvcc does.
+ * SIMT_REWRITE and SIMTCC are set by simt.mk to the programs' paths.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,16 +24,17 @@
 
 #include <cmocka.h>
 
-#ifndef SIMT_REWRITE
-#error "SIMT_REWRITE must name the simt-rewrite program"
+#if !defined(SIMT_REWRITE) || !defined(SIMTCC)
+#error "SIMT_REWRITE and SIMTCC must name the simt-rewrite and simtcc programs"
 #endif
 
 static char dir[] = "/tmp/simt-rewrite-XXXXXX";
 static int status;
 static char out[1 << 14];
 
-/* Write text to dir/name.cu and run simt-rewrite on it, stderr into out. */
-static void rewrite(const char *name, const char *text)
+/* Write text to dir/name.cu and run cmd (a format naming the .cu, then dir
+ * and name) on it, output into out. */
+static void run_on(const char *name, const char *text, const char *fmt)
 {
     char path[512], cmd[2048];
     snprintf(path, sizeof path, "%s/%s.cu", dir, name);
@@ -38,13 +42,25 @@ static void rewrite(const char *name, const char *text)
     assert_non_null(f);
     fputs(text, f);
     fclose(f);
-    snprintf(cmd, sizeof cmd, "'%s' '%s' '%s/%s.cpp' 2>&1", SIMT_REWRITE, path, dir, name);
+    snprintf(cmd, sizeof cmd, fmt, path, dir, name);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = fread(out, 1, sizeof out - 1, p);
     out[n] = 0;
     int st = pclose(p);
     status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* simt-rewrite on the text, its messages into out, its C++ in dir/name.cpp. */
+static void rewrite(const char *name, const char *text)
+{
+    run_on(name, text, "'" SIMT_REWRITE "' '%s' '%s/%s.cpp' 2>&1");
+}
+
+/* simtcc -c as a lab's build runs it (SIMT_HOST_WERROR), its messages into out. */
+static void compile_as_lab(const char *name, const char *text)
+{
+    run_on(name, text, "'" SIMTCC "' -O2 -DSIMT_HOST_WERROR -c '%s' -o '%s/%s.o' 2>&1");
 }
 
 static void expect_error(const char *needle)
@@ -246,6 +262,74 @@ static void test_accepts_host_code(void **state)
     expect_accepted();
 }
 
+/* --- host code under the host compiler's warnings ----------------------------- */
+
+/* The marks: before each host function and after its closing brace, on the
+ * same lines (so messages keep their line numbers), and nowhere near a
+ * kernel or a __device__ function. */
+static void test_host_functions_marked(void **state)
+{
+    (void)state;
+    rewrite("marks", "__global__ void k(float *p) { p[0] = 1; }\n"
+                     "__device__ float d(float x) { return x; }\n"
+                     "extern \"C\" int launch(float *p)\n"
+                     "{\n"
+                     "    k<<<1, 1>>>(p);\n"
+                     "    return 0;\n"
+                     "}\n");
+    expect_accepted();
+    char path[512];
+    snprintf(path, sizeof path, "%s/marks.cpp", dir);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char text[4096];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    assert_non_null(strstr(text, "\nSIMT_HOST_CODE_BEGIN extern \"C\" int launch(float *p)\n"));
+    assert_non_null(strstr(text, "\n} SIMT_HOST_CODE_END"));
+    snprintf(out, sizeof out, "%s", text);
+    assert_int_equal(count("SIMT_HOST_CODE_BEGIN"), 1);
+    assert_int_equal(count("\n"), 8); /* #line, then the file's 7 lines */
+}
+
+/* An unused parameter or a signed/unsigned comparison in a host function
+ * stops a lab's build, as nvcc's host compiler (-Wall,-Wextra,-Werror)
+ * stops it; the same in a kernel, which nvcc never shows its host compiler,
+ * does not. */
+static void test_host_code_warnings_are_errors(void **state)
+{
+    (void)state;
+    compile_as_lab("host_unused", "extern \"C\" int launch(float *p, int n, int unused)\n"
+                                  "{\n"
+                                  "    (void)p;\n"
+                                  "    return n;\n"
+                                  "}\n");
+    expect_error("unused parameter");
+    compile_as_lab("host_compare", "#include <stddef.h>\n"
+                                   "extern \"C\" int count_up(int n, size_t m)\n"
+                                   "{\n"
+                                   "    int c = 0;\n"
+                                   "    for (int i = 0; i < m; i++) c += n;\n"
+                                   "    return c;\n"
+                                   "}\n");
+    expect_error("host_compare.cu:5");
+    expect_error("different signedness");
+    compile_as_lab("kernel_same", "__global__ void k(float *p, int n, int unused)\n"
+                                  "{\n"
+                                  "    for (int i = 0; i < blockDim.x; i++) p[i] = n;\n"
+                                  "}\n"
+                                  "extern \"C\" int launch(float *p, int n)\n"
+                                  "{\n"
+                                  "    k<<<1, 32>>>(p, n, 0);\n"
+                                  "    return cudaGetLastError() == cudaSuccess ? 0 : 1;\n"
+                                  "}\n");
+    if (status != 0) {
+        print_error("a kernel's unused parameter and comparison must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -272,6 +356,8 @@ int main(void)
         cmocka_unit_test(test_accepts_what_it_cannot_see),
         cmocka_unit_test(test_accepts_other_meanings),
         cmocka_unit_test(test_accepts_host_code),
+        cmocka_unit_test(test_host_functions_marked),
+        cmocka_unit_test(test_host_code_warnings_are_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

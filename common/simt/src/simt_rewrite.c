@@ -703,7 +703,31 @@ static void host_code_marks(void)
         const fn_rec *r = &fns[f];
         if (!r->close || r->space != SP_HOST || toks[r->start].arch || toks[r->close].arch) continue;
         inserts = grow(inserts, &cap, ninserts + 1, sizeof(*inserts));
-        inserts[ninserts++] = (insertion){toks[r->start].pos, "SIMT_HOST_CODE_BEGIN "};
+        /* On a line of its own, before the line the function starts on,
+         * and a #line after it, so that the compiler's messages keep their
+         * lines and columns; before the first token where the line holds
+         * more (a column shifts there). */
+        size_t b = toks[r->start].pos;
+        while (b > 0 && (src[b - 1] == ' ' || src[b - 1] == '\t')) b--;
+        char *text;
+        if (b == 0 || src[b - 1] == '\n') {
+            size_t n = strlen(path) * 2 + 64;
+            text = malloc(n);
+            if (!text) {
+                perror("simt-rewrite");
+                exit(2);
+            }
+            int k = snprintf(text, n, "SIMT_HOST_CODE_BEGIN\n#line %d \"", line_of(b));
+            for (const char *q = path; *q && (size_t)k < n - 3; q++) {
+                if (*q == '"' || *q == '\\') text[k++] = '\\';
+                text[k++] = *q;
+            }
+            snprintf(text + k, n - k, "\"\n");
+        } else {
+            b = toks[r->start].pos;
+            text = strdup("SIMT_HOST_CODE_BEGIN ");
+        }
+        inserts[ninserts++] = (insertion){b, text};
         inserts[ninserts++] = (insertion){toks[r->close].pos + 1, " SIMT_HOST_CODE_END"};
     }
 }

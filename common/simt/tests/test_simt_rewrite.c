@@ -264,9 +264,9 @@ static void test_accepts_host_code(void **state)
 
 /* --- host code under the host compiler's warnings ----------------------------- */
 
-/* The marks: before each host function and after its closing brace, on the
- * same lines (so messages keep their line numbers), and nowhere near a
- * kernel or a __device__ function. */
+/* The marks: on a line of their own before each host function, with a
+ * #line after them (messages keep their lines and columns), and after its
+ * closing brace; nowhere near a kernel or a __device__ function. */
 static void test_host_functions_marked(void **state)
 {
     (void)state;
@@ -286,11 +286,17 @@ static void test_host_functions_marked(void **state)
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = 0;
-    assert_non_null(strstr(text, "\nSIMT_HOST_CODE_BEGIN extern \"C\" int launch(float *p)\n"));
+    char want[1024];
+    snprintf(want, sizeof want, "\nSIMT_HOST_CODE_BEGIN\n#line 3 \"%s/marks.cu\"\nextern \"C\" int launch(float *p)\n",
+             dir);
+    if (!strstr(text, want)) {
+        print_error("no mark before launch in:\n%s\n", text);
+        fail();
+    }
     assert_non_null(strstr(text, "\n} SIMT_HOST_CODE_END"));
     snprintf(out, sizeof out, "%s", text);
     assert_int_equal(count("SIMT_HOST_CODE_BEGIN"), 1);
-    assert_int_equal(count("\n"), 8); /* #line, then the file's 7 lines */
+    assert_int_equal(count("\n"), 10); /* #line, the mark and its #line, the file's 7 lines */
 }
 
 /* An unused parameter or a signed/unsigned comparison in a host function
@@ -305,7 +311,7 @@ static void test_host_code_warnings_are_errors(void **state)
                                   "    (void)p;\n"
                                   "    return n;\n"
                                   "}\n");
-    expect_error("unused parameter");
+    expect_error("host_unused.cu:1:44: error: unused parameter"); /* the column of "unused" */
     compile_as_lab("host_compare", "#include <stddef.h>\n"
                                    "extern \"C\" int count_up(int n, size_t m)\n"
                                    "{\n"

@@ -640,6 +640,35 @@ static int declared_within(size_t t, size_t b, size_t e)
     return 0;
 }
 
+/* The standard library in device code: nvcc (without
+ * --expt-relaxed-constexpr, which the course does not pass) refuses these
+ * host functions, constexpr or not, though a CPU runs them; the <cmath>
+ * functions (std::sqrt, std::fmax, ...) and std::move are allowed and not
+ * listed. At t: "std" "::" name; returns the length of the name's text to
+ * report (from t + 2), or 0. */
+static size_t refused_std_call(size_t t, size_t end)
+{
+    static const char *const names[] = {"min", "max", "minmax", "clamp", "swap", "exchange", "make_pair",
+                                        "make_tuple", "get", "fill", "fill_n", "copy", "copy_n", "sort",
+                                        "reverse", "accumulate", "iota", NULL};
+    if (!tok_is(t, "std") || !tok_is(t + 1, "::") || t + 3 >= end || toks[t + 2].type != T_IDENT) return 0;
+    if (t > 0 && (tok_is(t - 1, "::") || tok_punct(t - 1, '.') || tok_is(t - 1, "->"))) return 0;
+    if (tok_is(t + 2, "numeric_limits") && tok_punct(t + 3, '<')) { /* std::numeric_limits<T>::member() */
+        int depth = 0;
+        for (size_t u = t + 3; u + 3 < end; u++) {
+            if (tok_punct(u, '<')) depth++;
+            if (tok_punct(u, '>') && --depth == 0)
+                return tok_is(u + 1, "::") && toks[u + 2].type == T_IDENT && tok_punct(u + 3, '(')
+                           ? toks[u + 2].pos + toks[u + 2].n - toks[t + 2].pos
+                           : 0;
+        }
+        return 0;
+    }
+    for (int k = 0; names[k]; k++)
+        if (tok_is(t + 2, names[k]) && (tok_punct(t + 3, '(') || tok_punct(t + 3, '<'))) return toks[t + 2].n;
+    return 0;
+}
+
 /* The calls in function f's body that nvcc would refuse. */
 static int check_calls(const fn_rec *f)
 {
@@ -652,6 +681,17 @@ static int check_calls(const fn_rec *f)
             /* A lambda marked for the device inside host code: skip its body. */
             while (t < f->close && !tok_punct(t, '{')) t++;
             t = tok_match(t);
+            continue;
+        }
+        size_t stdn = caller != SP_HOST && !toks[t].arch ? refused_std_call(t, f->close) : 0;
+        if (stdn) {
+            const char *what = src + toks[t + 2].pos;
+            fprintf(stderr, "%s:%d: error: calling a __host__ function(\"std::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                    path, line_of(toks[t].pos), (int)stdn, what, space_word(caller), fn, fname);
+            fprintf(stderr, "%s:%d: note: nvcc refuses the C++ standard library in device code, but for the <cmath> functions (std::sqrt, std::fmax, ...): use min, max, fminf or fmaxf, INFINITY or FLT_MAX (<cfloat>), or a __device__ helper of your own\n",
+                    path, line_of(toks[t].pos));
+            errors++;
+            t += 2;
             continue;
         }
         if (toks[t].type != T_IDENT || !tok_punct(t + 1, '(') || toks[t].arch) continue;

@@ -1,7 +1,8 @@
 /*
  * Tests of simt-rewrite's execution-space check. nvcc refuses a kernel that
- * calls a plain (host) function, host code that calls a __device__ function,
- * and a kernel called without <<<...>>>; the emulator compiles all of them
+ * calls a plain (host) function or most of the C++ standard library, host
+ * code that calls a __device__ function, and a kernel called without
+ * <<<...>>>; the emulator compiles all of them
  * for the CPU, where they would run. So simt-rewrite reports them with
  * nvcc's message (the first group of tests), and must stay quiet on
  * everything nvcc accepts or may accept (the second group): a false report
@@ -168,6 +169,29 @@ static void test_every_call_reported(void **state)
     assert_non_null(strstr(out, "several.cu:7:"));
 }
 
+/* The standard library in a kernel: nvcc refuses std::min, std::max,
+ * std::numeric_limits<T>::infinity() and the like there (the course does
+ * not pass --expt-relaxed-constexpr); a CPU runs them. */
+static void test_kernel_calls_std_library(void **state)
+{
+    (void)state;
+    rewrite("std_lib", "#include <algorithm>\n"
+                       "#include <limits>\n"
+                       "__device__ float row_max(const float *x, int n)\n"
+                       "{\n"
+                       "    float m = -std::numeric_limits<float>::infinity();\n"
+                       "    for (int i = 0; i < n; i++) m = std::max(m, x[i]);\n"
+                       "    return m;\n"
+                       "}\n"
+                       "__global__ void k(float *p) { std::swap(p[0], p[1]); }\n");
+    expect_error("std_lib.cu:5: error: calling a __host__ function(\"std::numeric_limits<float>::infinity\") from a "
+                 "__device__ function(\"row_max\") is not allowed");
+    expect_error("std_lib.cu:6: error: calling a __host__ function(\"std::max\")");
+    expect_error("std_lib.cu:9: error: calling a __host__ function(\"std::swap\") from a __global__ function");
+    expect_error("use min, max, fminf or fmaxf, INFINITY or FLT_MAX");
+    assert_int_equal(count("error:"), 3);
+}
+
 /* --- what nvcc accepts, or may ---------------------------------------------- */
 
 /* constexpr functions: nvcc accepts them in device code with
@@ -238,6 +262,37 @@ static void test_accepts_other_meanings(void **state)
                       "    p[0] = a.get() + ops::scale(p[0]) + twice(p[1]) + offset;\n"
                       "    float get(2.0f);\n"
                       "    p[1] = get + float(p[3]) + int(p[4]) + sqrtf(p[5]);\n"
+                      "}\n");
+    expect_accepted();
+}
+
+/* <cmath> functions and std::move in a kernel, and the rest of the
+ * standard library in host code and in __host__ __device__ functions under
+ * #ifndef __CUDA_ARCH__, are what nvcc accepts. */
+static void test_accepts_std_where_allowed(void **state)
+{
+    (void)state;
+    rewrite("std_ok", "#include <algorithm>\n"
+                      "#include <cmath>\n"
+                      "#include <limits>\n"
+                      "#include <utility>\n"
+                      "__global__ void k(float *p)\n"
+                      "{\n"
+                      "    float a = std::fmax(p[0], 0.f) + std::sqrt(p[1]) + std::exp(p[2]);\n"
+                      "    p[3] = std::move(a) + (float)std::size_t(3);\n"
+                      "}\n"
+                      "__host__ __device__ float both(float a, float b)\n"
+                      "{\n"
+                      "#ifndef __CUDA_ARCH__\n"
+                      "    return std::max(a, b);\n"
+                      "#else\n"
+                      "    return fmaxf(a, b);\n"
+                      "#endif\n"
+                      "}\n"
+                      "int main(void)\n"
+                      "{\n"
+                      "    float inf = std::numeric_limits<float>::infinity();\n"
+                      "    return (int)std::min(both(1.f, 2.f), inf);\n"
                       "}\n");
     expect_accepted();
 }
@@ -358,9 +413,11 @@ int main(void)
         cmocka_unit_test(test_host_calls_device_function),
         cmocka_unit_test(test_kernel_called_without_launch),
         cmocka_unit_test(test_every_call_reported),
+        cmocka_unit_test(test_kernel_calls_std_library),
         cmocka_unit_test(test_accepts_device_and_both),
         cmocka_unit_test(test_accepts_what_it_cannot_see),
         cmocka_unit_test(test_accepts_other_meanings),
+        cmocka_unit_test(test_accepts_std_where_allowed),
         cmocka_unit_test(test_accepts_host_code),
         cmocka_unit_test(test_host_functions_marked),
         cmocka_unit_test(test_host_code_warnings_are_errors),

@@ -574,12 +574,47 @@ static void declaration(size_t b, size_t e, size_t close)
     fns[nfns++] = r;
 }
 
+/* Variables at namespace scope that live on the GPU (__device__,
+ * __constant__; not __managed__, which host code may use): token index of
+ * each name, and the word. */
+static struct {
+    size_t name;
+    const char *space;
+} gpu_vars[256];
+static int ngpu_vars;
+
+/* Tokens [b, e) (e at the ';'): a __device__ or __constant__ variable with
+ * a single declarator? Its name is the last identifier before the first
+ * '[', '=' or the ';'. */
+static void gpu_variable(size_t b, size_t e)
+{
+    const char *space = NULL;
+    size_t end = e;
+    for (size_t t = b; t < e; t++) {
+        if (tok_is(t, "__managed__") || tok_punct(t, '(') || tok_punct(t, ',') || tok_punct(t, '{') ||
+            tok_is(t, "typedef") || tok_is(t, "using"))
+            return;
+        if (tok_is(t, "__device__")) space = "__device__";
+        if (tok_is(t, "__constant__")) space = "__constant__";
+        if (tok_punct(t, '[') || tok_punct(t, '=')) {
+            end = t;
+            break;
+        }
+    }
+    if (!space || end == b || toks[end - 1].type != T_IDENT || tok_is(end - 1, "__device__") ||
+        tok_is(end - 1, "__constant__") || ngpu_vars == 256 || toks[end - 1].arch)
+        return;
+    gpu_vars[ngpu_vars].name = end - 1;
+    gpu_vars[ngpu_vars++].space = space;
+}
+
 /* Tokens [b, e) at namespace scope: find the functions declared and defined. */
 static void scan_scope(size_t b, size_t e)
 {
     size_t stmt = b;
     for (size_t t = b; t < e; t++) {
         if (tok_punct(t, ';')) {
+            gpu_variable(stmt, t);
             declaration(stmt, t, 0);
             stmt = t + 1;
         } else if (tok_punct(t, '(') || tok_punct(t, '[')) {
@@ -669,6 +704,68 @@ static size_t refused_std_call(size_t t, size_t end)
     return 0;
 }
 
+/* Is the GPU variable named at t (in host code, body from open) used
+ * where nvcc allows it: an argument of a cuda*Symbol* call, inside sizeof,
+ * decltype or alignof, or the operand of a unary '&'? */
+static int symbol_use_allowed(size_t t, size_t open)
+{
+    if (tok_punct(t - 1, '&') && !(toks[t - 2].type == T_IDENT || toks[t - 2].type == T_NUM || tok_punct(t - 2, ')') ||
+                                   tok_punct(t - 2, ']')))
+        return 1;
+    int depth = 0;
+    for (size_t u = t - 1; u > open; u--) {
+        if (tok_punct(u, ')') || tok_punct(u, ']')) depth++;
+        else if (tok_punct(u, '[')) depth--;
+        else if (tok_punct(u, '(')) {
+            if (depth > 0) {
+                depth--;
+                continue;
+            }
+            if (toks[u - 1].type == T_IDENT) {
+                const char *w = src + toks[u - 1].pos;
+                int n = (int)toks[u - 1].n;
+                char name[64];
+                snprintf(name, sizeof name, "%.*s", n < 63 ? n : 63, w);
+                if ((!strncmp(name, "cuda", 4) && strstr(name, "Symbol")) || !strcmp(name, "sizeof") ||
+                    !strcmp(name, "decltype") || !strcmp(name, "alignof"))
+                    return 1;
+            }
+        } else if (depth == 0 && (tok_punct(u, ';') || tok_punct(u, '{') || tok_punct(u, '}')))
+            return 0;
+    }
+    return 0;
+}
+
+/* Host code reading or writing a __device__ or __constant__ variable at t
+ * (nvcc: "cannot be directly read in a host function"; here the host and
+ * the kernels share one copy, so it works). Returns 1 when reported. */
+static int host_uses_gpu_variable(const fn_rec *f, size_t t)
+{
+    if (toks[t].type != T_IDENT || toks[t].arch) return 0;
+    int v = 0;
+    while (v < ngpu_vars && !same_name(gpu_vars[v].name, t)) v++;
+    if (v == ngpu_vars) return 0;
+    if (tok_is(t - 1, "::") || tok_is(t - 1, "->") || tok_punct(t - 1, '.') ||
+        (toks[t - 1].type == T_IDENT && !call_context_word(t - 1)) || symbol_use_allowed(t, f->open) ||
+        declared_within(t, f->name + 1, f->close))
+        return 0;
+    size_t u = t + 1;
+    while (tok_punct(u, '[')) u = tok_match(u) + 1;
+    int write = (tok_punct(u, '=') && !tok_punct(u + 1, '=')) ||
+                (u + 1 < ntoks && toks[u].type == T_PUNCT && strchr("+-*/%&|^", src[toks[u].pos]) &&
+                 tok_punct(u + 1, '=')) ||
+                (tok_punct(u, '+') && tok_punct(u + 1, '+')) || (tok_punct(u, '-') && tok_punct(u + 1, '-')) ||
+                (tok_punct(t - 1, '+') && tok_punct(t - 2, '+')) || (tok_punct(t - 1, '-') && tok_punct(t - 2, '-'));
+    const char *name = src + toks[t].pos;
+    int n = (int)toks[t].n;
+    fprintf(stderr, "%s:%d: error: a %s variable \"%.*s\" cannot be directly %s in a host function\n", path,
+            line_of(toks[t].pos), gpu_vars[v].space, n, name, write ? "written" : "read");
+    fprintf(stderr, "%s:%d: note: on a GPU the host's %.*s is a copy no kernel sees: use cudaMemcpyToSymbol(%.*s, &value, "
+                    "sizeof value) or cudaMemcpyFromSymbol(&value, %.*s, sizeof value)\n",
+            path, line_of(toks[t].pos), n, name, n, name, n, name);
+    return 1;
+}
+
 /* The calls in function f's body that nvcc would refuse. */
 static int check_calls(const fn_rec *f)
 {
@@ -681,6 +778,10 @@ static int check_calls(const fn_rec *f)
             /* A lambda marked for the device inside host code: skip its body. */
             while (t < f->close && !tok_punct(t, '{')) t++;
             t = tok_match(t);
+            continue;
+        }
+        if (caller == SP_HOST && host_uses_gpu_variable(f, t)) {
+            errors++;
             continue;
         }
         size_t stdn = caller != SP_HOST && !toks[t].arch ? refused_std_call(t, f->close) : 0;

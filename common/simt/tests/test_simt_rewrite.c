@@ -1,8 +1,9 @@
 /*
  * Tests of simt-rewrite's execution-space check. nvcc refuses a kernel that
  * calls a plain (host) function or most of the C++ standard library, host
- * code that calls a __device__ function, and a kernel called without
- * <<<...>>>; the emulator compiles all of them
+ * code that calls a __device__ function or reads or writes a __device__
+ * variable, and a kernel called without <<<...>>>; the emulator compiles
+ * all of them
  * for the CPU, where they would run. So simt-rewrite reports them with
  * nvcc's message (the first group of tests), and must stay quiet on
  * everything nvcc accepts or may accept (the second group): a false report
@@ -192,6 +193,30 @@ static void test_kernel_calls_std_library(void **state)
     assert_int_equal(count("error:"), 3);
 }
 
+/* Host code reading or writing a __device__ or __constant__ variable:
+ * nvcc warns (an error with the course's -Werror all-warnings), and on a
+ * GPU the host's copy is one no kernel sees; here both share one, so the
+ * program would work. The symbol API, sizeof, '&' and __managed__
+ * variables are fine (test_accepts_symbol_api). */
+static void test_host_uses_device_variable(void **state)
+{
+    (void)state;
+    rewrite("gpu_var", "__device__ float g_scale;\n"
+                       "__constant__ float g_taps[4];\n"
+                       "__global__ void k(float *p) { p[0] *= g_scale + g_taps[0]; }\n"
+                       "extern \"C\" float setup(float s)\n"
+                       "{\n"
+                       "    g_scale = s;\n"
+                       "    g_taps[1] += s;\n"
+                       "    return g_scale;\n"
+                       "}\n");
+    expect_error("gpu_var.cu:6: error: a __device__ variable \"g_scale\" cannot be directly written in a host function");
+    expect_error("gpu_var.cu:7: error: a __constant__ variable \"g_taps\" cannot be directly written in a host function");
+    expect_error("gpu_var.cu:8: error: a __device__ variable \"g_scale\" cannot be directly read in a host function");
+    expect_error("cudaMemcpyToSymbol(g_scale, &value, sizeof value)");
+    assert_int_equal(count("error:"), 3);
+}
+
 /* --- what nvcc accepts, or may ---------------------------------------------- */
 
 /* constexpr functions: nvcc accepts them in device code with
@@ -294,6 +319,28 @@ static void test_accepts_std_where_allowed(void **state)
                       "    float inf = std::numeric_limits<float>::infinity();\n"
                       "    return (int)std::min(both(1.f, 2.f), inf);\n"
                       "}\n");
+    expect_accepted();
+}
+
+static void test_accepts_symbol_api(void **state)
+{
+    (void)state;
+    rewrite("symbols", "__device__ float g_scale;\n"
+                       "__constant__ float g_taps[4];\n"
+                       "__managed__ int g_count;\n"
+                       "__global__ void k(float *p) { g_scale = p[0] * g_taps[1]; g_count++; }\n"
+                       "extern \"C\" float setup(float s)\n"
+                       "{\n"
+                       "    cudaMemcpyToSymbol(g_scale, &s, sizeof s);\n"
+                       "    cudaMemcpyToSymbol(g_taps, &s, sizeof(g_taps[0]), 2 * sizeof(float));\n"
+                       "    float *p;\n"
+                       "    cudaGetSymbolAddress((void **)&p, g_taps);\n"
+                       "    float *q = &g_scale;\n"
+                       "    cudaMemcpyFromSymbol(&s, g_scale, sizeof s);\n"
+                       "    g_count = 0;\n"
+                       "    float g_scale_copy = s;\n"
+                       "    return g_scale_copy + (float)sizeof(g_taps) + (float)g_count + *p + *q;\n"
+                       "}\n");
     expect_accepted();
 }
 
@@ -414,10 +461,12 @@ int main(void)
         cmocka_unit_test(test_kernel_called_without_launch),
         cmocka_unit_test(test_every_call_reported),
         cmocka_unit_test(test_kernel_calls_std_library),
+        cmocka_unit_test(test_host_uses_device_variable),
         cmocka_unit_test(test_accepts_device_and_both),
         cmocka_unit_test(test_accepts_what_it_cannot_see),
         cmocka_unit_test(test_accepts_other_meanings),
         cmocka_unit_test(test_accepts_std_where_allowed),
+        cmocka_unit_test(test_accepts_symbol_api),
         cmocka_unit_test(test_accepts_host_code),
         cmocka_unit_test(test_host_functions_marked),
         cmocka_unit_test(test_host_code_warnings_are_errors),

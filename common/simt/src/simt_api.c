@@ -27,8 +27,8 @@
  * wgmma, TMA and mbarrier instructions, so it reports compute capability
  * 9.0 and Hopper's shared-memory limits (an A100 allows 163 KB per block). */
 enum {
-    DEFAULT_DYN_SHARED = 48 * 1024,
-    OPTIN_SHARED = 232448,  /* 227 KB */
+    DEFAULT_DYN_SHARED = SIMT_SHARED_DEFAULT,
+    OPTIN_SHARED = SIMT_SHARED_OPTIN,
     SHARED_PER_SM = 233472, /* 228 KB */
     MAX_THREADS_PER_BLOCK = 1024
 };

@@ -9,6 +9,11 @@
 
 #include "cuda_runtime_api.h"
 
+/** Shared memory per block on an sm_90-like device: what a kernel may have
+ *  without cudaFuncSetAttribute (also the most static __shared__ ptxas
+ *  allows), and the opt-in maximum of static and dynamic together. */
+enum { SIMT_SHARED_DEFAULT = 48 * 1024, SIMT_SHARED_OPTIN = 227 * 1024 };
+
 /** @brief Record a kernel fault; the first one sticks, as on a GPU. @param e the fault. */
 void simt_set_fault(cudaError_t e);
 /** @brief The sticky fault, cudaSuccess if none. @return the fault. */

@@ -131,9 +131,6 @@ typedef struct worker worker;
 /* Static __shared__ variables a block can have filled at first use; more
  * are left as they are. */
 enum { SHARED_SEEN_MAX = 64 };
-/* Shared memory per block on sm_90: static variables alone, and static
- * plus dynamic (the opt-in maximum). */
-enum { STATIC_SHARED_MAX = 48 * 1024, BLOCK_SHARED_MAX = 227 * 1024 };
 
 typedef struct fiber {
     simt_thread_info info; /* first: simt_cur_thread points here */
@@ -873,22 +870,29 @@ static void abort_current(void) __attribute__((noreturn));
 
 /* Print "simt: <message> (block ... thread ...)" and stop the running
  * thread's launch with the fault code; in host code, print and abort. */
+/* "simt: <message>" on stderr, as one line (blocks on other workers may
+ * fail at the same time), followed by where: the block and thread, or
+ * "in host code"; nothing after it when where is 0. */
+static void report(int where, const char *fmt, va_list ap)
+{
+    fflush(stdout);
+    flockfile(stderr);
+    fprintf(stderr, "simt: ");
+    vfprintf(stderr, fmt, ap);
+    if (!where) fprintf(stderr, "\n");
+    else if (!simt_cur_thread || !cur_fiber) fprintf(stderr, " (in host code)\n");
+    else
+        fprintf(stderr, " (block (%u,%u,%u) thread (%u,%u,%u))\n", simt_cur_block.block_idx.x,
+                simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, simt_cur_thread->thread_idx.x,
+                simt_cur_thread->thread_idx.y, simt_cur_thread->thread_idx.z);
+    funlockfile(stderr);
+}
+
 static void fail_with(cudaError_t code, const char *fmt, va_list ap) __attribute__((noreturn));
 static void fail_with(cudaError_t code, const char *fmt, va_list ap)
 {
-    fflush(stdout);
-    flockfile(stderr); /* blocks on other workers may fail at the same time: one line each */
-    fprintf(stderr, "simt: ");
-    vfprintf(stderr, fmt, ap);
-    if (!simt_cur_thread || !cur_fiber) {
-        fprintf(stderr, " (in host code)\n");
-        funlockfile(stderr);
-        abort();
-    }
-    fprintf(stderr, " (block (%u,%u,%u) thread (%u,%u,%u))\n", simt_cur_block.block_idx.x,
-            simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, simt_cur_thread->thread_idx.x,
-            simt_cur_thread->thread_idx.y, simt_cur_thread->thread_idx.z);
-    funlockfile(stderr);
+    report(1, fmt, ap);
+    if (!simt_cur_thread || !cur_fiber) abort();
     simt_set_fault(code);
     abort_current();
 }
@@ -920,12 +924,7 @@ static void refuse_launch(cudaError_t code, const char *fmt, ...)
     if (atomic_compare_exchange_strong(&launch_refused, &expected, (int)code)) { /* one line per launch */
         va_list ap;
         va_start(ap, fmt);
-        fflush(stdout);
-        flockfile(stderr);
-        fprintf(stderr, "simt: ");
-        vfprintf(stderr, fmt, ap);
-        fprintf(stderr, "\n");
-        funlockfile(stderr);
+        report(0, fmt, ap);
         va_end(ap);
     }
     abort_current();
@@ -1012,22 +1011,22 @@ void simt_shared_first_use(const void *var, size_t bytes, const char *name, cons
      * be any size, so a kernel whose tiles outgrew the limit would pass on
      * the emulator and not build for a GPU. */
     w->shared_static += bytes;
-    if (w->shared_static > STATIC_SHARED_MAX)
+    if (w->shared_static > SIMT_SHARED_DEFAULT)
         fail_code(cudaErrorLaunchOutOfResources,
                   "too much static __shared__ memory: with '%s' (%zu bytes, %s:%d) this kernel's __shared__ "
                   "variables take %zu bytes, more than the %d (48 KB) a GPU allows; nvcc refuses to build such a "
                   "kernel (ptxas: \"uses too much shared data\"). Put the large tiles in dynamic shared memory "
                   "(extern __shared__, its size given at launch) and raise the kernel's limit with "
                   "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)",
-                  name, bytes, file, line, w->shared_static, STATIC_SHARED_MAX);
-    if (w->shared_static + w->L->shmem > BLOCK_SHARED_MAX)
+                  name, bytes, file, line, w->shared_static, SIMT_SHARED_DEFAULT);
+    if (w->shared_static + w->L->shmem > SIMT_SHARED_OPTIN)
         refuse_launch(cudaErrorInvalidValue,
                       "too much shared memory: with '%s' (%s:%d), %zu bytes of static __shared__ variables and %zu "
                       "of dynamic shared memory take %zu, more than the %d (227 KB) a block may have on an H100 or "
                       "H200; on a GPU cudaFuncSetAttribute refuses a dynamic size that leaves no room for them, and "
                       "the launch fails (cudaErrorInvalidValue, \"invalid argument\")",
                       name, file, line, w->shared_static, w->L->shmem, w->shared_static + w->L->shmem,
-                      BLOCK_SHARED_MAX);
+                      SIMT_SHARED_OPTIN);
     /* The emulator's write, not the kernel's: TSan must not pair it with
      * the threads' own first stores. */
     TSAN_IGNORE_BEGIN();

@@ -458,14 +458,16 @@ static void free_env(char **env) {
 
 /* ---- building ------------------------------------------------------------------- */
 
-/* Run make in dir for one target; returns 0 on success, log (relative paths)
- * in *log (malloc'd). A build of student files (as_student) runs as the
+/* Run make in dir for one target (a path relative to dir); returns 0 on
+ * success, log (relative paths) in *log (malloc'd). BUILD and the target are
+ * relative because make cannot name a file whose path has a space in it, and
+ * the course may sit in one ("/home/jane/GPU course"), as may its grade cache. A build of student files (as_student) runs as the
  * --run-as user like the tests: the compiler reads whatever a submission
  * #includes, and its errors are shown to the student, so as root it would
  * print root-only files. */
 static int run_make(const char *dir, const char *target_path, int timeout_s, char **log, int as_student, int gpu) {
     char build[PATH_MAX + 8], tgt[16], jobs[16], home[PATH_MAX];
-    snprintf(build, sizeof build, "BUILD=%s/build", dir);
+    snprintf(build, sizeof build, "BUILD=build");
     snprintf(tgt, sizeof tgt, "TARGET=%s", O.target);
     snprintf(jobs, sizeof jobs, "-j%d", O.jobs);
     snprintf(home, sizeof home, "%s/home", tmp_root);
@@ -1134,19 +1136,22 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
 
     int need_check = 0;
     for (int i = 0; i < n; i++) need_check |= res[i].t->kind == KIND_NUMERICS;
-    char check_bin[PATH_MAX * 2], bench_bin[PATH_MAX * 2];
-    snprintf(check_bin, sizeof check_bin, "%s/build/%s/labs/%s/graded/check", dir, O.target, rb->lab);
-    snprintf(bench_bin, sizeof bench_bin, "%s/build/%s/labs/%s/graded/bench", dir, O.target, rb->lab);
+    /* make is given the programs relative to dir (see run_make); they run by their full paths. */
+    char check_rel[PATH_MAX], bench_rel[PATH_MAX], check_bin[PATH_MAX * 2], bench_bin[PATH_MAX * 2];
+    snprintf(check_rel, sizeof check_rel, "build/%s/labs/%s/graded/check", O.target, rb->lab);
+    snprintf(bench_rel, sizeof bench_rel, "build/%s/labs/%s/graded/bench", O.target, rb->lab);
+    snprintf(check_bin, sizeof check_bin, "%s/%s", dir, check_rel);
+    snprintf(bench_bin, sizeof bench_bin, "%s/%s", dir, bench_rel);
     char *log = NULL;
     student_build(dir, 1);
-    int check_built = need_check ? run_make(dir, check_bin, 300, &log, 1, 0) == 0 : 1;
+    int check_built = need_check ? run_make(dir, check_rel, 300, &log, 1, 0) == 0 : 1;
     const char *gpu_file = NULL; /* --gpu-build: the student file nvcc refused */
     if (check_built && need_check && O.gpu_build && strcmp(O.target, "cuda")) {
         for (int f = 0; f < nf && !gpu_file; f++) {
             size_t fl = strlen(files[f]);
             if (fl < 3 || strcmp(files[f] + fl - 3, ".cu")) continue;
-            char obj[PATH_MAX * 2];
-            snprintf(obj, sizeof obj, "%s/build/cuda/labs/%s/%s.o", dir, rb->lab, files[f]);
+            char obj[PATH_MAX];
+            snprintf(obj, sizeof obj, "build/cuda/labs/%s/%s.o", rb->lab, files[f]);
             free(log);
             log = NULL;
             if (run_make(dir, obj, 600, &log, 1, 1) != 0) gpu_file = files[f];
@@ -1209,7 +1214,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
             continue;
         }
         student_build(dir, 1);
-        int bench_built = run_make(dir, bench_bin, 900, &log, 1, 0) == 0;
+        int bench_built = run_make(dir, bench_rel, 900, &log, 1, 0) == 0;
         student_build(dir, 0);
         if (!bench_built) {
             res[i].status = ST_BUILD_ERROR;

@@ -2197,7 +2197,9 @@ static int load_case(wrong_case_t *c) {
 /* One cmocka test per wrong case found on disk, then the whole-grader tests. */
 int main(void) {
     const char *tbase = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp, sizeof tmp, "%s/test_grade.XXXXXX", tbase);
+    /* A space in the path, as a course in "/home/jane/GPU course" has one:
+     * make cannot name such a file, so the grader must not give it one. */
+    snprintf(tmp, sizeof tmp, "%s/test grade.XXXXXX", tbase);
     if (!mkdtemp(tmp)) { perror("test_grade: mkdtemp"); return 1; }
     chmod(tmp, 0755);
     snprintf(cache_flag, sizeof cache_flag, "--base-cache '%s/base-cache'", tmp);

@@ -154,11 +154,12 @@ $(SIMT_TESTDIR)/test_simt_sanitizers: $(SIMT_DIR)/tests/test_simt_sanitizers.c $
 	$(Q)$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -DSIMT_CHILD_DIR='"$(abspath $(SIMT_TESTDIR)/children)"' \
 	    $< -o $@ $(CMOCKA_LIBS)
 
-# simt-rewrite's execution-space check and host-code marks, on small files it writes itself.
-$(SIMT_TESTDIR)/test_simt_rewrite: $(SIMT_DIR)/tests/test_simt_rewrite.c $(SIMT_REWRITE) $(SIMTCC)
+# simt-rewrite's execution-space check and host-code marks, on small files it writes itself,
+# compiled with a lab's flags (SIMT_LAB_WERROR, labs/labs.mk) where a lab's build is meant.
+$(SIMT_TESTDIR)/test_simt_rewrite: $(SIMT_DIR)/tests/test_simt_rewrite.c $(SIMT_REWRITE) $(SIMTCC) $(wildcard labs/labs.mk)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -DSIMT_REWRITE='"$(abspath $(SIMT_REWRITE))"' \
-	    -DSIMTCC='"$(abspath $(SIMTCC))"' $< -o $@ $(CMOCKA_LIBS)
+	    -DSIMTCC='"$(abspath $(SIMTCC))"' -DSIMT_LAB_WERROR='"$(SIMT_LAB_WERROR)"' $< -o $@ $(CMOCKA_LIBS)
 
 # --- benchmark ---------------------------------------------------------------
 

@@ -45,20 +45,22 @@
  *  the same way, and the kernels, which g++ sees here and nvcc's host
  *  compiler never does, keep their usual warnings. The warnings that hang
  *  on what the optimiser inlines (and the emulator's runtime is not the
- *  toolkit's) stay warnings, so that no correct file fails here alone. */
+ *  toolkit's) stay warnings, so that no correct file fails here alone.
+ *  In every build they allow variable-length arrays again: nvcc accepts
+ *  one in host code and refuses one in device code ("expression must have
+ *  a constant value"), so simtcc compiles a .cu file with -Werror=vla. */
 #ifdef SIMT_HOST_WERROR
 #define SIMT_HOST_CODE_BEGIN                                                                         \
-    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic error \"-Wall\"")                         \
-        _Pragma("GCC diagnostic error \"-Wextra\"")                                                 \
+    _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wvla\"")                       \
+        _Pragma("GCC diagnostic error \"-Wall\"") _Pragma("GCC diagnostic error \"-Wextra\"")         \
             _Pragma("GCC diagnostic warning \"-Wmaybe-uninitialized\"")                             \
                 _Pragma("GCC diagnostic warning \"-Warray-bounds\"")                                \
                     _Pragma("GCC diagnostic warning \"-Wstringop-overflow\"")                       \
                         _Pragma("GCC diagnostic warning \"-Wstringop-overread\"")
-#define SIMT_HOST_CODE_END _Pragma("GCC diagnostic pop")
 #else
-#define SIMT_HOST_CODE_BEGIN
-#define SIMT_HOST_CODE_END
+#define SIMT_HOST_CODE_BEGIN _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wvla\"")
 #endif
+#define SIMT_HOST_CODE_END _Pragma("GCC diagnostic pop")
 
 /* --- keywords ------------------------------------------------------------ */
 

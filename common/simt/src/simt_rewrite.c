@@ -257,13 +257,70 @@ static size_t rewrite_extern_shared(buf *out, size_t i, size_t after_kw)
     return semi + 1;
 }
 
+/* How the block that holds `from` uses the identifier src[nb, nb+n) after
+ * it: 0 not at all, 1 only as the target of plain stores (name[i] = ...),
+ * 2 any other way. A #define of the file that names it counts as a use of
+ * the other kind (a macro may be its only reader), and so does anything this
+ * scanner cannot see the end of. Comments and literals do not count. */
+static int uses_after(size_t nb, size_t n, size_t from)
+{
+    size_t close = find_close(from, "}");
+    if (close == (size_t)-1) return 2;
+    for (const char *d = strstr(src, "define"); d; d = strstr(d + 1, "define")) {
+        const char *h = d;
+        while (h > src && (h[-1] == ' ' || h[-1] == '\t')) h--;
+        if (h == src || h[-1] != '#') continue;
+        const char *e = d;
+        while (*e && (*e != '\n' || e[-1] == '\\')) e++;
+        for (const char *q = d; q + n <= e; q++)
+            if (!memcmp(q, src + nb, n) && (q == src || !is_ident(q[-1])) && !is_ident(q[n])) return 2;
+    }
+    int use = 0;
+    for (size_t k = from; k < close;) {
+        size_t l = skip_lexeme(k);
+        if (l) {
+            k += l;
+            continue;
+        }
+        if (!is_ident(src[k]) || (k > 0 && is_ident(src[k - 1]))) {
+            k++;
+            continue;
+        }
+        size_t e = k;
+        while (e < len && is_ident(src[e])) e++;
+        if (e - k != n || memcmp(src + k, src + nb, n)) {
+            k = e;
+            continue;
+        }
+        /* name[...][...] = (not ==): a store and nothing else. */
+        size_t j = e, subs = 0;
+        for (;;) {
+            while (j < close && isspace((unsigned char)src[j])) j++;
+            if (j >= close || src[j] != '[') break;
+            size_t r = find_close(j + 1, "]");
+            if (r == (size_t)-1 || r >= close) return 2;
+            j = r + 1;
+            subs++;
+        }
+        int store = subs > 0 && j + 1 < close && src[j] == '=' && src[j + 1] != '=';
+        if (!store) return 2;
+        use = 1;
+        k = e;
+    }
+    return use;
+}
+
 /* __shared__ decl; inside a function -- i points at "__shared__". The
  * declaration is copied as it is, followed on the same line by a call that
  * fills the variable with 0xff bytes the first time a thread of the block
  * gets there (simt_shared_first_use): a thread-local static would
  * otherwise start as zeros, a luck no GPU gives. Declarations this cannot
- * name (several declarators) are copied without the call. Returns the
- * index after the ';', or 0 to leave the text to the caller. */
+ * name (several declarators) are copied without the call, and so is one
+ * whose name the rest of its block never uses: the call would be a use, and
+ * without it g++ says "unused variable", as nvcc says "declared but never
+ * referenced" (an error under the labs' -Werror; see uses_after for one
+ * that is only stored to). Returns the index after the ';', or 0 to leave
+ * the text to the caller. */
 static size_t rewrite_static_shared(buf *out, size_t i)
 {
     size_t semi = find_close(i, ";");
@@ -283,6 +340,18 @@ static size_t rewrite_static_shared(buf *out, size_t i)
     while (nb > i && is_ident(src[nb - 1])) nb--;
     if (nb == end || nb <= i + 10 || isdigit((unsigned char)src[nb])) return 0;
     put(out, src + i, semi + 1 - i);
+    int use = uses_after(nb, end - nb, semi + 1);
+    if (use == 0) return semi + 1;
+    if (use == 1) {
+        /* Stored to and never read: nvcc says "variable was set but never
+         * used" (#550-D), which g++ does not say of an array. A variable that
+         * is only set makes g++ say it, naming this one. */
+        puts_(out, " int ");
+        put(out, src + nb, end - nb);
+        puts_(out, "_is_stored_to_but_never_read; ");
+        put(out, src + nb, end - nb);
+        puts_(out, "_is_stored_to_but_never_read = 0;");
+    }
     puts_(out, " simt_shared_first_use(&");
     put(out, src + nb, end - nb);
     puts_(out, ", sizeof(");
@@ -301,9 +370,11 @@ static size_t rewrite_static_shared(buf *out, size_t i)
  * the emulator and fail to build for a GPU. This pass finds those calls
  * between the functions of the file itself and reports them with nvcc's
  * message, and the reverse: host code that calls a __device__ function, or
- * calls a kernel without <<<...>>>. It is a scanner too, so it stays on the
- * safe side: a function whose specifiers come from a macro, a name declared
- * in more than one space, __host__ __device__ and constexpr functions, calls
+ * calls a kernel without <<<...>>>; and a __host__ __device__ function that
+ * calls a function of one side only. It is a scanner too, so it stays on
+ * the safe side: a function whose specifiers come from a macro, a name
+ * declared in more than one space, template __host__ __device__ functions,
+ * calls of __host__ __device__ and constexpr functions, calls
  * through a member, a qualified name or template arguments, names the body
  * also declares, and anything inside #if ... __CUDA_ARCH__ (or
  * __SIMT_EMULATOR__) are left alone: nvcc may accept those. */
@@ -334,6 +405,7 @@ typedef struct {
     size_t name;       /* token index of the name */
     int space;         /* one SP_* */
     size_t open, close; /* the body's braces, or 0 for a declaration */
+    int templ;         /* a template: nvcc checks its calls per instantiation */
 } fn_rec;
 
 static fn_rec *fns;
@@ -545,9 +617,10 @@ static void declaration(size_t b, size_t e, size_t close)
               tok_is(t, "volatile") || tok_punct(t, '&')))
             return;
     if (is_macro(name, 0)) return;
-    int g = 0, d = 0, h = 0, unknown = 0;
+    int g = 0, d = 0, h = 0, unknown = 0, templ = 0;
     for (size_t t = b; t < name; t++) {
         if (tok_is(t, "template") && tok_punct(t + 1, '<')) { /* skip the parameters' names */
+            templ = 1;
             int depth = 0;
             for (t++; t < name; t++) {
                 if (tok_punct(t, '<')) depth++;
@@ -564,7 +637,7 @@ static void declaration(size_t b, size_t e, size_t close)
         h |= tok_is(t, "__host__");
         unknown |= tok_is(t, "constexpr") || tok_is(t, "consteval") || is_macro(t, 1) || looks_like_macro(t);
     }
-    fn_rec r = {b, name, SP_HOST, close ? e : 0, close};
+    fn_rec r = {b, name, SP_HOST, close ? e : 0, close, templ};
     if (unknown) r.space = SP_UNKNOWN;
     else if (g) r.space = SP_GLOBAL;
     else if (d && h) r.space = SP_BOTH;
@@ -653,7 +726,7 @@ static int spaces_of(size_t t)
 
 static const char *space_word(int s)
 {
-    return s == SP_GLOBAL ? "__global__" : s == SP_DEVICE ? "__device__" : "__host__";
+    return s == SP_GLOBAL ? "__global__" : s == SP_DEVICE ? "__device__" : s == SP_BOTH ? "__host__ __device__" : "__host__";
 }
 
 /* Words after which name( is still a call, not a declaration of name. */
@@ -815,6 +888,18 @@ static int check_calls(const fn_rec *f)
             fprintf(stderr, "%s:%d: note: a __device__ function runs only on the GPU: call it from a kernel, or mark it __host__ __device__\n",
                     path, line_of(toks[t].pos));
             errors++;
+        } else if (caller == SP_BOTH && callee == SP_DEVICE) {
+            fprintf(stderr, "%s:%d: error: calling a __device__ function(\"%.*s\") from a __host__ __device__ function(\"%.*s\") is not allowed\n",
+                    path, line_of(toks[t].pos), cn, cname, fn, fname);
+            fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the host too, where %.*s does not exist: mark %.*s __host__ __device__, or make %.*s __device__ only\n",
+                    path, line_of(toks[t].pos), fn, fname, cn, cname, cn, cname, fn, fname);
+            errors++;
+        } else if (caller == SP_BOTH && callee == SP_HOST) {
+            fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s\") from a __host__ __device__ function(\"%.*s\") is not allowed\n",
+                    path, line_of(toks[t].pos), cn, cname, fn, fname);
+            fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the GPU too, where %.*s does not exist (a warning, #20011-D, which the course's -Werror all-warnings makes an error): mark %.*s __host__ __device__, or put the call under #ifndef __CUDA_ARCH__\n",
+                    path, line_of(toks[t].pos), fn, fname, cn, cname, cn, cname);
+            errors++;
         } else if (caller != SP_HOST && callee == SP_HOST) {
             fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
                     path, line_of(toks[t].pos), cn, cname, space_word(caller), fn, fname);
@@ -873,14 +958,59 @@ static void host_code_marks(void)
     }
 }
 
-/* Returns the number of calls nvcc would refuse, each reported on stderr. */
+/* Launches of a function that is not a kernel: name<<<...>>> (or
+ * name<args><<<...>>>) where every declaration of name in the file is a
+ * host or a __device__ function. nvcc refuses them ("cannot be
+ * configured"); here the launch would run any function. Returns how many. */
+static int check_launches(void)
+{
+    int errors = 0;
+    for (size_t t = 1; t + 2 < ntoks; t++) {
+        if (!tok_punct(t, '<') || !tok_punct(t + 1, '<') || !tok_punct(t + 2, '<') || toks[t + 1].pos != toks[t].pos + 1 ||
+            toks[t + 2].pos != toks[t].pos + 2 || toks[t].arch)
+            continue;
+        size_t n = t - 1;
+        if (tok_punct(n, '>')) { /* a template-id: back over its arguments */
+            int depth = 0;
+            for (;; n--) {
+                if (tok_punct(n, '>')) depth++;
+                if (tok_punct(n, '<') && --depth == 0) break;
+                if (n == 0 || tok_punct(n, ';') || tok_punct(n, '{') || tok_punct(n, '}')) break;
+            }
+            if (depth != 0 || n == 0) continue;
+            n--;
+        }
+        if (toks[n].type != T_IDENT || (n > 0 && (tok_is(n - 1, "::") || tok_is(n - 1, "->") || tok_punct(n - 1, '.'))))
+            continue;
+        int sp = spaces_of(n);
+        if (sp != SP_HOST && sp != SP_DEVICE) continue;
+        const char *name = src + toks[n].pos;
+        int nn = (int)toks[n].n;
+        fprintf(stderr, "%s:%d: error: a %s function call cannot be configured\n", path, line_of(toks[t].pos),
+                sp == SP_DEVICE ? "__device__" : "host");
+        fprintf(stderr, "%s:%d: note: only a kernel is launched with <<<...>>>: mark %.*s __global__ (it returns void)\n",
+                path, line_of(toks[t].pos), nn, name);
+        errors++;
+        t += 2;
+    }
+    return errors;
+}
+
+/* Returns the number of calls nvcc would refuse, each reported on stderr.
+ * A __host__ __device__ function is compiled for both sides, so its calls
+ * of a host or a __device__ function are refused as well (of a host one,
+ * nvcc warns, #20011-D, and the course's -Werror all-warnings makes it an
+ * error); a template one only where it is instantiated, so it is left
+ * alone. */
 static int check_execution_spaces(void)
 {
     tokenize();
     scan_scope(0, ntoks);
     int errors = 0;
     for (size_t f = 0; f < nfns; f++)
-        if (fns[f].close && fns[f].space != SP_BOTH && fns[f].space != SP_UNKNOWN) errors += check_calls(&fns[f]);
+        if (fns[f].close && fns[f].space != SP_UNKNOWN && !(fns[f].space == SP_BOTH && fns[f].templ))
+            errors += check_calls(&fns[f]);
+    errors += check_launches();
     host_code_marks();
     return errors;
 }

@@ -12,7 +12,11 @@
  * Last, the marks it puts around host functions: with SIMT_HOST_WERROR (a
  * lab's build) g++ then checks host code as nvcc's -Xcompiler
  * -Wall,-Wextra,-Werror does, and leaves kernels alone as nvcc does.
- * SIMT_REWRITE and SIMTCC are set by simt.mk to the programs' paths.
+ * And a static __shared__ array that is never read, which nvcc refuses
+ * under the labs' -Werror all-warnings, and a variable-length array in a
+ * kernel, which it always refuses.
+ * SIMT_REWRITE and SIMTCC are set by simt.mk to the programs' paths,
+ * SIMT_LAB_WERROR to the warning flags of a lab's build.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,8 +30,8 @@
 
 #include <cmocka.h>
 
-#if !defined(SIMT_REWRITE) || !defined(SIMTCC)
-#error "SIMT_REWRITE and SIMTCC must name the simt-rewrite and simtcc programs"
+#if !defined(SIMT_REWRITE) || !defined(SIMTCC) || !defined(SIMT_LAB_WERROR)
+#error "SIMT_REWRITE and SIMTCC must name the simt-rewrite and simtcc programs, SIMT_LAB_WERROR a lab's flags"
 #endif
 
 static char dir[] = "/tmp/simt-rewrite-XXXXXX";
@@ -59,10 +63,10 @@ static void rewrite(const char *name, const char *text)
     run_on(name, text, "'" SIMT_REWRITE "' '%s' '%s/%s.cpp' 2>&1");
 }
 
-/* simtcc -c as a lab's build runs it (SIMT_HOST_WERROR), its messages into out. */
+/* simtcc -c with a lab's flags (labs/labs.mk's SIMT_LAB_WERROR), its messages into out. */
 static void compile_as_lab(const char *name, const char *text)
 {
-    run_on(name, text, "'" SIMTCC "' -O2 -DSIMT_HOST_WERROR -c '%s' -o '%s/%s.o' 2>&1");
+    run_on(name, text, "'" SIMTCC "' -O2 " SIMT_LAB_WERROR " -c '%s' -o '%s/%s.o' 2>&1");
 }
 
 static void expect_error(const char *needle)
@@ -120,6 +124,45 @@ static void test_device_function_calls_host_helper(void **state)
     expect_error("device_helper.cu:5: error: calling a __host__ function(\"idx\") from a __device__ function");
 }
 
+/* A __host__ __device__ function is compiled for both sides: nvcc refuses
+ * its call of a __device__ function, and of a host function or std::min
+ * warns (#20011-D, #20013-D), which -Werror all-warnings makes errors;
+ * whether or not anything calls it. Under #ifdef __CUDA_ARCH__ / #ifndef,
+ * or in a template (checked per instantiation), it is left alone. */
+static void test_both_spaces_call_one(void **state)
+{
+    (void)state;
+    rewrite("both", "#include <algorithm>\n"
+                    "static float host_only(float x) { return 2 * x; }\n"
+                    "__device__ float dev_only(float x) { return 3 * x; }\n"
+                    "__host__ __device__ float a(float x) { return host_only(x); }\n"
+                    "__host__ __device__ float b(float x) { return dev_only(x); }\n"
+                    "__host__ __device__ int c(int x, int y) { return std::min(x, y); }\n");
+    expect_error("both.cu:4: error: calling a __host__ function(\"host_only\") from a __host__ __device__ "
+                 "function(\"a\") is not allowed");
+    expect_error("mark host_only __host__ __device__, or put the call under #ifndef __CUDA_ARCH__");
+    expect_error("both.cu:5: error: calling a __device__ function(\"dev_only\") from a __host__ __device__ "
+                 "function(\"b\") is not allowed");
+    expect_error("both.cu:6: error: calling a __host__ function(\"std::min\") from a __host__ __device__ "
+                 "function(\"c\") is not allowed");
+    rewrite("both_fine", "float host_only(float x) { return 2 * x; }\n"
+                         "__device__ float dev_only(float x) { return 3 * x; }\n"
+                         "__host__ __device__ float sq(float x) { return x * x; }\n"
+
+                         "__host__ __device__ float a(float x)\n"
+                         "{\n"
+                         "#ifdef __CUDA_ARCH__\n"
+                         "    return dev_only(x);\n"
+                         "#else\n"
+                         "    return host_only(x);\n"
+                         "#endif\n"
+                         "}\n"
+                         "__host__ __device__ float b(float x) { return sq(x) + 1; }\n"
+                         "template <typename T> __host__ __device__ T c(T x) { return host_only(x); }\n"
+                         "__global__ void k(float *p) { p[0] = a(p[0]) + b(p[1]); }\n");
+    expect_accepted();
+}
+
 static void test_host_calls_device_function(void **state)
 {
     (void)state;
@@ -148,6 +191,33 @@ static void test_kernel_called_without_launch(void **state)
     expect_error("no_launch.cu:7: error: a __global__ function call must be configured: launch child with "
                  "child<<<grid, block>>>(...)");
     assert_int_equal(count("error:"), 2);
+}
+
+/* The reverse: <<<...>>> on a function that is not a kernel (the usual
+ * cause: __device__ written where __global__ was meant). Here the launch
+ * would run it; nvcc refuses it. A kernel (a template one too), a
+ * qualified name and a name declared in two spaces are left alone. */
+static void test_launch_of_non_kernel(void **state)
+{
+    (void)state;
+    rewrite("not_kernel", "__device__ void scale(float *p) { p[threadIdx.x] *= 2; }\n"
+                          "static void fill(float *p) { p[0] = 1; }\n"
+                          "template <int N> __device__ void add(float *p) { p[threadIdx.x] += N; }\n"
+                          "template <int N> __global__ void sub(float *p) { p[threadIdx.x] -= N; }\n"
+                          "namespace g { __global__ void clear(float *p) { p[0] = 0; } }\n"
+                          "void run(float *p)\n"
+                          "{\n"
+                          "    scale<<<1, 32>>>(p);\n"
+                          "    fill<<<1, 1>>>(p);\n"
+                          "    add<4><<<1, 32>>>(p);\n"
+                          "    sub<4><<<1, 32>>>(p);\n"
+                          "    g::clear<<<1, 1>>>(p);\n"
+                          "}\n");
+    expect_error("not_kernel.cu:8: error: a __device__ function call cannot be configured");
+    expect_error("not_kernel.cu:8: note: only a kernel is launched with <<<...>>>: mark scale __global__");
+    expect_error("not_kernel.cu:9: error: a host function call cannot be configured");
+    expect_error("not_kernel.cu:10: error: a __device__ function call cannot be configured");
+    assert_int_equal(count("error:"), 3);
 }
 
 /* Every call is reported, not just the first, each at its own line. */
@@ -438,6 +508,77 @@ static void test_host_code_warnings_are_errors(void **state)
     }
 }
 
+/* A static __shared__ array never named again ("declared but never
+ * referenced", #177-D) or only stored to ("set but never used", #550-D)
+ * stops nvcc under the labs' -Werror all-warnings; it stops the lab's
+ * emulated build too. The last file, whose arrays are read directly,
+ * through a macro, a pointer or a compound assignment, nvcc accepts with the
+ * same flags, and so must the emulator. */
+static void test_unused_shared_is_an_error(void **state)
+{
+    (void)state;
+    compile_as_lab("shared_unused", "__global__ void k(float *o)\n"
+                                    "{\n"
+                                    "    __shared__ float tile[32];\n"
+                                    "    o[threadIdx.x] = 1.0f;\n"
+                                    "}\n"
+                                    "void launch(float *o) { k<<<1, 32>>>(o); }\n");
+    expect_error("shared_unused.cu:3:22: error: unused variable");
+    compile_as_lab("shared_stored", "__global__ void k(const float *a, float *o)\n"
+                                    "{\n"
+                                    "    __shared__ float As[2][32];\n"
+                                    "    As[0][threadIdx.x] = a[threadIdx.x];\n"
+                                    "    __syncthreads();\n"
+                                    "    o[threadIdx.x] = a[threadIdx.x];\n"
+                                    "}\n"
+                                    "void launch(const float *a, float *o) { k<<<1, 32>>>(a, o); }\n");
+    expect_error("shared_stored.cu:3");
+    expect_error("As_is_stored_to_but_never_read");
+    compile_as_lab("shared_used",
+                   "#define AT(i) u[i]\n"
+                   "__global__ void b(float *o) { __shared__ float u[32]; AT(threadIdx.x) = 1; __syncthreads(); o[0] = AT(0); }\n"
+                   "__global__ void e(float *o) { __shared__ float x[32]; { x[threadIdx.x] = 2; } __syncthreads(); o[0] = x[0]; }\n"
+                   "__global__ void f(float *o) { __shared__ float y[32]; float *p = &y[0]; p[threadIdx.x] = 1; __syncthreads(); o[0] = y[1]; }\n"
+                   "__global__ void h(float *o) { __shared__ float acc[32]; acc[threadIdx.x] = 0; acc[threadIdx.x] += 1; o[0] = 1; }\n"
+                   "template <int N> __global__ void t(float *o) { __shared__ float z[N]; z[threadIdx.x] = 1; __syncthreads(); o[0] = z[N - 1]; }\n"
+                   "void launch(float *o) { b<<<1, 32>>>(o); e<<<1, 32>>>(o); f<<<1, 32>>>(o); h<<<1, 32>>>(o); t<32><<<1, 32>>>(o); }\n");
+    if (status != 0) {
+        print_error("shared arrays that are read must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
+/* A variable-length array in a kernel: nvcc refuses it ("expression must
+ * have a constant value"), g++ would take it; simtcc refuses it in every
+ * build. nvcc accepts one in a host function, and so must the emulator. */
+static void test_vla_in_kernel_is_an_error(void **state)
+{
+    (void)state;
+    run_on("vla_kernel",
+           "__global__ void k(float *o, int n)\n"
+           "{\n"
+           "    float t[n];\n"
+           "    for (int i = 0; i < n; i++) t[i] = (float)i;\n"
+           "    o[threadIdx.x] = t[n - 1];\n"
+           "}\n"
+           "void launch(float *o) { k<<<1, 32>>>(o, 4); }\n",
+           "'" SIMTCC "' -O2 -c '%s' -o '%s/%s.o' 2>&1");
+    expect_error("vla_kernel.cu:3");
+    expect_error("variable length array");
+    compile_as_lab("vla_host", "__global__ void k(float *o, float v) { o[threadIdx.x] = v; }\n"
+                               "extern \"C\" int launch(float *o, int n)\n"
+                               "{\n"
+                               "    float t[n];\n"
+                               "    for (int i = 0; i < n; i++) t[i] = (float)i;\n"
+                               "    k<<<1, 32>>>(o, t[n - 1]);\n"
+                               "    return cudaGetLastError() == cudaSuccess ? 0 : 1;\n"
+                               "}\n");
+    if (status != 0) {
+        print_error("a host function's variable-length array must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -457,8 +598,10 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_kernel_calls_host_helper),
         cmocka_unit_test(test_device_function_calls_host_helper),
+        cmocka_unit_test(test_both_spaces_call_one),
         cmocka_unit_test(test_host_calls_device_function),
         cmocka_unit_test(test_kernel_called_without_launch),
+        cmocka_unit_test(test_launch_of_non_kernel),
         cmocka_unit_test(test_every_call_reported),
         cmocka_unit_test(test_kernel_calls_std_library),
         cmocka_unit_test(test_host_uses_device_variable),
@@ -470,6 +613,8 @@ int main(void)
         cmocka_unit_test(test_accepts_host_code),
         cmocka_unit_test(test_host_functions_marked),
         cmocka_unit_test(test_host_code_warnings_are_errors),
+        cmocka_unit_test(test_unused_shared_is_an_error),
+        cmocka_unit_test(test_vla_in_kernel_is_an_error),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -328,12 +328,19 @@ static size_t rewrite_static_shared(buf *out, size_t i)
     /* The name: the identifier before the first '[' outside parentheses
      * (past __align__(16) and the like), or before the ';'. */
     size_t end = semi;
-    int depth = 0;
+    int depth = 0, brackets = 0;
     for (size_t k = i; k < semi; k++) {
         if (src[k] == '(') depth++;
         if (src[k] == ')') depth--;
-        if (depth == 0 && (src[k] == ',' || src[k] == '=' || src[k] == '{')) return 0;
-        if (depth == 0 && src[k] == '[' && end == semi) end = k;
+        if (depth == 0 && src[k] == '[' && brackets++ == 0 && end == semi) end = k;
+        if (depth == 0 && src[k] == ']') brackets--;
+        if (depth || brackets) continue;
+        /* __shared__ float sum = 0: nvcc refuses it (shared memory is not
+         * set at launch); here it would be set once per OS thread. */
+        if (src[k] == '=' && src[k + 1] != '=' && !strchr("=<>!", src[k - 1]))
+            fail(k, "initializer not allowed for __shared__ variable (nvcc refuses it: shared memory starts "
+                    "undefined in each block; set it from one thread, then __syncthreads())");
+        if (src[k] == ',' || src[k] == '{') return 0;
     }
     while (end > i && isspace((unsigned char)src[end - 1])) end--;
     size_t nb = end;

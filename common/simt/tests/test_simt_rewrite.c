@@ -548,6 +548,34 @@ static void test_unused_shared_is_an_error(void **state)
     }
 }
 
+/* __shared__ float sum = 0: nvcc refuses an initializer on a __shared__
+ * variable; the emulator's thread-local static would take it once per OS
+ * thread and carry the last block's value into the next. Comparisons in
+ * the array's size are not initializers. */
+static void test_shared_initializer_refused(void **state)
+{
+    (void)state;
+    rewrite("shared_init", "__global__ void total(const float *x, float *out)\n"
+                           "{\n"
+                           "    __shared__ float sum = 0.0f;\n"
+                           "    atomicAdd(&sum, x[threadIdx.x]);\n"
+                           "    __syncthreads();\n"
+                           "    if (threadIdx.x == 0) out[blockIdx.x] = sum;\n"
+                           "}\n");
+    expect_error("shared_init.cu:3: error: simt-rewrite: initializer not allowed for __shared__ variable");
+    rewrite("shared_sizes", "#define N 4\n"
+                            "__global__ void k(float *o)\n"
+                            "{\n"
+                            "    __shared__ float s[N == 4 ? 32 : 64];\n"
+                            "    __shared__ __align__(16) float t[(N >= 1) ? 8 : 4];\n"
+                            "    s[threadIdx.x] = 1;\n"
+                            "    t[threadIdx.x % 8] = 2;\n"
+                            "    __syncthreads();\n"
+                            "    o[threadIdx.x] = s[0] + t[0];\n"
+                            "}\n");
+    expect_accepted();
+}
+
 /* A variable-length array in a kernel: nvcc refuses it ("expression must
  * have a constant value"), g++ would take it; simtcc refuses it in every
  * build. nvcc accepts one in a host function, and so must the emulator. */
@@ -615,6 +643,7 @@ int main(void)
         cmocka_unit_test(test_host_code_warnings_are_errors),
         cmocka_unit_test(test_unused_shared_is_an_error),
         cmocka_unit_test(test_vla_in_kernel_is_an_error),
+        cmocka_unit_test(test_shared_initializer_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,7 +3,7 @@
  *
  * The forward kernels, the matmuls and the rest of the backward pass are the
  * course's (kernels/cuda/model_ops.cu, model_gpu.c); the backend calls the
- * five functions of this file (prototypes and contracts in
+ * four functions of this file (prototypes and contracts in
  * kernels/cuda/model_gpu.h). All gradients are fp32; the AdamW step keeps fp32
  * master weights and moments and writes the bf16 copy the matmuls read.
  * Not here: fusing these into their neighbours, activation recomputation.

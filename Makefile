@@ -139,12 +139,12 @@ print-%:
 
 HELP += "all::build everything this machine can (host code; every .cu with nvcc if present; MPI programs)"
 HELP += "deps::install missing Debian packages (apt-get as root, else print the command)"
-HELP += "test::run every unit, MPI and lab test, the docs check; ends with 'N passed, N failed'"
+HELP += "test::run every unit, MPI and lab test, the docs check; ends with 'N passed, N failed, N skipped'"
 HELP += "check LAB=NN [SRC=labs|solutions] [TARGET=cuda|emu]::build and run one lab's checks"
 HELP += "bench LAB=NN [SRC=labs|solutions]::build and run one lab's benchmark (speed needs a GPU)"
 HELP += "ptxas LAB=NN [SRC=labs|solutions]::registers, spills and wgmma notes of the lab's kernels for sm_90a (nvcc only)"
 HELP += "ptxas-kernels::the same for the course kernels in kernels/cuda"
-HELP += "grade [SRC=labs|solutions]::run every lab's checks and print a table of what passes"
+HELP += "grade [LAB=NN] [SRC=labs|solutions]::run every lab's checks (or lab NN's) and print a table of what passes"
 HELP += "docs::Doxygen HTML into $(BUILD)/docs (warnings are errors)"
 HELP += "slides::build the lecture decks into $(BUILD)/slides (needs pandoc)"
 HELP += "gpu-check::on a GPU machine: build for sm_90a, run every GPU test and benchmark, print a summary"
@@ -159,4 +159,6 @@ help:
 	@echo
 	@echo "variables: TARGET=cuda|emu (now: $(TARGET))  SRC=labs|solutions  CUDA_ARCH='$(CUDA_ARCH)'"
 	@echo "           NP=$(NP) (MPI ranks)  BUILD=$(BUILD)  CUDA_HOME=$(CUDA_HOME)  V=1 (show commands)"
+	@echo "           ARGS='...' (bench's flags)  GRADE_ARGS='...' (grade's flags, see build/bin/grade --help)"
+	@echo "           GPU_CHECK_BUDGET=S (gpu-check, default 300)  PTXAS_ARCH (ptxas, default 90a)  NO_DEPS=1 (skip make deps)"
 	@echo "found: nvcc=$(if $(HAVE_CUDA),yes,no) nccl=$(if $(HAVE_NCCL),yes,no) gpu=$(if $(HAVE_GPU),yes,no) mpicc=$(if $(MPICC),yes,no)"

@@ -413,6 +413,7 @@ typedef struct {
     int space;         /* one SP_* */
     size_t open, close; /* the body's braces, or 0 for a declaration */
     int templ;         /* a template: nvcc checks its calls per instantiation */
+    int cexpr;         /* constexpr: still a host function unless marked */
 } fn_rec;
 
 static fn_rec *fns;
@@ -624,7 +625,7 @@ static void declaration(size_t b, size_t e, size_t close)
               tok_is(t, "volatile") || tok_punct(t, '&')))
             return;
     if (is_macro(name, 0)) return;
-    int g = 0, d = 0, h = 0, unknown = 0, templ = 0;
+    int g = 0, d = 0, h = 0, unknown = 0, templ = 0, cexpr = 0;
     for (size_t t = b; t < name; t++) {
         if (tok_is(t, "template") && tok_punct(t + 1, '<')) { /* skip the parameters' names */
             templ = 1;
@@ -642,9 +643,13 @@ static void declaration(size_t b, size_t e, size_t close)
         g |= tok_is(t, "__global__");
         d |= tok_is(t, "__device__");
         h |= tok_is(t, "__host__");
-        unknown |= tok_is(t, "constexpr") || tok_is(t, "consteval") || is_macro(t, 1) || looks_like_macro(t);
+        /* constexpr alone makes no function a __device__ one: nvcc refuses
+         * its call in device code, at run time or in a constant expression
+         * alike, as the course does not pass --expt-relaxed-constexpr. */
+        cexpr |= tok_is(t, "constexpr");
+        unknown |= tok_is(t, "consteval") || is_macro(t, 1) || looks_like_macro(t);
     }
-    fn_rec r = {b, name, SP_HOST, close ? e : 0, close, templ};
+    fn_rec r = {b, name, SP_HOST, close ? e : 0, close, templ, cexpr};
     if (unknown) r.space = SP_UNKNOWN;
     else if (g) r.space = SP_GLOBAL;
     else if (d && h) r.space = SP_BOTH;
@@ -729,6 +734,18 @@ static int spaces_of(size_t t)
     for (size_t f = 0; f < nfns; f++)
         if (same_name(fns[f].name, t)) s |= fns[f].space;
     return s;
+}
+
+/* Is every declaration of the name at t a constexpr one? */
+static int all_constexpr(size_t t)
+{
+    int any = 0;
+    for (size_t f = 0; f < nfns; f++)
+        if (same_name(fns[f].name, t)) {
+            if (!fns[f].cexpr) return 0;
+            any = 1;
+        }
+    return any;
 }
 
 static const char *space_word(int s)
@@ -902,16 +919,21 @@ static int check_calls(const fn_rec *f)
                     path, line_of(toks[t].pos), fn, fname, cn, cname, cn, cname, fn, fname);
             errors++;
         } else if (caller == SP_BOTH && callee == SP_HOST) {
-            fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s\") from a __host__ __device__ function(\"%.*s\") is not allowed\n",
-                    path, line_of(toks[t].pos), cn, cname, fn, fname);
+            fprintf(stderr, "%s:%d: error: calling a %s__host__ function(\"%.*s\") from a __host__ __device__ function(\"%.*s\") is not allowed\n",
+                    path, line_of(toks[t].pos), all_constexpr(t) ? "constexpr " : "", cn, cname, fn, fname);
             fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the GPU too, where %.*s does not exist (a warning, #20011-D, which the course's -Werror all-warnings makes an error): mark %.*s __host__ __device__, or put the call under #ifndef __CUDA_ARCH__\n",
                     path, line_of(toks[t].pos), fn, fname, cn, cname, cn, cname);
             errors++;
         } else if (caller != SP_HOST && callee == SP_HOST) {
-            fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
-                    path, line_of(toks[t].pos), cn, cname, space_word(caller), fn, fname);
-            fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the GPU, where only __device__ functions exist: mark %.*s __device__ (or __host__ __device__ to call it from both sides)\n",
-                    path, line_of(toks[t].pos), fn, fname, cn, cname);
+            fprintf(stderr, "%s:%d: error: calling a %s__host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                    path, line_of(toks[t].pos), all_constexpr(t) ? "constexpr " : "", cn, cname, space_word(caller), fn,
+                    fname);
+            if (all_constexpr(t))
+                fprintf(stderr, "%s:%d: note: constexpr alone leaves %.*s a host function to nvcc, even in a constant expression (the course does not pass --expt-relaxed-constexpr): mark it __host__ __device__\n",
+                        path, line_of(toks[t].pos), cn, cname);
+            else
+                fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the GPU, where only __device__ functions exist: mark %.*s __device__ (or __host__ __device__ to call it from both sides)\n",
+                        path, line_of(toks[t].pos), fn, fname, cn, cname);
             errors++;
         }
     }

@@ -163,6 +163,29 @@ static void test_both_spaces_call_one(void **state)
     expect_accepted();
 }
 
+/* constexpr alone leaves a function on the host: nvcc 13 refuses its call
+ * in a kernel, in a constant expression too (an array size, a constexpr
+ * local), as the course does not pass --expt-relaxed-constexpr. */
+static void test_kernel_calls_constexpr_host(void **state)
+{
+    (void)state;
+    rewrite("cexpr", "constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }\n"
+                     "__global__ void k(float *o, int n)\n"
+                     "{\n"
+                     "    __shared__ float t[ceil_div(64, 8)];\n"
+                     "    constexpr int m = ceil_div(10, 3);\n"
+                     "    t[threadIdx.x % 8] = m;\n"
+                     "    __syncthreads();\n"
+                     "    o[threadIdx.x] = t[0] + ceil_div(n, 3);\n"
+                     "}\n");
+    expect_error("cexpr.cu:4: error: calling a constexpr __host__ function(\"ceil_div\") from a __global__ "
+                 "function(\"k\") is not allowed");
+    expect_error("cexpr.cu:5: error: calling a constexpr __host__ function");
+    expect_error("cexpr.cu:8: error: calling a constexpr __host__ function");
+    expect_error("mark it __host__ __device__");
+    assert_int_equal(count("error:"), 3);
+}
+
 static void test_host_calls_device_function(void **state)
 {
     (void)state;
@@ -289,8 +312,8 @@ static void test_host_uses_device_variable(void **state)
 
 /* --- what nvcc accepts, or may ---------------------------------------------- */
 
-/* constexpr functions: nvcc accepts them in device code with
- * --expt-relaxed-constexpr, which a student may pass. */
+/* __device__, __host__ __device__ (constexpr too) and template __device__
+ * functions from a kernel; a constexpr host function from host code. */
 static void test_accepts_device_and_both(void **state)
 {
     (void)state;
@@ -300,8 +323,9 @@ static void test_accepts_device_and_both(void **state)
                     "static __device__ __forceinline__ float cube(float x) { return sq(x) * x; }\n"
                     "template <int N> __device__ float times(float x) { return N * x; }\n"
                     "constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }\n"
+                    "__host__ __device__ constexpr int round_up(int a, int b) { return (a + b - 1) / b * b; }\n"
                     "__global__ void k(float *p) {\n"
-                    "    p[0] = sq(p[0]) + cube(p[1]) + half_of(p[2]) + times<3>(p[3]) + ceil_div(7, 2);\n"
+                    "    p[0] = sq(p[0]) + cube(p[1]) + half_of(p[2]) + times<3>(p[3]) + round_up(7, 2);\n"
                     "    printf(\"%f\\n\", p[0]);\n"
                     "}\n"
                     "int main(void) {\n"
@@ -627,6 +651,7 @@ int main(void)
         cmocka_unit_test(test_kernel_calls_host_helper),
         cmocka_unit_test(test_device_function_calls_host_helper),
         cmocka_unit_test(test_both_spaces_call_one),
+        cmocka_unit_test(test_kernel_calls_constexpr_host),
         cmocka_unit_test(test_host_calls_device_function),
         cmocka_unit_test(test_kernel_called_without_launch),
         cmocka_unit_test(test_launch_of_non_kernel),

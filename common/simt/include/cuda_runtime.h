@@ -276,9 +276,12 @@ template <class T> static inline unsigned int __match_all_sync(unsigned int mask
 /* Sequentially consistent, so ThreadSanitizer sees the ordering that code
  * built on __threadfence relies on (it does not model fences). */
 
-#define SIMT_ATOMIC_INT(T)                                                                                    \
+/* The overloads CUDA has, and no more: a call nvcc would not compile (an
+ * atomicMax on a float, an atomicAdd on a long long) must not compile here
+ * either. Add, Exch, CAS, And, Or, Xor: int, unsigned int, unsigned long
+ * long; Sub: int, unsigned int; Min, Max: those and long long. */
+#define SIMT_ATOMIC_RMW(T)                                                                                    \
     static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }               \
-    static inline T atomicSub(T *p, T v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }               \
     static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }             \
     static inline T atomicAnd(T *p, T v) { return __atomic_fetch_and(p, v, __ATOMIC_SEQ_CST); }               \
     static inline T atomicOr(T *p, T v) { return __atomic_fetch_or(p, v, __ATOMIC_SEQ_CST); }                 \
@@ -287,7 +290,8 @@ template <class T> static inline unsigned int __match_all_sync(unsigned int mask
     {                                                                                                         \
         __atomic_compare_exchange_n(p, &cmp, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);                   \
         return cmp;                                                                                           \
-    }                                                                                                         \
+    }
+#define SIMT_ATOMIC_MINMAX(T)                                                                                 \
     static inline T atomicMax(T *p, T v)                                                                      \
     {                                                                                                         \
         T old = __atomic_load_n(p, __ATOMIC_SEQ_CST);                                                         \
@@ -303,11 +307,17 @@ template <class T> static inline unsigned int __match_all_sync(unsigned int mask
         return old;                                                                                           \
     }
 
-SIMT_ATOMIC_INT(int)
-SIMT_ATOMIC_INT(unsigned int)
-SIMT_ATOMIC_INT(unsigned long long)
-SIMT_ATOMIC_INT(long long)
-#undef SIMT_ATOMIC_INT
+SIMT_ATOMIC_RMW(int)
+SIMT_ATOMIC_RMW(unsigned int)
+SIMT_ATOMIC_RMW(unsigned long long)
+SIMT_ATOMIC_MINMAX(int)
+SIMT_ATOMIC_MINMAX(unsigned int)
+SIMT_ATOMIC_MINMAX(unsigned long long)
+SIMT_ATOMIC_MINMAX(long long)
+#undef SIMT_ATOMIC_RMW
+#undef SIMT_ATOMIC_MINMAX
+static inline int atomicSub(int *p, int v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned int atomicSub(unsigned int *p, unsigned int v) { return __atomic_fetch_sub(p, v, __ATOMIC_SEQ_CST); }
 
 static inline unsigned short atomicCAS(unsigned short *p, unsigned short cmp, unsigned short v)
 {
@@ -350,10 +360,8 @@ template <class F, class U, class Op> static inline F atomic_float_rmw(F *p, Op 
 static inline float atomicAdd(float *p, float v) { return simt::atomic_float_rmw<float, uint32_t>(p, [v](float o) { return o + v; }); }
 static inline double atomicAdd(double *p, double v) { return simt::atomic_float_rmw<double, uint64_t>(p, [v](double o) { return o + v; }); }
 static inline float atomicExch(float *p, float v) { return simt::atomic_float_rmw<float, uint32_t>(p, [v](float) { return v; }); }
-static inline float atomicMax(float *p, float v) { return simt::atomic_float_rmw<float, uint32_t>(p, [v](float o) { return fmaxf(o, v); }); }
-static inline float atomicMin(float *p, float v) { return simt::atomic_float_rmw<float, uint32_t>(p, [v](float o) { return fminf(o, v); }); }
-static inline double atomicMax(double *p, double v) { return simt::atomic_float_rmw<double, uint64_t>(p, [v](double o) { return fmax(o, v); }); }
-static inline double atomicMin(double *p, double v) { return simt::atomic_float_rmw<double, uint64_t>(p, [v](double o) { return fmin(o, v); }); }
+/* No atomicMax or atomicMin on float or double: CUDA has none (for floats
+ * of one sign, atomicMax on __float_as_int does it). */
 /* The _block and _system scopes are the same thing on one CPU. */
 #define atomicAdd_block atomicAdd
 #define atomicAdd_system atomicAdd

@@ -109,14 +109,15 @@ typedef struct cudaDeviceProp {
     int maxThreadsPerBlock;
     int maxThreadsDim[3];
     int maxGridSize[3];
-    int clockRate;
+    /* No clockRate or memoryClockRate: CUDA 13 dropped both (code that
+     * names them does not build with its nvcc); cudaDeviceGetAttribute
+     * (cudaDevAttrClockRate, cudaDevAttrMemoryClockRate) still gives them. */
     size_t totalConstMem;
     int major;
     int minor;
     int multiProcessorCount;
     int integrated;
     int concurrentKernels;
-    int memoryClockRate;
     int memoryBusWidth;
     int l2CacheSize;
     int maxThreadsPerMultiProcessor;

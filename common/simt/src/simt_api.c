@@ -182,13 +182,11 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device)
     p->maxGridSize[0] = 2147483647;
     p->maxGridSize[1] = 65535;
     p->maxGridSize[2] = 65535;
-    p->clockRate = 1410000;
     p->totalConstMem = 65536;
     p->major = 9;
     p->minor = 0;
     p->multiProcessorCount = cpu_count();
     p->concurrentKernels = 0;
-    p->memoryClockRate = 1215000;
     p->memoryBusWidth = 5120;
     p->l2CacheSize = 50 * 1024 * 1024;
     p->maxThreadsPerMultiProcessor = 2048;
@@ -220,9 +218,11 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device)
     case cudaDevAttrTotalConstantMemory: *value = (int)p.totalConstMem; break;
     case cudaDevAttrWarpSize: *value = p.warpSize; break;
     case cudaDevAttrMaxRegistersPerBlock: *value = p.regsPerBlock; break;
-    case cudaDevAttrClockRate: *value = p.clockRate; break;
+    /* An H100 SXM's: 1980 MHz boost; HBM3 at 2619 MHz on 5120 bits, double
+     * data rate, is its 3.35 TB/s. */
+    case cudaDevAttrClockRate: *value = 1980000; break;
     case cudaDevAttrMultiProcessorCount: *value = p.multiProcessorCount; break;
-    case cudaDevAttrMemoryClockRate: *value = p.memoryClockRate; break;
+    case cudaDevAttrMemoryClockRate: *value = 2619000; break;
     case cudaDevAttrGlobalMemoryBusWidth: *value = p.memoryBusWidth; break;
     case cudaDevAttrL2CacheSize: *value = p.l2CacheSize; break;
     case cudaDevAttrMaxThreadsPerMultiProcessor: *value = p.maxThreadsPerMultiProcessor; break;
@@ -378,6 +378,7 @@ cudaError_t cudaStreamCreate(cudaStream_t *s)
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 {
+    RETURN_IF_FAULTED();
     if (!s) return ret(cudaErrorInvalidValue);
     *s = calloc(1, sizeof(**s));
     if (!*s) return ret(cudaErrorMemoryAllocation);
@@ -388,7 +389,7 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
 cudaError_t cudaStreamDestroy(cudaStream_t s)
 {
     free(s);
-    return cudaSuccess;
+    return ret(simt_get_fault());
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t s)
@@ -408,7 +409,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t s, cudaEvent_t e, unsigned int flag
     (void)s;
     (void)e;
     (void)flags;
-    return cudaSuccess;
+    return ret(simt_get_fault());
 }
 
 cudaError_t cudaEventCreate(cudaEvent_t *e)
@@ -418,6 +419,7 @@ cudaError_t cudaEventCreate(cudaEvent_t *e)
 
 cudaError_t cudaEventCreateWithFlags(cudaEvent_t *e, unsigned int flags)
 {
+    RETURN_IF_FAULTED();
     if (!e) return ret(cudaErrorInvalidValue);
     *e = calloc(1, sizeof(**e));
     if (!*e) return ret(cudaErrorMemoryAllocation);
@@ -443,10 +445,13 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e)
     return ret(simt_get_fault());
 }
 
+/* Work is done when it is launched here, so a recorded event has
+ * completed; one never recorded counts as complete too, as CUDA documents. */
 cudaError_t cudaEventQuery(cudaEvent_t e)
 {
+    RETURN_IF_FAULTED();
     if (!e) return ret(cudaErrorInvalidResourceHandle);
-    return e->recorded ? cudaSuccess : cudaErrorNotReady;
+    return cudaSuccess;
 }
 
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
@@ -455,7 +460,9 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
     if (!ms) return ret(cudaErrorInvalidValue);
     if (!start || !end) return ret(cudaErrorInvalidResourceHandle);
     if ((start->flags | end->flags) & cudaEventDisableTiming) return ret(cudaErrorInvalidResourceHandle);
-    if (!start->recorded || !end->recorded) return ret(cudaErrorNotReady);
+    /* CUDA: "If cudaEventRecord() has not been called on either event, then
+     * cudaErrorInvalidResourceHandle is returned." */
+    if (!start->recorded || !end->recorded) return ret(cudaErrorInvalidResourceHandle);
     *ms = (float)(end->ms - start->ms);
     return cudaSuccess;
 }
@@ -463,7 +470,7 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 cudaError_t cudaEventDestroy(cudaEvent_t e)
 {
     free(e);
-    return cudaSuccess;
+    return ret(simt_get_fault());
 }
 
 /* --- driver entry points ------------------------------------------------- */
@@ -495,9 +502,11 @@ static struct {
 static int n_func_attrs;
 static pthread_mutex_t attr_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int func_dyn_limit(const void *func)
+/* The kernel's cudaFuncAttributeMaxDynamicSharedMemorySize, or -1 when
+ * it was never set. */
+static int func_dyn_attr(const void *func)
 {
-    int limit = DEFAULT_DYN_SHARED;
+    int limit = -1;
     pthread_mutex_lock(&attr_lock);
     for (int i = 0; i < n_func_attrs; i++)
         if (func_attrs[i].func == func) limit = func_attrs[i].max_dyn_shared;
@@ -505,8 +514,15 @@ static int func_dyn_limit(const void *func)
     return limit;
 }
 
+static int func_dyn_limit(const void *func)
+{
+    int limit = func_dyn_attr(func);
+    return limit < 0 ? DEFAULT_DYN_SHARED : limit;
+}
+
 cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int value)
 {
+    RETURN_IF_FAULTED();
     if (!func) return ret(cudaErrorInvalidDeviceFunction);
     if (attr == cudaFuncAttributePreferredSharedMemoryCarveout)
         return (value >= -1 && value <= 100) ? cudaSuccess : ret(cudaErrorInvalidValue);
@@ -526,6 +542,7 @@ cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int v
 
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func)
 {
+    RETURN_IF_FAULTED();
     if (!attr) return ret(cudaErrorInvalidValue);
     if (!func) return ret(cudaErrorInvalidDeviceFunction);
     memset(attr, 0, sizeof(*attr));
@@ -555,5 +572,10 @@ cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, c
         return ret(cudaErrorInvalidConfiguration);
     if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) return ret(cudaErrorInvalidConfiguration);
     if (shmem > (size_t)func_dyn_limit(func)) return ret(cudaErrorInvalidValue);
-    return ret(simt_run_grid(grid, block, shmem, body, ctx));
+    /* Static and dynamic shared memory together: 48 KB for a kernel whose
+     * limit was never raised (its dynamic memory may only use what the
+     * static leaves), else 227 KB; checked as the static variables are
+     * declared (simt_shared_first_use). */
+    size_t shared_limit = func_dyn_attr(func) < 0 ? SIMT_SHARED_DEFAULT : SIMT_SHARED_OPTIN;
+    return ret(simt_run_grid(grid, block, shmem, shared_limit, body, ctx));
 }

@@ -19,9 +19,11 @@ void simt_set_fault(cudaError_t e);
 /** @brief The sticky fault, cudaSuccess if none. @return the fault. */
 cudaError_t simt_get_fault(void);
 /** @brief Run every block of a validated launch. @param grid grid. @param block block.
- *  @param shmem dynamic shared bytes. @param body per-thread body. @param ctx its argument.
+ *  @param shmem dynamic shared bytes. @param shared_limit static plus dynamic bytes the block
+ *  may have (48 KB, or 227 KB once the kernel's limit was raised).
+ *  @param body per-thread body. @param ctx its argument.
  *  @return cudaSuccess or the fault the kernel raised. */
-cudaError_t simt_run_grid(dim3 grid, dim3 block, size_t shmem, void (*body)(void *), void *ctx);
+cudaError_t simt_run_grid(dim3 grid, dim3 block, size_t shmem, size_t shared_limit, void (*body)(void *), void *ctx);
 /** @brief Whether the caller is an emulated device thread. @return nonzero inside a kernel. */
 int simt_in_kernel(void);
 

@@ -201,6 +201,7 @@ struct worker {
 typedef struct launch {
     dim3 grid, block;
     size_t shmem;
+    size_t shared_limit; /* static + dynamic: 48 KB, or 227 KB once the kernel's limit was raised */
     void (*body)(void *);
     void *ctx;
     atomic_ulong next_block;
@@ -1019,7 +1020,16 @@ void simt_shared_first_use(const void *var, size_t bytes, const char *name, cons
                   "(extern __shared__, its size given at launch) and raise the kernel's limit with "
                   "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)",
                   name, bytes, file, line, w->shared_static, SIMT_SHARED_DEFAULT);
-    if (w->shared_static + w->L->shmem > SIMT_SHARED_OPTIN)
+    if (w->L->shmem > 0 && w->shared_static + w->L->shmem > w->L->shared_limit &&
+        w->L->shared_limit == SIMT_SHARED_DEFAULT)
+        refuse_launch(cudaErrorInvalidValue,
+                      "too much shared memory: with '%s' (%s:%d), %zu bytes of static __shared__ variables and %zu "
+                      "of dynamic shared memory take %zu, more than the %d (48 KB) a kernel may have before its limit "
+                      "is raised; on a GPU the launch fails (cudaErrorInvalidValue, \"invalid argument\"). Call "
+                      "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, %zu) before launching",
+                      name, file, line, w->shared_static, w->L->shmem, w->shared_static + w->L->shmem,
+                      SIMT_SHARED_DEFAULT, w->L->shmem);
+    else if (w->shared_static + w->L->shmem > SIMT_SHARED_OPTIN)
         refuse_launch(cudaErrorInvalidValue,
                       "too much shared memory: with '%s' (%s:%d), %zu bytes of static __shared__ variables and %zu "
                       "of dynamic shared memory take %zu, more than the %d (227 KB) a block may have on an H100 or "
@@ -1401,13 +1411,14 @@ static unsigned int worker_count(unsigned long nblocks)
 static worker workers[64];
 static pthread_mutex_t launch_lock = PTHREAD_MUTEX_INITIALIZER;
 
-cudaError_t simt_run_grid(dim3 grid, dim3 block, size_t shmem, void (*body)(void *), void *ctx)
+cudaError_t simt_run_grid(dim3 grid, dim3 block, size_t shmem, size_t shared_limit, void (*body)(void *), void *ctx)
 {
     launch L;
     memset(&L, 0, sizeof(L));
     L.grid = grid;
     L.block = block;
     L.shmem = shmem;
+    L.shared_limit = shared_limit;
     L.body = body;
     L.ctx = ctx;
     L.nblocks = (unsigned long)grid.x * grid.y * grid.z;

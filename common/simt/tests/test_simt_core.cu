@@ -532,7 +532,8 @@ __global__ void histogram(const int *x, int n, int *bins, int nbins, float *fsum
         atomicAdd(&bins[x[i] % nbins], 1);
         atomicAdd(fsum, 0.25f);
         atomicMax(imax, x[i]);
-        atomicMax(fmax, (float)x[i] * 0.5f);
+        /* CUDA has no float atomicMax; for non-negative floats the int order is the float order. */
+        atomicMax((int *)fmax, __float_as_int((float)x[i] * 0.5f));
         unsigned int old = *(volatile unsigned int *)cas_count, seen;
         while ((seen = atomicCAS(cas_count, old, old + 1)) != old) old = seen;
     }
@@ -728,6 +729,15 @@ static void test_trap_and_deadlock_are_faults(void **state)
     assert_int_equal(cudaDeviceSynchronize(), cudaErrorLaunchFailure); /* sticky */
     noop<<<1, 1>>>(NULL);
     assert_int_equal(cudaGetLastError(), cudaErrorLaunchFailure);
+    /* Streams, events and kernel attributes too, as the README says. */
+    cudaEvent_t e = NULL;
+    cudaStream_t st = NULL;
+    cudaFuncAttributes fa;
+    assert_int_equal(cudaEventCreate(&e), cudaErrorLaunchFailure);
+    assert_int_equal(cudaStreamCreate(&st), cudaErrorLaunchFailure);
+    assert_int_equal(cudaFuncSetAttribute((const void *)noop, cudaFuncAttributeMaxDynamicSharedMemorySize, 1024),
+                     cudaErrorLaunchFailure);
+    assert_int_equal(cudaFuncGetAttributes(&fa, (const void *)noop), cudaErrorLaunchFailure);
     cudaDeviceReset();
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
 
@@ -820,6 +830,16 @@ __global__ void static_and_dynamic(float *out)
     out[threadIdx.x] = s[threadIdx.x] + d[threadIdx.x];
 }
 
+/* The same, for launches that never raise the kernel's limit. */
+__global__ void static_and_dynamic_default(float *out)
+{
+    __shared__ float s[10240];
+    extern __shared__ float d[];
+    s[threadIdx.x] = 1.0f;
+    d[threadIdx.x] = 2.0f;
+    out[threadIdx.x] = s[threadIdx.x] + d[threadIdx.x];
+}
+
 /* A GPU build refuses more than 48 KB of static shared memory per kernel,
  * and a block may not have more than 227 KB of static and dynamic together;
  * a kernel past either limit fails here rather than running. */
@@ -843,6 +863,15 @@ static void test_shared_memory_limits(void **state)
     assert_true(out[31] == 3.0f);
     static_and_dynamic<<<1, 32, dyn_over>>>(out);
     assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue); /* refused, not a fault */
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+
+    /* Without cudaFuncSetAttribute the dynamic memory gets only what the
+     * static leaves of 48 KB: 40 + 8 fits, 40 + 12 does not. */
+    static_and_dynamic_default<<<1, 32, 8 * 1024>>>(out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_true(out[31] == 3.0f);
+    static_and_dynamic_default<<<1, 32, 12 * 1024>>>(out);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     cudaFree(out);
 }
@@ -980,7 +1009,8 @@ static void test_runtime_api(void **state)
     cudaEventCreate(&a);
     cudaEventCreate(&b);
     float ms = -1;
-    assert_int_equal(cudaEventElapsedTime(&ms, a, b), cudaErrorNotReady);
+    assert_int_equal(cudaEventElapsedTime(&ms, a, b), cudaErrorInvalidResourceHandle); /* never recorded */
+    assert_int_equal(cudaEventQuery(a), cudaSuccess);                                  /* ditto: complete */
     cudaGetLastError();
     int *d;
     cudaMalloc(&d, 1024 * sizeof(int));

@@ -263,6 +263,85 @@ cudaError_t cudaRuntimeGetVersion(int *v)
 
 /* --- memory -------------------------------------------------------------- */
 
+/* Every live cudaMalloc allocation, sorted by address. Device memory is
+ * host memory here, so without this a copy that runs past the end of an
+ * allocation (a size without its sizeof) would overwrite the heap, and a
+ * cudaFree of a pointer cudaMalloc never returned would crash in free();
+ * a GPU refuses both with cudaErrorInvalidValue. */
+static struct alloc_rec {
+    uintptr_t base;
+    size_t size;
+} *allocs;
+static size_t nallocs, allocs_cap;
+static pthread_mutex_t allocs_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Index of the first allocation whose base is above p (allocs_lock held). */
+static size_t allocs_upper(uintptr_t p)
+{
+    size_t lo = 0, hi = nallocs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (allocs[mid].base <= p) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+static int allocs_add(void *p, size_t size)
+{
+    pthread_mutex_lock(&allocs_lock);
+    if (nallocs == allocs_cap) {
+        size_t cap = allocs_cap ? allocs_cap * 2 : 256;
+        struct alloc_rec *a = realloc(allocs, cap * sizeof(*a));
+        if (!a) {
+            pthread_mutex_unlock(&allocs_lock);
+            return -1;
+        }
+        allocs = a;
+        allocs_cap = cap;
+    }
+    size_t i = allocs_upper((uintptr_t)p);
+    memmove(allocs + i + 1, allocs + i, (nallocs - i) * sizeof(*allocs));
+    allocs[i] = (struct alloc_rec){(uintptr_t)p, size};
+    nallocs++;
+    pthread_mutex_unlock(&allocs_lock);
+    return 0;
+}
+
+/* Forget the allocation that starts at p; 0, or -1 when none does. */
+static int allocs_remove(void *p)
+{
+    pthread_mutex_lock(&allocs_lock);
+    size_t i = allocs_upper((uintptr_t)p);
+    int found = i > 0 && allocs[i - 1].base == (uintptr_t)p;
+    if (found) {
+        memmove(allocs + i - 1, allocs + i, (nallocs - i) * sizeof(*allocs));
+        nallocs--;
+    }
+    pthread_mutex_unlock(&allocs_lock);
+    return found ? 0 : -1;
+}
+
+/* Do count bytes from p stay inside the allocation p points into? Memory
+ * that is no allocation's (the host's) is not checked. what names the call
+ * for the message. */
+static int range_ok(const void *p, size_t count, const char *what)
+{
+    uintptr_t a = (uintptr_t)p;
+    pthread_mutex_lock(&allocs_lock);
+    size_t i = allocs_upper(a);
+    struct alloc_rec r = {0, 0};
+    if (i > 0 && a < allocs[i - 1].base + allocs[i - 1].size) r = allocs[i - 1];
+    pthread_mutex_unlock(&allocs_lock);
+    if (!r.size || count <= r.base + r.size - a) return 1;
+    fprintf(stderr,
+            "simt: %s of %zu bytes at %p runs %zu bytes past the end of its %zu-byte cudaMalloc allocation "
+            "(at %p); a GPU refuses it (cudaErrorInvalidValue, \"invalid argument\"): check the byte count "
+            "(a count of elements without its sizeof?)\n",
+            what, count, p, count - (size_t)(r.base + r.size - a), r.size, (void *)r.base);
+    return 0;
+}
+
 cudaError_t cudaMalloc(void **ptr, size_t size)
 {
     RETURN_IF_FAULTED();
@@ -274,15 +353,34 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
      * past the end. */
     void *p = NULL;
     if (posix_memalign(&p, 256, size) != 0) return ret(cudaErrorMemoryAllocation);
+    if (allocs_add(p, size) != 0) {
+        free(p);
+        return ret(cudaErrorMemoryAllocation);
+    }
     *ptr = p;
+    return cudaSuccess;
+}
+
+/* ptr must be what cudaMalloc (or cudaMallocHost) returned and not yet
+ * freed; else a GPU says "invalid argument", and free() here would crash. */
+static cudaError_t free_allocation(void *ptr, const char *what)
+{
+    if (!ptr) return cudaSuccess;
+    if (allocs_remove(ptr) != 0) {
+        fprintf(stderr,
+                "simt: %s(%p): not the start of a live allocation (freed twice, or not from cudaMalloc); a GPU "
+                "refuses it (cudaErrorInvalidValue)\n",
+                what, ptr);
+        return ret(cudaErrorInvalidValue);
+    }
+    free(ptr);
     return cudaSuccess;
 }
 
 cudaError_t cudaFree(void *ptr)
 {
     RETURN_IF_FAULTED();
-    free(ptr);
-    return cudaSuccess;
+    return free_allocation(ptr, "cudaFree");
 }
 
 cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
@@ -305,8 +403,7 @@ cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
 cudaError_t cudaFreeHost(void *ptr)
 {
     RETURN_IF_FAULTED();
-    free(ptr);
-    return cudaSuccess;
+    return free_allocation(ptr, "cudaFreeHost");
 }
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, cudaMemcpyKind kind)
@@ -315,6 +412,8 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, cudaMemcpyKind 
     if ((int)kind < 0 || kind > cudaMemcpyDefault) return ret(cudaErrorInvalidMemcpyDirection);
     if (count == 0) return cudaSuccess;
     if (!dst || !src) return ret(cudaErrorInvalidValue);
+    if (!range_ok(dst, count, "cudaMemcpy's destination") || !range_ok(src, count, "cudaMemcpy's source"))
+        return ret(cudaErrorInvalidValue);
     memcpy(dst, src, count);
     return cudaSuccess;
 }
@@ -331,6 +430,10 @@ cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitc
     RETURN_IF_FAULTED();
     if (width > dpitch || width > spitch) return ret(cudaErrorInvalidPitchValue);
     if ((int)kind < 0 || kind > cudaMemcpyDefault) return ret(cudaErrorInvalidMemcpyDirection);
+    if (height > 0 && width > 0 &&
+        (!range_ok(dst, (height - 1) * dpitch + width, "cudaMemcpy2D's destination") ||
+         !range_ok(src, (height - 1) * spitch + width, "cudaMemcpy2D's source")))
+        return ret(cudaErrorInvalidValue);
     for (size_t r = 0; r < height; r++) memcpy((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
     return cudaSuccess;
 }
@@ -340,6 +443,7 @@ cudaError_t cudaMemset(void *ptr, int value, size_t count)
     RETURN_IF_FAULTED();
     if (count == 0) return cudaSuccess;
     if (!ptr) return ret(cudaErrorInvalidValue);
+    if (!range_ok(ptr, count, "cudaMemset")) return ret(cudaErrorInvalidValue);
     memset(ptr, value, count);
     return cudaSuccess;
 }

@@ -664,6 +664,37 @@ __global__ void uses_dynamic(int *p)
     if (p) p[0] = big[0];
 }
 
+/* Copies and memsets that run past the end of a cudaMalloc allocation, and
+ * frees of what cudaMalloc did not return, fail as on a GPU
+ * (cudaErrorInvalidValue) instead of overwriting the heap or crashing in
+ * free(); copies inside an allocation, at any offset, and host-to-host
+ * copies are not affected. */
+static void test_allocation_bounds(void **state)
+{
+    (void)state;
+    const int n = 100;
+    float h[2 * 100];
+    for (int i = 0; i < 2 * n; i++) h[i] = (float)i;
+    float *d;
+    assert_int_equal(cudaMalloc(&d, n), cudaSuccess); /* bytes: the sizeof forgotten */
+    assert_int_equal(cudaMemcpy(d, h, n * sizeof(float), cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    assert_int_equal(cudaGetLastError(), cudaSuccess); /* not sticky */
+    assert_int_equal(cudaMemset(d, 0, n * sizeof(float)), cudaErrorInvalidValue);
+    assert_int_equal(cudaMemcpy(h, d, n * sizeof(float), cudaMemcpyDeviceToHost), cudaErrorInvalidValue);
+    assert_int_equal(cudaMemcpy2D(d, 40, h, 40, 40, 3, cudaMemcpyHostToDevice), cudaErrorInvalidValue);
+    assert_int_equal(cudaMemcpy(d, h, n, cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy((char *)d + n - 4, h, 4, cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy2D(d, 40, h, 40, 20, 3, cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h + n, h, n * sizeof(float), cudaMemcpyHostToHost), cudaSuccess);
+    assert_int_equal(cudaFree((char *)d + 4), cudaErrorInvalidValue);
+    cudaGetLastError();
+    assert_int_equal(cudaFree(d), cudaSuccess);
+    assert_int_equal(cudaFree(d), cudaErrorInvalidValue); /* twice */
+    cudaGetLastError();
+    assert_int_equal(cudaFree(NULL), cudaSuccess);
+}
+
 static void test_launch_errors(void **state)
 {
     (void)state;
@@ -1131,6 +1162,7 @@ int main(void)
         cmocka_unit_test(test_tiled_matmul),
         cmocka_unit_test(test_atomic_histogram),
         cmocka_unit_test(test_math_intrinsics),
+        cmocka_unit_test(test_allocation_bounds),
         cmocka_unit_test(test_launch_errors),
         cmocka_unit_test(test_trap_and_deadlock_are_faults),
         cmocka_unit_test(test_misaligned_access_is_a_fault),

@@ -13,6 +13,7 @@
 #include "vector_types.h"
 
 #ifdef __cplusplus
+#include <type_traits>
 
 struct __half_raw {
     unsigned short x;

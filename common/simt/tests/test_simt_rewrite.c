@@ -631,6 +631,31 @@ static void test_vla_in_kernel_is_an_error(void **state)
     }
 }
 
+/* max or min of two bf16 (or two half) values: ambiguous to nvcc, which
+ * the emulator's build now says too; with a float on one side, and fmaxf,
+ * both compile. */
+static void test_half_min_max(void **state)
+{
+    (void)state;
+    compile_as_lab("hmax", "#include <cuda_bf16.h>\n"
+                           "__global__ void k(__nv_bfloat16 *b, __half *h, float *o)\n"
+                           "{\n"
+                           "    o[0] = __bfloat162float(max(b[0], b[1])) + __half2float(min(h[0], h[1]));\n"
+                           "}\n");
+    expect_error("hmax.cu:4");
+    expect_error("use of deleted function");
+    compile_as_lab("hmax_fine", "#include <cuda_bf16.h>\n"
+                                "__global__ void k(__nv_bfloat16 *b, __half *h, float *o)\n"
+                                "{\n"
+                                "    o[0] = max(b[0], 1.0f) + fmaxf(b[0], b[1]) + max(h[0], 2.0f) +\n"
+                                "           __bfloat162float(__hmax(b[0], b[1])) + (float)max(3, 4);\n"
+                                "}\n");
+    if (status != 0) {
+        print_error("min/max with a float side and __hmax must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -669,6 +694,7 @@ int main(void)
         cmocka_unit_test(test_unused_shared_is_an_error),
         cmocka_unit_test(test_vla_in_kernel_is_an_error),
         cmocka_unit_test(test_shared_initializer_refused),
+        cmocka_unit_test(test_half_min_max),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -23,7 +23,10 @@ static int account(cmp_report_t *r, size_t i, double got, double want, double bo
     if (isfinite(want) && !isfinite(got)) r->nonfinite++;
     if (!ok) r->mismatches++;
     if (!isnan(r->max_abs_err) && !(err <= r->max_abs_err)) r->max_abs_err = err; /* NaN sticks */
-    if (want != 0.0 && isfinite(err) && err / fabs(want) > r->max_rel_err)
+    /* NaN sticks here too, so a report never pairs a NaN absolute error
+     * with a relative error of 0. */
+    if (isnan(err)) r->max_rel_err = NAN;
+    else if (want != 0.0 && !isnan(r->max_rel_err) && err / fabs(want) > r->max_rel_err)
         r->max_rel_err = err / fabs(want);
     double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
     if (isnan(ratio)) ratio = INFINITY;
@@ -81,6 +84,16 @@ char *cmp_report_format(char *buf, size_t len, const char *what, const cmp_repor
              "(bound %.3g); max abs err %.3g, max rel err %.3g",
              what, r->mismatches, r->n, r->nonfinite, r->worst_index, r->worst_got, r->worst_want,
              r->worst_bound, r->max_abs_err, r->max_rel_err);
+    return buf;
+}
+
+char *cmp_report_format_rc(char *buf, size_t len, const char *what, const cmp_report_t *r, size_t cols) {
+    if (cols == 0) return cmp_report_format(buf, len, what, r);
+    snprintf(buf, len,
+             "%s: %zu of %zu outside bound (%zu not finite); worst at [%zu][%zu]: got %.9g want %.9g "
+             "(bound %.3g); max abs err %.3g, max rel err %.3g",
+             what, r->mismatches, r->n, r->nonfinite, r->worst_index / cols, r->worst_index % cols, r->worst_got,
+             r->worst_want, r->worst_bound, r->max_abs_err, r->max_rel_err);
     return buf;
 }
 

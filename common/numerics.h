@@ -118,6 +118,18 @@ void cmp_report_print(FILE *out, const char *what, const cmp_report_t *rep);
  */
 char *cmp_report_format(char *buf, size_t len, const char *what, const cmp_report_t *rep);
 
+/**
+ * @brief The same line for a row-major matrix: the worst element is named
+ *        by row and column ("worst at [36][0]"), not by its flat index.
+ * @param buf destination
+ * @param len size of buf
+ * @param what name of the compared quantity
+ * @param rep the report
+ * @param cols the matrix's number of columns (0: the flat index, as cmp_report_format)
+ * @return buf
+ */
+char *cmp_report_format_rc(char *buf, size_t len, const char *what, const cmp_report_t *rep, size_t cols);
+
 #ifdef __cplusplus
 }
 #endif

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -44,6 +45,11 @@
  * of 64 elements, so the matrix itself stays aligned for vector loads. */
 static size_t guard_for(int row) { return 64 * ((size_t)(row + 63) / 64 + 1); }
 static const float C_SENTINEL = -12345.0f;
+/* What C starts as in the beta == 0 check: a signalling NaN. Arithmetic on
+ * it gives a quiet NaN (0x7fc0c0de on a CPU, 0x7fffffff on a GPU), so an
+ * element that still holds exactly these bits was never written, and one
+ * with other NaN bits read C or took a NaN from elsewhere. */
+static const uint32_t C_START_NAN_BITS = 0x7f80c0deu;
 static const uint16_t BF16_NAN = 0x7fc0;
 
 static const char *input_name(gemm_input_t in) {
@@ -132,7 +138,7 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
     for (size_t i = 0; i < nA; i++) A[i] = round_input(input, A[i]);
     for (size_t i = 0; i < nB; i++) B[i] = round_input(input, B[i]);
     int nan_row = M / 2, nan_col = N / 2;
-    if (fill == GEMM_FILL_NAN_C) for (size_t i = 0; i < nC; i++) C0[i] = NAN;
+    if (fill == GEMM_FILL_NAN_C) for (size_t i = 0; i < nC; i++) memcpy(&C0[i], &C_START_NAN_BITS, sizeof(float));
     if (fill == GEMM_FILL_NAN_ALL) for (size_t i = 0; i < nA; i++) A[i] = NAN;
     if (fill == GEMM_FILL_NAN_ROW_COL) {
         A[(size_t)nan_row * K + K / 2] = NAN;
@@ -222,17 +228,41 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                 }
             }
             if (!msg[0] && fill == GEMM_FILL_NAN_C && beta == 0.0f) {
-                for (size_t i = 0; i < nC && !msg[0]; i++)
-                    if (isnan(got[i]))
-                        snprintf(msg, sizeof msg, "%s: C[%zu][%zu] is NaN: with beta == 0 the old C "
-                                 "must not be read (BLAS rule; 0 * NaN is NaN)", what, i / N, i % N);
+                for (size_t i = 0; i < nC && !msg[0]; i++) {
+                    if (!isnan(got[i])) continue;
+                    uint32_t bits;
+                    memcpy(&bits, &got[i], sizeof bits);
+                    if (bits == C_START_NAN_BITS)
+                        snprintf(msg, sizeof msg, "%s: C[%zu][%zu] was never written: it still holds the NaN "
+                                 "C started with (does the grid cover it? does its thread return before the "
+                                 "store?)", what, i / N, i % N);
+                    else
+                        snprintf(msg, sizeof msg, "%s: C[%zu][%zu] is NaN: with beta == 0 the old C (NaN "
+                                 "here) must not be read (BLAS rule; 0 * NaN is NaN), or a NaN came from "
+                                 "elsewhere: shared memory read before it was written (the emulator starts it "
+                                 "as NaN; a missing __syncthreads()?), or padding never zeroed",
+                                 what, i / N, i % N);
+                }
             }
             if (!msg[0]) {
                 cmp_report_t rep;
                 /* Bound: c * K * u_fp32 * (|alpha||A||B| + |beta||C|)_ij; bound_c()
                  * says where c comes from. */
-                if (!check_gemm_bound(cmp, want, mag, M, N, K, EPS_FP32, bound_c(input), &rep))
-                    cmp_report_format(msg, sizeof msg, what, &rep);
+                if (!check_gemm_bound(cmp, want, mag, M, N, K, EPS_FP32, bound_c(input), &rep)) {
+                    cmp_report_format_rc(msg, sizeof msg, what, &rep, (size_t)N);
+                    /* A wrong element that still holds C's first value, bit for
+                     * bit, was most likely never written: say so, and where. */
+                    size_t unwritten = 0, first = 0;
+                    for (size_t i = 0; i < nC; i++)
+                        if (!memcmp(&got[i], &C0[i], sizeof(float)) &&
+                            !(fabs((double)cmp[i] - want[i]) <= bound_c(input) * K * EPS_FP32 * mag[i] + FLT_MIN) &&
+                            unwritten++ == 0)
+                            first = i;
+                    size_t l = strlen(msg);
+                    if (unwritten && l < sizeof msg)
+                        snprintf(msg + l, sizeof msg - l, "; %zu element(s) still hold the value C started with, "
+                                 "first C[%zu][%zu]: never written?", unwritten, first / N, first % N);
+                }
             }
             host_free(cmp);
         }

@@ -29,6 +29,7 @@ static void test_nan_and_inf_fail(void **state) {
     assert_int_equal(r.nonfinite, 1);
     assert_int_equal(r.worst_index, 1);
     assert_true(isnan(r.max_abs_err));
+    assert_true(isnan(r.max_rel_err)); /* not 0 beside a NaN absolute error */
     got[1] = INFINITY;
     assert_false(compare_close(got, want, 3, 1e30, 1e30, &r));
     assert_int_equal(r.worst_index, 1);
@@ -48,6 +49,9 @@ static void test_reports_worst_element(void **state) {
     cmp_report_format(line, sizeof line, "C", &r);
     assert_non_null(strstr(line, "1 of 5 outside bound"));
     assert_non_null(strstr(line, "worst at [3]"));
+    /* As a 2 x ... matrix with 2 columns, element 3 is row 1, column 1. */
+    cmp_report_format_rc(line, sizeof line, "C", &r, 2);
+    assert_non_null(strstr(line, "worst at [1][1]"));
 }
 
 static void test_float_reference(void **state) {

@@ -308,13 +308,15 @@ static int allocs_add(void *p, size_t size)
     return 0;
 }
 
-/* Forget the allocation that starts at p; 0, or -1 when none does. */
-static int allocs_remove(void *p)
+/* Forget the allocation that starts at p, its size into *size; 0, or -1
+ * when none does. */
+static int allocs_remove(void *p, size_t *size)
 {
     pthread_mutex_lock(&allocs_lock);
     size_t i = allocs_upper((uintptr_t)p);
     int found = i > 0 && allocs[i - 1].base == (uintptr_t)p;
     if (found) {
+        *size = allocs[i - 1].size;
         memmove(allocs + i - 1, allocs + i, (nallocs - i) * sizeof(*allocs));
         nallocs--;
     }
@@ -342,6 +344,19 @@ static int range_ok(const void *p, size_t count, const char *what)
     return 0;
 }
 
+/* Bytes of slack after each allocation, filled with SLACK_BYTE: a kernel
+ * that writes a little past the end of an array (a wrong edge test) then
+ * overwrites the slack, not the heap's own records, so the program (a
+ * check with more tests to run) does not crash later in malloc or free,
+ * and cudaFree says what happened. Under AddressSanitizer, none: ASan
+ * reports the first byte past the end itself. */
+#ifdef __SANITIZE_ADDRESS__
+#define ALLOC_SLACK 0
+#else
+#define ALLOC_SLACK 16384
+#endif
+#define SLACK_BYTE 0xa5
+
 cudaError_t cudaMalloc(void **ptr, size_t size)
 {
     RETURN_IF_FAULTED();
@@ -352,7 +367,11 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
      * it), and exactly size bytes, so AddressSanitizer flags the first byte
      * past the end. */
     void *p = NULL;
-    if (posix_memalign(&p, 256, size) != 0) return ret(cudaErrorMemoryAllocation);
+    if (size > SIZE_MAX - ALLOC_SLACK || posix_memalign(&p, 256, size + ALLOC_SLACK) != 0)
+        return ret(cudaErrorMemoryAllocation);
+#if ALLOC_SLACK > 0
+    memset((char *)p + size, SLACK_BYTE, ALLOC_SLACK);
+#endif
     if (allocs_add(p, size) != 0) {
         free(p);
         return ret(cudaErrorMemoryAllocation);
@@ -366,13 +385,28 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
 static cudaError_t free_allocation(void *ptr, const char *what)
 {
     if (!ptr) return cudaSuccess;
-    if (allocs_remove(ptr) != 0) {
+    size_t size = 0;
+    if (allocs_remove(ptr, &size) != 0) {
         fprintf(stderr,
                 "simt: %s(%p): not the start of a live allocation (freed twice, or not from cudaMalloc); a GPU "
                 "refuses it (cudaErrorInvalidValue)\n",
                 what, ptr);
         return ret(cudaErrorInvalidValue);
     }
+#if ALLOC_SLACK > 0
+    const unsigned char *end = (const unsigned char *)ptr + size;
+    size_t last = 0;
+    for (size_t k = 0; k < ALLOC_SLACK; k++)
+        if (end[k] != SLACK_BYTE) last = k + 1;
+    if (last)
+        fprintf(stderr,
+                "simt: %s(%p): something wrote past the end of this %zu-byte allocation, up to %zu bytes "
+                "beyond it (a kernel's store outside its array?); on a GPU that memory is another "
+                "allocation's, or a fault\n",
+                what, ptr, size, last);
+#else
+    (void)size;
+#endif
     free(ptr);
     return cudaSuccess;
 }

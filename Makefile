@@ -140,7 +140,7 @@ print-%:
 HELP += "all::build everything this machine can (host code; every .cu with nvcc if present; MPI programs)"
 HELP += "deps::install missing Debian packages (apt-get as root, else print the command)"
 HELP += "test::run every unit, MPI and lab test, the docs check; ends with 'N passed, N failed, N skipped'"
-HELP += "check LAB=NN [SRC=labs|solutions] [TARGET=cuda|emu]::build and run one lab's checks"
+HELP += "check LAB=NN [SRC=..] [TARGET=..] [SANITIZE=..]::build and run one lab's checks (SANITIZE=thread|address: on the emulator, under its race or bounds checker)"
 HELP += "bench LAB=NN [SRC=labs|solutions]::build and run one lab's benchmark (speed needs a GPU)"
 HELP += "ptxas LAB=NN [SRC=labs|solutions]::registers, spills and wgmma notes of the lab's kernels for sm_90a (nvcc only)"
 HELP += "ptxas-kernels::the same for the course kernels in kernels/cuda"

@@ -84,7 +84,30 @@ endef
 
 $(foreach l,$(LAB_NAMES),$(foreach s,labs solutions,$(foreach t,$(LAB_TARGETS),$(eval $(call LAB_RULES,$(l),$(s),$(t))))))
 
--include $(shell find $(BUILD)/cuda $(BUILD)/emu -name '*.d' 2>/dev/null)
+# make check LAB=NN SANITIZE=thread|address (emulator only): the lab's .cu
+# files compiled with the emulator's ThreadSanitizer (a missing
+# __syncthreads() is reported as a data race, with the two lines) or
+# AddressSanitizer (a read or write past the end of a cudaMalloc array, with
+# the line), linked with the matching libsimt, into $(BUILD)/emu-<sanitizer>/.
+# The harness and the course's libraries stay as they are. -O1 keeps the
+# reports' lines exact. $(1) lab, $(2) src, $(3) address or thread
+SIMT_LIB_address := $(SIMT_LIB_ASAN)
+SIMT_LIB_thread  := $(SIMT_LIB_TSAN)
+define LAB_SAN_RULES
+$(BUILD)/emu-$(3)/$(2)/$(1)/%.cu.o: $(2)/$(1)/%.cu $(SIMT_COMPILE_DEPS) | $(SIMTCC)
+	@mkdir -p $$(@D)
+	$$(Q)$$(SIMTCC) --sanitize=$(3) -O1 -g $$(SIMT_LAB_WERROR) $$(CPPFLAGS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@
+$(BUILD)/emu-$(3)/$(2)/$(1)/%.c.o: $(2)/$(1)/%.c
+	@mkdir -p $$(@D)
+	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_emu) -Ilabs/$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@
+$(BUILD)/emu-$(3)/$(2)/$(1)/check: $(BUILD)/emu/$(2)/$(1)/harness/check.o $(call lab_objs,$(1),$(2),emu-$(3)) $(call lab_mpi_libs,$(1)) $(LAB_KLIBS_emu) $(SIMT_LIB_$(3)) | $(LIBCOMMON) $(EMU_LIBCOMMON) $(SIMTCC)
+	$$(Q)$$(CXX) -fsanitize=$(3) -o $$@ $$^ $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LDLIBS) $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS) -lgomp $(call lab_mpi_ldlibs,$(1))
+endef
+ifneq ($(SIMT_LIB),)
+$(foreach l,$(LAB_NAMES),$(foreach s,labs solutions,$(foreach z,address thread,$(eval $(call LAB_SAN_RULES,$(l),$(s),$(z))))))
+endif
+
+-include $(shell find $(BUILD)/cuda $(BUILD)/emu $(BUILD)/emu-address $(BUILD)/emu-thread -name '*.d' 2>/dev/null)
 
 # ---- make check / bench LAB=NN ------------------------------------------------
 # LAB=05, LAB=5 and LAB=05-single-gpu-training all name lab 05.
@@ -101,13 +124,19 @@ lab-arg:
 	  emu)  if [ -z "$(SIMT_LIB)" ]; then echo "make: TARGET=emu but the SIMT emulator (common/simt) is not in this tree"; exit 2; fi ;; \
 	  *) echo "make: TARGET=$(TARGET) must be cuda or emu"; exit 2;; \
 	esac
+	@case "$(SANITIZE)" in \
+	  "") ;; \
+	  address|thread) if [ "$(TARGET)" != emu ]; then echo "make: SANITIZE=$(SANITIZE) runs on the emulator: add TARGET=emu (on a GPU, use compute-sanitizer)"; exit 2; fi ;; \
+	  *) echo "make: SANITIZE=$(SANITIZE) must be thread (data races: a missing __syncthreads()) or address (out-of-bounds reads and writes)"; exit 2;; \
+	esac
 
 # Both install missing Debian packages first (deps), then build in a fresh
 # make that sees them.
+CHECK_DIR = $(BUILD)/$(TARGET)$(if $(SANITIZE),-$(SANITIZE))/$(SRC)/$(LAB_DIR)
 check: lab-arg deps
-	$(Q)$(MAKE) --no-print-directory $(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/check
-	$(Q)echo "== lab $(LAB_DIR) checks ($(SRC), TARGET=$(TARGET))"
-	$(Q)$(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/check
+	$(Q)$(MAKE) --no-print-directory $(CHECK_DIR)/check
+	$(Q)echo "== lab $(LAB_DIR) checks ($(SRC), TARGET=$(TARGET)$(if $(SANITIZE), SANITIZE=$(SANITIZE)))"
+	$(Q)$(CHECK_DIR)/check
 
 # make ptxas LAB=NN: compile each of the lab's .cu for PTXAS_ARCH with ptxas's
 # resource report (registers, spills, what it did to wgmma), read by

@@ -108,6 +108,13 @@ for lab in $labs; do
         make --no-print-directory check LAB="$nn" SRC=labs
 done
 
+# make check SANITIZE=thread, the emulator's race detector for a lab: builds,
+# and is silent on lab 02's solution (its two barriers in place).
+if [ -n "$labs" ] && [ -d labs/02-shared-memory-tiling ]; then
+    expect "lab 02 under ThreadSanitizer (make check SANITIZE=thread): solution clean" 0 "PASSED" \
+        make --no-print-directory check LAB=02 SRC=solutions TARGET=emu SANITIZE=thread
+fi
+
 # The lab-05 train program's GPU-backend flags: a bad choice is refused with what to pass instead.
 t05="$BUILD/emu/solutions/05-single-gpu-training/train"
 if [ -n "$labs" ] && [ -x "$t05" ]; then

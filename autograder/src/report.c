@@ -89,8 +89,10 @@ void report_table(const result_t *r, int n, const char *title, double wall_s) {
     printf("\n%s\n", title);
     printf("%-26s %-34s %-12s %9s %12s  %s\n", "lab", "test", "status", "points", "figure", "message");
     printf("%.*s\n", 130, "----------------------------------------------------------------------------------------------------------------------------------");
+    int cut = 0;
     for (int i = 0; i < n; i++) {
         char pts[48], a[16], b[16];
+        cut |= strlen(r[i].message) > 100;
         fmt_points(a, sizeof a, r[i].score);
         fmt_points(b, sizeof b, r[i].max_score);
         if (r[i].counted) snprintf(pts, sizeof pts, "%s%s/%s", r[i].t->bonus ? "+" : "", a, b);
@@ -113,6 +115,9 @@ void report_table(const result_t *r, int n, const char *title, double wall_s) {
     }
     printf("TOTAL %s / %s points (%.1f%%)%s%s; graded in %.0f s\n", a, b, max > 0 ? 100.0 * tot / max : 0.0, bonus,
            left_out, wall_s);
+    if (cut)
+        printf("(messages are cut at 100 characters here: make check LAB=NN prints them whole, and --json keeps "
+               "them whole)\n");
 }
 
 /* One leaderboard quantity of a measured speed test, in the unit the table

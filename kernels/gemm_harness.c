@@ -222,7 +222,8 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                 if (isnan(want[i])) {
                     if (!isnan(got[i]))
                         snprintf(msg, sizeof msg, "%s: C[%zu][%zu] = %g but must be NaN (a NaN input "
-                                 "reaches it; NaN must propagate, as in IEEE arithmetic)",
+                                 "reaches it; NaN must propagate, as in IEEE arithmetic; if checks without NaN fail "
+                                 "too, this value is simply wrong: fix those first)",
                                  what, i / N, i % N, got[i]);
                     cmp[i] = 0.0f; want[i] = 0.0; mag[i] = 0.0;
                 }

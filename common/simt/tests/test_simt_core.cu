@@ -851,24 +851,16 @@ __global__ void static_tiles(float *out, int two)
     out[0] = a[threadIdx.x];
 }
 
-/* 40 KB static plus the dynamic size of the launch. */
-__global__ void static_and_dynamic(float *out)
+/* 40 KB static plus the dynamic size of the launch. A template, so that
+ * each instantiation is a kernel of its own with its own limit:
+ * <0> has it raised with cudaFuncSetAttribute, <1> keeps the default. */
+template <int Which> __global__ void static_and_dynamic(float *out)
 {
     __shared__ float s[10240];
     extern __shared__ float d[];
     s[threadIdx.x] = 1.0f;
     d[threadIdx.x] = 2.0f;
-    out[threadIdx.x] = s[threadIdx.x] + d[threadIdx.x];
-}
-
-/* The same, for launches that never raise the kernel's limit. */
-__global__ void static_and_dynamic_default(float *out)
-{
-    __shared__ float s[10240];
-    extern __shared__ float d[];
-    s[threadIdx.x] = 1.0f;
-    d[threadIdx.x] = 2.0f;
-    out[threadIdx.x] = s[threadIdx.x] + d[threadIdx.x];
+    out[threadIdx.x] = s[threadIdx.x] + d[threadIdx.x] + Which;
 }
 
 /* A GPU build refuses more than 48 KB of static shared memory per kernel,
@@ -887,21 +879,21 @@ static void test_shared_memory_limits(void **state)
     cudaDeviceReset();
 
     const int dyn_ok = 180 * 1024, dyn_over = 188 * 1024; /* 40 + 180 <= 227 < 40 + 188 KB */
-    assert_int_equal(cudaFuncSetAttribute(static_and_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_over),
+    assert_int_equal(cudaFuncSetAttribute(static_and_dynamic<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_over),
                      cudaSuccess);
-    static_and_dynamic<<<1, 32, dyn_ok>>>(out);
+    static_and_dynamic<0><<<1, 32, dyn_ok>>>(out);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     assert_true(out[31] == 3.0f);
-    static_and_dynamic<<<1, 32, dyn_over>>>(out);
+    static_and_dynamic<0><<<1, 32, dyn_over>>>(out);
     assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue); /* refused, not a fault */
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
 
     /* Without cudaFuncSetAttribute the dynamic memory gets only what the
      * static leaves of 48 KB: 40 + 8 fits, 40 + 12 does not. */
-    static_and_dynamic_default<<<1, 32, 8 * 1024>>>(out);
+    static_and_dynamic<1><<<1, 32, 8 * 1024>>>(out);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
-    assert_true(out[31] == 3.0f);
-    static_and_dynamic_default<<<1, 32, 12 * 1024>>>(out);
+    assert_true(out[31] == 4.0f);
+    static_and_dynamic<1><<<1, 32, 12 * 1024>>>(out);
     assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     cudaFree(out);

@@ -8,6 +8,7 @@
 #ifndef COURSE_LABCHECK_H
 #define COURSE_LABCHECK_H
 
+#include <fnmatch.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,23 +24,60 @@
 /** Seed of this run's random inputs: fixed by default, set by --seed (the grader picks a fresh one). */
 static unsigned long long lab_seed __attribute__((unused)) = 2024; /* unused by tests that only want the macros */
 
+/** The --only pattern, or NULL: which tests this run keeps (see LAB_RUN_TESTS). */
+static const char *lab_only __attribute__((unused)) = NULL;
+
 /**
- * @brief Parse a check program's flags (--seed, --help) and print where it runs.
+ * @brief Parse a check program's flags (--seed, --only, --help) and print where it runs.
  * @param argc from main
  * @param argv from main
  * @param summary one line saying what the checks cover
  */
 static inline void lab_check_init(int argc, char **argv, const char *summary) {
     static long long seed_arg = 2024;
+    static const char *only_arg = NULL;
     static const arg_spec_t specs[] = {
         {"seed", ARG_LONG, &seed_arg, "seed of the random inputs", 0, 9.2e18},
+        {"only", ARG_STRING, &only_arg,
+         "run only the tests whose name matches this pattern (* and ? as in the shell), e.g. 'rmsnorm*'", 0, -1},
     };
-    args_t a = {"check", summary, specs, 1};
+    args_t a = {"check", summary, specs, 2};
     args_parse_or_exit(&a, argc, argv);
     lab_seed = (unsigned long long)seed_arg;
+    lab_only = only_arg;
     char name[128];
     printf("checks on: %s (seed %llu)\n", gpu_device_name(name, sizeof name), lab_seed);
 }
+
+/**
+ * @brief Whether --only keeps at least one of the tests; if not, list them.
+ *
+ * cmocka's own filter runs nothing and reports success when the pattern
+ * matches no test, so a mistyped pattern would look like a passing lab.
+ * @param tests the group's tests
+ * @param n how many
+ * @return 1 when a test matches (or there is no pattern), else 0
+ */
+static inline int lab_only_matches(const struct CMUnitTest *tests, size_t n) {
+    if (!lab_only) return 1;
+    for (size_t i = 0; i < n; i++)
+        if (fnmatch(lab_only, tests[i].name, 0) == 0) return 1;
+    fflush(stdout);
+    fprintf(stderr, "check: --only '%s' matches none of these tests (quote the pattern; * matches any text):\n",
+            lab_only);
+    for (size_t i = 0; i < n; i++) fprintf(stderr, "  %s\n", tests[i].name);
+    return 0;
+}
+
+/**
+ * @brief Run a check program's tests, only those --only names when it was given.
+ *
+ * Exits 2 (a usage error, not a test result) when --only matches nothing.
+ */
+#define LAB_RUN_TESTS(group, tests)                                                             \
+    (lab_only_matches((tests), sizeof(tests) / sizeof((tests)[0]))                               \
+         ? (cmocka_set_test_filter(lab_only), cmocka_run_group_tests_name(group, tests, NULL, NULL)) \
+         : 2)
 
 /** @brief Fail the current test unless a student function returned LAB_OK. */
 #define LAB_REQUIRE_OK(status, fn)                                                               \

@@ -115,6 +115,15 @@ if [ -n "$labs" ] && [ -d labs/02-shared-memory-tiling ]; then
         make --no-print-directory check LAB=02 SRC=solutions TARGET=emu SANITIZE=thread
 fi
 
+# make check ONLY=: runs just the matching tests, and a pattern that matches
+# none is an error that lists the names, not an empty pass.
+if [ -n "$labs" ] && [ -d labs/00-hello ]; then
+    expect "lab 00 make check ONLY='*large': one test runs" 0 "1 test\(s\) run" \
+        make --no-print-directory check LAB=00 SRC=solutions ONLY='*large'
+    expect "lab 00 make check ONLY= matching nothing is refused with the names" nonzero \
+        "matches none of these tests" make --no-print-directory check LAB=00 SRC=solutions ONLY='no-such-test'
+fi
+
 # The lab-05 train program's GPU-backend flags: a bad choice is refused with what to pass instead.
 t05="$BUILD/emu/solutions/05-single-gpu-training/train"
 if [ -n "$labs" ] && [ -x "$t05" ]; then

@@ -91,5 +91,5 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_large),
         cmocka_unit_test(test_empty_and_negative),
     };
-    return cmocka_run_group_tests_name("lab00_vector_add", tests, NULL, NULL);
+    return LAB_RUN_TESTS("lab00_vector_add", tests);
 }

@@ -109,5 +109,5 @@ int main(int argc, char **argv) {
         LAB01_TESTS("uncoalesced: ", UNCOALESCED),
         LAB01_TESTS("coalesced: ", COALESCED),
     };
-    return cmocka_run_group_tests_name("lab01_matmul_naive", tests, NULL, NULL);
+    return LAB_RUN_TESTS("lab01_matmul_naive", tests);
 }

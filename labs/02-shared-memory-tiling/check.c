@@ -117,5 +117,5 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_nan_propagates),
         cmocka_unit_test(test_large),
     };
-    return cmocka_run_group_tests_name("lab02_matmul_smem", tests, NULL, NULL);
+    return LAB_RUN_TESTS("lab02_matmul_smem", tests);
 }

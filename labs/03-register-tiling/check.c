@@ -174,5 +174,5 @@ int main(int argc, char **argv) {
         LAB03_TESTS("vectorized: ", KVEC),
         LAB03_TESTS("warptile: ", KWARP),
     };
-    return cmocka_run_group_tests_name("lab03_register_tiling", tests, NULL, NULL);
+    return LAB_RUN_TESTS("lab03_register_tiling", tests);
 }

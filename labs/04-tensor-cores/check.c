@@ -237,5 +237,5 @@ int main(int argc, char **argv) {
         STEP_TESTS("mma", step_mma),
         STEP_TESTS("wgmma", step_wgmma),
     };
-    return cmocka_run_group_tests_name("lab04_tensor_cores", tests, NULL, NULL);
+    return LAB_RUN_TESTS("lab04_tensor_cores", tests);
 }

@@ -409,5 +409,5 @@ int main(int argc, char **argv) {
         {"training step vs cpu", test_training_step_vs_cpu, NULL, NULL, NULL},
         {"short training run reaches the target loss", test_short_training_run, NULL, NULL, NULL},
     };
-    return cmocka_run_group_tests_name("lab05_single_gpu_training", tests, NULL, NULL);
+    return LAB_RUN_TESTS("lab05_single_gpu_training", tests);
 }

@@ -91,6 +91,17 @@ static inline __nv_bfloat16 bf16_from_double(double d) { return __nv_bfloat16(__
 #undef SIMT_FROMF
 #undef SIMT_FROMD
 
+/* __half and __nv_bfloat16 in one arithmetic or comparison: nvcc refuses it
+ * ("more than one conversion function from __half to a built-in type
+ * applies", since each type converts to float and to every integer type),
+ * while here both would quietly become float. Convert one side first. */
+#define SIMT_NO_MIXED(op)                                     \
+    void operator op(__half, __nv_bfloat16) = delete;         \
+    void operator op(__nv_bfloat16, __half) = delete;
+SIMT_NO_MIXED(+) SIMT_NO_MIXED(-) SIMT_NO_MIXED(*) SIMT_NO_MIXED(/)
+SIMT_NO_MIXED(==) SIMT_NO_MIXED(!=) SIMT_NO_MIXED(<) SIMT_NO_MIXED(<=) SIMT_NO_MIXED(>) SIMT_NO_MIXED(>=)
+#undef SIMT_NO_MIXED
+
 #define CUDART_INF_BF16 __ushort_as_bfloat16((unsigned short)0x7F80U)
 #define CUDART_NAN_BF16 __ushort_as_bfloat16((unsigned short)0x7FFFU)
 #define CUDART_ZERO_BF16 __ushort_as_bfloat16((unsigned short)0x0000U)

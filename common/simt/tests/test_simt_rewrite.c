@@ -656,6 +656,36 @@ static void test_half_min_max(void **state)
     }
 }
 
+/* A __half and a __nv_bfloat16 in one sum or comparison: ambiguous to nvcc,
+ * refused here too; converted to float first, it builds. */
+static void test_half_bf16_mixed(void **state)
+{
+    (void)state;
+    compile_as_lab("hbmix", "#include <cuda_bf16.h>\n"
+                            "__global__ void k(__nv_bfloat16 *b, __half *h, float *o)\n"
+                            "{\n"
+                            "    o[0] = h[0] * b[0];\n"
+                            "}\n");
+    expect_error("hbmix.cu:4");
+    expect_error("use of deleted function");
+    compile_as_lab("hbmix_cmp", "#include <cuda_bf16.h>\n"
+                                "__global__ void k(__nv_bfloat16 *b, __half *h, float *o)\n"
+                                "{\n"
+                                "    o[0] = b[0] < h[0];\n"
+                                "}\n");
+    expect_error("hbmix_cmp.cu:4");
+    compile_as_lab("hbmix_fine", "#include <cuda_bf16.h>\n"
+                                 "__global__ void k(__nv_bfloat16 *b, __half *h, float *o)\n"
+                                 "{\n"
+                                 "    o[0] = __half2float(h[0]) * __bfloat162float(b[0]) + (float)h[1] + (float)b[1];\n"
+                                 "    o[1] = (float)(h[0] + h[1]) + (float)(b[0] * b[1]);\n"
+                                 "}\n");
+    if (status != 0) {
+        print_error("half and bf16 each converted to float must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -695,6 +725,7 @@ int main(void)
         cmocka_unit_test(test_vla_in_kernel_is_an_error),
         cmocka_unit_test(test_shared_initializer_refused),
         cmocka_unit_test(test_half_min_max),
+        cmocka_unit_test(test_half_bf16_mixed),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

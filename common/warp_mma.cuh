@@ -92,7 +92,7 @@ static inline void warp_mma_run(float d[4], const uint32_t a[4], const uint32_t 
     m.b = b;
     m.c = c;
     m.bf16 = bf16;
-    simt_warp_collective(0xffffffffu, &m, warp_mma_combine);
+    simt_warp_aligned(bf16 ? "mma.sync.m16n8k16 (bf16)" : "mma.sync.m16n8k16 (f16)", &m, warp_mma_combine);
     for (int i = 0; i < 4; i++) d[i] = m.d[i];
 }
 
@@ -139,7 +139,10 @@ static inline void warp_ldmatrix_run(uint32_t *r, const void *row, int nmat, int
     m.row = (const uint16_t *)row;
     m.nmat = nmat;
     m.trans = trans;
-    simt_warp_collective(0xffffffffu, &m, warp_ldmatrix_combine);
+    static const char *const names[2][5] = {
+        {"", "ldmatrix.x1", "ldmatrix.x2", "", "ldmatrix.x4"},
+        {"", "ldmatrix.x1.trans", "ldmatrix.x2.trans", "", "ldmatrix.x4.trans"}};
+    simt_warp_aligned(names[trans != 0][nmat], &m, warp_ldmatrix_combine);
     for (int j = 0; j < nmat; j++) r[j] = m.r[j];
 }
 #endif

@@ -174,7 +174,7 @@ static inline void mma_sync(fragment<accumulator, M, N, K, Tacc, void> &d, const
     typedef fragment<accumulator, M, N, K, Tacc, void> FD;
     detail::MmaArgs<FA, FB, FC, FD> m{&d, &a, &b, &c};
     const bool tf32 = std::is_same<Tin, precision::tf32>::value;
-    simt_warp_collective(0xffffffffu, &m, detail::mma_combine<FA, FB, FC, FD, tf32>);
+    simt_warp_aligned("wmma::mma_sync", &m, detail::mma_combine<FA, FB, FC, FD, tf32>);
 }
 
 /** @brief Round a float to tf32 (10 mantissa bits), to nearest, ties away from

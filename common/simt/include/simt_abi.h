@@ -61,6 +61,13 @@ int simt_syncthreads(int pred, int op);
 /** @brief Run a warp collective (see simt_warp_fn). @param mask participating lanes.
  *  @param arg this lane's deposit. @param fn the combine step. */
 void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn);
+/** @brief A warp-wide `.aligned` instruction (mma.sync, ldmatrix, wmma): a
+ *  collective of the whole warp in which all 32 lanes must arrive at the same
+ *  instruction. A warp of fewer than 32 threads, a lane that has exited, or
+ *  lanes at different instructions fail the launch (PTX leaves them undefined).
+ *  @param what the instruction, e.g. "ldmatrix.x4" (lanes must agree on it).
+ *  @param arg this lane's deposit. @param fn the combine step. */
+void simt_warp_aligned(const char *what, void *arg, simt_warp_fn fn);
 /** @brief Run a collective of the @p size consecutive threads (linear index
  *  rounded down to a multiple of size) that hold the caller; it completes
  *  when every one of them that has not exited is waiting in a collective of

@@ -144,6 +144,7 @@ typedef struct fiber {
     unsigned int wmask;
     void *warg;
     simt_warp_fn wfn;
+    const char *walign; /* ST_WARP: the .aligned instruction waited at, or NULL */
     unsigned int bar_gen, warp_gen;
     unsigned int gsize;  /* ST_GROUP: the group's size */
     simt_group_fn gfn;
@@ -403,6 +404,44 @@ static unsigned int warp_lanes(worker *w, unsigned int warp)
     return n >= 32 ? 0xffffffffu : ((1u << n) - 1u);
 }
 
+/* Every lane that has arrived must be at the same operation: CUDA asks the
+ * lanes named in a *_sync mask to execute the same intrinsic, and PTX's
+ * .aligned instructions (mma.sync, ldmatrix, wmma) need all 32 lanes of the
+ * warp at the same one, none exited. Anything else is undefined on a GPU,
+ * where it gives garbage or hangs, so it stops the launch here. */
+static void warp_check_same_op(worker *w, unsigned int warp, unsigned int lanes, unsigned int present)
+{
+    const fiber *first = NULL;
+    const char *aligned = NULL;
+    for (unsigned int l = 0; l < 32; l++) {
+        if (!(present >> l & 1)) continue;
+        const fiber *f = &w->fibers[warp * 32 + l];
+        if (f->walign) aligned = f->walign;
+        if (!first) {
+            first = f;
+            continue;
+        }
+        if (f->wfn != first->wfn || (f->walign != first->walign &&
+                                     (!f->walign || !first->walign || strcmp(f->walign, first->walign))))
+            simt_fail("warp %u: lanes %u and %u meet at different warp-wide operations (%s and %s) with the same "
+                      "mask; every lane must reach the same one (divergent code around a *_sync call, mma or "
+                      "ldmatrix?)",
+                      warp, first->info.lane, l, first->walign ? first->walign : "a *_sync intrinsic",
+                      f->walign ? f->walign : first->walign ? "a *_sync intrinsic" : "another one");
+    }
+    if (!aligned) return;
+    if (lanes != 0xffffffffu)
+        simt_fail("%s in warp %u, which has only %d threads: it is a warp-wide instruction that needs all 32 "
+                  "lanes (make the block's thread count a multiple of 32)",
+                  aligned, warp, __builtin_popcount(lanes));
+    if (present != lanes) {
+        unsigned int gone = lanes & ~present;
+        simt_fail("%s in warp %u reached by %d of its 32 lanes: lane %d (and %d more) had already returned; every "
+                  "lane must execute it, so let the lanes that have no data compute on zeros instead of leaving",
+                  aligned, warp, __builtin_popcount(present), __builtin_ctz(gone), __builtin_popcount(gone) - 1);
+    }
+}
+
 /* Complete the collective on mask if every live lane of it has arrived. */
 static int warp_try_complete(worker *w, unsigned int warp, unsigned int mask)
 {
@@ -422,6 +461,7 @@ static int warp_try_complete(worker *w, unsigned int warp, unsigned int mask)
         present |= 1u << l;
     }
     if (!present) return 0;
+    warp_check_same_op(w, warp, lanes, present);
     /* The combine step reads what every lane deposited and writes their
      * results: it happens after all arrivals and before all departures. */
     TSAN_ACQUIRE(&w->tsan_warp[warp][w->warp_gen[warp] & 1]);
@@ -434,7 +474,7 @@ static int warp_try_complete(worker *w, unsigned int warp, unsigned int mask)
     return 1;
 }
 
-void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn)
+static void warp_collective(unsigned int mask, void *arg, simt_warp_fn fn, const char *aligned)
 {
     fiber *self = cur_fiber;
     if (!simt_cur_thread || !self) {
@@ -447,6 +487,7 @@ void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn)
     unsigned int warp = self->info.warp;
     mask |= 1u << self->info.lane; /* a lane always takes part in its own call */
     self->state = ST_WARP;
+    self->walign = aligned;
     w->warp_waiting[warp]++;
     self->wmask = mask;
     self->warg = arg;
@@ -456,6 +497,16 @@ void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn)
     warp_try_complete(w, warp, mask);
     schedule_next(self, 0);
     TSAN_ACQUIRE(&w->tsan_warp[warp][gen & 1]);
+}
+
+void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn)
+{
+    warp_collective(mask, arg, fn, NULL);
+}
+
+void simt_warp_aligned(const char *what, void *arg, simt_warp_fn fn)
+{
+    warp_collective(0xffffffffu, arg, fn, what);
 }
 
 /* Complete the collective of the group starting at thread first if every
@@ -547,6 +598,13 @@ void simt_cp_async(void *dst, const void *src, size_t size, size_t src_size)
         cp_do(&op);
         return;
     }
+    /* Until its wait the destination holds no defined value on a GPU (the
+     * copy lands at some moment in between). Filling it with NaN bytes now
+     * and the data at the wait makes a read in between visible: a refill
+     * issued before the barrier that ends the reads of the same stage gives
+     * NaNs to the threads still reading it, and ThreadSanitizer reports the
+     * two lines. */
+    memset(dst, 0xff, size);
     if (f->cp_count == CP_MAX) {
         /* Queue full: completing the oldest copy early is allowed (a copy
          * may land any time before its wait). */

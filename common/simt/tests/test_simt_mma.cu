@@ -427,7 +427,8 @@ static void test_cp_async_groups(void **state)
     cp_async_groups<<<1, 32>>>(src, out);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     assert_int_equal(out[0], 100);
-    /* Emulator-specific: copies land at the wait, so later groups are still stale. */
+    /* Emulator-specific: copies land at the wait; until then a destination
+     * holds all-ones bytes (-1 here), what a GPU leaves undefined. */
     assert_int_equal(out[1], -1);
     assert_int_equal(out[2], 104);
     assert_int_equal(out[3], 105);
@@ -492,6 +493,115 @@ static void test_cp_async_and_ldmatrix_alignment(void **state)
     cudaFree(out);
 }
 
+/* A refill issued before the barrier that ends the reads of its stage
+ * (early = 1): on a GPU a fast thread's copy may land while a slower thread
+ * still reads the old value. Each thread reads its neighbour's element. Until
+ * its wait a destination holds all-ones bytes here (a NaN), so the last
+ * thread reads thread 0's element after thread 0 has issued its refill and
+ * gets that NaN. early = 0 is the right order: read, barrier, refill. */
+__global__ void refill_order(const float *src, float *out, int early)
+{
+    __shared__ float s[64];
+    int t = threadIdx.x;
+    cp_async_4(&s[t], &src[t]);
+    cp_async_wait_all();
+    __syncthreads();
+    if (early) {
+        cp_async_4(&s[t], &src[64 + t]);
+        cp_async_commit_group();
+        out[t] = s[(t + 1) % 64];
+        __syncthreads();
+    } else {
+        out[t] = s[(t + 1) % 64];
+        __syncthreads();
+        cp_async_4(&s[t], &src[64 + t]);
+        cp_async_commit_group();
+    }
+    cp_async_wait_all();
+    __syncthreads();
+    out[64 + t] = s[t];
+}
+
+static void test_cp_async_refill_before_barrier(void **state)
+{
+    (void)state;
+    float *src, *out;
+    cudaMallocManaged(&src, 128 * sizeof(float));
+    cudaMallocManaged(&out, 128 * sizeof(float));
+    for (int i = 0; i < 128; i++) src[i] = (float)i;
+#ifdef __SANITIZE_THREAD__
+    const int orders = 1; /* the early refill is a race: test_simt_sanitizers checks TSan's report of it */
+#else
+    const int orders = 2;
+#endif
+    for (int early = 0; early < orders; early++) {
+        refill_order<<<1, 64>>>(src, out, early);
+        assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+        int wrong = 0;
+        for (int t = 0; t < 64; t++) {
+            wrong += out[t] != src[(t + 1) % 64];
+            assert_true(out[64 + t] == src[64 + t]); /* every refill lands by the wait */
+        }
+        if (early) {
+            if (wrong == 0) fail_msg("a refill before the barrier went unseen: every thread read the old value");
+            assert_true(isnan(out[63]));
+        } else {
+            assert_int_equal(wrong, 0);
+        }
+    }
+    cudaFree(src);
+    cudaFree(out);
+}
+
+/* mma.sync, ldmatrix and wmma are .aligned: all 32 lanes of the warp must
+ * execute the same one (PTX ISA), or the result is undefined. mode 0: the
+ * whole warp (fine); 1: lanes 16-31 return first; 2: a block of 16 threads;
+ * 3: lanes 0-15 at an ldmatrix, 16-31 at an mma; 4: no tensor core, but
+ * __shfl_sync in lanes 0-15 and __ballot_sync in 16-31 with the same mask. */
+__global__ void warp_wide(const uint16_t *src, float *out, int mode)
+{
+    __shared__ __align__(16) uint16_t s[32 * 8];
+    int lane = threadIdx.x;
+    for (int i = 0; i < 8; i++) s[8 * lane + i] = src[8 * lane + i];
+    __syncthreads();
+    if (mode == 4) {
+        out[lane] = lane < 16 ? (float)__shfl_sync(0xffffffffu, lane, 0) : (float)__ballot_sync(0xffffffffu, 1);
+        return;
+    }
+    if (mode == 1 && lane >= 16) return;
+    uint32_t a[4] = {0, 0, 0, 0}, b[2] = {0, 0};
+    float c[4] = {0, 0, 0, 0}, d[4];
+    if (mode == 3 && lane >= 16) {
+        mma_m16n8k16_bf16_f32(d, a, b, c);
+        out[lane] = d[0];
+        return;
+    }
+    ldmatrix_x4(a, s + 8 * lane);
+    out[lane] = (float)(a[0] & 0xffffu);
+}
+
+static void test_warp_wide_needs_the_whole_warp(void **state)
+{
+    (void)state;
+    uint16_t *src;
+    float *out;
+    cudaMallocManaged(&src, 32 * 8 * 2);
+    cudaMallocManaged(&out, 32 * sizeof(float));
+    for (int i = 0; i < 32 * 8; i++) src[i] = (uint16_t)i;
+    const int threads[5] = {32, 32, 16, 32, 32};
+    for (int mode = 0; mode < 5; mode++) {
+        warp_wide<<<1, threads[mode]>>>(src, out, mode);
+        cudaError_t e = cudaDeviceSynchronize(), want = mode == 0 ? cudaSuccess : cudaErrorLaunchFailure;
+        if (e != want) fail_msg("mode %d: got %s, want %s", mode, cudaGetErrorName(e), cudaGetErrorName(want));
+        cudaDeviceReset();
+    }
+    warp_wide<<<1, 32>>>(src, out, 0);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_true(out[5] == (float)src[8 * (5 / 4) + 2 * (5 % 4)]); /* lane 5: row 1, column 2 of matrix 0 */
+    cudaFree(src);
+    cudaFree(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -501,6 +611,8 @@ int main(void)
         cmocka_unit_test(test_mma_m16n8k16_bf16),      cmocka_unit_test(test_mma_m16n8k16_f16),
         cmocka_unit_test(test_ldmatrix_forms),         cmocka_unit_test(test_ldmatrix_then_mma),
         cmocka_unit_test(test_cp_async_groups),        cmocka_unit_test(test_cp_async_and_ldmatrix_alignment),
+        cmocka_unit_test(test_cp_async_refill_before_barrier),
+        cmocka_unit_test(test_warp_wide_needs_the_whole_warp),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

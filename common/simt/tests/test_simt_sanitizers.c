@@ -129,6 +129,18 @@ static void test_tsan_reports_read_before_tma_wait(void **state)
     expect_in_output("tma_race.cu:22");
 }
 
+/* cp.async: a refill issued before the barrier that ends the reads of its
+ * stage races with those reads (a NaN in the plain build, the two lines
+ * under ThreadSanitizer). */
+static void test_tsan_reports_refill_before_barrier(void **state)
+{
+    (void)state;
+    run_child("cp_race_tsan");
+    assert_int_not_equal(result.status, 0);
+    expect_in_output("ThreadSanitizer: data race");
+    expect_in_output("cp_race.cu:21");
+}
+
 static void test_tsan_silent_after_tma_wait(void **state)
 {
     (void)state;
@@ -166,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_mma_suite_clean_under_tsan),
         cmocka_unit_test(test_tsan_reports_read_before_tma_wait),
         cmocka_unit_test(test_tsan_silent_after_tma_wait),
+        cmocka_unit_test(test_tsan_reports_refill_before_barrier),
         cmocka_unit_test(test_hopper_suite_clean_under_asan),
         cmocka_unit_test(test_hopper_suite_clean_under_tsan),
     };

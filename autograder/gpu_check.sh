@@ -81,6 +81,22 @@ if [ -n "$cuda_home" ] && ! ls "$cuda_home"/lib64/libcublas.so >/dev/null 2>&1; 
     fi
 fi
 
+# A toolkit newer than the driver builds fine, but its programs then find no
+# GPU (cudaErrorInsufficientDriver) and every check would be skipped: stop
+# here instead, before minutes of building. nvidia-smi's header names the
+# newest CUDA the driver runs.
+nvcc_bin=nvcc
+[ -n "$cuda_home" ] && [ -x "$cuda_home/bin/nvcc" ] && nvcc_bin=$cuda_home/bin/nvcc
+drv_cuda=$(nvidia-smi 2>/dev/null | grep -oE 'CUDA Version: *[0-9]+\.[0-9]+' | grep -oE '[0-9]+\.[0-9]+' | head -n 1)
+nvcc_cuda=$("$nvcc_bin" --version 2>/dev/null | grep -oE 'release [0-9]+\.[0-9]+' | grep -oE '[0-9]+\.[0-9]+' | head -n 1)
+if [ -n "$drv_cuda" ] && [ -n "$nvcc_cuda" ]; then
+    echo "gpu-check: nvcc is CUDA $nvcc_cuda; the driver runs CUDA $drv_cuda at most"
+    if [ "${nvcc_cuda%%.*}" -gt "${drv_cuda%%.*}" ]; then
+        echo "gpu-check: this toolkit is newer than the driver: its programs would find no GPU. Use a CUDA ${drv_cuda%%.*}.x toolkit (make gpu-check CUDA_HOME=...) or a newer driver."
+        exit 1
+    fi
+fi
+
 out="$BUILD/gpu-check"
 # A build of its own, for sm_90a only: objects in $BUILD may carry other flags.
 gbuild="$out/build"

@@ -18,6 +18,21 @@ int gpu_available(void) {
     if (err != cudaSuccess) {
         count = 0;
         (void)cudaGetLastError(); /* clear the sticky error for later checked calls */
+        /* No driver at all is the plain "no GPU" case (a CPU machine). With
+         * a driver loaded, a failure means a GPU that this build cannot use,
+         * most often a driver older than the toolkit: say so once, as every
+         * check would otherwise be skipped without a word. */
+        FILE *drv = fopen("/proc/driver/nvidia/version", "r");
+        if (drv) {
+            fclose(drv);
+            fprintf(stderr, "gpu: an NVIDIA driver is loaded but cudaGetDeviceCount failed: %s (%s)%s; "
+                    "kernels will not run on the GPU\n", cudaGetErrorName(err), cudaGetErrorString(err),
+                    err == cudaErrorInsufficientDriver
+                        ? ". The driver is older than the CUDA runtime this was built with (compare "
+                          "nvidia-smi's \"CUDA Version\" with nvcc --version): build with an older toolkit "
+                          "(make CUDA_HOME=...) or update the driver"
+                        : "");
+        }
     }
     cached = count > 0;
     return cached;

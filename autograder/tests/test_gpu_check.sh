@@ -95,10 +95,13 @@ cat > "$work/bin/nvidia-smi" <<'EOF'
 [ -n "${FAKE_NO_GPU:-}" ] && { echo "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"; exit 9; }
 case "$*" in
     -L) echo "GPU 0: NVIDIA H200 (UUID: GPU-00000000-0000-0000-0000-000000000000)" ;;
+    "") echo "| NVIDIA-SMI 560.35.03    Driver Version: 560.35.03    CUDA Version: ${FAKE_DRIVER_CUDA:-12.6} |" ;;
     *) echo "NVIDIA H200, 560.35.03, 143771 MiB" ;;
 esac
 EOF
-printf '#!/bin/sh\necho "nvcc (stand-in)"\n' > "$work/cuda/bin/nvcc"
+# FAKE_NVCC_RELEASE: the release nvcc --version names (none by default).
+printf '#!/bin/sh\necho "nvcc (stand-in)"\n[ -n "$FAKE_NVCC_RELEASE" ] && echo "Cuda compilation tools, release $FAKE_NVCC_RELEASE, V$FAKE_NVCC_RELEASE.0"\nexit 0\n' \
+    > "$work/cuda/bin/nvcc"
 chmod +x "$work/bin/"* "$work/fake-make/usr/bin/make" "$work/cuda/bin/nvcc"
 
 # A .deb holding the stand-in make, as gpu_bundle.sh would bring the real one.
@@ -164,6 +167,13 @@ run_check nogpu FAKE_NO_GPU=1
 check "no GPU: exit status 0 (was $rc)" rc_is 0
 check "no GPU: says that no GPU is visible" says nogpu '^gpu-check: no NVIDIA GPU visible'
 check "no GPU: nothing was run" test ! -s "$work/ran"
+
+# ---- a toolkit newer than the driver ---------------------------------------
+run_check olddriver FAKE_DRIVER_CUDA=12.6 FAKE_NVCC_RELEASE=13.0
+check "old driver: exit status 1 (was $rc)" rc_is 1
+check "old driver: names both versions" says olddriver '^gpu-check: nvcc is CUDA 13\.0; the driver runs CUDA 12\.6 at most$'
+check "old driver: says what to do" says olddriver 'newer than the driver.*Use a CUDA 12\.x toolkit'
+check "old driver: nothing was built or run" test ! -s "$work/ran"
 
 # ---- a clean run, with make from a bundle and cuBLAS from the wheel --------
 items=("build" "hopper.cuh on the GPU (emulator model)" "unit tests (GPU suites)" "bench 05 --profile 1 (solutions)"

@@ -28,13 +28,14 @@ using namespace nvcuda;
 #define WMMA_BN 64
 #define WMMA_BK 32
 #define WMMA_THREADS 128
-/* Rows of the shared tiles are padded: a 16-byte pad (8 bf16, 4 floats)
- * shifts each row to other banks, so the 16 rows a fragment load touches do
- * not all start in the same bank. WMMA needs ldm to be a multiple of 8 bf16
- * (16 bytes) and each fragment's first element 32-byte aligned; these pads
- * keep both true. */
+/* Rows of the shared tiles are padded (16 bytes for bf16, 32 for fp32) to
+ * shift each row to other banks, so the 16 rows a fragment load touches do
+ * not all start in the same bank. WMMA needs ldm to be a multiple of 16
+ * bytes and each fragment's first element 32-byte aligned; the PTX ISA also
+ * asks that every row of an fp32 accumulator (8 registers, 32 bytes) start
+ * 32-byte aligned, hence 8 floats of pad rather than 4. */
 #define WMMA_PAD_BF16 8
-#define WMMA_PAD_F32 4
+#define WMMA_PAD_F32 8
 
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, row-major; A and B
  * bf16, C and the accumulation fp32. Block (blockIdx.x, blockIdx.y) owns the

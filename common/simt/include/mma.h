@@ -88,6 +88,7 @@ static inline void fill_fragment(fragment<Use, M, N, K, T, L> &f, const V &v)
 namespace detail {
 template <class F, class P> static inline void load(F &f, const P *p, unsigned ldm, bool row_major)
 {
+    simt_check_wmma("wmma::load_matrix_sync", p, ldm, sizeof(P));
     warp_barrier();
     unsigned base = simt_cur_thread ? simt_cur_thread->lane * F::num_elements : 0;
     for (int i = 0; i < F::num_elements; i++) {
@@ -111,6 +112,7 @@ template <int M, int N, int K, class T, class P>
 static inline void store_matrix_sync(P *p, const fragment<accumulator, M, N, K, T, void> &f, unsigned ldm, layout_t l)
 {
     typedef fragment<accumulator, M, N, K, T, void> F;
+    simt_check_wmma("wmma::store_matrix_sync", p, ldm, sizeof(P));
     detail::warp_barrier();
     unsigned base = simt_cur_thread ? simt_cur_thread->lane * F::num_elements : 0;
     for (int i = 0; i < F::num_elements; i++) {

@@ -100,6 +100,13 @@ void simt_check_launch_bounds(unsigned long long max_threads, const char *file, 
  *  host code. @param what the instruction, for the message ("cp.async of 16 bytes").
  *  @param operand which address ("source"). @param addr the address. @param align its required alignment. */
 void simt_check_aligned(const char *what, const char *operand, const void *addr, size_t align);
+/** @brief What CUDA asks of a wmma::load_matrix_sync or store_matrix_sync
+ *  pointer: 256-bit (32-byte) alignment, else cudaErrorMisalignedAddress; and
+ *  a leading dimension that is a multiple of 16 bytes, else the launch fails
+ *  (undefined results on a GPU). Nothing in host code.
+ *  @param what the call, for the message. @param p the matrix pointer.
+ *  @param ldm its leading dimension in elements. @param elem_size bytes per element. */
+void simt_check_wmma(const char *what, const void *p, unsigned ldm, size_t elem_size);
 /** @brief Queue an asynchronous copy in the calling thread's current cp.async group.
  *  @param dst destination. @param src source. @param size bytes copied. @param src_size bytes read
  *  from src; the rest of size is zero-filled. */

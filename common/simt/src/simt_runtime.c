@@ -1127,6 +1127,16 @@ void simt_check_aligned(const char *what, const char *operand, const void *addr,
               what, operand, addr, (unsigned int)(a % align), align, align);
 }
 
+void simt_check_wmma(const char *what, const void *p, unsigned ldm, size_t elem_size)
+{
+    if (!simt_cur_thread || !cur_fiber) return;
+    simt_check_aligned(what, "matrix pointer (CUDA asks for 256-bit alignment)", p, 32);
+    if ((size_t)ldm * elem_size % 16 != 0)
+        simt_fail("%s with ldm %u: CUDA asks for a leading dimension that is a multiple of 16 bytes (%zu elements "
+                  "of %zu bytes); a GPU gives undefined results. Pad the rows to a multiple of %zu",
+                  what, ldm, 16 / elem_size, elem_size, 16 / elem_size);
+}
+
 /* --- Indices past an array's end ---
  * simtcc also compiles .cu files with -fsanitize=bounds: an index into an
  * array whose size the compiler knows (a static __shared__ tile, a

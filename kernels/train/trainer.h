@@ -8,7 +8,8 @@
  * cosine learning rate. Eval loss on fixed held-out batches every
  * eval_every steps and at the end; checkpoints every save_every steps and at
  * the end; a resumed run continues bit-identically (same batches, same
- * arithmetic order). A loss, gradient norm, eval loss or parameter that
+ * arithmetic order; on a GPU, on the same GPU model and cuBLAS version,
+ * which is as far as cuBLAS promises identical results). A loss, gradient norm, eval loss or parameter that
  * becomes NaN or inf stops the run with an error before it reaches a
  * checkpoint, so the last checkpoint on disk is always a good one.
  *

@@ -77,7 +77,7 @@ extern "C" int attention_softmax_backward_gpu(float *dpreatt, const float *att, 
     if (BH < 0 || T < 0) return LAB_BAD_ARGUMENT;
     if (BH == 0 || T == 0) return LAB_OK;
     /* TODO 2b: launch softmax_backward_kernel over BH * T rows (a long long:
-     * at the GPT-2-small shape it is 196608) and check the launch. */
+     * at the bench's shape, batch 8 x 12 heads x 1024, it is 98304) and check the launch. */
     (void)dpreatt; (void)att; (void)datt; (void)scale;
     return LAB_NOT_IMPLEMENTED;
 }

@@ -600,6 +600,38 @@ static int not_a_name(size_t t)
     return 0;
 }
 
+static int decl_errors; /* errors found while scanning declarations */
+
+/* A kernel's CUtensorMap parameter taken by value needs __grid_constant__:
+ * without it nvcc copies the map into the thread's local memory, where the
+ * TMA unit cannot read it, and the loads fault or read garbage on a GPU
+ * (here the map is read from anywhere). open is the '(' of the parameters. */
+static void grid_constant_params(size_t open)
+{
+    size_t close = tok_match(open), start = open + 1;
+    for (size_t t = open + 1; t <= close; t++) {
+        if (tok_punct(t, '(') || tok_punct(t, '[') || tok_punct(t, '<')) {
+            if (!tok_punct(t, '<')) t = tok_match(t);
+            continue;
+        }
+        if (!(tok_punct(t, ',') || t == close)) continue;
+        int map = 0, indirect = 0, gc = 0;
+        for (size_t u = start; u < t; u++) {
+            map |= tok_is(u, "CUtensorMap") || tok_is(u, "CUtensorMap_st");
+            indirect |= tok_punct(u, '*') || tok_punct(u, '&');
+            gc |= tok_is(u, "__grid_constant__");
+        }
+        if (map && !indirect && !gc) {
+            fprintf(stderr, "%s:%d: error: a kernel's CUtensorMap parameter taken by value must be declared "
+                            "const __grid_constant__ CUtensorMap: without it nvcc copies the map to local memory, "
+                            "where TMA cannot read it (the loads fault on a GPU)\n",
+                    path, line_of(toks[start].pos));
+            decl_errors++;
+        }
+        start = t + 1;
+    }
+}
+
 /* Record the function that tokens [b, e) declare (e is its ';' or '{'),
  * if they declare one. */
 static void declaration(size_t b, size_t e, size_t close)
@@ -649,6 +681,7 @@ static void declaration(size_t b, size_t e, size_t close)
         cexpr |= tok_is(t, "constexpr");
         unknown |= tok_is(t, "consteval") || is_macro(t, 1) || looks_like_macro(t);
     }
+    if (g && !unknown && close) grid_constant_params(name + 1);
     fn_rec r = {b, name, SP_HOST, close ? e : 0, close, templ, cexpr};
     if (unknown) r.space = SP_UNKNOWN;
     else if (g) r.space = SP_GLOBAL;
@@ -1035,7 +1068,7 @@ static int check_execution_spaces(void)
 {
     tokenize();
     scan_scope(0, ntoks);
-    int errors = 0;
+    int errors = decl_errors;
     for (size_t f = 0; f < nfns; f++)
         if (fns[f].close && fns[f].space != SP_UNKNOWN && !(fns[f].space == SP_BOTH && fns[f].templ))
             errors += check_calls(&fns[f]);

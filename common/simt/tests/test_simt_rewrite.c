@@ -686,6 +686,35 @@ static void test_half_bf16_mixed(void **state)
     }
 }
 
+/* A kernel's CUtensorMap by value without __grid_constant__: nvcc builds it
+ * but copies the map to local memory, where TMA cannot read it; refused
+ * here with the declaration to write. By pointer, or with the qualifier,
+ * it builds. */
+static void test_tensor_map_needs_grid_constant(void **state)
+{
+    (void)state;
+    compile_as_lab("tmap", "#include <cuda.h>\n"
+                           "__global__ void k(float *o,\n"
+                           "                  const CUtensorMap map)\n"
+                           "{\n"
+                           "    o[0] = (float)sizeof(map);\n"
+                           "}\n");
+    expect_error("tmap.cu:3");
+    expect_error("const __grid_constant__ CUtensorMap");
+    compile_as_lab("tmap_fine", "#include <cuda.h>\n"
+                                "__global__ void k(float *o, const __grid_constant__ CUtensorMap map, const CUtensorMap *p,\n"
+                                "                  CUtensorMapSwizzle swz)\n"
+                                "{\n"
+                                "    o[0] = (float)sizeof(map) + (p ? 1.0f : 0.0f) + (float)swz;\n"
+                                "}\n"
+                                "static void host_side(CUtensorMap m) { (void)m; }\n"
+                                "void use(void) { CUtensorMap m = {}; host_side(m); }\n");
+    if (status != 0) {
+        print_error("a __grid_constant__ tensor map must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -726,6 +755,7 @@ int main(void)
         cmocka_unit_test(test_shared_initializer_refused),
         cmocka_unit_test(test_half_min_max),
         cmocka_unit_test(test_half_bf16_mixed),
+        cmocka_unit_test(test_tensor_map_needs_grid_constant),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

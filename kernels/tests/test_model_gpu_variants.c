@@ -182,6 +182,8 @@ static void test_model_step_matches_tiled(void **state) {
          * amplified a little through the layers; 1e-5 relative is far below a bf16 step (4e-3). */
         if (!(fabs(l - l0) <= 1e-5 * fabs(l0))) fail_msg("--matmul %s: loss %.9g vs tiled %.9g", names[k], l, l0);
         const double rd = rel_l2_diff(g, ref, n);
+        print_message("--matmul %s vs tiled: loss differs by %.3g relative, gradients by %.3g (rel. L2)\n", names[k],
+                      fabs(l - l0) / fabs(l0), rd);
         if (!(rd <= 1e-4)) fail_msg("--matmul %s: gradients differ from the tiled kernel's by %.3g (tolerance 1e-4)",
                                     names[k], rd);
         host_free(g);

@@ -364,6 +364,26 @@ static void schedule_next(fiber *self, int dying)
     switch_to(self, &w->main, 1);
 }
 
+/* Hand the OS thread to the first ready thread at or after index start
+ * (wrapping), or keep it if that is self. After a warp collective completes
+ * the scheduler goes back to the warp's lane 0, so the warp runs on to its
+ * next barrier before the other warps continue: a legal order on a GPU, and
+ * the one that shows a warp overwriting shared memory other warps have yet
+ * to read (warps in lockstep, one collective each in turn, would hide it). */
+static void schedule_from(fiber *self, unsigned int start)
+{
+    worker *w = self->w;
+    unsigned int n = w->nthreads;
+    for (unsigned int k = 0, i = start % n; k < n; k++, i = (i + 1 == n) ? 0 : i + 1) {
+        fiber *f = &w->fibers[i];
+        if (f->state != ST_READY) continue;
+        if (f == self) return;
+        switch_to(self, f, 0);
+        return;
+    }
+    schedule_next(self, 0);
+}
+
 static void handoff_syncthreads(worker *w);
 
 static void barrier_release(worker *w)
@@ -494,8 +514,10 @@ static void warp_collective(unsigned int mask, void *arg, simt_warp_fn fn, const
     self->wfn = fn;
     unsigned int gen = w->warp_gen[warp];
     TSAN_RELEASE(&w->tsan_warp[warp][gen & 1]);
-    warp_try_complete(w, warp, mask);
-    schedule_next(self, 0);
+    if (warp_try_complete(w, warp, mask))
+        schedule_from(self, warp * 32);
+    else
+        schedule_next(self, 0);
     TSAN_ACQUIRE(&w->tsan_warp[warp][gen & 1]);
 }
 

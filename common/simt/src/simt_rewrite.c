@@ -896,6 +896,28 @@ static int host_uses_gpu_variable(const fn_rec *f, size_t t)
     return 1;
 }
 
+/* Is t the name of a function template followed by its template arguments
+ * and a call, as in load_tile<BM, BK>(...)? Only a name this file declares
+ * as a function template counts, so a comparison a < b > (c) is left alone. */
+static int template_call(size_t t)
+{
+    if (!tok_punct(t + 1, '<')) return 0;
+    int templ = 0;
+    for (size_t f = 0; f < nfns && !templ; f++) templ = fns[f].templ && same_name(fns[f].name, t);
+    if (!templ) return 0;
+    int depth = 0;
+    for (size_t u = t + 1; u < ntoks; u++) {
+        if (tok_punct(u, '(') || tok_punct(u, '[') || tok_punct(u, '{')) {
+            u = tok_match(u);
+            continue;
+        }
+        if (tok_punct(u, ';') || tok_punct(u, ')') || tok_punct(u, ']') || tok_punct(u, '}')) return 0;
+        if (tok_punct(u, '<')) depth++;
+        if (tok_punct(u, '>') && --depth == 0) return tok_punct(u + 1, '(');
+    }
+    return 0;
+}
+
 /* The calls in function f's body that nvcc would refuse. */
 static int check_calls(const fn_rec *f)
 {
@@ -925,7 +947,7 @@ static int check_calls(const fn_rec *f)
             t += 2;
             continue;
         }
-        if (toks[t].type != T_IDENT || !tok_punct(t + 1, '(') || toks[t].arch) continue;
+        if (toks[t].type != T_IDENT || toks[t].arch || !(tok_punct(t + 1, '(') || template_call(t))) continue;
         size_t p = t - 1;
         if (tok_is(p, "::") || tok_is(p, "->") || tok_punct(p, '.') || tok_punct(p, '>') || tok_punct(p, '~') ||
             (toks[p].type == T_IDENT && !call_context_word(p)))

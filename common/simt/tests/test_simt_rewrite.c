@@ -715,6 +715,31 @@ static void test_tensor_map_needs_grid_constant(void **state)
     }
 }
 
+/* A host function template called with template arguments from a kernel:
+ * nvcc refuses it, and so does the emulator's build; the __device__
+ * template, and a comparison that only looks like template arguments, build. */
+static void test_host_template_call(void **state)
+{
+    (void)state;
+    compile_as_lab("tcall", "template <int N> float scaled(float x) { return x * N; }\n"
+                            "__global__ void k(float *o)\n"
+                            "{\n"
+                            "    o[0] = scaled<4>(o[1]);\n"
+                            "}\n");
+    expect_error("tcall.cu:4");
+    expect_error("calling a __host__ function(\"scaled\") from a __global__ function(\"k\")");
+    compile_as_lab("tcall_fine", "template <int N> __device__ float scaled(float x) { return x * N; }\n"
+                                 "__global__ void k(float *o, int a, int b)\n"
+                                 "{\n"
+                                 "    int lt = 0;\n"
+                                 "    o[0] = scaled<4>(o[1]) + (float)(a < b) + (float)(lt < a && b > (a));\n"
+                                 "}\n");
+    if (status != 0) {
+        print_error("a __device__ template call must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -756,6 +781,7 @@ int main(void)
         cmocka_unit_test(test_half_min_max),
         cmocka_unit_test(test_half_bf16_mixed),
         cmocka_unit_test(test_tensor_map_needs_grid_constant),
+        cmocka_unit_test(test_host_template_call),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

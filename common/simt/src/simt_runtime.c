@@ -1418,7 +1418,12 @@ static void run_block(worker *w, unsigned long b)
         fiber_prepare(f);
     }
     TSAN_RELEASE(&w->tsan_block_start);
-    switch_to(&w->main, &w->fibers[0], 0);
+    /* Even blocks start with warp 0, odd ones with the last warp (then warp
+     * 0, 1, ...): a warp that reads, without a barrier, what another warp
+     * writes finds it unwritten in one block or the other, whichever warp
+     * writes. */
+    unsigned int first = (b % 2 == 1 && n > 32) ? (n - 1) / 32 * 32 : 0;
+    switch_to(&w->main, &w->fibers[first], 0);
     TSAN_ACQUIRE(&w->tsan_block_end);
     if (w->aborted) {
         atomic_store(&L->abort, 1);

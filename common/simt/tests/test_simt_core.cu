@@ -147,6 +147,32 @@ static void test_missing_syncthreads_gives_wrong_result(void **state)
     cudaFree(d);
 }
 
+/* Warp 1 reads what warp 0 writes, with no barrier between: right only if
+ * warp 0 happens to run first. Even blocks start with warp 0 and odd blocks
+ * with the last warp, so the missing barrier shows in every odd block. */
+__global__ void later_warp_reads(int *out)
+{
+    __shared__ int s[32];
+    if (threadIdx.x < 32)
+        s[threadIdx.x] = (int)threadIdx.x + 1;
+    else
+        out[blockIdx.x * 32 + threadIdx.x - 32] = s[threadIdx.x - 32];
+}
+
+static void test_missing_barrier_between_warps(void **state)
+{
+    (void)state;
+    int *out;
+    cudaMallocManaged(&out, 2 * 32 * sizeof(int));
+    later_warp_reads<<<2, 64>>>(out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    for (int i = 0; i < 32; i++) {
+        assert_int_equal(out[i], i + 1);  /* block 0: warp 0 wrote first */
+        assert_int_equal(out[32 + i], -1); /* block 1: warp 1 read first, shared memory's 0xff bytes */
+    }
+    cudaFree(out);
+}
+
 static void test_shared_dynamic(void **state)
 {
     (void)state;
@@ -1142,6 +1168,7 @@ int main(void)
         cmocka_unit_test(test_indexing_3d),
         cmocka_unit_test(test_shared_static_reverse),
         cmocka_unit_test(test_missing_syncthreads_gives_wrong_result),
+        cmocka_unit_test(test_missing_barrier_between_warps),
         cmocka_unit_test(test_shared_dynamic),
         cmocka_unit_test(test_shared_starts_filled),
         cmocka_unit_test(test_shared_per_block),

@@ -134,8 +134,10 @@ static inline void warp_ldmatrix_run(uint32_t *r, const void *row, int nmat, int
     struct warp_ldmatrix_lane m;
     /* Lanes 0 .. 8 nmat - 1 each give a 16-byte row, which must be 16-byte
      * aligned; on a GPU a misaligned row stops the kernel. */
-    if (simt_cur_thread && simt_cur_thread->lane < 8u * (unsigned int)nmat)
+    if (simt_cur_thread && simt_cur_thread->lane < 8u * (unsigned int)nmat) {
         simt_check_aligned(trans ? "ldmatrix.trans" : "ldmatrix", "row address", row, 16);
+        simt_check_shared(trans ? "ldmatrix.trans" : "ldmatrix", "row address", row);
+    }
     m.row = (const uint16_t *)row;
     m.nmat = nmat;
     m.trans = trans;

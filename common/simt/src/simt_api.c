@@ -324,6 +324,16 @@ static int allocs_remove(void *p, size_t *size)
     return found ? 0 : -1;
 }
 
+int simt_in_allocation(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    pthread_mutex_lock(&allocs_lock);
+    size_t i = allocs_upper(a);
+    int in = i > 0 && a < allocs[i - 1].base + allocs[i - 1].size;
+    pthread_mutex_unlock(&allocs_lock);
+    return in;
+}
+
 /* Do count bytes from p stay inside the allocation p points into? Memory
  * that is no allocation's (the host's) is not checked. what names the call
  * for the message. */

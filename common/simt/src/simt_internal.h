@@ -26,6 +26,9 @@ cudaError_t simt_get_fault(void);
 cudaError_t simt_run_grid(dim3 grid, dim3 block, size_t shmem, size_t shared_limit, void (*body)(void *), void *ctx);
 /** @brief Whether the caller is an emulated device thread. @return nonzero inside a kernel. */
 int simt_in_kernel(void);
+/* Does p point into a live cudaMalloc (or cudaMallocManaged, cudaMallocHost)
+ * allocation, i.e. global memory? */
+int simt_in_allocation(const void *p);
 
 /** @brief Fail the running kernel with a message (printed with the block and
  *  thread, as a trap is) and cudaErrorLaunchFailure; in host code, print and

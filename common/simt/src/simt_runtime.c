@@ -615,6 +615,7 @@ void simt_cp_async(void *dst, const void *src, size_t size, size_t src_size)
     const char *w = size <= 16 && what[size] ? what[size] : "cp.async";
     simt_check_aligned(w, "shared-memory destination", dst, size);
     if (src_size > 0) simt_check_aligned(w, "global source", src, size);
+    simt_check_shared(w, "shared-memory destination", dst);
     cp_op op = {dst, src, size, src_size, -1};
     if (!simt_cur_thread || !f) {
         cp_do(&op);
@@ -1147,6 +1148,16 @@ void simt_check_aligned(const char *what, const char *operand, const void *addr,
               "misaligned address: %s with its %s at %p, %u bytes past a multiple of %zu; a GPU needs "
               "that address aligned to %zu bytes and stops the kernel here (cudaErrorMisalignedAddress)",
               what, operand, addr, (unsigned int)(a % align), align, align);
+}
+
+void simt_check_shared(const char *what, const char *operand, const void *p)
+{
+    if (!simt_cur_thread || !cur_fiber || !simt_in_allocation(p)) return;
+    fail_code(cudaErrorIllegalAddress,
+              "%s: its %s %p points into a cudaMalloc allocation, global memory, where the instruction takes a "
+              "shared-memory address; on a GPU that address means nothing in the shared window and the kernel "
+              "faults or reads the wrong bytes: pass the shared tile (As + ..., not A + ...)",
+              what, operand, p);
 }
 
 void simt_check_wmma(const char *what, const void *p, unsigned ldm, size_t elem_size)

@@ -638,6 +638,39 @@ static void test_wmma_pointer_and_ldm_rules(void **state)
     cudaFree(C);
 }
 
+/* ldmatrix and cp.async take a shared-memory address for their tile. mode
+ * 0: the shared tile; 1: ldmatrix given the global matrix instead; 2: a
+ * cp.async whose destination is global memory. */
+__global__ void shared_or_global(const uint16_t *src, uint16_t *dst, uint32_t *out, int mode)
+{
+    __shared__ __align__(16) uint16_t s[32 * 8];
+    int lane = threadIdx.x;
+    cp_async_16(mode == 2 ? dst + 8 * lane : s + 8 * lane, src + 8 * lane);
+    cp_async_wait_all();
+    __syncwarp();
+    uint32_t r[4];
+    ldmatrix_x4(r, mode == 1 ? src + 8 * lane : s + 8 * lane);
+    out[lane] = r[0];
+}
+
+static void test_shared_operands_must_be_shared(void **state)
+{
+    (void)state;
+    uint16_t *src, *dst;
+    uint32_t *out;
+    cudaMalloc(&src, 32 * 8 * 2);
+    cudaMalloc(&dst, 32 * 8 * 2);
+    cudaMalloc(&out, 32 * 4);
+    cudaMemset(src, 0, 32 * 8 * 2);
+    const cudaError_t want[3] = {cudaSuccess, cudaErrorIllegalAddress, cudaErrorIllegalAddress};
+    for (int mode = 0; mode < 3; mode++) {
+        shared_or_global<<<1, 32>>>(src, dst, out, mode);
+        cudaError_t e = cudaDeviceSynchronize();
+        if (e != want[mode]) fail_msg("mode %d: got %s, want %s", mode, cudaGetErrorName(e), cudaGetErrorName(want[mode]));
+        cudaDeviceReset();
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -650,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_cp_async_refill_before_barrier),
         cmocka_unit_test(test_warp_wide_needs_the_whole_warp),
         cmocka_unit_test(test_wmma_pointer_and_ldm_rules),
+        cmocka_unit_test(test_shared_operands_must_be_shared),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,6 +22,9 @@ static void g_step(void *m, double gnorm, double clip, float lr, float b1, float
     /* Clipping is a factor folded into the AdamW kernel (the CPU scales the gradients first: same products). */
     float scale = (clip > 0.0 && gnorm > clip) ? (float)(clip / gnorm) : 1.0f;
     model_gpu_adamw(m, lr, b1, b2, eps, wd, t, scale);
+    /* The update is queued, not done: wait, so that the step's time (tokens/s,
+     * MFU) includes it, and an eval that follows does not absorb it. */
+    gpu_sync_check("the AdamW step");
 }
 static void g_state(void *mp, float **p, float **am, float **av) {
     model_gpu_t *m = mp;

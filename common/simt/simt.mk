@@ -95,7 +95,7 @@ SIMT_CHILDREN := $(SIMT_TESTDIR)/children/race_tsan $(SIMT_TESTDIR)/children/nor
                  $(SIMT_TESTDIR)/children/core_asan $(SIMT_TESTDIR)/children/mma_tsan \
                  $(SIMT_TESTDIR)/children/tma_race_tsan $(SIMT_TESTDIR)/children/tma_norace_tsan \
                  $(SIMT_TESTDIR)/children/hopper_asan $(SIMT_TESTDIR)/children/hopper_tsan \
-                 $(SIMT_TESTDIR)/children/cp_race_tsan
+                 $(SIMT_TESTDIR)/children/cp_race_tsan $(SIMT_TESTDIR)/children/cp_keeps_races_tsan
 
 $(SIMT_OBJDIR)/tests/%.o: $(SIMT_DIR)/tests/%.cu $(SIMTCC) $(SIMT_HEADERS)
 	@mkdir -p $(dir $@)
@@ -124,7 +124,8 @@ $(SIMT_TESTDIR)/children/race_tsan $(SIMT_TESTDIR)/children/norace_tsan: \
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --sanitize=thread -O1 -g -o $@ $<
 
-$(SIMT_TESTDIR)/children/tma_race_tsan $(SIMT_TESTDIR)/children/tma_norace_tsan $(SIMT_TESTDIR)/children/cp_race_tsan: \
+$(SIMT_TESTDIR)/children/tma_race_tsan $(SIMT_TESTDIR)/children/tma_norace_tsan $(SIMT_TESTDIR)/children/cp_race_tsan \
+  $(SIMT_TESTDIR)/children/cp_keeps_races_tsan: \
   $(SIMT_TESTDIR)/children/%_tsan: $(SIMT_DIR)/tests/children/%.cu $(SIMTCC) $(SIMT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --sanitize=thread -O1 -g -Icommon -o $@ $<

@@ -273,7 +273,11 @@ static struct alloc_rec {
     size_t size;
 } *allocs;
 static size_t nallocs, allocs_cap;
-static pthread_mutex_t allocs_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A reader-writer lock: kernels look addresses up (simt_in_allocation) on
+ * every cp.async and ldmatrix, from every block's OS thread. Readers do not
+ * order each other, so ThreadSanitizer still sees the kernel's own races; a
+ * mutex would chain every lookup to the one before and hide them. */
+static pthread_rwlock_t allocs_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 /* Index of the first allocation whose base is above p (allocs_lock held). */
 static size_t allocs_upper(uintptr_t p)
@@ -289,12 +293,12 @@ static size_t allocs_upper(uintptr_t p)
 
 static int allocs_add(void *p, size_t size)
 {
-    pthread_mutex_lock(&allocs_lock);
+    pthread_rwlock_wrlock(&allocs_lock);
     if (nallocs == allocs_cap) {
         size_t cap = allocs_cap ? allocs_cap * 2 : 256;
         struct alloc_rec *a = realloc(allocs, cap * sizeof(*a));
         if (!a) {
-            pthread_mutex_unlock(&allocs_lock);
+            pthread_rwlock_unlock(&allocs_lock);
             return -1;
         }
         allocs = a;
@@ -304,7 +308,7 @@ static int allocs_add(void *p, size_t size)
     memmove(allocs + i + 1, allocs + i, (nallocs - i) * sizeof(*allocs));
     allocs[i] = (struct alloc_rec){(uintptr_t)p, size};
     nallocs++;
-    pthread_mutex_unlock(&allocs_lock);
+    pthread_rwlock_unlock(&allocs_lock);
     return 0;
 }
 
@@ -312,7 +316,7 @@ static int allocs_add(void *p, size_t size)
  * when none does. */
 static int allocs_remove(void *p, size_t *size)
 {
-    pthread_mutex_lock(&allocs_lock);
+    pthread_rwlock_wrlock(&allocs_lock);
     size_t i = allocs_upper((uintptr_t)p);
     int found = i > 0 && allocs[i - 1].base == (uintptr_t)p;
     if (found) {
@@ -320,17 +324,17 @@ static int allocs_remove(void *p, size_t *size)
         memmove(allocs + i - 1, allocs + i, (nallocs - i) * sizeof(*allocs));
         nallocs--;
     }
-    pthread_mutex_unlock(&allocs_lock);
+    pthread_rwlock_unlock(&allocs_lock);
     return found ? 0 : -1;
 }
 
 int simt_in_allocation(const void *p)
 {
     uintptr_t a = (uintptr_t)p;
-    pthread_mutex_lock(&allocs_lock);
+    pthread_rwlock_rdlock(&allocs_lock);
     size_t i = allocs_upper(a);
     int in = i > 0 && a < allocs[i - 1].base + allocs[i - 1].size;
-    pthread_mutex_unlock(&allocs_lock);
+    pthread_rwlock_unlock(&allocs_lock);
     return in;
 }
 
@@ -340,11 +344,11 @@ int simt_in_allocation(const void *p)
 static int range_ok(const void *p, size_t count, const char *what)
 {
     uintptr_t a = (uintptr_t)p;
-    pthread_mutex_lock(&allocs_lock);
+    pthread_rwlock_rdlock(&allocs_lock);
     size_t i = allocs_upper(a);
     struct alloc_rec r = {0, 0};
     if (i > 0 && a < allocs[i - 1].base + allocs[i - 1].size) r = allocs[i - 1];
-    pthread_mutex_unlock(&allocs_lock);
+    pthread_rwlock_unlock(&allocs_lock);
     if (!r.size || count <= r.base + r.size - a) return 1;
     fprintf(stderr,
             "simt: %s of %zu bytes at %p runs %zu bytes past the end of its %zu-byte cudaMalloc allocation "

@@ -141,6 +141,18 @@ static void test_tsan_reports_refill_before_barrier(void **state)
     expect_in_output("cp_race.cu:21");
 }
 
+/* The emulator's own bookkeeping on each cp.async (finding its destination
+ * among the cudaMalloc allocations) must not order a block's threads: a race
+ * around the copies is still reported. */
+static void test_tsan_sees_races_around_cp_async(void **state)
+{
+    (void)state;
+    run_child("cp_keeps_races_tsan");
+    assert_int_not_equal(result.status, 0);
+    expect_in_output("ThreadSanitizer: data race");
+    expect_in_output("cp_keeps_races.cu:23");
+}
+
 static void test_tsan_silent_after_tma_wait(void **state)
 {
     (void)state;
@@ -179,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_tsan_reports_read_before_tma_wait),
         cmocka_unit_test(test_tsan_silent_after_tma_wait),
         cmocka_unit_test(test_tsan_reports_refill_before_barrier),
+        cmocka_unit_test(test_tsan_sees_races_around_cp_async),
         cmocka_unit_test(test_hopper_suite_clean_under_asan),
         cmocka_unit_test(test_hopper_suite_clean_under_tsan),
     };

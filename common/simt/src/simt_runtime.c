@@ -171,6 +171,7 @@ struct worker {
     unsigned int nfibers;
     unsigned int nthreads, live;
     unsigned int bar_count, bar_gen;
+    unsigned int streak_warp, warp_streak; /* the warp run on after its collectives, and how many times in a row */
     int bar_acc, bar_result, bar_op;
     unsigned int warp_gen[MAX_WARPS];
     unsigned int group_gen[MAX_WARPS]; /* by the group's first warp */
@@ -370,6 +371,8 @@ static void schedule_next(fiber *self, int dying)
  * next barrier before the other warps continue: a legal order on a GPU, and
  * the one that shows a warp overwriting shared memory other warps have yet
  * to read (warps in lockstep, one collective each in turn, would hide it). */
+enum { WARP_STREAK_MAX = 4096 }; /* collectives a warp runs on through before the others get a turn */
+
 static void schedule_from(fiber *self, unsigned int start)
 {
     worker *w = self->w;
@@ -393,6 +396,7 @@ static void barrier_release(worker *w)
     w->bar_count = 0;
     w->bar_acc = (w->bar_op == 2) ? 1 : 0;
     w->bar_gen++;
+    w->warp_streak = 0;
     for (unsigned int i = 0; i < w->nthreads; i++)
         if (w->fibers[i].state == ST_BARRIER) w->fibers[i].state = ST_READY;
 }
@@ -514,10 +518,20 @@ static void warp_collective(unsigned int mask, void *arg, simt_warp_fn fn, const
     self->wfn = fn;
     unsigned int gen = w->warp_gen[warp];
     TSAN_RELEASE(&w->tsan_warp[warp][gen & 1]);
-    if (warp_try_complete(w, warp, mask))
-        schedule_from(self, warp * 32);
-    else
+    if (!warp_try_complete(w, warp, mask)) {
         schedule_next(self, 0);
+    } else {
+        /* Run the warp on, but not forever: a warp that waits in a loop
+         * for another warp's store, voting each time round (__any_sync),
+         * must let that warp run, as a GPU does. */
+        if (w->streak_warp != warp) w->streak_warp = warp, w->warp_streak = 0;
+        if (++w->warp_streak < WARP_STREAK_MAX) {
+            schedule_from(self, warp * 32);
+        } else {
+            w->warp_streak = 0;
+            schedule_next(self, 0);
+        }
+    }
     TSAN_ACQUIRE(&w->tsan_warp[warp][gen & 1]);
 }
 
@@ -1395,6 +1409,8 @@ static void run_block(worker *w, unsigned long b)
     w->live = n;
     w->bar_count = 0;
     w->bar_gen = 0;
+    w->streak_warp = 0;
+    w->warp_streak = 0;
     w->aborted = 0;
     memset(w->warp_gen, 0, sizeof(w->warp_gen));
     memset(w->group_gen, 0, sizeof(w->group_gen));

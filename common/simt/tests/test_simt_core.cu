@@ -173,6 +173,33 @@ static void test_missing_barrier_between_warps(void **state)
     cudaFree(out);
 }
 
+/* Warp 0 waits for warp 1's store, voting each time round the loop: after a
+ * collective the emulator runs the same warp on, but not forever, so warp 1
+ * gets its turn and the kernel ends (as on a GPU). */
+__global__ void wait_for_other_warp(int *out)
+{
+    __shared__ int flag;
+    if (threadIdx.x == 0) atomicExch(&flag, 0);
+    __syncthreads();
+    if (threadIdx.x >= 32)
+        atomicExch(&flag, 1);
+    else
+        while (!__any_sync(0xffffffffu, atomicAdd(&flag, 0))) {
+        }
+    out[blockIdx.x * 64 + threadIdx.x] = 1;
+}
+
+static void test_voting_spin_lets_other_warps_run(void **state)
+{
+    (void)state;
+    int *out;
+    cudaMallocManaged(&out, 2 * 64 * sizeof(int));
+    wait_for_other_warp<<<2, 64>>>(out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    for (int i = 0; i < 2 * 64; i++) assert_int_equal(out[i], 1);
+    cudaFree(out);
+}
+
 static void test_shared_dynamic(void **state)
 {
     (void)state;
@@ -1169,6 +1196,7 @@ int main(void)
         cmocka_unit_test(test_shared_static_reverse),
         cmocka_unit_test(test_missing_syncthreads_gives_wrong_result),
         cmocka_unit_test(test_missing_barrier_between_warps),
+        cmocka_unit_test(test_voting_spin_lets_other_warps_run),
         cmocka_unit_test(test_shared_dynamic),
         cmocka_unit_test(test_shared_starts_filled),
         cmocka_unit_test(test_shared_per_block),

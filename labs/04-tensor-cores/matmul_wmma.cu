@@ -33,7 +33,8 @@ using namespace nvcuda;
  * not all start in the same bank. WMMA needs ldm to be a multiple of 16
  * bytes and each fragment's first element 32-byte aligned; the PTX ISA also
  * asks that every row of an fp32 accumulator (8 registers, 32 bytes) start
- * 32-byte aligned, hence 8 floats of pad rather than 4. */
+ * 32-byte aligned, hence 8 floats of pad rather than 4 (the emulator checks
+ * the first two rules, not this one). */
 #define WMMA_PAD_BF16 8
 #define WMMA_PAD_F32 8
 

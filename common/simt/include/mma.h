@@ -65,7 +65,6 @@ static inline double tf32_value(float v)
 static inline void from_double(double v, float &out) { out = (float)v; }
 static inline void from_double(double v, __half &out) { out = __double2half(v); }
 
-static inline void warp_barrier() { __syncwarp(0xffffffffu); }
 
 } // namespace detail
 
@@ -89,7 +88,7 @@ namespace detail {
 template <class F, class P> static inline void load(F &f, const P *p, unsigned ldm, bool row_major)
 {
     simt_check_wmma("wmma::load_matrix_sync", p, ldm, sizeof(P));
-    warp_barrier();
+    simt_warp_aligned("wmma::load_matrix_sync", nullptr, simt::nop_combine); /* all 32 lanes, as on a GPU */
     unsigned base = simt_cur_thread ? simt_cur_thread->lane * F::num_elements : 0;
     for (int i = 0; i < F::num_elements; i++) {
         unsigned idx = base + i, r = idx / F::cols, c = idx % F::cols;
@@ -113,7 +112,7 @@ static inline void store_matrix_sync(P *p, const fragment<accumulator, M, N, K, 
 {
     typedef fragment<accumulator, M, N, K, T, void> F;
     simt_check_wmma("wmma::store_matrix_sync", p, ldm, sizeof(P));
-    detail::warp_barrier();
+    simt_warp_aligned("wmma::store_matrix_sync", nullptr, simt::nop_combine);
     unsigned base = simt_cur_thread ? simt_cur_thread->lane * F::num_elements : 0;
     for (int i = 0; i < F::num_elements; i++) {
         unsigned idx = base + i, r = idx / F::cols, c = idx % F::cols;

@@ -605,7 +605,9 @@ static void test_warp_wide_needs_the_whole_warp(void **state)
 /* What CUDA asks of a WMMA pointer and leading dimension: a 32-byte aligned
  * pointer and an ldm that is a multiple of 16 bytes (8 bf16, 4 floats).
  * mode 0: both met; 1: A's ldm 20 bf16 (40 bytes); 2: A 16 bytes past an
- * aligned start; 3: the fp32 store with ldm 18 floats (72 bytes). */
+ * aligned start; 3: the fp32 store with ldm 18 floats (72 bytes); 4: lanes
+ * 16-31 return before the store, which, like every wmma call, needs the
+ * whole warp. */
 __global__ void wmma_rules(const __nv_bfloat16 *A, float *C, int mode)
 {
     wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
@@ -615,6 +617,7 @@ __global__ void wmma_rules(const __nv_bfloat16 *A, float *C, int mode)
     wmma::load_matrix_sync(a, A + (mode == 2 ? 8 : 0), mode == 1 ? 20 : 24);
     wmma::load_matrix_sync(b, A, 24);
     wmma::mma_sync(c, a, b, c);
+    if (mode == 4 && threadIdx.x >= 16) return;
     wmma::store_matrix_sync(C, c, mode == 3 ? 18 : 20, wmma::mem_row_major);
 }
 
@@ -626,9 +629,9 @@ static void test_wmma_pointer_and_ldm_rules(void **state)
     cudaMallocManaged(&A, 24 * 24 * sizeof(__nv_bfloat16));
     cudaMallocManaged(&C, 20 * 20 * sizeof(float));
     for (int i = 0; i < 24 * 24; i++) A[i] = __float2bfloat16(input_value(i, 7));
-    const cudaError_t want[4] = {cudaSuccess, cudaErrorLaunchFailure, cudaErrorMisalignedAddress,
-                                 cudaErrorLaunchFailure};
-    for (int mode = 0; mode < 4; mode++) {
+    const cudaError_t want[5] = {cudaSuccess, cudaErrorLaunchFailure, cudaErrorMisalignedAddress,
+                                 cudaErrorLaunchFailure, cudaErrorLaunchFailure};
+    for (int mode = 0; mode < 5; mode++) {
         wmma_rules<<<1, 32>>>(A, C, mode);
         cudaError_t e = cudaDeviceSynchronize();
         if (e != want[mode]) fail_msg("mode %d: got %s, want %s", mode, cudaGetErrorName(e), cudaGetErrorName(want[mode]));

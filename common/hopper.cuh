@@ -93,18 +93,43 @@ static __device__ __forceinline__ void mbar_fence_init(void)
 #endif
 }
 
+/** How long one mbar_wait may wait on a GPU before it stops the kernel
+ *  (__trap, "unspecified launch failure"), in nanoseconds; 0 waits forever.
+ *  A wrong parity, a short expect_tx or a missing arrival would otherwise
+ *  hang the GPU until the process is killed; a correct pipeline waits
+ *  microseconds. Raise it under compute-sanitizer or a debugger. */
+#ifndef HOPPER_WAIT_TIMEOUT_NS
+#define HOPPER_WAIT_TIMEOUT_NS 10000000000ull
+#endif
+
 /** @brief Block until the phase with this parity has completed. A fresh
- *  barrier is in phase 0, so waiting for parity 1 returns at once.
+ *  barrier is in phase 0, so waiting for parity 1 returns at once. On a GPU
+ *  a wait longer than HOPPER_WAIT_TIMEOUT_NS stops the kernel; the emulator
+ *  reports the deadlock itself.
  *  @param bar the barrier. @param parity 0 or 1. */
 static __device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity)
 {
 #if defined(HOPPER_PTX)
-    asm volatile("{\n"
-                 ".reg .pred done;\n"
-                 "wait_loop:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-                 "@!done bra wait_loop;\n"
-                 "}\n" ::"r"(hopper_smem_addr(bar)), "r"(parity) : "memory");
+    const uint32_t addr = hopper_smem_addr(bar);
+    uint64_t start = 0;
+    for (uint32_t spins = 0;; spins++) {
+        uint32_t done;
+        asm volatile("{\n"
+                     ".reg .pred p;\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n"
+                     "}\n"
+                     : "=r"(done)
+                     : "r"(addr), "r"(parity)
+                     : "memory");
+        if (done) return;
+        if (HOPPER_WAIT_TIMEOUT_NS != 0 && spins % 1024 == 0) { /* try_wait itself sleeps a little each time */
+            uint64_t now;
+            asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(now));
+            if (spins == 0) start = now;
+            else if (now - start > (uint64_t)HOPPER_WAIT_TIMEOUT_NS) __trap();
+        }
+    }
 #elif defined(HOPPER_EMU)
     simt_mbar_wait_parity(bar, parity);
 #else

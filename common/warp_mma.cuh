@@ -17,7 +17,9 @@
  * register j of lane l receives row l/4, columns 2(l%4) and 2(l%4)+1 of
  * matrix j (with .trans: rows 2(l%4) and 2(l%4)+1 of column l/4).
  * The emulator runs cp.async copies when the group is waited for, not when
- * they are issued, so a kernel that reads before waiting sees stale data.
+ * they are issued, and fills the destination with NaN bytes at the issue,
+ * so a kernel that reads before waiting, or refills a stage other warps
+ * still read, sees NaN.
  *
  * Not here: Hopper's wgmma, TMA and clusters, which only run on sm_90a GPUs.
  */

@@ -82,6 +82,10 @@ static void poison_shared_memory(const step_t *s) {
         fail_msg("%s, M=N=K=%d on all-NaN inputs: %s %s", s->name, n,
                  run == GPU_FAULTED ? "faulted while running: the device reports"
                                     : "returned LAB_OK, but its launch was refused:", err);
+    if (st != LAB_OK && st != LAB_NOT_IMPLEMENTED) /* say which run: not the case this test names */
+        fail_msg("%s, M=N=K=%d on all-NaN inputs (the run before each case that leaves NaN in shared "
+                 "memory) returned '%s'; the device reports %s (the emulator's line above, if any, says why)",
+                 s->name, n, lab_status_name(st), gpu_sticky_error(err, sizeof err));
     LAB_REQUIRE_OK(st, s->name);
 }
 

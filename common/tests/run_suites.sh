@@ -32,6 +32,17 @@ export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 
 passed=0 failed=0 skipped=0
 failures=()
+# What each failure printed that says why, repeated at the end: a CI log that
+# keeps only its head and tail still shows it.
+details=()
+# excerpt LABEL OUTPUT: the lines of OUTPUT that report a failure (cmocka's,
+# the scripts' "FAIL:" and "ERROR", compilers' "error:"), else its last lines.
+excerpt() {
+    local lines
+    lines=$(grep -E 'FAIL|ERROR|[Ee]rror:|Assertion|Segmentation|Aborted|timed out' <<<"$2" | head -n 12)
+    [ -n "$lines" ] || lines=$(tail -n 8 <<<"$2")
+    details+=("--- $1:" "$(sed 's/^/    /' <<<"$lines")")
+}
 # "SECONDS LABEL" per item, for the list of the slowest at the end: where
 # make test's time goes, on any machine.
 timings=()
@@ -55,15 +66,15 @@ run_suite() {
     p=$(count "$out" PASSED); f=$(count "$out" FAILED); s=$(count "$out" SKIPPED)
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
         echo "--- $label: timed out after ${limit}s"
-        f=$((f + 1)); failures+=("$label (timed out)")
+        f=$((f + 1)); failures+=("$label (timed out)"); excerpt "$label" "$out"
     elif [ "$p" -eq 0 ] && [ "$f" -eq 0 ] && [ "$s" -eq 0 ]; then
         echo "--- $label: no test summary (exit code $rc): counted as a failure"
-        f=1; failures+=("$label (no summary, exit $rc)")
+        f=1; failures+=("$label (no summary, exit $rc)"); excerpt "$label" "$out"
     elif [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
         echo "--- $label: exit code $rc although no test reported a failure"
-        f=1; failures+=("$label (exit $rc)")
+        f=1; failures+=("$label (exit $rc)"); excerpt "$label" "$out"
     elif [ "$f" -gt 0 ]; then
-        failures+=("$label ($f failed)")
+        failures+=("$label ($f failed)"); excerpt "$label" "$out"
     fi
     passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + s))
 }
@@ -87,6 +98,7 @@ expect() {
         passed=$((passed + 1)); echo "--- $label: ok"
     else
         failed=$((failed + 1)); failures+=("$label (exit $rc)"); echo "--- $label: FAILED (exit $rc)"
+        excerpt "$label" "$out"
     fi
 }
 
@@ -203,6 +215,8 @@ if [ ${#timings[@]} -gt 0 ]; then
     printf '%s\n' "${timings[@]}" | sort -k1,1nr | head -n 5 | while read -r t l; do printf '  %5ss  %s\n' "$t" "$l"; done
 fi
 if [ ${#failures[@]} -gt 0 ]; then
+    echo "What the failures printed (their full output is above):"
+    printf '%s\n' "${details[@]}"
     echo "Failures:"
     printf '  %s\n' "${failures[@]}"
 fi

@@ -740,6 +740,45 @@ static void test_host_template_call(void **state)
     }
 }
 
+/* simtcc -MMD -MP names the student's .cu in the dependency file, not the
+ * rewritten copy in a temporary folder, when the compile fails as well as
+ * when it succeeds: a temporary name left there made every later make stop
+ * with "No rule to make target /tmp/simtcc...", after the error was fixed. */
+static void test_depfile_names_source_after_error(void **state)
+{
+    (void)state;
+    const char *texts[2] = {"__global__ void k(float *o) { o[threadIdx.x] = 1.0f; }\n",
+                            "__global__ void k(float *o) { o[threadIdx.x] = undeclared; }\n"};
+    for (int i = 0; i < 2; i++) {
+        char name[32], dep[512], line[1024];
+        snprintf(name, sizeof name, "dep%d", i);
+        run_on(name, texts[i], "'" SIMTCC "' -O2 -MMD -MP -c '%s' -o '%s/%s.o' 2>&1");
+        if ((status == 0) != (i == 0)) {
+            print_error("%s: expected exit %s, got %d:\n%s\n", name, i ? "!= 0" : "0", status, out);
+            fail();
+        }
+        snprintf(dep, sizeof dep, "%s/%s.d", dir, name);
+        FILE *f = fopen(dep, "r");
+        if (!f) {
+            print_error("%s: no dependency file %s (exit %d)\n", name, dep, status);
+            fail();
+        }
+        int names_source = 0, names_temp = 0;
+        while (fgets(line, sizeof line, f)) {
+            char src[512];
+            snprintf(src, sizeof src, "%s/%s.cu", dir, name);
+            if (strstr(line, src)) names_source = 1;
+            if (strstr(line, "simtcc.")) names_temp = 1;
+        }
+        fclose(f);
+        if (!names_source || names_temp) {
+            print_error("%s (exit %d): the dependency file %s the source and %s the temporary copy\n", name,
+                        status, names_source ? "names" : "does not name", names_temp ? "names" : "does not name");
+            fail();
+        }
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -782,6 +821,7 @@ int main(void)
         cmocka_unit_test(test_half_bf16_mixed),
         cmocka_unit_test(test_tensor_map_needs_grid_constant),
         cmocka_unit_test(test_host_template_call),
+        cmocka_unit_test(test_depfile_names_source_after_error),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -103,6 +103,35 @@ static void *upload_with_guard(const float *x, size_t n, size_t g, size_t off, i
     return dev;
 }
 
+#ifdef COURSE_SIMT
+/* AddressSanitizer's interface, present only when the check is linked with it
+ * (make check SANITIZE=address): weak, so that a plain build sees NULL. */
+void __asan_poison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
+void __asan_unpoison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
+#endif
+
+/* The NaN guards show a read past either end of A or B only where it reaches
+ * a stored element of C. A float4 path that runs past N in B's last tile
+ * loads columns that are never stored, and leaves no trace. On the emulator
+ * under AddressSanitizer the guards are also poisoned (on = 1; on = 0 lifts
+ * it before the free), so the sanitizer names the line of any read of them.
+ * alloc is upload_with_guard's allocation, data the matrix of bytes bytes,
+ * back the bytes of guard behind it. */
+static void guard_poison(void *alloc, void *data, size_t bytes, size_t back, int on) {
+#ifdef COURSE_SIMT
+    if (!__asan_poison_memory_region || !__asan_unpoison_memory_region) return;
+    size_t front = (size_t)((char *)data - (char *)alloc);
+    if (on) {
+        __asan_poison_memory_region(alloc, front);
+        __asan_poison_memory_region((char *)data + bytes, back);
+    } else {
+        __asan_unpoison_memory_region(alloc, front + bytes + back);
+    }
+#else
+    (void)alloc; (void)data; (void)bytes; (void)back; (void)on;
+#endif
+}
+
 void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, float beta,
                      uint64_t seed, gemm_input_t input, gemm_fill_t fill) {
     if (M < 1 || N < 1 || K < 1) fail_msg("gemm_check_case: sizes must be >= 1, got %dx%dx%d", M, N, K);
@@ -149,8 +178,11 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
 
     void *dA, *dB;
     float *dC;
+    size_t esize = is_bf16 ? sizeof(uint16_t) : sizeof(float);
     void *allocA = upload_with_guard(A, nA, guard_for(K), off, is_bf16, &dA);
     void *allocB = upload_with_guard(B, nB, guard_for(N), off, is_bf16, &dB);
+    guard_poison(allocA, dA, nA * esize, guard_for(K) * esize, 1);
+    guard_poison(allocB, dB, nB * esize, guard_for(N) * esize, 1);
     float *allocC = gpu_malloc(totC * sizeof(float));
     gpu_upload(allocC, C, totC * sizeof(float));
     dC = allocC + fC;
@@ -166,19 +198,26 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
         if (run != GPU_FAULTED) fault[0] = '\0';
         if (run == GPU_DONE) gpu_download(C, allocC, totC * sizeof(float));
     }
+    guard_poison(allocA, dA, nA * esize, guard_for(K) * esize, 0);
+    guard_poison(allocB, dB, nB * esize, guard_for(N) * esize, 0);
     gpu_free(allocA); gpu_free(allocB); gpu_free(allocC); /* quiet after a fault */
 
-    char msg[640] = "";
+    char msg[768] = "";
     char what[160];
+    const char *fill_note = fill == GEMM_FILL_NAN_C ? ", C starts as NaN" :
+                            fill == GEMM_FILL_NAN_ROW_COL ? ", one NaN in A and one in B" :
+                            fill == GEMM_FILL_NAN_ALL ? ", A all NaN" :
+                            fill == GEMM_FILL_MISALIGNED ? ", A, B and C one element past a 16-byte boundary" : "";
     snprintf(what, sizeof what, "%s: C = %g*A*B + %g*C, M=%d N=%d K=%d (%s inputs%s)", k->name,
-             alpha, beta, M, N, K, input_name(input),
-             fill == GEMM_FILL_NAN_C ? ", C starts as NaN" :
-             fill == GEMM_FILL_NAN_ROW_COL ? ", one NaN in A and one in B" :
-             fill == GEMM_FILL_NAN_ALL ? ", A all NaN" :
-             fill == GEMM_FILL_MISALIGNED ? ", A, B and C one element past a 16-byte boundary" : "");
+             alpha, beta, M, N, K, input_name(input), fill_note);
+    /* A fault's message names the case's layout too: "misaligned address" at
+     * M=132 N=132 K=36 only makes sense once one knows where A starts. */
+    char shape_note[200];
+    snprintf(shape_note, sizeof shape_note, "M=%d N=%d K=%d%s%s%s", M, N, K, fill_note[0] ? " (" : "",
+             fill_note[0] ? fill_note + 2 : "", fill_note[0] ? ")" : "");
     if (fault[0]) {
-        snprintf(msg, sizeof msg, "%s faulted while running for M=%d N=%d K=%d: the device "
-                 "reports %s", k->name, M, N, K, fault);
+        snprintf(msg, sizeof msg, "%s faulted while running for %s: the device "
+                 "reports %s", k->name, shape_note, fault);
     } else if (refused[0]) {
         snprintf(msg, sizeof msg, "%s returned LAB_OK for M=%d N=%d K=%d, but its launch was "
                  "refused: %s; check cudaGetLastError() after the launch and return "
@@ -191,8 +230,8 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
         char err[160];
         gpu_sticky_error(err, sizeof err);
         if (strcmp(err, "no error") != 0)
-            snprintf(msg, sizeof msg, "%s returned 'launch failed' for M=%d N=%d K=%d: the device "
-                     "reports %s", k->name, M, N, K, err);
+            snprintf(msg, sizeof msg, "%s returned 'launch failed' for %s: the device "
+                     "reports %s", k->name, shape_note, err);
         else
             snprintf(msg, sizeof msg, "%s returned 'launch failed' for M=%d N=%d K=%d and the device "
                      "reports no fault: either the launch was refused (too many threads or too much "
@@ -263,6 +302,16 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                     if (unwritten && l < sizeof msg)
                         snprintf(msg + l, sizeof msg - l, "; %zu element(s) still hold the value C started with, "
                                  "first C[%zu][%zu]: never written?", unwritten, first / N, first % N);
+                    /* Finite inputs and a finite C, yet results that are not
+                     * finite: a NaN came from memory the kernel should not
+                     * have read. Say where NaN lives here. */
+                    l = strlen(msg);
+                    if (rep.nonfinite && (fill == GEMM_FILL_RANDOM || fill == GEMM_FILL_MISALIGNED) &&
+                        l < sizeof msg)
+                        snprintf(msg + l, sizeof msg - l, "; every input is finite, so a NaN came from "
+                                 "shared memory read before it was written (the emulator starts it as NaN: "
+                                 "a missing __syncthreads()?) or from a read past the end of A or B (NaN "
+                                 "guard zones surround them)");
                 }
             }
             host_free(cmp);

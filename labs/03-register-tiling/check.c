@@ -86,6 +86,16 @@ static void test_tile_edges(void **state) {
     /* Partial tiles that keep every row 16-byte aligned (N and K multiples
      * of 4): the float4 paths must stop at the edge tile, not run past it. */
     shape(state, bm + 4, bn + 4, 2 * bk + 4, 1.0f, 0.0f, 13);
+    /* The same with whole tiles in M: the last row of A is then loaded by a
+     * block whose float4 path runs, so one that ignores the K edge reads past
+     * the end of A into its NaN guard (with M = bm + 4 the rows it over-reads
+     * only meet B's zero padding). */
+    shape(state, 2 * bm, bn + 4, 2 * bk + 4, 1.0f, 0.0f, 14);
+    /* And with whole tiles in K: B's last row is then loaded by the float4
+     * path, so one that ignores the N edge reads past the end of B. Those
+     * columns are never stored, so only SANITIZE=address (A and B without
+     * guard zones) can see it; the lab's README says so. */
+    shape(state, bm + 4, bn + 4, 2 * bk, 1.0f, 0.0f, 15);
 }
 
 static void test_unaligned_rows(void **state) {

@@ -90,17 +90,32 @@ static inline int lab_run_tests(const char *group, const struct CMUnitTest *test
 #define LAB_RUN_TESTS(group, tests) lab_run_tests((group), (tests), sizeof(tests) / sizeof((tests)[0]))
 
 /** @brief Fail the current test unless a student function returned LAB_OK. */
-#define LAB_REQUIRE_OK(status, fn)                                                               \
+#define LAB_REQUIRE_OK(status, fn) LAB_REQUIRE_OK_FOR(status, fn, "")
+
+/**
+ * @brief LAB_REQUIRE_OK for one case: a failure names it (e.g. "N = 17, D = 33"),
+ * so that a launch refused for one shape only says which.
+ */
+#define LAB_REQUIRE_OK_FOR(status, fn, case_text)                                                \
     do {                                                                                         \
         int st_ = (status);                                                                      \
+        const char *c_ = (case_text), *for_ = c_[0] ? " for " : "";                              \
         if (st_ == LAB_NOT_IMPLEMENTED)                                                          \
             fail_msg("not implemented: %s still has its TODO (see the lab's README)", fn);       \
         char err_[160];                                                                          \
         if (st_ == LAB_LAUNCH_FAILED &&                                                          \
             strcmp(gpu_sticky_error(err_, sizeof err_), "no error") != 0)                        \
-            fail_msg("%s returned 'launch failed': the device reports %s (a fault in a kernel "   \
-                     "is sticky and fails every later launch: fix the first failure)", fn, err_); \
-        if (st_ != LAB_OK) fail_msg("%s returned '%s' (%d)", fn, lab_status_name(st_), st_);     \
+            fail_msg("%s returned 'launch failed'%s%s: the device reports %s (a fault in a "      \
+                     "kernel is sticky and fails every later launch: fix the first failure)",     \
+                     fn, for_, c_, err_);                                                        \
+        if (st_ == LAB_LAUNCH_FAILED)                                                            \
+            fail_msg("%s returned 'launch failed'%s%s and the device reports no fault: the "      \
+                     "launch was refused (a grid of 0 blocks? a block of 0 or more than 1024 "   \
+                     "threads? too much shared memory?) or a call before it failed; print "       \
+                     "cudaGetErrorString(cudaGetLastError()) right after the launch to see "      \
+                     "which", fn, for_, c_);                                                     \
+        if (st_ != LAB_OK) fail_msg("%s returned '%s' (%d)%s%s", fn, lab_status_name(st_), st_,  \
+                                    for_, c_);                                                   \
     } while (0)
 
 /** @brief Fail the current test with the comparison report unless ok. */
@@ -109,6 +124,15 @@ static inline int lab_run_tests(const char *group, const struct CMUnitTest *test
         if (!(ok)) {                                                                             \
             char line_[512];                                                                     \
             fail_msg("%s", cmp_report_format(line_, sizeof line_, (what), (rep)));               \
+        }                                                                                        \
+    } while (0)
+
+/** @brief LAB_REQUIRE_CLOSE for a matrix of cols columns: the worst element as [row][column]. */
+#define LAB_REQUIRE_CLOSE_RC(ok, what, rep, cols)                                                \
+    do {                                                                                         \
+        if (!(ok)) {                                                                             \
+            char line_[512];                                                                     \
+            fail_msg("%s", cmp_report_format_rc(line_, sizeof line_, (what), (rep), (cols)));    \
         }                                                                                        \
     } while (0)
 

@@ -78,22 +78,34 @@ int check_gemm_bound(const float *got, const double *want, const double *absAB, 
     return r->mismatches == 0;
 }
 
+/* ", max rel err X", or nothing where it would mislead: relative errors are
+ * taken only where want != 0, so a report whose every miss is at a want of 0
+ * (a value written where 0 belongs) would say "max rel err 0". */
+static void rel_part(char *out, size_t len, const cmp_report_t *r) {
+    if (r->mismatches > 0 && r->max_rel_err == 0.0) snprintf(out, len, "%s", "");
+    else snprintf(out, len, ", max rel err %.3g", r->max_rel_err);
+}
+
 char *cmp_report_format(char *buf, size_t len, const char *what, const cmp_report_t *r) {
+    char rel[48];
+    rel_part(rel, sizeof rel, r);
     snprintf(buf, len,
-             "%s: %zu of %zu outside bound (%zu not finite); worst at [%zu]: got %.9g want %.9g "
-             "(bound %.3g); max abs err %.3g, max rel err %.3g",
+             "%s: %zu of %zu outside bound (%zu non-finite); worst at [%zu]: got %.9g want %.9g "
+             "(bound %.3g); max abs err %.3g%s",
              what, r->mismatches, r->n, r->nonfinite, r->worst_index, r->worst_got, r->worst_want,
-             r->worst_bound, r->max_abs_err, r->max_rel_err);
+             r->worst_bound, r->max_abs_err, rel);
     return buf;
 }
 
 char *cmp_report_format_rc(char *buf, size_t len, const char *what, const cmp_report_t *r, size_t cols) {
     if (cols == 0) return cmp_report_format(buf, len, what, r);
+    char rel[48];
+    rel_part(rel, sizeof rel, r);
     snprintf(buf, len,
-             "%s: %zu of %zu outside bound (%zu not finite); worst at [%zu][%zu]: got %.9g want %.9g "
-             "(bound %.3g); max abs err %.3g, max rel err %.3g",
+             "%s: %zu of %zu outside bound (%zu non-finite); worst at [%zu][%zu]: got %.9g want %.9g "
+             "(bound %.3g); max abs err %.3g%s",
              what, r->mismatches, r->n, r->nonfinite, r->worst_index / cols, r->worst_index % cols, r->worst_got,
-             r->worst_want, r->worst_bound, r->max_abs_err, r->max_rel_err);
+             r->worst_want, r->worst_bound, r->max_abs_err, rel);
     return buf;
 }
 

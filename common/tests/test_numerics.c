@@ -52,6 +52,16 @@ static void test_reports_worst_element(void **state) {
     /* As a 2 x ... matrix with 2 columns, element 3 is row 1, column 1. */
     cmp_report_format_rc(line, sizeof line, "C", &r, 2);
     assert_non_null(strstr(line, "worst at [1][1]"));
+    assert_non_null(strstr(line, "max rel err 0.025"));
+    /* Every miss where 0 is wanted: no relative error exists, and the report
+     * must not claim one of 0 beside a wrong value. */
+    float got0[3] = {1.0f, 0.5f, 3.0f};
+    double want0[3] = {1, 0, 3};
+    assert_false(compare_close(got0, want0, 3, 1e-3, 1e-6, &r));
+    cmp_report_format(line, sizeof line, "C", &r);
+    assert_non_null(strstr(line, "worst at [1]: got 0.5 want 0"));
+    assert_null(strstr(line, "rel err"));
+    assert_non_null(strstr(line, "(0 non-finite)"));
 }
 
 static void test_float_reference(void **state) {

@@ -133,8 +133,10 @@ lab-arg:
 # Both install missing Debian packages first (deps), then build in a fresh
 # make that sees them.
 CHECK_DIR = $(BUILD)/$(TARGET)$(if $(SANITIZE),-$(SANITIZE))/$(SRC)/$(LAB_DIR)
+# A lab's lab.mk may set LAB_CHECK_ALSO_NN to programs its handout runs next
+# (lab 05: the training programs), built with the checks, not run.
 check: lab-arg deps
-	$(Q)$(MAKE) --no-print-directory $(CHECK_DIR)/check
+	$(Q)$(MAKE) --no-print-directory $(CHECK_DIR)/check $(if $(SANITIZE),,$(LAB_CHECK_ALSO_$(firstword $(subst -, ,$(LAB_DIR)))))
 	$(Q)echo "== lab $(LAB_DIR) checks ($(SRC), TARGET=$(TARGET)$(if $(SANITIZE), SANITIZE=$(SANITIZE)))"
 	$(Q)$(if $(filter thread,$(SANITIZE)),TSAN_OPTIONS="suppressions=common/simt/tsan.supp $$TSAN_OPTIONS") $(CHECK_DIR)/check $(if $(ONLY),--only '$(ONLY)')
 

@@ -310,7 +310,10 @@ int rmsnorm_backward_gpu(float *dinp, float *dweight, const float *dout, const f
                          const float *weight, const float *rstd, int N, int D);
 
 /**
- * @brief Backward of the scaled causal softmax: dpreatt = scale * P * (dP - sum_u P dP) on u <= t, 0 above. Written.
+ * @brief Backward of the scaled causal softmax: dpreatt = scale * P * (dP - sum_u P dP) on u <= t, 0 above.
+ *
+ * Reads P and dP only on and below the diagonal: above it they hold nothing
+ * the function may use (lab 05's check fills them with NaN).
  * @param dpreatt [BH, T, T] gradient of the raw scores q.k
  * @param att [BH, T, T] the probabilities P of the forward pass
  * @param datt [BH, T, T] the gradient dP of the probabilities
@@ -323,7 +326,7 @@ int attention_softmax_backward_gpu(float *dpreatt, const float *att, const float
                                    float scale);
 
 /**
- * @brief SwiGLU backward (same contract as swiglu_backward() in cpu/model_ops.h). Written.
+ * @brief SwiGLU backward (same contract as swiglu_backward() in cpu/model_ops.h).
  * @param dgate [n]
  * @param dup [n]
  * @param dout [n]

@@ -79,6 +79,24 @@ static float *random_floats(size_t n, float lo, float hi, uint64_t seed) {
 
 /* ---- Task 1: RMSNorm backward ------------------------------------------------ */
 
+/* Fails unless got matches want (the gradient added to its starting value)
+ * within rtol, atol; when got instead matches fresh (the gradient alone, as
+ * from zeros), the message says the kernel overwrote what it must add to.
+ * cols > 0: the worst element as [row][column]. */
+static void require_accumulated(const float *got, const float *want, const float *fresh, size_t n, double rtol,
+                                double atol, const char *what, size_t cols) {
+    cmp_report_t rep;
+    if (compare_close_f(got, want, n, rtol, atol, &rep)) return;
+    char line[768];
+    cmp_report_format_rc(line, sizeof line, what, &rep, cols);
+    if (compare_close_f(got, fresh, n, rtol, atol, NULL))
+        snprintf(line + strlen(line), sizeof line - strlen(line),
+                 "; the result is the gradient alone: the buffer's starting values were overwritten. "
+                 "Add to them (+=): dinp gets the residual stream's gradient from two places, and "
+                 "dweight sums over the micro-batches of gradient accumulation");
+    fail_msg("%s", line);
+}
+
 static void check_rmsnorm(int N, int D, uint64_t seed) {
     const size_t ND = (size_t)N * D;
     float *x = random_floats(ND, -2.0f, 2.0f, seed), *w = random_floats((size_t)D, 0.5f, 1.5f, seed + 1);
@@ -90,25 +108,30 @@ static void check_rmsnorm(int N, int D, uint64_t seed) {
     float *d_x = upload(x, ND), *d_w = upload(w, (size_t)D), *d_dout = upload(dout, ND);
     float *d_rstd = upload(rstd, (size_t)N);
     float *d_dinp = upload_guarded(dinp, ND, sizeof(float)), *d_dw = upload_guarded(dw, (size_t)D, sizeof(float));
+    /* The same from zeros too: what a kernel that overwrites would give, so its failure can say so. */
+    float *fresh = host_calloc(ND, sizeof(float)), *fresh_w = host_calloc((size_t)D, sizeof(float));
+    rmsnorm_backward(fresh, fresh_w, dout, x, w, rstd, N, D);
     rmsnorm_backward(dinp, dw, dout, x, w, rstd, N, D);
-    LAB_REQUIRE_OK(rmsnorm_backward_gpu(d_dinp, d_dw, d_dout, d_x, d_w, d_rstd, N, D), "rmsnorm_backward_gpu");
+    char shape_[64];
+    snprintf(shape_, sizeof shape_, "N = %d, D = %d", N, D);
+    LAB_REQUIRE_OK_FOR(rmsnorm_backward_gpu(d_dinp, d_dw, d_dout, d_x, d_w, d_rstd, N, D), "rmsnorm_backward_gpu",
+                       shape_);
     LAB_REQUIRE_FINISHED("rmsnorm_backward_gpu");
     float *got = host_malloc(ND * sizeof(float) + 1), *gotw = host_malloc((size_t)D * sizeof(float) + 1);
     download(got, d_dinp, ND);
     download(gotw, d_dw, (size_t)D);
     check_guard(d_dinp, ND, sizeof(float), "rmsnorm_backward_gpu", "dinp");
     check_guard(d_dw, (size_t)D, sizeof(float), "rmsnorm_backward_gpu", "dweight");
-    cmp_report_t rep;
     char what[96];
     /* dinp: a length-D fp32 dot product in another order, |terms| <= ~4: D * eps * 4 absolute, plus rounding. */
     snprintf(what, sizeof what, "rmsnorm dinp, N = %d, D = %d", N, D);
-    LAB_REQUIRE_CLOSE(compare_close_f(got, dinp, ND, 1e-5, 8.0 * D * FLT_EPSILON, &rep), what, &rep);
+    require_accumulated(got, dinp, fresh, ND, 1e-5, 8.0 * D * FLT_EPSILON, what, (size_t)D);
     /* dweight: a length-N fp32 sum of terms up to ~2 in magnitude: N * eps * 2 absolute. */
     snprintf(what, sizeof what, "rmsnorm dweight, N = %d, D = %d", N, D);
-    LAB_REQUIRE_CLOSE(compare_close_f(gotw, dw, (size_t)D, 1e-5, 4.0 * (N + 1) * FLT_EPSILON, &rep), what, &rep);
+    require_accumulated(gotw, dw, fresh_w, (size_t)D, 1e-5, 4.0 * (N + 1) * FLT_EPSILON, what, 0);
     gpu_free(d_x); gpu_free(d_w); gpu_free(d_dout); gpu_free(d_rstd);
     host_free(x); host_free(w); host_free(dout); host_free(dinp); host_free(dw); host_free(norm);
-    host_free(rstd); host_free(got); host_free(gotw);
+    host_free(rstd); host_free(got); host_free(gotw); host_free(fresh); host_free(fresh_w);
 }
 
 static void test_rmsnorm_backward(void **state) {
@@ -143,9 +166,17 @@ static void check_softmax_backward(int BH, int T, uint64_t seed) {
         for (int u = 0; u <= t; u++) s += (double)p[u] * dp[u];
         for (int u = 0; u < T; u++) want[r * T + u] = u <= t ? scale * (double)p[u] * (dp[u] - s) : 0.0;
     }
+    /* Above the diagonal P and dP hold nothing the function may use (the
+     * flash path never even forms them): NaN there, so a row sum or a product
+     * that runs past key t shows, where the forward's exact zeros would hide it. */
+    for (size_t r = 0; r < (size_t)BH * T; r++)
+        for (int u = (int)(r % T) + 1; u < T; u++) P[r * T + u] = dP[r * T + u] = NAN;
     float *garbage = random_floats(n, 100.0f, 200.0f, seed + 2); /* the upper triangle must be written too */
     float *d_P = upload(P, n), *d_dP = upload(dP, n), *d_dS = upload_guarded(garbage, n, sizeof(float));
-    LAB_REQUIRE_OK(attention_softmax_backward_gpu(d_dS, d_P, d_dP, BH, T, scale), "attention_softmax_backward_gpu");
+    char shape_[64];
+    snprintf(shape_, sizeof shape_, "BH = %d, T = %d", BH, T);
+    LAB_REQUIRE_OK_FOR(attention_softmax_backward_gpu(d_dS, d_P, d_dP, BH, T, scale), "attention_softmax_backward_gpu",
+                       shape_);
     LAB_REQUIRE_FINISHED("attention_softmax_backward_gpu");
     download(garbage, d_dS, n);
     check_guard(d_dS, n, sizeof(float), "attention_softmax_backward_gpu", "dpreatt");
@@ -153,7 +184,16 @@ static void check_softmax_backward(int BH, int T, uint64_t seed) {
     char what[96];
     snprintf(what, sizeof what, "softmax backward, BH = %d, T = %d", BH, T);
     /* fp32 sum of t+1 terms |P dP| (summing to <= 1): (T + 2) eps, times scale; 1e-5 relative for the products. */
-    LAB_REQUIRE_CLOSE(compare_close(garbage, want, n, 1e-5, scale * (T + 2) * FLT_EPSILON, &rep), what, &rep);
+    /* [row][key], rows numbered over all BH * T */
+    if (!compare_close(garbage, want, n, 1e-5, scale * (T + 2) * FLT_EPSILON, &rep)) {
+        char line[768];
+        cmp_report_format_rc(line, sizeof line, what, &rep, (size_t)T);
+        if (rep.nonfinite)
+            snprintf(line + strlen(line), sizeof line - strlen(line),
+                     "; every P and dP on and below the diagonal is finite, so a NaN came from above it, "
+                     "where the check puts NaN: read P and dP only for keys u <= t (the row sum too)");
+        fail_msg("%s", line);
+    }
     gpu_free(d_P); gpu_free(d_dP);
     host_free(P); host_free(dP); host_free(want); host_free(garbage);
 }
@@ -182,7 +222,9 @@ static void test_swiglu_backward(void **state) {
         float *d_gate = upload(gate, n), *d_up = upload(up, n), *d_dout = upload(dout, n);
         /* stale values: must be overwritten */
         float *d_dg = upload_guarded(gate, n, sizeof(float)), *d_du = upload_guarded(up, n, sizeof(float));
-        LAB_REQUIRE_OK(swiglu_backward_gpu(d_dg, d_du, d_dout, d_gate, d_up, n), "swiglu_backward_gpu");
+        char shape_[64];
+        snprintf(shape_, sizeof shape_, "n = %zu", n);
+        LAB_REQUIRE_OK_FOR(swiglu_backward_gpu(d_dg, d_du, d_dout, d_gate, d_up, n), "swiglu_backward_gpu", shape_);
         LAB_REQUIRE_FINISHED("swiglu_backward_gpu");
         float *got = host_malloc(n * sizeof(float)), *gotu = host_malloc(n * sizeof(float));
         download(got, d_dg, n);
@@ -221,8 +263,10 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
         gpu_upload(d_g, g, n * sizeof(float));
         for (size_t i = 0; i < n; i++) gs[i] = g[i] * grad_scale; /* the clip factor, as the CPU applies it */
         adamw_update(p, gs, m, v, n, lr, b1, b2, eps, wd, t);
-        LAB_REQUIRE_OK(adamw_step_gpu(d_p, d_b, d_g, d_m, d_v, n, lr, b1, b2, eps, wd, t, grad_scale),
-                       "adamw_step_gpu");
+        char shape_[64];
+        snprintf(shape_, sizeof shape_, "n = %zu, t = %ld", n, t);
+        LAB_REQUIRE_OK_FOR(adamw_step_gpu(d_p, d_b, d_g, d_m, d_v, n, lr, b1, b2, eps, wd, t, grad_scale),
+                           "adamw_step_gpu", shape_);
         LAB_REQUIRE_FINISHED("adamw_step_gpu");
     }
     float *got = host_malloc(n * sizeof(float));

@@ -29,9 +29,10 @@ static __device__ float warp_sum(float x) {
 __global__ void rmsnorm_backward_dinp_kernel(float *dinp, const float *dout, const float *inp,
                                              const float *weight, const float *rstd, int N, int D) {
     /* TODO 1a: row = this warp's row, lane = threadIdx.x % WARP; leave if row >= N.
-     * Each lane sums g[d] * weight[d] * x[d] * rstd over d = lane, lane + 32, ...;
-     * warp_sum() gives the whole row's dot; divide by D. Then each lane ADDS
-     * rstd * (g[d] * weight[d] - x[d] * rstd * dot) to its dinp elements. */
+     * Each lane sums dout[d] * weight[d] * x[d] * rstd (g * xhat) over d = lane,
+     * lane + 32, ...; warp_sum() gives the whole row's dot; divide by D. Then
+     * each lane ADDS rstd * (dout[d] * weight[d] - x[d] * rstd * dot) to its
+     * dinp elements. */
     (void)dinp; (void)dout; (void)inp; (void)weight; (void)rstd; (void)N; (void)D; (void)warp_sum;
 }
 
@@ -68,7 +69,9 @@ __global__ void softmax_backward_kernel(float *dpreatt, const float *att, const 
                                         float scale) {
     /* TODO 2a: row = this warp's row of the BH * T rows, t = row % T (keys
      * 0..t are visible). s = sum over u <= t of P[u] * dP[u] (warp_sum). Write
-     * dpreatt[u] = scale * P[u] * (dP[u] - s) for u <= t and 0 for t < u < T. */
+     * dpreatt[u] = scale * P[u] * (dP[u] - s) for u <= t and 0 for t < u < T,
+     * without reading P or dP above the diagonal: nothing there is yours to
+     * use (the check fills it with NaN). */
     (void)dpreatt; (void)att; (void)datt; (void)BH; (void)T; (void)scale;
 }
 

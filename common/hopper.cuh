@@ -108,7 +108,14 @@ static __device__ __forceinline__ void mbar_fence_init(void)
  *  a wait longer than HOPPER_WAIT_TIMEOUT_NS stops the kernel; the emulator
  *  reports the deadlock itself.
  *  @param bar the barrier. @param parity 0 or 1. */
+#if defined(HOPPER_EMU)
+/* The emulator's version also takes the caller's file and line (filled in at
+ * the call), which its deadlock report names. */
+static __device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity, const char *file = __builtin_FILE(),
+                                                 int line = __builtin_LINE())
+#else
 static __device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity)
+#endif
 {
 #if defined(HOPPER_PTX)
     const uint32_t addr = hopper_smem_addr(bar);
@@ -132,7 +139,7 @@ static __device__ __forceinline__ void mbar_wait(uint64_t *bar, int parity)
         }
     }
 #elif defined(HOPPER_EMU)
-    simt_mbar_wait_parity(bar, parity);
+    simt_mbar_wait_parity_at(bar, parity, file, line);
 #else
     (void)bar; (void)parity;
 #endif
@@ -200,6 +207,8 @@ static __device__ __forceinline__ void wgmma_fence(void)
 {
 #if defined(HOPPER_PTX)
     asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#elif defined(HOPPER_EMU)
+    simt_wgmma_fence();
 #endif
 }
 

@@ -144,6 +144,10 @@ int simt_mbar_test_parity(uint64_t *bar, int parity);
 /** @brief mbarrier.try_wait.parity in a loop: block until the phase of this
  *  parity has completed. @param bar the barrier. @param parity 0 or 1. */
 void simt_mbar_wait_parity(uint64_t *bar, int parity);
+/** @brief simt_mbar_wait_parity from a known place: a deadlock report names
+ *  it. @param bar the barrier. @param parity 0 or 1.
+ *  @param file the waiting source file. @param line its line. */
+void simt_mbar_wait_parity_at(uint64_t *bar, int parity, const char *file, int line);
 /** @brief cp.async.bulk.tensor (tile mode, global to shared): queue a copy
  *  of the box at @p coords of the tensor map into shared memory; it lands,
  *  and completes its bytes on @p bar, when a thread waits on bar.
@@ -162,6 +166,10 @@ void simt_wgmma(float *d, int n, uint64_t desc_a, uint64_t desc_b, int scale_d, 
                 int trans_a, int trans_b, int bf16);
 /** @brief wgmma.commit_group: close the calling thread's open wgmma group. */
 void simt_wgmma_commit(void);
+/** @brief wgmma.fence.sync.aligned: orders the thread's register accesses
+ *  before the wgmma that follow; the emulator requires one before a thread's
+ *  first wgmma of the block. */
+void simt_wgmma_fence(void);
 /** @brief wgmma.wait_group: run every committed group but the @p n most
  *  recent ones (a collective of the warpgroup). @param n groups left pending. */
 void simt_wgmma_wait(int n);

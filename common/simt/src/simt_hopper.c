@@ -249,6 +249,13 @@ void simt_tma_load(void *dst, const void *tensor_map, const int *coords, int nco
      * refilled while a wgmma still reads it is a race on the GPU (it shows
      * when the tensor cores run late). */
     unsigned int reader;
+    const int first_fill = simt_tma_first_fill(addr, addr + (uint32_t)bytes);
+    if (first_fill && simt_wgmma_reads_in_flight(addr, addr + (uint32_t)bytes, &reader))
+        simt_fail("a wgmma of thread %u reads shared bytes [0x%x, 0x%x) that no copy had filled yet: this is the "
+                  "first cp.async.bulk.tensor into them. The consumer's wait on the stage's full barrier returned "
+                  "before the copy landed: check its parity (a fresh barrier is in phase 0, and a wait for parity 1 "
+                  "returns at once), and that every wgmma of a stage comes after that wait",
+                  reader, addr, addr + (unsigned)bytes);
     if (simt_wgmma_reads_in_flight(addr, addr + (uint32_t)bytes, &reader))
         simt_fail("cp.async.bulk.tensor overwrites shared bytes [0x%x, 0x%x) that a wgmma of thread %u still reads: "
                   "it is in flight until a wgmma.wait_group lets its group go, so release a stage (arrive on its "
@@ -381,6 +388,15 @@ void simt_wgmma(float *d, int n, uint64_t desc_a, uint64_t desc_b, int scale_d, 
     simt_wgmma_queue *q = simt_thread_wgmma_queue();
     if (!q) simt_fail("wgmma in host code");
     if (n < 8 || n > 256 || n % 8 != 0) simt_fail("wgmma m64n%dk16: N must be a multiple of 8 from 8 to 256", n);
+    /* PTX requires a wgmma.fence before a warpgroup's first wgmma.mma_async
+     * (and after any write to registers a wgmma reads). Without one ptxas
+     * inserts it and says so (C7519), and the result is right; here the
+     * omission fails, so that it is fixed where it is made. Only the first
+     * is modelled: register accesses are not visible to the emulator. */
+    if (!q->fenced)
+        simt_fail("wgmma.mma_async before any wgmma.fence: call wgmma_fence() before the first wgmma of each "
+                  "k-tile (PTX requires one before a warpgroup's first wgmma and after any write to the registers "
+                  "a wgmma uses; without it ptxas inserts one and reports C7519)");
     if (q->count == SIMT_WGMMA_MAX)
         simt_fail("more than %d wgmma.mma_async in flight: wait for them (wgmma.wait_group)", SIMT_WGMMA_MAX);
     simt_wgmma_op *o = &q->op[q->count++];
@@ -398,6 +414,13 @@ void simt_wgmma(float *d, int n, uint64_t desc_a, uint64_t desc_b, int scale_d, 
     o->seq = ++q->issued;
     operand_span(desc_a, o->trans_a, 64, &o->lo[0], &o->hi[0]);
     operand_span(desc_b, o->trans_b, (uint32_t)n, &o->lo[1], &o->hi[1]);
+}
+
+void simt_wgmma_fence(void)
+{
+    simt_wgmma_queue *q = simt_thread_wgmma_queue();
+    if (!q) simt_fail("wgmma.fence in host code");
+    q->fenced = 1;
 }
 
 void simt_wgmma_commit(void)

@@ -71,6 +71,7 @@ typedef struct simt_wgmma_queue {
     int groups; /**< groups committed so far */
     unsigned int issued; /**< wgmma issued so far (the last op's seq) */
     unsigned int done;   /**< seq of the newest wgmma a wait_group has let go */
+    int fenced;          /**< a wgmma.fence has run in this block's thread */
     simt_wgmma_op op[SIMT_WGMMA_MAX];
 } simt_wgmma_queue;
 
@@ -93,5 +94,14 @@ int simt_wgmma_reads_in_flight(uint32_t lo, uint32_t hi, unsigned int *thread);
  *  @param warpgroup set to the reading warpgroup when there is one.
  *  @return 1 if there is one, 0 if not. */
 int simt_wgmma_reads_unordered(uint32_t lo, uint32_t hi, unsigned int *warpgroup);
+
+/** @brief Records shared bytes [lo, hi) as a TMA destination of the current
+ *  block and says whether no earlier TMA copy of the block targeted any of
+ *  them (simt_runtime.c): a wgmma reading them before then read bytes no copy
+ *  had filled. When its table is full it answers 0, so it never claims a
+ *  first fill wrongly.
+ *  @param lo first byte. @param hi one past the last.
+ *  @return 1 for a first fill, 0 otherwise. */
+int simt_tma_first_fill(uint32_t lo, uint32_t hi);
 
 #endif /* SIMT_INTERNAL_H */

@@ -131,6 +131,8 @@ typedef struct worker worker;
 /* Static __shared__ variables a block can have filled at first use; more
  * are left as they are. */
 enum { SHARED_SEEN_MAX = 64 };
+/* Shared ranges a TMA copy of the block has targeted (simt_tma_first_fill). */
+enum { TMA_FILLED_MAX = 64 };
 
 typedef struct fiber {
     simt_thread_info info; /* first: simt_cur_thread points here */
@@ -149,6 +151,9 @@ typedef struct fiber {
     unsigned int gsize;  /* ST_GROUP: the group's size */
     simt_group_fn gfn;
     uint64_t *mbar;      /* ST_MBAR: the barrier waited on */
+    int mparity;         /* ST_MBAR: the parity waited for */
+    const char *mfile;   /* ST_MBAR: where the wait is, when known */
+    int mline;
     int cp_count, cp_groups;
     cp_op cp[CP_MAX];
     simt_wgmma_queue *wgq; /* allocated on the thread's first wgmma */
@@ -198,6 +203,8 @@ struct worker {
     const void *shared_seen[SHARED_SEEN_MAX]; /* static __shared__ variables filled in this block */
     unsigned int nshared_seen;
     size_t shared_static; /* their bytes */
+    uint32_t tma_filled[TMA_FILLED_MAX][2]; /* [lo, hi) of each TMA destination so far */
+    int ntma_filled;
 };
 
 typedef struct launch {
@@ -323,6 +330,46 @@ static void switch_to(fiber *from, fiber *to, int dying)
 
 /* --- scheduling ---------------------------------------------------------- */
 
+static unsigned int mbar_pending(uint64_t v);
+static unsigned int mbar_expected(uint64_t v);
+static int mbar_phase(uint64_t v);
+static long mbar_tx(uint64_t v);
+
+/* One line per mbarrier and parity that threads wait on in a deadlock: which
+ * barrier (its shared address), where the first waiter waits, and the state
+ * that keeps the phase open, so the report points at the wait or the arrival
+ * that is wrong. */
+static void report_mbar_waits(worker *w)
+{
+    int shown = 0;
+    for (unsigned int i = 0; i < w->nthreads && shown < 8; i++) {
+        const fiber *f = &w->fibers[i];
+        if (f->state != ST_MBAR) continue;
+        int first = 1;
+        for (unsigned int j = 0; j < i && first; j++)
+            if (w->fibers[j].state == ST_MBAR && w->fibers[j].mbar == f->mbar && w->fibers[j].mparity == f->mparity)
+                first = 0;
+        if (!first) continue;
+        unsigned int count = 0;
+        for (unsigned int j = i; j < w->nthreads; j++)
+            count += w->fibers[j].state == ST_MBAR && w->fibers[j].mbar == f->mbar &&
+                     w->fibers[j].mparity == f->mparity;
+        const uint64_t v = *f->mbar;
+        char where[256] = "";
+        if (f->mfile) snprintf(where, sizeof where, " at %s:%d", f->mfile, f->mline);
+        fprintf(stderr,
+                "simt:   %u thread(s), the first thread %u%s, wait for parity %d of the mbarrier at %p; "
+                "it is in phase %d with %u of %u arrivals still to come and %ld TMA bytes outstanding%s\n",
+                count, i, where, f->mparity, (void *)f->mbar, mbar_phase(v), mbar_pending(v),
+                mbar_expected(v), mbar_tx(v),
+                mbar_pending(v) == mbar_expected(v) && mbar_tx(v) == 0
+                    ? " (no arrival at all in this phase: is the thread that should arrive itself waiting, or "
+                      "is the parity one phase ahead?)"
+                    : "");
+        shown++;
+    }
+}
+
 static void report_deadlock(worker *w)
 {
     unsigned int nbar = 0, nwarp = 0, ngroup = 0, nmbar = 0;
@@ -343,6 +390,7 @@ static void report_deadlock(worker *w)
                 "%u on an mbarrier whose phase never completes (fewer arrivals or TMA bytes than it "
                 "expects, or the wrong parity)\n",
                 ngroup, nmbar);
+    report_mbar_waits(w);
     simt_set_fault(cudaErrorLaunchFailure);
     w->aborted = 1;
 }
@@ -949,16 +997,21 @@ int simt_mbar_test_parity(uint64_t *bar, int parity)
     return 1;
 }
 
-void simt_mbar_wait_parity(uint64_t *bar, int parity)
+void simt_mbar_wait_parity_at(uint64_t *bar, int parity, const char *file, int line)
 {
     fiber *self = cur_fiber;
     while (!simt_mbar_test_parity(bar, parity)) {
         if (!simt_cur_thread || !self) simt_fail("mbarrier wait in host code on a phase that has not completed");
         self->state = ST_MBAR;
         self->mbar = bar;
+        self->mparity = parity & 1;
+        self->mfile = file;
+        self->mline = line;
         schedule_next(self, 0);
     }
 }
+
+void simt_mbar_wait_parity(uint64_t *bar, int parity) { simt_mbar_wait_parity_at(bar, parity, NULL, 0); }
 
 /* --- errors and per-thread Hopper state ------------------------------------ */
 
@@ -1275,6 +1328,27 @@ int simt_wgmma_reads_in_flight(uint32_t lo, uint32_t hi, unsigned int *thread)
     return found;
 }
 
+int simt_tma_first_fill(uint32_t lo, uint32_t hi)
+{
+    worker *w = cur_worker;
+    if (!w || !simt_cur_thread) return 0;
+    int seen = 0;
+    TSAN_IGNORE_BEGIN();
+    for (int i = 0; i < w->ntma_filled && !seen; i++)
+        if (w->tma_filled[i][0] < hi && lo < w->tma_filled[i][1]) seen = 1;
+    if (!seen) {
+        if (w->ntma_filled < TMA_FILLED_MAX) {
+            w->tma_filled[w->ntma_filled][0] = lo;
+            w->tma_filled[w->ntma_filled][1] = hi;
+            w->ntma_filled++;
+        } else {
+            seen = 1; /* the table is full: claim nothing */
+        }
+    }
+    TSAN_IGNORE_END();
+    return !seen;
+}
+
 /* --- thread start and end ------------------------------------------------ */
 
 static void thread_exit(fiber *self)
@@ -1420,6 +1494,7 @@ static void run_block(worker *w, unsigned long b)
     w->nshared_seen = 0;
     w->shared_static = 0;
     w->nbreads = 0;
+    w->ntma_filled = 0;
     for (unsigned int i = 0; i < n; i++) {
         fiber *f = &w->fibers[i];
         f->info.thread_idx.x = i % L->block.x;
@@ -1431,7 +1506,7 @@ static void run_block(worker *w, unsigned long b)
         f->state = ST_READY;
         f->cp_count = 0;
         f->cp_groups = 0;
-        if (f->wgq) f->wgq->count = f->wgq->groups = 0, f->wgq->issued = f->wgq->done = 0;
+        if (f->wgq) f->wgq->count = f->wgq->groups = f->wgq->fenced = 0, f->wgq->issued = f->wgq->done = 0;
         f->ntaint = 0;
         memset(f->known, 0, sizeof(f->known));
         f->asan_fake = NULL;

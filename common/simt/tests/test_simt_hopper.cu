@@ -204,7 +204,7 @@ static void test_copies_land_at_the_wait(void **state)
  * (N-major), no swizzle, so every D element is 16 * 2 = 32. d[0] is read
  * before wgmma.wait_group and after. variant 1: thread 5 passes another B
  * descriptor; 2: a nonzero base offset; 3: A starts one 128-byte row into
- * a swizzle pattern. */
+ * a swizzle pattern; 4: no wgmma.fence before the wgmma. */
 __global__ void wgmma_case(int variant, float *before, float *after)
 {
     extern __shared__ __align__(1024) uint8_t dyn[];
@@ -223,7 +223,7 @@ __global__ void wgmma_case(int variant, float *before, float *after)
     if (variant == 3) da = ((hopper_smem_addr(A) + 128) >> 4) | ((uint64_t)(1024 >> 4) << 32) | (1ull << 62);
     float d[64];
     for (int i = 0; i < 64; i++) d[i] = -1.0f;
-    wgmma_fence();
+    if (variant != 4) wgmma_fence(); /* 4: none before the first wgmma (PTX requires one) */
     wgmma_m64n128k16(d, da, db, 0);
     wgmma_commit();
     before[threadIdx.x] = d[0];
@@ -267,7 +267,7 @@ static void test_wgmma_results_arrive_at_the_wait(void **state)
         assert_true(before[t] == -1.0f);
         assert_true(after[t] == 32.0f);
     }
-    for (int v = 1; v <= 3; v++) {
+    for (int v = 1; v <= 4; v++) {
         wgmma_case<<<1, 128, 8192>>>(v, db, da);
         expect_launch_failure(cudaGetLastError());
     }
@@ -307,6 +307,7 @@ __global__ void wgmma_k_major_b(const uint16_t *a, const uint16_t *b, float *d)
     uint64_t da = (hopper_smem_addr(As) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
     uint64_t db = (hopper_smem_addr(Bs) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
     float acc[4] = {0, 0, 0, 0};
+    simt_wgmma_fence();
     simt_wgmma(acc, 8, da, db, 0, 1, 1, /*trans_a=*/0, /*trans_b=*/0, /*bf16=*/1);
     simt_wgmma_commit();
     simt_wgmma_wait(0);

@@ -310,8 +310,13 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                         l < sizeof msg)
                         snprintf(msg + l, sizeof msg - l, "; every input is finite, so a NaN came from "
                                  "shared memory read before it was written (the emulator starts it as NaN: "
-                                 "a missing __syncthreads()?) or from a read past the end of A or B (NaN "
-                                 "guard zones surround them)");
+                                 "a missing __syncthreads()? a fragment load whose leading dimension or start "
+                                 "reaches padding no thread writes?) or from a read past the end of A or B "
+                                 "(NaN guard zones surround them)");
+                    else if (!rep.nonfinite && l < sizeof msg)
+                        snprintf(msg + l, sizeof msg - l, "; if a missing barrier could be the cause, run "
+                                 "this test under make check SANITIZE=thread ONLY='...' on the emulator: "
+                                 "it names the two lines that race");
                 }
             }
             host_free(cmp);

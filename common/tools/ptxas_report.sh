@@ -70,10 +70,21 @@ printf '%-34s %5s %13s %8s  %s\n' "kernel${arch:+ ($arch)}" "regs" "spill st/ld"
 printf '%s\n' "${rows[@]}"
 [ -n "${wgmma_notes[?]:-}" ] && echo "(a function ptxas did not name)      ${wgmma_notes[?]}"
 if [ "$bad" -ne 0 ]; then
+    notes="${wgmma_notes[*]:-}"
     echo "ptxas_report: a kernel above spills registers or has its wgmma patched up by ptxas:"
     echo "  SPILLS: fewer live values (smaller tiles, or __launch_bounds__ that leaves more registers);"
-    echo "  wgmma notes: touch the accumulators only after wgmma_wait_group has let their group go,"
-    echo "  and keep every wgmma of a group on registers nothing else writes meanwhile."
+    case "$notes" in *"fence injected"*)
+        echo "  fence injected: call wgmma_fence() before the first wgmma of each k-tile (PTX wants a"
+        echo "    wgmma.fence before a warpgroup's first wgmma and after any write to registers it uses);" ;;
+    esac
+    case "$notes" in *"wait injected"*)
+        echo "  wait injected: the accumulators are read or written while their group is in flight:"
+        echo "    wgmma_wait_group (or wgmma_wait_all) before touching them;" ;;
+    esac
+    case "$notes" in *"wgmma serialised"*|*"wgmma note"*)
+        echo "  wgmma serialised: touch the accumulators only after wgmma_wait_group has let their group go,"
+        echo "    and keep every wgmma of a group on registers nothing else writes meanwhile." ;;
+    esac
     exit 1
 fi
 echo "ptxas_report: $n kernel(s), no spills, no wgmma serialisation"

@@ -105,7 +105,10 @@ $(foreach l,$(LAB_NAMES),$(foreach t,$(LAB_TARGETS),$(foreach p,check $(if $(wil
 lab_nn = $(if $(filter 0 1 2 3 4 5 6 7 8 9,$(1)),0$(1),$(1))
 GRADESCOPE_LABS := $(foreach l,$(LAB),$(call lab_nn,$(firstword $(subst -, ,$(l)))))
 GRADESCOPE_ZIP := $(BUILD)/gradescope/autograder$(subst $(space),,$(addprefix -,$(GRADESCOPE_LABS))).zip
+# ALLOW_CHANGED=1: ship student files of labs/ that differ from the last
+# commit as the starters (make_zip.sh refuses them otherwise; a starter that
+# is its solution is refused either way).
 gradescope-zip:
-	$(Q)bash autograder/gradescope/make_zip.sh $(GRADESCOPE_ZIP) $(LAB)
+	$(Q)bash autograder/gradescope/make_zip.sh $(if $(ALLOW_CHANGED),--allow-changed) $(GRADESCOPE_ZIP) $(LAB)
 
-HELP += "gradescope-zip [LAB=NN]::write $(BUILD)/gradescope/autograder[-NN].zip for Gradescope (setup.sh, run_autograder, the course without solutions/); LAB= grades only that lab"
+HELP += "gradescope-zip [LAB=NN]::write $(BUILD)/gradescope/autograder[-NN].zip for Gradescope (setup.sh, run_autograder, the course without solutions/); LAB= grades only that lab; ALLOW_CHANGED=1 ships uncommitted starters"

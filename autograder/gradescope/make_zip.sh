@@ -6,17 +6,38 @@
 # solutions, the grader's wrong submissions (which are solutions with one
 # defect each) or its MPI fixture lab (a solution too).
 #
-#   make_zip.sh OUT.zip [NN ...]
+#   make_zip.sh [--allow-changed] OUT.zip [NN ...]
 #
 # With labs (NN or NN-topic), the zip's graded_labs names them and
 # run_autograder grades those labs only: a student who uploads another
 # lab's files to this assignment earns nothing for them. Without, it grades
 # whatever labs a submission has files for, and this script says so.
+#
+# The student files of labs/ (every file of labs/NN-topic/ but check.c,
+# bench.c, README.md and lab.mk, as the grader counts them) are the starters
+# in the zip: the grader grades a file a submission lacks as the starter, and
+# student code on Gradescope can read them all. So the zip is refused when
+# one of them is byte for byte its solutions/ file (an instructor's copy
+# made while testing: an empty submission would score full marks and every
+# student could read the solution), and, in a git checkout, when one differs
+# from the last commit, unless --allow-changed (make gradescope-zip
+# ALLOW_CHANGED=1) says the change is meant for the starter.
 set -eu
-out=${1:?usage: make_zip.sh OUT.zip [NN ...]}
+allow_changed=0
+if [ "${1:-}" = --allow-changed ]; then
+    allow_changed=1
+    shift
+fi
+out=${1:?usage: make_zip.sh [--allow-changed] OUT.zip [NN ...]}
 shift
 root=$(cd "$(dirname "$0")/../.." && pwd)
 command -v zip >/dev/null || { echo "gradescope-zip: needs zip; run: sudo apt-get install -y zip"; exit 1; }
+# The files of labs/NN-topic/ a student writes: all but the harness (tree.c's lab_student_files).
+is_student_file() {
+    [[ $1 =~ ^labs/[0-9][0-9]-[^/]+/([^/]+)$ ]] || return 1
+    case ${BASH_REMATCH[1]} in check.c | bench.c | README.md | lab.mk) return 1 ;; esac
+    return 0
+}
 labs=()
 for l in "$@"; do
     [[ $l =~ ^[0-9](-.*)?$ ]] && l=0$l # LAB=5 is lab 05, as for make check and grade
@@ -29,13 +50,53 @@ for l in "$@"; do
     fi
     labs+=("$nn")
 done
+in_git=0
+if command -v git >/dev/null && git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+    in_git=1
+fi
+# A solution as a starter: refused whatever else is given, before anything is packed.
+solved=()
+for f in "$root"/labs/[0-9][0-9]-*/*; do
+    rel=${f#"$root"/}
+    is_student_file "$rel" || continue
+    sol=$root/solutions/${rel#labs/}
+    [ -f "$f" ] && [ -f "$sol" ] && cmp -s "$f" "$sol" && solved+=("$rel")
+done
+if [ "${#solved[@]}" -gt 0 ]; then
+    echo "gradescope-zip: error: these starters are byte for byte their solutions/ files, so the zip would ship" >&2
+    echo "  the solutions (student code on Gradescope can read them, and an empty submission would score full marks):" >&2
+    printf '  %s\n' "${solved[@]}" >&2
+    if [ "$in_git" = 1 ]; then
+        echo "  Restore the starters (git -C '$root' checkout -- ${solved[*]}) and make the zip again." >&2
+    else
+        echo "  Put the starters back in labs/ and make the zip again." >&2
+    fi
+    exit 1
+fi
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/course"
 # In a git checkout the course is the files git tracks, as they are in the
 # working tree, and nothing else: never a grades.csv or a submissions/ folder
 # lying about, which student code on Gradescope could read.
-if command -v git >/dev/null && git -C "$root" rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+if [ "$in_git" = 1 ]; then
+    # A student file that differs from the last commit (changed, staged, deleted)
+    # is a starter no one has reviewed as one: part of a solution, a test edit.
+    edited=()
+    while IFS= read -r -d '' f; do
+        is_student_file "$f" && edited+=("$f")
+    done < <(git -C "$root" diff --name-only --relative -z HEAD -- labs 2>/dev/null) # no HEAD yet: nothing to compare
+    if [ "${#edited[@]}" -gt 0 ] && [ "$allow_changed" = 0 ]; then
+        echo "gradescope-zip: error: these student files of labs/ differ from the last commit, and the zip would ship" >&2
+        echo "  them as the starters (a student who leaves a file out is graded on it, and every student can read it):" >&2
+        printf '  %s\n' "${edited[@]}" >&2
+        echo "  Commit them if they are the new starters, or restore them (git -C '$root' checkout -- FILE);" >&2
+        lab_arg=
+        [ "${#labs[@]}" -eq 1 ] && lab_arg=" LAB=${labs[0]}"
+        [ "${#labs[@]}" -gt 1 ] && lab_arg=" LAB='${labs[*]}'"
+        echo "  to ship them as they are: make gradescope-zip$lab_arg ALLOW_CHANGED=1 (make_zip.sh --allow-changed)." >&2
+        exit 1
+    fi
     changed=$(git -C "$root" status --porcelain --untracked-files=no -- . | head -n 20)
     if [ -n "$changed" ]; then
         echo "gradescope-zip: warning: tracked files have uncommitted changes; the zip holds them as they are now:" >&2

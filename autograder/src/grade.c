@@ -17,8 +17,9 @@
  * The grader itself must not fail because a submission misbehaves: every
  * outcome of a child (crash, hang, garbage, no verdict) becomes a status in
  * the table, and results are always written. Exit status: 0 when grading
- * happened (whatever the score), 1 when the grader could not grade, 2 for
- * bad usage.
+ * happened (whatever the score), 1 when the grader could not grade (on
+ * --target cuda: also when every check of a lab found no device, which is
+ * no grade), 2 for bad usage.
  */
 #include "grade.h"
 
@@ -29,6 +30,7 @@
 #include <limits.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +55,7 @@
 typedef struct {
     char root[PATH_MAX];      /* the grader's own tree: checks, harness, rubrics */
     char src[PATH_MAX];       /* where student files come from */
+    int src_set;              /* --src given (--batch ignores it, so both together are refused) */
     const char *json_path;
     int gradescope;
     char target[8];           /* cuda or emu */
@@ -137,8 +140,9 @@ static void usage(FILE *f) {
             "                 whatever it has, naming the files of other labs it ignores\n"
             "  --target T     cuda (a real GPU: numerics and speed) or emu (CPU emulator: numerics)\n"
             "  --timeout S    wall-clock seconds per test, at least 1 (default: the rubric's, else 120)\n"
-            "  --batch DIR    grade DIR/<student>/ for every student; --csv FILE (default grades.csv)\n"
-            "                 gets the scores; --json then names a folder for <student>.json files\n"
+            "  --batch DIR    grade DIR/<student>/ for every student; --csv FILE (default grades.csv in\n"
+            "                 the current folder) gets the scores and notes (build error, no files, not\n"
+            "                 graded); --json then names a folder for <student>.json files\n"
             "  --parallel N   with --batch: grade N submissions at once, each in a process of its own\n"
             "                 (default 1). Each student's messages are shown when it is done; the\n"
             "                 default --mem-mb is divided by N. Not with speed tests on --target cuda:\n"
@@ -160,7 +164,7 @@ static void usage(FILE *f) {
             "  --prepare      only build the course libraries into --base-cache (or find them there)\n"
             "                 and stop, so that later runs start grading at once (Gradescope's\n"
             "                 setup.sh does this when it builds the image)\n"
-            "  --gpu-build    with --target emu: also compile the student's .cu files with nvcc, as a\n"
+            "  --gpu-build    with --target emu only: also compile the student's .cu files with nvcc, as a\n"
             "                 GPU machine would, and count a file nvcc refuses as a build error of its\n"
             "                 lab (the emulator accepts C++ that device code may not use); needs the\n"
             "                 CUDA toolkit, not a GPU\n"
@@ -208,7 +212,7 @@ static void parse_args(int argc, char **argv) {
                 }
                 if (O.nlabs < GRADE_MAX_LABS) snprintf(O.labs[O.nlabs++], 8, one ? "0%.1s" : "%.2s", l);
             }
-        } else if (!strcmp(a, "--src")) { NEED_VALUE(); snprintf(O.src, sizeof O.src, "%s", v); }
+        } else if (!strcmp(a, "--src")) { NEED_VALUE(); snprintf(O.src, sizeof O.src, "%s", v); O.src_set = 1; }
         else if (!strcmp(a, "--root")) { NEED_VALUE(); snprintf(O.root, sizeof O.root, "%s", v); }
         else if (!strcmp(a, "--json")) { NEED_VALUE(); O.json_path = v; }
         else if (!strcmp(a, "--batch")) { NEED_VALUE(); O.batch = v; }
@@ -280,6 +284,19 @@ static void parse_args(int argc, char **argv) {
                         "not both (with make grade: LAB=NN, not --lab in GRADE_ARGS)\n", O.labs[0]);
         exit(2);
     }
+    /* Flags that would be dropped in silence: each is refused, with what to
+     * give instead, before anything is built. */
+    if (O.batch && O.src_set) {
+        fprintf(stderr, "grade: --batch %s grades every subfolder of it as one student's submission, so --src %s would "
+                        "be ignored; give --batch DIR for a folder of submissions or --src DIR for one, not both\n",
+                O.batch, O.src);
+        exit(2);
+    }
+    if (O.csv_path && !O.batch) {
+        fprintf(stderr, "grade: --csv %s writes one row per student of a batch, and needs --batch DIR; for one "
+                        "submission read the table, or write Gradescope's results.json with --json FILE\n", O.csv_path);
+        exit(2);
+    }
     if (O.parallel > 1 && !O.batch) {
         fprintf(stderr, "grade: --parallel %d grades several submissions at once, so it needs --batch DIR; "
                         "one submission is graded one test at a time\n", O.parallel);
@@ -338,6 +355,24 @@ static int have_gpu(void) {
     int found = 0;
     while (fgets(line, sizeof line, p)) found |= !strncmp(line, "GPU", 3);
     pclose(p);
+    return found;
+}
+
+/* Does this machine show any sign of an NVIDIA GPU: one that nvidia-smi
+ * lists, or a device node of the driver (/dev/nvidia0, ...; WSL's /dev/dxg)?
+ * Not a test that CUDA can use it (CUDA_VISIBLE_DEVICES may hide it; a
+ * container may have the device but not nvidia-smi), so the grader never
+ * refuses --target cuda on it: it only says, when every check found no
+ * device, whether the machine shows one, and a batch stops early only when
+ * it shows none (a submission cannot add a GPU, so it cannot stop a batch). */
+static int gpu_in_sight(void) {
+    if (have_gpu() || access("/dev/dxg", F_OK) == 0) return 1;
+    DIR *d = opendir("/dev");
+    int found = 0;
+    struct dirent *e;
+    while (d && !found && (e = readdir(d)))
+        found = !strncmp(e->d_name, "nvidia", 6) && isdigit((unsigned char)e->d_name[6]);
+    if (d) closedir(d);
     return found;
 }
 
@@ -458,6 +493,56 @@ static void free_env(char **env) {
 
 /* ---- building ------------------------------------------------------------------- */
 
+/* The words of a value with single spaces between them: "80  90a " is "80 90a". */
+static void normalize_words(const char *s, char *out, size_t n) {
+    size_t k = 0;
+    for (const char *p = s; *p && k + 1 < n;) {
+        if (isspace((unsigned char)*p)) { p++; continue; }
+        if (k && k + 2 < n) out[k++] = ' ';
+        while (*p && !isspace((unsigned char)*p) && k + 1 < n) out[k++] = *p++;
+    }
+    out[k] = '\0';
+}
+
+/* The architectures a GPU build compiles for, as make sees them: CUDA_ARCH
+ * from the grader's environment when it is well formed (run_make passes it on
+ * make's command line; make grade exports its own), else the default that
+ * the tree's Makefile sets ("CUDA_ARCH ?= 80 90a"), read from the file. The
+ * cache key hashes this value, not the environment's, so a direct call
+ * without CUDA_ARCH and make grade, which passes the Makefile's default,
+ * share a built base. from_env (when given) says which it was. */
+static const char *cuda_arch(int *from_env) {
+    static char arch[64], dflt[64];
+    static int said, read_dflt;
+    const char *ca = getenv("CUDA_ARCH");
+    if (from_env) *from_env = 0;
+    if (ca && *ca && strlen(ca) < 40 && strspn(ca, "0123456789abf ") == strlen(ca)) {
+        normalize_words(ca, arch, sizeof arch);
+        if (from_env) *from_env = 1;
+        return arch;
+    }
+    if (ca && *ca && !said++)
+        fprintf(stderr, "grade: ignoring CUDA_ARCH='%s' (expected numbers such as '90a' or '80 90a'); "
+                        "building for the Makefile's default\n", ca);
+    if (!read_dflt++) {
+        char path[PATH_MAX + 16], line[1024];
+        snprintf(path, sizeof path, "%s/Makefile", O.root);
+        FILE *f = fopen(path, "r");
+        while (f && fgets(line, sizeof line, f)) {
+            if (strncmp(line, "CUDA_ARCH", 9)) continue;
+            char *p = line + 9 + strspn(line + 9, " \t");
+            if (!strncmp(p, "?=", 2) || !strncmp(p, ":=", 2)) p += 2;
+            else if (*p == '=') p++;
+            else continue;
+            p[strcspn(p, "#")] = '\0';
+            normalize_words(p, dflt, sizeof dflt);
+            break;
+        }
+        if (f) fclose(f);
+    }
+    return dflt;
+}
+
 /* Run make in dir for one target (a path relative to dir); returns 0 on
  * success, log (relative paths) in *log (malloc'd). BUILD and the target are
  * relative because make cannot name a file whose path has a space in it, and
@@ -473,16 +558,10 @@ static int run_make(const char *dir, const char *target_path, int timeout_s, cha
     snprintf(home, sizeof home, "%s/home", tmp_root);
     /* CUDA_ARCH from the grader's environment (make grade passes its own) narrows the
      * GPU builds to the architectures of the grading machine: "90a" compiles once, not twice. */
-    char arch[64] = "";
-    const char *ca = getenv("CUDA_ARCH");
-    if (ca && *ca && strlen(ca) < 40 && strspn(ca, "0123456789abf ") == strlen(ca))
-        snprintf(arch, sizeof arch, "CUDA_ARCH=%s", ca);
-    else if (ca && *ca) {
-        static int said;
-        if (!said++)
-            fprintf(stderr, "grade: ignoring CUDA_ARCH='%s' (expected numbers such as '90a' or '80 90a'); "
-                            "building for the Makefile's default\n", ca);
-    }
+    char arch[80] = "";
+    int from_env;
+    const char *ca = cuda_arch(&from_env);
+    if (from_env) snprintf(arch, sizeof arch, "CUDA_ARCH=%s", ca);
     char *argv[] = {"/usr/bin/env", "make", "--no-print-directory", jobs, build, tgt, (char *)target_path,
                     arch[0] ? arch : NULL, NULL};
     char **env = child_env(home, NULL);
@@ -1072,8 +1151,33 @@ static int selected(const rubric_test_t *t) {
     return 0;
 }
 
-/* Grade one lab of one submission, appending to res. Returns the count. */
-static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *notes, size_t notes_len) {
+/* Append one short reason to why ("; "-separated), as "lab NN: " + the text
+ * when label is set (a batch of several labs), else the text alone. why is
+ * what a batch's console line and CSV say about a score that is not what the
+ * submission earned by its code: a build error, no student files. */
+static void add_why(char *why, size_t wn, const char *nn, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void add_why(char *why, size_t wn, const char *nn, const char *fmt, ...) {
+    if (!why || !wn) return;
+    size_t l = strlen(why);
+    if (l) l += (size_t)snprintf(why + l, wn - l, "; ");
+    if (nn && l < wn) l += (size_t)snprintf(why + l, wn - l, "lab %s: ", nn);
+    if (l >= wn) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why + l, wn - l, fmt, ap);
+    va_end(ap);
+    sanitize(why);
+    for (char *c = why; *c; c++)
+        if (*c == '\n' || *c == '\t') *c = ' ';
+}
+
+/* Grade one lab of one submission, appending to res. Returns the count.
+ * why gets a short reason (add_why) when the lab did not build or the
+ * submission held none of its files (unless the caller says that for the
+ * whole submission: lab_empty_known); labelled with the lab when label_lab. */
+static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *notes, size_t notes_len, char *why,
+                     size_t wn, int label_lab, int lab_empty_known) {
+    const char *label = label_lab ? rb->nn : NULL;
     int n = 0;
     for (int i = 0; i < rb->ntests; i++) {
         if (!selected(&rb->tests[i])) continue;
@@ -1110,6 +1214,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
     char files[16][128];
     int nf = student_files(rb, files);
     char missing[512] = "";
+    int nmissing = 0;
     for (int f = 0; f < nf; f++) {
         snprintf(to, sizeof to, "%s/labs/%s/%s", dir, rb->lab, files[f]);
         char others[PATH_MAX];
@@ -1123,13 +1228,17 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
                 snprintf(notes + strlen(notes), notes_len - strlen(notes), "%s", w);
             }
             unlink(to);
-            if (file_copy(from, to) != 0)
+            if (file_copy(from, to) != 0) {
+                nmissing++;
                 snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s (unreadable)",
                          missing[0] ? ", " : "", files[f]);
+            }
         } else {
+            nmissing++;
             snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s%s", missing[0] ? ", " : "", files[f]);
         }
     }
+    if (nf > 0 && nmissing == nf && !lab_empty_known) add_why(why, wn, label, "no student files: graded the starter");
     if (missing[0])
         snprintf(notes + strlen(notes), notes_len - strlen(notes),
                  "lab %s: not in the submission, graded the starter instead: %s\n", rb->nn, missing);
@@ -1168,6 +1277,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
             else snprintf(res[i].message, sizeof res[i].message, "%s", err);
             res[i].output = tail_lines(log, 6000);
         }
+        add_why(why, wn, label, "build error%s: %s", gpu_file ? " (nvcc, --gpu-build)" : "", err);
         snprintf(notes + strlen(notes), notes_len - strlen(notes), "lab %s: %s:\n%s\n", rb->nn,
                  gpu_file ? "does not compile for a GPU (nvcc, --gpu-build)" : "compile errors",
                  log + (strlen(log) > 3000 ? strlen(log) - 3000 : 0));
@@ -1382,8 +1492,9 @@ static int prepare_cached_base(void) {
     static const char *ptrs[GRADE_MAX_LABS * 16];
     int np = student_paths(paths, ptrs, GRADE_MAX_LABS * 16);
     char salt[4096];
-    const char *vars[] = {"CUDA_ARCH", "CC", "CXX", "NVCC", "CUDA_HOME"};
-    snprintf(salt, sizeof salt, "target=%s", O.target);
+    /* CUDA_ARCH as the build sees it (cuda_arch), not as the environment has it. */
+    const char *vars[] = {"CC", "CXX", "NVCC", "CUDA_HOME"};
+    snprintf(salt, sizeof salt, "target=%s CUDA_ARCH=%s", O.target, cuda_arch(NULL));
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
         snprintf(salt + strlen(salt), sizeof salt - strlen(salt), " %s=%s", vars[i],
                  getenv(vars[i]) ? getenv(vars[i]) : "");
@@ -1510,8 +1621,11 @@ static int submission_root(const char *src, const rubric_t *rubrics, int nrub, c
     }
 }
 
-/* Grade the chosen labs of one submission; fills res (malloc'd) and notes. */
-static int grade_submission(const char *src_given, rubric_t *rubrics, int nrub, result_t **out, char *notes, size_t nl) {
+/* Grade the chosen labs of one submission; fills res (malloc'd) and notes,
+ * and why with a short reason when a score is not what the code earned
+ * (no student files, a build error; see add_why). */
+static int grade_submission(const char *src_given, rubric_t *rubrics, int nrub, result_t **out, char *notes, size_t nl,
+                            char *why, size_t wn) {
     result_t *res = calloc((size_t)nrub * GRADE_MAX_TESTS + 1, sizeof *res);
     int n = 0;
     if (!res) return 0;
@@ -1529,6 +1643,7 @@ static int grade_submission(const char *src_given, rubric_t *rubrics, int nrub, 
         for (int f = 0; f < nf; f++)
             snprintf(expected + strlen(expected), sizeof expected - strlen(expected), " %s", files[f]);
     }
+    if (!any) add_why(why, wn, NULL, "no student files%s", O.gradescope && !O.nlabs ? "" : ": graded the starters");
     if (!any && !(O.gradescope && !O.nlabs)) {
         /* Every lab below is the starter: loud, since the score means nothing. */
         char w[4096];
@@ -1558,7 +1673,7 @@ static int grade_submission(const char *src_given, rubric_t *rubrics, int nrub, 
     for (int i = 0; i < nrub; i++) {
         if (O.gradescope && !O.nlabs && !submission_has_lab(src, &rubrics[i])) continue;
         fprintf(stderr, "grade: lab %s ...\n", rubrics[i].lab);
-        n += grade_lab(src, &rubrics[i], res + n, notes, nl);
+        n += grade_lab(src, &rubrics[i], res + n, notes, nl, why, wn, nrub > 1, !any);
     }
     if (O.gradescope && !O.nlabs && n == 0) {
         /* Say what was expected, and what came, rather than grading nothing in silence. */
@@ -1567,6 +1682,41 @@ static int grade_submission(const char *src_given, rubric_t *rubrics, int nrub, 
     }
     *out = res;
     return n;
+}
+
+/* On --target cuda: the labs (as "00-hello, 01-naive-matmul") whose every
+ * counted numerics test was skipped by its check, which is what a check does
+ * when it finds no device (LAB_REQUIRE_DEVICE); returns how many. Such a
+ * lab's zeros are no grade: the machine, not the submission, fell short. A
+ * check the rubric lets skip (may_skip, Hopper-only code) is not counted and
+ * does not count here; a lab with a build error or a test that ran is not
+ * one of them. */
+static int labs_without_device(const result_t *r, int n, char *out, size_t on) {
+    int k = 0;
+    out[0] = '\0';
+    if (strcmp(O.target, "cuda")) return 0;
+    for (int i = 0; i < n; i++) {
+        if (i && !strcmp(r[i].lab, r[i - 1].lab)) continue; /* a lab's results are together */
+        int skipped = 0, other = 0;
+        for (int j = i; j < n && !strcmp(r[j].lab, r[i].lab); j++) {
+            if (r[j].t->kind != KIND_NUMERICS || !r[j].counted) continue;
+            if (r[j].status == ST_SKIPPED) skipped++;
+            else other++;
+        }
+        if (skipped && !other)
+            k++, snprintf(out + strlen(out), on - strlen(out), "%s%s", out[0] ? ", " : "", r[i].lab);
+    }
+    return k;
+}
+
+/* What to say when every check of some labs found no device (labs_without_device). */
+static void no_device_message(char *out, size_t n, const char *labs) {
+    snprintf(out, n, "no GPU was visible to the checks: every check of %s skipped itself for want of a device, so "
+                     "its zero is no grade (--target cuda). %s Grade the numerics with --target emu (the CPU "
+                     "emulator), or run on a GPU node.", labs,
+             gpu_in_sight() ? "This machine shows a GPU (nvidia-smi or /dev/nvidia*), but the checks found none: is "
+                              "CUDA_VISIBLE_DEVICES empty, or the driver out of reach from here?"
+                            : "This machine shows none (nvidia-smi lists no GPU, and there is no /dev/nvidia*).");
 }
 
 /* Results own their output text. */
@@ -1789,33 +1939,73 @@ static void install_signal_handlers(void (*handler)(int)) {
     }
 }
 
-/* One student of a batch: grade O.batch/name, its CSV row (with the newline)
- * into row and its summary line into line, and write its results.json when
- * --json names a folder. Returns 1 when that file could not be written. */
-static int batch_one(const char *name, rubric_t *rubrics, int nrub, char *row, size_t rn, char *line, size_t ln) {
-    char sub[PATH_MAX * 2];
-    snprintf(sub, sizeof sub, "%s/%s", O.batch, name);
-    result_t *res = NULL;
-    char notes[16384] = "";
-    double t_student = now_s();
-    int n = grade_submission(sub, rubrics, nrub, &res, notes, sizeof notes), bad = 0;
-    /* Quote the name: a folder name may hold a comma. */
-    size_t k = 0;
+/* Append s to a CSV row as one quoted field (a quote doubled; a folder name
+ * may hold a comma or a quote), never past rn. */
+static void csv_field(char *row, size_t rn, const char *s) {
+    size_t k = strlen(row);
+    if (k + 3 >= rn) return;
     row[k++] = '"';
-    for (const char *c = name; *c && k + 3 < rn; c++) {
+    for (const char *c = s; *c && k + 3 < rn; c++) {
         if (*c == '"') row[k++] = '"';
         row[k++] = *c;
     }
     row[k++] = '"';
     row[k] = '\0';
+}
+
+/* One student's CSV row, with its newline: the name, each lab's points, the
+ * total and max, and the notes (why a score is not what the code earned; ""
+ * when there is nothing to say). res NULL: not graded, so the points are
+ * empty rather than 0, which a reader could take for a grade. */
+static void csv_row(char *row, size_t rn, const char *name, const result_t *res, int n, const rubric_t *rubrics,
+                    int nrub, const char *notes) {
+    row[0] = '\0';
+    csv_field(row, rn, name);
     for (int i = 0; i < nrub; i++) {
         double s2 = 0;
-        for (int j = 0; j < n; j++)
+        for (int j = 0; res && j < n; j++)
             if (!strcmp(res[j].nn, rubrics[i].nn) && res[j].counted) s2 += res[j].score;
-        snprintf(row + strlen(row), rn - strlen(row), ",%.2f", s2);
+        if (res) snprintf(row + strlen(row), rn - strlen(row), ",%.2f", s2);
+        else snprintf(row + strlen(row), rn - strlen(row), ",");
     }
-    double max, tot = results_total(res, n, &max);
-    snprintf(row + strlen(row), rn - strlen(row), ",%.2f,%.2f\n", tot, max);
+    double max = 0, tot = res ? results_total(res, n, &max) : 0;
+    if (res) snprintf(row + strlen(row), rn - strlen(row), ",%.2f,%.2f,", tot, max);
+    else snprintf(row + strlen(row), rn - strlen(row), ",,,");
+    csv_field(row, rn - 1, notes);
+    snprintf(row + strlen(row), rn - strlen(row), "\n");
+}
+
+/* A reason cut for the console line: at most 100 characters, "..." when cut. */
+static void short_reason(const char *why, char *out, size_t n) {
+    if (strlen(why) <= 100 || n < 104) snprintf(out, n, "%s", why);
+    else snprintf(out, n, "%.97s...", why);
+}
+
+/* What batch_one reports, besides the row. */
+#define BATCH_JSON_FAILED 1 /* its results.json could not be written */
+#define BATCH_NO_DEVICE 2   /* every check of a lab found no device (--target cuda): not graded */
+
+/* One student of a batch: grade O.batch/name, its CSV row (with the newline)
+ * into row and its summary line into line, and write its results.json when
+ * --json names a folder. Returns BATCH_* flags. */
+static int batch_one(const char *name, rubric_t *rubrics, int nrub, char *row, size_t rn, char *line, size_t ln) {
+    char sub[PATH_MAX * 2];
+    snprintf(sub, sizeof sub, "%s/%s", O.batch, name);
+    result_t *res = NULL;
+    char notes[16384] = "", why[1024] = "";
+    double t_student = now_s();
+    int n = grade_submission(sub, rubrics, nrub, &res, notes, sizeof notes, why, sizeof why), flags = 0;
+    char nodev_labs[512], nodev[1200] = "";
+    if (labs_without_device(res, n, nodev_labs, sizeof nodev_labs)) {
+        /* Zeros from a machine without a device are no grade: the row says so, with no points. */
+        flags |= BATCH_NO_DEVICE;
+        no_device_message(nodev, sizeof nodev, nodev_labs);
+        snprintf(why, sizeof why, "not graded: no GPU was visible to the checks (every check of %s skipped itself)",
+                 nodev_labs);
+        snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "ERROR: %s\n", nodev);
+        fprintf(stderr, "grade: ERROR: %s\n", nodev);
+    }
+    csv_row(row, rn, name, flags & BATCH_NO_DEVICE ? NULL : res, n, rubrics, nrub, why);
     char pts[96];
     results_points(pts, sizeof pts, res, n);
     if (O.json_path) {
@@ -1826,12 +2016,15 @@ static int batch_one(const char *name, rubric_t *rubrics, int nrub, char *row, s
         errno = 0;
         if (report_json(jp, res, n, now_s() - t_student, summary) != 0) {
             fprintf(stderr, "grade: cannot write %s: %s\n", jp, errno ? strerror(errno) : "write failed");
-            bad = 1;
+            flags |= BATCH_JSON_FAILED;
         }
     }
-    snprintf(line, ln, "%-24s %s", name, pts);
+    char cut[128];
+    short_reason(why, cut, sizeof cut);
+    if (flags & BATCH_NO_DEVICE) snprintf(line, ln, "%-24s %s", name, cut);
+    else snprintf(line, ln, "%-24s %s%s%s%s", name, pts, why[0] ? "  (" : "", cut, why[0] ? ")" : "");
     free_results(res, n);
-    return bad;
+    return flags;
 }
 
 /* ---- --parallel: several students at once ------------------------------------------
@@ -1858,9 +2051,9 @@ static void worker_on_signal(int sig) {
     _exit(128 + sig);
 }
 
-/* The worker's side: grade one student, send "B N\nROW LINE\n" on fd (B: 1
- * when its results.json could not be written; N: the row's length, since a
- * quoted folder name may hold a newline), and exit. Never returns. */
+/* The worker's side: grade one student, send "B N\nROW LINE\n" on fd (B:
+ * batch_one's BATCH_* flags; N: the row's length, since a quoted folder name
+ * may hold a newline), and exit. Never returns. */
 static void batch_worker(const char *name, int index, rubric_t *rubrics, int nrub, int fd, pid_t grader) {
     install_signal_handlers(worker_on_signal);
     sigset_t none;
@@ -1884,10 +2077,10 @@ static void batch_worker(const char *name, int index, rubric_t *rubrics, int nru
     }
     chmod(tmp_root, 0755);
     static char row[4096], line[1024];
-    int bad = batch_one(name, rubrics, nrub, row, sizeof row, line, sizeof line);
+    int flags = batch_one(name, rubrics, nrub, row, sizeof row, line, sizeof line);
     if (!O.keep) tree_remove(tmp_root);
     char msg[sizeof row + sizeof line + 32];
-    int len = snprintf(msg, sizeof msg, "%d %zu\n%s%s\n", bad, strlen(row), row, line);
+    int len = snprintf(msg, sizeof msg, "%d %zu\n%s%s\n", flags, strlen(row), row, line);
     /* Under the pipe's 64 KiB: written whole, and the grader reads it once this process is gone. */
     if (len < 0 || write(fd, msg, (size_t)len) != len) _exit(1);
     _exit(0);
@@ -1924,9 +2117,11 @@ static int start_worker(worker_t *w, const char *name, int index, rubric_t *rubr
 }
 
 /* A worker has exited (status): its row into *row (malloc'd; NULL when it
- * sent none), its messages shown, each as "grade: NAME: ...", then its line.
- * Returns 1 when the student has no row or no results.json. */
-static int finish_worker(worker_t *w, const char *name, int status, char **row) {
+ * sent none: a row that says it was not graded), its messages shown, each as
+ * "grade: NAME: ...", then its line; *flags gets the worker's BATCH_* flags.
+ * Returns 1 when the worker died before it sent the student's scores. */
+static int finish_worker(worker_t *w, const char *name, int status, char **row, int *flags, const rubric_t *rubrics,
+                         int nrub) {
     char buf[8192];
     size_t len = 0;
     ssize_t r;
@@ -1948,25 +2143,34 @@ static int finish_worker(worker_t *w, const char *name, int status, char **row) 
     if (f) fclose(f);
     if (!O.keep) unlink(log);
     *row = NULL;
+    *flags = 0;
     int b = -1, used = 0;
     size_t rl = 0;
-    if (sscanf(buf, "%d %zu\n%n", &b, &rl, &used) != 2 || used == 0 || (b != 0 && b != 1) ||
-        rl > len - (size_t)used || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        char how[64];
+    if (sscanf(buf, "%d %zu\n%n", &b, &rl, &used) != 2 || used == 0 || b < 0 ||
+        b > (BATCH_JSON_FAILED | BATCH_NO_DEVICE) || rl > len - (size_t)used || !WIFEXITED(status) ||
+        WEXITSTATUS(status) != 0) {
+        char how[64], note[256], r[1024];
         if (WIFSIGNALED(status)) snprintf(how, sizeof how, "was killed by signal %d", WTERMSIG(status));
         else snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
         fprintf(stderr, "grade: student %s was not graded: its worker process %s before it sent the scores; "
-                        "it has no row. Grade it alone: grade --src %s/%s\n", name, how, O.batch, name);
+                        "its row says so. Grade it alone: grade --src %s/%s\n", name, how, O.batch, name);
+        snprintf(note, sizeof note, "not graded: its worker process %s; grade it alone with --src", how);
+        csv_row(r, sizeof r, name, NULL, 0, rubrics, nrub, note);
+        *row = strdup(r);
+        printf("%-24s %s\n", name, note);
         w->pid = 0;
         return 1;
     }
     *row = strndup(buf + used, rl);
     printf("%s", buf + used + rl);
+    *flags = b;
     w->pid = 0;
-    return b == 1 || !*row;
+    return !*row;
 }
 
-/* --batch: one submission per subfolder; a CSV row each. */
+/* --batch: one submission per subfolder; a CSV row each, and one for every
+ * other entry (a zip, a file, a link), marked not graded, so that no student
+ * is missing from the CSV in silence. */
 static int run_batch(rubric_t *rubrics, int nrub) {
     const char *csv_path = O.csv_path ? O.csv_path : "grades.csv";
     /* The rows go to NAME.partial beside NAME, each flushed as soon as its
@@ -1993,7 +2197,7 @@ static int run_batch(rubric_t *rubrics, int nrub) {
     char header[64 + GRADE_MAX_LABS * 16];
     int hl = snprintf(header, sizeof header, "student");
     for (int i = 0; i < nrub; i++) hl += snprintf(header + hl, sizeof header - (size_t)hl, ",lab %s", rubrics[i].nn);
-    snprintf(header + hl, sizeof header - (size_t)hl, ",total,max\n");
+    snprintf(header + hl, sizeof header - (size_t)hl, ",total,max,notes\n");
     fputs(header, csv);
     struct dirent **ents;
     int m = scandir(O.batch, &ents, NULL, alphasort);
@@ -2004,19 +2208,34 @@ static int run_batch(rubric_t *rubrics, int nrub) {
         unlink(part);
         return 1;
     }
-    /* The students: every subfolder not starting with a dot, in name order. */
-    int ns = 0;
+    /* The students: every entry not starting with a dot (.DS_Store), in name
+     * order; those that are not folders get a row that says why they were
+     * not graded (skip[s]), as batch_check named them. */
+    int ns = 0, nskipped = 0;
+    const char **skip = calloc((size_t)m + 1, sizeof *skip);
+    if (!skip) {
+        fprintf(stderr, "grade: out of memory for %d entries of %s\n", m, O.batch);
+        m = 0;
+    }
     for (int s = 0; s < m; s++) {
         char sub[PATH_MAX * 2];
         snprintf(sub, sizeof sub, "%s/%s", O.batch, ents[s]->d_name);
         struct stat st;
-        if (ents[s]->d_name[0] == '.' || lstat(sub, &st) != 0 || !S_ISDIR(st.st_mode)) {
+        if (ents[s]->d_name[0] == '.') {
             free(ents[s]);
             continue;
         }
+        const char *why = NULL;
+        if (lstat(sub, &st) != 0) why = "not graded: it could not be read";
+        else if (S_ISLNK(st.st_mode)) why = "not graded: a link (links are not followed)";
+        else if (!S_ISDIR(st.st_mode))
+            why = is_archive(ents[s]->d_name) ? "not graded: not a folder; unzip it first"
+                                              : "not graded: not a folder (a submission is a folder of files)";
+        nskipped += why != NULL;
+        skip[ns] = why;
         ents[ns++] = ents[s];
     }
-    int graded = 0, bad = 0;
+    int graded = 0, bad = 0, nodev = 0, stop = 0;
     if (O.json_path && mkdirs(O.json_path, 0755) != 0) {
         fprintf(stderr, "grade: cannot create %s: %s\n", O.json_path, strerror(errno));
         bad = 1;
@@ -2027,15 +2246,40 @@ static int run_batch(rubric_t *rubrics, int nrub) {
         ns = 0;
         bad = 1;
     }
-    if (O.parallel <= 1) {
+    if (rows) {
+        /* The entries that are not folders: their rows now, as they need no worker. */
         for (int s = 0; s < ns; s++) {
+            if (!skip[s]) continue;
+            char row[1024];
+            csv_row(row, sizeof row, ents[s]->d_name, NULL, 0, rubrics, nrub, skip[s]);
+            rows[s] = strdup(row);
+            fputs(row, csv);
+            printf("%-24s %s\n", ents[s]->d_name, skip[s]);
+        }
+        fflush(csv);
+    }
+    if (O.parallel <= 1) {
+        for (int s = 0; s < ns && !stop; s++) {
             static char row[4096], line[1024];
-            fprintf(stderr, "grade: student %s\n", ents[s]->d_name);
-            bad |= batch_one(ents[s]->d_name, rubrics, nrub, row, sizeof row, line, sizeof line);
+            int flags = 0;
+            if (skip[s]) {
+                csv_row(row, sizeof row, ents[s]->d_name, NULL, 0, rubrics, nrub, skip[s]);
+                snprintf(line, sizeof line, "%-24s %s", ents[s]->d_name, skip[s]);
+            } else {
+                fprintf(stderr, "grade: student %s\n", ents[s]->d_name);
+                flags = batch_one(ents[s]->d_name, rubrics, nrub, row, sizeof row, line, sizeof line);
+                graded++;
+            }
+            bad |= flags & BATCH_JSON_FAILED;
             fputs(row, csv);
             fflush(csv); /* the row survives whatever happens to the grader next */
             printf("%s\n", line);
-            graded++;
+            if (flags & BATCH_NO_DEVICE) {
+                nodev++;
+                /* Every later student would get the same zeros: stop, unless the machine shows a
+                 * GPU (then it may be this submission that hid it, and the others are graded). */
+                stop = !gpu_in_sight();
+            }
         }
     } else {
         /* Rows reach NAME.partial as students finish, in that order; NAME
@@ -2043,8 +2287,10 @@ static int run_batch(rubric_t *rubrics, int nrub) {
         worker_t w[64];
         memset(w, 0, sizeof w);
         int next = 0, running = 0;
-        while (next < ns || running > 0) {
-            for (int k = 0; k < O.parallel && next < ns; k++) {
+        while ((next < ns && !stop) || running > 0) {
+            for (int k = 0; k < O.parallel; k++) {
+                while (next < ns && skip[next]) next++;
+                if (next >= ns || stop) break;
                 if (w[k].pid) continue;
                 fprintf(stderr, "grade: student %s\n", ents[next]->d_name);
                 if (start_worker(&w[k], ents[next]->d_name, next, rubrics, nrub) != 0) bad = 1;
@@ -2060,12 +2306,18 @@ static int run_batch(rubric_t *rubrics, int nrub) {
             while (k < O.parallel && w[k].pid != p) k++;
             if (k == O.parallel) continue; /* an orphan a worker left, re-parented here */
             running--;
-            int s = w[k].student;
-            bad |= finish_worker(&w[k], ents[s]->d_name, status, &rows[s]);
+            int s = w[k].student, flags = 0;
+            int died = finish_worker(&w[k], ents[s]->d_name, status, &rows[s], &flags, rubrics, nrub);
+            bad |= died;
+            bad |= flags & BATCH_JSON_FAILED;
+            if (flags & BATCH_NO_DEVICE) {
+                nodev++;
+                stop |= !gpu_in_sight(); /* as one at a time: the running ones finish, no new one starts */
+            }
             if (rows[s]) {
                 fputs(rows[s], csv);
                 fflush(csv);
-                graded++;
+                graded += !died;
             }
         }
     }
@@ -2083,15 +2335,33 @@ static int run_batch(rubric_t *rubrics, int nrub) {
     }
     free(rows);
     free(ents);
+    free(skip);
     werr = werr || ferror(csv) || fflush(csv) != 0 || fsync(cfd) != 0;
     csv_partial_open = 0;
     werr |= fclose(csv) != 0;
+    if (stop) {
+        /* As a batch stopped by a signal: the old CSV stays, the rows so far are beside it. */
+        fprintf(stderr, "grade: ERROR: stopped the batch after %d submission(s): no GPU was visible to the checks "
+                        "and this machine shows none (nvidia-smi lists no GPU, and there is no /dev/nvidia*), so "
+                        "every student would get zeros that are no grade. Grade the numerics with --target emu, "
+                        "or run on a GPU node. The rows so far are in %s; %s is unchanged\n",
+                graded, part, csv_path);
+        return 1;
+    }
     if (werr || rename(part, final_path) != 0) {
         fprintf(stderr, "grade: cannot write %s: %s; the rows are in %s\n", csv_path,
                 werr ? "write failed" : strerror(errno), part);
         bad = 1;
     }
-    printf("grade: %d submission(s); scores in %s%s%s\n", graded, csv_path, O.json_path ? ", results in " : "",
+    if (nodev) {
+        fprintf(stderr, "grade: ERROR: %d submission(s) not graded: every check of a lab skipped itself for want of "
+                        "a device (their rows say so). Grade the numerics with --target emu, or run on a GPU node\n",
+                nodev);
+        bad = 1;
+    }
+    char skipped[64] = "";
+    if (nskipped) snprintf(skipped, sizeof skipped, ", %d entr%s not graded (not a folder)", nskipped, nskipped > 1 ? "ies" : "y");
+    printf("grade: %d submission(s)%s; scores in %s%s%s\n", graded, skipped, csv_path, O.json_path ? ", results in " : "",
            O.json_path ? O.json_path : "");
     return bad;
 }
@@ -2104,7 +2374,14 @@ int main(int argc, char **argv) {
     umask(022);
     parse_args(argc, argv);
     double t0 = now_s();
-    if (!O.target[0]) snprintf(O.target, sizeof O.target, "%s", have_gpu() ? "cuda" : "emu");
+    int target_given = O.target[0] != '\0';
+    if (!target_given) snprintf(O.target, sizeof O.target, "%s", have_gpu() ? "cuda" : "emu");
+    if (O.gpu_build && !strcmp(O.target, "cuda")) {
+        fprintf(stderr, "grade: --gpu-build adds nvcc's compile of the student's .cu files to the emulator's build "
+                        "(--target emu); --target cuda%s compiles them with nvcc anyway: leave --gpu-build out\n",
+                target_given ? "" : " (chosen because nvidia-smi lists a GPU here)");
+        return 2;
+    }
     if (O.gpu_build && !strcmp(O.target, "emu") && !have_cuda_toolkit()) {
         fprintf(stderr, "grade: --gpu-build compiles the student's .cu files with nvcc, and this machine has no CUDA "
                         "toolkit (nvcc on PATH, or CUDA_HOME or /usr/local/cuda with bin/nvcc and "
@@ -2203,10 +2480,18 @@ int main(int argc, char **argv) {
         int found = 0;
         for (int i = 0; i < L.n; i++) found |= !strcmp(O.labs[k], L.nn[i]);
         if (!found) {
-            fprintf(stderr, "grade: no lab %s under %s/labs\n", O.labs[k], O.root);
+            char have[GRADE_MAX_LABS * 4] = "";
+            for (int i = 0; i < L.n; i++) snprintf(have + strlen(have), sizeof have - strlen(have), " %s", L.nn[i]);
+            fprintf(stderr, "grade: no lab %s under %s/labs; labs:%s\n", O.labs[k], O.root, have[0] ? have : " none");
             return 2;
         }
     }
+
+    if (!strcmp(O.target, "cuda") && !O.prepare && !gpu_in_sight())
+        /* Not refused: CUDA may see a GPU that nvidia-smi and /dev do not show (a container, WSL). */
+        fprintf(stderr, "grade: warning: --target cuda, but this machine shows no GPU (nvidia-smi lists none, no "
+                        "/dev/nvidia*); if the checks find no device either, grading ends with an error. Without a "
+                        "GPU, grade the numerics with --target emu\n");
 
     install_signal_handlers(on_signal);
     const char *tmpbase = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
@@ -2231,15 +2516,36 @@ int main(int argc, char **argv) {
         rc = run_batch(rubrics, nrub);
     } else {
         result_t *res = NULL;
-        int n = grade_submission(O.src, rubrics, nrub, &res, notes, sizeof notes);
+        char why[1024] = "";
+        int n = grade_submission(O.src, rubrics, nrub, &res, notes, sizeof notes, why, sizeof why);
         double wall = now_s() - t0;
-        char title[PATH_MAX + 256];
-        snprintf(title, sizeof title, "Grade of %s (target %s, seed %llu)", O.src, O.target, O.seed);
+        /* Which labs: one by its folder's name, several by number. On
+         * Gradescope --src is a temp folder, which says nothing. */
+        char graded[512] = "";
+        int ng = 0;
+        for (int i = 0; i < n; i++)
+            if (!i || strcmp(res[i].lab, res[i - 1].lab)) ng++;
+        for (int i = 0; i < n; i++)
+            if (!i || strcmp(res[i].lab, res[i - 1].lab))
+                snprintf(graded + strlen(graded), sizeof graded - strlen(graded), "%s%s", graded[0] ? ", " : "",
+                         ng > 1 ? res[i].nn : res[i].lab);
+        char title[PATH_MAX + 1024];
+        snprintf(title, sizeof title, "Grade of %s, %s%s (target %s, seed %llu)",
+                 O.gradescope ? "the submission" : O.src, ng == 0 ? "no lab" : ng > 1 ? "labs " : "lab ", graded,
+                 O.target, O.seed);
         char rel[PATH_MAX + 2];
         snprintf(rel, sizeof rel, "%s/", O.root);
         replace_all(title, rel, "");
+        char nodev_labs[512], nodev[1200] = "";
+        if (labs_without_device(res, n, nodev_labs, sizeof nodev_labs)) {
+            /* Zeros that say nothing of the submission: loud, and not a normal exit. */
+            no_device_message(nodev, sizeof nodev, nodev_labs);
+            snprintf(notes + strlen(notes), sizeof notes - strlen(notes), "ERROR: %s\n", nodev);
+            rc = 1;
+        }
         report_table(res, n, title, wall);
         if (notes[0]) printf("\n%s", notes);
+        if (nodev[0]) fprintf(stderr, "grade: ERROR: %s\n", nodev);
         if (O.json_path) {
             char summary[20000], pts[96];
             results_points(pts, sizeof pts, res, n);

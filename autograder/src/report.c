@@ -84,20 +84,42 @@ static void describe_left_out(const result_t *r, int n, char *out, size_t len) {
     }
 }
 
+/* The test column: as wide as the longest name and a space (at least 35,
+ * at most 57 characters), so that two spaces always part a name from its
+ * status; a longer name is cut with "..." rather than run into the next
+ * column. */
+#define TABLE_NAME_MIN 35
+#define TABLE_NAME_MAX 57
+
+/* A line of dashes as wide as the table. */
+static void table_rule(int width) {
+    for (int i = 0; i < width; i++) putchar('-');
+    putchar('\n');
+}
+
 /* Fixed columns, so a pasted table lines up in an issue or an e-mail. */
 void report_table(const result_t *r, int n, const char *title, double wall_s) {
+    int w = TABLE_NAME_MIN;
+    for (int i = 0; i < n; i++) {
+        int l = (int)strlen(r[i].t->name) + 1;
+        if (l > w) w = l < TABLE_NAME_MAX ? l : TABLE_NAME_MAX;
+    }
+    int width = 130 - 34 + w; /* the rule under the header: as it was with the old 34-character column */
     printf("\n%s\n", title);
-    printf("%-26s %-34s %-12s %9s %12s  %s\n", "lab", "test", "status", "points", "figure", "message");
-    printf("%.*s\n", 130, "----------------------------------------------------------------------------------------------------------------------------------");
+    printf("%-26s %-*s %-12s %9s %12s  %s\n", "lab", w, "test", "status", "points", "figure", "message");
+    table_rule(width);
     int cut = 0;
     for (int i = 0; i < n; i++) {
+        char name[TABLE_NAME_MAX + 1];
+        if ((int)strlen(r[i].t->name) < w) snprintf(name, sizeof name, "%s", r[i].t->name);
+        else snprintf(name, sizeof name, "%.*s...", w - 4, r[i].t->name);
         char pts[48], a[16], b[16];
         cut |= strlen(r[i].message) > 100;
         fmt_points(a, sizeof a, r[i].score);
         fmt_points(b, sizeof b, r[i].max_score);
         if (r[i].counted) snprintf(pts, sizeof pts, "%s%s/%s", r[i].t->bonus ? "+" : "", a, b);
         else snprintf(pts, sizeof pts, "-/%s", b);
-        printf("%-26.26s %-34.34s %-12s %9s %12.12s  %.100s\n", r[i].lab, r[i].t->name, status_name(r[i].status), pts,
+        printf("%-26.26s %-*s %-12s %9s %12.12s  %.100s\n", r[i].lab, w, name, status_name(r[i].status), pts,
                r[i].figure, r[i].message);
     }
     /* The regular points against their maximum, then the extra credit. */
@@ -105,7 +127,7 @@ void report_table(const result_t *r, int n, const char *title, double wall_s) {
     char a[16], b[16];
     fmt_points(a, sizeof a, tot);
     fmt_points(b, sizeof b, max);
-    printf("%.*s\n", 130, "----------------------------------------------------------------------------------------------------------------------------------");
+    table_rule(width);
     char left_out[160], bonus[48] = "";
     describe_left_out(r, n, left_out, sizeof left_out);
     if (bon > 0) {
@@ -166,8 +188,10 @@ int report_json(const char *path, const result_t *r, int n, double wall_s, const
         /* Left out of the total: worth nothing here, so it cannot count as passed.
          * A bonus test is extra credit: a score over a maximum of 0. */
         json_object_set_new(t, "max_score", json_real(r[i].counted && !r[i].t->bonus ? r[i].max_score : 0.0));
-        if (r[i].counted)
-            json_object_set_new(t, "status", json_string(r[i].status == ST_PASS ? "passed" : "failed"));
+        /* Every test says passed or failed (the only two Gradescope knows): one
+         * left out of the total ("needs GPU", a grader error) has a maximum of
+         * 0, which Gradescope shows as passed when no status says otherwise. */
+        json_object_set_new(t, "status", json_string(r[i].counted && r[i].status == ST_PASS ? "passed" : "failed"));
         char head[700];
         snprintf(head, sizeof head, "%s%s%s%s%s\n", status_name(r[i].status), r[i].figure[0] ? " | " : "",
                  r[i].figure, r[i].message[0] ? " | " : "", r[i].message);

@@ -19,9 +19,11 @@
  * writes the right CSV, --run-as works (when run as root), --mem-mb holds
  * a submission that allocates until malloc fails below the limit, and the
  * Gradescope zip and run_autograder work in a fake /autograder. And the
- * command line: bad usage refused before any build, submissions laid out
- * oddly (one folder down, files twice, none), one lab per Gradescope zip,
- * and a grader stopped by a signal leaving nothing behind.
+ * command line: bad usage and conflicting flags refused before any build,
+ * submissions laid out oddly (one folder down, files twice, none), a
+ * batch's notes (build error, no files, a zip), one lab per Gradescope zip
+ * and no solution in it, --target cuda without a device (a fake lab), and a
+ * grader stopped by a signal leaving nothing behind.
  *
  * First, unit tests of the parts that need no child process, linked in from
  * autograder/src: rubric validation, the scoring of speed tests from a
@@ -33,6 +35,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -80,6 +83,7 @@ static char tmp[PATH_MAX];
 static char cache_flag[PATH_MAX + 32];
 static const char *file_text(const char *path);
 static double json_load_score(const char *path);
+static int grade_args(const char *args, const char *log);
 static wrong_case_t cases[256];
 static int ncases;
 
@@ -673,8 +677,10 @@ static void test_leaderboard_entries(void **state) {
     /* Score: only the two measured tests count: 4.24 + 2.5 of 10. */
     assert_true(fabs(json_number_value(json_object_get(j, "score")) - (5.0 * 0.212 / 0.25 + 2.5)) < 1e-9);
     json_t *t2 = json_array_get(json_object_get(j, "tests"), 2);
-    assert_true(json_number_value(json_object_get(t2, "max_score")) == 0.0); /* left out, so never "passed" */
-    assert_null(json_object_get(t2, "status"));
+    /* Left out, so never "passed": a max_score of 0, and a status that says so (without
+     * one Gradescope shows a test of max_score 0 as passed). */
+    assert_true(json_number_value(json_object_get(t2, "max_score")) == 0.0);
+    assert_string_equal(json_string_value(json_object_get(t2, "status")), "failed");
     assert_non_null(strstr(json_string_value(json_object_get(t2, "output")), "grader error | no MFU"));
     json_decref(j);
 }
@@ -721,6 +727,110 @@ static void test_bonus_is_extra_credit(void **state) {
     assert_true(json_number_value(json_object_get(t1, "max_score")) == 0.0);
     assert_true(json_number_value(json_object_get(j, "score")) == 3.0);
     json_decref(j);
+}
+
+/* A result as grade_lab() makes one, for the report's unit tests. */
+static result_t made_result(const rubric_test_t *t, status_t st, double score, int counted) {
+    result_t r;
+    memset(&r, 0, sizeof r);
+    r.t = t;
+    snprintf(r.lab, sizeof r.lab, "04-tensor-cores");
+    snprintf(r.nn, sizeof r.nn, "04");
+    r.number = 1;
+    r.status = st;
+    r.score = score;
+    r.max_score = t->points;
+    r.counted = counted;
+    r.measured = -1;
+    return r;
+}
+
+/* Every test of results.json has a status, as autograder/README.md says: a
+ * test left out of the total ("needs GPU", a check the rubric lets skip) has
+ * a max_score of 0, which Gradescope shows as passed unless its status says
+ * "failed"; it never counts as passed. */
+static void test_json_status_every_test(void **state) {
+    (void)state;
+    rubric_test_t num = {0}, speed = {0}, hopper = {0};
+    snprintf(num.name, sizeof num.name, "mma: primes");
+    num.points = 2;
+    snprintf(speed.name, sizeof speed.name, "mma speed");
+    speed.kind = KIND_SPEED;
+    speed.points = 5;
+    snprintf(hopper.name, sizeof hopper.name, "wgmma: primes");
+    hopper.points = 1;
+    hopper.may_skip = 1;
+    result_t res[4] = {made_result(&num, ST_PASS, 2, 1), made_result(&num, ST_FAIL, 0, 1),
+                       made_result(&speed, ST_NEEDS_GPU, 0, 0), made_result(&hopper, ST_SKIPPED, 0, 0)};
+    const char *want[4] = {"passed", "failed", "failed", "failed"};
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/status.json", tmp);
+    assert_int_equal(report_json(path, res, 4, 1.0, "summary"), 0);
+    json_t *j = json_load_file(path, 0, NULL);
+    if (!j) fail_msg("report_json wrote no readable %s", path);
+    for (size_t i = 0; i < 4; i++) {
+        json_t *t = json_array_get(json_object_get(j, "tests"), i);
+        const char *st = json_string_value(json_object_get(t, "status"));
+        if (!st || strcmp(st, want[i]))
+            fail_msg("test %zu (%s, %s): status %s, want %s", i, res[i].t->name, status_name(res[i].status),
+                     st ? st : "(none)", want[i]);
+    }
+    json_decref(j);
+}
+
+/* The table of report_table() for these results, in a static buffer. */
+static const char *table_of(const result_t *r, int n) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/table.txt", tmp);
+    fflush(stdout);
+    int saved = dup(1), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (saved < 0 || fd < 0) fail_msg("could not redirect the table to %s", path);
+    dup2(fd, 1);
+    close(fd);
+    report_table(r, n, "title", 1.0);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    return file_text(path);
+}
+
+/* Test names of any length keep the table's columns: a name up to 56
+ * characters is shown whole with two spaces after it, a longer one is cut
+ * with "...", and every status starts under the header's "status". */
+static void test_table_long_names(void **state) {
+    (void)state;
+    static const char *const names[] = {"one element", "uncoalesced: 1024^3 GPU, 256^3 emu",
+                                        "a name of forty characters, more or less",
+                                        "a name far longer than any column of the table should hold, about ninety chars"};
+    enum { N = sizeof names / sizeof *names };
+    rubric_test_t t[N];
+    result_t r[N];
+    for (int i = 0; i < N; i++) {
+        memset(&t[i], 0, sizeof t[i]);
+        snprintf(t[i].name, sizeof t[i].name, "%s", names[i]);
+        t[i].points = 1;
+        r[i] = made_result(&t[i], ST_PASS, 1, 1);
+    }
+    char text[8192];
+    snprintf(text, sizeof text, "%s", table_of(r, N));
+    const char *header = strstr(text, "\nlab ");
+    if (!header) fail_msg("no header in the table:\n%s", text);
+    header++;
+    size_t col = (size_t)(strstr(header, "status") - header);
+    const char *line = header;
+    for (int i = 0; i < N; i++) {
+        line = strstr(line, "\n04-tensor-cores");
+        if (!line) fail_msg("row %d is missing:\n%s", i, text);
+        line++;
+        const char *name = line + 27; /* after the lab column and its space */
+        size_t len = strlen(names[i]);
+        int whole = len <= 56;
+        if (whole && (strncmp(name, names[i], len) || strncmp(name + len, "  ", 2)))
+            fail_msg("'%s' is not shown whole with two spaces after it:\n%s", names[i], text);
+        if (!whole && strncmp(name + 53, "...  ", 5))
+            fail_msg("'%s' is not cut with '...' before the status:\n%s", names[i], text);
+        if (strncmp(line + col, "pass ", 5)) fail_msg("row %d's status is not under 'status':\n%s", i, text);
+    }
 }
 
 /* Run the grader; returns its exit status; the table goes to log. */
@@ -1045,10 +1155,53 @@ static void test_batch_csv(void **state) {
     if (rc != 0) fail_msg("grade --batch exited %d (%s)", rc, log);
     char csv[PATH_MAX];
     snprintf(csv, sizeof csv, "%s/batch.csv", tmp);
-    if (!file_has(csv, "student,lab 00,total,max\n")) fail_msg("batch.csv has no header row");
-    if (!file_has(csv, "\"alice\",10.00,10.00,10.00\n")) fail_msg("batch.csv: alice should have 10 of 10");
-    if (!file_has(csv, "\"bob\",0.00,0.00,10.00\n")) fail_msg("batch.csv: bob should have 0 of 10");
-    if (!file_has(csv, "\"carol\",10.00,10.00,10.00\n")) fail_msg("batch.csv: carol (labs/ layout) should have 10 of 10");
+    if (!file_has(csv, "student,lab 00,total,max,notes\n")) fail_msg("batch.csv has no header row");
+    if (!file_has(csv, "\"alice\",10.00,10.00,10.00,\"\"\n")) fail_msg("batch.csv: alice should have 10 of 10");
+    if (!file_has(csv, "\"bob\",0.00,0.00,10.00,\"\"\n")) fail_msg("batch.csv: bob should have 0 of 10");
+    if (!file_has(csv, "\"carol\",10.00,10.00,10.00,\"\"\n")) fail_msg("batch.csv: carol (labs/ layout) should have 10 of 10");
+}
+
+/* --batch tells a build error and an empty submission from a low score, on
+ * the console and in the CSV's notes column, and an entry that is not a
+ * folder (a zip) gets a row too, marked not graded with no points: no
+ * student is missing from the CSV. The same with --parallel 2. */
+static void test_batch_notes(void **state) {
+    (void)state;
+    char d[PATH_MAX], log[PATH_MAX + 16], args[PATH_MAX * 3], csv[PATH_MAX + 16];
+    snprintf(d, sizeof d, "%s/batch-notes", tmp);
+    if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/in/alice/00-hello\" \"$d/in/carol\" \"$d/in/dave\";"
+           " cp '%s/solutions/00-hello/vector_add.cu' \"$d/in/alice/00-hello/\"; cp \"$d/in/alice/00-hello/vector_add.cu\" \"$d/in/carol/\";"
+           " patch -s \"$d/in/carol/vector_add.cu\" < '%s/autograder/wrong/00-hello/compile_error/vector_add.cu.patch';"
+           " echo 'my answers' > \"$d/in/dave/notes.txt\"; touch \"$d/in/erin.zip\"",
+           d, GRADE_ROOT, GRADE_ROOT) != 0)
+        fail_msg("could not lay out %s", d);
+    const char *how[2] = {"", "--parallel 2"};
+    char first[4096] = "";
+    for (int k = 0; k < 2; k++) {
+        snprintf(log, sizeof log, "%s/run%d.log", d, k);
+        snprintf(csv, sizeof csv, "%s/run%d.csv", d, k);
+        snprintf(args, sizeof args, "--batch '%s/in' --csv '%s' --lab 00 --only test_single_element %s", d, csv, how[k]);
+        int rc = grade_args(args, log);
+        if (rc != 0) fail_msg("grade %s exited %d (%s)", args, rc, log);
+        const char *text = file_text(csv);
+        static const char *const rows[] = {
+            "student,lab 00,total,max,notes\n\"alice\",2.00,2.00,2.00,\"\"\n\"carol\",0.00,0.00,2.00,\"build error: ",
+            "\n\"dave\",0.00,0.00,2.00,\"no student files: graded the starters\"\n"
+            "\"erin.zip\",,,,\"not graded: not a folder; unzip it first\"\n"};
+        if (strncmp(text, rows[0], strlen(rows[0])) || !strstr(text, rows[1]))
+            fail_msg("grade %s wrote the CSV\n%s\nwant it to start\n%s\nand to hold\n%s", args, text, rows[0], rows[1]);
+        if (!strstr(text, "error: expected")) fail_msg("carol's note does not quote the compiler's error:\n%s", text);
+        if (k == 0) snprintf(first, sizeof first, "%s", text);
+        else if (strcmp(first, text)) fail_msg("--parallel 2 wrote\n%s\none at a time wrote\n%s", text, first);
+        text = file_text(log);
+        static const char *const lines[] = {"\nalice                    2.00 / 2.00 points\n",
+                                            "\ncarol                    0.00 / 2.00 points  (build error: ",
+                                            "\ndave                     0.00 / 2.00 points  (no student files: graded the starters)\n",
+                                            "\nerin.zip                 not graded: not a folder; unzip it first\n",
+                                            "grade: 3 submission(s), 1 entry not graded (not a folder); scores in "};
+        for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
+            if (!strstr(text, lines[i])) fail_msg("grade %s: the console does not show '%s' (%s)", args, lines[i], log);
+    }
 }
 
 /* As root: student code runs as an unprivileged user and still passes. */
@@ -1244,6 +1397,33 @@ static void test_base_cache(void **state) {
 #undef SCORE
 }
 
+/* make_zip.sh on this tree: --allow-changed, since whoever runs the tests may
+ * have starters of labs/ edited and not yet committed (the refusal itself
+ * is tested on a small tree of its own: test_gradescope_zip_refuses). */
+#define MAKE_ZIP "bash autograder/gradescope/make_zip.sh --allow-changed"
+
+/* make grade passes CUDA_ARCH (the Makefile's default, '80 90a'); a direct
+ * call of build/bin/grade has none. Both build the same libraries, so they
+ * share one --base-cache entry: the key hashes the value the build uses,
+ * not the environment's (and "80  90a" is "80 90a"). */
+static void test_base_cache_cuda_arch(void **state) {
+    (void)state;
+    char log[PATH_MAX], cmd[PATH_MAX * 3];
+    snprintf(log, sizeof log, "%s/cache-arch.log", tmp);
+    snprintf(cmd, sizeof cmd, "'%s' --root '%s' --prepare --target emu --jobs 2 %s > '%s' 2>&1", GRADE_BIN, GRADE_ROOT,
+             cache_flag, log);
+    if (sh("env -u CUDA_ARCH %s", cmd) != 0) fail_msg("grade --prepare without CUDA_ARCH failed (%s)", log);
+    const char *as[] = {"", "  "}; /* the Makefile's words, then with extra spaces */
+    for (int i = 0; i < 2; i++) {
+        if (sh("CUDA_ARCH=\"%s$(sed -n 's/^CUDA_ARCH *?= *//p' '%s/Makefile' | sed 's/ /%s /g')\" %s", as[i], GRADE_ROOT,
+               as[i], cmd) != 0)
+            fail_msg("grade --prepare with the Makefile's CUDA_ARCH failed (%s)", log);
+        if (!file_has(log, "course libraries for emu: reused from"))
+            fail_msg("with CUDA_ARCH set as make grade sets it (%s), the base built without it was not reused (%s)",
+                     i ? "spaced out" : "as is", log);
+    }
+}
+
 /* The zip holds the scripts and the course, never solutions or build outputs. */
 static void test_gradescope_zip(void **state) {
     (void)state;
@@ -1253,7 +1433,7 @@ static void test_gradescope_zip(void **state) {
     }
     char list[PATH_MAX];
     snprintf(list, sizeof list, "%s/zip.txt", tmp);
-    if (sh("cd '%s' && bash autograder/gradescope/make_zip.sh '%s/gs/autograder.zip' > /dev/null && unzip -Z1 '%s/gs/autograder.zip' > '%s'",
+    if (sh("cd '%s' && " MAKE_ZIP " '%s/gs/autograder.zip' > /dev/null && unzip -Z1 '%s/gs/autograder.zip' > '%s'",
            GRADE_ROOT, tmp, tmp, list) != 0)
         fail_msg("make_zip.sh failed");
     const char *must[] = {"\nsetup.sh\n", "\nrun_autograder\n", "course/Makefile\n", "course/autograder/rubrics/00.json\n",
@@ -1425,6 +1605,41 @@ static void test_usage_checked_before_build(void **state) {
                  rc, log);
 }
 
+/* Flags that one another make pointless are refused, not half obeyed: --src
+ * with --batch (ignored), --csv without --batch (nothing written), and
+ * --gpu-build with --target cuda (for the emulator only). A lab that does not
+ * exist is refused with the list of those that do. */
+static void test_usage_conflicting_flags(void **state) {
+    (void)state;
+    char d[PATH_MAX], args[PATH_MAX * 4];
+    snprintf(d, sizeof d, "%s/usage-conflict", tmp);
+    if (sh("rm -rf '%s' && mkdir -p '%s/sub/alice' '%s/empty'", d, d, d) != 0) fail_msg("could not lay out %s", d);
+    snprintf(args, sizeof args, "--batch '%s/sub' --src '%s/empty' --csv '%s/x.csv'", d, d, d);
+    expect_usage_error(args, "so --src");
+    expect_usage_error(args, "would be ignored; give --batch DIR for a folder of submissions or --src DIR for one, not both");
+    snprintf(args, sizeof args, "--src '%s/empty' --csv '%s/x.csv'", d, d);
+    expect_usage_error(args, "x.csv writes one row per student of a batch, and needs --batch DIR");
+    snprintf(args, sizeof args, "--src '%s/empty' --lab 00 --gpu-build --target cuda", d);
+    expect_usage_error(args, "--gpu-build adds nvcc's compile of the student's .cu files to the emulator's build "
+                             "(--target emu); --target cuda compiles them with nvcc anyway: leave --gpu-build out");
+    /* The labs of the tree, as "labs: 00 01 ...". */
+    char have[256] = "; labs:", dir[PATH_MAX + 8];
+    snprintf(dir, sizeof dir, "%s/labs", GRADE_ROOT);
+    struct dirent **ents;
+    int m = scandir(dir, &ents, NULL, alphasort);
+    for (int i = 0; i < m; i++) {
+        const char *n = ents[i]->d_name;
+        if (n[0] >= '0' && n[0] <= '9' && n[1] >= '0' && n[1] <= '9' && n[2] == '-')
+            snprintf(have + strlen(have), sizeof have - strlen(have), " %.2s", n);
+        free(ents[i]);
+    }
+    if (m >= 0) free(ents);
+    snprintf(args, sizeof args, "--src '%s/empty' --lab 77", d);
+    char says[PATH_MAX + 300];
+    snprintf(says, sizeof says, "grade: no lab 77 under %s/labs%s\n", GRADE_ROOT, have);
+    expect_usage_error(args, says);
+}
+
 /* --batch replaces the CSV when it is done, and leaves no partial file. */
 static void test_batch_csv_replaced_when_done(void **state) {
     (void)state;
@@ -1439,7 +1654,7 @@ static void test_batch_csv_replaced_when_done(void **state) {
     int rc = grade_args(args, log);
     if (rc != 0) fail_msg("grade --batch exited %d (%s)", rc, log);
     snprintf(csv, sizeof csv, "%s/old.csv", d);
-    if (strcmp(file_text(csv), "student,lab 00,total,max\n\"alice\",2.00,2.00,2.00\n"))
+    if (strcmp(file_text(csv), "student,lab 00,total,max,notes\n\"alice\",2.00,2.00,2.00,\"\"\n"))
         fail_msg("the CSV is '%s'", file_text(csv));
     snprintf(csv, sizeof csv, "%s/old.csv.partial", d);
     if (access(csv, F_OK) == 0) fail_msg("%s is left behind", csv);
@@ -1478,18 +1693,18 @@ static void test_gradescope_lab_assignment(void **state) {
     char log[PATH_MAX], zip[PATH_MAX];
     snprintf(log, sizeof log, "%s/zip-lab.log", tmp);
     snprintf(zip, sizeof zip, "%s/gs-lab/autograder-01.zip", tmp);
-    if (sh("cd '%s' && bash autograder/gradescope/make_zip.sh '%s' 1 > '%s' 2>&1", GRADE_ROOT, zip, log) != 0)
+    if (sh("cd '%s' && " MAKE_ZIP " '%s' 1 > '%s' 2>&1", GRADE_ROOT, zip, log) != 0)
         fail_msg("make_zip.sh with lab 1 failed (%s)", log);
     if (sh("cd '%s' && make -s -n gradescope-zip LAB=1 | grep -q '/autograder-01.zip 1$'", GRADE_ROOT) != 0)
         fail_msg("make gradescope-zip LAB=1 does not name its zip autograder-01.zip");
     if (!file_has(log, "it grades lab 01 only")) fail_msg("make_zip.sh does not say which lab the zip grades (%s)", log);
     if (sh("test \"$(unzip -p '%s' graded_labs)\" = 01", zip) != 0) fail_msg("the zip's graded_labs does not say 01");
-    if (sh("cd '%s' && bash autograder/gradescope/make_zip.sh '%s/gs-any/autograder.zip' > '%s' 2>&1", GRADE_ROOT, tmp, log) != 0)
+    if (sh("cd '%s' && " MAKE_ZIP " '%s/gs-any/autograder.zip' > '%s' 2>&1", GRADE_ROOT, tmp, log) != 0)
         fail_msg("make_zip.sh without labs failed (%s)", log);
     if (!file_has(log, "warning: no LAB= given, so this autograder grades any lab a submission has files for"))
         fail_msg("make_zip.sh without labs gives no warning (%s)", log);
     if (sh("unzip -Z1 '%s/gs-any/autograder.zip' | grep -qx graded_labs", tmp) == 0) fail_msg("a zip without labs has graded_labs");
-    if (sh("cd '%s' && bash autograder/gradescope/make_zip.sh '%s/gs-bad.zip' 77 > '%s' 2>&1", GRADE_ROOT, tmp, log) != 2 ||
+    if (sh("cd '%s' && " MAKE_ZIP " '%s/gs-bad.zip' 77 > '%s' 2>&1", GRADE_ROOT, tmp, log) != 2 ||
         !file_has(log, "no graded lab '77'"))
         fail_msg("make_zip.sh with an unknown lab did not refuse it (%s)", log);
 
@@ -1531,9 +1746,9 @@ static void test_gradescope_zip_tracked_only(void **state) {
            d, d, GRADE_ROOT) != 0)
         fail_msg("could not make the course tree in %s", d);
     /* GIT_CEILING_DIRECTORIES: the test's folder may itself lie in a checkout. */
-    const char *zip = "GIT_CEILING_DIRECTORIES='%s' bash '%s/course/autograder/gradescope/make_zip.sh' '%s/%s.zip' 01 > '%s' 2>&1"
+    const char *zip = "GIT_CEILING_DIRECTORIES='%s' bash '%s/course/autograder/gradescope/make_zip.sh' %s '%s/%s.zip' 01 > '%s' 2>&1"
                       " && unzip -Z1 '%s/%s.zip' > '%s'";
-    if (sh(zip, d, d, d, "clean", log, d, "clean", list) != 0) fail_msg("make_zip.sh failed (%s)", log);
+    if (sh(zip, d, d, "", d, "clean", log, d, "clean", list) != 0) fail_msg("make_zip.sh failed (%s)", log);
     const char *want[] = {"course/Makefile", "course/labs/01-x/a.cu", "course/autograder/rubrics/01.json", "run_autograder"};
     for (size_t i = 0; i < sizeof want / sizeof *want; i++)
         if (sh("grep -qx '%s' '%s'", want[i], list) != 0) fail_msg("the zip lacks %s (%s)", want[i], list);
@@ -1542,9 +1757,11 @@ static void test_gradescope_zip_tracked_only(void **state) {
         if (sh("grep -q '^%s' '%s'", never[i], list) == 0) fail_msg("the zip holds %s, which git does not track (%s)", never[i], list);
     if (file_has(log, "warning")) fail_msg("a clean checkout gave a warning (%s)", log);
 
-    /* A changed file and a deleted one, not committed: a warning; the zip holds the tree as it is. */
+    /* A changed file and a deleted one, not committed: a warning; the zip holds the tree as it is. (The
+     * deleted one is a student file: refused without --allow-changed; test_gradescope_zip_refuses.) */
     if (sh("cd '%s/course' && echo changed >> Makefile && rm labs/01-x/b.cu", d) != 0) fail_msg("could not change the tree");
-    if (sh(zip, d, d, d, "changed", log, d, "changed", list) != 0) fail_msg("make_zip.sh failed on a changed tree (%s)", log);
+    if (sh(zip, d, d, "--allow-changed", d, "changed", log, d, "changed", list) != 0)
+        fail_msg("make_zip.sh failed on a changed tree (%s)", log);
     if (!file_has(log, "tracked files have uncommitted changes") || !file_has(log, "Makefile"))
         fail_msg("no warning about the uncommitted change (%s)", log);
     if (sh("grep -qx course/labs/01-x/b.cu '%s'", list) == 0) fail_msg("the zip holds a deleted file");
@@ -1552,10 +1769,71 @@ static void test_gradescope_zip_tracked_only(void **state) {
 
     /* Not a checkout: everything goes in, with a warning that says so. */
     if (sh("rm -rf '%s/course/.git'", d) != 0) fail_msg("could not remove .git");
-    if (sh(zip, d, d, d, "nogit", log, d, "nogit", list) != 0) fail_msg("make_zip.sh failed outside git (%s)", log);
+    if (sh(zip, d, d, "", d, "nogit", log, d, "nogit", list) != 0) fail_msg("make_zip.sh failed outside git (%s)", log);
     if (!file_has(log, "is not a git checkout, so the zip holds every file of the tree"))
         fail_msg("no warning outside a git checkout (%s)", log);
     if (sh("grep -qx course/grades.csv '%s'", list) != 0) fail_msg("outside git the zip should hold the whole tree (%s)", list);
+}
+
+/* make_zip.sh refuses a zip whose starters are their solutions (copied over
+ * labs/ while testing and not committed: every student could read them, and
+ * an empty submission would score full marks), --allow-changed or not, in a
+ * checkout and outside one. A student file that differs from the last
+ * commit is refused too unless --allow-changed; a harness file (check.c)
+ * that differs only gets the warning. A small course tree of its own. */
+static void test_gradescope_zip_refuses(void **state) {
+    (void)state;
+    if (sh("command -v zip >/dev/null && command -v unzip >/dev/null && command -v git >/dev/null") != 0) skip();
+    char d[PATH_MAX], log[PATH_MAX];
+    snprintf(d, sizeof d, "%s/zip-refuse", tmp);
+    snprintf(log, sizeof log, "%s/zip-refuse.log", tmp);
+    if (sh("set -e; d='%s/course'; rm -rf '%s'; mkdir -p \"$d/autograder/gradescope\" \"$d/autograder/rubrics\" \"$d/labs/01-x\""
+           " \"$d/solutions/01-x\"; cp '%s'/autograder/gradescope/* \"$d/autograder/gradescope/\"; echo 'all:' > \"$d/Makefile\";"
+           " echo '{}' > \"$d/autograder/rubrics/01.json\"; echo 'a' > \"$d/labs/01-x/a.cu\"; echo 'b' > \"$d/labs/01-x/b.cu\";"
+           " echo 'h' > \"$d/labs/01-x/check.c\"; echo 's' > \"$d/solutions/01-x/a.cu\"; cd \"$d\"; git init -q; git add -A;"
+           " git -c user.name=course -c user.email=course@example.com commit -qm course",
+           d, d, GRADE_ROOT) != 0)
+        fail_msg("could not make the course tree in %s", d);
+    const char *zip = "cd '%s/course' && GIT_CEILING_DIRECTORIES='%s' bash autograder/gradescope/make_zip.sh %s '%s/%s.zip' 01"
+                      " > '%s' 2>&1";
+#define ZIP(flags, name) sh(zip, d, d, flags, d, name, log)
+    /* The instructor's copy of the solution over the starter. */
+    if (sh("cp '%s/course/solutions/01-x/a.cu' '%s/course/labs/01-x/a.cu'", d, d) != 0) fail_msg("could not copy");
+    for (int k = 0; k < 2; k++) {
+        const char *flags = k ? "--allow-changed" : "";
+        int rc = ZIP(flags, "solved");
+        if (rc != 1 || !file_has(log, "starters are byte for byte their solutions/ files") ||
+            !file_has(log, "  labs/01-x/a.cu\n") || !file_has(log, "checkout -- labs/01-x/a.cu"))
+            fail_msg("make_zip.sh %s with a solution in labs/: exit status %d, want 1, the file and what to do (%s):\n%s",
+                     flags, rc, log, file_text(log));
+        char z[PATH_MAX + 16];
+        snprintf(z, sizeof z, "%s/solved.zip", d);
+        if (access(z, F_OK) == 0) fail_msg("make_zip.sh refused, yet wrote %s", z);
+    }
+    /* A starter edited and a harness file edited, not committed. */
+    if (sh("cd '%s/course' && git checkout -q -- labs && echo more >> labs/01-x/b.cu && echo more >> labs/01-x/check.c", d) != 0)
+        fail_msg("could not edit the starter");
+    int rc = ZIP("", "edited");
+    if (rc != 1 || !file_has(log, "student files of labs/ differ from the last commit") || !file_has(log, "  labs/01-x/b.cu\n") ||
+        file_has(log, "  labs/01-x/check.c\n") || !file_has(log, "make gradescope-zip LAB=01 ALLOW_CHANGED=1"))
+        fail_msg("make_zip.sh with an edited starter: exit status %d, want 1, naming b.cu (not check.c) and the override "
+                 "(%s):\n%s", rc, log, file_text(log));
+    rc = ZIP("--allow-changed", "edited");
+    if (rc != 0 || !file_has(log, "tracked files have uncommitted changes"))
+        fail_msg("make_zip.sh --allow-changed with an edited starter: exit status %d, want 0 and the warning (%s)", rc, log);
+    if (sh("unzip -p '%s/edited.zip' course/labs/01-x/b.cu | grep -qx more", d) != 0)
+        fail_msg("the zip made with --allow-changed does not hold the edited starter");
+    /* A harness file alone: the warning only. */
+    if (sh("cd '%s/course' && git checkout -q -- labs/01-x/b.cu", d) != 0) fail_msg("could not restore b.cu");
+    rc = ZIP("", "harness");
+    if (rc != 0 || !file_has(log, "tracked files have uncommitted changes"))
+        fail_msg("make_zip.sh with an edited check.c: exit status %d, want 0 and the warning (%s)", rc, log);
+    /* Outside a checkout: no last commit to compare with, but the solution is still refused. */
+    if (sh("cd '%s/course' && rm -rf .git && cp solutions/01-x/a.cu labs/01-x/a.cu", d) != 0) fail_msg("could not remove .git");
+    rc = ZIP("", "nogit");
+    if (rc != 1 || !file_has(log, "starters are byte for byte their solutions/ files"))
+        fail_msg("make_zip.sh outside git with a solution in labs/: exit status %d, want 1 (%s)", rc, log);
+#undef ZIP
 }
 
 /* A zip of a folder: the files are one folder down (my-hw/00-hello/...),
@@ -1576,6 +1854,9 @@ static void test_gradescope_folder_in_zip(void **state) {
     if (!out || !strstr(out, "The submission's files are in its folder my-hw/"))
         fail_msg("the output does not say where the files were found: '%s'", out ? out : "");
     json_decref(res);
+    /* The table's title names the lab, not the temp folder run_autograder copies the submission to. */
+    if (!file_has(log, "\nGrade of the submission, lab 00-hello (target emu, seed ") || file_has(log, "Grade of /"))
+        fail_msg("the table's title does not name the lab graded (%s)", log);
 
     res = autograder_on("nothing", "mkdir -p \"$ag/submission/a\" \"$ag/submission/b\"; touch \"$ag/submission/notes.txt\"", log,
                         sizeof log);
@@ -1668,6 +1949,109 @@ static void test_gpu_build(void **state) {
     json_decref(r);
     unsetenv("CUDA_ARCH");
     if (s != 3.0) fail_msg("the solution should keep its 3 points with --gpu-build, got %g (%s)", s, run_log);
+}
+
+/* ---- --target cuda where the checks find no device ------------------------------------- */
+
+/* A course of its own, with a fake lab 00 whose "check" program is a shell
+ * script that speaks the verdict channel (the secret on fd 3, the verdict on
+ * fd 4) and answers as a check on a machine without a device does (skip),
+ * or as on one with a device (pass) when the student file says "device":
+ * --target cuda's logic without a CUDA build or a GPU. */
+static void fake_cuda_course(const char *root) {
+    if (sh("set -e; r='%s'; rm -rf \"$r\"; mkdir -p \"$r/autograder/rubrics\" \"$r/labs/00-fake\";"
+           " printf '%%s\\n' '{\"lab\": \"00-fake\", \"title\": \"fake\", \"timeout_s\": 30, \"tests\": ['"
+           "  '{\"name\": \"one\", \"kind\": \"numerics\", \"check\": \"test_one\", \"points\": 2},'"
+           "  '{\"name\": \"two\", \"kind\": \"numerics\", \"check\": \"test_two\", \"points\": 3}]}'"
+           "  > \"$r/autograder/rubrics/00.json\";"
+           " echo starter > \"$r/labs/00-fake/fake.cu\"; echo harness > \"$r/labs/00-fake/check.c\";"
+           " printf '%%s\\n' '#!/bin/sh' 'read -r tok <&3 || true'"
+           "  'if grep -q device \"$(dirname \"$0\")/../../../../../labs/00-fake/fake.cu\"; then v=PASS; else'"
+           "  '  echo \"no GPU here: build with TARGET=emu to run this check on the CPU\"; v=SKIP; fi'"
+           "  'echo \"$tok $v $GRADE_TEST\" >&4' > \"$r/check.sh\";"
+           " printf 'grade-libs-cuda:\\n\\t@mkdir -p build\\nbuild/cuda/labs/00-fake/graded/check: labs/00-fake/fake.cu\\n"
+           "\\tmkdir -p $(@D) && cp check.sh $@ && chmod +x $@\\n' > \"$r/Makefile\"",
+           root) != 0)
+        fail_msg("could not make the fake course in %s", root);
+}
+
+/* On --target cuda, a lab whose every check skipped itself for want of a
+ * device is no grade: the grader says that no GPU was visible and what to do,
+ * and exits 1, instead of a quiet 0 of 5 with status 0. A batch marks such a
+ * student not graded (no points) and exits 1; on a machine that shows no GPU
+ * it stops there, leaving the old CSV and the rows so far in CSV.partial,
+ * since every later student would get the same. A check that runs (here:
+ * the student file says "device") is graded as before. */
+static void test_no_device_fails_loudly(void **state) {
+    (void)state;
+    char d[PATH_MAX], root[PATH_MAX + 8], log[PATH_MAX + 16], json[PATH_MAX + 16], csv[PATH_MAX + 16];
+    snprintf(d, sizeof d, "%s/nodev", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(log, sizeof log, "%s/one.log", d);
+    snprintf(json, sizeof json, "%s/one.json", d);
+    fake_cuda_course(root);
+    if (sh("set -e; d='%s'; mkdir -p \"$d/none\" \"$d/gpu\" \"$d/batch/a-gpu\" \"$d/batch/b-none\" \"$d/batch/c-gpu\";"
+           " echo 'my code' > \"$d/none/fake.cu\"; echo 'device' > \"$d/gpu/fake.cu\";"
+           " cp \"$d/gpu/fake.cu\" \"$d/batch/a-gpu/\"; cp \"$d/none/fake.cu\" \"$d/batch/b-none/\";"
+           " cp \"$d/gpu/fake.cu\" \"$d/batch/c-gpu/\"; printf 'old data\\n' > \"$d/old.csv\"",
+           d) != 0)
+        fail_msg("could not lay out %s", d);
+#define FAKE_GRADE(what, out) \
+    sh("timeout -k 10 300 '%s' --root '%s' %s --target cuda --jobs 2 > '%s' 2>&1", GRADE_BIN, root, what, out)
+    char what[PATH_MAX * 3];
+    snprintf(what, sizeof what, "--src '%s/none' --lab 00 --json '%s'", d, json);
+    int rc = FAKE_GRADE(what, log);
+    const char *out = file_text(log);
+    if (rc != 1) fail_msg("--target cuda with every check skipped: exit status %d, want 1 (%s):\n%s", rc, log, out);
+    if (!strstr(out, "grade: ERROR: no GPU was visible to the checks: every check of 00-fake skipped itself") ||
+        !strstr(out, "Grade the numerics with --target emu (the CPU emulator), or run on a GPU node"))
+        fail_msg("the grader does not say that no GPU was visible, and what to do (%s):\n%s", log, out);
+    json_t *res = json_load_file(json, 0, NULL);
+    const char *summary = res ? json_string_value(json_object_get(res, "output")) : NULL;
+    int said = summary && strstr(summary, "ERROR: no GPU was visible to the checks");
+    json_decref(res);
+    if (!said) fail_msg("results.json's output does not say that no GPU was visible (%s)", json);
+
+    /* A machine with a device: graded as before, exit status 0. */
+    snprintf(what, sizeof what, "--src '%s/gpu' --lab 00 --json '%s'", d, json);
+    rc = FAKE_GRADE(what, log);
+    if (rc != 0 || json_load_score(json) != 5.0 || file_has(log, "no GPU was visible"))
+        fail_msg("checks that ran on --target cuda: exit status %d, score %g; want 0 and 5 of 5 (%s)", rc,
+                 json_load_score(json), log);
+
+    /* A batch: b-none is not graded. Where the machine shows no GPU the batch stops after it. */
+    int sight = sh("nvidia-smi -L 2>/dev/null | grep -q '^GPU' || ls /dev/nvidia[0-9]* /dev/dxg >/dev/null 2>&1") == 0;
+    snprintf(log, sizeof log, "%s/batch.log", d);
+    snprintf(csv, sizeof csv, "%s/old.csv", d);
+    snprintf(what, sizeof what, "--batch '%s/batch' --csv '%s' --lab 00", d, csv);
+    rc = FAKE_GRADE(what, log);
+    static char batch_out[1 << 16]; /* file_text's buffer is reused for the CSV below */
+    snprintf(batch_out, sizeof batch_out, "%s", file_text(log));
+    out = batch_out;
+    if (rc != 1) fail_msg("a batch with a student whose checks all skipped: exit status %d, want 1 (%s)", rc, log);
+    if (!strstr(out, "b-none                   not graded: no GPU was visible to the checks (every check of 00-fake "
+                     "skipped itself)"))
+        fail_msg("the batch does not say that b-none was not graded, and why (%s):\n%s", log, out);
+    const char *a = "\"a-gpu\",5.00,5.00,5.00,\"\"\n\"b-none\",,,,\"not graded: no GPU was visible to the checks";
+    if (!sight) {
+        if (strcmp(file_text(csv), "old data\n")) fail_msg("the stopped batch changed the CSV (%s)", log);
+        snprintf(csv, sizeof csv, "%s/old.csv.partial", d);
+        if (!strstr(file_text(csv), a) || strstr(file_text(csv), "c-gpu") ||
+            !strstr(out, "stopped the batch after 2 submission(s): no GPU was visible to the checks"))
+            fail_msg("the batch should stop after b-none, with a's and b's rows in %s (%s):\n%s", csv, log, file_text(csv));
+    } else if (!strstr(file_text(csv), a) || !strstr(file_text(csv), "\"c-gpu\",5.00,5.00,5.00,\"\"\n")) {
+        fail_msg("on a machine that shows a GPU the batch should grade every student (%s):\n%s", log, file_text(csv));
+    }
+    /* --parallel 2 the same, but for c-gpu: it may start when a-gpu is done, before b-none is. */
+    snprintf(log, sizeof log, "%s/parallel.log", d);
+    snprintf(csv, sizeof csv, "%s/parallel.csv", d);
+    snprintf(what, sizeof what, "--batch '%s/batch' --csv '%s' --lab 00 --parallel 2", d, csv);
+    rc = FAKE_GRADE(what, log);
+    if (!sight) snprintf(csv, sizeof csv, "%s/parallel.csv.partial", d);
+    if (rc != 1 || !strstr(file_text(csv), a) || (!sight && !file_has(log, "stopped the batch after")))
+        fail_msg("--parallel 2: exit status %d, want 1, with a's and b's rows in %s%s (%s)", rc, csv,
+                 sight ? "" : " and the batch stopped", log);
+#undef FAKE_GRADE
 }
 
 /* ---- stopping the grader: SIGTERM, SIGINT, SIGHUP, SIGKILL ------------------------------ */
@@ -1813,7 +2197,7 @@ static void test_stop(void **state) {
         snprintf(csv, sizeof csv, "%s/old.csv", d);
         if (strcmp(file_text(csv), "old data\n")) fail_msg("the stopped batch changed the CSV to '%s'", file_text(csv));
         snprintf(csv, sizeof csv, "%s/old.csv.partial", d);
-        if (!strstr(file_text(csv), "\"a\",5.00,5.00,5.00\n"))
+        if (!strstr(file_text(csv), "\"a\",5.00,5.00,5.00,\"\"\n"))
             fail_msg("the finished student's row is not in %s: '%s'", csv, file_text(csv));
         if (!strstr(file_text(log), "the rows graded so far are in")) fail_msg("the batch did not say where its rows are (%s)", log);
     }
@@ -1847,7 +2231,7 @@ static void test_batch_parallel(void **state) {
     snprintf(b, sizeof b, "%s/run1.csv", d);
     char serial[4096];
     snprintf(serial, sizeof serial, "%s", file_text(a));
-    if (!strstr(serial, "\"alice\",10.00,10.00,10.00\n\"bob\",0.00,0.00,10.00\n\"carol\",0.00,0.00,10.00\n"))
+    if (!strstr(serial, "\"alice\",10.00,10.00,10.00,\"\"\n\"bob\",0.00,0.00,10.00,\"\"\n\"carol\",0.00,0.00,10.00,\"\"\n"))
         fail_msg("the batch graded one at a time wrote '%s'", serial);
     if (strcmp(serial, file_text(b))) fail_msg("--parallel 3 wrote '%s'; one at a time wrote '%s'", file_text(b), serial);
     const char *names[3] = {"alice", "bob", "carol"};
@@ -1891,9 +2275,10 @@ static pid_t parent_of_pid(pid_t pid) {
 }
 
 /* With --parallel, a worker that dies (here SIGKILL, as the OOM killer
- * would) costs its student's row only: the grader says which student was
- * not graded and how to grade it alone, the others are graded and written,
- * its test goes with it, and the exit status is 1 (not everything graded). */
+ * would) costs its student's grade only: the grader says which student was
+ * not graded and how to grade it alone, and its row says so, with no
+ * points; the others are graded and written, its test goes with it, and the
+ * exit status is 1 (not everything graded). */
 static void test_batch_parallel_worker_killed(void **state) {
     (void)state;
     char d[PATH_MAX], log[PATH_MAX + 16], csv[PATH_MAX + 16], cmd[PATH_MAX * 4];
@@ -1948,8 +2333,10 @@ static void test_batch_parallel_worker_killed(void **state) {
     if (!file_has(log, "grade: student b was not graded: its worker process was killed by signal 9") ||
         !file_has(log, "Grade it alone: grade --src"))
         fail_msg("the grader did not say that b was not graded, and how to grade it (%s)", log);
-    if (strcmp(file_text(csv), "student,lab 00,total,max\n\"a\",3.00,3.00,3.00\n"))
-        fail_msg("the CSV should hold a's row only: '%s'", file_text(csv));
+    /* b's row says it was not graded, with no points (an empty field, not a 0 to take for a grade). */
+    if (strcmp(file_text(csv), "student,lab 00,total,max,notes\n\"a\",3.00,3.00,3.00,\"\"\n\"b\",,,,\"not graded: its worker "
+                               "process was killed by signal 9; grade it alone with --src\"\n"))
+        fail_msg("the CSV should hold a's row and b's not graded: '%s'", file_text(csv));
 }
 
 /* ---- a lab on several MPI ranks: autograder/tests/mpi-lab ----------------------------
@@ -2222,6 +2609,8 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_implausible);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_implausible_above);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_long_names);
     char wdir[PATH_MAX];
     snprintf(wdir, sizeof wdir, "%s/autograder/wrong", GRADE_ROOT);
     struct dirent **labs;
@@ -2259,22 +2648,27 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_starters_score_zero);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_path_on_emulator);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_notes);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_parallel);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_parallel_worker_killed);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_cuda_arch);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_user);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_build_runs_as_user);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_memory_limit);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_autograder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_checked_before_build);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_conflicting_flags);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv_replaced_when_done);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_folder_in_zip);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_lab_assignment);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip_tracked_only);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip_refuses);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_duplicate_layouts_warned);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_src_without_lab_files_warned);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gpu_build);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_no_device_fails_loudly);
     for (size_t i = 0; i < sizeof stop_cases / sizeof *stop_cases; i++)
         tests[nt++] = (struct CMUnitTest){stop_cases[i].name, test_stop, NULL, NULL, (void *)&stop_cases[i]};
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_solution_and_starter);

@@ -2544,6 +2544,7 @@ int main(int argc, char **argv) {
             rc = 1;
         }
         report_table(res, n, title, wall);
+        if (!O.gradescope) report_rerun_hint(res, n, O.seed, O.src);
         if (notes[0]) printf("\n%s", notes);
         if (nodev[0]) fprintf(stderr, "grade: ERROR: %s\n", nodev);
         if (O.json_path) {

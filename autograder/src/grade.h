@@ -215,6 +215,10 @@ int lab_student_files(const char *root, const char *lab, char names[][128], int 
 /* ---- output ------------------------------------------------------------------ */
 
 void report_table(const result_t *r, int n, const char *title, double wall_s);
+/* After the table: the make check command (ONLY= and SEED=) that reruns each
+ * failed numerics check alone on this run's inputs, the first three of them;
+ * src is --src (labs, solutions, or a folder make check cannot read). */
+void report_rerun_hint(const result_t *r, int n, unsigned long long seed, const char *src);
 int report_json(const char *path, const result_t *r, int n, double wall_s, const char *summary);
 double results_total(const result_t *r, int n, double *max);
 double results_bonus(const result_t *r, int n);

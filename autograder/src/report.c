@@ -142,6 +142,34 @@ void report_table(const result_t *r, int n, const char *title, double wall_s) {
                "them whole)\n");
 }
 
+void report_rerun_hint(const result_t *r, int n, unsigned long long seed, const char *src) {
+    /* make check reads labs/ or solutions/ of this tree; from elsewhere the files must be put there first. */
+    size_t sl = strlen(src);
+    const char *tree = "", *elsewhere = NULL;
+    if (!strcmp(src, "solutions") || (sl >= 10 && !strcmp(src + sl - 10, "/solutions"))) tree = " SRC=solutions";
+    else if (strcmp(src, "labs") && !(sl >= 5 && !strcmp(src + sl - 5, "/labs"))) elsewhere = src;
+    int shown = 0, more = 0;
+    for (int i = 0; i < n; i++) {
+        const rubric_test_t *t = r[i].t;
+        if (t->kind != KIND_NUMERICS || !t->check[0]) continue;
+        if (r[i].status != ST_FAIL && r[i].status != ST_TIMEOUT && r[i].status != ST_CRASH) continue;
+        if (shown == 3) {
+            more++;
+            continue;
+        }
+        if (shown++ == 0) {
+            printf("\nTo run a failed check alone, with its whole message, on this run's inputs:\n");
+            if (elsewhere) printf("  (make check reads labs/: put the files of %s there first)\n", elsewhere);
+        }
+        /* A name with a quote would need escaping; the rubrics have none, but say it plainly if one does. */
+        if (strchr(t->check, '\'')) printf("  make check LAB=%s%s SEED=%llu (the check '%s')\n", r[i].nn, tree, seed,
+                                           t->check);
+        else printf("  make check LAB=%s%s SEED=%llu ONLY='%s'\n", r[i].nn, tree, seed, t->check);
+    }
+    if (more) printf("  (and %d more failed check%s: the ONLY= names are the rubric's \"check\" fields)\n", more,
+                     more == 1 ? "" : "s");
+}
+
 /* One leaderboard quantity of a measured speed test, in the unit the table
  * shows: % of the baseline, or the metric's own ("MFU %"). Higher is better
  * for both kinds, which is Gradescope's default order, stated anyway. */

@@ -833,6 +833,58 @@ static void test_table_long_names(void **state) {
     }
 }
 
+/* What report_rerun_hint() prints for these results, in a static buffer. */
+static const char *hint_of(const result_t *r, int n, const char *src) {
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/hint.txt", tmp);
+    fflush(stdout);
+    int saved = dup(1), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (saved < 0 || fd < 0) fail_msg("could not redirect the hint to %s", path);
+    dup2(fd, 1);
+    close(fd);
+    report_rerun_hint(r, n, 42, src);
+    fflush(stdout);
+    dup2(saved, 1);
+    close(saved);
+    return file_text(path);
+}
+
+/* After the table, each failed numerics check (at most three) gets the make
+ * check command that reruns it alone on the run's inputs: its lab, the seed,
+ * ONLY= with the check's cmocka name, SRC=solutions when graded from there,
+ * and a note when the files came from a folder make check cannot read.
+ * Passed tests and speed tests get none. */
+static void test_rerun_hint(void **state) {
+    (void)state;
+    rubric_test_t t[5];
+    result_t r[5];
+    for (int i = 0; i < 5; i++) {
+        memset(&t[i], 0, sizeof t[i]);
+        snprintf(t[i].name, sizeof t[i].name, "test %d", i);
+        snprintf(t[i].check, sizeof t[i].check, "mma: test_%d", i);
+        t[i].points = 1;
+    }
+    t[4].kind = KIND_SPEED;
+    r[0] = made_result(&t[0], ST_PASS, 1, 1);
+    r[1] = made_result(&t[1], ST_FAIL, 0, 1);
+    r[2] = made_result(&t[2], ST_TIMEOUT, 0, 1);
+    r[3] = made_result(&t[3], ST_NOT_STARTED, 0, 1);
+    r[4] = made_result(&t[4], ST_FAIL, 0, 1);
+    const char *h = hint_of(r, 5, "labs");
+    if (!strstr(h, "make check LAB=04 SEED=42 ONLY='mma: test_1'\n") ||
+        !strstr(h, "make check LAB=04 SEED=42 ONLY='mma: test_2'\n") || strstr(h, "test_0") || strstr(h, "test_3") ||
+        strstr(h, "test_4") || strstr(h, "SRC=") || strstr(h, "put the files"))
+        fail_msg("labs/: the hint should name exactly the failed and timed-out numerics checks:\n%s", h);
+    h = hint_of(r, 5, "/somewhere/solutions");
+    if (!strstr(h, "make check LAB=04 SRC=solutions SEED=42 ONLY='mma: test_1'"))
+        fail_msg("solutions/: the hint should say SRC=solutions:\n%s", h);
+    h = hint_of(r, 5, "/tmp/submission");
+    if (!strstr(h, "put the files of /tmp/submission there first"))
+        fail_msg("another folder: the hint should say to put its files in labs/:\n%s", h);
+    h = hint_of(r, 1, "labs");
+    if (h[0]) fail_msg("nothing failed, yet a hint:\n%s", h);
+}
+
 /* Run the grader; returns its exit status; the table goes to log. */
 static int grade(const char *src, const char *labs, const char *extra, const char *json, const char *log) {
     return sh("timeout -k 10 600 '%s' --root '%s' --src '%s' %s --target emu --jobs 2 %s --json '%s' %s > '%s' 2>&1",
@@ -2611,6 +2663,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_long_names);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rerun_hint);
     char wdir[PATH_MAX];
     snprintf(wdir, sizeof wdir, "%s/autograder/wrong", GRADE_ROOT);
     struct dirent **labs;

@@ -142,6 +142,20 @@ void gpu_sync_check(const char *what) {
     if (st == GPU_FAULTED) FATAL("%s: kernel failed while running: %s", what, err);
 }
 
+#ifdef COURSE_SIMT
+void simt_refuse_next_launch(int on); /* the emulator's runtime (simt_abi.h) */
+#endif
+
+int gpu_refuse_next_launch(int on) {
+#ifdef COURSE_SIMT
+    simt_refuse_next_launch(on);
+    return 1;
+#else
+    (void)on;
+    return 0;
+#endif
+}
+
 char *gpu_sticky_error(char *buf, size_t len) {
     (void)cudaGetLastError(); /* clears an error that is not sticky; a sticky one stays */
     cudaError_t e = cudaPeekAtLastError();

@@ -142,6 +142,16 @@ int gpu_sync_status(char *buf, size_t len);
  */
 char *gpu_sticky_error(char *buf, size_t len);
 
+/**
+ * @brief Make the next kernel launch fail as a GPU refuses one it cannot fit
+ * (cudaErrorLaunchOutOfResources, not sticky), so that a check can see
+ * whether a student function notices: cudaGetLastError() after the launch,
+ * LAB_LAUNCH_FAILED back. Only the emulator can: on a GPU nothing changes.
+ * @param on 1 to refuse the next launch, 0 to cancel a refusal not used
+ * @return 1 under the emulator, 0 on a GPU
+ */
+int gpu_refuse_next_launch(int on);
+
 /** A pair of CUDA events for timing device work on a stream. */
 typedef struct {
     void *start;  /**< cudaEvent_t */

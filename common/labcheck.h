@@ -111,9 +111,10 @@ static inline int lab_run_tests(const char *group, const struct CMUnitTest *test
         if (st_ == LAB_LAUNCH_FAILED)                                                            \
             fail_msg("%s returned 'launch failed'%s%s and the device reports no fault: the "      \
                      "launch was refused (a grid of 0 blocks? a block of 0 or more than 1024 "   \
-                     "threads? too much shared memory?) or a call before it failed; print "       \
-                     "cudaGetErrorString(cudaGetLastError()) right after the launch to see "      \
-                     "which", fn, for_, c_);                                                     \
+                     "threads? too much shared memory?) or a call before it failed. The emulator " \
+                     "prints the reason above; on a GPU, print "                                  \
+                     "cudaGetErrorString(cudaGetLastError()) right after the launch",             \
+                     fn, for_, c_);                                                              \
         if (st_ != LAB_OK) fail_msg("%s returned '%s' (%d)%s%s", fn, lab_status_name(st_), st_,  \
                                     for_, c_);                                                   \
     } while (0)

@@ -233,11 +233,12 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
             snprintf(msg, sizeof msg, "%s returned 'launch failed' for %s: the device "
                      "reports %s", k->name, shape_note, err);
         else
-            snprintf(msg, sizeof msg, "%s returned 'launch failed' for M=%d N=%d K=%d and the device "
-                     "reports no fault: either the launch was refused (too many threads or too much "
-                     "shared memory per block? the error cudaGetLastError() returned after it says "
-                     "which) or a call before it failed (cudaMalloc, cudaFuncSetAttribute, "
-                     "cuTensorMapEncodeTiled: the emulator prints the reason above)", k->name, M, N, K);
+            snprintf(msg, sizeof msg, "%s returned 'launch failed' for %s and the device reports no "
+                     "fault: either the launch was refused (a grid of 0 blocks, from a block count rounded "
+                     "down? more than 1024 threads per block? too much shared memory?) or a call before it "
+                     "failed (cudaMalloc, cudaFuncSetAttribute, cuTensorMapEncodeTiled). The emulator prints "
+                     "the reason above; on a GPU, print cudaGetErrorString(cudaGetLastError()) right after "
+                     "the launch", k->name, shape_note);
     } else if (st != LAB_OK) {
         snprintf(msg, sizeof msg, "%s returned '%s' (%d) for M=%d N=%d K=%d", k->name,
                  lab_status_name(st), st, M, N, K);
@@ -314,9 +315,9 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                                  "reaches padding no thread writes?) or from a read past the end of A or B "
                                  "(NaN guard zones surround them)");
                     else if (!rep.nonfinite && l < sizeof msg)
-                        snprintf(msg + l, sizeof msg - l, "; if a missing barrier could be the cause, run "
-                                 "this test under make check SANITIZE=thread ONLY='...' on the emulator: "
-                                 "it names the two lines that race");
+                        snprintf(msg + l, sizeof msg - l, "; if the kernel has __syncthreads() barriers and "
+                                 "a missing one could be the cause, run this test under make check "
+                                 "SANITIZE=thread ONLY='...' on the emulator: it names the two lines that race");
                 }
             }
             host_free(cmp);

@@ -1341,7 +1341,7 @@ static void test_memory_limit(void **state) {
     long got = strtol(h + 8, NULL, 10);
     print_message("the hog got %ld MiB under --mem-mb 2048\n", got);
     if (got <= 0 || got >= 2048) fail_msg("under --mem-mb 2048 the hog got %ld MiB (%s)", got, json);
-    /* "one element" is worth 2 of lab 00's 10 points, and "n = 0 and n < 0"
+    /* "one element" is worth 2 of lab 00's 10 points, and "n = 0, n < 0, refused launch"
      * (1 point) counts only once it passes; the other two tests pass. */
     if (json_load_score(json) != 7.0) fail_msg("expected 7 of 10 points, got %g (%s)", json_load_score(json), json);
 }

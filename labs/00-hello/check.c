@@ -42,7 +42,19 @@ static void check_size(int n, uint64_t seed) {
     char what[64];
     snprintf(what, sizeof what, "c = a + b, n = %d", n);
     /* Exact: one rounding on both sides (see the file comment). */
-    LAB_REQUIRE_CLOSE(compare_close(c, want, (size_t)n, 0.0, 0.0, &rep), what, &rep);
+    if (!compare_close(c, want, (size_t)n, 0.0, 0.0, &rep)) {
+        char line[640];
+        cmp_report_format(line, sizeof line, what, &rep);
+        /* Elements that still hold c's starting value were most likely never written: say which. */
+        int unwritten = 0, first = -1;
+        for (int i = 0; i < n; i++)
+            if (c[i] == SENTINEL && want[i] != SENTINEL && unwritten++ == 0) first = i;
+        if (unwritten)
+            snprintf(line + strlen(line), sizeof line - strlen(line),
+                     "; %d element(s) still hold %g, the value c started with, first c[%d]: never written (does "
+                     "the grid cover every element? a block count rounded down?)", unwritten, SENTINEL, first);
+        fail_msg("%s", line);
+    }
     for (int i = n; i < n + GUARD; i++)
         if (c[i] != SENTINEL) fail_msg("n = %d: wrote past the end, at c[%d]", n, i);
 
@@ -71,6 +83,29 @@ static void test_large(void **state) {
     check_size(200003, lab_seed + 7);
 }
 
+/* A launch the device refuses must come back as LAB_LAUNCH_FAILED: the
+ * emulator refuses the next one on request, as a GPU refuses a launch it
+ * cannot fit. On a GPU the refusal cannot be made, and the case is left out
+ * (the rest of the test still runs there). */
+static void check_refused_launch(void) {
+    float *d = gpu_malloc(4 * sizeof(float));
+    if (!gpu_refuse_next_launch(1)) {
+        print_message("a refused launch is checked under the emulator only (TARGET=emu)\n");
+        gpu_free(d);
+        return;
+    }
+    int st = vector_add(d, d + 1, d + 2, 1);
+    gpu_refuse_next_launch(0); /* unused if vector_add launched nothing */
+    char err[160];
+    gpu_sticky_error(err, sizeof err); /* clears the refusal, if the function did not */
+    gpu_free(d);
+    if (st == LAB_NOT_IMPLEMENTED) fail_msg("not implemented: vector_add still has its TODO (see the lab's README)");
+    if (st != LAB_LAUNCH_FAILED)
+        fail_msg("vector_add returned '%s' for a launch the device refused (cudaErrorLaunchOutOfResources): check "
+                 "cudaGetLastError() right after the launch and return LAB_LAUNCH_FAILED when it is not cudaSuccess",
+                 lab_status_name(st));
+}
+
 /* The n == 0 and n < 0 branches sit outside the TODO, so a small real size
  * runs first: the test says "not implemented" on the starter instead of
  * passing before any of the lab is written. */
@@ -81,6 +116,7 @@ static void test_empty_and_negative(void **state) {
     int st = vector_add(NULL, NULL, NULL, 0);
     LAB_REQUIRE_OK(st, "vector_add");
     assert_int_equal(vector_add(NULL, NULL, NULL, -5), LAB_BAD_ARGUMENT);
+    check_refused_launch();
 }
 
 int main(int argc, char **argv) {

@@ -78,6 +78,11 @@ void simt_group_collective(unsigned int size, void *arg, simt_group_fn fn);
 unsigned int simt_active_mask(void);
 /** @brief Abort the kernel as a device trap does (cudaErrorLaunchFailure). */
 void simt_trap(void) __attribute__((noreturn));
+/** @brief With on = 1, the next kernel launch is refused with
+ *  cudaErrorLaunchOutOfResources (not sticky), as a GPU refuses a launch it
+ *  cannot fit; 0 cancels. For checks of a caller's launch-error path.
+ *  @param on 1 to refuse the next launch, 0 to cancel. */
+void simt_refuse_next_launch(int on);
 /** @brief Abort the kernel after a failed device assert (cudaErrorAssert).
  *  @param expr the expression text. @param file source file. @param line line. @param func function. */
 void simt_assert_fail(const char *expr, const char *file, int line, const char *func) __attribute__((noreturn));

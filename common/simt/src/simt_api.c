@@ -706,6 +706,20 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func)
     return cudaSuccess;
 }
 
+/* simt_refuse_next_launch: the next launch is refused, once. */
+static int refuse_next;
+
+void simt_refuse_next_launch(int on) { refuse_next = on != 0; }
+
+/* A refused launch says why on stderr (a GPU only returns the code, which a
+ * kernel's caller may not print), then returns the code. */
+static cudaError_t refused(cudaError_t code, const char *why, dim3 grid, dim3 block)
+{
+    fprintf(stderr, "simt: launch refused (%s): %s; grid (%u,%u,%u), block (%u,%u,%u)\n", cudaGetErrorName(code), why,
+            grid.x, grid.y, grid.z, block.x, block.y, block.z);
+    return ret(code);
+}
+
 cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                         void (*body)(void *), void *ctx)
 {
@@ -716,13 +730,23 @@ cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, c
     }
     cudaError_t fault = simt_get_fault();
     if (fault != cudaSuccess) return ret(fault);
+    if (refuse_next) { /* a check's test of the caller's error path: as a GPU refuses a launch it cannot fit */
+        refuse_next = 0;
+        return ret(cudaErrorLaunchOutOfResources);
+    }
     /* The checks a GPU makes before a launch, with the same error codes. */
-    if (block.x == 0 || block.y == 0 || block.z == 0 || grid.x == 0 || grid.y == 0 || grid.z == 0)
-        return ret(cudaErrorInvalidConfiguration);
+    if (grid.x == 0 || grid.y == 0 || grid.z == 0)
+        return refused(cudaErrorInvalidConfiguration, "a grid dimension of 0 blocks (a block count rounded down?)",
+                       grid, block);
+    if (block.x == 0 || block.y == 0 || block.z == 0)
+        return refused(cudaErrorInvalidConfiguration, "a block dimension of 0 threads", grid, block);
     if (block.x > 1024 || block.y > 1024 || block.z > 64 ||
         (unsigned long long)block.x * block.y * block.z > MAX_THREADS_PER_BLOCK)
-        return ret(cudaErrorInvalidConfiguration);
-    if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535) return ret(cudaErrorInvalidConfiguration);
+        return refused(cudaErrorInvalidConfiguration,
+                       "more than 1024 threads per block (or x, y above 1024, z above 64)", grid, block);
+    if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
+        return refused(cudaErrorInvalidConfiguration, "a grid past 2^31 - 1 blocks in x or 65535 in y or z", grid,
+                       block);
     if (shmem > (size_t)func_dyn_limit(func)) return ret(cudaErrorInvalidValue);
     /* Static and dynamic shared memory together: 48 KB for a kernel whose
      * limit was never raised (its dynamic memory may only use what the

@@ -763,6 +763,27 @@ static void test_launch_errors(void **state)
     noop<<<0, 32>>>(NULL);
     assert_int_equal(cudaGetLastError(), cudaErrorInvalidConfiguration);
 
+    /* A refusal on request (the checks' test of a caller's error path):
+     * the next launch only, not sticky, and a cancelled one never comes. */
+    int *flag;
+    assert_int_equal(cudaMalloc((void **)&flag, 32 * sizeof(int)), cudaSuccess);
+    cudaMemset(flag, 0, 32 * sizeof(int));
+    simt_refuse_next_launch(1);
+    noop<<<1, 32>>>(flag);
+    assert_int_equal(cudaGetLastError(), cudaErrorLaunchOutOfResources);
+    int h[32];
+    cudaMemcpy(h, flag, sizeof h, cudaMemcpyDeviceToHost);
+    assert_int_equal(h[0], 0); /* the refused kernel did not run */
+    noop<<<1, 32>>>(flag);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    cudaMemcpy(h, flag, sizeof h, cudaMemcpyDeviceToHost);
+    assert_int_equal(h[31], 1);
+    simt_refuse_next_launch(1);
+    simt_refuse_next_launch(0);
+    noop<<<1, 32>>>(flag);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    cudaFree(flag);
+
     /* More than 48 KiB of dynamic shared memory needs the opt-in attribute. */
     uses_dynamic<<<1, 32, 64 * 1024>>>(NULL);
     assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);

@@ -317,7 +317,7 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                     else if (!rep.nonfinite && l < sizeof msg)
                         snprintf(msg + l, sizeof msg - l, "; if the kernel has __syncthreads() barriers and "
                                  "a missing one could be the cause, run this test under make check "
-                                 "SANITIZE=thread ONLY='...' on the emulator: it names the two lines that race");
+                                 "TARGET=emu SANITIZE=thread ONLY='...' on the emulator: it names the two lines that race");
                 }
             }
             host_free(cmp);

@@ -24,7 +24,8 @@
  * blocks with __launch_bounds__(NTHREADS, 2) caps registers at 128 and
  * makes ptxas spill a little: try both.)
  * BK = 8: the two tiles are (128 + 128) x 8 x 4 B = 8 KB of shared memory per
- * block, 16 KB for two blocks of the SM's 228 KB; a bigger BK halves the
+ * block, far from the SM's 228 KB (registers, not shared memory, hold it to
+ * one block per SM, as above); a bigger BK halves the
  * barriers but doubles the footprint (try it with the autotuner). */
 #ifndef BM
 #define BM 128

@@ -156,7 +156,8 @@ matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_consta
          * into the stage; + 32 bytes per kk; lead 16, stride 1024) and B's
          * (+ 16 * 128 bytes per kk; lead WG_B_BOX_BYTES, the step from one
          * 64-column box to the next; stride 1024) and call wgmma_m64n256k16
-         * on acc, all 256 columns at once; wgmma_commit(). Then
+         * on acc with scale_d = 1 (add to acc, which starts at 0), all 256
+         * columns at once; wgmma_commit(). Then
          * wgmma_wait_group(1), which leaves this k-tile's group in flight,
          * and release the stage before it
          * (kt > 0: mbar_arrive(&empty[(kt - 1) % WG_STAGES])). After the

@@ -778,20 +778,31 @@ static void test_json_status_every_test(void **state) {
     json_decref(j);
 }
 
-/* The table of report_table() for these results, in a static buffer. */
-static const char *table_of(const result_t *r, int n) {
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/table.txt", tmp);
+/* stdout redirected into TMP/name while the caller prints; end_capture()
+ * puts it back and returns what was printed (file_text's static buffer). */
+static int begin_capture(const char *name, char *path, size_t len) {
+    snprintf(path, len, "%s/%s", tmp, name);
     fflush(stdout);
     int saved = dup(1), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (saved < 0 || fd < 0) fail_msg("could not redirect the table to %s", path);
+    if (saved < 0 || fd < 0) fail_msg("could not redirect stdout to %s", path);
     dup2(fd, 1);
     close(fd);
-    report_table(r, n, "title", 1.0);
+    return saved;
+}
+
+static const char *end_capture(int saved, const char *path) {
     fflush(stdout);
     dup2(saved, 1);
     close(saved);
     return file_text(path);
+}
+
+/* The table of report_table() for these results, in a static buffer. */
+static const char *table_of(const result_t *r, int n) {
+    char path[PATH_MAX];
+    int saved = begin_capture("table.txt", path, sizeof path);
+    report_table(r, n, "title", 1.0);
+    return end_capture(saved, path);
 }
 
 /* Test names of any length keep the table's columns: a name up to 56
@@ -836,17 +847,9 @@ static void test_table_long_names(void **state) {
 /* What report_rerun_hint() prints for these results, in a static buffer. */
 static const char *hint_of(const result_t *r, int n, const char *src) {
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/hint.txt", tmp);
-    fflush(stdout);
-    int saved = dup(1), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (saved < 0 || fd < 0) fail_msg("could not redirect the hint to %s", path);
-    dup2(fd, 1);
-    close(fd);
+    int saved = begin_capture("hint.txt", path, sizeof path);
     report_rerun_hint(r, n, 42, src);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    return file_text(path);
+    return end_capture(saved, path);
 }
 
 /* After the table, each failed numerics check (at most three) gets the make

@@ -1781,6 +1781,20 @@ static void test_gradescope_lab_assignment(void **state) {
     json_decref(res);
 }
 
+/* A small course tree for make_zip.sh in d/course, a git checkout: the
+ * Gradescope scripts, a Makefile, lab 01-x's rubric, starters a.cu and b.cu
+ * and a solution a.cu that differs. before (shell, run in the tree) adds
+ * files to the commit, after adds files after it. */
+static void zip_course(const char *d, const char *before, const char *after) {
+    if (sh("set -e; d='%s/course'; rm -rf '%s'; mkdir -p \"$d/autograder/gradescope\" \"$d/autograder/rubrics\" \"$d/labs/01-x\""
+           " \"$d/solutions/01-x\"; cp '%s'/autograder/gradescope/* \"$d/autograder/gradescope/\"; echo 'all:' > \"$d/Makefile\";"
+           " echo '{}' > \"$d/autograder/rubrics/01.json\"; echo 'a' > \"$d/labs/01-x/a.cu\"; echo 'b' > \"$d/labs/01-x/b.cu\";"
+           " echo 's' > \"$d/solutions/01-x/a.cu\"; cd \"$d\"; %s git init -q; git add -A;"
+           " git -c user.name=course -c user.email=course@example.com commit -qm course; %s",
+           d, d, GRADE_ROOT, before, after) != 0)
+        fail_msg("could not make the course tree in %s", d);
+}
+
 /* The zip holds what git tracks and nothing else lying in the working tree
  * (a grades.csv, students' submissions), which student code on Gradescope
  * could read; it warns about uncommitted changes, and outside a git checkout
@@ -1792,14 +1806,7 @@ static void test_gradescope_zip_tracked_only(void **state) {
     snprintf(d, sizeof d, "%s/zip-git", tmp);
     snprintf(log, sizeof log, "%s/zip-git.log", tmp);
     snprintf(list, sizeof list, "%s/zip-git.txt", tmp);
-    if (sh("set -e; d='%s/course'; rm -rf '%s'; mkdir -p \"$d/autograder/gradescope\" \"$d/autograder/rubrics\" \"$d/labs/01-x\""
-           " \"$d/solutions/01-x\"; cp '%s'/autograder/gradescope/* \"$d/autograder/gradescope/\"; echo 'all:' > \"$d/Makefile\";"
-           " echo '{}' > \"$d/autograder/rubrics/01.json\"; echo 'a' > \"$d/labs/01-x/a.cu\"; echo 'b' > \"$d/labs/01-x/b.cu\";"
-           " echo 's' > \"$d/solutions/01-x/a.cu\"; cd \"$d\"; git init -q; git add -A;"
-           " git -c user.name=course -c user.email=course@example.com commit -qm course;"
-           " echo 'alice,10' > grades.csv; mkdir -p submissions/alice; echo 'x' > submissions/alice/a.cu",
-           d, d, GRADE_ROOT) != 0)
-        fail_msg("could not make the course tree in %s", d);
+    zip_course(d, "", "echo 'alice,10' > grades.csv; mkdir -p submissions/alice; echo 'x' > submissions/alice/a.cu");
     /* GIT_CEILING_DIRECTORIES: the test's folder may itself lie in a checkout. */
     const char *zip = "GIT_CEILING_DIRECTORIES='%s' bash '%s/course/autograder/gradescope/make_zip.sh' %s '%s/%s.zip' 01 > '%s' 2>&1"
                       " && unzip -Z1 '%s/%s.zip' > '%s'";
@@ -1842,13 +1849,7 @@ static void test_gradescope_zip_refuses(void **state) {
     char d[PATH_MAX], log[PATH_MAX];
     snprintf(d, sizeof d, "%s/zip-refuse", tmp);
     snprintf(log, sizeof log, "%s/zip-refuse.log", tmp);
-    if (sh("set -e; d='%s/course'; rm -rf '%s'; mkdir -p \"$d/autograder/gradescope\" \"$d/autograder/rubrics\" \"$d/labs/01-x\""
-           " \"$d/solutions/01-x\"; cp '%s'/autograder/gradescope/* \"$d/autograder/gradescope/\"; echo 'all:' > \"$d/Makefile\";"
-           " echo '{}' > \"$d/autograder/rubrics/01.json\"; echo 'a' > \"$d/labs/01-x/a.cu\"; echo 'b' > \"$d/labs/01-x/b.cu\";"
-           " echo 'h' > \"$d/labs/01-x/check.c\"; echo 's' > \"$d/solutions/01-x/a.cu\"; cd \"$d\"; git init -q; git add -A;"
-           " git -c user.name=course -c user.email=course@example.com commit -qm course",
-           d, d, GRADE_ROOT) != 0)
-        fail_msg("could not make the course tree in %s", d);
+    zip_course(d, "echo 'h' > labs/01-x/check.c;", "");
     const char *zip = "cd '%s/course' && GIT_CEILING_DIRECTORIES='%s' bash autograder/gradescope/make_zip.sh %s '%s/%s.zip' 01"
                       " > '%s' 2>&1";
 #define ZIP(flags, name) sh(zip, d, d, flags, d, name, log)

@@ -173,19 +173,26 @@ mk=(make --no-print-directory BUILD="$gbuild" CUDA_ARCH=90a TARGET=cuda)
 [ -n "${root:-}" ] && mk+=(NO_DEPS=1)
 labs=$(ls -d labs/[0-9][0-9]-* 2>/dev/null | xargs -n1 basename)
 
-# 1. Build, and the suites that run on the device (kernels against the CPU
-#    references, the fused attention, the model's variants, NCCL's refusal).
+# 1. Build, then the course's headline figures first, as a GPU lent for a few
+#    minutes may not last the whole list: the matmul ladder against cuBLAS in
+#    one table (lab 04's bench times labs 01-03 too; its 4096 and 8192 rows
+#    hold labs 03 and 04's targets), and lab 05's MFU at the default shape
+#    with where a step's device time goes.
 step build "${mk[@]}" -j"$(nproc)" all
-# The emulator's model of TMA, mbarriers and wgmma against the hardware: the
-# same test passes on the emulator in CI (lab 04 step C is checked there).
-hopper_test="$gbuild/tests/test_hopper_cuda"
-step "hopper.cuh on the GPU (emulator model)" bash -c "$(printf '%q ' "${mk[@]}") $hopper_test && $hopper_test"
-step "unit tests (GPU suites)" "${mk[@]}" test-gpu-run
-# 2. Lab 05's MFU at the default shape and where a step's device time goes.
+if [ -f labs/04-tensor-cores/bench.c ]; then
+    step "bench 04-tensor-cores (solutions)" "${mk[@]}" bench LAB=04 SRC=solutions ARGS="--json $out/bench-04-tensor-cores.json"
+fi
 if [ -f labs/05-single-gpu-training/bench.c ]; then
     step "bench 05 --profile 1 (solutions)" "${mk[@]}" bench LAB=05 SRC=solutions \
         ARGS="--profile 1 --json $out/bench-05.json"
 fi
+# 2. The suites that run on the device (kernels against the CPU references,
+#    the fused attention, the model's variants, NCCL's refusal), and the
+#    emulator's model of TMA, mbarriers and wgmma against the hardware: the
+#    same test passes on the emulator in CI (lab 04 step C is checked there).
+hopper_test="$gbuild/tests/test_hopper_cuda"
+step "hopper.cuh on the GPU (emulator model)" bash -c "$(printf '%q ' "${mk[@]}") $hopper_test && $hopper_test"
+step "unit tests (GPU suites)" "${mk[@]}" test-gpu-run
 # 3. The grader on the solutions with a GPU: every lab's checks and every speed
 #    rubric measured, and the time of `make grade SRC=solutions` on a GPU (its
 #    TOTAL line). The longest item, with the most in it.
@@ -194,10 +201,9 @@ STEP_LIMIT=330 step "grade solutions (cuda)" "${mk[@]}" grade-run SRC=solutions 
 for lab in $labs; do
     step "check $lab (solutions)" "${mk[@]}" check LAB="${lab%%-*}" SRC=solutions
 done
-# 5. The matmul ladder in one table (lab 04's bench times labs 01-03 too), then
-#    the other labs' benches.
+# 5. The other labs' benches, from the top of the ladder down.
 for lab in $(printf '%s\n' $labs | sort -r); do
-    case "$lab" in 05-*) continue ;; esac
+    case "$lab" in 04-*|05-*) continue ;; esac
     if [ -f "labs/$lab/bench.c" ]; then
         step "bench $lab (solutions)" "${mk[@]}" bench LAB="${lab%%-*}" SRC=solutions ARGS="--json $out/bench-$lab.json"
     fi

@@ -176,10 +176,11 @@ check "old driver: says what to do" says olddriver 'newer than the driver.*Use a
 check "old driver: nothing was built or run" test ! -s "$work/ran"
 
 # ---- a clean run, with make from a bundle and cuBLAS from the wheel --------
-items=("build" "hopper.cuh on the GPU (emulator model)" "unit tests (GPU suites)" "bench 05 --profile 1 (solutions)"
+items=("build" "bench 04-tensor-cores (solutions)" "bench 05 --profile 1 (solutions)"
+       "hopper.cuh on the GPU (emulator model)" "unit tests (GPU suites)"
        "grade solutions (cuda)" "check 00-hello (solutions)" "check 01-naive-matmul (solutions)"
        "check 03-register-tiling (solutions)" "check 04-tensor-cores (solutions)"
-       "check 05-single-gpu-training (solutions)" "bench 04-tensor-cores (solutions)"
+       "check 05-single-gpu-training (solutions)"
        "bench 01-naive-matmul (solutions)" "bench 05 --attention naive (solutions)"
        "bench 05 --matmul mma (solutions)" "bench 05 --matmul wgmma (solutions)" "autotune 03 warptile (24 configs)")
 re() { sed 's/[][().*+?^$|\\]/\\&/g' <<<"$1"; } # an item's name as an ERE

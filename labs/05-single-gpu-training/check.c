@@ -273,13 +273,18 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
     cmp_report_t rep;
     char what[96];
     /* A few fp32 operations per step on both sides (sqrtf and division are correctly rounded):
-     * a few ulps of each value per step. */
+     * a few ulps of each value per step. The moments also need an absolute floor: m = b1 m + (1 - b1) g
+     * can cancel to near 0, and nvcc contracts it into one fma where the CPU rounds both products, so
+     * the two sides may differ by half an ulp of the larger term, (1 - b1) |g| <= 0.05 here: 2e-9 per
+     * step, carried into later steps. 1e-8 per step covers that five times over and is still 1e-6 of
+     * a typical |m| (0.01), far below any wrong formula's error. (A GPU run found a moment of 2e-5
+     * off by 1.9e-9 against the former bound of 1.3e-9.) v's terms are both >= 0, so they cannot cancel. */
     download(got, d_p, n);
     snprintf(what, sizeof what, "AdamW master weights, n = %zu, t = %ld..%ld", n, t0, t0 + steps - 1);
     LAB_REQUIRE_CLOSE(compare_close_f(got, p, n, 4e-6 * steps, 1e-7, &rep), what, &rep);
     download(got, d_m, n);
     snprintf(what, sizeof what, "AdamW first moment, n = %zu", n);
-    LAB_REQUIRE_CLOSE(compare_close_f(got, m, n, 4e-6 * steps, 1e-9, &rep), what, &rep);
+    LAB_REQUIRE_CLOSE(compare_close_f(got, m, n, 4e-6 * steps, 1e-8 * steps, &rep), what, &rep);
     download(got, d_v, n);
     snprintf(what, sizeof what, "AdamW second moment, n = %zu", n);
     LAB_REQUIRE_CLOSE(compare_close_f(got, v, n, 4e-6 * steps, 1e-12, &rep), what, &rep);

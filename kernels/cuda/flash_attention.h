@@ -27,7 +27,7 @@
  * rounded problem. Expect errors of a few bf16 units (2^-8) relative to the
  * sizes of the terms summed; the tests derive the bounds element by element.
  *
- * Supported: any B, H, T >= 1 (B * H <= 65535), head sizes hd in
+ * Supported: any B, H, T >= 1 (B * H <= 65535, T <= 65535 * 64), head sizes hd in
  * {16, 32, 64, 128}; other head sizes abort with a message naming the choices
  * (gpu_flash_attention_supported() asks first). Buffers need only their
  * type's alignment; when q, k, v (and dout_bf16) start on a 16-byte boundary,

@@ -21,7 +21,8 @@
  * compute on tile j.
  *
  * Shared memory per block, with rows of hd + 8 bf16: the forward pass holds
- * 5 tiles (Q; K and V twice), 46,080 bytes at hd = 64; the backward kernels
+ * 4 tiles (K and V twice; Q passes through one of the K buffers), 36,864
+ * bytes at hd = 64, so 6 blocks fit an H100's SM; the backward kernels
  * 6 tiles (two resident, two double-buffered) plus 1 KiB of L and Delta,
  * 56,320 bytes at hd = 64 and 105,472 at hd = 128, above the 48 KiB default,
  * so the wrappers opt in (cudaFuncSetAttribute).
@@ -148,10 +149,36 @@ static __device__ __forceinline__ void ldsm_b_kn(uint32_t b[4], const uint16_t *
     ldmatrix_x4_trans(b, tile + (k0 + lane % 8 + ((lane / 8) % 2) * 8) * stride + n0 + (lane / 16) * 8);
 }
 
-/* acc (16 x 64) = rows arow0 .. arow0 + 15 of tile A (16 x hd) times tile
- * Bt (64 x hd) transposed: S = Q K^T, dP = dO V^T and their transposes.
- * Only the 16-column groups lo .. hi-1 are computed; the others stay 0 (the
- * caller knows they are masked). */
+/* acc (16 x 64) = the 16 x hd A operand, held as hd / 16 fragments a
+ * (ldsm_a's layout), times tile Bt (64 x hd) transposed: S = Q K^T in the
+ * forward pass. Only the 16-column groups
+ * lo .. hi-1 are computed; the others stay 0 (the caller knows they are
+ * masked). */
+static __device__ __forceinline__ void mma_abt_frags(float acc[8][4], const uint32_t a[][4], const uint16_t *Bt,
+                                                     int lo, int hi, const int hd) {
+    const int stride = hd + FA_PAD;
+#pragma unroll
+    for (int n = 0; n < 8; n++)
+#pragma unroll
+        for (int e = 0; e < 4; e++) acc[n][e] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < hd / 16; kk++) {
+#pragma unroll
+        for (int np = 0; np < FA_GROUPS; np++) {
+            if (np < lo || np >= hi) continue; /* warp-uniform */
+            uint32_t b[4];
+            ldsm_b_nk(b, Bt, np * 16, kk * 16, stride);
+            mma_m16n8k16_bf16_f32(acc[2 * np], a[kk], b, acc[2 * np]);
+            mma_m16n8k16_bf16_f32(acc[2 * np + 1], a[kk], b + 2, acc[2 * np + 1]);
+        }
+    }
+}
+
+/* The same product with A read from rows arow0 .. arow0 + 15 of a shared
+ * tile, one k-step at a time: S^T = K Q^T, dP = dO V^T and their
+ * transposes in the backward kernels, whose accumulators leave no room to
+ * keep A in registers (at 168 registers dK/dV fits 3 blocks per SM; with
+ * K and V as fragments it needed 181 and fitted 2). */
 static __device__ __forceinline__ void mma_abt(float acc[8][4], const uint16_t *A, int arow0, const uint16_t *Bt,
                                                int lo, int hi, const int hd) {
     const int stride = hd + FA_PAD;
@@ -221,7 +248,13 @@ static __device__ __forceinline__ void store_rows(float *dst, float acc[][4], in
 
 /* ---- forward -------------------------------------------------------------------- */
 
-/* Block (b*H + h, query tile). Shared: Q tile, then K and V tiles, two of each. */
+/* Block (b*H + h, query tile). Shared: K tiles, then V tiles, two of each.
+ * The Q tile is read once, so each warp keeps its 16 rows as mma fragments
+ * in registers (16 registers at hd = 64) instead of reading them from shared
+ * memory again for every K tile: a fifth of the loop's shared-memory reads.
+ * Q arrives in the second K buffer, which tile 1 overwrites only after the
+ * loop's first barrier, when every warp has its fragments; so the block
+ * needs 4 tiles of shared memory, not 5. */
 static __device__ __forceinline__ void flash_forward(float *out, float *lse, const uint16_t *q, const uint16_t *k,
                                                      const uint16_t *v, int T, int H, int vec, const int hd) {
     const int stride = hd + FA_PAD, tile = FLASH_TILE * stride;
@@ -232,12 +265,17 @@ static __device__ __forceinline__ void flash_forward(float *out, float *lse, con
     const size_t slab = (size_t)bh * T * hd;
     /* Scores are kept in log2 units, so each exponential is one exp2f. */
     const float scale_log2 = 1.0f / sqrtf((float)hd) * FA_LOG2E;
-    uint16_t *Qs = flash_smem, *Ks = Qs + tile, *Vs = Ks + 2 * tile;
+    uint16_t *Ks = flash_smem, *Vs = Ks + 2 * tile;
 
-    load_tile(Qs, q + slab, q0, T, vec, hd);
+    load_tile(Ks + tile, q + slab, q0, T, vec, hd);
     load_tile(Ks, k + slab, 0, T, vec, hd);
     load_tile(Vs, v + slab, 0, T, vec, hd);
     cp_async_commit_group();
+    cp_async_wait_group(0);
+    __syncthreads(); /* every thread's Q copies are in */
+    uint32_t qa[FA_HD_MAX / 16][4];
+#pragma unroll
+    for (int kk = 0; kk < hd / 16; kk++) ldsm_a(qa[kk], Ks + tile, warp * 16, kk * 16, stride);
 
     float o[FA_HD_MAX / 8][4], m[2] = {-INFINITY, -INFINITY}, l[2] = {0.0f, 0.0f};
 #pragma unroll
@@ -253,7 +291,7 @@ static __device__ __forceinline__ void flash_forward(float *out, float *lse, con
         const int groups = diag ? warp + 1 : FA_GROUPS;
 
         float s[8][4];
-        mma_abt(s, Qs, warp * 16, Kb, 0, groups, hd);
+        mma_abt_frags(s, qa, Kb, 0, groups, hd);
 
         /* Online softmax of this tile, rows g (r = 0) and g + 8 (r = 1). */
 #pragma unroll
@@ -526,9 +564,9 @@ static const forward_fn forward_kernels[4] = {flash_forward_hd16, flash_forward_
 static const dkdv_fn dkdv_kernels[4] = {flash_dkdv_hd16, flash_dkdv_hd32, flash_dkdv_hd64, flash_dkdv_hd128};
 static const dq_fn dq_kernels[4] = {flash_dq_hd16, flash_dq_hd32, flash_dq_hd64, flash_dq_hd128};
 
-/* Shared memory: the forward pass holds 5 tiles (Q, 2 K, 2 V), the backward
+/* Shared memory: the forward pass holds 4 tiles (2 K, 2 V), the backward
  * kernels 6 (two resident, two double-buffered) and dK/dV also 2 x 2 rows of L and Delta. */
-static int forward_smem(int hd) { return 5 * FLASH_TILE * (hd + FA_PAD) * (int)sizeof(uint16_t); }
+static int forward_smem(int hd) { return 4 * FLASH_TILE * (hd + FA_PAD) * (int)sizeof(uint16_t); }
 static int backward_smem(int hd) {
     return 6 * FLASH_TILE * (hd + FA_PAD) * (int)sizeof(uint16_t) + 4 * FLASH_TILE * (int)sizeof(float);
 }

@@ -227,6 +227,20 @@ static __device__ __forceinline__ void mma_pb(float acc[][4], float p[8][4], con
     }
 }
 
+/* Causal mask of a 16 x 64 score tile held as an mma result, queries as
+ * rows: the scores of keys after their query become -inf, so exp2 makes
+ * them 0. query is the thread's first row (row0 + g), key the key of its
+ * first column (tile start + 2 tq). Only the diagonal tile needs it: the
+ * callers branch around it (warp-uniform), so the other tiles spend no
+ * instructions on index arithmetic and compares. */
+static __device__ __forceinline__ void mask_future(float s[8][4], int query, int key) {
+#pragma unroll
+    for (int n = 0; n < 8; n++)
+#pragma unroll
+        for (int e = 0; e < 4; e++)
+            if (key + n * 8 + (e & 1) > query + 8 * (e >> 1)) s[n][e] = -INFINITY;
+}
+
 /* Write a warp's 16 x hd fp32 result (times mul) to rows row0 + g and
  * row0 + g + 8 of one head's columns of a [B*T, D] matrix, rows < T only. */
 static __device__ __forceinline__ void store_rows(float *dst, float acc[][4], int row0, int T, int b, int h,
@@ -292,19 +306,17 @@ static __device__ __forceinline__ void flash_forward(float *out, float *lse, con
 
         float s[8][4];
         mma_abt_frags(s, qa, Kb, 0, groups, hd);
+        if (diag) mask_future(s, row0 + g, j * FLASH_TILE + 2 * tq); /* causal: no looking ahead */
 
         /* Online softmax of this tile, rows g (r = 0) and g + 8 (r = 1). */
 #pragma unroll
         for (int r = 0; r < 2; r++) {
-            const int row = row0 + g + 8 * r;
             float mx = -INFINITY;
 #pragma unroll
             for (int n = 0; n < 8; n++)
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
-                    const int key = j * FLASH_TILE + n * 8 + 2 * tq + e;
-                    float x = s[n][2 * r + e] * scale_log2;
-                    if (diag && key > row) x = -INFINITY; /* causal: no looking ahead */
+                    const float x = s[n][2 * r + e] * scale_log2; /* -inf stays -inf */
                     s[n][2 * r + e] = x;
                     mx = fmaxf(mx, x);
                 }
@@ -436,14 +448,23 @@ static __device__ __forceinline__ void flash_backward_dkdv(float *dk, float *dv,
         float st[8][4], dpt[8][4];
         mma_abt(st, Ks, warp * 16, Qb, lo, FA_GROUPS, hd);
         mma_abt(dpt, Vs, warp * 16, dOb, lo, FA_GROUPS, hd);
+        /* Causal, and no padding rows: only the diagonal tile and a partial
+         * last one have masked entries, so only they pay for the compares. */
+        if (i == kt || (i + 1) * FLASH_TILE > T) {
+#pragma unroll
+            for (int n = 0; n < 8; n++)
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const int query = i * FLASH_TILE + n * 8 + 2 * tq + (e & 1), key = krow0 + g + 8 * (e >> 1);
+                    if (query < key || query >= T) st[n][e] = -INFINITY;
+                }
+        }
 #pragma unroll
         for (int n = 0; n < 8; n++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int col = n * 8 + 2 * tq + (e & 1), query = i * FLASH_TILE + col;
-                const int key = krow0 + g + 8 * (e >> 1);
-                float p = exp2f(st[n][e] * scale_log2 - Lb[col]);
-                if (query < key || query >= T) p = 0.0f; /* causal, and no padding rows */
+                const int col = n * 8 + 2 * tq + (e & 1);
+                const float p = exp2f(st[n][e] * scale_log2 - Lb[col]); /* 0 where masked */
                 st[n][e] = p;
                 dpt[n][e] = p * (dpt[n][e] - Db[col]);
             }
@@ -501,13 +522,13 @@ static __device__ __forceinline__ void flash_backward_dq(float *dq, const uint16
         float s[8][4], dp[8][4];
         mma_abt(s, Qs, warp * 16, Kb, 0, groups, hd);
         mma_abt(dp, dOs, warp * 16, Vb, 0, groups, hd);
+        if (diag) mask_future(s, row0 + g, j * FLASH_TILE + 2 * tq);
 #pragma unroll
         for (int n = 0; n < 8; n++)
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                const int r = e >> 1, key = j * FLASH_TILE + n * 8 + 2 * tq + (e & 1);
-                float p = exp2f(s[n][e] * scale_log2 - L2[r]);
-                if (diag && key > row0 + g + 8 * r) p = 0.0f;
+                const int r = e >> 1;
+                const float p = exp2f(s[n][e] * scale_log2 - L2[r]); /* 0 where masked */
                 s[n][e] = p * (dp[n][e] - Dl[r]);
             }
         mma_pb(dqa, s, Kb, 0, groups, hd);

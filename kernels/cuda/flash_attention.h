@@ -44,7 +44,7 @@
 extern "C" {
 #endif
 
-/** Query rows per block of the forward and dQ kernels, and keys per K/V tile: one tile size for both. */
+/** Query rows per block of the dQ kernel (the forward pass's blocks hold two such tiles at hd <= 64), and keys per K/V tile. */
 #define FLASH_TILE 64
 
 /**

@@ -44,7 +44,7 @@
 extern "C" {
 #endif
 
-/** Query rows per block of the dQ kernel (the forward pass's blocks hold two such tiles at hd <= 64), and keys per K/V tile. */
+/** Keys per K/V tile and rows per query tile; the forward and dQ kernels' blocks hold two query tiles at hd <= 64. */
 #define FLASH_TILE 64
 
 /**

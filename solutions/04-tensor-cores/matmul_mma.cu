@@ -2,12 +2,20 @@
  * Lab 04, step B: mma.sync m16n8k16 fed by ldmatrix from swizzled shared
  * memory, with a cp.async pipeline MMA_STAGES deep.
  *
- * Each block computes a 128 x 128 tile of C with eight warps in a 2 x 4
- * grid; each warp owns 64 x 32 of it: 4 x 4 mma tiles of 16 x 8, that is 64
- * fp32 accumulators per thread in registers. K is walked in steps of MMA_BK.
- * While the warps multiply one step out of shared memory, cp.async copies
- * for the next MMA_STAGES - 1 steps are already on their way from global
- * memory, so the load latency hides behind the tensor-core work.
+ * Each block computes a 128 x 256 tile of C with eight warps in a 2 x 4
+ * grid; each warp owns 64 x 64 of it: 4 x 8 mma tiles of 16 x 8, that is 128
+ * fp32 accumulators per thread in registers. A square warp tile gets the
+ * most mma work out of each fragment ldmatrix brings in (per 16-wide slice
+ * of K: 8 ldmatrix.x4 for 32 mma; 64 x 32 needs 6 for 16), and shared
+ * memory bandwidth, not the tensor cores, is what limits mma.sync on
+ * Hopper. K is walked in steps of MMA_BK. While the warps multiply one step
+ * out of shared memory, cp.async copies for the next MMA_STAGES - 1 steps
+ * are already on their way from global memory, so the load latency hides
+ * behind the tensor-core work.
+ *
+ * The tile sizes can be changed at compile time (-DMMA_BM=256 -DMMA_BN=128
+ * -DMMA_WARPS_M=4 -DMMA_WARPS_N=2, -DMMA_BK=32, -DMMA_STAGES=3, ...), for a
+ * sweep on a GPU; the static_asserts below say which combinations work.
  *
  * The PTX instructions (mma.sync, ldmatrix, cp.async) come from
  * common/warp_mma.cuh, which also documents the fragment layouts. Not here:
@@ -22,22 +30,53 @@
 #include "matmul_ladder.h"
 #include "warp_mma.cuh"
 
+#ifndef MMA_BM
 #define MMA_BM 128
-#define MMA_BN 128
-#define MMA_BK 32
-#define MMA_STAGES 3
+#endif
+#ifndef MMA_BN
+#define MMA_BN 256
+#endif
+#ifndef MMA_BK
+#define MMA_BK 64
+#endif
+#ifndef MMA_STAGES
+#define MMA_STAGES 4
+#endif
+#ifndef MMA_WARPS_M
 #define MMA_WARPS_M 2
+#endif
+#ifndef MMA_WARPS_N
 #define MMA_WARPS_N 4
+#endif
+#ifndef MMA_GROUP_M
+#define MMA_GROUP_M 16 /* rows of tiles per rasterisation group (block_tile) */
+#endif
 #define MMA_THREADS (32 * MMA_WARPS_M * MMA_WARPS_N)
 #define MMA_WARP_M (MMA_BM / MMA_WARPS_M) /* 64 rows of C per warp */
-#define MMA_WARP_N (MMA_BN / MMA_WARPS_N) /* 32 columns of C per warp */
+#define MMA_WARP_N (MMA_BN / MMA_WARPS_N) /* 64 columns of C per warp */
 #define MMA_TILES_M (MMA_WARP_M / 16)     /* 4 mma tiles down */
-#define MMA_TILES_N (MMA_WARP_N / 8)      /* 4 mma tiles across */
+#define MMA_TILES_N (MMA_WARP_N / 8)      /* 8 mma tiles across */
 /* Shared memory of one stage, in bf16 elements: an A tile and a B tile. */
 #define MMA_A_ELEMS (MMA_BM * MMA_BK)
 #define MMA_B_ELEMS (MMA_BK * MMA_BN)
 #define MMA_STAGE_ELEMS (MMA_A_ELEMS + MMA_B_ELEMS)
-#define MMA_SMEM_BYTES (MMA_STAGES * MMA_STAGE_ELEMS * 2)
+#define MMA_SMEM_BYTES (MMA_STAGES * MMA_STAGE_ELEMS * 2) /* 192 KB */
+
+/* What the code below assumes of a -D configuration. */
+static_assert(MMA_THREADS <= 1024, "at most 1024 threads per block");
+static_assert(MMA_WARP_M % 16 == 0, "a warp's rows must be whole 16-row mma tiles (MMA_BM / MMA_WARPS_M)");
+static_assert(MMA_WARP_N % 16 == 0, "a warp's columns must be pairs of 8-column mma tiles: one ldmatrix.x4.trans loads two");
+static_assert(MMA_BK % 16 == 0, "MMA_BK must be whole 16-wide mma slices");
+/* The swizzle permutes the 16-byte chunks of a row within one 128-byte
+ * line: a row is 2 or 4 chunks, or a multiple of 8. */
+#define MMA_SWIZZLABLE(chunks) ((chunks) == 2 || (chunks) == 4 || (chunks) % 8 == 0)
+static_assert(MMA_SWIZZLABLE(MMA_BK / 8), "MMA_BK must be 16, 32 or a multiple of 64");
+static_assert(MMA_SWIZZLABLE(MMA_BN / 8), "MMA_BN must be 16, 32 or a multiple of 64");
+/* The swizzle's bank groups are counted from a 128-byte boundary. */
+static_assert(MMA_A_ELEMS * 2 % 128 == 0 && MMA_B_ELEMS * 2 % 128 == 0, "tiles must start on 128-byte lines");
+static_assert(MMA_STAGES >= 2 && MMA_STAGES - 2 <= 7, "2 to 9 stages: cp.async.wait_group takes 0 to 7");
+static_assert(MMA_SMEM_BYTES <= 227 * 1024, "at most 227 KB of shared memory per block (H100, H200)");
+static_assert(MMA_GROUP_M >= 1, "MMA_GROUP_M is at least one row of tiles");
 
 /*
  * Swizzled shared layouts. Both tiles are stored row by row in 16-byte
@@ -46,24 +85,24 @@
  * 4 banks (a group of banks is 16 bytes; 8 groups make the 128 bytes shared
  * memory serves per cycle).
  *
- * A tile, MMA_BM rows of MMA_BK = 32 bf16 (64 bytes, 4 chunks): two rows
- * fill one 128-byte line, so rows r and r + 2 would start in the same bank
- * group. Chunk c of row r goes to c ^ ((r / 2) % 4): bit 0 of r picks the
- * half line, the XOR spreads the pairs of rows over the 4 chunks.
- * B tile, MMA_BK rows of MMA_BN = 128 bf16 (256 bytes, 16 chunks): every row
- * starts in bank 0. Chunk c of row k goes to c ^ (k % 8).
- * Both return the element offset of chunk c of a row inside its tile.
+ * A row of 8 or more chunks (MMA_BK = 64: 128 bytes; MMA_BN = 256: 512
+ * bytes) starts in bank group 0, so chunk c of row r goes to c ^ (r % 8).
+ * A row of 4 chunks (64 bytes, MMA_BK = 32) shares its 128-byte line with
+ * the next row, so rows r and r + 2 would start in the same group: chunk c
+ * goes to c ^ ((r / 2) % 4); bit 0 of r picks the half line, the XOR
+ * spreads the pairs of rows over the 4 chunks. Likewise 2 chunks (32 bytes,
+ * four rows a line): c ^ ((r / 4) % 2). swz returns the element offset of
+ * chunk c of row r in a tile of rows `chunks` chunks long.
  */
-__device__ __forceinline__ int swz_a(int r, int c) {
+__device__ __forceinline__ int swz(int r, int c, int chunks) {
     /* TODO(B1) begin */
-    return r * MMA_BK + ((c ^ ((r >> 1) & 3)) << 3);
+    int rows_per_line = chunks >= 8 ? 1 : 8 / chunks;
+    int mask = chunks >= 8 ? 7 : chunks - 1;
+    return (r * chunks + (c ^ ((r / rows_per_line) & mask))) * 8;
     /* TODO(B1) end */
 }
-__device__ __forceinline__ int swz_b(int k, int c) {
-    /* TODO(B1) begin */
-    return k * MMA_BN + ((c ^ (k & 7)) << 3);
-    /* TODO(B1) end */
-}
+__device__ __forceinline__ int swz_a(int r, int c) { return swz(r, c, MMA_BK / 8); }
+__device__ __forceinline__ int swz_b(int k, int c) { return swz(k, c, MMA_BN / 8); }
 
 /*
  * Start the copies of k-tile kt (columns kt * MMA_BK of A, rows of B) into
@@ -80,6 +119,7 @@ __device__ __forceinline__ void load_tile(uint16_t *As, uint16_t *Bs, const uint
                                                  int n0, int kt, int vec) {
     [[maybe_unused]] int k0 = kt * MMA_BK;
     /* TODO(B2) begin */
+#pragma unroll
     for (int id = threadIdx.x; id < MMA_BM * MMA_BK / 8; id += MMA_THREADS) {
         int r = id / (MMA_BK / 8), c = id % (MMA_BK / 8);
         int gr = m0 + r, gk = k0 + 8 * c;
@@ -92,6 +132,7 @@ __device__ __forceinline__ void load_tile(uint16_t *As, uint16_t *Bs, const uint
                 dst[e] = (gr < M && gk + e < K) ? A[(size_t)gr * K + gk + e] : (uint16_t)0;
         }
     }
+#pragma unroll
     for (int id = threadIdx.x; id < MMA_BK * MMA_BN / 8; id += MMA_THREADS) {
         int k = id / (MMA_BN / 8), c = id % (MMA_BN / 8);
         int gk = k0 + k, gn = n0 + 8 * c;
@@ -107,15 +148,71 @@ __device__ __forceinline__ void load_tile(uint16_t *As, uint16_t *Bs, const uint
     /* TODO(B2) end */
 }
 
+/*
+ * The fragments of one 16-wide slice ks of K for this warp, from the stage
+ * at As, Bs: a[i] the 16 x 16 A tile of mma row i, b[j] the 16 x 8 B tile
+ * of mma column j.
+ */
+__device__ __forceinline__ void load_frags(uint32_t a[MMA_TILES_M][4], uint32_t b[MMA_TILES_N][2],
+                                           const uint16_t *As, const uint16_t *Bs, int ks, int wm,
+                                           int wn, int lane) {
+    /* TODO(B3) begin */
+    /* A: one ldmatrix.x4 per 16 x 16 tile. Lanes 0-15 give rows 0-15 of the
+     * left 8 columns, lanes 16-31 rows 0-15 of the right 8: the four 8x8
+     * matrices arrive as a[0..3] of the mma layout. */
+#pragma unroll
+    for (int i = 0; i < MMA_TILES_M; i++) {
+        int r = wm * MMA_WARP_M + i * 16 + (lane & 15);
+        ldmatrix_x4(a[i], As + swz_a(r, ks * 2 + (lane >> 4)));
+    }
+    /* B: row-major in shared memory (k rows, n contiguous), but the mma
+     * wants pairs along k in each register, so ldmatrix .trans. One x4
+     * covers two 8-column tiles: matrices (k 0-7, tile 0), (k 8-15, tile 0),
+     * (k 0-7, tile 1), (k 8-15, tile 1). */
+#pragma unroll
+    for (int j = 0; j < MMA_TILES_N; j += 2) {
+        int k = ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
+        int c = (wn * MMA_WARP_N + (j + (lane >> 4)) * 8) / 8;
+        uint32_t r4[4];
+        ldmatrix_x4_trans(r4, Bs + swz_b(k, c));
+        b[j][0] = r4[0];
+        b[j][1] = r4[1];
+        b[j + 1][0] = r4[2];
+        b[j + 1][1] = r4[3];
+    }
+    /* TODO(B3) end */
+}
+
+/*
+ * Which tile of C this block computes. Blocks are numbered row by row over
+ * the grid (ceil(N / MMA_BN) x ceil(M / MMA_BM)), but handed tiles column
+ * by column within groups of MMA_GROUP_M rows of tiles: the ~132 blocks
+ * that run at once then share 16 row panels of A and ~8 column panels of B
+ * in L2, instead of ~4 row panels and all of B, which at 8192^3 does not
+ * fit in L2 and would come from DRAM again for every row of blocks.
+ */
+__device__ __forceinline__ void block_tile(int *m0, int *n0) {
+    int tiles_n = gridDim.x, tiles_m = gridDim.y;
+    int id = blockIdx.y * tiles_n + blockIdx.x;
+    int per_group = MMA_GROUP_M * tiles_n;
+    int first = id / per_group * MMA_GROUP_M;
+    int rows = tiles_m - first < MMA_GROUP_M ? tiles_m - first : MMA_GROUP_M;
+    int in = id % per_group;
+    *m0 = (first + in % rows) * MMA_BM;
+    *n0 = in / rows * MMA_BN;
+}
+
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, row-major; A and B
- * bf16 bit patterns, C and the accumulation fp32. */
-__global__ void __launch_bounds__(MMA_THREADS)
+ * bf16 bit patterns, C and the accumulation fp32. One block per SM: 128
+ * accumulators and two sets of fragments take about 230 registers. */
+__global__ void __launch_bounds__(MMA_THREADS, 1)
 matmul_mma_kernel(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
                   float beta, float *C, int vec) {
     extern __shared__ __align__(128) uint16_t mma_smem[];
     [[maybe_unused]] int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     [[maybe_unused]] int wm = warp / MMA_WARPS_N, wn = warp % MMA_WARPS_N;
-    [[maybe_unused]] int m0 = blockIdx.y * MMA_BM, n0 = blockIdx.x * MMA_BN;
+    [[maybe_unused]] int m0, n0;
+    block_tile(&m0, &n0);
     [[maybe_unused]] int ktiles = (K + MMA_BK - 1) / MMA_BK;
     [[maybe_unused]] float acc[MMA_TILES_M][MMA_TILES_N][4];
 #pragma unroll
@@ -152,37 +249,20 @@ matmul_mma_kernel(int M, int N, int K, float alpha, const uint16_t *A, const uin
 
         const uint16_t *As = mma_smem + (kt % MMA_STAGES) * MMA_STAGE_ELEMS;
         const uint16_t *Bs = As + MMA_A_ELEMS;
+        /* Two sets of fragments: while the mmas of slice ks issue, the
+         * ldmatrix of slice ks + 1 is already on its way, so a warp does not
+         * stall on shared-memory latency between slices. */
+        uint32_t a[2][MMA_TILES_M][4], b[2][MMA_TILES_N][2];
+        load_frags(a[0], b[0], As, Bs, 0, wm, wn, lane);
 #pragma unroll
         for (int ks = 0; ks < MMA_BK / 16; ks++) {
-            uint32_t a[MMA_TILES_M][4], b[MMA_TILES_N][2];
-            /* A: one ldmatrix.x4 per 16 x 16 tile. Lanes 0-15 give rows 0-15
-             * of the left 8 columns, lanes 16-31 rows 0-15 of the right 8:
-             * the four 8x8 matrices arrive as a[0..3] of the mma layout. */
-#pragma unroll
-            for (int i = 0; i < MMA_TILES_M; i++) {
-                int r = wm * MMA_WARP_M + i * 16 + (lane & 15);
-                ldmatrix_x4(a[i], As + swz_a(r, ks * 2 + (lane >> 4)));
-            }
-            /* B: row-major in shared memory (k rows, n contiguous), but the
-             * mma wants pairs along k in each register, so ldmatrix .trans.
-             * One x4 covers two 8-column tiles: matrices (k 0-7, tile 0),
-             * (k 8-15, tile 0), (k 0-7, tile 1), (k 8-15, tile 1). */
-#pragma unroll
-            for (int j = 0; j < MMA_TILES_N; j += 2) {
-                int k = ks * 16 + (lane & 7) + ((lane >> 3) & 1) * 8;
-                int c = (wn * MMA_WARP_N + (j + (lane >> 4)) * 8) / 8;
-                uint32_t r4[4];
-                ldmatrix_x4_trans(r4, Bs + swz_b(k, c));
-                b[j][0] = r4[0];
-                b[j][1] = r4[1];
-                b[j + 1][0] = r4[2];
-                b[j + 1][1] = r4[3];
-            }
+            if (ks + 1 < MMA_BK / 16)
+                load_frags(a[(ks + 1) % 2], b[(ks + 1) % 2], As, Bs, ks + 1, wm, wn, lane);
 #pragma unroll
             for (int i = 0; i < MMA_TILES_M; i++)
 #pragma unroll
                 for (int j = 0; j < MMA_TILES_N; j++)
-                    mma_m16n8k16_bf16_f32(acc[i][j], a[i], b[j], acc[i][j]);
+                    mma_m16n8k16_bf16_f32(acc[i][j], a[ks % 2][i], b[ks % 2][j], acc[i][j]);
         }
     }
     /* Nothing may stay in flight when the block exits. */
@@ -191,19 +271,33 @@ matmul_mma_kernel(int M, int N, int K, float alpha, const uint16_t *A, const uin
 
     /* TODO(B4) begin */
     /* acc[i][j][0..1] is row g, columns 2t and 2t + 1 of the 16 x 8 tile;
-     * acc[i][j][2..3] the same columns of row g + 8 (g = lane / 4, t = lane % 4). */
+     * acc[i][j][2..3] the same columns of row g + 8 (g = lane / 4, t = lane % 4).
+     * A pair of columns is one 8-byte store when N is even and C 8-byte
+     * aligned (2t is even, so the pair is too): half the store instructions. */
     int g = lane >> 2, t = lane & 3;
+    int pairs = N % 2 == 0 && (uintptr_t)C % 8 == 0;
 #pragma unroll
     for (int i = 0; i < MMA_TILES_M; i++)
 #pragma unroll
         for (int j = 0; j < MMA_TILES_N; j++)
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                int row = m0 + wm * MMA_WARP_M + i * 16 + g + (e >> 1) * 8;
-                int col = n0 + wn * MMA_WARP_N + j * 8 + 2 * t + (e & 1);
-                if (row < M && col < N) {
-                    float *p = &C[(size_t)row * N + col];
-                    *p = beta == 0.0f ? alpha * acc[i][j][e] : alpha * acc[i][j][e] + beta * *p;
+            for (int h = 0; h < 2; h++) {
+                int row = m0 + wm * MMA_WARP_M + i * 16 + g + h * 8;
+                int col = n0 + wn * MMA_WARP_N + j * 8 + 2 * t;
+                if (row >= M) continue;
+                float *p = &C[(size_t)row * N + col];
+                float v0 = alpha * acc[i][j][2 * h], v1 = alpha * acc[i][j][2 * h + 1];
+                if (pairs && col + 1 < N) {
+                    float2 v = make_float2(v0, v1);
+                    if (beta != 0.0f) {
+                        float2 c = *(float2 *)p;
+                        v.x += beta * c.x;
+                        v.y += beta * c.y;
+                    }
+                    *(float2 *)p = v;
+                } else {
+                    if (col < N) p[0] = beta == 0.0f ? v0 : v0 + beta * p[0];
+                    if (col + 1 < N) p[1] = beta == 0.0f ? v1 : v1 + beta * p[1];
                 }
             }
     /* TODO(B4) end */

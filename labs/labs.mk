@@ -57,6 +57,12 @@ LAB_CPPFLAGS_emu  = $(SIMT_CPPFLAGS) -DCOURSE_SIMT
 SIMT_LAB_WERROR := -Werror=unused-variable -Werror=unused-but-set-variable -Werror=unused-function \
                    -Werror=return-type -Werror=type-limits -DSIMT_HOST_WERROR
 
+# LAB_DEFS: extra flags for the student files' .cu objects only (both
+# targets, and make ptxas), e.g. LAB_DEFS='-DMMA_BN=128 -DMMA_WARPS_N=2' to
+# try another tile configuration. Objects are not rebuilt when it changes:
+# give each configuration its own BUILD.
+LAB_DEFS ?=
+
 # An emulated .cu object is rebuilt when its sources change (the -MMD
 # dependency file lists the headers, the emulator's included) and when the
 # way simtcc compiles changes (SIMT_COMPILE_DEPS); a check or bench is
@@ -65,7 +71,7 @@ SIMT_LAB_WERROR := -Werror=unused-variable -Werror=unused-but-set-variable -Werr
 define LAB_RULES
 $(BUILD)/$(3)/$(2)/$(1)/%.cu.o: $(2)/$(1)/%.cu $(if $(filter emu,$(3)),$(SIMT_COMPILE_DEPS) | $(SIMTCC))
 	@mkdir -p $$(@D)
-	$(if $(filter cuda,$(3)),$$(Q)$$(NVCC) $$(NVCCFLAGS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@,$$(Q)$$(SIMTCC) -O2 -g $$(SIMT_LAB_WERROR) $$(CPPFLAGS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@)
+	$(if $(filter cuda,$(3)),$$(Q)$$(NVCC) $$(NVCCFLAGS) $$(LAB_DEFS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@,$$(Q)$$(SIMTCC) -O2 -g $$(SIMT_LAB_WERROR) $$(CPPFLAGS) $$(LAB_DEFS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@)
 $(BUILD)/$(3)/$(2)/$(1)/%.c.o: $(2)/$(1)/%.c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(3)) -Ilabs/$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@
@@ -157,7 +163,7 @@ ptxas-need-nvcc:
 	$(Q)if [ -z "$(HAVE_CUDA)" ]; then echo "make: ptxas needs nvcc (the CUDA toolkit)"; exit 2; fi
 ptxas: lab-arg ptxas-need-nvcc
 	$(Q)echo "== lab $(LAB_DIR): ptxas resource report ($(SRC), sm_$(PTXAS_ARCH))"
-	$(Q)$(call PTXAS_RUN,$(wildcard $(SRC)/$(LAB_DIR)/*.cu),-Ilabs/$(LAB_DIR))
+	$(Q)$(call PTXAS_RUN,$(wildcard $(SRC)/$(LAB_DIR)/*.cu),-Ilabs/$(LAB_DIR) $(LAB_DEFS))
 ptxas-kernels: ptxas-need-nvcc
 	$(Q)echo "== course kernels: ptxas resource report (sm_$(PTXAS_ARCH))"
 	$(Q)$(call PTXAS_RUN,$(wildcard kernels/cuda/*.cu),)

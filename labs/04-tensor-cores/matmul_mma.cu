@@ -7,8 +7,11 @@
  * fp32 accumulators per thread in registers. A square warp tile gets the
  * most mma work out of each fragment ldmatrix brings in (per 16-wide slice
  * of K: 8 ldmatrix.x4 for 32 mma; 64 x 32 needs 6 for 16), and shared
- * memory bandwidth, not the tensor cores, is what limits mma.sync on
- * Hopper. K is walked in steps of MMA_BK. While the warps multiply one step
+ * memory is the first limit of mma.sync: at 128 bytes per cycle per SM, a
+ * 128 x 128 block of 64 x 32 warps moves 32 KB (ldmatrix reads, cp.async
+ * writes) per 16-wide slice, 256 cycles for 0.5 MFLOP, at most ~2000 FLOP
+ * per cycle; this tile moves 44 KB for 1 MFLOP, ~3000 FLOP per cycle.
+ * K is walked in steps of MMA_BK. While the warps multiply one step
  * out of shared memory, cp.async copies for the next MMA_STAGES - 1 steps
  * are already on their way from global memory, so the load latency hides
  * behind the tensor-core work.
@@ -176,7 +179,7 @@ __device__ __forceinline__ void block_tile(int *m0, int *n0) {
 
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, row-major; A and B
  * bf16 bit patterns, C and the accumulation fp32. One block per SM: 128
- * accumulators and two sets of fragments take about 230 registers. */
+ * accumulators and two sets of fragments take 216 registers (make ptxas). */
 __global__ void __launch_bounds__(MMA_THREADS, 1)
 matmul_mma_kernel(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
                   float beta, float *C, int vec) {

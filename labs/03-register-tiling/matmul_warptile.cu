@@ -1,16 +1,22 @@
 /*
- * Lab 03, step 4: warp tiling.
+ * Lab 03, step 4: warp tiling, double-buffered.
  * One more level between the block and the thread. The block's BM x BN tile
  * is split into WM x WN warp tiles, one per warp; a warp walks its tile in
  * WMITER x WNITER sub-tiles of WSUBM x WSUBN, and in each sub-tile every lane
  * owns a TM x TN micro-tile. Why bother: at each k the 32 lanes of a warp
- * read one small, contiguous strip of As and one of Bs (64 and 16 floats
- * with the defaults), each float4 a broadcast to several lanes; and a
- * thread's micro-tiles lie WSUBN columns apart, which lets one thread hold
- * 128 outputs while the warp's shared loads stay contiguous. Loads from
- * global memory, the transposed A tile, float4 access and the alignment
- * fallbacks are as in step 3.
- * Not here yet: double buffering (cp.async) and tensor cores (lab 04).
+ * read short, contiguous strips of As and Bs (32 floats per sub-tile with
+ * the defaults), each float4 a broadcast to several lanes; and a thread's
+ * micro-tiles lie WSUBN columns apart, so its outputs grow while the warp's
+ * shared loads stay contiguous.
+ * Then the latency goes: in steps 1-3 every warp waits at a barrier while
+ * the next tile comes from global memory, and again while it is stored. Here
+ * the global loads of slice k0 + BK go out into registers before the math on
+ * slice k0, and land in a second shared buffer after it, so one barrier per
+ * slice is all that is left; likewise the operands of depth k + 1 are read
+ * from shared memory while the multiply-adds of depth k run. The transposed
+ * A tile, float4 access and the alignment fallbacks are as in step 3.
+ * Not here yet: cp.async (global to shared without the registers) and tensor
+ * cores (lab 04).
  */
 #include <stdint.h>
 
@@ -21,16 +27,20 @@
 
 /* Tile sizes (override with -D; autotune.sh searches them, the checks ask
  * matmul_warptile_tiles()). These defaults are a reasoned starting point for
- * sm_90, not the tuned result; run the autotuner on your GPU.
- * NTHREADS = 128 (4 warps), each warp a WM x WN = 64 x 64 tile of the
- * BM x BN = 128 x 128 block tile: 64 * 64 / 32 = 128 outputs per thread, in
- * WNITER = 4 sub-tiles of TM x TN = 8 x 4. Per k a thread loads 8 + 16 floats
- * for 128 multiply-adds (5.3 per float, against 4 in steps 2-3). The price:
- * about 235 registers per thread (128 accumulators, 24 operands, addresses),
- * just under the 255 allowed; 128 threads x 240 (registers are allocated in
- * steps) = 30K, so two blocks (8 warps) share an sm_90 SM's 64K. BK = 16 halves the barriers of BK = 8;
- * the two tiles take (128 + 128) x 16 x 4 B = 16 KB of shared memory per
- * block, well inside the 48 KB of static shared memory and the SM's 228 KB. */
+ * sm_90; run the autotuner on your GPU.
+ * NTHREADS = 256 (8 warps), each warp a WM x WN = 32 x 64 tile of the
+ * BM x BN = 128 x 128 block tile: 32 * 64 / 32 = 64 outputs per thread, in
+ * WNITER = 2 sub-tiles of TM x TN = 8 x 4. Per k a thread reads 8 + 8 floats
+ * (four LDS.128) for 64 multiply-adds. Registers: 64 accumulators, 2 x 16
+ * operands (two depths in flight), 8 floats of the next slice, addresses:
+ * ptxas (sm_90a) needs 127, so 2 blocks x 256 threads x 128 fill an SM's 64K
+ * registers exactly, and 16 warps hide each other's latency. More outputs
+ * per thread (128, as in 64 x 64 warp tiles of 128 threads) would read
+ * shared memory less per multiply-add, but near 255 registers and with half
+ * the warps. BK = 8 keeps the slice held in registers small (one float4 of
+ * A and one of B per thread); with double buffering the barrier per slice
+ * no longer waits for global memory, so a deeper slice buys little. Two
+ * buffers of both tiles take 2 x ((128 + 4) + 128) x 8 x 4 B = 16.3 KB. */
 #ifndef BM
 #define BM 128
 #endif
@@ -38,16 +48,16 @@
 #define BN 128
 #endif
 #ifndef BK
-#define BK 16
+#define BK 8
 #endif
 #ifndef WM
-#define WM 64
+#define WM 32
 #endif
 #ifndef WN
 #define WN 64
 #endif
 #ifndef WNITER
-#define WNITER 4
+#define WNITER 2
 #endif
 #ifndef TM
 #define TM 8
@@ -56,7 +66,7 @@
 #define TN 4
 #endif
 #ifndef NTHREADS
-#define NTHREADS 128
+#define NTHREADS 256
 #endif
 /* Derived: sub-tiles per warp tile along M, and the sub-tile's size. */
 #define WMITER ((WM * WN) / (32 * TM * TN * WNITER))
@@ -74,7 +84,65 @@ static_assert((WSUBM / TM) * (WSUBN / TN) == 32 && WSUBM % TM == 0 && WSUBN % TN
 static_assert(TM % 4 == 0 && TN % 4 == 0 && BK % 4 == 0, "float4 reads need multiples of 4");
 static_assert((BM * BK / 4) % NTHREADS == 0 && (BK * BN / 4) % NTHREADS == 0,
               "every thread loads the same number of float4s");
-static_assert((BM * BK + BK * BN) * 4 <= 48 * 1024, "static shared memory is limited to 48 KB");
+/* Four floats of padding per row of the transposed A tile: rows stay
+ * 16-byte aligned for the float4 reads, and the column of As that a thread's
+ * float4 of A goes down moves 16 banks per 4 rows, so with BK = 8 the two
+ * threads that share a row of A write different banks. */
+#define APAD 4
+static_assert(2 * ((BM + APAD) * BK + BK * BN) * 4 <= 48 * 1024,
+              "two buffers of both tiles must fit the 48 KB of static shared memory");
+
+/* One thread's share of a BK-deep slice of A and of B, held in registers
+ * between the global load and the shared store. Thread t owns float4 slots
+ * t, t + NTHREADS, ... of each tile, row-major: slot i of the A tile is row
+ * i / (BK / 4), columns 4 * (i % (BK / 4)) .. + 3. */
+#define LDA (BM * BK / 4 / NTHREADS)
+#define LDB (BK * BN / 4 / NTHREADS)
+
+/* Global to registers: the slice of A and B at k0. As in step 3, a
+ * block-uniform test picks float4 loads for aligned interior tiles and
+ * guarded scalars with zero padding for the edges and for rows that are not
+ * 16-byte aligned; both fill the same slots, so the store below is one code
+ * path. */
+__device__ __forceinline__ void load_slices(float4 (&ra)[LDA], float4 (&rb)[LDB], int M, int N,
+                                            int K, const float *A, const float *B, int m0, int n0,
+                                            int k0, int vec_a, int vec_b) {
+    /* TODO (task 15): for each of this thread's LDA float4 slots of the A
+     * slice (slot tid + l * NTHREADS: row m0 + i / (BK / 4), columns
+     * k0 + 4 * (i % (BK / 4)) .. + 3), one float4 load into ra[l] when vec_a
+     * and the slice lies inside A, else four guarded scalars, 0 outside A.
+     * The same for the LDB slots of B (row k0 + i / (BN / 4), columns
+     * n0 + 4 * (i % (BN / 4)) ..) with vec_b. */
+    (void)ra; (void)rb; (void)M; (void)N; (void)K; (void)A; (void)B; (void)m0; (void)n0;
+    (void)k0; (void)vec_a; (void)vec_b;
+}
+
+/* Registers to one shared buffer: A transposed (its float4 goes down a
+ * column of As), B as it is. */
+__device__ __forceinline__ void store_slices(float (*As)[BM + APAD], float (*Bs)[BN],
+                                             const float4 (&ra)[LDA], const float4 (&rb)[LDB]) {
+    /* TODO (task 15): with r and c the slot's row and first column within
+     * the slice (as above, without m0 and k0): ra[l]'s four floats go to
+     * As[c + 0][r] .. As[c + 3][r] (down a column of the transposed tile),
+     * rb[l] as one float4 to Bs[r][c]. */
+    (void)As; (void)Bs; (void)ra; (void)rb;
+}
+
+/* Shared to registers: this lane's operands at depth k, as float4s. With
+ * the defaults a warp reads 32 contiguous floats of As[k] per sub-tile row
+ * (4 groups of 8 rows, each float4 a broadcast to 8 lanes) and 32 of Bs[k]
+ * per sub-tile column (each float4 a broadcast to 4 lanes): 128 bytes, one
+ * shared-memory wavefront, per LDS.128. */
+__device__ __forceinline__ void load_fragments(float (&a)[WMITER * TM], float (&b)[WNITER * TN],
+                                               const float (*As)[BM + APAD],
+                                               const float (*Bs)[BN], int k, int arow,
+                                               int bcol) {
+    /* TODO (task 16): for each sub-tile row wm, the lane's TM values
+     * As[k][arow + wm * WSUBM ..] as float4s into a[wm * TM ..]; for each
+     * sub-tile column wn, its TN values Bs[k][bcol + wn * WSUBN ..] into
+     * b[wn * TN ..]. */
+    (void)a; (void)b; (void)As; (void)Bs; (void)k; (void)arow; (void)bcol;
+}
 
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, all row-major.
  * Block (blockIdx.x, blockIdx.y) owns the BM x BN tile of C at rows
@@ -84,25 +152,28 @@ __global__ void __launch_bounds__(NTHREADS)
 matmul_warptile_kernel(int M, int N, int K, float alpha, const float *A, const float *B,
                        float beta, float *C, int vec_a, int vec_b, int vec_c) {
     /* TODO (tasks 14-17):
-     * 14. Shared tiles as in step 3 (As[BK][BM] transposed, Bs[BK][BN]).
-     *     Registers: acc[WMITER * TM][WNITER * TN], a[WMITER * TM],
-     *     b[WNITER * TN]. Indices: warp = threadIdx.x / 32, lane = threadIdx.x
-     *     % 32; the warp tile starts at tile row (warp / (BN / WN)) * WM and
-     *     column (warp % (BN / WN)) * WN; in each sub-tile the lane's
-     *     micro-tile is at row (lane / (WSUBN / TN)) * TM and column
+     * 14. Two buffers of each shared tile, As[2][BK][BM + APAD] (transposed)
+     *     and Bs[2][BK][BN]. Registers: acc[WMITER * TM][WNITER * TN] set to
+     *     0; the next slice, float4 ra[LDA], rb[LDB]; two sets of operands,
+     *     a[2][WMITER * TM], b[2][WNITER * TN]. Indices: warp = threadIdx.x
+     *     / 32, lane = threadIdx.x % 32; the lane's first row in the block's
+     *     tile is arow = (warp / (BN / WN)) * WM + (lane / (WSUBN / TN)) * TM,
+     *     its first column bcol = (warp % (BN / WN)) * WN +
      *     (lane % (WSUBN / TN)) * TN.
-     * 15. Loop over K in steps of BK: load both tiles exactly as in step 3
-     *     (float4 fast path for aligned interior tiles, scalar with zero
-     *     padding otherwise); __syncthreads().
-     * 16. For each k: for each sub-tile row wm, read the lane's TM values of
-     *     As[k][warp row + wm * WSUBM + lane row ..] as float4s into a[]; for
-     *     each sub-tile column wn, its TN values of Bs[k][warp col +
-     *     wn * WSUBN + lane col ..] into b[]; then the outer product of a[]
-     *     and b[] into acc. __syncthreads() after the loop over k.
-     * 17. Store C as in step 3 (float4 fast path, else guarded scalars): the
-     *     element acc[wm * TM + i][wn * TN + j] goes to tile row
-     *     warp row + wm * WSUBM + lane row + i, column
-     *     warp col + wn * WSUBN + lane col + j. */
+     * 15. Before the loop: load_slices for k0 = 0, store_slices into buffer
+     *     0, __syncthreads(). Loop over K in steps of BK with cur, the buffer
+     *     the math reads: if there is a next slice, load_slices for k0 + BK
+     *     first (its latency passes during the math); after the math,
+     *     store_slices into buffer cur ^ 1; then one __syncthreads() and
+     *     cur ^= 1.
+     * 16. The math on buffer cur: load_fragments of depth 0 into a[0], b[0];
+     *     then for each k (unrolled, so k % 2 is a constant): load_fragments
+     *     of depth k + 1 into a[(k + 1) % 2], b[(k + 1) % 2] when k + 1 < BK,
+     *     and add the outer product of a[k % 2] and b[k % 2] to acc.
+     * 17. Store C as in step 3 (float4 fast path when vec_c and the block's
+     *     tile is inside C, else guarded scalars; read C only when
+     *     beta != 0): acc[wm * TM + i][wn * TN + j] goes to tile row
+     *     arow + wm * WSUBM + i, column bcol + wn * WSUBN + j. */
     (void)M; (void)N; (void)K; (void)alpha; (void)A; (void)B; (void)beta; (void)C;
     (void)vec_a; (void)vec_b; (void)vec_c;
 }

@@ -1,11 +1,13 @@
 /*
  * The course model's fused GPU kernels (see model_ops_gpu.h).
  *
- * Each kernel is short and plain: element-wise ops take one thread per
- * element, row-wise ops (RMSNorm, softmax, cross-entropy) one warp per row
- * with shuffle reductions, so a row's statistics never touch shared memory.
- * They are written for clarity first; the time of a training step is in the
- * matmuls, which go to cuBLAS on a GPU. Under the emulator (simtcc defines
+ * Each kernel is short and plain: element-wise ops take one thread per four
+ * consecutive elements (16-byte loads), row-wise ops (RMSNorm, softmax,
+ * cross-entropy) one warp per row with shuffle reductions, so a row's
+ * statistics never touch shared memory. None of them computes much: their time
+ * is the bytes they move, so each reads its inputs once, in wide accesses, and
+ * stores bf16 directly where the result is only a matmul operand. The matmuls
+ * go to cuBLAS on a GPU. Under the emulator (simtcc defines
  * __SIMT_EMULATOR__) there is no cuBLAS, and the matmuls run on a 16 x 16
  * shared-memory tiled kernel, the lab-02 design with bf16 operands.
  */
@@ -48,34 +50,128 @@ static __device__ uint16_t float_to_bf16(float f) {
     return r.x;
 }
 
+/* Two bf16 in one 32-bit word, a at the lower address. */
+static __device__ uint32_t pack_bf16x2(float a, float b) {
+    return (uint32_t)float_to_bf16(a) | (uint32_t)float_to_bf16(b) << 16;
+}
+
+/* ---- vector access ------------------------------------------------------------ */
+
+/* Element-wise kernels take VEC consecutive elements per thread: one 16-byte
+ * load per fp32 array and one 8-byte store per bf16 array, where a thread per
+ * element issues four 4-byte loads and four 2-byte stores for the same bytes.
+ * Fewer memory instructions in flight per byte is what lets these kernels
+ * reach DRAM bandwidth. vec says the caller found every pointer 16-byte
+ * aligned (carve() in model_gpu.c aligns the model's tensors to 256 bytes);
+ * without it, and for the last elements of n, the thread falls back to scalar
+ * accesses, with the same arithmetic. */
+#define VEC 4
+
+static int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+
+static __device__ float4 load4(const float *p, size_t i, size_t n, int vec) {
+    if (vec && i + VEC <= n) return *(const float4 *)(p + i);
+    float4 r = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (i < n) r.x = p[i];
+    if (i + 1 < n) r.y = p[i + 1];
+    if (i + 2 < n) r.z = p[i + 2];
+    if (i + 3 < n) r.w = p[i + 3];
+    return r;
+}
+
+static __device__ void store4(float *p, size_t i, size_t n, int vec, float4 v) {
+    if (vec && i + VEC <= n) {
+        *(float4 *)(p + i) = v;
+        return;
+    }
+    if (i < n) p[i] = v.x;
+    if (i + 1 < n) p[i + 1] = v.y;
+    if (i + 2 < n) p[i + 2] = v.z;
+    if (i + 3 < n) p[i + 3] = v.w;
+}
+
+static __device__ void store4_bf16(uint16_t *p, size_t i, size_t n, int vec, float4 v) {
+    if (vec && i + VEC <= n) {
+        uint2 u;
+        u.x = pack_bf16x2(v.x, v.y);
+        u.y = pack_bf16x2(v.z, v.w);
+        *(uint2 *)(p + i) = u;
+        return;
+    }
+    if (i < n) p[i] = float_to_bf16(v.x);
+    if (i + 1 < n) p[i + 1] = float_to_bf16(v.y);
+    if (i + 2 < n) p[i + 2] = float_to_bf16(v.z);
+    if (i + 3 < n) p[i + 3] = float_to_bf16(v.w);
+}
+
+/* Threads for n elements at VEC per thread. */
+static unsigned vec_blocks(size_t n) { return blocks_for((n + VEC - 1) / VEC, EW_THREADS); }
+
+/* The kernels below index with 32-bit unsigned integers: a 64-bit division
+ * is a long software routine on a GPU, a 32-bit one a few instructions. */
+static void check_index32(size_t n, const char *what) {
+    CHECK(n < 0xffffffffu, "%s: %zu elements do not fit the kernel's 32-bit indices", what, n);
+}
+
 /* ---- embedding ------------------------------------------------------------ */
 
-__global__ void encoder_forward_kernel(float *out, const int *tokens, const float *wte, int N, int D) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (size_t)N * D) return;
-    int n = (int)(i / D), d = (int)(i % D);
-    out[i] = wte[(size_t)tokens[n] * D + d];
+/* A copy of rows: VEC floats per thread when the rows allow 16-byte access (vec), else one. */
+__global__ void encoder_forward_kernel(float *out, const int *tokens, const float *wte, int N, int D, int vec) {
+    const unsigned w = vec ? VEC : 1, per_row = (unsigned)D / w;
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (unsigned)N * per_row) return;
+    const unsigned n = i / per_row, d = i % per_row * w;
+    const float *src = wte + (size_t)tokens[n] * D + d;
+    float *dst = out + (size_t)n * D + d;
+    if (vec)
+        *(float4 *)dst = *(const float4 *)src;
+    else
+        *dst = *src;
 }
 
 /* Block (column group, vocabulary row v); each thread owns one column d of
- * row v and walks the tokens in order n = 0..N-1, adding the rows whose token
- * is v: the same additions in the same order as the CPU, so the result is
- * bit-identical, with no atomics, and V x D threads share the work instead of
- * D threads walking all N rows of a 16k-token micro-batch. The tokens go
- * through shared memory, where every thread of the block reads them. */
+ * row v and adds the rows whose token is v in order n = 0..N-1: the same
+ * additions in the same order as the CPU, so the result is bit-identical,
+ * with no atomics, and V x D threads share the work instead of D threads
+ * walking all N rows of a 16k-token micro-batch. The block looks at the
+ * tokens ENC_THREADS at a time, one per thread: a ballot per warp and the
+ * warps' counts give each match its place in rows[], in token order, so a
+ * thread then visits only the chunk's matches (about N / V of them in all)
+ * instead of comparing every token itself. */
 #define ENC_THREADS 256
+#define ENC_WARPS (ENC_THREADS / WARP)
 __global__ void encoder_backward_kernel(float *dwte, const float *dout, const int *tokens, int N, int D) {
-    __shared__ int tok[ENC_THREADS];
+    __shared__ int rows[ENC_THREADS]; /* this chunk's rows whose token is v, ascending */
+    __shared__ int warp_hits[ENC_WARPS];
     const int v = blockIdx.y, d = blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
     float acc = d < D ? dwte[(size_t)v * D + d] : 0.0f;
     for (int n0 = 0; n0 < N; n0 += ENC_THREADS) {
-        __syncthreads(); /* the previous chunk has been read by everyone */
-        if (n0 + (int)threadIdx.x < N) tok[threadIdx.x] = tokens[n0 + threadIdx.x];
-        __syncthreads();
-        const int cnt = N - n0 < ENC_THREADS ? N - n0 : ENC_THREADS;
-        if (d < D)
-            for (int j = 0; j < cnt; j++)
-                if (tok[j] == v) acc += dout[(size_t)(n0 + j) * D + d];
+        const int n = n0 + (int)threadIdx.x;
+        const int hit = n < N && tokens[n] == v;
+        const unsigned mask = __ballot_sync(0xffffffffu, hit);
+        if (lane == 0) warp_hits[w] = __popc(mask);
+        __syncthreads(); /* the counts are in, and everyone has finished with the last chunk's rows[] */
+        int before = 0, cnt = 0;
+        for (int k = 0; k < ENC_WARPS; k++) {
+            before += k < w ? warp_hits[k] : 0;
+            cnt += warp_hits[k];
+        }
+        if (hit) rows[before + __popc(mask & ((1u << lane) - 1u))] = n;
+        __syncthreads(); /* rows[] is complete, and warp_hits has been read */
+        if (d < D) {
+            int j = 0;
+            /* Four loads issued before their four additions: the loads overlap, the order of the sum does not change. */
+            for (; j + 4 <= cnt; j += 4) {
+                const float a0 = dout[(size_t)rows[j] * D + d], a1 = dout[(size_t)rows[j + 1] * D + d];
+                const float a2 = dout[(size_t)rows[j + 2] * D + d], a3 = dout[(size_t)rows[j + 3] * D + d];
+                acc += a0;
+                acc += a1;
+                acc += a2;
+                acc += a3;
+            }
+            for (; j < cnt; j++) acc += dout[(size_t)rows[j] * D + d];
+        }
     }
     if (d < D) dwte[(size_t)v * D + d] = acc;
 }
@@ -83,7 +179,9 @@ __global__ void encoder_backward_kernel(float *dwte, const float *dout, const in
 extern "C" void gpu_encoder_forward(float *out, const int *tokens, const float *wte, int N, int D) {
     size_t n = (size_t)N * D;
     if (n == 0) return;
-    encoder_forward_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(out, tokens, wte, N, D);
+    check_index32(n, "gpu_encoder_forward");
+    const int vec = D % VEC == 0 && aligned16(out) && aligned16(wte);
+    encoder_forward_kernel<<<blocks_for(vec ? n / VEC : n, EW_THREADS), EW_THREADS>>>(out, tokens, wte, N, D, vec);
     CUDA_CHECK_LAST();
 }
 
@@ -96,51 +194,66 @@ extern "C" void gpu_encoder_backward(float *dwte, const float *dout, const int *
 
 /* ---- RMSNorm forward -------------------------------------------------------- */
 
-__global__ void rmsnorm_forward_kernel(float *out, float *rstd, const float *inp, const float *weight,
-                                       int N, int D, float eps) {
+/* One warp per row; the result stored as fp32 (out) or only as bf16
+ * (out_bf16): exactly one is given. The model's norm outputs are only ever
+ * matmul operands, rounded to bf16 anyway, so storing them in fp32 and casting
+ * later would move 3x the bytes. With vec (D a multiple of 4, 16-byte aligned
+ * rows) each lane reads 16 bytes of x and of the weight at a time; the second
+ * pass over x hits the cache, so DRAM sees x once. */
+__global__ void rmsnorm_forward_kernel(float *out, uint16_t *out_bf16, float *rstd, const float *inp,
+                                       const float *weight, int N, int D, float eps, int vec) {
     int row = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP, lane = threadIdx.x % WARP;
     if (row >= N) return; /* the whole warp leaves together */
     const float *x = inp + (size_t)row * D;
     float ss = 0.0f;
-    for (int d = lane; d < D; d += WARP) ss += x[d] * x[d];
+    if (vec)
+        for (int d = VEC * lane; d < D; d += VEC * WARP) {
+            const float4 v = *(const float4 *)(x + d);
+            ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+        }
+    else
+        for (int d = lane; d < D; d += WARP) ss += x[d] * x[d];
     ss = warp_sum(ss);
     float r = rsqrtf(ss / (float)D + eps);
     if (lane == 0) rstd[row] = r;
-    float *o = out + (size_t)row * D;
-    for (int d = lane; d < D; d += WARP) o[d] = x[d] * r * weight[d];
+    const size_t o = (size_t)row * D;
+    if (vec)
+        for (int d = VEC * lane; d < D; d += VEC * WARP) {
+            const float4 v = *(const float4 *)(x + d), g = *(const float4 *)(weight + d);
+            const float4 y = make_float4(v.x * r * g.x, v.y * r * g.y, v.z * r * g.z, v.w * r * g.w);
+            if (out_bf16)
+                store4_bf16(out_bf16, o + d, o + D, 1, y);
+            else
+                store4(out, o + d, o + D, 1, y);
+        }
+    else
+        for (int d = lane; d < D; d += WARP) {
+            const float y = x[d] * r * weight[d];
+            if (out_bf16)
+                out_bf16[o + d] = float_to_bf16(y);
+            else
+                out[o + d] = y;
+        }
+}
+
+static void rmsnorm_launch(float *out, uint16_t *out_bf16, float *rstd, const float *inp, const float *weight,
+                           int N, int D, float eps) {
+    if (N < 1) return;
+    const int vec = D % VEC == 0 && aligned16(out_bf16 ? (const void *)out_bf16 : (const void *)out) &&
+                    aligned16(inp) && aligned16(weight);
+    rmsnorm_forward_kernel<<<blocks_for((size_t)N, ROW_THREADS / WARP), ROW_THREADS>>>(out, out_bf16, rstd, inp,
+                                                                                         weight, N, D, eps, vec);
+    CUDA_CHECK_LAST();
 }
 
 extern "C" void gpu_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight,
                                     int N, int D, float eps) {
-    if (N < 1) return;
-    rmsnorm_forward_kernel<<<blocks_for((size_t)N, ROW_THREADS / WARP), ROW_THREADS>>>(out, rstd, inp, weight,
-                                                                                         N, D, eps);
-    CUDA_CHECK_LAST();
-}
-
-/* The same row statistics, with the output stored only as bf16: the model's
- * norm outputs are only ever matmul operands, rounded to bf16 anyway, so
- * storing them in fp32 and casting later would move 3x the bytes. */
-__global__ void rmsnorm_forward_bf16_kernel(uint16_t *out, float *rstd, const float *inp, const float *weight,
-                                            int N, int D, float eps) {
-    int row = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP, lane = threadIdx.x % WARP;
-    if (row >= N) return;
-    const float *x = inp + (size_t)row * D;
-    float ss = 0.0f;
-    for (int d = lane; d < D; d += WARP) ss += x[d] * x[d];
-    ss = warp_sum(ss);
-    float r = rsqrtf(ss / (float)D + eps);
-    if (lane == 0) rstd[row] = r;
-    uint16_t *o = out + (size_t)row * D;
-    for (int d = lane; d < D; d += WARP) o[d] = float_to_bf16(x[d] * r * weight[d]);
+    rmsnorm_launch(out, NULL, rstd, inp, weight, N, D, eps);
 }
 
 extern "C" void gpu_rmsnorm_forward_bf16(uint16_t *out, float *rstd, const float *inp, const float *weight,
                                          int N, int D, float eps) {
-    if (N < 1) return;
-    rmsnorm_forward_bf16_kernel<<<blocks_for((size_t)N, ROW_THREADS / WARP), ROW_THREADS>>>(out, rstd, inp,
-                                                                                              weight, N, D, eps);
-    CUDA_CHECK_LAST();
+    rmsnorm_launch(NULL, out, rstd, inp, weight, N, D, eps);
 }
 
 /* ---- RoPE ------------------------------------------------------------------- */
@@ -152,25 +265,39 @@ static __device__ void rope_rotate(float *x0, float *x1, float c, float s) {
     *x1 = y1;
 }
 
+/* A pair (x0, x1) = p[at], p[at + 1]: one 8-byte load when vec (p 8-byte aligned; at is even). */
+static __device__ float2 load_pair(const float *p, size_t at, int vec) {
+    if (vec) return *(const float2 *)(p + at);
+    return make_float2(p[at], p[at + 1]);
+}
+
 /* One thread per rotated pair, the result stored as fp32 (out) or rounded to
  * bf16 (out_bf16, the backward's cast fused in): exactly one is given. Each
- * thread reads its two inputs before writing, so in place is safe. */
+ * thread reads its two inputs before writing, so in place is safe. With vec
+ * the pair moves as one 8-byte load and one 8-byte (fp32) or 4-byte (bf16)
+ * store, instead of two accesses of half the width. */
 __global__ void rope_kernel(float *out, uint16_t *out_bf16, const float *inp, const float *cosv,
-                            const float *sinv, int N, int T, int D, int H, float sign) {
-    const int half = D / H / 2;
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= (size_t)N * D / 2) return;
-    int n = (int)(i / (D / 2)), p = (int)(i % (D / 2));
-    int f = p % half; /* pair index within its head */
-    size_t at = (size_t)n * D + 2 * (size_t)p;
-    float x0 = inp[at], x1 = inp[at + 1];
-    rope_rotate(&x0, &x1, cosv[(size_t)(n % T) * half + f], sign * sinv[(size_t)(n % T) * half + f]);
+                            const float *sinv, int N, int T, int D, int H, float sign, int vec) {
+    const unsigned half = D / H / 2, pairs_per_row = D / 2;
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= (unsigned)N * pairs_per_row) return;
+    const unsigned n = i / pairs_per_row, p = i % pairs_per_row;
+    const unsigned f = p % half, t = n % T; /* pair index within its head; position */
+    const size_t at = 2 * (size_t)i;        /* = n * D + 2 p */
+    float2 x = load_pair(inp, at, vec);
+    rope_rotate(&x.x, &x.y, cosv[t * half + f], sign * sinv[t * half + f]);
     if (out_bf16) {
-        out_bf16[at] = float_to_bf16(x0);
-        out_bf16[at + 1] = float_to_bf16(x1);
+        if (vec)
+            *(uint32_t *)(out_bf16 + at) = pack_bf16x2(x.x, x.y);
+        else {
+            out_bf16[at] = float_to_bf16(x.x);
+            out_bf16[at + 1] = float_to_bf16(x.y);
+        }
+    } else if (vec) {
+        *(float2 *)(out + at) = x;
     } else {
-        out[at] = x0;
-        out[at + 1] = x1;
+        out[at] = x.x;
+        out[at + 1] = x.y;
     }
 }
 
@@ -178,7 +305,10 @@ static void rope_launch(float *out, uint16_t *out_bf16, const float *inp, const 
                         int N, int T, int D, int H, float sign) {
     size_t pairs = (size_t)N * D / 2;
     if (pairs == 0) return;
-    rope_kernel<<<blocks_for(pairs, EW_THREADS), EW_THREADS>>>(out, out_bf16, inp, cosv, sinv, N, T, D, H, sign);
+    check_index32(pairs, "gpu_rope");
+    const int vec = aligned16(inp) && aligned16(out_bf16 ? (const void *)out_bf16 : (const void *)out);
+    rope_kernel<<<blocks_for(pairs, EW_THREADS), EW_THREADS>>>(out, out_bf16, inp, cosv, sinv, N, T, D, H, sign,
+                                                               vec);
     CUDA_CHECK_LAST();
 }
 
@@ -194,31 +324,41 @@ extern "C" void gpu_rope_cast_bf16(uint16_t *out, const float *inp, const float 
 
 /* ---- attention layout --------------------------------------------------------- */
 
-/* One thread per pair of dst [B, H, T, hd]: read the pair from src [B*T, D],
- * rotate it (RoPE, if rotate) and store it rounded to bf16: the rotation, the
- * head split and the cast in one pass over q or k (v: no rotation). */
-__global__ void rope_heads_kernel(uint16_t *dst, const float *src, const float *cosv, const float *sinv, int B,
-                                  int T, int D, int H, int rotate) {
-    const int hd = D / H, half = hd / 2;
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; /* pair index into dst */
-    if (i >= (size_t)B * T * D / 2) return;
-    int f = (int)(i % half);
-    size_t r = i / half;
-    int t = (int)(r % T);
-    r /= T;
-    int h = (int)(r % H), b = (int)(r / H);
-    size_t at = ((size_t)b * T + t) * D + (size_t)h * hd + 2 * (size_t)f;
-    float x0 = src[at], x1 = src[at + 1];
-    if (rotate) rope_rotate(&x0, &x1, cosv[(size_t)t * half + f], sinv[(size_t)t * half + f]);
-    dst[2 * i] = float_to_bf16(x0);
-    dst[2 * i + 1] = float_to_bf16(x1);
+/* Block (pair group, sequence b x head h): one thread per pair of dst [B, H,
+ * T, hd]: read the pair from src [B*T, D], rotate it (RoPE, if rotate) and
+ * store it rounded to bf16: the rotation, the head split and the cast in one
+ * pass over q or k (v: no rotation). The grid's y is the (b, h) slab, so a
+ * thread finds its place with one division instead of four, and a pair moves
+ * as one 8-byte load and one 4-byte store (vec). */
+__global__ void rope_heads_kernel(uint16_t *dst, const float *src, const float *cosv, const float *sinv, int T,
+                                  int D, int H, int rotate, int vec) {
+    const unsigned hd = D / H, half = hd / 2;
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x; /* pair index within the (b, h) slab */
+    if (i >= (unsigned)T * half) return;
+    const unsigned b = blockIdx.y / H, h = blockIdx.y % H, t = i / half, f = i % half;
+    const size_t at = ((size_t)b * T + t) * D + (size_t)h * hd + 2 * f;
+    float2 x = load_pair(src, at, vec);
+    if (rotate) rope_rotate(&x.x, &x.y, cosv[t * half + f], sinv[t * half + f]);
+    uint16_t *o = dst + (size_t)blockIdx.y * T * hd + 2 * (size_t)i;
+    if (vec) {
+        *(uint32_t *)o = pack_bf16x2(x.x, x.y);
+    } else {
+        o[0] = float_to_bf16(x.x);
+        o[1] = float_to_bf16(x.y);
+    }
 }
 
 extern "C" void gpu_rope_heads_bf16(uint16_t *dst, const float *src, const float *cosv, const float *sinv, int B,
                                     int T, int D, int H, int rotate) {
-    size_t pairs = (size_t)B * T * D / 2;
-    if (pairs == 0) return;
-    rope_heads_kernel<<<blocks_for(pairs, EW_THREADS), EW_THREADS>>>(dst, src, cosv, sinv, B, T, D, H, rotate);
+    size_t pairs = (size_t)T * (D / H / 2);
+    if (pairs == 0 || B < 1) return;
+    check_index32(pairs, "gpu_rope_heads_bf16");
+    CHECK((long long)B * H <= 65535, "gpu_rope_heads_bf16: B * H = %lld exceeds the grid's 65535 (b, h) slabs",
+          (long long)B * H);
+    /* hd even keeps every pair, and so every 4-byte store, on an even element */
+    const int vec = (D / H) % 2 == 0 && aligned16(src) && aligned16(dst);
+    dim3 grid(blocks_for(pairs, EW_THREADS), (unsigned)(B * H));
+    rope_heads_kernel<<<grid, EW_THREADS>>>(dst, src, cosv, sinv, T, D, H, rotate, vec);
     CUDA_CHECK_LAST();
 }
 
@@ -288,63 +428,63 @@ extern "C" void gpu_causal_softmax(float *att, const float *S, int BH, int T) {
 
 /* ---- element-wise ---------------------------------------------------------------- */
 
-__global__ void swiglu_forward_kernel(float *out, const float *gate, const float *up, size_t n) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+static __device__ float silu_times(float g, float u) { return g / (1.0f + expf(-g)) * u; }
+
+/* SwiGLU, stored as fp32 (out) or only as bf16 (out_bf16; like the norm
+ * outputs it is only a matmul operand): exactly one is given. */
+__global__ void swiglu_forward_kernel(float *out, uint16_t *out_bf16, const float *gate, const float *up, size_t n,
+                                      int vec) {
+    const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
     if (i >= n) return;
-    float g = gate[i];
-    out[i] = g / (1.0f + expf(-g)) * up[i];
+    const float4 g = load4(gate, i, n, vec), u = load4(up, i, n, vec);
+    const float4 y = make_float4(silu_times(g.x, u.x), silu_times(g.y, u.y), silu_times(g.z, u.z),
+                                 silu_times(g.w, u.w));
+    if (out_bf16)
+        store4_bf16(out_bf16, i, n, vec, y);
+    else
+        store4(out, i, n, vec, y);
 }
 
-/* SwiGLU whose output is stored only as bf16: like the norm outputs, it is only a matmul operand. */
-__global__ void swiglu_forward_bf16_kernel(uint16_t *out, const float *gate, const float *up, size_t n) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+__global__ void residual_forward_kernel(float *out, const float *a, const float *b, size_t n, int vec) {
+    const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
     if (i >= n) return;
-    float g = gate[i];
-    out[i] = float_to_bf16(g / (1.0f + expf(-g)) * up[i]);
+    const float4 x = load4(a, i, n, vec), y = load4(b, i, n, vec);
+    store4(out, i, n, vec, make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w));
 }
 
-__global__ void residual_forward_kernel(float *out, const float *a, const float *b, size_t n) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) out[i] = a[i] + b[i];
-}
-
-__global__ void add_inplace_kernel(float *dst, const float *src, size_t n) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) dst[i] += src[i];
-}
-
-__global__ void cast_to_bf16_kernel(uint16_t *dst, const float *src, size_t n) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < n) dst[i] = float_to_bf16(src[i]);
+__global__ void cast_to_bf16_kernel(uint16_t *dst, const float *src, size_t n, int vec) {
+    const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+    if (i < n) store4_bf16(dst, i, n, vec, load4(src, i, n, vec));
 }
 
 extern "C" void gpu_swiglu_forward(float *out, const float *gate, const float *up, size_t n) {
     if (n == 0) return;
-    swiglu_forward_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(out, gate, up, n);
+    const int vec = aligned16(out) && aligned16(gate) && aligned16(up);
+    swiglu_forward_kernel<<<vec_blocks(n), EW_THREADS>>>(out, NULL, gate, up, n, vec);
     CUDA_CHECK_LAST();
 }
 
 extern "C" void gpu_swiglu_forward_bf16(uint16_t *out, const float *gate, const float *up, size_t n) {
     if (n == 0) return;
-    swiglu_forward_bf16_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(out, gate, up, n);
+    const int vec = aligned16(out) && aligned16(gate) && aligned16(up);
+    swiglu_forward_kernel<<<vec_blocks(n), EW_THREADS>>>(NULL, out, gate, up, n, vec);
     CUDA_CHECK_LAST();
 }
 
 extern "C" void gpu_residual_forward(float *out, const float *a, const float *b, size_t n) {
     if (n == 0) return;
-    residual_forward_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(out, a, b, n);
+    const int vec = aligned16(out) && aligned16(a) && aligned16(b);
+    residual_forward_kernel<<<vec_blocks(n), EW_THREADS>>>(out, a, b, n, vec);
     CUDA_CHECK_LAST();
 }
 
-extern "C" void gpu_add_inplace(float *dst, const float *src, size_t n) {
-    if (n == 0) return;
-    add_inplace_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(dst, src, n);
-    CUDA_CHECK_LAST();
-}
+/* dst += src is the residual add with out = a = dst: each thread reads its elements before writing them. */
+extern "C" void gpu_add_inplace(float *dst, const float *src, size_t n) { gpu_residual_forward(dst, dst, src, n); }
 
 extern "C" void gpu_cast_to_bf16(uint16_t *dst, const float *src, size_t n) {
     if (n == 0) return;
-    cast_to_bf16_kernel<<<blocks_for(n, EW_THREADS), EW_THREADS>>>(dst, src, n);
+    const int vec = aligned16(dst) && aligned16(src);
+    cast_to_bf16_kernel<<<vec_blocks(n), EW_THREADS>>>(dst, src, n, vec);
     CUDA_CHECK_LAST();
 }
 

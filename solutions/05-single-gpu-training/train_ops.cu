@@ -6,7 +6,10 @@
  * four functions of this file (prototypes and contracts in
  * kernels/cuda/model_gpu.h). All gradients are fp32; the AdamW step keeps fp32
  * master weights and moments and writes the bf16 copy the matmuls read.
- * Not here: fusing these into their neighbours, activation recomputation.
+ * None of them computes much: their time is the bytes they move, so each
+ * reads and writes every array once, 16 bytes per access where the pointers
+ * allow. Not here: fusing these into their neighbours, activation
+ * recomputation.
  */
 #include <cuda_runtime.h>
 #include <cuda_bf16.h>
@@ -23,37 +26,122 @@ static __device__ float warp_sum(float x) {
     return x;
 }
 
-/* ---- Task 1: RMSNorm backward ------------------------------------------------ */
+/* ---- vector access ------------------------------------------------------------ */
 
-/* One warp per row: dinp[n, :] += rstd * (g - xhat * mean(g * xhat)), g = dout * w. */
-__global__ void rmsnorm_backward_dinp_kernel(float *dinp, const float *dout, const float *inp,
-                                             const float *weight, const float *rstd, int N, int D) {
-    int row = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP, lane = threadIdx.x % WARP;
-    if (row >= N) return;
-    const float *x = inp + (size_t)row * D, *g = dout + (size_t)row * D;
-    const float r = rstd[row];
-    float dot = 0.0f;
-    for (int d = lane; d < D; d += WARP) dot += g[d] * weight[d] * x[d] * r;
-    dot = warp_sum(dot) / (float)D;
-    float *dx = dinp + (size_t)row * D;
-    for (int d = lane; d < D; d += WARP) dx[d] += r * (g[d] * weight[d] - x[d] * r * dot);
+/* The element-wise kernels take VEC consecutive elements per thread: one
+ * 16-byte load or store per array instead of four 4-byte ones, a quarter of
+ * the memory instructions for the same bytes. vec says the caller found every
+ * pointer 16-byte aligned (the model's buffers are); without it, and for the
+ * last elements of n, the thread falls back to scalar accesses. */
+#define VEC 4
+
+static int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+
+static __device__ float4 load4(const float *p, size_t i, size_t n, int vec) {
+    if (vec && i + VEC <= n) return *(const float4 *)(p + i);
+    float4 r = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (i < n) r.x = p[i];
+    if (i + 1 < n) r.y = p[i + 1];
+    if (i + 2 < n) r.z = p[i + 2];
+    if (i + 3 < n) r.w = p[i + 3];
+    return r;
 }
 
-/* The gain's gradient: for each column d, a sum over all N rows, in a fixed
- * order so that it is deterministic (no atomics). DW_WARPS is the number of
- * warps per block for the faster version that TODO 1b ends with. */
+static __device__ void store4(float *p, size_t i, size_t n, int vec, float4 v) {
+    if (vec && i + VEC <= n) {
+        *(float4 *)(p + i) = v;
+        return;
+    }
+    if (i < n) p[i] = v.x;
+    if (i + 1 < n) p[i + 1] = v.y;
+    if (i + 2 < n) p[i + 2] = v.z;
+    if (i + 3 < n) p[i + 3] = v.w;
+}
+
+static unsigned vec_blocks(size_t n) { return (unsigned)(((n + VEC - 1) / VEC + THREADS - 1) / THREADS); }
+
+/* ---- Task 1: RMSNorm backward ------------------------------------------------ */
+
+/* dinp and dweight in one pass over dout and inp. A block takes
+ * warps * RMS_ROWS_PER_WARP consecutive rows; each warp does its rows one at a
+ * time: the row's dot of g = dout * w with xhat = x * rstd (warp_sum), then
+ * dinp[n, :] += rstd * (g - xhat * mean(g * xhat)), and it adds the row's
+ * dout * xhat to its own slice of shared memory, the dweight sums of its rows.
+ * At the end the block adds its warps' slices in order into one row of
+ * partial [blocks, D], which rmsnorm_dweight_kernel sums. Every sum has a fixed
+ * order, so the result does not change from run to run (no atomics), and
+ * dout and inp leave DRAM once: a separate dweight kernel would read both
+ * again. The second loop over the row reads what the first just brought into
+ * the cache. With vec (D a multiple of 4, 16-byte aligned rows) every access
+ * is 16 bytes wide. */
+#define RMS_ROWS_PER_WARP 2
+#define RMS_MAX_WARPS 8
+__global__ void rmsnorm_backward_kernel(float *dinp, float *partial, const float *dout, const float *inp,
+                                        const float *weight, const float *rstd, int N, int D, int vec) {
+    extern __shared__ __align__(16) float dw_warp[]; /* [warps][D]: each warp's own dweight sums */
+    const int warps = blockDim.x / WARP, lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
+    float *acc = dw_warp + (size_t)w * D;
+    for (int d = lane; d < D; d += WARP) acc[d] = 0.0f;
+    __syncwarp(); /* the loops below give the lanes other columns of acc */
+    for (int k = 0; k < RMS_ROWS_PER_WARP; k++) {
+        const int row = (blockIdx.x * warps + w) * RMS_ROWS_PER_WARP + k;
+        if (row >= N) break; /* the whole warp leaves together */
+        const float *x = inp + (size_t)row * D, *g = dout + (size_t)row * D;
+        float *dx = dinp + (size_t)row * D;
+        const float r = rstd[row];
+        float dot = 0.0f;
+        if (vec) {
+            for (int d = VEC * lane; d < D; d += VEC * WARP) {
+                const float4 g4 = *(const float4 *)(g + d), w4 = *(const float4 *)(weight + d);
+                const float4 x4 = *(const float4 *)(x + d);
+                dot += g4.x * w4.x * x4.x * r + g4.y * w4.y * x4.y * r + g4.z * w4.z * x4.z * r +
+                       g4.w * w4.w * x4.w * r;
+            }
+            dot = warp_sum(dot) / (float)D;
+            for (int d = VEC * lane; d < D; d += VEC * WARP) {
+                const float4 g4 = *(const float4 *)(g + d), w4 = *(const float4 *)(weight + d);
+                const float4 x4 = *(const float4 *)(x + d);
+                float4 d4 = *(float4 *)(dx + d), a4 = *(float4 *)(acc + d);
+                d4.x += r * (g4.x * w4.x - x4.x * r * dot);
+                d4.y += r * (g4.y * w4.y - x4.y * r * dot);
+                d4.z += r * (g4.z * w4.z - x4.z * r * dot);
+                d4.w += r * (g4.w * w4.w - x4.w * r * dot);
+                a4.x += g4.x * x4.x * r;
+                a4.y += g4.y * x4.y * r;
+                a4.z += g4.z * x4.z * r;
+                a4.w += g4.w * x4.w * r;
+                *(float4 *)(dx + d) = d4;
+                *(float4 *)(acc + d) = a4;
+            }
+        } else {
+            for (int d = lane; d < D; d += WARP) dot += g[d] * weight[d] * x[d] * r;
+            dot = warp_sum(dot) / (float)D;
+            for (int d = lane; d < D; d += WARP) {
+                dx[d] += r * (g[d] * weight[d] - x[d] * r * dot);
+                acc[d] += g[d] * x[d] * r;
+            }
+        }
+    }
+    __syncthreads();
+    for (int d = threadIdx.x; d < D; d += blockDim.x) {
+        float s = 0.0f;
+        for (int k = 0; k < warps; k++) s += dw_warp[(size_t)k * D + d];
+        partial[(size_t)blockIdx.x * D + d] = s;
+    }
+}
+
+/* dweight[d] += the sum of column d of partial [R, D], in a fixed order. One
+ * thread per column would leave each thread R dependent loads; a block takes
+ * 32 columns with DW_WARPS warps: warp w sums rows w, w + DW_WARPS, ... (each
+ * lane one column, so a warp's loads are one coalesced row segment), then one
+ * warp adds the DW_WARPS partial sums in order. */
 #define DW_WARPS 32
-__global__ void rmsnorm_backward_dweight_kernel(float *dweight, const float *dout, const float *inp,
-                                                const float *rstd, int N, int D) {
-    /* One thread per column would leave most of the GPU idle at D = 768. A
-     * block takes 32 columns with 32 warps: warp w sums rows w, w + 32, ...
-     * (each lane one column, so the loads of a warp are one coalesced row
-     * segment), then one warp adds the 32 partial sums in a fixed order. */
+__global__ void rmsnorm_dweight_kernel(float *dweight, const float *partial, int R, int D) {
     __shared__ float part[DW_WARPS][WARP + 1]; /* +1: the column reads below hit 32 different banks */
     const int lane = threadIdx.x % WARP, w = threadIdx.x / WARP, d = blockIdx.x * WARP + lane;
     float acc = 0.0f;
     if (d < D)
-        for (int n = w; n < N; n += DW_WARPS) acc += dout[(size_t)n * D + d] * inp[(size_t)n * D + d] * rstd[n];
+        for (int n = w; n < R; n += DW_WARPS) acc += partial[(size_t)n * D + d];
     part[w][lane] = acc;
     __syncthreads();
     if (w == 0 && d < D) {
@@ -63,13 +151,35 @@ __global__ void rmsnorm_backward_dweight_kernel(float *dweight, const float *dou
     }
 }
 
+/* Grow-only device scratch for the blocks' dweight rows, kept between calls. */
+static float *dw_partial;
+static size_t dw_partial_cap;
+
 extern "C" int rmsnorm_backward_gpu(float *dinp, float *dweight, const float *dout, const float *inp,
                                     const float *weight, const float *rstd, int N, int D) {
     if (N < 0 || D < 1) return LAB_BAD_ARGUMENT;
     if (N == 0) return LAB_OK;
-    rmsnorm_backward_dinp_kernel<<<(N + THREADS / WARP - 1) / (THREADS / WARP), THREADS>>>(dinp, dout, inp,
-                                                                                        weight, rstd, N, D);
-    rmsnorm_backward_dweight_kernel<<<(D + WARP - 1) / WARP, DW_WARPS * WARP>>>(dweight, dout, inp, rstd, N, D);
+    /* As many warps as keep a block's dweight slices within the default 48 KiB of shared memory
+     * (8 at D = 768); a row too wide even for one warp's slice asks for more. */
+    const size_t row_bytes = (size_t)D * sizeof(float);
+    int warps = (int)(48 * 1024 / row_bytes);
+    warps = warps > RMS_MAX_WARPS ? RMS_MAX_WARPS : warps < 1 ? 1 : warps;
+    const size_t smem = warps * row_bytes;
+    if (smem > 48 * 1024 && (smem > INT32_MAX || cudaFuncSetAttribute(rmsnorm_backward_kernel,
+                                                                      cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                                      (int)smem) != cudaSuccess))
+        return LAB_BAD_ARGUMENT;
+    const int rows_per_block = warps * RMS_ROWS_PER_WARP, blocks = (N + rows_per_block - 1) / rows_per_block;
+    if ((size_t)blocks * D > dw_partial_cap) {
+        if (dw_partial) cudaFree(dw_partial);
+        dw_partial_cap = 0;
+        if (cudaMalloc((void **)&dw_partial, (size_t)blocks * D * sizeof(float)) != cudaSuccess)
+            return LAB_LAUNCH_FAILED;
+        dw_partial_cap = (size_t)blocks * D;
+    }
+    const int vec = D % VEC == 0 && aligned16(dinp) && aligned16(dout) && aligned16(inp) && aligned16(weight);
+    rmsnorm_backward_kernel<<<blocks, warps * WARP, smem>>>(dinp, dw_partial, dout, inp, weight, rstd, N, D, vec);
+    rmsnorm_dweight_kernel<<<(D + WARP - 1) / WARP, DW_WARPS * WARP>>>(dweight, dw_partial, blocks, D);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
 }
 
@@ -102,41 +212,77 @@ extern "C" int attention_softmax_backward_gpu(float *dpreatt, const float *att, 
 
 /* ---- Task 3: SwiGLU backward ----------------------------------------------------- */
 
+/* silu'(g) = s (1 + g (1 - s)) with s = sigmoid(g): the gradients of one element. */
+static __device__ void swiglu_grad(float *dg, float *du, float go, float g, float u) {
+    const float s = 1.0f / (1.0f + expf(-g));
+    *dg = go * u * s * (1.0f + g * (1.0f - s));
+    *du = go * g * s;
+}
+
+/* VEC elements per thread: three 16-byte loads and two 16-byte stores. */
 __global__ void swiglu_backward_kernel(float *dgate, float *dup, const float *dout, const float *gate,
-                                       const float *up, size_t n) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+                                       const float *up, size_t n, int vec) {
+    const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
     if (i >= n) return;
-    float g = gate[i], s = 1.0f / (1.0f + expf(-g)), go = dout[i];
-    dgate[i] = go * up[i] * s * (1.0f + g * (1.0f - s)); /* silu'(g) = s (1 + g (1 - s)) */
-    dup[i] = go * g * s;
+    const float4 go = load4(dout, i, n, vec), g = load4(gate, i, n, vec), u = load4(up, i, n, vec);
+    float4 dg, du;
+    swiglu_grad(&dg.x, &du.x, go.x, g.x, u.x);
+    swiglu_grad(&dg.y, &du.y, go.y, g.y, u.y);
+    swiglu_grad(&dg.z, &du.z, go.z, g.z, u.z);
+    swiglu_grad(&dg.w, &du.w, go.w, g.w, u.w);
+    store4(dgate, i, n, vec, dg);
+    store4(dup, i, n, vec, du);
 }
 
 extern "C" int swiglu_backward_gpu(float *dgate, float *dup, const float *dout, const float *gate,
                                    const float *up, size_t n) {
     if (n == 0) return LAB_OK;
-    swiglu_backward_kernel<<<(unsigned)((n + THREADS - 1) / THREADS), THREADS>>>(dgate, dup, dout, gate, up, n);
+    const int vec = aligned16(dgate) && aligned16(dup) && aligned16(dout) && aligned16(gate) && aligned16(up);
+    swiglu_backward_kernel<<<vec_blocks(n), THREADS>>>(dgate, dup, dout, gate, up, n, vec);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
 }
 
 /* ---- Tasks 4 and 5: fused AdamW with fp32 master weights and a bf16 copy ---------- */
 
-/* One thread per parameter: every array is read once and written once. */
+/* The update of one parameter; returns the new master value. */
+static __device__ float adamw_one(float p, float g, float *m, float *v, float lr, float beta1, float beta2,
+                                  float c1, float c2, float eps, float wd) {
+    *m = beta1 * *m + (1.0f - beta1) * g;
+    *v = beta2 * *v + (1.0f - beta2) * g * g;
+    return p - lr * ((*m / c1) / (sqrtf(*v / c2) + eps) + wd * p);
+}
+
+static __device__ uint16_t bf16_bits(float f) {
+    __nv_bfloat16_raw r = __nv_bfloat16_raw(__float2bfloat16(f));
+    return r.x;
+}
+
+/* VEC parameters per thread: every fp32 array is read once and written once in
+ * 16-byte accesses, the bf16 copy in one 8-byte store. */
 __global__ void adamw_kernel(float *master, uint16_t *params_bf16, const float *grads, float *m, float *v,
                              size_t n, float lr, float beta1, float beta2, float c1, float c2, float eps,
-                             float wd, float grad_scale) {
-    size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+                             float wd, float grad_scale, int vec) {
+    const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
     if (i >= n) return;
-    float g = grads[i] * grad_scale;
-    float mi = beta1 * m[i] + (1.0f - beta1) * g;
-    float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
-    m[i] = mi;
-    v[i] = vi;
-    float p = master[i];
-    p -= lr * ((mi / c1) / (sqrtf(vi / c2) + eps) + wd * p);
-    master[i] = p;
+    const float4 g = load4(grads, i, n, vec);
+    float4 p = load4(master, i, n, vec), mi = load4(m, i, n, vec), vi = load4(v, i, n, vec);
+    p.x = adamw_one(p.x, g.x * grad_scale, &mi.x, &vi.x, lr, beta1, beta2, c1, c2, eps, wd);
+    p.y = adamw_one(p.y, g.y * grad_scale, &mi.y, &vi.y, lr, beta1, beta2, c1, c2, eps, wd);
+    p.z = adamw_one(p.z, g.z * grad_scale, &mi.z, &vi.z, lr, beta1, beta2, c1, c2, eps, wd);
+    p.w = adamw_one(p.w, g.w * grad_scale, &mi.w, &vi.w, lr, beta1, beta2, c1, c2, eps, wd);
+    store4(m, i, n, vec, mi);
+    store4(v, i, n, vec, vi);
+    store4(master, i, n, vec, p);
     /* Task 5: the working copy is rounded from the fp32 master, never updated in bf16. */
-    __nv_bfloat16_raw r = __nv_bfloat16_raw(__float2bfloat16(p));
-    params_bf16[i] = r.x;
+    const uint16_t b[VEC] = {bf16_bits(p.x), bf16_bits(p.y), bf16_bits(p.z), bf16_bits(p.w)};
+    if (vec && i + VEC <= n) {
+        uint2 u;
+        u.x = (uint32_t)b[0] | (uint32_t)b[1] << 16; /* the first element at the lower address */
+        u.y = (uint32_t)b[2] | (uint32_t)b[3] << 16;
+        *(uint2 *)(params_bf16 + i) = u;
+    } else {
+        for (int j = 0; j < VEC && i + j < n; j++) params_bf16[i + j] = b[j];
+    }
 }
 
 extern "C" int adamw_step_gpu(float *master, uint16_t *params_bf16, const float *grads, float *m, float *v,
@@ -146,8 +292,10 @@ extern "C" int adamw_step_gpu(float *master, uint16_t *params_bf16, const float 
     if (n == 0) return LAB_OK;
     /* Bias corrections on the host, once per call, as the CPU computes them. */
     const float c1 = 1.0f - powf(beta1, (float)t), c2 = 1.0f - powf(beta2, (float)t);
-    adamw_kernel<<<(unsigned)((n + THREADS - 1) / THREADS), THREADS>>>(master, params_bf16, grads, m, v, n, lr,
-                                                                      beta1, beta2, c1, c2, eps, weight_decay,
-                                                                      grad_scale);
+    /* the bf16 copy's 8-byte store needs only 8-byte alignment */
+    const int vec = aligned16(master) && (uintptr_t)params_bf16 % 8 == 0 && aligned16(grads) && aligned16(m) &&
+                    aligned16(v);
+    adamw_kernel<<<vec_blocks(n), THREADS>>>(master, params_bf16, grads, m, v, n, lr, beta1, beta2, c1, c2, eps,
+                                             weight_decay, grad_scale, vec);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
 }

@@ -489,27 +489,30 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
     const param_table_t *t = &m->table;
     TIMED(MODEL_PROF_RESIDUAL,
           gpu_encoder_forward(m->encoded, m->inputs, m->params + t->slices[param_index_tok_emb(t)].offset, N, D));
+    /* Each residual add is fused with the norm that reads its sum (profiled as RMSNorm):
+     * res1 with ln2, res2 with the next layer's ln1 or, after the last layer, the final norm. */
+    TIMED(MODEL_PROF_RMSNORM, gpu_rmsnorm_forward_bf16(m->layers[0].ln1, m->layers[0].ln1_rstd, m->encoded,
+                                                       m->params + off(m, 0, P_ATTN_NORM), N, D, eps));
     const float *x = m->encoded;
     for (int l = 0; l < L; l++) {
         gpu_layer_acts_t *a = &m->layers[l];
-        TIMED(MODEL_PROF_RMSNORM,
-              gpu_rmsnorm_forward_bf16(a->ln1, a->ln1_rstd, x, m->params + off(m, l, P_ATTN_NORM), N, D, eps));
         qkv_forward(m, &w, a, l);
         TIMED(MODEL_PROF_ATTENTION, attention_forward_gpu(m, &w, a));
         TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(a->atty_b, a->atty, (size_t)N * D));
         mm_forward(m, m->scratch, a->atty_b, off(m, l, P_WO), N, D, D, 1);
-        TIMED(MODEL_PROF_RESIDUAL, gpu_residual_forward(a->res1, x, m->scratch, (size_t)N * D));
-        TIMED(MODEL_PROF_RMSNORM, gpu_rmsnorm_forward_bf16(a->ln2, a->ln2_rstd, a->res1,
-                                                           m->params + off(m, l, P_MLP_NORM), N, D, eps));
+        TIMED(MODEL_PROF_RMSNORM, gpu_residual_rmsnorm_forward_bf16(a->res1, a->ln2, a->ln2_rstd, x, m->scratch,
+                                                                    m->params + off(m, l, P_MLP_NORM), N, D, eps));
         mm_forward(m, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F, 2); /* gate, up */
         TIMED(MODEL_PROF_SWIGLU, gpu_swiglu_forward_bf16(a->swi, a->gate, a->up, (size_t)N * F));
         mm_forward(m, m->scratch, a->swi, off(m, l, P_W_DOWN), N, F, D, 1);
-        TIMED(MODEL_PROF_RESIDUAL, gpu_residual_forward(a->res2, a->res1, m->scratch, (size_t)N * D));
+        const int last = l == L - 1;
+        uint16_t *next = last ? m->lnf : m->layers[l + 1].ln1;
+        float *next_rstd = last ? m->lnf_rstd : m->layers[l + 1].ln1_rstd;
+        const size_t next_w = last ? t->slices[param_index_final_norm(t)].offset : off(m, l + 1, P_ATTN_NORM);
+        TIMED(MODEL_PROF_RMSNORM, gpu_residual_rmsnorm_forward_bf16(a->res2, next, next_rstd, a->res1, m->scratch,
+                                                                    m->params + next_w, N, D, eps));
         x = a->res2;
     }
-    TIMED(MODEL_PROF_RMSNORM, gpu_rmsnorm_forward_bf16(m->lnf, m->lnf_rstd, x,
-                                                       m->params + t->slices[param_index_final_norm(t)].offset, N,
-                                                       D, eps));
     mm_forward(m, m->probs, m->lnf, t->slices[param_index_lm_head(t)].offset, N, D, V, 1);
     TIMED(MODEL_PROF_LOSS, gpu_crossentropy_forward(m->losses, m->probs, m->probs, m->targets, N, V));
     gpu_download(m->host_losses, m->losses, (size_t)N * sizeof(float));

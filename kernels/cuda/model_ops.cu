@@ -194,32 +194,53 @@ extern "C" void gpu_encoder_backward(float *dwte, const float *dout, const int *
 
 /* ---- RMSNorm forward -------------------------------------------------------- */
 
+/* Four consecutive elements of the norm's input: inp, or inp + add (the
+ * residual add fused in), recomputed identically on every read. */
+static __device__ float4 norm_in4(const float *inp, const float *add, size_t i) {
+    float4 x = *(const float4 *)(inp + i);
+    if (add) {
+        const float4 y = *(const float4 *)(add + i);
+        x = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
+    }
+    return x;
+}
+
+static __device__ float norm_in(const float *inp, const float *add, size_t i) {
+    return add ? inp[i] + add[i] : inp[i];
+}
+
 /* One warp per row; the result stored as fp32 (out) or only as bf16
  * (out_bf16): exactly one is given. The model's norm outputs are only ever
  * matmul operands, rounded to bf16 anyway, so storing them in fp32 and casting
- * later would move 3x the bytes. With vec (D a multiple of 4, 16-byte aligned
- * rows) each lane reads 16 bytes of x and of the weight at a time; the second
- * pass over x hits the cache, so DRAM sees x once. */
-__global__ void rmsnorm_forward_kernel(float *out, uint16_t *out_bf16, float *rstd, const float *inp,
-                                       const float *weight, int N, int D, float eps, int vec) {
+ * later would move 3x the bytes. With add, the row normalised is inp + add,
+ * which is also stored in res: the residual add fused in, so the sum goes to
+ * DRAM once and is not read back. With vec (D a multiple of 4, 16-byte
+ * aligned rows) every access is 16 bytes wide. The second pass over the
+ * inputs hits the cache, so DRAM sees them once. */
+__global__ void rmsnorm_forward_kernel(float *out, uint16_t *out_bf16, float *rstd, float *res, const float *inp,
+                                       const float *add, const float *weight, int N, int D, float eps, int vec) {
     int row = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP, lane = threadIdx.x % WARP;
     if (row >= N) return; /* the whole warp leaves together */
-    const float *x = inp + (size_t)row * D;
+    const size_t o = (size_t)row * D;
     float ss = 0.0f;
     if (vec)
         for (int d = VEC * lane; d < D; d += VEC * WARP) {
-            const float4 v = *(const float4 *)(x + d);
+            const float4 v = norm_in4(inp, add, o + d);
             ss += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;
+            if (res) store4(res, o + d, o + D, 1, v);
         }
     else
-        for (int d = lane; d < D; d += WARP) ss += x[d] * x[d];
+        for (int d = lane; d < D; d += WARP) {
+            const float v = norm_in(inp, add, o + d);
+            ss += v * v;
+            if (res) res[o + d] = v;
+        }
     ss = warp_sum(ss);
     float r = rsqrtf(ss / (float)D + eps);
     if (lane == 0) rstd[row] = r;
-    const size_t o = (size_t)row * D;
     if (vec)
         for (int d = VEC * lane; d < D; d += VEC * WARP) {
-            const float4 v = *(const float4 *)(x + d), g = *(const float4 *)(weight + d);
+            const float4 v = norm_in4(inp, add, o + d), g = *(const float4 *)(weight + d);
             const float4 y = make_float4(v.x * r * g.x, v.y * r * g.y, v.z * r * g.z, v.w * r * g.w);
             if (out_bf16)
                 store4_bf16(out_bf16, o + d, o + D, 1, y);
@@ -228,7 +249,7 @@ __global__ void rmsnorm_forward_kernel(float *out, uint16_t *out_bf16, float *rs
         }
     else
         for (int d = lane; d < D; d += WARP) {
-            const float y = x[d] * r * weight[d];
+            const float y = norm_in(inp, add, o + d) * r * weight[d];
             if (out_bf16)
                 out_bf16[o + d] = float_to_bf16(y);
             else
@@ -236,24 +257,29 @@ __global__ void rmsnorm_forward_kernel(float *out, uint16_t *out_bf16, float *rs
         }
 }
 
-static void rmsnorm_launch(float *out, uint16_t *out_bf16, float *rstd, const float *inp, const float *weight,
-                           int N, int D, float eps) {
+static void rmsnorm_launch(float *out, uint16_t *out_bf16, float *rstd, float *res, const float *inp,
+                           const float *add, const float *weight, int N, int D, float eps) {
     if (N < 1) return;
     const int vec = D % VEC == 0 && aligned16(out_bf16 ? (const void *)out_bf16 : (const void *)out) &&
-                    aligned16(inp) && aligned16(weight);
-    rmsnorm_forward_kernel<<<blocks_for((size_t)N, ROW_THREADS / WARP), ROW_THREADS>>>(out, out_bf16, rstd, inp,
-                                                                                         weight, N, D, eps, vec);
+                    aligned16(inp) && aligned16(weight) && (!add || (aligned16(add) && aligned16(res)));
+    rmsnorm_forward_kernel<<<blocks_for((size_t)N, ROW_THREADS / WARP), ROW_THREADS>>>(
+        out, out_bf16, rstd, res, inp, add, weight, N, D, eps, vec);
     CUDA_CHECK_LAST();
 }
 
 extern "C" void gpu_rmsnorm_forward(float *out, float *rstd, const float *inp, const float *weight,
                                     int N, int D, float eps) {
-    rmsnorm_launch(out, NULL, rstd, inp, weight, N, D, eps);
+    rmsnorm_launch(out, NULL, rstd, NULL, inp, NULL, weight, N, D, eps);
 }
 
 extern "C" void gpu_rmsnorm_forward_bf16(uint16_t *out, float *rstd, const float *inp, const float *weight,
                                          int N, int D, float eps) {
-    rmsnorm_launch(NULL, out, rstd, inp, weight, N, D, eps);
+    rmsnorm_launch(NULL, out, rstd, NULL, inp, NULL, weight, N, D, eps);
+}
+
+extern "C" void gpu_residual_rmsnorm_forward_bf16(float *res, uint16_t *out, float *rstd, const float *a,
+                                                  const float *b, const float *weight, int N, int D, float eps) {
+    rmsnorm_launch(NULL, out, rstd, res, a, b, weight, N, D, eps);
 }
 
 /* ---- RoPE ------------------------------------------------------------------- */

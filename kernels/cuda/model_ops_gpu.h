@@ -77,6 +77,24 @@ void gpu_rmsnorm_forward_bf16(uint16_t *out, float *rstd, const float *inp, cons
                               int D, float eps);
 
 /**
+ * @brief The residual add fused with the next RMSNorm: res = a + b, then gpu_rmsnorm_forward_bf16() of res.
+ *
+ * The same values as gpu_residual_forward() followed by gpu_rmsnorm_forward_bf16(), without
+ * reading res back: the sum is written once and normalised from registers and cache.
+ * @param res [N, D] written, a + b (must not alias a or b)
+ * @param out [N, D] bf16 written
+ * @param rstd [N] written, kept for the backward pass
+ * @param a [N, D]
+ * @param b [N, D]
+ * @param weight [D]
+ * @param N rows
+ * @param D width
+ * @param eps added to the mean square
+ */
+void gpu_residual_rmsnorm_forward_bf16(float *res, uint16_t *out, float *rstd, const float *a, const float *b,
+                                       const float *weight, int N, int D, float eps);
+
+/**
  * @brief Rotary embedding (sign = +1) or its backward (sign = -1, the inverse rotation). In place is allowed.
  * @param out [N, D] written
  * @param inp [N, D]

@@ -430,9 +430,7 @@ static void mm_backward(const model_gpu_t *m, float *dinp, size_t woff, const ui
 static void qkv_forward(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a, int l) {
     const int B = m->B, T = m->T, N = B * T, D = m->cfg.d_model, H = m->cfg.n_heads;
     mm_forward(m, w->dq, a->ln1, off(m, l, P_WQ), N, D, D, 3);
-    TIMED(MODEL_PROF_ROPE, gpu_rope_heads_bf16(a->qh, w->dq, m->rope_cos, m->rope_sin, B, T, D, H, 1);
-          gpu_rope_heads_bf16(a->kh, w->dk, m->rope_cos, m->rope_sin, B, T, D, H, 1);
-          gpu_rope_heads_bf16(a->vh, w->dv, m->rope_cos, m->rope_sin, B, T, D, H, 0));
+    TIMED(MODEL_PROF_ROPE, gpu_rope_heads_qkv_bf16(a->qh, a->kh, a->vh, w->dq, m->rope_cos, m->rope_sin, B, T, D, H));
 }
 
 static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a) {
@@ -551,10 +549,8 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
         TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dres, ND));
         mm_backward(m, w.datty, off(m, l, P_WO), w.dyb, a->atty_b, N, D, D, 1);
         TIMED(MODEL_PROF_ATTENTION, attention_backward_gpu(m, &w, a));
-        /* the RoPE backward of dq, dk fused with their rounding; dv only rounded */
-        TIMED(MODEL_PROF_ROPE, gpu_rope_cast_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f);
-              gpu_rope_cast_bf16(w.dyb + ND, w.dk, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));
-        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb + 2 * ND, w.dv, ND));
+        /* the RoPE backward of dq, dk fused with their rounding; dv only rounded; one launch */
+        TIMED(MODEL_PROF_ROPE, gpu_rope_cast_qkv_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));
         mm_backward(m, w.dln, off(m, l, P_WQ), w.dyb, a->ln1, N, D, D, 3);
         TIMED(MODEL_PROF_RMSNORM, student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln,
                                                            x, m->params + off(m, l, P_ATTN_NORM),

@@ -77,7 +77,7 @@ typedef enum {
     MODEL_PROF_MATMUL = 0, /**< the projections' matmuls (cuBLAS or the --matmul kernel) */
     MODEL_PROF_ATTENTION,  /**< attention forward and backward (flash, or naive with its matmuls and softmax) */
     MODEL_PROF_RMSNORM,    /**< RMSNorm forward (with the residual add fused in) and the student's backward */
-    MODEL_PROF_ROPE,       /**< RoPE with the head split or the cast */
+    MODEL_PROF_ROPE,       /**< RoPE with the head split or the cast (v and dv: the split or the cast alone) */
     MODEL_PROF_SWIGLU,     /**< SwiGLU forward and the student's backward */
     MODEL_PROF_RESIDUAL,   /**< the embedding and its gradient (the residual adds are fused into RMSNorm) */
     MODEL_PROF_CAST,       /**< fp32 -> bf16 casts of matmul operands */

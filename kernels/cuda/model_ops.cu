@@ -68,6 +68,7 @@ static __device__ uint32_t pack_bf16x2(float a, float b) {
 #define VEC 4
 
 static int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+static int aligned8(const void *p) { return (uintptr_t)p % 8 == 0; }
 
 static __device__ float4 load4(const float *p, size_t i, size_t n, int vec) {
     if (vec && i + VEC <= n) return *(const float4 *)(p + i);
@@ -161,7 +162,8 @@ __global__ void encoder_backward_kernel(float *dwte, const float *dout, const in
         __syncthreads(); /* rows[] is complete, and warp_hits has been read */
         if (d < D) {
             int j = 0;
-            /* Four loads issued before their four additions: the loads overlap, the order of the sum does not change. */
+            /* Four loads issued before their four additions: the loads overlap,
+             * and the order of the sum does not change. */
             for (; j + 4 <= cnt; j += 4) {
                 const float a0 = dout[(size_t)rows[j] * D + d], a1 = dout[(size_t)rows[j + 1] * D + d];
                 const float a2 = dout[(size_t)rows[j + 2] * D + d], a3 = dout[(size_t)rows[j + 3] * D + d];
@@ -301,17 +303,19 @@ static __device__ float2 load_pair(const float *p, size_t at, int vec) {
  * bf16 (out_bf16, the backward's cast fused in): exactly one is given. Each
  * thread reads its two inputs before writing, so in place is safe. With vec
  * the pair moves as one 8-byte load and one 8-byte (fp32) or 4-byte (bf16)
- * store, instead of two accesses of half the width. */
+ * store, instead of two accesses of half the width. The grid's y walks
+ * [gridDim.y, N, D] tensors stored back to back (dq, dk, dv: one launch, not
+ * three); the first `rotated` of them are rotated, the others only copied. */
 __global__ void rope_kernel(float *out, uint16_t *out_bf16, const float *inp, const float *cosv,
-                            const float *sinv, int N, int T, int D, int H, float sign, int vec) {
+                            const float *sinv, int N, int T, int D, int H, float sign, int rotated, int vec) {
     const unsigned half = D / H / 2, pairs_per_row = D / 2;
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= (unsigned)N * pairs_per_row) return;
     const unsigned n = i / pairs_per_row, p = i % pairs_per_row;
-    const unsigned f = p % half, t = n % T; /* pair index within its head; position */
-    const size_t at = 2 * (size_t)i;        /* = n * D + 2 p */
+    const unsigned f = p % half, t = n % T;                             /* pair index within its head; position */
+    const size_t at = (size_t)blockIdx.y * N * D + 2 * (size_t)i;      /* = n * D + 2 p in tensor blockIdx.y */
     float2 x = load_pair(inp, at, vec);
-    rope_rotate(&x.x, &x.y, cosv[t * half + f], sign * sinv[t * half + f]);
+    if ((int)blockIdx.y < rotated) rope_rotate(&x.x, &x.y, cosv[t * half + f], sign * sinv[t * half + f]);
     if (out_bf16) {
         if (vec)
             *(uint32_t *)(out_bf16 + at) = pack_bf16x2(x.x, x.y);
@@ -328,44 +332,52 @@ __global__ void rope_kernel(float *out, uint16_t *out_bf16, const float *inp, co
 }
 
 static void rope_launch(float *out, uint16_t *out_bf16, const float *inp, const float *cosv, const float *sinv,
-                        int N, int T, int D, int H, float sign) {
+                        int N, int T, int D, int H, float sign, int tensors, int rotated) {
     size_t pairs = (size_t)N * D / 2;
     if (pairs == 0) return;
     check_index32(pairs, "gpu_rope");
-    const int vec = aligned16(inp) && aligned16(out_bf16 ? (const void *)out_bf16 : (const void *)out);
-    rope_kernel<<<blocks_for(pairs, EW_THREADS), EW_THREADS>>>(out, out_bf16, inp, cosv, sinv, N, T, D, H, sign,
-                                                               vec);
+    /* D is even (RoPE pairs), so every tensor and pair of a vec launch stays 8-byte (fp32) or 4-byte (bf16) aligned */
+    const int vec = aligned8(inp) && aligned8(out_bf16 ? (const void *)out_bf16 : (const void *)out);
+    dim3 grid(blocks_for(pairs, EW_THREADS), (unsigned)tensors);
+    rope_kernel<<<grid, EW_THREADS>>>(out, out_bf16, inp, cosv, sinv, N, T, D, H, sign, rotated, vec);
     CUDA_CHECK_LAST();
 }
 
 extern "C" void gpu_rope(float *out, const float *inp, const float *cosv, const float *sinv, int N, int T,
                          int D, int H, float sign) {
-    rope_launch(out, NULL, inp, cosv, sinv, N, T, D, H, sign);
+    rope_launch(out, NULL, inp, cosv, sinv, N, T, D, H, sign, 1, 1);
 }
 
 extern "C" void gpu_rope_cast_bf16(uint16_t *out, const float *inp, const float *cosv, const float *sinv, int N,
                                    int T, int D, int H, float sign) {
-    rope_launch(NULL, out, inp, cosv, sinv, N, T, D, H, sign);
+    rope_launch(NULL, out, inp, cosv, sinv, N, T, D, H, sign, 1, 1);
+}
+
+extern "C" void gpu_rope_cast_qkv_bf16(uint16_t *out, const float *inp, const float *cosv, const float *sinv,
+                                       int N, int T, int D, int H, float sign) {
+    rope_launch(NULL, out, inp, cosv, sinv, N, T, D, H, sign, 3, 2);
 }
 
 /* ---- attention layout --------------------------------------------------------- */
 
-/* Block (pair group, sequence b x head h): one thread per pair of dst [B, H,
- * T, hd]: read the pair from src [B*T, D], rotate it (RoPE, if rotate) and
- * store it rounded to bf16: the rotation, the head split and the cast in one
- * pass over q or k (v: no rotation). The grid's y is the (b, h) slab, so a
- * thread finds its place with one division instead of four, and a pair moves
- * as one 8-byte load and one 4-byte store (vec). */
-__global__ void rope_heads_kernel(uint16_t *dst, const float *src, const float *cosv, const float *sinv, int T,
-                                  int D, int H, int rotate, int vec) {
-    const unsigned hd = D / H, half = hd / 2;
+/* Block (pair group, sequence b x head h, tensor z): one thread per pair of
+ * dst [B, H, T, hd]: read the pair from src [B*T, D], rotate it (RoPE, for
+ * the first `rotated` tensors) and store it rounded to bf16: the rotation,
+ * the head split and the cast in one pass. The grid's z walks q, k, v (src
+ * back to back, one dst each): one launch for the three. The grid's y is the
+ * (b, h) slab, so a thread finds its place with one division instead of four,
+ * and a pair moves as one 8-byte load and one 4-byte store (vec). */
+__global__ void rope_heads_kernel(uint16_t *dst0, uint16_t *dst1, uint16_t *dst2, const float *src,
+                                  const float *cosv, const float *sinv, int B, int T, int D, int H, int rotated,
+                                  int vec) {
+    const unsigned hd = D / H, half = hd / 2, z = blockIdx.z;
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x; /* pair index within the (b, h) slab */
     if (i >= (unsigned)T * half) return;
     const unsigned b = blockIdx.y / H, h = blockIdx.y % H, t = i / half, f = i % half;
-    const size_t at = ((size_t)b * T + t) * D + (size_t)h * hd + 2 * f;
+    const size_t at = (size_t)z * B * T * D + ((size_t)b * T + t) * D + (size_t)h * hd + 2 * f;
     float2 x = load_pair(src, at, vec);
-    if (rotate) rope_rotate(&x.x, &x.y, cosv[t * half + f], sinv[t * half + f]);
-    uint16_t *o = dst + (size_t)blockIdx.y * T * hd + 2 * (size_t)i;
+    if ((int)z < rotated) rope_rotate(&x.x, &x.y, cosv[t * half + f], sinv[t * half + f]);
+    uint16_t *o = (z == 0 ? dst0 : z == 1 ? dst1 : dst2) + (size_t)blockIdx.y * T * hd + 2 * (size_t)i;
     if (vec) {
         *(uint32_t *)o = pack_bf16x2(x.x, x.y);
     } else {
@@ -374,18 +386,29 @@ __global__ void rope_heads_kernel(uint16_t *dst, const float *src, const float *
     }
 }
 
-extern "C" void gpu_rope_heads_bf16(uint16_t *dst, const float *src, const float *cosv, const float *sinv, int B,
-                                    int T, int D, int H, int rotate) {
+static void rope_heads_launch(uint16_t *dst0, uint16_t *dst1, uint16_t *dst2, const float *src, const float *cosv,
+                              const float *sinv, int B, int T, int D, int H, int tensors, int rotated) {
     size_t pairs = (size_t)T * (D / H / 2);
     if (pairs == 0 || B < 1) return;
     check_index32(pairs, "gpu_rope_heads_bf16");
     CHECK((long long)B * H <= 65535, "gpu_rope_heads_bf16: B * H = %lld exceeds the grid's 65535 (b, h) slabs",
           (long long)B * H);
-    /* hd even keeps every pair, and so every 4-byte store, on an even element */
-    const int vec = (D / H) % 2 == 0 && aligned16(src) && aligned16(dst);
-    dim3 grid(blocks_for(pairs, EW_THREADS), (unsigned)(B * H));
-    rope_heads_kernel<<<grid, EW_THREADS>>>(dst, src, cosv, sinv, T, D, H, rotate, vec);
+    /* hd even keeps every pair on an even element: 8-byte loads, 4-byte stores */
+    const int vec = (D / H) % 2 == 0 && aligned8(src) && aligned8(dst0) && (tensors < 2 || aligned8(dst1)) &&
+                    (tensors < 3 || aligned8(dst2));
+    dim3 grid(blocks_for(pairs, EW_THREADS), (unsigned)(B * H), (unsigned)tensors);
+    rope_heads_kernel<<<grid, EW_THREADS>>>(dst0, dst1, dst2, src, cosv, sinv, B, T, D, H, rotated, vec);
     CUDA_CHECK_LAST();
+}
+
+extern "C" void gpu_rope_heads_bf16(uint16_t *dst, const float *src, const float *cosv, const float *sinv, int B,
+                                    int T, int D, int H, int rotate) {
+    rope_heads_launch(dst, NULL, NULL, src, cosv, sinv, B, T, D, H, 1, rotate ? 1 : 0);
+}
+
+extern "C" void gpu_rope_heads_qkv_bf16(uint16_t *q, uint16_t *k, uint16_t *v, const float *qkv, const float *cosv,
+                                        const float *sinv, int B, int T, int D, int H) {
+    rope_heads_launch(q, k, v, qkv, cosv, sinv, B, T, D, H, 3, 2);
 }
 
 __global__ void heads_split_kernel(uint16_t *dst, const float *src, int B, int T, int D, int H) {

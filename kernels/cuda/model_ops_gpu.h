@@ -125,6 +125,24 @@ void gpu_rope_cast_bf16(uint16_t *out, const float *inp, const float *cosv, cons
                         int D, int H, float sign);
 
 /**
+ * @brief The RoPE backward of dq and dk and the rounding of dv in one launch:
+ * out[i] = bf16(rope_sign(inp[i])) for i = 0, 1 and out[2] = bf16(inp[2]).
+ *
+ * The same values as gpu_rope_cast_bf16() on the first two tensors and gpu_cast_to_bf16() on the third.
+ * @param out [3, N, D] bf16 written
+ * @param inp [3, N, D] fp32: q, k, v (or their gradients) back to back
+ * @param cosv [T, hd/2]
+ * @param sinv [T, hd/2]
+ * @param N rows (a multiple of T)
+ * @param T sequence length
+ * @param D width
+ * @param H heads
+ * @param sign +1 forward, -1 backward
+ */
+void gpu_rope_cast_qkv_bf16(uint16_t *out, const float *inp, const float *cosv, const float *sinv, int N, int T,
+                            int D, int H, float sign);
+
+/**
  * @brief RoPE (if rotate), head split and bf16 rounding in one pass:
  * dst[b, h, t, :] = bf16(rope(src[b*T + t, h*hd .. h*hd + hd - 1])).
  *
@@ -141,6 +159,22 @@ void gpu_rope_cast_bf16(uint16_t *out, const float *inp, const float *cosv, cons
  */
 void gpu_rope_heads_bf16(uint16_t *dst, const float *src, const float *cosv, const float *sinv, int B, int T,
                          int D, int H, int rotate);
+
+/**
+ * @brief gpu_rope_heads_bf16() of q and k (rotated) and v (not) in one launch.
+ * @param q [B, H, T, hd] bf16 written
+ * @param k [B, H, T, hd] bf16 written
+ * @param v [B, H, T, hd] bf16 written
+ * @param qkv [3, B*T, D] fp32: q, k, v back to back
+ * @param cosv [T, hd/2]
+ * @param sinv [T, hd/2]
+ * @param B sequences
+ * @param T sequence length
+ * @param D width
+ * @param H heads
+ */
+void gpu_rope_heads_qkv_bf16(uint16_t *q, uint16_t *k, uint16_t *v, const float *qkv, const float *cosv,
+                             const float *sinv, int B, int T, int D, int H);
 
 /**
  * @brief Gather the heads into batched layout and round to bf16: dst[b, h, t, i] = bf16(src[b*T + t, h*hd + i]).

@@ -587,14 +587,19 @@ extern "C" void gpu_crossentropy_backward(float *dlogits, const float *probs, co
 /* ---- global norm ------------------------------------------------------------------ */
 
 /* One block per chunk; the block's sum is a fixed tree over its threads, so
- * the partial sums (and the norm) are the same on every run. */
+ * the partial sums (and the norm) are the same on every run. A thread reads
+ * VEC floats at a time (16 bytes, vec: g aligned; the chunks start on
+ * multiples of 4). */
 #define NORM_THREADS 256
-__global__ void sum_squares_kernel(double *partial, const float *g, size_t n) {
+__global__ void sum_squares_kernel(double *partial, const float *g, size_t n, int vec) {
     __shared__ double acc[NORM_THREADS];
     size_t lo = (size_t)blockIdx.x * GPU_NORM_CHUNK;
     size_t hi = lo + GPU_NORM_CHUNK < n ? lo + GPU_NORM_CHUNK : n;
     double s = 0.0;
-    for (size_t i = lo + threadIdx.x; i < hi; i += NORM_THREADS) s += (double)g[i] * g[i];
+    for (size_t i = lo + VEC * threadIdx.x; i < hi; i += VEC * NORM_THREADS) {
+        const float4 v = load4(g, i, hi, vec); /* zeros past hi */
+        s += (double)v.x * v.x + (double)v.y * v.y + (double)v.z * v.z + (double)v.w * v.w;
+    }
     acc[threadIdx.x] = s;
     __syncthreads();
     for (int w = NORM_THREADS / 2; w > 0; w /= 2) {
@@ -606,7 +611,7 @@ __global__ void sum_squares_kernel(double *partial, const float *g, size_t n) {
 
 extern "C" void gpu_sum_squares_chunks(double *partial, const float *g, size_t n) {
     if (n == 0) return;
-    sum_squares_kernel<<<blocks_for(n, GPU_NORM_CHUNK), NORM_THREADS>>>(partial, g, n);
+    sum_squares_kernel<<<blocks_for(n, GPU_NORM_CHUNK), NORM_THREADS>>>(partial, g, n, aligned16(g));
     CUDA_CHECK_LAST();
 }
 

@@ -20,6 +20,7 @@
 #endif
 
 #include "cuda/model_ops_gpu.h"
+#include "cuda/vec4.cuh"
 #include "error.h"
 #include "lab.h"
 
@@ -57,39 +58,11 @@ static __device__ uint32_t pack_bf16x2(float a, float b) {
 
 /* ---- vector access ------------------------------------------------------------ */
 
-/* Element-wise kernels take VEC consecutive elements per thread: one 16-byte
- * load per fp32 array and one 8-byte store per bf16 array, where a thread per
- * element issues four 4-byte loads and four 2-byte stores for the same bytes.
- * Fewer memory instructions in flight per byte is what lets these kernels
- * reach DRAM bandwidth. vec says the caller found every pointer 16-byte
- * aligned (carve() in model_gpu.c aligns the model's tensors to 256 bytes);
- * without it, and for the last elements of n, the thread falls back to scalar
- * accesses, with the same arithmetic. */
-#define VEC 4
-
-static int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+/* Element-wise kernels take VEC consecutive elements per thread through
+ * cuda/vec4.cuh: one 16-byte load per fp32 array and one 8-byte store per
+ * bf16 array. vec says the caller found every pointer aligned (carve() in
+ * model_gpu.c aligns the model's tensors to 256 bytes). */
 static int aligned8(const void *p) { return (uintptr_t)p % 8 == 0; }
-
-static __device__ float4 load4(const float *p, size_t i, size_t n, int vec) {
-    if (vec && i + VEC <= n) return *(const float4 *)(p + i);
-    float4 r = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (i < n) r.x = p[i];
-    if (i + 1 < n) r.y = p[i + 1];
-    if (i + 2 < n) r.z = p[i + 2];
-    if (i + 3 < n) r.w = p[i + 3];
-    return r;
-}
-
-static __device__ void store4(float *p, size_t i, size_t n, int vec, float4 v) {
-    if (vec && i + VEC <= n) {
-        *(float4 *)(p + i) = v;
-        return;
-    }
-    if (i < n) p[i] = v.x;
-    if (i + 1 < n) p[i + 1] = v.y;
-    if (i + 2 < n) p[i + 2] = v.z;
-    if (i + 3 < n) p[i + 3] = v.w;
-}
 
 static __device__ void store4_bf16(uint16_t *p, size_t i, size_t n, int vec, float4 v) {
     if (vec && i + VEC <= n) {

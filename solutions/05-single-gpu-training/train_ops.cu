@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "cuda/model_gpu.h"
+#include "cuda/vec4.cuh"
 #include "lab.h"
 
 #define WARP 32
@@ -28,35 +29,10 @@ static __device__ float warp_sum(float x) {
 
 /* ---- vector access ------------------------------------------------------------ */
 
-/* The element-wise kernels take VEC consecutive elements per thread: one
- * 16-byte load or store per array instead of four 4-byte ones, a quarter of
- * the memory instructions for the same bytes. vec says the caller found every
- * pointer 16-byte aligned (the model's buffers are); without it, and for the
- * last elements of n, the thread falls back to scalar accesses. */
-#define VEC 4
-
-static int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
-
-static __device__ float4 load4(const float *p, size_t i, size_t n, int vec) {
-    if (vec && i + VEC <= n) return *(const float4 *)(p + i);
-    float4 r = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    if (i < n) r.x = p[i];
-    if (i + 1 < n) r.y = p[i + 1];
-    if (i + 2 < n) r.z = p[i + 2];
-    if (i + 3 < n) r.w = p[i + 3];
-    return r;
-}
-
-static __device__ void store4(float *p, size_t i, size_t n, int vec, float4 v) {
-    if (vec && i + VEC <= n) {
-        *(float4 *)(p + i) = v;
-        return;
-    }
-    if (i < n) p[i] = v.x;
-    if (i + 1 < n) p[i + 1] = v.y;
-    if (i + 2 < n) p[i + 2] = v.z;
-    if (i + 3 < n) p[i + 3] = v.w;
-}
+/* The element-wise kernels take VEC consecutive elements per thread, through
+ * load4 and store4 of cuda/vec4.cuh: one 16-byte access per array instead of
+ * four 4-byte ones (the model's buffers are 16-byte aligned; others fall back
+ * to scalar accesses). */
 
 static unsigned vec_blocks(size_t n) { return (unsigned)(((n + VEC - 1) / VEC + THREADS - 1) / THREADS); }
 

@@ -1,0 +1,65 @@
+/**
+ * @file vec4.cuh
+ * @brief Four consecutive floats per thread, in one 16-byte access where the
+ * pointer and the length allow it.
+ *
+ * An element-wise kernel that gives each thread VEC consecutive elements
+ * issues one 16-byte load per fp32 array where a thread per element issues
+ * four 4-byte loads for the same bytes. Fewer memory instructions in flight
+ * per byte is what lets such kernels reach DRAM bandwidth. The caller checks
+ * alignment once on the host (aligned16) and passes the answer as vec;
+ * without it, and for the last elements of n, the functions fall back to
+ * scalar accesses with the same values, zeros past n on a load.
+ * Used by the model's element-wise kernels (model_ops.cu) and by lab 05's
+ * solution.
+ */
+#ifndef COURSE_CUDA_VEC4_CUH
+#define COURSE_CUDA_VEC4_CUH
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/** Elements per thread of the vectorised element-wise kernels. */
+#define VEC 4
+
+/** @brief 1 if p is 16-byte aligned, so float4 accesses through it are legal. */
+static inline int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+
+/**
+ * @brief p[i .. i+3] as a float4; elements at or past n read as 0.
+ * @param p the array
+ * @param i the first element (a multiple of VEC for the fast path to stay aligned)
+ * @param n the array's length
+ * @param vec 1 if p is 16-byte aligned (aligned16): one 16-byte load when i + 4 <= n
+ */
+static __device__ __forceinline__ float4 load4(const float *p, size_t i, size_t n, int vec) {
+    if (vec && i + VEC <= n) return *(const float4 *)(p + i);
+    float4 r = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (i < n) r.x = p[i];
+    if (i + 1 < n) r.y = p[i + 1];
+    if (i + 2 < n) r.z = p[i + 2];
+    if (i + 3 < n) r.w = p[i + 3];
+    return r;
+}
+
+/**
+ * @brief Writes v to p[i .. i+3], leaving out the elements at or past n.
+ * @param p the array
+ * @param i the first element
+ * @param n the array's length
+ * @param vec 1 if p is 16-byte aligned: one 16-byte store when i + 4 <= n
+ * @param v the values
+ */
+static __device__ __forceinline__ void store4(float *p, size_t i, size_t n, int vec, float4 v) {
+    if (vec && i + VEC <= n) {
+        *(float4 *)(p + i) = v;
+        return;
+    }
+    if (i < n) p[i] = v.x;
+    if (i + 1 < n) p[i + 1] = v.y;
+    if (i + 2 < n) p[i + 2] = v.z;
+    if (i + 3 < n) p[i + 3] = v.w;
+}
+
+#endif

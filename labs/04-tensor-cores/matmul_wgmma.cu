@@ -34,13 +34,14 @@
 #include "hopper.cuh"
 #include "lab.h"
 #include "matmul_ladder.h"
+#include "tile_order.cuh"
 
 #define WG_BM 128          /* rows of C per block: 2 consumers x 64 */
 #define WG_BN 256          /* columns of C per block */
 #define WG_BK 64           /* 64 bf16 = 128 bytes: one 128-byte swizzle row */
 #define WG_STAGES 4
 #define WG_CONSUMERS 2
-#define WG_GROUP_M 16      /* rows of tiles per rasterisation group (wg_block_tile) */
+#define WG_GROUP_M 16      /* rows of tiles per rasterisation group (grouped_tile_origin) */
 #define WG_THREADS (128 * (WG_CONSUMERS + 1))
 #define WG_A_BYTES (WG_BM * WG_BK * 2)  /* 16 KB */
 #define WG_B_BOX_N 64                   /* TMA box of B: 64 columns (128 bytes) x WG_BK rows */
@@ -79,33 +80,10 @@ __device__ __forceinline__ uint64_t make_smem_desc(const void *p, uint32_t lead_
     /* TODO(C1) end */
 }
 
-/*
- * Block rasterisation: which tile of C the block with linear index
- * blockIdx.y * gridDim.x + blockIdx.x (the order the GPU starts blocks in)
- * computes. Row by row, the ~132 blocks that run at once would cover about
- * 4 rows of tiles and every column: all of B (K x N) streams in from DRAM
- * for each wave of blocks. Instead the tiles go column by column inside
- * groups of WG_GROUP_M rows of tiles, so the blocks of one wave share 16
- * row panels of A and about 8 column panels of B; neighbours read the same
- * panels at nearly the same k, so L2 serves the repeats. At 8192^3 this
- * cuts the bytes a wave reads from DRAM from ~136 MB to ~65 MB. The last group
- * has fewer rows when the row count is not a multiple of WG_GROUP_M.
- */
-__device__ __forceinline__ void wg_block_tile(int *m0, int *n0) {
-    int tiles_n = gridDim.x, tiles_m = gridDim.y;
-    int id = blockIdx.y * tiles_n + blockIdx.x;
-    int per_group = WG_GROUP_M * tiles_n;
-    int first = id / per_group * WG_GROUP_M;
-    int rows = tiles_m - first < WG_GROUP_M ? tiles_m - first : WG_GROUP_M;
-    int in = id % per_group;
-    *m0 = (first + in % rows) * WG_BM;
-    *n0 = in / rows * WG_BN;
-}
-
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, row-major; A and B
  * bf16 read through the tensor maps tmA (box WG_BK x WG_BM) and tmB (box
  * WG_B_BOX_N x WG_BK), C fp32. The grid has one block per tile of C
- * (ceil(N / WG_BN) x ceil(M / WG_BM)); wg_block_tile says which tile a block
+ * (ceil(N / WG_BN) x ceil(M / WG_BM)); grouped_tile_origin says which tile a block
  * owns. */
 __global__ void __launch_bounds__(WG_THREADS, 1)
 matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
@@ -118,7 +96,7 @@ matmul_wgmma_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_consta
     [[maybe_unused]] uint8_t *smem = wg_smem_raw + ((1024 - (hopper_smem_addr(wg_smem_raw) & 1023)) & 1023);
     [[maybe_unused]] int wg = threadIdx.x / 128, tid = threadIdx.x % 128;
     [[maybe_unused]] int m0, n0;
-    wg_block_tile(&m0, &n0);
+    grouped_tile_origin(WG_GROUP_M, WG_BM, WG_BN, &m0, &n0); /* kernels/tile_order.cuh: the grouped order, for L2 */
     [[maybe_unused]] int ktiles = (K + WG_BK - 1) / WG_BK;
 
     if (threadIdx.x == 0) {

@@ -34,6 +34,7 @@
 
 #include "lab.h"
 #include "matmul_ladder.h"
+#include "tile_order.cuh"
 #include "warp_mma.cuh"
 
 #ifndef MMA_BM
@@ -55,7 +56,7 @@
 #define MMA_WARPS_N 4
 #endif
 #ifndef MMA_GROUP_M
-#define MMA_GROUP_M 16 /* rows of tiles per rasterisation group (block_tile) */
+#define MMA_GROUP_M 16 /* rows of tiles per rasterisation group (grouped_tile_origin) */
 #endif
 #define MMA_THREADS (32 * MMA_WARPS_M * MMA_WARPS_N)
 #define MMA_WARP_M (MMA_BM / MMA_WARPS_M) /* 64 rows of C per warp */
@@ -189,25 +190,6 @@ __device__ __forceinline__ void load_frags(uint32_t a[MMA_TILES_M][4], uint32_t 
     /* TODO(B3) end */
 }
 
-/*
- * Which tile of C this block computes. Blocks are numbered row by row over
- * the grid (ceil(N / MMA_BN) x ceil(M / MMA_BM)), but handed tiles column
- * by column within groups of MMA_GROUP_M rows of tiles: the ~132 blocks
- * that run at once then share 16 row panels of A and ~8 column panels of B
- * in L2, instead of ~4 row panels and all of B, which at 8192^3 does not
- * fit in L2 and would come from DRAM again for every row of blocks.
- */
-__device__ __forceinline__ void block_tile(int *m0, int *n0) {
-    int tiles_n = gridDim.x, tiles_m = gridDim.y;
-    int id = blockIdx.y * tiles_n + blockIdx.x;
-    int per_group = MMA_GROUP_M * tiles_n;
-    int first = id / per_group * MMA_GROUP_M;
-    int rows = tiles_m - first < MMA_GROUP_M ? tiles_m - first : MMA_GROUP_M;
-    int in = id % per_group;
-    *m0 = (first + in % rows) * MMA_BM;
-    *n0 = in / rows * MMA_BN;
-}
-
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, row-major; A and B
  * bf16 bit patterns, C and the accumulation fp32. One block per SM: 128
  * accumulators and two sets of fragments take 216 registers (make ptxas). */
@@ -218,7 +200,7 @@ matmul_mma_kernel(int M, int N, int K, float alpha, const uint16_t *A, const uin
     [[maybe_unused]] int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
     [[maybe_unused]] int wm = warp / MMA_WARPS_N, wn = warp % MMA_WARPS_N;
     [[maybe_unused]] int m0, n0;
-    block_tile(&m0, &n0);
+    grouped_tile_origin(MMA_GROUP_M, MMA_BM, MMA_BN, &m0, &n0); /* kernels/tile_order.cuh: the grouped order, for L2 */
     [[maybe_unused]] int ktiles = (K + MMA_BK - 1) / MMA_BK;
     [[maybe_unused]] float acc[MMA_TILES_M][MMA_TILES_N][4];
 #pragma unroll

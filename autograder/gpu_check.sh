@@ -186,6 +186,12 @@ if [ -f labs/05-single-gpu-training/bench.c ]; then
     step "bench 05 --profile 1 (solutions)" "${mk[@]}" bench LAB=05 SRC=solutions \
         ARGS="--profile 1 --json $out/bench-05.json"
 fi
+# Step B's tile sizes: a handful of configurations of the solution, ranked
+# against cuBLAS bf16 (the lab's own sweep; its table and best -D line are in
+# the step's log).
+if [ -x labs/04-tensor-cores/sweep_mma.sh ]; then
+    step "sweep 04 mma tiles (solutions)" labs/04-tensor-cores/sweep_mma.sh --src solutions --build "$gbuild"
+fi
 # 2. The suites that run on the device (kernels against the CPU references,
 #    the fused attention, the model's variants, NCCL's refusal), and the
 #    emulator's model of TMA, mbarriers and wgmma against the hardware: the

@@ -52,6 +52,7 @@ case "${kind:-pass}" in
             grade) echo "TOTAL 50 / 50 points (100.0%); graded in 9 s" ;;
             bench-*) printf 'size  kernel  cublas  ratio\n4096  55.10   60.20   0.92\n' ;;
             autotune) printf 'rank config\n1 BM=128 BN=128 best\n' ;;
+            sweep) printf 'rank config\n1 MMA_BK=32 best\n' ;;
             *) printf '[==========] 3 test(s) run.\n[  PASSED  ] 3 test(s).\n' ;;
         esac ;;
     allskip) printf '[  PASSED  ] 0 test(s).\n[  SKIPPED ] 2 test(s), listed below:\n' ;;
@@ -131,7 +132,8 @@ new_tree() { # new_tree DIR
         "$1/labs/05-single-gpu-training"
     touch "$1/labs/01-naive-matmul/bench.c" "$1/labs/04-tensor-cores/bench.c" "$1/labs/05-single-gpu-training/bench.c"
     printf '#!/bin/sh\nexec emit autotune\n' > "$1/labs/03-register-tiling/autotune.sh"
-    chmod +x "$1/labs/03-register-tiling/autotune.sh"
+    printf '#!/bin/sh\nexec emit sweep\n' > "$1/labs/04-tensor-cores/sweep_mma.sh"
+    chmod +x "$1/labs/03-register-tiling/autotune.sh" "$1/labs/04-tensor-cores/sweep_mma.sh"
 }
 
 # run_check NAME [VAR=VALUE...]: gpu_check.sh in $work/NAME, output in
@@ -176,7 +178,7 @@ check "old driver: says what to do" says olddriver 'newer than the driver.*Use a
 check "old driver: nothing was built or run" test ! -s "$work/ran"
 
 # ---- a clean run, with make from a bundle and cuBLAS from the wheel --------
-items=("build" "bench 04-tensor-cores (solutions)" "bench 05 --profile 1 (solutions)"
+items=("build" "bench 04-tensor-cores (solutions)" "bench 05 --profile 1 (solutions)" "sweep 04 mma tiles (solutions)"
        "hopper.cuh on the GPU (emulator model)" "unit tests (GPU suites)"
        "grade solutions (cuda)" "check 00-hello (solutions)" "check 01-naive-matmul (solutions)"
        "check 03-register-tiling (solutions)" "check 04-tensor-cores (solutions)"

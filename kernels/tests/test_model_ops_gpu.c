@@ -215,6 +215,85 @@ static void test_bf16_output_fusions(void **state) {
     host_free(want); host_free(got); host_free(rs); host_free(rs2);
 }
 
+/* fp32 results of two kernels that claim the same values: equal under the
+ * emulator (one compiler, one order); on a GPU nvcc may contract a multiply
+ * and an add into an fma in one kernel and not the other, a few ulps. */
+static int f32_near(float a, float b) {
+#ifdef COURSE_SIMT
+    return a == b;
+#else
+    return a == b || fabsf(a - b) <= 4 * FLT_EPSILON * fabsf(b);
+#endif
+}
+
+/* The three launches that replace two or three: each against the calls it
+ * stands for, at a width the 16-byte path takes (hd 8, D 24) and at one it
+ * cannot (hd 6, D 18), and once more with every input one float off its
+ * 16-byte alignment, which must fall back to scalar accesses. */
+static void check_qkv_and_norm_fusions(int B, int T, int H, int hd, int shift) {
+    const int D = H * hd, N = B * T;
+    const size_t ND = (size_t)N * D;
+    float *c = host_malloc((size_t)T * hd / 2 * 4), *s = host_malloc((size_t)T * hd / 2 * 4);
+    rope_tables(c, s, T, hd, 10000.0f);
+    float *x = rnd(3 * ND + 1, -3, 3, 70), *y = rnd(ND + 1, -3, 3, 71), *w = rnd((size_t)D + 1, 0.5f, 1.5f, 72);
+    float *d_c = up(c, (size_t)T * hd / 2 * 4), *d_s = up(s, (size_t)T * hd / 2 * 4);
+    /* shift = 1: the inputs start 4 bytes into their allocations (up() leaves room) */
+    float *d_x = (float *)up(x, (3 * ND + 1) * 4) + shift, *d_y = (float *)up(y, (ND + 1) * 4) + shift;
+    float *d_w = (float *)up(w, ((size_t)D + 1) * 4) + shift;
+    float *d_res = gpu_malloc(ND * 4), *d_res2 = gpu_malloc(ND * 4);
+    float *d_rs = gpu_malloc((size_t)N * 4), *d_rs2 = gpu_malloc((size_t)N * 4);
+    uint16_t *d_want = gpu_malloc(3 * ND * 2), *d_got = gpu_malloc(3 * ND * 2);
+    uint16_t *want = host_malloc(3 * ND * 2), *got = host_malloc(3 * ND * 2);
+#define COMPARE16(n, name)                                                                         \
+    do {                                                                                           \
+        gpu_download(want, d_want, (n) * 2);                                                       \
+        gpu_download(got, d_got, (n) * 2);                                                         \
+        for (size_t i_ = 0; i_ < (n); i_++)                                                        \
+            if (!bf16_near(got[i_], want[i_]))                                                     \
+                fail_msg("%s (D %d, shift %d): element %zu is 0x%04x, the separate calls give 0x%04x", \
+                         name, D, shift, i_, got[i_], want[i_]);                                   \
+    } while (0)
+    /* residual add + RMSNorm: the sum, the bf16 output and rstd */
+    gpu_residual_forward(d_res, d_x, d_y, ND);
+    gpu_rmsnorm_forward_bf16(d_want, d_rs, d_res, d_w, N, D, 1e-5f);
+    gpu_residual_rmsnorm_forward_bf16(d_res2, d_got, d_rs2, d_x, d_y, d_w, N, D, 1e-5f);
+    COMPARE16(ND, "residual + rmsnorm bf16");
+    float *r1 = down(d_res, ND), *r2 = down(d_res2, ND), *rs = down(d_rs, (size_t)N), *rs2 = down(d_rs2, (size_t)N);
+    for (size_t i = 0; i < ND; i++)
+        if (r1[i] != r2[i]) fail_msg("residual + rmsnorm (D %d, shift %d): sum %zu is %.9g, want %.9g", D, shift, i,
+                                     (double)r2[i], (double)r1[i]);
+    for (int i = 0; i < N; i++)
+        if (!f32_near(rs2[i], rs[i]))
+            fail_msg("residual + rmsnorm (D %d, shift %d): rstd[%d] is %.9g, want %.9g", D, shift, i, (double)rs2[i],
+                     (double)rs[i]);
+    /* RoPE + cast of q and k (backward sign), plain cast of v, in one launch */
+    gpu_rope_cast_bf16(d_want, d_x, d_c, d_s, N, T, D, H, -1.0f);
+    gpu_rope_cast_bf16(d_want + ND, d_x + ND, d_c, d_s, N, T, D, H, -1.0f);
+    gpu_cast_to_bf16(d_want + 2 * ND, d_x + 2 * ND, ND);
+    gpu_rope_cast_qkv_bf16(d_got, d_x, d_c, d_s, N, T, D, H, -1.0f);
+    COMPARE16(3 * ND, "rope + cast of q, k, v");
+    /* RoPE + head split of q and k, head split of v, in one launch */
+    gpu_rope_heads_bf16(d_want, d_x, d_c, d_s, B, T, D, H, 1);
+    gpu_rope_heads_bf16(d_want + ND, d_x + ND, d_c, d_s, B, T, D, H, 1);
+    gpu_rope_heads_bf16(d_want + 2 * ND, d_x + 2 * ND, d_c, d_s, B, T, D, H, 0);
+    gpu_rope_heads_qkv_bf16(d_got, d_got + ND, d_got + 2 * ND, d_x, d_c, d_s, B, T, D, H);
+    COMPARE16(3 * ND, "rope + heads split of q, k, v");
+#undef COMPARE16
+    gpu_free(d_c); gpu_free(d_s); gpu_free(d_x - shift); gpu_free(d_y - shift); gpu_free(d_w - shift);
+    gpu_free(d_res); gpu_free(d_res2); gpu_free(d_rs); gpu_free(d_rs2); gpu_free(d_want);
+    gpu_free(d_got);
+    host_free(c); host_free(s); host_free(x); host_free(y); host_free(w); host_free(want); host_free(got);
+    host_free(r1); host_free(r2); host_free(rs); host_free(rs2);
+}
+
+static void test_qkv_and_norm_fusions(void **state) {
+    (void)state;
+    LAB_REQUIRE_DEVICE();
+    check_qkv_and_norm_fusions(2, 7, 3, 8, 0); /* D 24: 16-byte accesses */
+    check_qkv_and_norm_fusions(2, 7, 3, 6, 0); /* D 18: rows not a multiple of 4 floats */
+    check_qkv_and_norm_fusions(2, 7, 3, 8, 1); /* D 24, every input 4 bytes off alignment */
+}
+
 static void test_causal_softmax(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
@@ -397,6 +476,7 @@ int main(void) {
         cmocka_unit_test(test_causal_softmax), cmocka_unit_test(test_gemm_bf16),
         cmocka_unit_test(test_elementwise),   cmocka_unit_test(test_crossentropy),
         cmocka_unit_test(test_sum_squares),   cmocka_unit_test(test_bf16_output_fusions),
+        cmocka_unit_test(test_qkv_and_norm_fusions),
         cmocka_unit_test(test_fill_uniform),
     };
     return cmocka_run_group_tests_name("model_ops_gpu", tests, NULL, NULL);

@@ -1,5 +1,4 @@
-/**
- * @file vec4.cuh
+/** @file
  * @brief Four consecutive floats per thread, in one 16-byte access where the
  * pointer and the length allow it.
  *
@@ -14,7 +13,11 @@
  * solution.
  */
 #ifndef COURSE_CUDA_VEC4_CUH
+/* Doxygen does not take this for an include guard (as in common/hopper.cuh);
+ * keep it out of the reference. */
+/** @cond */
 #define COURSE_CUDA_VEC4_CUH
+/** @endcond */
 
 #include <cuda_runtime.h>
 #include <stddef.h>

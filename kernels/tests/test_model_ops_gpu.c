@@ -292,6 +292,8 @@ static void test_qkv_and_norm_fusions(void **state) {
     check_qkv_and_norm_fusions(2, 7, 3, 8, 0); /* D 24: 16-byte accesses */
     check_qkv_and_norm_fusions(2, 7, 3, 6, 0); /* D 18: rows not a multiple of 4 floats */
     check_qkv_and_norm_fusions(2, 7, 3, 8, 1); /* D 24, every input 4 bytes off alignment */
+    check_qkv_and_norm_fusions(1, 3, 12, 64, 0); /* D 768 (GPT-2 small), hd 64: the model's own shape */
+    check_qkv_and_norm_fusions(1, 3, 12, 64, 1); /* D 768, misaligned */
 }
 
 static void test_causal_softmax(void **state) {

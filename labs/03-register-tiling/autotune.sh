@@ -284,9 +284,9 @@ if [ $have_gpu = 0 ] && [ $dry = 0 ]; then
     exit 0
 fi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-NVCC=$(command -v nvcc 2>/dev/null || true)
-[ -n "$NVCC" ] || { [ -x "$CUDA_HOME/bin/nvcc" ] && NVCC=$CUDA_HOME/bin/nvcc; }
-[ -n "$NVCC" ] || { echo "autotune: nvcc not found (install the CUDA toolkit or set CUDA_HOME)"; exit 1; }
+who=autotune
+. common/tools/gemm_tune_lib.sh
+tune_find_nvcc
 if [ -z "$arch" ]; then
     cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
     case "$cap" in
@@ -299,47 +299,17 @@ fi
 echo "autotune: $fn from $srcfile, ${#grid[@]} configurations, sm_$arch, ${size}^3, $reps reps"
 
 # ---- build pieces shared by every configuration ----------------------------------
+# (common/tools/gemm_tune_lib.sh: the libraries, the benchmark's main,
+# build_one TAG CONFIG and ptxas_figures DIR)
 out=$BUILD/autotune/$kernel
-mkdir -p "$out"
-libs="$BUILD/cuda/lib/libkernels_cuda.a $BUILD/lib/libkernels_cpu.a $BUILD/cuda/lib/libcommon_gpu.a $BUILD/lib/libcommon.a"
-echo "autotune: building the harness libraries (make BUILD=$BUILD CUDA_ARCH=$arch)"
-if ! timeout "$((limit * 5))" make --no-print-directory BUILD="$BUILD" CUDA_ARCH="$arch" $libs \
-        >"$out/make.log" 2>&1; then
-    echo "autotune: building the libraries failed; see $out/make.log"; tail -n 20 "$out/make.log"; exit 1
-fi
 # A one-kernel benchmark: the lab's harness, timing only the configuration
 # under test (and cuBLAS, which gemm_bench_main always times first).
-cat >"$out/tune_main.c" <<MAIN
-#include "gemm_harness.h"
+tune_prepare "#include \"gemm_harness.h\"
 int $fn(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
 int main(int argc, char **argv) {
-    const gemm_kernel_t k[] = {{"$fn", $fn, NULL}};
-    return gemm_bench_main("03", "lab 03 autotune: one configuration", k, 1, argc, argv);
-}
-MAIN
-gcc -std=c11 -O2 -Wall -Wextra -Werror -Icommon -Ikernels -I"$CUDA_HOME/include" \
-    -c "$out/tune_main.c" -o "$out/tune_main.o" || { echo "autotune: compiling the benchmark main failed"; exit 1; }
-
-# build_one TAG "NAME=VALUE ...": compile and link one configuration into $out/TAG/bench.
-build_one() {
-    local tag=$1 defs=() d
-    for d in $2; do defs+=("-D$d"); done
-    mkdir -p "$out/$tag"
-    timeout "$limit" "$NVCC" -O3 -std=c++17 -lineinfo -gencode "arch=compute_$arch,code=sm_$arch" \
-        -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -Xptxas -v -Icommon -Ikernels \
-        -I"labs/$lab" "${defs[@]}" -c "$srcfile" -o "$out/$tag/kernel.o" >"$out/$tag/compile.log" 2>&1 || return 1
-    g++ -o "$out/$tag/bench" "$out/tune_main.o" "$out/$tag/kernel.o" $libs \
-        -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lcublas -lcublasLt \
-        -lopenblas -lcmocka -lm -fopenmp >>"$out/$tag/compile.log" 2>&1
-}
-# ptxas's figures for the kernel: "REGS SPILL_BYTES".
-ptxas_figures() {
-    local log=$1/compile.log
-    local regs spill
-    regs=$(grep -oE 'Used [0-9]+ registers' "$log" | tail -n 1 | grep -oE '[0-9]+')
-    spill=$(grep -oE '[0-9]+ bytes spill stores' "$log" | tail -n 1 | grep -oE '^[0-9]+')
-    echo "${regs:-?} ${spill:-0}"
-}
+    const gemm_kernel_t k[] = {{\"$fn\", $fn, NULL}};
+    return gemm_bench_main(\"03\", \"lab 03 autotune: one configuration\", k, 1, argc, argv);
+}"
 
 if [ $dry = 1 ]; then
     printf '%s\n' "${grid[@]}"

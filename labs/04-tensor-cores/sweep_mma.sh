@@ -86,52 +86,25 @@ if [ $have_gpu = 0 ] && [ $dry = 0 ]; then
     exit 0
 fi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
-NVCC=$(command -v nvcc 2>/dev/null || true)
-[ -n "$NVCC" ] || { [ -x "$CUDA_HOME/bin/nvcc" ] && NVCC=$CUDA_HOME/bin/nvcc; }
-[ -n "$NVCC" ] || { echo "sweep_mma: nvcc not found (install the CUDA toolkit or set CUDA_HOME)"; exit 1; }
+who=sweep_mma lab=04-tensor-cores
+. common/tools/gemm_tune_lib.sh
+tune_find_nvcc
 
 # Step B runs on sm_80 and later; the course builds Hopper as sm_90a.
 cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1 | tr -d ' .')
 case "$cap" in ""|90) arch=90a ;; *) arch=$cap ;; esac
 
 out=$BUILD/sweep_mma
-mkdir -p "$out"
-libs="$BUILD/cuda/lib/libkernels_cuda.a $BUILD/lib/libkernels_cpu.a $BUILD/cuda/lib/libcommon_gpu.a $BUILD/lib/libcommon.a"
 echo "sweep_mma: matmul_mma from $srcfile, ${#configs[@]} configurations, sm_$arch, ${size}^3, $reps reps"
-if ! timeout "$((limit * 5))" make --no-print-directory BUILD="$BUILD" CUDA_ARCH="$arch" $libs >"$out/make.log" 2>&1; then
-    echo "sweep_mma: building the harness libraries failed; see $out/make.log"; tail -n 20 "$out/make.log"; exit 1
-fi
-cat >"$out/sweep_main.c" <<'MAIN'
-#include <stdint.h>
+# A one-kernel benchmark on the lab's harness (common/tools/gemm_tune_lib.sh
+# builds it, and each configuration with build_one TAG CONFIG).
+tune_prepare '#include <stdint.h>
 #include "gemm_harness.h"
 int matmul_mma(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B, float beta, float *C);
 int main(int argc, char **argv) {
     const gemm_kernel_t k[] = {{"matmul_mma", NULL, matmul_mma}};
     return gemm_bench_main("04", "lab 04 step B sweep: one configuration", k, 1, argc, argv);
-}
-MAIN
-gcc -std=c11 -O2 -Wall -Wextra -Werror -Icommon -Ikernels -I"$CUDA_HOME/include" \
-    -c "$out/sweep_main.c" -o "$out/sweep_main.o" || { echo "sweep_mma: compiling the benchmark main failed"; exit 1; }
-
-# build_one TAG "NAME=VALUE ...": compile and link one configuration into $out/TAG/bench.
-build_one() {
-    local tag=$1 defs=() d
-    for d in $2; do defs+=("-D$d"); done
-    mkdir -p "$out/$tag"
-    timeout "$limit" "$NVCC" -O3 -std=c++17 -lineinfo -gencode "arch=compute_$arch,code=sm_$arch" \
-        -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror -Xptxas -v -Icommon -Ikernels \
-        -Ilabs/04-tensor-cores "${defs[@]}" -c "$srcfile" -o "$out/$tag/kernel.o" >"$out/$tag/compile.log" 2>&1 || return 1
-    g++ -o "$out/$tag/bench" "$out/sweep_main.o" "$out/$tag/kernel.o" $libs \
-        -L"$CUDA_HOME/lib64" -Wl,-rpath,"$CUDA_HOME/lib64" -lcudart -lcublas -lcublasLt \
-        -lopenblas -lcmocka -lm -fopenmp >>"$out/$tag/compile.log" 2>&1
-}
-# ptxas's figures for the kernel: "REGS SPILL_BYTES".
-ptxas_figures() {
-    local regs spill
-    regs=$(grep -oE 'Used [0-9]+ registers' "$1/compile.log" | tail -n 1 | grep -oE '[0-9]+')
-    spill=$(grep -oE '[0-9]+ bytes spill stores' "$1/compile.log" | tail -n 1 | grep -oE '^[0-9]+')
-    echo "${regs:-?} ${spill:-0}"
-}
+}'
 
 if [ $dry = 1 ]; then
     if build_one dry "${configs[0]}"; then

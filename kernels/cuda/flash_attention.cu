@@ -225,21 +225,56 @@ static __device__ __forceinline__ void mask_future(float s[8][4], int query, int
             if (key + n * 8 + (e & 1) > query + 8 * (e >> 1)) s[n][e] = -INFINITY;
 }
 
-/* Write a warp's 16 x hd fp32 result (times mul) to rows row0 + g and
- * row0 + g + 8 of one head's columns of a [B*T, D] matrix, rows < T only. */
-static __device__ __forceinline__ void store_rows(float *dst, float acc[][4], int row0, int T, int b, int h,
+/* Where a kernel writes a 16 x hd result: fp32 (f32), bf16 bits (b16, the
+ * operand of the next matmul, rounded to nearest even), or both. With cosv
+ * and sinv ([T, hd / 2], the tables of gpu_rope()), each pair of adjacent
+ * columns is first rotated back by its position's RoPE angle (the backward of
+ * the rotation the forward pass applied to q and k). Doing the rotation and
+ * the rounding here spares a pass that would read the fp32 result back. */
+typedef struct {
+    float *f32;               /**< [B*T, D] fp32 result, or NULL */
+    uint16_t *b16;            /**< [B*T, D] bf16 result, or NULL */
+    const float *cosv;        /**< [T, hd / 2] RoPE cosines, or NULL for no rotation */
+    const float *sinv;        /**< [T, hd / 2] RoPE sines (given with cosv) */
+} fa_out_t;
+
+/* Write a warp's 16 x hd result (times mul) to rows row0 + g and row0 + g + 8
+ * of one head's columns of a [B*T, D] matrix, rows < T only. A thread holds
+ * columns 8n + 2tq and 8n + 2tq + 1 of each 8-column tile n: one RoPE pair,
+ * pair 4n + tq of the head. */
+static __device__ __forceinline__ void store_rows(fa_out_t dst, float acc[][4], int row0, int T, int b, int h,
                                                   int D, float mul0, float mul1, const int hd) {
-    const int lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
+    const int lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4, half = hd / 2;
+    const int packed = (uintptr_t)dst.b16 % 4 == 0; /* every pair starts on an even element */
 #pragma unroll
     for (int r = 0; r < 2; r++) {
         const int t = row0 + g + 8 * r;
         if (t >= T) continue;
         const float mul = r ? mul1 : mul0;
-        float *p = dst + ((size_t)b * T + t) * D + (size_t)h * hd + 2 * tq;
+        const size_t at = ((size_t)b * T + t) * D + (size_t)h * hd + 2 * tq;
 #pragma unroll
-        for (int n = 0; n < hd / 8; n++) { /* two plain stores: dst need only be 4-byte aligned */
-            p[8 * n] = acc[n][2 * r] * mul;
-            p[8 * n + 1] = acc[n][2 * r + 1] * mul;
+        for (int n = 0; n < hd / 8; n++) {
+            float x0 = acc[n][2 * r] * mul, x1 = acc[n][2 * r + 1] * mul;
+            if (dst.cosv) { /* the rotation by -angle, as rope_rotate() with sin negated */
+                const size_t f = (size_t)t * half + 4 * n + tq;
+                const float c = dst.cosv[f], s = -dst.sinv[f];
+                const float y0 = x0 * c - x1 * s, y1 = x0 * s + x1 * c;
+                x0 = y0;
+                x1 = y1;
+            }
+            if (dst.f32) { /* two plain stores: dst need only be 4-byte aligned */
+                dst.f32[at + 8 * n] = x0;
+                dst.f32[at + 8 * n + 1] = x1;
+            }
+            if (dst.b16) {
+                if (packed) {
+                    *(uint32_t *)(dst.b16 + at + 8 * n) = pack_bf16x2(x0, x1);
+                } else {
+                    const uint32_t w = pack_bf16x2(x0, x1);
+                    dst.b16[at + 8 * n] = (uint16_t)w;
+                    dst.b16[at + 8 * n + 1] = (uint16_t)(w >> 16);
+                }
+            }
         }
     }
 }
@@ -345,7 +380,7 @@ static __device__ __forceinline__ void mma_pb_mt(float acc[2][FA_HD_MAX / 8][4],
  * Per K/V tile and warp at hd = 64 that makes 16 ldmatrix of K and 16 of V
  * for 128 mmas, against 20 + 16 for 64 mmas with one m-tile per warp and Q
  * reread: the loop's shared-memory reads per mma fall by 55 %. */
-static __device__ __forceinline__ void flash_forward(float *out, float *lse, const uint16_t *q, const uint16_t *k,
+static __device__ __forceinline__ void flash_forward(fa_out_t out, float *lse, const uint16_t *q, const uint16_t *k,
                                                      const uint16_t *v, int T, int H, int vec, const int hd) {
     const int MT = FA_FWD_MT(hd), stride = hd + FA_PAD, tile = FLASH_TILE * stride;
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, tq = lane % 4;
@@ -515,7 +550,7 @@ __global__ void flash_delta_kernel(float *delta, uint16_t *dout_bf16, const floa
  *   S^T = K Q^T,  P^T = exp(S^T / sqrt(hd) - L),  dP^T = V dO^T,
  *   dS^T = P^T * (dP^T - Delta),  dK = dS^T Q / sqrt(hd).
  * Shared: K, V, then Q and dO tiles two of each, then L and Delta two of each. */
-static __device__ __forceinline__ void flash_backward_dkdv(float *dk, float *dv, const uint16_t *q,
+static __device__ __forceinline__ void flash_backward_dkdv(fa_out_t dk, fa_out_t dv, const uint16_t *q,
                                                            const uint16_t *k, const uint16_t *v,
                                                            const uint16_t *dob, const float *lse,
                                                            const float *delta, int T, int H, int vec,
@@ -608,7 +643,7 @@ static __device__ __forceinline__ void flash_backward_dkdv(float *dk, float *dv,
  * feeds two mmas: per K/V tile and warp at hd = 64, 64 ldmatrix for 192
  * mmas, against 56 for 96 with one m-tile.
  * Shared: the block's Q tiles and dO tiles, then K and V tiles, two of each. */
-static __device__ __forceinline__ void flash_backward_dq(float *dq, const uint16_t *q, const uint16_t *k,
+static __device__ __forceinline__ void flash_backward_dq(fa_out_t dq, const uint16_t *q, const uint16_t *k,
                                                          const uint16_t *v, const uint16_t *dob, const float *lse,
                                                          const float *delta, int T, int H, int vec,
                                                          const int hd) {
@@ -686,17 +721,17 @@ static __device__ __forceinline__ void flash_backward_dq(float *dq, const uint16
  * loops over hd / 8 unroll and the accumulators live in registers. */
 #define FLASH_KERNELS(HD)                                                                                    \
     __global__ void __launch_bounds__(FA_THREADS)                                                            \
-        flash_forward_hd##HD(float *out, float *lse, const uint16_t *q, const uint16_t *k, const uint16_t *v, \
+        flash_forward_hd##HD(fa_out_t out, float *lse, const uint16_t *q, const uint16_t *k, const uint16_t *v, \
                              int T, int H, int vec) {                                                        \
         flash_forward(out, lse, q, k, v, T, H, vec, HD);                                                     \
     }                                                                                                        \
     __global__ void __launch_bounds__(FA_THREADS)                                                            \
-        flash_dkdv_hd##HD(float *dk, float *dv, const uint16_t *q, const uint16_t *k, const uint16_t *v,     \
+        flash_dkdv_hd##HD(fa_out_t dk, fa_out_t dv, const uint16_t *q, const uint16_t *k, const uint16_t *v,     \
                           const uint16_t *dob, const float *lse, const float *delta, int T, int H, int vec) {\
         flash_backward_dkdv(dk, dv, q, k, v, dob, lse, delta, T, H, vec, HD);                                \
     }                                                                                                        \
     __global__ void __launch_bounds__(FA_THREADS)                                                            \
-        flash_dq_hd##HD(float *dq, const uint16_t *q, const uint16_t *k, const uint16_t *v,                  \
+        flash_dq_hd##HD(fa_out_t dq, const uint16_t *q, const uint16_t *k, const uint16_t *v,                  \
                         const uint16_t *dob, const float *lse, const float *delta, int T, int H, int vec) {  \
         flash_backward_dq(dq, q, k, v, dob, lse, delta, T, H, vec, HD);                                      \
     }
@@ -708,10 +743,10 @@ FLASH_KERNELS(128)
 
 /* ---- launch wrappers ---------------------------------------------------------------- */
 
-typedef void (*forward_fn)(float *, float *, const uint16_t *, const uint16_t *, const uint16_t *, int, int, int);
-typedef void (*dkdv_fn)(float *, float *, const uint16_t *, const uint16_t *, const uint16_t *, const uint16_t *,
+typedef void (*forward_fn)(fa_out_t, float *, const uint16_t *, const uint16_t *, const uint16_t *, int, int, int);
+typedef void (*dkdv_fn)(fa_out_t, fa_out_t, const uint16_t *, const uint16_t *, const uint16_t *, const uint16_t *,
                         const float *, const float *, int, int, int);
-typedef void (*dq_fn)(float *, const uint16_t *, const uint16_t *, const uint16_t *, const uint16_t *,
+typedef void (*dq_fn)(fa_out_t, const uint16_t *, const uint16_t *, const uint16_t *, const uint16_t *,
                       const float *, const float *, int, int, int);
 
 /* Index of a supported head size in the kernel tables, or -1. */
@@ -817,9 +852,9 @@ extern "C" int gpu_flash_attention_supported(int hd) {
     return hd_index(hd) >= 0 && smem_needed(hd) <= device_smem_optin();
 }
 
-extern "C" void gpu_flash_attention_forward(float *out, float *lse, const uint16_t *q, const uint16_t *k,
-                                            const uint16_t *v, int B, int T, int D, int H) {
-    const int idx = check_shape("gpu_flash_attention_forward", B, T, D, H);
+static void forward_launch(const char *who, fa_out_t out, float *lse, const uint16_t *q, const uint16_t *k,
+                           const uint16_t *v, int B, int T, int D, int H) {
+    const int idx = check_shape(who, B, T, D, H);
     if (B == 0 || T == 0) return;
     const forward_fn kernel = forward_kernels[idx];
     const int smem = forward_smem(D / H);
@@ -830,11 +865,22 @@ extern "C" void gpu_flash_attention_forward(float *out, float *lse, const uint16
     CUDA_CHECK_LAST();
 }
 
-extern "C" void gpu_flash_attention_backward(float *dq, float *dk, float *dv, uint16_t *dout_bf16, float *delta,
-                                             const float *dout, const float *out, const float *lse,
-                                             const uint16_t *q, const uint16_t *k, const uint16_t *v, int B, int T,
-                                             int D, int H) {
-    const int idx = check_shape("gpu_flash_attention_backward", B, T, D, H);
+extern "C" void gpu_flash_attention_forward(float *out, float *lse, const uint16_t *q, const uint16_t *k,
+                                            const uint16_t *v, int B, int T, int D, int H) {
+    const fa_out_t o = {out, NULL, NULL, NULL};
+    forward_launch("gpu_flash_attention_forward", o, lse, q, k, v, B, T, D, H);
+}
+
+extern "C" void gpu_flash_attention_forward_bf16(float *out, uint16_t *out_bf16, float *lse, const uint16_t *q,
+                                                 const uint16_t *k, const uint16_t *v, int B, int T, int D, int H) {
+    const fa_out_t o = {out, out_bf16, NULL, NULL};
+    forward_launch("gpu_flash_attention_forward_bf16", o, lse, q, k, v, B, T, D, H);
+}
+
+static void backward_launch(const char *who, fa_out_t dq, fa_out_t dk, fa_out_t dv, uint16_t *dout_bf16,
+                            float *delta, const float *dout, const float *out, const float *lse, const uint16_t *q,
+                            const uint16_t *k, const uint16_t *v, int B, int T, int D, int H) {
+    const int idx = check_shape(who, B, T, D, H);
     if (B == 0 || T == 0) return;
     const long long rows = (long long)B * T * H; /* one warp each */
     const int warps_per_block = 8;
@@ -853,4 +899,25 @@ extern "C" void gpu_flash_attention_backward(float *dq, float *dk, float *dv, ui
     dqk<<<tile_grid(B, T, H, FLASH_TILE * FA_FWD_MT(hd)), FA_THREADS, smem_q>>>(dq, q, k, v, dout_bf16, lse, delta,
                                                                                T, H, vec);
     CUDA_CHECK_LAST();
+}
+
+extern "C" void gpu_flash_attention_backward(float *dq, float *dk, float *dv, uint16_t *dout_bf16, float *delta,
+                                             const float *dout, const float *out, const float *lse,
+                                             const uint16_t *q, const uint16_t *k, const uint16_t *v, int B, int T,
+                                             int D, int H) {
+    const fa_out_t oq = {dq, NULL, NULL, NULL}, ok = {dk, NULL, NULL, NULL}, ov = {dv, NULL, NULL, NULL};
+    backward_launch("gpu_flash_attention_backward", oq, ok, ov, dout_bf16, delta, dout, out, lse, q, k, v, B, T, D,
+                    H);
+}
+
+extern "C" void gpu_flash_attention_backward_bf16(uint16_t *dqkv, uint16_t *dout_bf16, float *delta,
+                                                  const float *dout, const float *out, const float *lse,
+                                                  const uint16_t *q, const uint16_t *k, const uint16_t *v,
+                                                  const float *cosv, const float *sinv, int B, int T, int D, int H) {
+    CHECK(!cosv == !sinv, "gpu_flash_attention_backward_bf16: give both RoPE tables (cosv and sinv) or neither");
+    const size_t ND = B > 0 && T > 0 && D > 0 ? (size_t)B * T * D : 0; /* the shape is checked next */
+    const fa_out_t oq = {NULL, dqkv, cosv, sinv}, ok = {NULL, dqkv ? dqkv + ND : NULL, cosv, sinv},
+                   ov = {NULL, dqkv ? dqkv + 2 * ND : NULL, NULL, NULL};
+    backward_launch("gpu_flash_attention_backward_bf16", oq, ok, ov, dout_bf16, delta, dout, out, lse, q, k, v, B, T,
+                    D, H);
 }

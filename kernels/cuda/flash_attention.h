@@ -18,6 +18,11 @@
  *  - lse: fp32 [B, H, T], natural logarithm of each row's sum of
  *    exp(q . k / sqrt(hd)) over the visible keys.
  *
+ * The _bf16 variants are what the model runs: they also write the operands of
+ * the next matmuls, rounded to bf16 in the kernels' last step (the output for
+ * the projection W_o; dq, dk with RoPE undone and dv for the backward of the
+ * q, k, v projections), so no separate pass reads the fp32 results back.
+ *
  * Precision: Q K^T and P V (and the backward's four products) take bf16
  * operands with fp32 accumulation on the tensor cores (mma.sync m16n8k16);
  * the softmax, its statistics and every output are fp32. The probabilities P
@@ -77,6 +82,25 @@ void gpu_flash_attention_forward(float *out, float *lse, const uint16_t *q, cons
                                  const uint16_t *v, int B, int T, int D, int H);
 
 /**
+ * @brief gpu_flash_attention_forward() that also writes out rounded to bf16, the operand of the next matmul.
+ *
+ * out_bf16 holds the bits of out rounded to nearest even, element for
+ * element: what gpu_cast_to_bf16() of out gives, without reading out back.
+ * @param out [B*T, D] fp32 written
+ * @param out_bf16 [B*T, D] bf16 written; any 2-byte alignment
+ * @param lse [B, H, T] fp32 written
+ * @param q [B, H, T, hd] bf16
+ * @param k [B, H, T, hd] bf16
+ * @param v [B, H, T, hd] bf16
+ * @param B sequences
+ * @param T sequence length
+ * @param D width (H * hd)
+ * @param H heads
+ */
+void gpu_flash_attention_forward_bf16(float *out, uint16_t *out_bf16, float *lse, const uint16_t *q,
+                                      const uint16_t *k, const uint16_t *v, int B, int T, int D, int H);
+
+/**
  * @brief Causal attention backward: dq, dk, dv from dout, recomputing the probabilities from lse.
  *
  * Three kernels: a row pass that rounds dout to bf16 in the [B, H, T, hd]
@@ -104,6 +128,37 @@ void gpu_flash_attention_forward(float *out, float *lse, const uint16_t *q, cons
 void gpu_flash_attention_backward(float *dq, float *dk, float *dv, uint16_t *dout_bf16, float *delta,
                                   const float *dout, const float *out, const float *lse, const uint16_t *q,
                                   const uint16_t *k, const uint16_t *v, int B, int T, int D, int H);
+
+/**
+ * @brief gpu_flash_attention_backward() whose results are the next matmuls' operands: bf16, RoPE undone.
+ *
+ * The gradients go out as the backward of the q, k, v projections reads
+ * them: rounded to bf16 (nearest even), three [B*T, D] blocks back to back,
+ * and dq and dk rotated back through RoPE first when the tables are given.
+ * The result equals gpu_rope_cast_qkv_bf16(dqkv, [dq; dk; dv], cosv, sinv,
+ * B*T, T, D, H, -1) of gpu_flash_attention_backward()'s fp32 outputs up to
+ * the contraction of the rotation into fmas (at most one bf16 unit in the
+ * last place), without writing those outputs and reading them back.
+ * @param dqkv [3, B*T, D] bf16 written: dq, dk, dv; any 2-byte alignment
+ * @param dout_bf16 [B, H, T, hd] bf16 scratch, written
+ * @param delta [B, H, T] fp32 scratch, written
+ * @param dout [B*T, D] fp32 gradient of out
+ * @param out [B*T, D] fp32 from the forward pass
+ * @param lse [B, H, T] from the forward pass
+ * @param q [B, H, T, hd] bf16, as given to the forward pass
+ * @param k [B, H, T, hd] bf16
+ * @param v [B, H, T, hd] bf16
+ * @param cosv [T, hd/2] RoPE cosines (as gpu_rope() takes them), or NULL for no rotation
+ * @param sinv [T, hd/2] RoPE sines, or NULL (both or neither)
+ * @param B sequences
+ * @param T sequence length
+ * @param D width (H * hd)
+ * @param H heads
+ */
+void gpu_flash_attention_backward_bf16(uint16_t *dqkv, uint16_t *dout_bf16, float *delta, const float *dout,
+                                       const float *out, const float *lse, const uint16_t *q, const uint16_t *k,
+                                       const uint16_t *v, const float *cosv, const float *sinv, int B, int T, int D,
+                                       int H);
 
 #ifdef __cplusplus
 }

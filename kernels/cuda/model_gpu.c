@@ -436,8 +436,8 @@ static void qkv_forward(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t 
 static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a) {
     const int B = m->B, T = m->T, D = m->cfg.d_model, H = m->cfg.n_heads, hd = D / H, BH = B * H;
     const long long sT = (long long)T * hd, sTT = (long long)T * T;
-    if (m->attn == MODEL_ATTN_FLASH) { /* a->att receives the rows' log-sum-exps */
-        gpu_flash_attention_forward(a->atty, a->att, a->qh, a->kh, a->vh, B, T, D, H);
+    if (m->attn == MODEL_ATTN_FLASH) { /* a->att receives the rows' log-sum-exps; atty_b the bf16 copy */
+        gpu_flash_attention_forward_bf16(a->atty, a->atty_b, a->att, a->qh, a->kh, a->vh, B, T, D, H);
         return;
     }
     /* S = Q K^T / sqrt(hd) over the full square (the causal softmax ignores the upper half). */
@@ -449,13 +449,16 @@ static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, gpu_lay
     gpu_heads_merge(a->atty, w->oh, B, T, D, H);
 }
 
-/* Writes dq, dk, dv (the CPU version accumulates into zeroed buffers: the same). */
+/* Flash: writes the gradients of q, k, v before RoPE, rounded to bf16, into w->dyb, what the
+ * backward of the q, k, v projections reads (the kernels undo RoPE and round in their last step).
+ * Naive: writes fp32 dq, dk, dv (after RoPE), which the caller rotates back and rounds into w->dyb.
+ * (The CPU version accumulates into zeroed buffers: the same.) */
 static void attention_backward_gpu(const model_gpu_t *m, const work_t *w, const gpu_layer_acts_t *a) {
     const int B = m->B, T = m->T, D = m->cfg.d_model, H = m->cfg.n_heads, hd = D / H, BH = B * H;
     const long long sT = (long long)T * hd, sTT = (long long)T * T;
     if (m->attn == MODEL_ATTN_FLASH) { /* recomputes P from the log-sum-exps; rounds dO into doh */
-        gpu_flash_attention_backward(w->dq, w->dk, w->dv, w->doh, w->delta, w->datty, a->atty, a->att, a->qh,
-                                     a->kh, a->vh, B, T, D, H);
+        gpu_flash_attention_backward_bf16(w->dyb, w->doh, w->delta, w->datty, a->atty, a->att, a->qh, a->kh, a->vh,
+                                          m->rope_cos, m->rope_sin, B, T, D, H);
         return;
     }
     gpu_heads_split_bf16(w->doh, w->datty, B, T, D, H);
@@ -496,7 +499,8 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
         gpu_layer_acts_t *a = &m->layers[l];
         qkv_forward(m, &w, a, l);
         TIMED(MODEL_PROF_ATTENTION, attention_forward_gpu(m, &w, a));
-        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(a->atty_b, a->atty, (size_t)N * D));
+        if (m->attn != MODEL_ATTN_FLASH) /* the fused kernel writes atty_b itself */
+            TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(a->atty_b, a->atty, (size_t)N * D));
         mm_forward(m, m->scratch, a->atty_b, off(m, l, P_WO), N, D, D, 1);
         TIMED(MODEL_PROF_RMSNORM, gpu_residual_rmsnorm_forward_bf16(a->res1, a->ln2, a->ln2_rstd, x, m->scratch,
                                                                     m->params + off(m, l, P_MLP_NORM), N, D, eps));
@@ -549,8 +553,8 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
         TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dres, ND));
         mm_backward(m, w.datty, off(m, l, P_WO), w.dyb, a->atty_b, N, D, D, 1);
         TIMED(MODEL_PROF_ATTENTION, attention_backward_gpu(m, &w, a));
-        /* the RoPE backward of dq, dk fused with their rounding; dv only rounded; one launch */
-        TIMED(MODEL_PROF_ROPE, gpu_rope_cast_qkv_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));
+        if (m->attn != MODEL_ATTN_FLASH) /* the RoPE backward of dq, dk with their rounding; dv only rounded */
+            TIMED(MODEL_PROF_ROPE, gpu_rope_cast_qkv_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));
         mm_backward(m, w.dln, off(m, l, P_WQ), w.dyb, a->ln1, N, D, D, 3);
         TIMED(MODEL_PROF_RMSNORM, student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln,
                                                            x, m->params + off(m, l, P_ATTN_NORM),

@@ -26,6 +26,7 @@
 
 #include "cpu/model_ops.h"
 #include "cuda/flash_attention.h"
+#include "cuda/model_ops_gpu.h"
 #include "error.h"
 #include "gpu.h"
 #include "half.h"
@@ -428,6 +429,118 @@ static void test_misaligned_buffers(void **state) {
     free_problem(&p);
 }
 
+/* Two bf16 bit patterns at most one unit in the last place apart (same sign, adjacent magnitudes). */
+static int within_one_ulp(uint16_t a, uint16_t b) {
+    if (a == b) return 1;
+    if ((a ^ b) & 0x8000u) return 0;
+    return a + 1 == b || b + 1 == a;
+}
+
+/*
+ * The _bf16 variants against the fp32 ones and the separate passes they
+ * replace, on one shape, with the bf16 outputs shift (0 or 1) elements past a
+ * 4-byte boundary:
+ *  - forward: out and lse bit for bit as the fp32 call writes them, and the
+ *    bf16 copy exactly bf16(out) (the same fp32 value, rounded once);
+ *  - backward with RoPE tables: dq, dk, dv equal to gpu_rope_cast_qkv_bf16()
+ *    of the fp32 gradients within one bf16 unit (either kernel may contract
+ *    the rotation into fmas its own way); without tables, exactly their
+ *    rounding.
+ * A rotation by the wrong sign, of v, of the wrong position or pair, or none
+ * at all, moves many elements by far more than one unit.
+ */
+static void check_bf16_outputs(int B, int T, int H, int hd, int shift, uint64_t seed) {
+    problem_t p = make_problem(B, T, H, hd, seed);
+    device_run_t d = upload(&p);
+    const int N = B * T, D = p.D;
+    const size_t ND = p.ND;
+    run_forward(&p, &d);
+    run_backward(&p, &d);
+    float *out = guarded_down(d.out, "out"), *lse = guarded_down(d.lse, "lse");
+    float *dqkv = host_malloc(3 * ND * sizeof(float) + 4), *part[3];
+    guarded_t g32[3] = {d.dq, d.dk, d.dv};
+    for (int z = 0; z < 3; z++) {
+        part[z] = guarded_down(g32[z], "fp32 gradient");
+        memcpy(dqkv + z * ND, part[z], ND * sizeof(float));
+        host_free(part[z]);
+    }
+
+    /* Forward: the fp32 results again, plus their bf16 copy. */
+    guarded_t out2 = guarded_alloc(ND), lse2 = guarded_alloc(p.BHT), ob = guarded_alloc((ND + shift + 1) / 2);
+    gpu_flash_attention_forward_bf16(inner(out2), (uint16_t *)inner(ob) + shift, inner(lse2), d.q, d.k, d.v, B, T, D, H);
+    float *o2 = guarded_down(out2, "out (bf16 variant)"), *l2 = guarded_down(lse2, "lse (bf16 variant)");
+    uint16_t *obh = guarded_down(ob, "out_bf16");
+    if (memcmp(o2, out, ND * 4) != 0) fail_msg("forward_bf16: out differs from gpu_flash_attention_forward's");
+    if (memcmp(l2, lse, p.BHT * 4) != 0) fail_msg("forward_bf16: lse differs from gpu_flash_attention_forward's");
+    if (shift && obh[0] != (uint16_t)POISON) fail_msg("forward_bf16 wrote the element before out_bf16");
+    for (size_t i = 0; i < ND; i++)
+        if (obh[shift + i] != bf16_from_float(out[i]))
+            fail_msg("forward_bf16 (B %d T %d H %d hd %d): out_bf16[%zu] = 0x%04x, want bf16(%.9g) = 0x%04x", B, T, H,
+                     hd, i, obh[shift + i], (double)out[i], bf16_from_float(out[i]));
+
+    /* Backward, with and without the RoPE tables. */
+    float *c = host_malloc((size_t)T * (hd / 2) * sizeof(float) + 4), *sn = host_malloc((size_t)T * (hd / 2) * sizeof(float) + 4);
+    rope_tables(c, sn, T, hd, 10000.0f);
+    float *d_c = gpu_malloc((size_t)T * (hd / 2) * sizeof(float)), *d_s = gpu_malloc((size_t)T * (hd / 2) * sizeof(float));
+    gpu_upload(d_c, c, (size_t)T * (hd / 2) * sizeof(float));
+    gpu_upload(d_s, sn, (size_t)T * (hd / 2) * sizeof(float));
+    float *d_f32 = gpu_malloc(3 * ND * sizeof(float));
+    gpu_upload(d_f32, dqkv, 3 * ND * sizeof(float));
+    uint16_t *d_want = gpu_malloc(3 * ND * 2);
+    const char *names[3] = {"dq", "dk", "dv"};
+    for (int rope = 1; rope >= 0; rope--) {
+        if (rope)
+            gpu_rope_cast_qkv_bf16(d_want, d_f32, d_c, d_s, N, T, D, H, -1.0f);
+        else
+            gpu_cast_to_bf16(d_want, d_f32, 3 * ND);
+        guarded_t gb = guarded_alloc((3 * ND + shift + 1) / 2), dob = guarded_alloc((ND + 1) / 2),
+                  delta = guarded_alloc(p.BHT);
+        gpu_flash_attention_backward_bf16((uint16_t *)inner(gb) + shift, inner(dob), inner(delta), d.dout,
+                                          inner(d.out), inner(d.lse), d.q, d.k, d.v, rope ? d_c : NULL,
+                                          rope ? d_s : NULL, B, T, D, H);
+        uint16_t *got = guarded_down(gb, "dqkv bf16"), *want = host_malloc(3 * ND * 2 + 4);
+        gpu_download(want, d_want, 3 * ND * 2);
+        if (shift && got[0] != (uint16_t)POISON) fail_msg("backward_bf16 wrote the element before dqkv");
+        size_t off_by_one = 0;
+        for (size_t i = 0; i < 3 * ND; i++) {
+            const uint16_t x = got[shift + i], y = want[i];
+            if (rope ? within_one_ulp(x, y) : x == y) {
+                off_by_one += x != y;
+                continue;
+            }
+            const size_t e = i % ND;
+            fail_msg("backward_bf16 (B %d T %d H %d hd %d, %s): %s[row %zu][col %zu] = %.6g (0x%04x), want %.6g "
+                     "(0x%04x) from %s",
+                     B, T, H, hd, rope ? "RoPE undone" : "no tables", names[i / ND], e / D, e % D,
+                     (double)float_from_bf16(x), x, (double)float_from_bf16(y), y,
+                     rope ? "gpu_rope_cast_qkv_bf16 of the fp32 gradients" : "the fp32 gradients rounded");
+        }
+        /* One-unit differences come only from fma contraction: rare, never most of the elements. */
+        if (off_by_one > 3 * ND / 16)
+            fail_msg("backward_bf16: %zu of %zu elements one bf16 unit off the separate passes", off_by_one, 3 * ND);
+        host_free(got);
+        host_free(want);
+        gpu_free(gb.base);
+        gpu_free(dob.base);
+        gpu_free(delta.base);
+    }
+    gpu_free(d_c); gpu_free(d_s); gpu_free(d_f32); gpu_free(d_want);
+    gpu_free(out2.base); gpu_free(lse2.base); gpu_free(ob.base);
+    host_free(c); host_free(sn); host_free(o2); host_free(l2); host_free(obh);
+    host_free(out); host_free(lse); host_free(dqkv);
+    free_run(&d);
+    free_problem(&p);
+}
+
+static void test_bf16_outputs(void **state) {
+    (void)state;
+    LAB_REQUIRE_DEVICE();
+    check_bf16_outputs(2, 7, 3, 16, 1, 700);  /* short, 6 (sequence, head) pairs, outputs 2 bytes off */
+    check_bf16_outputs(2, 70, 2, 32, 0, 710); /* two query tiles, the second partial */
+    check_bf16_outputs(1, 130, 2, 64, 1, 720); /* the model's head size, three tiles */
+    check_bf16_outputs(1, 33, 1, 128, 0, 730);
+}
+
 static void exit_from_hook(int code) { _exit(code == 1 ? 3 : 4); }
 
 static int forward_head_size_48(void *arg) {
@@ -444,7 +557,15 @@ static int backward_head_size_8(void *arg) {
     return 0;
 }
 
-/* An unsupported head size stops with a message that names it and the choices,
+static int backward_one_rope_table(void *arg) {
+    (void)arg;
+    course_set_abort_hook(exit_from_hook);
+    float c = 1.0f;
+    gpu_flash_attention_backward_bf16(NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &c, NULL, 1, 4, 32, 2);
+    return 0;
+}
+
+/* An unsupported head size (or one RoPE table without the other) stops with a message that names it,
  * before anything touches the (here: NULL) buffers. No device needed. */
 static void test_unsupported_head_size(void **state) {
     (void)state;
@@ -466,6 +587,9 @@ static void test_unsupported_head_size(void **state) {
     r = run_in_child(backward_head_size_8, NULL);
     assert_int_equal(r.exit_code, 3);
     assert_non_null(strstr(r.out, "gpu_flash_attention_backward: head size 8"));
+    r = run_in_child(backward_one_rope_table, NULL);
+    assert_int_equal(r.exit_code, 3);
+    assert_non_null(strstr(r.out, "both RoPE tables"));
 }
 
 int main(void) {
@@ -473,7 +597,7 @@ int main(void) {
         cmocka_unit_test(test_short_sequences), cmocka_unit_test(test_tile_edges),
         cmocka_unit_test(test_head_sizes),      cmocka_unit_test(test_long_sequence),
         cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_misaligned_buffers), cmocka_unit_test(test_unsupported_head_size),
+        cmocka_unit_test(test_misaligned_buffers), cmocka_unit_test(test_bf16_outputs), cmocka_unit_test(test_unsupported_head_size),
     };
     return cmocka_run_group_tests_name("flash_attention", tests, NULL, NULL);
 }

@@ -51,6 +51,7 @@
 #include <stdint.h>
 
 #include "cuda/flash_attention.h"
+#include "cuda/vec4.cuh"
 #include "error.h"
 #include "warp_mma.cuh"
 
@@ -70,12 +71,6 @@
 extern __shared__ __align__(16) uint16_t flash_smem[];
 
 /* ---- small pieces ------------------------------------------------------------ */
-
-static __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
-    __nv_bfloat16_raw l = __nv_bfloat16_raw(__float2bfloat16(lo));
-    __nv_bfloat16_raw h = __nv_bfloat16_raw(__float2bfloat16(hi));
-    return (uint32_t)l.x | ((uint32_t)h.x << 16);
-}
 
 /* Max and sum over the four threads of a quad: together they hold one row. */
 static __device__ __forceinline__ float quad_max(float x) {
@@ -845,8 +840,8 @@ static dim3 tile_grid(int B, int T, int H, int rows) {
 }
 
 /* 16-byte cp.async copies need every row of the bf16 slabs on a 16-byte
- * boundary: rows are hd >= 16 elements long, so the base pointer decides. */
-static int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+ * boundary: rows are hd >= 16 elements long, so the base pointer decides
+ * (aligned16, from vec4.cuh). */
 
 extern "C" int gpu_flash_attention_supported(int hd) {
     return hd_index(hd) >= 0 && smem_needed(hd) <= device_smem_optin();

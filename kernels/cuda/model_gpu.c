@@ -14,6 +14,7 @@
 #include "cuda/model_ops_gpu.h"
 #include "error.h"
 #include "gpu.h"
+#include "half.h"
 #include "lab.h"
 #include "memory.h"
 #include "numerics.h"
@@ -59,22 +60,50 @@ static float *audit_fetch(const float *d, size_t n) {
     return h;
 }
 
-int model_gpu_screen_close(const float *d_got, const float *want, size_t n, const char *what, char *msg,
-                           size_t len) {
-    float *got = audit_fetch(d_got, n);
+/* got against want within rtol relative plus 1e-3 of want's largest magnitude. */
+static int screen_close_host(const float *got, const float *want, size_t n, double rtol, const char *what,
+                             char *msg, size_t len) {
     double scale = 0.0;
     for (size_t i = 0; i < n; i++) scale = fmax(scale, fabs((double)want[i]));
     cmp_report_t rep;
-    int bad = !compare_close_f(got, want, n, 1e-3, 1e-3 * scale, &rep);
+    int bad = !compare_close_f(got, want, n, rtol, 1e-3 * scale, &rep);
     if (bad) cmp_report_format(msg, len, what, &rep);
-    host_free(got);
     return bad ? -1 : 0;
+}
+
+int model_gpu_screen_close(const float *d_got, const float *want, size_t n, const char *what, char *msg,
+                           size_t len) {
+    float *got = audit_fetch(d_got, n);
+    int bad = screen_close_host(got, want, n, 1e-3, what, msg, len);
+    host_free(got);
+    return bad;
+}
+
+int model_gpu_screen_close_bf16(const uint16_t *d_got, const float *want, size_t n, const char *what, char *msg,
+                                size_t len) {
+    uint16_t *bits = host_malloc(n * sizeof(uint16_t) + 2);
+    float *got = host_malloc(n * sizeof(float) + 1);
+    gpu_download(bits, d_got, n * sizeof(uint16_t));
+    for (size_t i = 0; i < n; i++) got[i] = float_from_bf16(bits[i]);
+    /* bf16 keeps 8 significant bits: rounding moves a value by at most 2^-8 of it (half a unit), and a
+     * reference a hair from a tie may round the other way (a whole unit, at most 2^-7). */
+    int bad = screen_close_host(got, want, n, 1.0 / 128, what, msg, len);
+    host_free(bits);
+    host_free(got);
+    return bad;
 }
 
 /* Compare n device floats with the reference; the first mismatch is kept. */
 static void audit_compare(const model_gpu_t *m, const float *d_got, const float *want, size_t n, const char *what) {
     if (!m->audit->failure[0])
         model_gpu_screen_close(d_got, want, n, what, m->audit->failure, sizeof m->audit->failure);
+}
+
+/* The same for n device bf16 values against the fp32 reference they round. */
+static void audit_compare_bf16(const model_gpu_t *m, const uint16_t *d_got, const float *want, size_t n,
+                               const char *what) {
+    if (!m->audit->failure[0])
+        model_gpu_screen_close_bf16(d_got, want, n, what, m->audit->failure, sizeof m->audit->failure);
 }
 
 /* The student's call returned st: anything but LAB_OK ends the run (as
@@ -104,7 +133,7 @@ static void student_rmsnorm_backward(const model_gpu_t *m, float *dinp, float *d
     host_free(h_dinp); host_free(h_dw); host_free(h_dout); host_free(h_inp); host_free(h_w); host_free(h_rstd);
 }
 
-static void student_swiglu_backward(const model_gpu_t *m, float *dgate, float *dup, const float *dout,
+static void student_swiglu_backward(const model_gpu_t *m, uint16_t *dgate, uint16_t *dup, const float *dout,
                                     const float *gate, const float *up, size_t n) {
     if (!auditing(m)) {
         STUDENT(swiglu_backward_gpu(dgate, dup, dout, gate, up, n), "swiglu_backward_gpu");
@@ -115,8 +144,8 @@ static void student_swiglu_backward(const model_gpu_t *m, float *dgate, float *d
     audit_call(m, swiglu_backward_gpu(dgate, dup, dout, gate, up, n), "swiglu_backward_gpu");
     if (!m->audit->failure[0]) {
         swiglu_backward(h_dg, h_du, h_dout, h_gate, h_up, n);
-        audit_compare(m, dgate, h_dg, n, "swiglu_backward_gpu dgate, in an audited training step");
-        audit_compare(m, dup, h_du, n, "swiglu_backward_gpu dup, in an audited training step");
+        audit_compare_bf16(m, dgate, h_dg, n, "swiglu_backward_gpu dgate, in an audited training step");
+        audit_compare_bf16(m, dup, h_du, n, "swiglu_backward_gpu dup, in an audited training step");
     }
     host_free(h_dout); host_free(h_gate); host_free(h_up); host_free(h_dg); host_free(h_du);
 }
@@ -261,14 +290,14 @@ static void layout_acts(model_gpu_t *m, float *base, uint16_t *base16, size_t *n
 
 /* Scratch: fp32 activation gradients and attention temporaries; bf16 matmul operands. */
 typedef struct {
-    float *dres, *dln, *dq, *dk, *dv, *datty, *dgate, *dup, *dswi, *dP, *dS, *oh, *delta;
+    float *dres, *dln, *dq, *dk, *dv, *datty, *dswi, *dP, *dS, *oh, *delta;
     uint16_t *dyb, *doh, *attb;
 } work_t;
 
 static size_t max3(size_t a, size_t b, size_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
 
 /* The forward pass borrows dq, dk, dv for the fp32 q, k, v (before RoPE and
- * the head split), so they are one block of 3 N D, as are dgate and dup. */
+ * the head split), so they are one block of 3 N D. */
 static work_t work_of(const model_gpu_t *m, float *f, uint16_t *h, size_t *n32, size_t *n16) {
     const size_t N = (size_t)m->B * m->T, D = (size_t)m->cfg.d_model, F = (size_t)m->cfg.d_ff;
     const size_t BH = (size_t)m->B * m->cfg.n_heads, T = (size_t)m->T, V = (size_t)m->cfg.vocab;
@@ -281,8 +310,6 @@ static work_t work_of(const model_gpu_t *m, float *f, uint16_t *h, size_t *n32, 
     w.dk = w.dq ? w.dq + N * D : NULL;
     w.dv = w.dq ? w.dq + 2 * N * D : NULL;
     w.datty = carve(f, &u, N * D);
-    w.dgate = carve(f, &u, 2 * N * F);
-    w.dup = w.dgate ? w.dgate + N * F : NULL;
     w.dswi = carve(f, &u, N * F);
     w.oh = flash ? NULL : carve(f, &u, N * D);          /* naive: one head-major product */
     w.dP = flash ? NULL : carve(f, &u, BH * T * T);     /* naive: dP and dS */
@@ -544,8 +571,7 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
         TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dres, ND));
         mm_backward(m, w.dswi, off(m, l, P_W_DOWN), w.dyb, a->swi, N, F, D, 1);
         TIMED(MODEL_PROF_SWIGLU,
-              student_swiglu_backward(m, w.dgate, w.dup, w.dswi, a->gate, a->up, NF));
-        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dgate, 2 * NF)); /* dgate, dup */
+              student_swiglu_backward(m, w.dyb, w.dyb + NF, w.dswi, a->gate, a->up, NF)); /* in bf16 */
         mm_backward(m, w.dln, off(m, l, P_W_GATE), w.dyb, a->ln2, N, D, F, 2);
         TIMED(MODEL_PROF_RMSNORM, student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln,
                                                            a->res1, m->params + off(m, l, P_MLP_NORM),

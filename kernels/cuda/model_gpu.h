@@ -279,6 +279,21 @@ int model_gpu_screen_close(const float *d_got, const float *want, size_t n, cons
                            size_t len);
 
 /**
+ * @brief model_gpu_screen_close() for a bf16 result: n device bf16 values
+ * against a host fp32 reference, allowing also one bf16 unit (2^-7 relative)
+ * for the rounding.
+ * @param d_got [n] device result, bf16 bits
+ * @param want [n] host reference, fp32 before rounding
+ * @param n elements
+ * @param what names the tensor in the message
+ * @param msg where a mismatch is described (worst element, counts)
+ * @param len its size
+ * @return 0, or -1 with msg set
+ */
+int model_gpu_screen_close_bf16(const uint16_t *d_got, const float *want, size_t n, const char *what, char *msg,
+                                size_t len);
+
+/**
  * @brief The first mismatch (or failed call) an audit has found since it was switched on.
  * @param m the model
  * @return a message naming the function, the tensor and where it differs, or NULL if none
@@ -326,16 +341,21 @@ int attention_softmax_backward_gpu(float *dpreatt, const float *att, const float
                                    float scale);
 
 /**
- * @brief SwiGLU backward (same contract as swiglu_backward() in cpu/model_ops.h).
- * @param dgate [n]
- * @param dup [n]
- * @param dout [n]
- * @param gate [n]
- * @param up [n]
+ * @brief SwiGLU backward, the gradients written in bf16 for the matmuls that read them next.
+ *
+ * The values of swiglu_backward() in cpu/model_ops.h, computed in fp32 and
+ * rounded to bf16 (nearest even) on the way out: dgate and dup are only ever
+ * the operands of the gate and up projections' backward matmuls, so an fp32
+ * copy would be written and read back once just to be rounded.
+ * @param dgate [n] bf16 bits, written
+ * @param dup [n] bf16 bits, written
+ * @param dout [n] fp32
+ * @param gate [n] fp32
+ * @param up [n] fp32
  * @param n elements
  * @return LAB_OK, LAB_NOT_IMPLEMENTED
  */
-int swiglu_backward_gpu(float *dgate, float *dup, const float *dout, const float *gate, const float *up,
+int swiglu_backward_gpu(uint16_t *dgate, uint16_t *dup, const float *dout, const float *gate, const float *up,
                         size_t n);
 
 /**

@@ -46,16 +46,6 @@ static __device__ float bf16_to_float(uint16_t h) {
     return __bfloat162float(__nv_bfloat16(r));
 }
 
-static __device__ uint16_t float_to_bf16(float f) {
-    __nv_bfloat16_raw r = __nv_bfloat16_raw(__float2bfloat16(f));
-    return r.x;
-}
-
-/* Two bf16 in one 32-bit word, a at the lower address. */
-static __device__ uint32_t pack_bf16x2(float a, float b) {
-    return (uint32_t)float_to_bf16(a) | (uint32_t)float_to_bf16(b) << 16;
-}
-
 /* ---- vector access ------------------------------------------------------------ */
 
 /* Element-wise kernels take VEC consecutive elements per thread through
@@ -63,20 +53,6 @@ static __device__ uint32_t pack_bf16x2(float a, float b) {
  * bf16 array. vec says the caller found every pointer aligned (carve() in
  * model_gpu.c aligns the model's tensors to 256 bytes). */
 static int aligned8(const void *p) { return (uintptr_t)p % 8 == 0; }
-
-static __device__ void store4_bf16(uint16_t *p, size_t i, size_t n, int vec, float4 v) {
-    if (vec && i + VEC <= n) {
-        uint2 u;
-        u.x = pack_bf16x2(v.x, v.y);
-        u.y = pack_bf16x2(v.z, v.w);
-        *(uint2 *)(p + i) = u;
-        return;
-    }
-    if (i < n) p[i] = float_to_bf16(v.x);
-    if (i + 1 < n) p[i + 1] = float_to_bf16(v.y);
-    if (i + 2 < n) p[i + 2] = float_to_bf16(v.z);
-    if (i + 3 < n) p[i + 3] = float_to_bf16(v.w);
-}
 
 /* Threads for n elements at VEC per thread. */
 static unsigned vec_blocks(size_t n) { return blocks_for((n + VEC - 1) / VEC, EW_THREADS); }

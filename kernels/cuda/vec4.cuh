@@ -1,6 +1,7 @@
 /** @file
  * @brief Four consecutive floats per thread, in one 16-byte access where the
- * pointer and the length allow it.
+ * pointer and the length allow it (8 bytes for four bf16), and the bf16
+ * rounding the element-wise kernels share.
  *
  * An element-wise kernel that gives each thread VEC consecutive elements
  * issues one 16-byte load per fp32 array where a thread per element issues
@@ -19,6 +20,7 @@
 #define COURSE_CUDA_VEC4_CUH
 /** @endcond */
 
+#include <cuda_bf16.h>
 #include <cuda_runtime.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -63,6 +65,39 @@ static __device__ __forceinline__ void store4(float *p, size_t i, size_t n, int 
     if (i + 1 < n) p[i + 1] = v.y;
     if (i + 2 < n) p[i + 2] = v.z;
     if (i + 3 < n) p[i + 3] = v.w;
+}
+
+/** @brief f rounded to bf16 (nearest even), as its 16 bits. */
+static __device__ __forceinline__ uint16_t float_to_bf16(float f) {
+    __nv_bfloat16_raw r = __nv_bfloat16_raw(__float2bfloat16(f));
+    return r.x;
+}
+
+/** @brief a and b rounded to bf16 in one 32-bit word, a at the lower address (little-endian). */
+static __device__ __forceinline__ uint32_t pack_bf16x2(float a, float b) {
+    return (uint32_t)float_to_bf16(a) | (uint32_t)float_to_bf16(b) << 16;
+}
+
+/**
+ * @brief Writes v rounded to bf16 to p[i .. i+3], leaving out the elements at or past n.
+ * @param p the bf16 array (bits)
+ * @param i the first element (a multiple of VEC for the fast path to stay aligned)
+ * @param n the array's length
+ * @param vec 1 if p is 8-byte aligned: one 8-byte store when i + 4 <= n
+ * @param v the values, rounded to nearest even
+ */
+static __device__ __forceinline__ void store4_bf16(uint16_t *p, size_t i, size_t n, int vec, float4 v) {
+    if (vec && i + VEC <= n) {
+        uint2 u;
+        u.x = pack_bf16x2(v.x, v.y);
+        u.y = pack_bf16x2(v.z, v.w);
+        *(uint2 *)(p + i) = u;
+        return;
+    }
+    if (i < n) p[i] = float_to_bf16(v.x);
+    if (i + 1 < n) p[i + 1] = float_to_bf16(v.y);
+    if (i + 2 < n) p[i + 2] = float_to_bf16(v.z);
+    if (i + 3 < n) p[i + 3] = float_to_bf16(v.w);
 }
 
 #endif

@@ -50,7 +50,7 @@ static int student_functions_done(void) {
     const char *missing = NULL;
     if (rmsnorm_backward_gpu(f, f + 1, f + 2, f + 3, f + 4, f + 5, 1, 1) != LAB_OK) missing = "rmsnorm_backward_gpu";
     else if (attention_softmax_backward_gpu(f, f + 1, f + 2, 1, 1, 1.0f) != LAB_OK) missing = "attention_softmax_backward_gpu";
-    else if (swiglu_backward_gpu(f, f + 1, f + 2, f + 3, f + 4, 1) != LAB_OK) missing = "swiglu_backward_gpu";
+    else if (swiglu_backward_gpu(h, h + 1, f + 2, f + 3, f + 4, 1) != LAB_OK) missing = "swiglu_backward_gpu";
     else if (adamw_step_gpu(f, h, f + 1, f + 2, f + 3, 1, 0.0f, 0.9f, 0.95f, 1e-8f, 0.0f, 1, 1.0f) != LAB_OK)
         missing = "adamw_step_gpu";
     gpu_sync_check("lab 05 functions");
@@ -128,13 +128,15 @@ static int screen_swiglu(size_t n, char *msg, size_t len) {
     float *dg = host_malloc(n * sizeof(float) + 1), *du = host_malloc(n * sizeof(float) + 1);
     swiglu_backward(dg, du, dout, gate, up, n);
     float *d_gate = to_device(gate, n), *d_up = to_device(up, n), *d_dout = to_device(dout, n);
-    float *d_dg = to_device(up, n), *d_du = to_device(gate, n); /* stale values, to be overwritten */
+    uint16_t *d_dg = gpu_malloc(n * sizeof(uint16_t)), *d_du = gpu_malloc(n * sizeof(uint16_t));
+    gpu_memset(d_dg, 0xff, n * sizeof(uint16_t)); /* NaN: to be overwritten */
+    gpu_memset(d_du, 0xff, n * sizeof(uint16_t));
     char what[160];
     int bad = screen_call(swiglu_backward_gpu(d_dg, d_du, d_dout, d_gate, d_up, n), "swiglu_backward_gpu", msg, len);
     snprintf(what, sizeof what, "swiglu_backward_gpu dgate at this run's size (n = %zu)", n);
-    if (!bad) bad = model_gpu_screen_close(d_dg, dg, n, what, msg, len);
+    if (!bad) bad = model_gpu_screen_close_bf16(d_dg, dg, n, what, msg, len);
     snprintf(what, sizeof what, "swiglu_backward_gpu dup at this run's size (n = %zu)", n);
-    if (!bad) bad = model_gpu_screen_close(d_du, du, n, what, msg, len);
+    if (!bad) bad = model_gpu_screen_close_bf16(d_du, du, n, what, msg, len);
     gpu_free(d_gate); gpu_free(d_up); gpu_free(d_dout); gpu_free(d_dg); gpu_free(d_du);
     host_free(gate); host_free(up); host_free(dout); host_free(dg); host_free(du);
     return bad;

@@ -7,8 +7,10 @@
  * The op checks compare fp32 kernels with fp32 CPU code on the same inputs:
  * the only differences are the order of the additions in a row's reduction
  * and the last bit of expf, so their tolerances are a few fp32 ulps scaled by
- * the length of the sum. bf16 enters only in the whole-model checks, where
- * every matmul operand is rounded to 8 significant bits.
+ * the length of the sum. Where an op writes bf16 (SwiGLU's gradients, the
+ * AdamW working copy) the bits must be the nearest-even rounding of the fp32
+ * result; elsewhere bf16 enters only in the whole-model checks, where every
+ * matmul operand is rounded to 8 significant bits.
  */
 #include "labcheck.h"
 #include "cpu/model_cpu.h"
@@ -208,6 +210,31 @@ static void test_attention_softmax_backward(void **state) {
 
 /* ---- Task 3: SwiGLU backward ----------------------------------------------------- */
 
+/* Whether got (bf16 bits) is the nearest-even rounding of some value within
+ * tol of want. Rounding is monotonic, so those are exactly the bf16 values
+ * from the rounding of want - tol to that of want + tol: an fp32 result a
+ * hair from a tie may round either way, but a truncated one, or one not
+ * rounded from the right value, is refused. NaN is refused. */
+static int bf16_rounds_near(uint16_t got, float want, float tol) {
+    const float g = float_from_bf16(got);
+    return g >= float_from_bf16(bf16_from_float(want - tol)) && g <= float_from_bf16(bf16_from_float(want + tol));
+}
+
+/* One bf16 output of swiglu_backward_gpu against the CPU's fp32 values. */
+static void check_bf16_gradient(const uint16_t *got, const float *want, size_t n, const char *name) {
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++) {
+        /* A handful of fp32 operations and one expf (a few ulps on a GPU): 1e-5 relative, 1e-6 absolute near 0. */
+        const float tol = 1e-5f * fabsf(want[i]) + 1e-6f;
+        if (!bf16_rounds_near(got[i], want[i], tol) && bad++ == 0) first = i;
+    }
+    if (bad)
+        fail_msg("swiglu %s (n = %zu): %zu of %zu wrong; first at %zu: 0x%04x (%.6g), want the nearest-even bf16 "
+                 "of %.9g, 0x%04x (%.6g)",
+                 name, n, bad, n, first, got[first], (double)float_from_bf16(got[first]), (double)want[first],
+                 bf16_from_float(want[first]), (double)float_from_bf16(bf16_from_float(want[first])));
+}
+
 static void test_swiglu_backward(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
@@ -220,24 +247,19 @@ static void test_swiglu_backward(void **state) {
         float *dg = host_malloc(n * sizeof(float)), *du = host_malloc(n * sizeof(float));
         swiglu_backward(dg, du, dout, gate, up, n);
         float *d_gate = upload(gate, n), *d_up = upload(up, n), *d_dout = upload(dout, n);
-        /* stale values: must be overwritten */
-        float *d_dg = upload_guarded(gate, n, sizeof(float)), *d_du = upload_guarded(up, n, sizeof(float));
+        /* sentinel values: must be overwritten */
+        uint16_t *d_dg = upload_guarded(NULL, n, sizeof(uint16_t)), *d_du = upload_guarded(NULL, n, sizeof(uint16_t));
         char shape_[64];
         snprintf(shape_, sizeof shape_, "n = %zu", n);
         LAB_REQUIRE_OK_FOR(swiglu_backward_gpu(d_dg, d_du, d_dout, d_gate, d_up, n), "swiglu_backward_gpu", shape_);
         LAB_REQUIRE_FINISHED("swiglu_backward_gpu");
-        float *got = host_malloc(n * sizeof(float)), *gotu = host_malloc(n * sizeof(float));
-        download(got, d_dg, n);
-        download(gotu, d_du, n);
-        check_guard(d_dg, n, sizeof(float), "swiglu_backward_gpu", "dgate");
-        check_guard(d_du, n, sizeof(float), "swiglu_backward_gpu", "dup");
-        cmp_report_t rep;
-        char what[64];
-        /* A handful of fp32 operations and one expf (a few ulps on a GPU): 1e-5 relative, 1e-6 absolute near 0. */
-        snprintf(what, sizeof what, "swiglu dgate, n = %zu", n);
-        LAB_REQUIRE_CLOSE(compare_close_f(got, dg, n, 1e-5, 1e-6, &rep), what, &rep);
-        snprintf(what, sizeof what, "swiglu dup, n = %zu", n);
-        LAB_REQUIRE_CLOSE(compare_close_f(gotu, du, n, 1e-5, 1e-6, &rep), what, &rep);
+        uint16_t *got = host_malloc(n * sizeof(uint16_t)), *gotu = host_malloc(n * sizeof(uint16_t));
+        gpu_download(got, d_dg, n * sizeof(uint16_t));
+        gpu_download(gotu, d_du, n * sizeof(uint16_t));
+        check_guard(d_dg, n, sizeof(uint16_t), "swiglu_backward_gpu", "dgate");
+        check_guard(d_du, n, sizeof(uint16_t), "swiglu_backward_gpu", "dup");
+        check_bf16_gradient(got, dg, n, "dgate");
+        check_bf16_gradient(gotu, du, n, "dup");
         gpu_free(d_gate); gpu_free(d_up); gpu_free(d_dout);
         host_free(gate); host_free(up); host_free(dout); host_free(dg); host_free(du); host_free(got);
         host_free(gotu);
@@ -341,7 +363,7 @@ static void require_student_functions(void) {
     gpu_memset(f, 0, 8 * sizeof(float));
     LAB_REQUIRE_OK(rmsnorm_backward_gpu(f, f + 1, f + 2, f + 3, f + 4, f + 5, 1, 1), "rmsnorm_backward_gpu");
     LAB_REQUIRE_OK(attention_softmax_backward_gpu(f, f + 1, f + 2, 1, 1, 1.0f), "attention_softmax_backward_gpu");
-    LAB_REQUIRE_OK(swiglu_backward_gpu(f, f + 1, f + 2, f + 3, f + 4, 1), "swiglu_backward_gpu");
+    LAB_REQUIRE_OK(swiglu_backward_gpu(h, h + 1, f + 2, f + 3, f + 4, 1), "swiglu_backward_gpu");
     LAB_REQUIRE_OK(adamw_step_gpu(f, h, f + 1, f + 2, f + 3, 1, 0.0f, 0.9f, 0.95f, 1e-8f, 0.0f, 1, 1.0f),
                    "adamw_step_gpu");
     LAB_REQUIRE_FINISHED("lab 05 functions");

@@ -4,7 +4,8 @@
  * The forward kernels, the matmuls and the rest of the backward pass are the
  * course's (kernels/cuda/model_ops.cu, model_gpu.c); the backend calls the
  * four functions of this file (prototypes and contracts in
- * kernels/cuda/model_gpu.h). All gradients are fp32; the AdamW step keeps fp32
+ * kernels/cuda/model_gpu.h). The gradients are fp32, except SwiGLU's, which
+ * only a matmul reads: they are written in bf16. The AdamW step keeps fp32
  * master weights and moments and writes the bf16 copy the matmuls read.
  * None of them computes much: their time is the bytes they move, so each
  * reads and writes every array once, 16 bytes per access where the pointers
@@ -195,8 +196,9 @@ static __device__ void swiglu_grad(float *dg, float *du, float go, float g, floa
     *du = go * g * s;
 }
 
-/* VEC elements per thread: three 16-byte loads and two 16-byte stores. */
-__global__ void swiglu_backward_kernel(float *dgate, float *dup, const float *dout, const float *gate,
+/* VEC elements per thread: three 16-byte loads, and two 8-byte stores of the
+ * gradients rounded to bf16 (store4_bf16 rounds to nearest even). */
+__global__ void swiglu_backward_kernel(uint16_t *dgate, uint16_t *dup, const float *dout, const float *gate,
                                        const float *up, size_t n, int vec) {
     const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
     if (i >= n) return;
@@ -206,11 +208,11 @@ __global__ void swiglu_backward_kernel(float *dgate, float *dup, const float *do
     swiglu_grad(&dg.y, &du.y, go.y, g.y, u.y);
     swiglu_grad(&dg.z, &du.z, go.z, g.z, u.z);
     swiglu_grad(&dg.w, &du.w, go.w, g.w, u.w);
-    store4(dgate, i, n, vec, dg);
-    store4(dup, i, n, vec, du);
+    store4_bf16(dgate, i, n, vec, dg);
+    store4_bf16(dup, i, n, vec, du);
 }
 
-extern "C" int swiglu_backward_gpu(float *dgate, float *dup, const float *dout, const float *gate,
+extern "C" int swiglu_backward_gpu(uint16_t *dgate, uint16_t *dup, const float *dout, const float *gate,
                                    const float *up, size_t n) {
     if (n == 0) return LAB_OK;
     const int vec = aligned16(dgate) && aligned16(dup) && aligned16(dout) && aligned16(gate) && aligned16(up);

@@ -294,8 +294,18 @@ static void check_row_pass(const problem_t *p, const device_run_t *d, const floa
     host_free(dob); host_free(want_dob); host_free(delta); host_free(want); host_free(mag);
 }
 
+/* hd 128's backward needs 103 KB of shared memory per block: GPUs that allow
+ * 99 KB (sm_86/89) refuse it, as gpu_flash_attention_supported() says. Such a
+ * shape is skipped there, saying so; every test also has shapes that run. */
+static int head_size_fits(int hd) {
+    if (gpu_flash_attention_supported(hd)) return 1;
+    print_message("skipped: head size %d needs more shared memory per block than this device allows\n", hd);
+    return 0;
+}
+
 /* Forward and backward on one shape against the reference. */
 static void check_shape(int B, int T, int H, int hd, uint64_t seed) {
+    if (!head_size_fits(hd)) return;
     problem_t p = make_problem(B, T, H, hd, seed);
     device_run_t d = upload(&p);
     char what[160];
@@ -450,6 +460,7 @@ static int within_one_ulp(uint16_t a, uint16_t b) {
  * at all, moves many elements by far more than one unit.
  */
 static void check_bf16_outputs(int B, int T, int H, int hd, int shift, uint64_t seed) {
+    if (!head_size_fits(hd)) return;
     problem_t p = make_problem(B, T, H, hd, seed);
     device_run_t d = upload(&p);
     const int N = B * T, D = p.D;

@@ -31,6 +31,7 @@
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lab.h"
 #include "matmul_ladder.h"

@@ -31,6 +31,7 @@
  */
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "lab.h"
 #include "matmul_ladder.h"
@@ -306,11 +307,24 @@ extern "C" int matmul_mma(int M, int N, int K, float alpha, const uint16_t *A, c
     /* 16-byte copies need every row of A and B on a 16-byte boundary. */
     [[maybe_unused]] int vec = K % 8 == 0 && N % 8 == 0 && (uintptr_t)A % 16 == 0 && (uintptr_t)B % 16 == 0;
     /* TODO(B5) begin */
-    /* Above 48 KB a block must opt in to more dynamic shared memory. */
-    if (MMA_SMEM_BYTES > 48 * 1024 &&
-        cudaFuncSetAttribute(matmul_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                             MMA_SMEM_BYTES) != cudaSuccess)
-        return LAB_LAUNCH_FAILED;
+    /* Above 48 KB a block must opt in to more dynamic shared memory, up to
+     * what the GPU allows: a GPU with less says so, with the way out. */
+    if (MMA_SMEM_BYTES > 48 * 1024) {
+        int dev = 0, optin = 0;
+        if (cudaGetDevice(&dev) != cudaSuccess ||
+            cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess)
+            return LAB_LAUNCH_FAILED;
+        if (MMA_SMEM_BYTES > optin) {
+            fprintf(stderr,
+                    "matmul_mma: %d x %d tiles, BK %d, %d stages need %d KB of shared memory per block and this "
+                    "GPU allows %d KB; build with smaller tiles, e.g. make ... LAB_DEFS=-DMMA_BK=32 (half)\n",
+                    MMA_BM, MMA_BN, MMA_BK, MMA_STAGES, MMA_SMEM_BYTES / 1024, optin / 1024);
+            return LAB_LAUNCH_FAILED;
+        }
+        if (cudaFuncSetAttribute(matmul_mma_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                 MMA_SMEM_BYTES) != cudaSuccess)
+            return LAB_LAUNCH_FAILED;
+    }
     dim3 grid((N + MMA_BN - 1) / MMA_BN, (M + MMA_BM - 1) / MMA_BM);
     matmul_mma_kernel<<<grid, MMA_THREADS, MMA_SMEM_BYTES>>>(M, N, K, alpha, A, B, beta, C, vec);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;

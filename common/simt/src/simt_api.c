@@ -25,10 +25,10 @@
 
 /* An sm_90 (H100/H200) part, the course's target: the emulator runs its
  * wgmma, TMA and mbarrier instructions, so it reports compute capability
- * 9.0 and Hopper's shared-memory limits (an A100 allows 163 KB per block). */
+ * 9.0 and Hopper's shared-memory limits (an A100 allows 163 KB per block;
+ * SIMT_SHARED_OPTIN_KB lowers the opt-in limit to act as such a GPU). */
 enum {
     DEFAULT_DYN_SHARED = SIMT_SHARED_DEFAULT,
-    OPTIN_SHARED = SIMT_SHARED_OPTIN,
     SHARED_PER_SM = 233472, /* 228 KB */
     MAX_THREADS_PER_BLOCK = 1024
 };
@@ -194,7 +194,7 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int device)
     p->managedMemory = 1;
     p->sharedMemPerMultiprocessor = SHARED_PER_SM;
     p->regsPerMultiprocessor = 65536;
-    p->sharedMemPerBlockOptin = OPTIN_SHARED;
+    p->sharedMemPerBlockOptin = simt_shared_optin();
     p->maxBlocksPerMultiProcessor = 32;
     p->cooperativeLaunch = 0;
     return cudaSuccess;
@@ -679,7 +679,7 @@ cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int v
     if (attr == cudaFuncAttributePreferredSharedMemoryCarveout)
         return (value >= -1 && value <= 100) ? cudaSuccess : ret(cudaErrorInvalidValue);
     if (attr != cudaFuncAttributeMaxDynamicSharedMemorySize) return ret(cudaErrorInvalidValue);
-    if (value < 0 || value > OPTIN_SHARED) return ret(cudaErrorInvalidValue);
+    if (value < 0 || (size_t)value > simt_shared_optin()) return ret(cudaErrorInvalidValue);
     pthread_mutex_lock(&attr_lock);
     int i = 0;
     while (i < n_func_attrs && func_attrs[i].func != func) i++;
@@ -750,8 +750,8 @@ cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, c
     if (shmem > (size_t)func_dyn_limit(func)) return ret(cudaErrorInvalidValue);
     /* Static and dynamic shared memory together: 48 KB for a kernel whose
      * limit was never raised (its dynamic memory may only use what the
-     * static leaves), else 227 KB; checked as the static variables are
-     * declared (simt_shared_first_use). */
-    size_t shared_limit = func_dyn_attr(func) < 0 ? SIMT_SHARED_DEFAULT : SIMT_SHARED_OPTIN;
+     * static leaves), else the opt-in maximum (227 KB); checked as the
+     * static variables are declared (simt_shared_first_use). */
+    size_t shared_limit = func_dyn_attr(func) < 0 ? SIMT_SHARED_DEFAULT : simt_shared_optin();
     return ret(simt_run_grid(grid, block, shmem, shared_limit, body, ctx));
 }

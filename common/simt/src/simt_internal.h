@@ -14,6 +14,12 @@
  *  allows), and the opt-in maximum of static and dynamic together. */
 enum { SIMT_SHARED_DEFAULT = 48 * 1024, SIMT_SHARED_OPTIN = 227 * 1024 };
 
+/** @brief The opt-in maximum of shared memory per block, static and dynamic
+ *  together: SIMT_SHARED_OPTIN (227 KB, an H100 or H200), or the
+ *  SIMT_SHARED_OPTIN_KB environment variable (48 to 227), to act as a GPU
+ *  with less: 163 for an A100, 99 for sm_86/89 cards (RTX 30/40, L40S).
+ *  @return bytes. */
+size_t simt_shared_optin(void);
 /** @brief Record a kernel fault; the first one sticks, as on a GPU. @param e the fault. */
 void simt_set_fault(cudaError_t e);
 /** @brief The sticky fault, cudaSuccess if none. @return the fault. */

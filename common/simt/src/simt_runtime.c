@@ -235,6 +235,25 @@ static size_t stack_bytes(void)
     return cached;
 }
 
+size_t simt_shared_optin(void)
+{
+    static size_t cached;
+    if (cached) return cached;
+    size_t kb = SIMT_SHARED_OPTIN / 1024;
+    const char *e = getenv("SIMT_SHARED_OPTIN_KB");
+    if (e && *e) {
+        char *end;
+        long v = strtol(e, &end, 10);
+        if (*end || v < SIMT_SHARED_DEFAULT / 1024 || v > SIMT_SHARED_OPTIN / 1024)
+            fprintf(stderr, "simt: SIMT_SHARED_OPTIN_KB=%s is not a whole number from %d to %d; using %zu\n", e,
+                    SIMT_SHARED_DEFAULT / 1024, SIMT_SHARED_OPTIN / 1024, kb);
+        else
+            kb = (size_t)v;
+    }
+    cached = kb * 1024;
+    return cached;
+}
+
 /* --- context switch ------------------------------------------------------ */
 
 #ifndef SIMT_UCONTEXT
@@ -1177,14 +1196,14 @@ void simt_shared_first_use(const void *var, size_t bytes, const char *name, cons
                       "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, %zu) before launching",
                       name, file, line, w->shared_static, w->L->shmem, w->shared_static + w->L->shmem,
                       SIMT_SHARED_DEFAULT, w->L->shmem);
-    else if (w->shared_static + w->L->shmem > SIMT_SHARED_OPTIN)
+    else if (w->shared_static + w->L->shmem > simt_shared_optin())
         refuse_launch(cudaErrorInvalidValue,
                       "too much shared memory: with '%s' (%s:%d), %zu bytes of static __shared__ variables and %zu "
-                      "of dynamic shared memory take %zu, more than the %d (227 KB) a block may have on an H100 or "
-                      "H200; on a GPU cudaFuncSetAttribute refuses a dynamic size that leaves no room for them, and "
-                      "the launch fails (cudaErrorInvalidValue, \"invalid argument\")",
+                      "of dynamic shared memory take %zu, more than the %zu (%zu KB) a block may have on this device "
+                      "(227 KB on an H100 or H200); on a GPU cudaFuncSetAttribute refuses a dynamic size that leaves "
+                      "no room for them, and the launch fails (cudaErrorInvalidValue, \"invalid argument\")",
                       name, file, line, w->shared_static, w->L->shmem, w->shared_static + w->L->shmem,
-                      SIMT_SHARED_OPTIN);
+                      simt_shared_optin(), simt_shared_optin() / 1024);
     /* The emulator's write, not the kernel's: TSan must not pair it with
      * the threads' own first stores. */
     TSAN_IGNORE_BEGIN();

@@ -235,10 +235,10 @@ static size_t stack_bytes(void)
     return cached;
 }
 
+/* Read at every call (a launch, a device query): cheap next to emulating a
+ * kernel, and a test can change it between calls. */
 size_t simt_shared_optin(void)
 {
-    static size_t cached;
-    if (cached) return cached;
     size_t kb = SIMT_SHARED_OPTIN / 1024;
     const char *e = getenv("SIMT_SHARED_OPTIN_KB");
     if (e && *e) {
@@ -250,8 +250,7 @@ size_t simt_shared_optin(void)
         else
             kb = (size_t)v;
     }
-    cached = kb * 1024;
-    return cached;
+    return kb * 1024;
 }
 
 /* --- context switch ------------------------------------------------------ */

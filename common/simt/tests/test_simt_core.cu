@@ -794,6 +794,21 @@ static void test_launch_errors(void **state)
     assert_int_equal(cudaFuncSetAttribute(uses_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, 1 << 20),
                      cudaErrorInvalidValue);
     cudaGetLastError();
+
+    /* SIMT_SHARED_OPTIN_KB makes a GPU with less to opt in to (99 KB: an RTX 30/40). */
+    int optin = 0;
+    setenv("SIMT_SHARED_OPTIN_KB", "99", 1);
+    assert_int_equal(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0), cudaSuccess);
+    assert_int_equal(optin, 99 * 1024);
+    assert_int_equal(cudaFuncSetAttribute(uses_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, 100 * 1024),
+                     cudaErrorInvalidValue);
+    cudaGetLastError();
+    assert_int_equal(cudaFuncSetAttribute(uses_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, 99 * 1024),
+                     cudaSuccess);
+    setenv("SIMT_SHARED_OPTIN_KB", "300", 1); /* out of range: the default (and a message) */
+    cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, 0);
+    assert_int_equal(optin, 227 * 1024);
+    unsetenv("SIMT_SHARED_OPTIN_KB");
     noop<<<1, 1024>>>(NULL);
     assert_int_equal(cudaGetLastError(), cudaSuccess);
 }

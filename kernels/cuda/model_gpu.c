@@ -204,12 +204,23 @@ static void prof_end(const model_gpu_t *m, model_prof_t c) {
     m->prof->calls[c]++;
 }
 
-/* Run one op (or a group of them) and, when profiling, add its device time to category c. */
-#define TIMED(c, ...)        \
-    do {                     \
-        prof_begin(m);       \
-        __VA_ARGS__;         \
-        prof_end(m, (c));    \
+/* When profiling, add to category c the DRAM bytes an op must move at the
+ * least (each input read once, each output written once: what a perfect
+ * kernel would move) and the FLOPs it does. */
+static void prof_work(const model_gpu_t *m, model_prof_t c, double bytes, double flops) {
+    if (!m->prof || !m->prof->on) return;
+    m->prof->bytes[c] += bytes;
+    m->prof->flops[c] += flops;
+}
+
+/* Run one op (or a group of them) that must move `bytes` and, when profiling, add its device time
+ * and bytes to category c. */
+#define TIMED(c, bytes, ...)              \
+    do {                                  \
+        prof_work(m, (c), (bytes), 0.0);  \
+        prof_begin(m);                    \
+        __VA_ARGS__;                      \
+        prof_end(m, (c));                 \
     } while (0)
 
 void model_gpu_profile_start(model_gpu_t *m) {
@@ -434,7 +445,8 @@ void model_gpu_free(model_gpu_t *m) {
  */
 static void mm_forward(const model_gpu_t *m, float *out, const uint16_t *inp, size_t woff, int N, int C, int OC,
                        int n) {
-    TIMED(MODEL_PROF_MATMUL, gpu_gemm_bf16(0, 0, N, OC, C, 1.0f, inp, C, 0, m->params_bf16 + woff, OC,
+    prof_work(m, MODEL_PROF_MATMUL, 0.0, 2.0 * N * C * OC * n);
+    TIMED(MODEL_PROF_MATMUL, 0.0, gpu_gemm_bf16(0, 0, N, OC, C, 1.0f, inp, C, 0, m->params_bf16 + woff, OC,
                                            (long long)C * OC, 0.0f, out, OC, (long long)N * OC, n));
 }
 
@@ -444,6 +456,7 @@ static void mm_forward(const model_gpu_t *m, float *out, const uint16_t *inp, si
 static void mm_backward(const model_gpu_t *m, float *dinp, size_t woff, const uint16_t *dout, const uint16_t *inp,
                         int N, int C, int OC, int n) {
     const size_t out_n = (size_t)N * OC, w_n = (size_t)C * OC;
+    prof_work(m, MODEL_PROF_MATMUL, 0.0, 4.0 * N * C * OC * n); /* dinp and dW: two products */
     prof_begin(m);
     for (int i = 0; i < n; i++)
         gpu_gemm_bf16(0, 1, N, C, OC, 1.0f, dout + i * out_n, OC, 0, m->params_bf16 + woff + i * w_n, OC, 0,
@@ -453,11 +466,31 @@ static void mm_backward(const model_gpu_t *m, float *dinp, size_t woff, const ui
     prof_end(m, MODEL_PROF_MATMUL);
 }
 
+/* FLOPs of `products` attention products of a layer ([T, T] by [T, hd], or
+ * their transposes: 2 in the forward pass, 4 in the backward), each over the
+ * causal triangle of T (T + 1) / 2 scores only: the work the result needs,
+ * not counting recomputation (the FlashAttention papers' convention; the
+ * MFU formula counts the full square, twice this). */
+static double attention_flops(const model_gpu_t *m, int products) {
+    const double T = m->T, hd = m->cfg.d_model / m->cfg.n_heads;
+    return products * (double)m->B * m->cfg.n_heads * T * (T + 1) * hd;
+}
+
+/* Bytes the fused attention must move (0 for the naive one, not modelled):
+ * forward, q, k, v in bf16, the output in fp32 and bf16, the log-sum-exps;
+ * backward, dout and the output (fp32) for Delta, dout in bf16 written and
+ * read with q, k, v, L and Delta, and dq, dk, dv written in bf16. */
+static double attention_bytes(const model_gpu_t *m, int backward) {
+    if (m->attn != MODEL_ATTN_FLASH) return 0.0;
+    const double ND = (double)m->B * m->T * m->cfg.d_model, BHT = (double)m->B * m->cfg.n_heads * m->T;
+    return backward ? 24.0 * ND + 12.0 * BHT : 12.0 * ND + 4.0 * BHT;
+}
+
 /* From ln1: q, k, v (fp32, in w.dq..dv), then RoPE, the head split and bf16 in one pass into the layer's heads. */
 static void qkv_forward(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a, int l) {
     const int B = m->B, T = m->T, N = B * T, D = m->cfg.d_model, H = m->cfg.n_heads;
     mm_forward(m, w->dq, a->ln1, off(m, l, P_WQ), N, D, D, 3);
-    TIMED(MODEL_PROF_ROPE, gpu_rope_heads_qkv_bf16(a->qh, a->kh, a->vh, w->dq, m->rope_cos, m->rope_sin, B, T, D, H));
+    TIMED(MODEL_PROF_ROPE, 18.0 * N * D, gpu_rope_heads_qkv_bf16(a->qh, a->kh, a->vh, w->dq, m->rope_cos, m->rope_sin, B, T, D, H));
 }
 
 static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a) {
@@ -515,35 +548,36 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
     gpu_upload(m->targets, targets, (size_t)N * sizeof(int));
     const work_t w = work(m);
     const param_table_t *t = &m->table;
-    TIMED(MODEL_PROF_RESIDUAL,
+    TIMED(MODEL_PROF_RESIDUAL, 8.0 * N * D + 4.0 * N,
           gpu_encoder_forward(m->encoded, m->inputs, m->params + t->slices[param_index_tok_emb(t)].offset, N, D));
     /* Each residual add is fused with the norm that reads its sum (profiled as RMSNorm):
      * res1 with ln2, res2 with the next layer's ln1 or, after the last layer, the final norm. */
-    TIMED(MODEL_PROF_RMSNORM, gpu_rmsnorm_forward_bf16(m->layers[0].ln1, m->layers[0].ln1_rstd, m->encoded,
+    TIMED(MODEL_PROF_RMSNORM, 6.0 * N * D + 4.0 * N, gpu_rmsnorm_forward_bf16(m->layers[0].ln1, m->layers[0].ln1_rstd, m->encoded,
                                                        m->params + off(m, 0, P_ATTN_NORM), N, D, eps));
     const float *x = m->encoded;
     for (int l = 0; l < L; l++) {
         gpu_layer_acts_t *a = &m->layers[l];
         qkv_forward(m, &w, a, l);
-        TIMED(MODEL_PROF_ATTENTION, attention_forward_gpu(m, &w, a));
+        prof_work(m, MODEL_PROF_ATTENTION, 0.0, attention_flops(m, 2));
+        TIMED(MODEL_PROF_ATTENTION, attention_bytes(m, 0), attention_forward_gpu(m, &w, a));
         if (m->attn != MODEL_ATTN_FLASH) /* the fused kernel writes atty_b itself */
-            TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(a->atty_b, a->atty, (size_t)N * D));
+            TIMED(MODEL_PROF_CAST, 6.0 * N * D, gpu_cast_to_bf16(a->atty_b, a->atty, (size_t)N * D));
         mm_forward(m, m->scratch, a->atty_b, off(m, l, P_WO), N, D, D, 1);
-        TIMED(MODEL_PROF_RMSNORM, gpu_residual_rmsnorm_forward_bf16(a->res1, a->ln2, a->ln2_rstd, x, m->scratch,
+        TIMED(MODEL_PROF_RMSNORM, 14.0 * N * D + 4.0 * N, gpu_residual_rmsnorm_forward_bf16(a->res1, a->ln2, a->ln2_rstd, x, m->scratch,
                                                                     m->params + off(m, l, P_MLP_NORM), N, D, eps));
         mm_forward(m, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F, 2); /* gate, up */
-        TIMED(MODEL_PROF_SWIGLU, gpu_swiglu_forward_bf16(a->swi, a->gate, a->up, (size_t)N * F));
+        TIMED(MODEL_PROF_SWIGLU, 10.0 * N * F, gpu_swiglu_forward_bf16(a->swi, a->gate, a->up, (size_t)N * F));
         mm_forward(m, m->scratch, a->swi, off(m, l, P_W_DOWN), N, F, D, 1);
         const int last = l == L - 1;
         uint16_t *next = last ? m->lnf : m->layers[l + 1].ln1;
         float *next_rstd = last ? m->lnf_rstd : m->layers[l + 1].ln1_rstd;
         const size_t next_w = last ? t->slices[param_index_final_norm(t)].offset : off(m, l + 1, P_ATTN_NORM);
-        TIMED(MODEL_PROF_RMSNORM, gpu_residual_rmsnorm_forward_bf16(a->res2, next, next_rstd, a->res1, m->scratch,
+        TIMED(MODEL_PROF_RMSNORM, 14.0 * N * D + 4.0 * N, gpu_residual_rmsnorm_forward_bf16(a->res2, next, next_rstd, a->res1, m->scratch,
                                                                     m->params + next_w, N, D, eps));
         x = a->res2;
     }
     mm_forward(m, m->probs, m->lnf, t->slices[param_index_lm_head(t)].offset, N, D, V, 1);
-    TIMED(MODEL_PROF_LOSS, gpu_crossentropy_forward(m->losses, m->probs, m->probs, m->targets, N, V));
+    TIMED(MODEL_PROF_LOSS, 8.0 * N * V + 8.0 * N, gpu_crossentropy_forward(m->losses, m->probs, m->probs, m->targets, N, V));
     gpu_download(m->host_losses, m->losses, (size_t)N * sizeof(float));
     return loss_sum(m->host_losses, N) / N;
 }
@@ -557,42 +591,45 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
     const work_t w = work(m);
     const param_table_t *t = &m->table;
     const size_t lm = t->slices[param_index_lm_head(t)].offset, fn = t->slices[param_index_final_norm(t)].offset;
+    /* dout and inp read, dinp read and written (it accumulates), rstd read */
+    const double rms_bwd_bytes = 16.0 * ND + 4.0 * N;
 
-    TIMED(MODEL_PROF_LOSS, gpu_crossentropy_backward(m->probs, m->probs, m->targets, loss_scale / (float)N, N, V));
-    TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, m->probs, (size_t)N * V));
+    TIMED(MODEL_PROF_LOSS, 8.0 * N * V + 4.0 * N, gpu_crossentropy_backward(m->probs, m->probs, m->targets, loss_scale / (float)N, N, V));
+    TIMED(MODEL_PROF_CAST, 6.0 * N * V, gpu_cast_to_bf16(w.dyb, m->probs, (size_t)N * V));
     mm_backward(m, w.dln, lm, w.dyb, m->lnf, N, D, V, 1);
     gpu_memset(w.dres, 0, ND * sizeof(float));
     const float *xl = m->layers[L - 1].res2;
-    TIMED(MODEL_PROF_RMSNORM,
+    TIMED(MODEL_PROF_RMSNORM, rms_bwd_bytes,
           student_rmsnorm_backward(m, w.dres, m->grads + fn, w.dln, xl, m->params + fn, m->lnf_rstd, N, D));
     for (int l = L - 1; l >= 0; l--) {
         const gpu_layer_acts_t *a = &m->layers[l];
         const float *x = l > 0 ? m->layers[l - 1].res2 : m->encoded;
-        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dres, ND));
+        TIMED(MODEL_PROF_CAST, 6.0 * ND, gpu_cast_to_bf16(w.dyb, w.dres, ND));
         mm_backward(m, w.dswi, off(m, l, P_W_DOWN), w.dyb, a->swi, N, F, D, 1);
-        TIMED(MODEL_PROF_SWIGLU,
+        TIMED(MODEL_PROF_SWIGLU, 16.0 * NF,
               student_swiglu_backward(m, w.dyb, w.dyb + NF, w.dswi, a->gate, a->up, NF)); /* in bf16 */
         mm_backward(m, w.dln, off(m, l, P_W_GATE), w.dyb, a->ln2, N, D, F, 2);
-        TIMED(MODEL_PROF_RMSNORM, student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln,
-                                                           a->res1, m->params + off(m, l, P_MLP_NORM),
-                                                           a->ln2_rstd, N, D));
-        TIMED(MODEL_PROF_CAST, gpu_cast_to_bf16(w.dyb, w.dres, ND));
+        TIMED(MODEL_PROF_RMSNORM, rms_bwd_bytes,
+              student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln, a->res1,
+                                       m->params + off(m, l, P_MLP_NORM), a->ln2_rstd, N, D));
+        TIMED(MODEL_PROF_CAST, 6.0 * ND, gpu_cast_to_bf16(w.dyb, w.dres, ND));
         mm_backward(m, w.datty, off(m, l, P_WO), w.dyb, a->atty_b, N, D, D, 1);
-        TIMED(MODEL_PROF_ATTENTION, attention_backward_gpu(m, &w, a));
+        prof_work(m, MODEL_PROF_ATTENTION, 0.0, attention_flops(m, 4));
+        TIMED(MODEL_PROF_ATTENTION, attention_bytes(m, 1), attention_backward_gpu(m, &w, a));
         if (m->attn != MODEL_ATTN_FLASH) /* the RoPE backward of dq, dk with their rounding; dv only rounded */
-            TIMED(MODEL_PROF_ROPE, gpu_rope_cast_qkv_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));
+            TIMED(MODEL_PROF_ROPE, 18.0 * ND, gpu_rope_cast_qkv_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));
         mm_backward(m, w.dln, off(m, l, P_WQ), w.dyb, a->ln1, N, D, D, 3);
-        TIMED(MODEL_PROF_RMSNORM, student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln,
-                                                           x, m->params + off(m, l, P_ATTN_NORM),
-                                                           a->ln1_rstd, N, D));
+        TIMED(MODEL_PROF_RMSNORM, rms_bwd_bytes,
+              student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln, x,
+                                       m->params + off(m, l, P_ATTN_NORM), a->ln1_rstd, N, D));
     }
-    TIMED(MODEL_PROF_RESIDUAL,
+    TIMED(MODEL_PROF_RESIDUAL, 4.0 * ND + 4.0 * N + 8.0 * V * D,
           gpu_encoder_backward(m->grads + t->slices[param_index_tok_emb(t)].offset, w.dres, m->inputs, N, D, V));
 }
 
 double model_gpu_grad_norm(model_gpu_t *m) {
     const size_t chunks = (m->n_params + GPU_NORM_CHUNK - 1) / GPU_NORM_CHUNK;
-    TIMED(MODEL_PROF_OPTIMIZER, gpu_sum_squares_chunks(m->norm_partial, m->grads, m->n_params));
+    TIMED(MODEL_PROF_OPTIMIZER, 4.0 * m->n_params, gpu_sum_squares_chunks(m->norm_partial, m->grads, m->n_params));
     gpu_download(m->host_partial, m->norm_partial, chunks * sizeof(double));
     double s = 0.0;
     for (size_t c = 0; c < chunks; c++) s += m->host_partial[c]; /* in order: deterministic */
@@ -601,6 +638,8 @@ double model_gpu_grad_norm(model_gpu_t *m) {
 
 void model_gpu_adamw(model_gpu_t *m, float lr, float beta1, float beta2, float eps, float weight_decay,
                      long t, float grad_scale) {
+    /* master, gradient, m, v read; master, m, v and the bf16 copy written */
+    prof_work(m, MODEL_PROF_OPTIMIZER, 30.0 * m->n_params, 0.0);
     prof_begin(m);
     /* The update is element-wise, so consecutive slices with the same decay are one range,
      * one launch (wq..wo, w_gate..w_down): half the launches of one per slice, same result. */

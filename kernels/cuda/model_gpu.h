@@ -93,6 +93,9 @@ typedef struct {
     gpu_timer_t timer;             /**< the events of the open region */
     double ms[MODEL_PROF_COUNT];   /**< milliseconds per category */
     long calls[MODEL_PROF_COUNT];  /**< timed regions per category */
+    double bytes[MODEL_PROF_COUNT]; /**< DRAM bytes the ops must move at the least (inputs read once, outputs
+                                         written once); 0 where not modelled (matmuls, naive attention) */
+    double flops[MODEL_PROF_COUNT]; /**< FLOPs: the matmuls', and attention's over the causal triangle */
 } model_gpu_profile_t;
 
 /** The model on the device for micro-batches of B x T tokens. Pointers are device memory unless marked host. */

@@ -27,6 +27,7 @@
 #include "labcheck.h"
 #include "lab.h"
 #include "memory.h"
+#include "model.h"
 #include "numerics.h"
 #include "rng.h"
 #include "train/matmul_switch.h"
@@ -310,6 +311,21 @@ static void test_profile(void **state) {
     /* Forward 1 + L * 4 matmul groups, backward 1 + L * 4: every mm_forward and mm_backward is one region. */
     assert_int_equal(g.prof->calls[MODEL_PROF_MATMUL], 2 * (1 + 4 * cfg.n_layers));
     assert_int_equal(g.prof->calls[MODEL_PROF_ATTENTION], 2 * cfg.n_layers);
+    /* FLOPs against the model's own formula (common/model.c): the matmuls are its 6 per matmul
+     * parameter and token; attention, over the causal triangle, half its 12 L D T per token,
+     * times (T + 1) / T for the diagonal. */
+    const double per_token = model_flops_per_token(&cfg, T), attn_full = 12.0 * cfg.n_layers * cfg.d_model * T;
+    const double want_mm = (per_token - attn_full) * N, want_attn = 0.5 * attn_full * N * (T + 1) / T;
+    if (!(fabs(g.prof->flops[MODEL_PROF_MATMUL] - want_mm) <= 1e-9 * want_mm))
+        fail_msg("matmul FLOPs %.6g, want 6 x matmul parameters x tokens = %.6g", g.prof->flops[MODEL_PROF_MATMUL],
+                 want_mm);
+    if (!(fabs(g.prof->flops[MODEL_PROF_ATTENTION] - want_attn) <= 1e-9 * want_attn))
+        fail_msg("attention FLOPs %.6g, want %.6g", g.prof->flops[MODEL_PROF_ATTENTION], want_attn);
+    /* Bytes: every category but the matmuls moves some; the gradient norm reads each gradient once. */
+    for (int c = 0; c < MODEL_PROF_COUNT; c++)
+        if ((c == MODEL_PROF_MATMUL) != (g.prof->bytes[c] == 0.0))
+            fail_msg("category %s: %.6g bytes", model_gpu_profile_name(c), g.prof->bytes[c]);
+    assert_true(g.prof->bytes[MODEL_PROF_OPTIMIZER] == 4.0 * (double)g.n_params);
     /* Stopped: a further step adds nothing. */
     const long before = g.prof->calls[MODEL_PROF_MATMUL];
     model_gpu_forward(&g, in, tg);

@@ -236,7 +236,40 @@ static double train_step(model_gpu_t *m, const int *in, const int *tg, int s) {
     return loss;
 }
 
-/* One more step with every op timed by category: where the device time goes. */
+/* A device-to-device copy of 256 MiB, the median of 5: the bandwidth a
+ * kernel that reads and writes once can hope for, measured in this run
+ * (bytes read plus bytes written per second). */
+static double copy_bandwidth(void) {
+    const size_t bytes = (size_t)256 << 20;
+    void *a = gpu_malloc(bytes), *b = gpu_malloc(bytes);
+    gpu_memset(a, 0, bytes);
+    gpu_timer_t t;
+    gpu_timer_init(&t, NULL);
+    double ms[5];
+    for (int i = 0; i < 5; i++) {
+        gpu_timer_start(&t);
+        gpu_copy(b, a, bytes);
+        ms[i] = gpu_timer_stop_ms(&t);
+    }
+    gpu_timer_free(&t);
+    gpu_free(a);
+    gpu_free(b);
+    return gbps(2.0 * bytes, 1e-3 * median(ms, 5)) * 1e-3; /* TB/s */
+}
+
+/* "%8.3g" of x, or a dash where it is not known. */
+static const char *fig(char *buf, size_t len, double x, int known) {
+    if (known) snprintf(buf, len, "%8.3g", x);
+    else snprintf(buf, len, "%8s", "-");
+    return buf;
+}
+
+/* One more step with every op timed by category: where the device time goes,
+ * and for each category the rate it reached: TB/s of the bytes its ops must
+ * move at the least (inputs read once, outputs written once), against a copy
+ * in this run, and TFLOP/s where it computes (matmuls; attention over the
+ * causal triangle). An element-wise category far below the copy's TB/s moves
+ * more than it must or does not keep enough bytes in flight. */
 static void print_profile(model_gpu_t *m, const int *in, const int *tg, int s, double step_ms) {
     gpu_sync_check("bench profile");
     const double t0 = wall_time();
@@ -249,10 +282,23 @@ static void print_profile(model_gpu_t *m, const int *in, const int *tg, int s, d
     for (int c = 0; c < MODEL_PROF_COUNT; c++) sum += m->prof->ms[c];
     printf("# where a step's device time goes (one profiled step, every op waited for: %.2f ms of device time,\n"
            "# %.2f ms wall; an unprofiled step took %.2f ms)\n", sum, wall_ms, step_ms);
-    printf("#   %-22s %10s %7s %7s\n", "category", "ms", "%", "ops");
-    for (int c = 0; c < MODEL_PROF_COUNT; c++)
-        printf("#   %-22s %10.3f %7.1f %7ld\n", model_gpu_profile_name(c), m->prof->ms[c],
-               sum > 0 ? 100.0 * m->prof->ms[c] / sum : 0.0, m->prof->calls[c]);
+    const double copy = copy_bandwidth();
+    printf("#   %-22s %10s %7s %7s %8s %8s %8s\n", "category", "ms", "%", "ops", "GB", "TB/s", "TFLOP/s");
+    double bytes = 0.0, bytes_ms = 0.0;
+    for (int c = 0; c < MODEL_PROF_COUNT; c++) {
+        const double ms = m->prof->ms[c], gb = 1e-9 * m->prof->bytes[c], tf = 1e-12 * m->prof->flops[c];
+        char b1[16], b2[16], b3[16];
+        printf("#   %-22s %10.3f %7.1f %7ld %s %s %s\n", model_gpu_profile_name(c), ms, sum > 0 ? 100.0 * ms / sum : 0.0,
+               m->prof->calls[c], fig(b1, sizeof b1, gb, gb > 0), fig(b2, sizeof b2, gb / ms, gb > 0 && ms > 0),
+               fig(b3, sizeof b3, 1e3 * tf / ms, tf > 0 && ms > 0));
+        if (c != MODEL_PROF_MATMUL && c != MODEL_PROF_ATTENTION && gb > 0) {
+            bytes += gb;
+            bytes_ms += ms;
+        }
+    }
+    printf("# a device-to-device copy in this run: %.2f TB/s. The element-wise categories (all but matmul and\n"
+           "# attention) must move %.2f GB: %.2f ms at that rate; they took %.2f ms (%.0f%% of the copy's rate)\n",
+           copy, bytes, bytes / copy, bytes_ms, bytes_ms > 0 ? 100.0 * (bytes / copy) / bytes_ms : 0.0);
 }
 
 static int cmp_double(const void *a, const void *b) {

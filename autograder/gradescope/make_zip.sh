@@ -102,7 +102,7 @@ if [ "$in_git" = 1 ]; then
         echo "gradescope-zip: warning: tracked files have uncommitted changes; the zip holds them as they are now:" >&2
         printf '%s\n' "$changed" | sed 's/^/  /' >&2
     fi
-    skip='^(build|solutions|autograder/wrong|autograder/tests/mpi-lab)(/|$)'
+    skip='^(build|solutions|autograder/wrong|autograder/tests/mpi-lab|\.ci)(/|$)' # .ci: the course's own CI
     git -C "$root" ls-files -z -- . | while IFS= read -r -d '' f; do
         [[ $f =~ $skip ]] && continue
         [ -e "$root/$f" ] || [ -L "$root/$f" ] || continue # deleted, not yet committed
@@ -113,7 +113,8 @@ else
     echo "  untracked ones too (a grades.csv, students' submissions): student code can read them on Gradescope." >&2
     echo "  Check the list: unzip -l $out" >&2
     tar -C "$root" --exclude=./build --exclude=./.git --exclude=./solutions \
-        --exclude=./autograder/wrong --exclude=./autograder/tests/mpi-lab -cf - . | tar -C "$stage/course" -xf -
+        --exclude=./autograder/wrong --exclude=./autograder/tests/mpi-lab --exclude=./.ci -cf - . |
+        tar -C "$stage/course" -xf -
 fi
 cp "$root/autograder/gradescope/setup.sh" "$root/autograder/gradescope/run_autograder" "$stage/"
 chmod +x "$stage/setup.sh" "$stage/run_autograder"

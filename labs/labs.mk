@@ -125,7 +125,8 @@ lab-arg:
 	@if [ -z "$(LAB_DIR)" ]; then echo "make: no lab '$(LAB)'; pick one of: $(LAB_NAMES)"; exit 2; fi
 	@case "$(SRC)" in labs|solutions) ;; *) echo "make: SRC=$(SRC) must be labs or solutions"; exit 2;; esac
 	@if [ "$(SRC)" = solutions ] && [ ! -d "solutions/$(LAB_DIR)" ]; then \
-	  echo "make: SRC=solutions, but this copy of the course has no solutions/$(LAB_DIR) (a student copy leaves them out); drop SRC= to build your own code in labs/"; exit 2; fi
+	  echo "make: SRC=solutions, but this copy of the course has no solutions/$(LAB_DIR) (a student copy"; \
+	  echo "  leaves them out); drop SRC= to build your own code in labs/"; exit 2; fi
 	@case "$(TARGET)" in \
 	  cuda) if [ -z "$(HAVE_CUDA)" ]; then echo "make: TARGET=cuda needs nvcc (CUDA toolkit); use TARGET=emu"; exit 2; fi; \
 	        if [ -z "$(HAVE_GPU)" ]; then echo "make: TARGET=cuda but no GPU is visible (nvidia-smi); use TARGET=emu to run on the CPU"; exit 2; fi ;; \

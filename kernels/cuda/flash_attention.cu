@@ -15,7 +15,10 @@
  * (lanes 4g .. 4g+3) together hold whole rows, so a row's max and sum need
  * two shuffles. The same registers, rounded to
  * bf16, are the A operand of the next product (FA-2's trick): P never
- * leaves the warp.
+ * leaves the warp. Results leave from the accumulators too, in fp32, bf16
+ * or both (fa_out_t): the bf16 copies are the next matmuls' operands, and a
+ * thread's two adjacent columns are one RoPE pair, so dq and dk are rotated
+ * back through RoPE on the way out instead of in a pass of their own.
  *
  * Shared memory holds 64-row tiles of bf16 with rows of hd + 8 elements:
  * the 16 extra bytes shift each row by 4 banks, so the 8 rows that one
@@ -714,21 +717,21 @@ static __device__ __forceinline__ void flash_backward_dq(fa_out_t dq, const uint
 
 /* One kernel of each kind per head size: hd is a literal inside each, so the
  * loops over hd / 8 unroll and the accumulators live in registers. */
-#define FLASH_KERNELS(HD)                                                                                    \
-    __global__ void __launch_bounds__(FA_THREADS)                                                            \
+#define FLASH_KERNELS(HD)                                                                                       \
+    __global__ void __launch_bounds__(FA_THREADS)                                                               \
         flash_forward_hd##HD(fa_out_t out, float *lse, const uint16_t *q, const uint16_t *k, const uint16_t *v, \
-                             int T, int H, int vec) {                                                        \
-        flash_forward(out, lse, q, k, v, T, H, vec, HD);                                                     \
-    }                                                                                                        \
-    __global__ void __launch_bounds__(FA_THREADS)                                                            \
-        flash_dkdv_hd##HD(fa_out_t dk, fa_out_t dv, const uint16_t *q, const uint16_t *k, const uint16_t *v,     \
-                          const uint16_t *dob, const float *lse, const float *delta, int T, int H, int vec) {\
-        flash_backward_dkdv(dk, dv, q, k, v, dob, lse, delta, T, H, vec, HD);                                \
-    }                                                                                                        \
-    __global__ void __launch_bounds__(FA_THREADS)                                                            \
-        flash_dq_hd##HD(fa_out_t dq, const uint16_t *q, const uint16_t *k, const uint16_t *v,                  \
-                        const uint16_t *dob, const float *lse, const float *delta, int T, int H, int vec) {  \
-        flash_backward_dq(dq, q, k, v, dob, lse, delta, T, H, vec, HD);                                      \
+                             int T, int H, int vec) {                                                           \
+        flash_forward(out, lse, q, k, v, T, H, vec, HD);                                                        \
+    }                                                                                                           \
+    __global__ void __launch_bounds__(FA_THREADS)                                                               \
+        flash_dkdv_hd##HD(fa_out_t dk, fa_out_t dv, const uint16_t *q, const uint16_t *k, const uint16_t *v,    \
+                          const uint16_t *dob, const float *lse, const float *delta, int T, int H, int vec) {   \
+        flash_backward_dkdv(dk, dv, q, k, v, dob, lse, delta, T, H, vec, HD);                                   \
+    }                                                                                                           \
+    __global__ void __launch_bounds__(FA_THREADS)                                                               \
+        flash_dq_hd##HD(fa_out_t dq, const uint16_t *q, const uint16_t *k, const uint16_t *v,                   \
+                        const uint16_t *dob, const float *lse, const float *delta, int T, int H, int vec) {     \
+        flash_backward_dq(dq, q, k, v, dob, lse, delta, T, H, vec, HD);                                         \
     }
 
 FLASH_KERNELS(16)

@@ -490,7 +490,8 @@ static double attention_bytes(const model_gpu_t *m, int backward) {
 static void qkv_forward(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a, int l) {
     const int B = m->B, T = m->T, N = B * T, D = m->cfg.d_model, H = m->cfg.n_heads;
     mm_forward(m, w->dq, a->ln1, off(m, l, P_WQ), N, D, D, 3);
-    TIMED(MODEL_PROF_ROPE, 18.0 * N * D, gpu_rope_heads_qkv_bf16(a->qh, a->kh, a->vh, w->dq, m->rope_cos, m->rope_sin, B, T, D, H));
+    TIMED(MODEL_PROF_ROPE, 18.0 * N * D,
+          gpu_rope_heads_qkv_bf16(a->qh, a->kh, a->vh, w->dq, m->rope_cos, m->rope_sin, B, T, D, H));
 }
 
 static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a) {
@@ -552,8 +553,9 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
           gpu_encoder_forward(m->encoded, m->inputs, m->params + t->slices[param_index_tok_emb(t)].offset, N, D));
     /* Each residual add is fused with the norm that reads its sum (profiled as RMSNorm):
      * res1 with ln2, res2 with the next layer's ln1 or, after the last layer, the final norm. */
-    TIMED(MODEL_PROF_RMSNORM, 6.0 * N * D + 4.0 * N, gpu_rmsnorm_forward_bf16(m->layers[0].ln1, m->layers[0].ln1_rstd, m->encoded,
-                                                       m->params + off(m, 0, P_ATTN_NORM), N, D, eps));
+    TIMED(MODEL_PROF_RMSNORM, 6.0 * N * D + 4.0 * N,
+          gpu_rmsnorm_forward_bf16(m->layers[0].ln1, m->layers[0].ln1_rstd, m->encoded,
+                                   m->params + off(m, 0, P_ATTN_NORM), N, D, eps));
     const float *x = m->encoded;
     for (int l = 0; l < L; l++) {
         gpu_layer_acts_t *a = &m->layers[l];
@@ -563,8 +565,9 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
         if (m->attn != MODEL_ATTN_FLASH) /* the fused kernel writes atty_b itself */
             TIMED(MODEL_PROF_CAST, 6.0 * N * D, gpu_cast_to_bf16(a->atty_b, a->atty, (size_t)N * D));
         mm_forward(m, m->scratch, a->atty_b, off(m, l, P_WO), N, D, D, 1);
-        TIMED(MODEL_PROF_RMSNORM, 14.0 * N * D + 4.0 * N, gpu_residual_rmsnorm_forward_bf16(a->res1, a->ln2, a->ln2_rstd, x, m->scratch,
-                                                                    m->params + off(m, l, P_MLP_NORM), N, D, eps));
+        TIMED(MODEL_PROF_RMSNORM, 14.0 * N * D + 4.0 * N,
+              gpu_residual_rmsnorm_forward_bf16(a->res1, a->ln2, a->ln2_rstd, x, m->scratch,
+                                                m->params + off(m, l, P_MLP_NORM), N, D, eps));
         mm_forward(m, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F, 2); /* gate, up */
         TIMED(MODEL_PROF_SWIGLU, 10.0 * N * F, gpu_swiglu_forward_bf16(a->swi, a->gate, a->up, (size_t)N * F));
         mm_forward(m, m->scratch, a->swi, off(m, l, P_W_DOWN), N, F, D, 1);
@@ -572,12 +575,14 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
         uint16_t *next = last ? m->lnf : m->layers[l + 1].ln1;
         float *next_rstd = last ? m->lnf_rstd : m->layers[l + 1].ln1_rstd;
         const size_t next_w = last ? t->slices[param_index_final_norm(t)].offset : off(m, l + 1, P_ATTN_NORM);
-        TIMED(MODEL_PROF_RMSNORM, 14.0 * N * D + 4.0 * N, gpu_residual_rmsnorm_forward_bf16(a->res2, next, next_rstd, a->res1, m->scratch,
-                                                                    m->params + next_w, N, D, eps));
+        TIMED(MODEL_PROF_RMSNORM, 14.0 * N * D + 4.0 * N,
+              gpu_residual_rmsnorm_forward_bf16(a->res2, next, next_rstd, a->res1, m->scratch, m->params + next_w,
+                                                N, D, eps));
         x = a->res2;
     }
     mm_forward(m, m->probs, m->lnf, t->slices[param_index_lm_head(t)].offset, N, D, V, 1);
-    TIMED(MODEL_PROF_LOSS, 8.0 * N * V + 8.0 * N, gpu_crossentropy_forward(m->losses, m->probs, m->probs, m->targets, N, V));
+    TIMED(MODEL_PROF_LOSS, 8.0 * N * V + 8.0 * N,
+          gpu_crossentropy_forward(m->losses, m->probs, m->probs, m->targets, N, V));
     gpu_download(m->host_losses, m->losses, (size_t)N * sizeof(float));
     return loss_sum(m->host_losses, N) / N;
 }
@@ -594,7 +599,8 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
     /* dout and inp read, dinp read and written (it accumulates), rstd read */
     const double rms_bwd_bytes = 16.0 * ND + 4.0 * N;
 
-    TIMED(MODEL_PROF_LOSS, 8.0 * N * V + 4.0 * N, gpu_crossentropy_backward(m->probs, m->probs, m->targets, loss_scale / (float)N, N, V));
+    TIMED(MODEL_PROF_LOSS, 8.0 * N * V + 4.0 * N,
+          gpu_crossentropy_backward(m->probs, m->probs, m->targets, loss_scale / (float)N, N, V));
     TIMED(MODEL_PROF_CAST, 6.0 * N * V, gpu_cast_to_bf16(w.dyb, m->probs, (size_t)N * V));
     mm_backward(m, w.dln, lm, w.dyb, m->lnf, N, D, V, 1);
     gpu_memset(w.dres, 0, ND * sizeof(float));
@@ -617,7 +623,8 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
         prof_work(m, MODEL_PROF_ATTENTION, 0.0, attention_flops(m, 4));
         TIMED(MODEL_PROF_ATTENTION, attention_bytes(m, 1), attention_backward_gpu(m, &w, a));
         if (m->attn != MODEL_ATTN_FLASH) /* the RoPE backward of dq, dk with their rounding; dv only rounded */
-            TIMED(MODEL_PROF_ROPE, 18.0 * ND, gpu_rope_cast_qkv_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));
+            TIMED(MODEL_PROF_ROPE, 18.0 * ND,
+                  gpu_rope_cast_qkv_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));
         mm_backward(m, w.dln, off(m, l, P_WQ), w.dyb, a->ln1, N, D, D, 3);
         TIMED(MODEL_PROF_RMSNORM, rms_bwd_bytes,
               student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln, x,

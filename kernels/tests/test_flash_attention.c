@@ -478,7 +478,8 @@ static void check_bf16_outputs(int B, int T, int H, int hd, int shift, uint64_t 
 
     /* Forward: the fp32 results again, plus their bf16 copy. */
     guarded_t out2 = guarded_alloc(ND), lse2 = guarded_alloc(p.BHT), ob = guarded_alloc((ND + shift + 1) / 2);
-    gpu_flash_attention_forward_bf16(inner(out2), (uint16_t *)inner(ob) + shift, inner(lse2), d.q, d.k, d.v, B, T, D, H);
+    gpu_flash_attention_forward_bf16(inner(out2), (uint16_t *)inner(ob) + shift, inner(lse2), d.q, d.k, d.v, B, T, D,
+                                     H);
     float *o2 = guarded_down(out2, "out (bf16 variant)"), *l2 = guarded_down(lse2, "lse (bf16 variant)");
     uint16_t *obh = guarded_down(ob, "out_bf16");
     if (memcmp(o2, out, ND * 4) != 0) fail_msg("forward_bf16: out differs from gpu_flash_attention_forward's");
@@ -490,11 +491,12 @@ static void check_bf16_outputs(int B, int T, int H, int hd, int shift, uint64_t 
                      hd, i, obh[shift + i], (double)out[i], bf16_from_float(out[i]));
 
     /* Backward, with and without the RoPE tables. */
-    float *c = host_malloc((size_t)T * (hd / 2) * sizeof(float) + 4), *sn = host_malloc((size_t)T * (hd / 2) * sizeof(float) + 4);
+    const size_t table = (size_t)T * (hd / 2) * sizeof(float);
+    float *c = host_malloc(table + 4), *sn = host_malloc(table + 4);
     rope_tables(c, sn, T, hd, 10000.0f);
-    float *d_c = gpu_malloc((size_t)T * (hd / 2) * sizeof(float)), *d_s = gpu_malloc((size_t)T * (hd / 2) * sizeof(float));
-    gpu_upload(d_c, c, (size_t)T * (hd / 2) * sizeof(float));
-    gpu_upload(d_s, sn, (size_t)T * (hd / 2) * sizeof(float));
+    float *d_c = gpu_malloc(table), *d_s = gpu_malloc(table);
+    gpu_upload(d_c, c, table);
+    gpu_upload(d_s, sn, table);
     float *d_f32 = gpu_malloc(3 * ND * sizeof(float));
     gpu_upload(d_f32, dqkv, 3 * ND * sizeof(float));
     uint16_t *d_want = gpu_malloc(3 * ND * 2);
@@ -608,7 +610,8 @@ int main(void) {
         cmocka_unit_test(test_short_sequences), cmocka_unit_test(test_tile_edges),
         cmocka_unit_test(test_head_sizes),      cmocka_unit_test(test_long_sequence),
         cmocka_unit_test(test_deterministic),
-        cmocka_unit_test(test_misaligned_buffers), cmocka_unit_test(test_bf16_outputs), cmocka_unit_test(test_unsupported_head_size),
+        cmocka_unit_test(test_misaligned_buffers), cmocka_unit_test(test_bf16_outputs),
+        cmocka_unit_test(test_unsupported_head_size),
     };
     return cmocka_run_group_tests_name("flash_attention", tests, NULL, NULL);
 }

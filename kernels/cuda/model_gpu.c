@@ -239,8 +239,9 @@ void model_gpu_profile_stop(model_gpu_t *m) {
 }
 
 const char *model_gpu_profile_name(int c) {
-    static const char *names[MODEL_PROF_COUNT] = {"matmul",   "attention", "rmsnorm", "rope + heads", "swiglu",
-                                                  "residual + embedding", "casts", "cross-entropy", "optimizer"};
+    static const char *names[MODEL_PROF_COUNT] = {
+        "matmul", "attention forward", "attention backward", "rmsnorm", "rope + heads", "swiglu",
+        "residual + embedding", "casts", "cross-entropy", "optimizer"};
     return c >= 0 && c < MODEL_PROF_COUNT ? names[c] : "?";
 }
 
@@ -620,8 +621,8 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
                                        m->params + off(m, l, P_MLP_NORM), a->ln2_rstd, N, D));
         TIMED(MODEL_PROF_CAST, 6.0 * ND, gpu_cast_to_bf16(w.dyb, w.dres, ND));
         mm_backward(m, w.datty, off(m, l, P_WO), w.dyb, a->atty_b, N, D, D, 1);
-        prof_work(m, MODEL_PROF_ATTENTION, 0.0, attention_flops(m, 4));
-        TIMED(MODEL_PROF_ATTENTION, attention_bytes(m, 1), attention_backward_gpu(m, &w, a));
+        prof_work(m, MODEL_PROF_ATTENTION_BWD, 0.0, attention_flops(m, 4));
+        TIMED(MODEL_PROF_ATTENTION_BWD, attention_bytes(m, 1), attention_backward_gpu(m, &w, a));
         if (m->attn != MODEL_ATTN_FLASH) /* the RoPE backward of dq, dk with their rounding; dv only rounded */
             TIMED(MODEL_PROF_ROPE, 18.0 * ND,
                   gpu_rope_cast_qkv_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));

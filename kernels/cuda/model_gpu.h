@@ -75,7 +75,8 @@ typedef struct {
 /** What a step's device time is spent on, for model_gpu_profile_start(). */
 typedef enum {
     MODEL_PROF_MATMUL = 0, /**< the projections' matmuls (cuBLAS or the --matmul kernel) */
-    MODEL_PROF_ATTENTION,  /**< attention forward and backward (flash, or naive with its matmuls and softmax) */
+    MODEL_PROF_ATTENTION,  /**< attention forward (flash, or naive with its matmuls and softmax) */
+    MODEL_PROF_ATTENTION_BWD, /**< attention backward (flash, or naive with its matmuls and softmax backward) */
     MODEL_PROF_RMSNORM,    /**< RMSNorm forward (with the residual add fused in) and the student's backward */
     MODEL_PROF_ROPE,       /**< RoPE with the head split or the cast (v and dv: the split or the cast alone) */
     MODEL_PROF_SWIGLU,     /**< SwiGLU forward and the student's backward */

@@ -291,7 +291,7 @@ static void print_profile(model_gpu_t *m, const int *in, const int *tg, int s, d
         printf("#   %-22s %10.3f %7.1f %7ld %s %s %s\n", model_gpu_profile_name(c), ms,
                sum > 0 ? 100.0 * ms / sum : 0.0, m->prof->calls[c], fig(b1, sizeof b1, gb, gb > 0),
                fig(b2, sizeof b2, gb / ms, gb > 0 && ms > 0), fig(b3, sizeof b3, 1e3 * tf / ms, tf > 0 && ms > 0));
-        if (c != MODEL_PROF_MATMUL && c != MODEL_PROF_ATTENTION && gb > 0) {
+        if (c != MODEL_PROF_MATMUL && c != MODEL_PROF_ATTENTION && c != MODEL_PROF_ATTENTION_BWD && gb > 0) {
             bytes += gb;
             bytes_ms += ms;
         }

@@ -235,4 +235,19 @@ echo
 echo "gpu-check summary ($(cat "$out/device.txt"); $(( $(date +%s) - start ))s of a ${budget}s budget; logs in $out)"
 printf '%-44s %-9s %6s  %s\n' "item" "status" "time" "figure"
 printf '%s\n' "${rows[@]}"
+# What a row cannot hold, from the logs of the items that ran: the ladder at
+# the target sizes, where lab 05's step goes (each category's TB/s and
+# TFLOP/s) and the best tile sizes the sweeps found, so one run's output says
+# what to change next.
+details() { # details ITEM ERE: the lines of ITEM's log that match ERE, indented
+    local log="$out/${1//[^A-Za-z0-9_-]/_}.log"
+    [ -s "$log" ] && grep -qE -- "$2" "$log" || return 0
+    echo
+    echo "  from $1:"
+    grep -E -- "$2" "$log" | head -n 40 | sed 's/^/  /'
+}
+details "bench 04-tensor-cores (solutions)" '^# +M |^ +(4096|8192) +(4096|8192) +(4096|8192) '
+details "bench 05 --profile 1 (solutions)" '^# |^[a-z]+\+[a-z]+ '
+details "sweep 04 mma tiles (solutions)" '^ *rank |^ *[0-9]+ +[0-9.]+ +[0-9.]+ |^best:'
+details "autotune 03 warptile (24 configs)" '^ *rank |^ *[0-9]+ +[0-9.]+ +[0-9.]+ |^best:|^autotune: the file'
 exit $bad

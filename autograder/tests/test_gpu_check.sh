@@ -50,9 +50,10 @@ case "${kind:-pass}" in
             build) echo "built" ;;
             unit) printf '[  PASSED  ] 4 test(s).\n[  PASSED  ] 8 test(s).\n\n12 passed, 0 failed, 0 skipped\n' ;;
             grade) echo "TOTAL 50 / 50 points (100.0%); graded in 9 s" ;;
+            bench-05-profile) printf '#   category  ms\n#   matmul    8.5\ncublas+flash  23.86\n' ;;
             bench-*) printf 'size  kernel  cublas  ratio\n4096  55.10   60.20   0.92\n' ;;
             autotune) printf 'rank config\n1 BM=128 BN=128 best\n' ;;
-            sweep) printf 'rank config\n1 MMA_BK=32 best\n' ;;
+            sweep) printf '[ 1/2] MMA_BK=32  400 TFLOP/s\nrank TFLOP/s\n   1     400.1     52.2   200      0 MMA_BK=32\nbest: -DMMA_BK=32\n' ;;
             *) printf '[==========] 3 test(s) run.\n[  PASSED  ] 3 test(s).\n' ;;
         esac ;;
     allskip) printf '[  PASSED  ] 0 test(s).\n[  SKIPPED ] 2 test(s), listed below:\n' ;;
@@ -189,6 +190,10 @@ re() { sed 's/[][().*+?^$|\\]/\\&/g' <<<"$1"; } # an item's name as an ERE
 if [ "$have_deb" = 1 ] && [ "$have_py" = 1 ]; then
     BUNDLE=1 run_check clean PYTHONPATH="$work/py"
     check "clean: exit status 0 (was $rc; $work/clean.out)" rc_is 0
+    check "clean: under the table, lab 05's profile" says clean '^  #   matmul    8\.5$'
+    check "clean: under the table, the sweep's ranked rows and best line" \
+        bash -c "grep -qE '^     1     400\.1 ' '$work/clean.out' && grep -qE '^  best: -DMMA_BK=32$' '$work/clean.out'"
+    check "clean: not its progress lines" bash -c "! grep -qE '^  \[ 1/2\]' '$work/clean.out'"
     check "clean: the bundle's .deb was unpacked into its root" test -x "$work/clean/.gpu-bundle/root/usr/bin/make"
     check "clean: says it uses the bundle" says clean '^gpu-check: using the packages of \.gpu-bundle \(1 \.deb files\)'
     check "clean: the build saw the bundle's headers (CPATH)" grep -qE "^CPATH=(.*:)?$work/clean/.gpu-bundle/root/usr/include(:|$)" "$work/clean.env"
@@ -213,7 +218,9 @@ if [ "$have_deb" = 1 ] && [ "$have_py" = 1 ]; then
         check "clean: '$it' is ok (was '$s')" test "$s" = ok
         n=$((n + 1))
     done
-    rows=$(awk '/^gpu-check summary/ { p = 1; getline; next } p && NF' "$work/clean.out" | cut -c1-44 | sed 's/ *$//')
+    # the table: from its header to the first blank line (the details from the logs follow it)
+    rows=$(awk '/^gpu-check summary/ { p = 1; getline; next } p && !NF { exit } p' "$work/clean.out" | cut -c1-44 |
+        sed 's/ *$//')
     check "clean: the table lists the ${#items[@]} items in order" test "$rows" = "$(printf '%s\n' "${items[@]}")"
     check "clean: the GPU suites' figure is the runner's total" says clean '^unit tests \(GPU suites\) +ok +[0-9]+s  12 passed, 0 failed, 0 skipped$'
     check "clean: the grader's figure is its TOTAL" says clean '^grade solutions \(cuda\) +ok +[0-9]+s  TOTAL 50 / 50 points \(100\.0%\)'

@@ -39,7 +39,7 @@ LAB_KLIBS_emu  = $(LIBKERNELS_EMU) $(LIBKERNELS_CPU)
 # Link line per target: objects first, then the libraries they use.
 LAB_LINK_cuda = $(CXX) -o $@ $^ $(CUDA_LIBCOMMON) $(LIBCOMMON) $(CUDA_LDLIBS) $(CUBLAS_LDLIBS) \
                 $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
-LAB_LINK_emu  = $(CXX) -o $@ $^ $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) $(SIMT_LDLIBS) \
+LAB_LINK_emu  = $(CXX) -rdynamic -o $@ $^ $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) $(SIMT_LDLIBS) \
                 $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
 LAB_CPPFLAGS_cuda = $(CUDA_CPPFLAGS)
 LAB_CPPFLAGS_emu  = $(SIMT_CPPFLAGS) -DCOURSE_SIMT
@@ -57,6 +57,13 @@ LAB_CPPFLAGS_emu  = $(SIMT_CPPFLAGS) -DCOURSE_SIMT
 SIMT_LAB_WERROR := -Werror=unused-variable -Werror=unused-but-set-variable -Werror=unused-function \
                    -Werror=return-type -Werror=type-limits -DSIMT_HOST_WERROR
 
+# The labs' kernels are compiled for the emulator's memory-access tracer
+# (common/simt/include/simt_memtrace.h): SIMT_MEMTRACE=1 make check LAB=NN
+# prints each launch's sectors and bank passes per warp request, and lab
+# 01's check counts them. About twice the emulator time of a kernel that does
+# nothing but load and store; nothing when no launch is traced is measurable.
+SIMT_LAB_MEMTRACE := --memtrace
+
 # LAB_DEFS: extra flags for the student files' .cu objects only (both
 # targets, and make ptxas), e.g. LAB_DEFS='-DMMA_BN=128 -DMMA_WARPS_N=2' to
 # try another tile configuration. Objects are not rebuilt when it changes:
@@ -71,7 +78,7 @@ LAB_DEFS ?=
 define LAB_RULES
 $(BUILD)/$(3)/$(2)/$(1)/%.cu.o: $(2)/$(1)/%.cu $(if $(filter emu,$(3)),$(SIMT_COMPILE_DEPS) | $(SIMTCC))
 	@mkdir -p $$(@D)
-	$(if $(filter cuda,$(3)),$$(Q)$$(NVCC) $$(NVCCFLAGS) $$(LAB_DEFS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@,$$(Q)$$(SIMTCC) -O2 -g $$(SIMT_LAB_WERROR) $$(CPPFLAGS) $$(LAB_DEFS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@)
+	$(if $(filter cuda,$(3)),$$(Q)$$(NVCC) $$(NVCCFLAGS) $$(LAB_DEFS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@,$$(Q)$$(SIMTCC) -O2 -g $$(SIMT_LAB_MEMTRACE) $$(SIMT_LAB_WERROR) $$(CPPFLAGS) $$(LAB_DEFS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@)
 $(BUILD)/$(3)/$(2)/$(1)/%.c.o: $(2)/$(1)/%.c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_$(3)) -Ilabs/$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@

@@ -28,7 +28,8 @@ SIMT_TESTDIR := $(BUILD)/emu/tests
 
 SIMT_HEADERS := $(wildcard $(SIMT_INC)/*.h $(SIMT_INC)/*.inc) $(SIMT_DIR)/src/simt_internal.h common/warp_mma.cuh \
                 common/hopper.cuh
-SIMT_SRCS := $(SIMT_DIR)/src/simt_runtime.c $(SIMT_DIR)/src/simt_api.c $(SIMT_DIR)/src/simt_hopper.c
+SIMT_SRCS := $(SIMT_DIR)/src/simt_runtime.c $(SIMT_DIR)/src/simt_api.c $(SIMT_DIR)/src/simt_hopper.c \
+             $(SIMT_DIR)/src/simt_memtrace.c
 # The runtime needs GNU extensions (inline asm, ucontext, pthread attributes)
 # on top of the project's C11 flags.
 SIMT_RT_CFLAGS = $(CFLAGS) -std=gnu11 -pthread -I$(SIMT_INC)
@@ -86,7 +87,7 @@ $(SIMTCC): $(SIMT_DIR)/src/simtcc.in $(SIMT_REWRITE) $(SIMT_LIB) $(SIMT_LIB_ASAN
 
 SIMT_TESTS := $(SIMT_TESTDIR)/test_simt_core $(SIMT_TESTDIR)/test_simt_capi $(SIMT_TESTDIR)/test_simt_mma \
               $(SIMT_TESTDIR)/test_simt_hopper $(SIMT_TESTDIR)/test_simt_sanitizers \
-              $(SIMT_TESTDIR)/test_simt_rewrite
+              $(SIMT_TESTDIR)/test_simt_rewrite $(SIMT_TESTDIR)/test_simt_memtrace
 UNIT_TESTS += $(SIMT_TESTS)
 
 # Small programs the sanitizer test runs as child processes.
@@ -112,6 +113,11 @@ $(SIMT_TESTDIR)/test_simt_mma: $(SIMT_OBJDIR)/tests/test_simt_mma.o $(SIMTCC)
 $(SIMT_TESTDIR)/test_simt_hopper: $(SIMT_OBJDIR)/tests/test_simt_hopper.o $(SIMTCC)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) -o $@ $< $(CMOCKA_LIBS)
+
+# The tracer's test is compiled for it, as the labs' files are.
+$(SIMT_TESTDIR)/test_simt_memtrace: $(SIMT_DIR)/tests/test_simt_memtrace.cu $(SIMTCC) $(SIMT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(Q)$(SIMTCC) --memtrace -O2 -g -Wall -Wextra -Werror -o $@ $< $(CMOCKA_LIBS)
 
 # A C11 host file against the emulator's cuda_runtime_api.h, with the
 # project's strict C flags: the header must stay plain C.

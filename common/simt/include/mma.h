@@ -85,7 +85,7 @@ static inline void fill_fragment(fragment<Use, M, N, K, T, L> &f, const V &v)
 }
 
 namespace detail {
-template <class F, class P> static inline void load(F &f, const P *p, unsigned ldm, bool row_major)
+template <class F, class P> SIMT_UNTRACED static inline void load(F &f, const P *p, unsigned ldm, bool row_major)
 {
     simt_check_wmma("wmma::load_matrix_sync", p, ldm, sizeof(P));
     simt_warp_aligned("wmma::load_matrix_sync", nullptr, simt::nop_combine); /* all 32 lanes, as on a GPU */
@@ -108,7 +108,7 @@ static inline void load_matrix_sync(fragment<accumulator, M, N, K, T, void> &f, 
 { detail::load(f, p, ldm, l == mem_row_major); }
 
 template <int M, int N, int K, class T, class P>
-static inline void store_matrix_sync(P *p, const fragment<accumulator, M, N, K, T, void> &f, unsigned ldm, layout_t l)
+SIMT_UNTRACED static inline void store_matrix_sync(P *p, const fragment<accumulator, M, N, K, T, void> &f, unsigned ldm, layout_t l)
 {
     typedef fragment<accumulator, M, N, K, T, void> F;
     simt_check_wmma("wmma::store_matrix_sync", p, ldm, sizeof(P));

@@ -753,5 +753,8 @@ cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, c
      * static leaves), else the opt-in maximum (227 KB); checked as the
      * static variables are declared (simt_shared_first_use). */
     size_t shared_limit = func_dyn_attr(func) < 0 ? SIMT_SHARED_DEFAULT : simt_shared_optin();
-    return ret(simt_run_grid(grid, block, shmem, shared_limit, body, ctx));
+    simt_memtrace_launch_begin(func);
+    cudaError_t e = simt_run_grid(grid, block, shmem, shared_limit, body, ctx);
+    simt_memtrace_launch_end(grid, block);
+    return ret(e);
 }

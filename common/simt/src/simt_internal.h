@@ -110,4 +110,21 @@ int simt_wgmma_reads_unordered(uint32_t lo, uint32_t hi, unsigned int *warpgroup
  *  @return 1 for a first fill, 0 otherwise. */
 int simt_tma_first_fill(uint32_t lo, uint32_t hi);
 
+/* --- memory-access tracing (simt_memtrace.c), called by the scheduler --- */
+
+/** @brief A launch begins: trace it if simt_memtrace_start or SIMT_MEMTRACE
+ *  asked for it. @param func the kernel, for the report's name. */
+void simt_memtrace_launch_begin(const void *func);
+/** @brief The launch has ended: add its counts up, print its line under
+ *  SIMT_MEMTRACE. @param grid its grid. @param block its block. */
+void simt_memtrace_launch_end(dim3 grid, dim3 block);
+/** @brief The calling OS thread starts a block. @param nthreads its threads. */
+void simt_memtrace_block_begin(unsigned int nthreads);
+/** @brief The block has ended: count its warps' requests.
+ *  @param aborted nonzero if it faulted (its counts are dropped). */
+void simt_memtrace_block_end(int aborted);
+/** @brief A static __shared__ variable of the current block.
+ *  @param var its address. @param bytes its size. */
+void simt_memtrace_shared_var(const void *var, size_t bytes);
+
 #endif /* SIMT_INTERNAL_H */

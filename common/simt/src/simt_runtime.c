@@ -16,7 +16,8 @@
  * groups run as a collective of the warpgroup at wgmma.wait_group
  * (the copies and the arithmetic themselves are in simt_hopper.c).
  *
- * Not modelled: timing, memory coalescing, bank conflicts, independent
+ * Not modelled: timing (memory coalescing and bank conflicts are counted,
+ * not timed, by simt_memtrace.c), independent
  * forward progress of spinning threads (a thread that busy-waits on another
  * thread of its block without a barrier never yields and hangs).
  *
@@ -1172,6 +1173,7 @@ void simt_shared_first_use(const void *var, size_t bytes, const char *name, cons
         if (w->shared_seen[i] == var) return;
     if (w->nshared_seen == SHARED_SEEN_MAX) return;
     w->shared_seen[w->nshared_seen++] = var;
+    simt_memtrace_shared_var(var, bytes);
     /* A GPU gives a kernel at most 48 KB of static shared memory (ptxas
      * refuses more: "uses too much shared data"), and a block at most 227 KB
      * of static and dynamic together. Each thread-local static here could
@@ -1543,8 +1545,10 @@ static void run_block(worker *w, unsigned long b)
      * writes finds it unwritten in one block or the other, whichever warp
      * writes. */
     unsigned int first = (b % 2 == 1 && n > 32) ? (n - 1) / 32 * 32 : 0;
+    simt_memtrace_block_begin(n);
     switch_to(&w->main, &w->fibers[first], 0);
     TSAN_ACQUIRE(&w->tsan_block_end);
+    simt_memtrace_block_end(w->aborted);
     if (w->aborted) {
         atomic_store(&L->abort, 1);
 #ifdef SIMT_TSAN

@@ -1,0 +1,475 @@
+/*
+ * SIMT emulator: memory-access tracing (see include/simt_memtrace.h).
+ *
+ * simtcc --memtrace compiles a .cu file with gcc's kernel-address
+ * instrumentation and no inline checks: every load and store becomes a call
+ * of __asan_loadN_noabort(addr) or __asan_storeN_noabort(addr), and this
+ * file supplies those functions (no sanitizer runtime is linked). While a
+ * launch is traced, each call made by an emulated thread is kept if its
+ * address is global memory (a live cudaMalloc allocation) or the block's
+ * shared memory, with the call's return address, which names the load or
+ * store in the code. When the block ends, each warp's records are sorted by
+ * (code site, n-th execution by the thread, address): a run of equal
+ * (site, n) is one warp request, and its sectors or bank passes are counted.
+ *
+ * The sanitizer flavours of libsimt get stubs only: ASan's runtime defines
+ * the same functions, and simtcc does not instrument under a sanitizer.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_runtime_api.h"
+#include "simt_abi.h"
+#include "simt_internal.h"
+#include "simt_memtrace.h"
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+
+int simt_memtrace_available(void) { return 0; }
+void simt_memtrace_start(void) {}
+void simt_memtrace_stop(simt_memtrace_stats *out)
+{
+    if (out) memset(out, 0, sizeof(*out));
+}
+void simt_memtrace_launch_begin(const void *func) { (void)func; }
+void simt_memtrace_launch_end(dim3 grid, dim3 block) { (void)grid, (void)block; }
+void simt_memtrace_block_begin(unsigned int nthreads) { (void)nthreads; }
+void simt_memtrace_block_end(int aborted) { (void)aborted; }
+void simt_memtrace_shared_var(const void *var, size_t bytes) { (void)var, (void)bytes; }
+
+#else
+
+enum { KIND_GLD, KIND_GST, KIND_SLD, KIND_SST };
+/* Code sites a thread tells apart for counting executions; a kernel with
+ * more (unrolled loops) counts the rest together, as one site. */
+enum { SITES_MAX = 256, SHARED_VARS_MAX = 64 };
+
+typedef struct {
+    uintptr_t site, addr;
+    uint32_t n;     /* this thread's execution count of the site before this one */
+    uint16_t size;
+    uint8_t kind, lane;
+} rec;
+
+typedef struct {
+    rec *r;
+    unsigned int count, cap;
+    unsigned int nsites;
+    uintptr_t site[SITES_MAX];
+    uint32_t runs[SITES_MAX];
+} thread_log;
+
+typedef struct {
+    int active;
+    unsigned int nthreads;
+    thread_log *log; /* [nthreads], grown as needed */
+    unsigned int nlog;
+    rec *tmp; /* one warp's records, for sorting */
+    size_t tmp_cap;
+    uintptr_t shared_lo[SHARED_VARS_MAX], shared_hi[SHARED_VARS_MAX];
+    unsigned int nshared;
+    unsigned long long dropped;
+} worker_trace;
+
+static __thread worker_trace *wt;
+
+static atomic_int api_on;      /* between simt_memtrace_start and _stop */
+static atomic_int launch_on;   /* the current launch is traced */
+static pthread_mutex_t acc_lock = PTHREAD_MUTEX_INITIALIZER;
+static simt_memtrace_stats launch_acc, api_acc;
+static const void *launch_func;
+
+static int env_on(void)
+{
+    const char *e = getenv("SIMT_MEMTRACE");
+    return e && *e && strcmp(e, "0") != 0;
+}
+
+int simt_memtrace_available(void) { return 1; }
+
+void simt_memtrace_start(void)
+{
+    pthread_mutex_lock(&acc_lock);
+    memset(&api_acc, 0, sizeof(api_acc));
+    pthread_mutex_unlock(&acc_lock);
+    atomic_store(&api_on, 1);
+}
+
+void simt_memtrace_stop(simt_memtrace_stats *out)
+{
+    atomic_store(&api_on, 0);
+    pthread_mutex_lock(&acc_lock);
+    if (out) *out = api_acc;
+    pthread_mutex_unlock(&acc_lock);
+}
+
+/* --- recording ------------------------------------------------------------ */
+
+static int in_shared(const worker_trace *w, uintptr_t a)
+{
+    uintptr_t dyn = (uintptr_t)simt_cur_block.dyn_shared;
+    if (dyn && a >= dyn && a < dyn + simt_cur_block.dyn_shared_size) return 1;
+    for (unsigned int i = 0; i < w->nshared; i++)
+        if (a >= w->shared_lo[i] && a < w->shared_hi[i]) return 1;
+    return 0;
+}
+
+static void record(uintptr_t a, size_t size, int store, uintptr_t site)
+{
+    if (!atomic_load_explicit(&launch_on, memory_order_relaxed)) return;
+    const simt_thread_info *t = simt_cur_thread;
+    worker_trace *w = wt;
+    if (!t || !w || !w->active || size == 0) return;
+    int kind;
+    if (in_shared(w, a)) kind = store ? KIND_SST : KIND_SLD;
+    else if (simt_in_allocation((const void *)a)) kind = store ? KIND_GST : KIND_GLD;
+    else return; /* the thread's own stack, the emulator's bookkeeping */
+    thread_log *L = &w->log[t->linear];
+    if (L->count == SIMT_MEMTRACE_PER_THREAD) {
+        w->dropped++;
+        return;
+    }
+    if (L->count == L->cap) {
+        unsigned int cap = L->cap ? L->cap * 2 : 64;
+        if (cap > SIMT_MEMTRACE_PER_THREAD) cap = SIMT_MEMTRACE_PER_THREAD;
+        rec *r = realloc(L->r, cap * sizeof(rec));
+        if (!r) {
+            w->dropped++;
+            return;
+        }
+        L->r = r;
+        L->cap = cap;
+    }
+    /* The n-th run of this site by this thread: the last slot collects
+     * every site past SITES_MAX. */
+    unsigned int s = 0;
+    while (s < L->nsites && L->site[s] != site) s++;
+    if (s == L->nsites) {
+        if (L->nsites < SITES_MAX) L->site[L->nsites++] = site;
+        else s = SITES_MAX - 1;
+    }
+    rec *r = &L->r[L->count++];
+    r->site = site;
+    r->addr = a;
+    r->n = L->runs[s]++;
+    r->size = (uint16_t)(size > 0xffff ? 0xffff : size);
+    r->kind = (uint8_t)kind;
+    r->lane = (uint8_t)t->lane;
+}
+
+/* The calls gcc's instrumentation makes (-fsanitize=kernel-address with
+ * asan-instrumentation-with-call-threshold=0): one per load or store. */
+#define SIMT_MT_SIZED(n)                                                                          \
+    void __asan_load##n##_noabort(uintptr_t a);                                                   \
+    void __asan_store##n##_noabort(uintptr_t a);                                                  \
+    void __asan_load##n##_noabort(uintptr_t a) { record(a, n, 0, (uintptr_t)__builtin_return_address(0)); } \
+    void __asan_store##n##_noabort(uintptr_t a) { record(a, n, 1, (uintptr_t)__builtin_return_address(0)); }
+SIMT_MT_SIZED(1)
+SIMT_MT_SIZED(2)
+SIMT_MT_SIZED(4)
+SIMT_MT_SIZED(8)
+SIMT_MT_SIZED(16)
+void __asan_loadN_noabort(uintptr_t a, size_t n);
+void __asan_storeN_noabort(uintptr_t a, size_t n);
+void __asan_handle_no_return(void);
+void __asan_loadN_noabort(uintptr_t a, size_t n) { record(a, n, 0, (uintptr_t)__builtin_return_address(0)); }
+void __asan_storeN_noabort(uintptr_t a, size_t n) { record(a, n, 1, (uintptr_t)__builtin_return_address(0)); }
+void __asan_handle_no_return(void) {}
+
+/* --- counting ------------------------------------------------------------- */
+
+static int rec_order(const void *pa, const void *pb)
+{
+    const rec *a = pa, *b = pb;
+    if (a->site != b->site) return a->site < b->site ? -1 : 1;
+    if (a->n != b->n) return a->n < b->n ? -1 : 1;
+    if (a->kind != b->kind) return a->kind < b->kind ? -1 : 1;
+    if (a->addr != b->addr) return a->addr < b->addr ? -1 : 1;
+    return 0;
+}
+
+/* Distinct bytes of records r[0..n), sorted by address. */
+static unsigned long long distinct_bytes(const rec *r, size_t n)
+{
+    unsigned long long bytes = 0;
+    uintptr_t covered = 0; /* everything below is counted */
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t lo = r[i].addr, hi = r[i].addr + r[i].size;
+        if (lo < covered) lo = covered;
+        if (hi > lo) bytes += hi - lo, covered = hi;
+    }
+    return bytes;
+}
+
+/* Global memory: the distinct 32-byte sectors a request touches. */
+static unsigned long long sectors(const rec *r, size_t n)
+{
+    unsigned long long count = 0;
+    uintptr_t next = 0; /* first sector not yet counted */
+    int any = 0;
+    for (size_t i = 0; i < n; i++) {
+        uintptr_t s0 = r[i].addr >> 5, s1 = (r[i].addr + r[i].size - 1) >> 5;
+        if (any && s0 < next) s0 = next;
+        if (s1 >= s0) count += s1 - s0 + 1, next = s1 + 1;
+        any = 1;
+    }
+    return count;
+}
+
+static int word_order(const void *pa, const void *pb)
+{
+    uintptr_t a = *(const uintptr_t *)pa, b = *(const uintptr_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Shared memory: a request takes as many passes as the most distinct 4-byte
+ * words one of the 32 banks must deliver (word w lives in bank w % 32;
+ * threads that read the same word share one delivery). An access wider than
+ * 4 bytes covers several banks, so a warp's 8- or 16-byte accesses need at
+ * least 2 or 4 passes however they are laid out. */
+static unsigned long long wavefronts(const rec *r, size_t n)
+{
+    enum { WORDS_MAX = 32 * 4 };
+    uintptr_t words[WORDS_MAX];
+    size_t nw = 0;
+    for (size_t i = 0; i < n; i++)
+        for (uintptr_t wd = r[i].addr >> 2; wd <= (r[i].addr + r[i].size - 1) >> 2 && nw < WORDS_MAX; wd++)
+            words[nw++] = wd;
+    qsort(words, nw, sizeof(words[0]), word_order);
+    unsigned int per_bank[32] = {0}, most = 1;
+    for (size_t i = 0; i < nw; i++) {
+        if (i > 0 && words[i] == words[i - 1]) continue; /* one word, delivered once for all */
+        unsigned int b = (unsigned int)(words[i] & 31);
+        if (++per_bank[b] > most) most = per_bank[b];
+    }
+    return most;
+}
+
+static simt_memtrace_counts *counts_of(simt_memtrace_stats *s, int kind)
+{
+    switch (kind) {
+    case KIND_GLD: return &s->global_load;
+    case KIND_GST: return &s->global_store;
+    case KIND_SLD: return &s->shared_load;
+    default: return &s->shared_store;
+    }
+}
+
+static void count_request(simt_memtrace_stats *s, const rec *r, size_t n)
+{
+    simt_memtrace_counts *c = counts_of(s, r[0].kind);
+    unsigned long long bytes = distinct_bytes(r, n);
+    c->requests++;
+    c->accesses += n;
+    if (r[0].kind == KIND_GLD || r[0].kind == KIND_GST) {
+        c->cost += sectors(r, n);
+        c->best += (bytes + 31) / 32;
+    } else {
+        c->cost += wavefronts(r, n);
+        c->best += bytes > 128 ? (bytes + 127) / 128 : 1;
+    }
+}
+
+static void count_warp(worker_trace *w, simt_memtrace_stats *s, unsigned int first, unsigned int last)
+{
+    size_t n = 0;
+    for (unsigned int t = first; t < last; t++) n += w->log[t].count;
+    if (n == 0) return;
+    if (n > w->tmp_cap) {
+        rec *tmp = realloc(w->tmp, n * sizeof(rec));
+        if (!tmp) {
+            w->dropped += n;
+            return;
+        }
+        w->tmp = tmp;
+        w->tmp_cap = n;
+    }
+    size_t k = 0;
+    for (unsigned int t = first; t < last; t++) {
+        memcpy(w->tmp + k, w->log[t].r, w->log[t].count * sizeof(rec));
+        k += w->log[t].count;
+    }
+    qsort(w->tmp, n, sizeof(rec), rec_order);
+    for (size_t i = 0; i < n;) {
+        size_t j = i + 1;
+        while (j < n && w->tmp[j].site == w->tmp[i].site && w->tmp[j].n == w->tmp[i].n &&
+               w->tmp[j].kind == w->tmp[i].kind)
+            j++;
+        count_request(s, w->tmp + i, j - i);
+        i = j;
+    }
+}
+
+/* --- hooks the runtime calls ---------------------------------------------- */
+
+void simt_memtrace_launch_begin(const void *func)
+{
+    int on = atomic_load(&api_on) || env_on();
+    if (on) {
+        pthread_mutex_lock(&acc_lock);
+        memset(&launch_acc, 0, sizeof(launch_acc));
+        launch_func = func;
+        pthread_mutex_unlock(&acc_lock);
+    }
+    atomic_store(&launch_on, on);
+}
+
+void simt_memtrace_block_begin(unsigned int nthreads)
+{
+    if (!atomic_load(&launch_on)) {
+        if (wt) wt->active = 0;
+        return;
+    }
+    if (!wt) {
+        wt = calloc(1, sizeof(*wt));
+        if (!wt) return;
+    }
+    worker_trace *w = wt;
+    if (nthreads > w->nlog) {
+        thread_log *log = realloc(w->log, nthreads * sizeof(thread_log));
+        if (!log) {
+            w->active = 0;
+            return;
+        }
+        memset(log + w->nlog, 0, (nthreads - w->nlog) * sizeof(thread_log));
+        w->log = log;
+        w->nlog = nthreads;
+    }
+    for (unsigned int t = 0; t < nthreads; t++) {
+        w->log[t].count = 0;
+        w->log[t].nsites = 0;
+        memset(w->log[t].runs, 0, sizeof(w->log[t].runs));
+    }
+    w->nthreads = nthreads;
+    w->nshared = 0;
+    w->dropped = 0;
+    w->active = 1;
+}
+
+void simt_memtrace_shared_var(const void *var, size_t bytes)
+{
+    worker_trace *w = wt;
+    if (!w || !w->active || w->nshared == SHARED_VARS_MAX) return;
+    w->shared_lo[w->nshared] = (uintptr_t)var;
+    w->shared_hi[w->nshared] = (uintptr_t)var + bytes;
+    w->nshared++;
+}
+
+void simt_memtrace_block_end(int aborted)
+{
+    worker_trace *w = wt;
+    if (!w || !w->active) return;
+    w->active = 0;
+    if (aborted) return; /* a faulting block's counts mean nothing */
+    simt_memtrace_stats s;
+    memset(&s, 0, sizeof(s));
+    for (unsigned int first = 0; first < w->nthreads; first += 32)
+        count_warp(w, &s, first, first + 32 < w->nthreads ? first + 32 : w->nthreads);
+    s.dropped = w->dropped;
+    pthread_mutex_lock(&acc_lock);
+    simt_memtrace_counts *dst[4] = {&launch_acc.global_load, &launch_acc.global_store, &launch_acc.shared_load,
+                                    &launch_acc.shared_store};
+    const simt_memtrace_counts *src[4] = {&s.global_load, &s.global_store, &s.shared_load, &s.shared_store};
+    for (int i = 0; i < 4; i++) {
+        dst[i]->requests += src[i]->requests;
+        dst[i]->accesses += src[i]->accesses;
+        dst[i]->cost += src[i]->cost;
+        dst[i]->best += src[i]->best;
+    }
+    launch_acc.dropped += s.dropped;
+    pthread_mutex_unlock(&acc_lock);
+}
+
+/* A mangled C++ name's function name: "_Z4rowsPKfPfi" is rows,
+ * "_ZN2ns4gemmE..." ns::gemm, and a template's arguments are shown as <...>
+ * (enough to tell kernels apart; no C++ runtime is needed). */
+static void demangle_name(const char *m, char *out, size_t n)
+{
+    snprintf(out, n, "%s", m);
+    if (strncmp(m, "_Z", 2) != 0) return;
+    const char *p = m + 2;
+    int nested = *p == 'N';
+    if (nested) p++;
+    size_t k = 0;
+    char buf[256];
+    while (*p >= '1' && *p <= '9') {
+        char *end;
+        unsigned long len = strtoul(p, &end, 10);
+        if (strlen(end) < len || k + len + 3 >= sizeof(buf)) return;
+        if (k) buf[k++] = ':', buf[k++] = ':';
+        memcpy(buf + k, end, len);
+        k += len;
+        p = end + len;
+        if (!nested) break;
+    }
+    if (k == 0) return;
+    if (*p == 'I' && k + 5 < sizeof(buf)) memcpy(buf + k, "<...>", 5), k += 5;
+    buf[k] = '\0';
+    snprintf(out, n, "%s", buf);
+}
+
+/* The kernel's name, when the executable exports its symbols (simtcc links
+ * with -rdynamic, and so do the labs' emulator builds). */
+static void kernel_name(const void *func, char *out, size_t n)
+{
+    Dl_info info;
+    if (func && dladdr(func, &info) && info.dli_sname && info.dli_saddr == func)
+        demangle_name(info.dli_sname, out, n);
+    else
+        snprintf(out, n, "kernel at %p", func);
+}
+
+static void print_counts(const char *what, const char *unit, const simt_memtrace_counts *c)
+{
+    if (c->requests == 0) return;
+    fprintf(stderr, "  %-13s %9llu requests  %6.2f %s each  (fewest possible %.2f)  %5.1f%% efficient\n", what,
+            c->requests, (double)c->cost / (double)c->requests, unit, (double)c->best / (double)c->requests,
+            c->cost ? 100.0 * (double)c->best / (double)c->cost : 100.0);
+}
+
+void simt_memtrace_launch_end(dim3 grid, dim3 block)
+{
+    if (!atomic_load(&launch_on)) return;
+    atomic_store(&launch_on, 0);
+    pthread_mutex_lock(&acc_lock);
+    simt_memtrace_stats s = launch_acc;
+    const void *func = launch_func;
+    if (atomic_load(&api_on)) {
+        simt_memtrace_counts *dst[4] = {&api_acc.global_load, &api_acc.global_store, &api_acc.shared_load,
+                                        &api_acc.shared_store};
+        const simt_memtrace_counts *src[4] = {&s.global_load, &s.global_store, &s.shared_load, &s.shared_store};
+        for (int i = 0; i < 4; i++) {
+            dst[i]->requests += src[i]->requests;
+            dst[i]->accesses += src[i]->accesses;
+            dst[i]->cost += src[i]->cost;
+            dst[i]->best += src[i]->best;
+        }
+        api_acc.dropped += s.dropped;
+        api_acc.launches++;
+    }
+    pthread_mutex_unlock(&acc_lock);
+    if (!env_on()) return;
+    char name[256];
+    kernel_name(func, name, sizeof(name));
+    fprintf(stderr, "simt memtrace: %s<<<(%u,%u,%u), (%u,%u,%u)>>>\n", name, grid.x, grid.y, grid.z, block.x,
+            block.y, block.z);
+    if (s.global_load.requests + s.global_store.requests + s.shared_load.requests + s.shared_store.requests == 0)
+        fprintf(stderr, "  no loads or stores recorded (is its .cu file compiled with simtcc --memtrace?)\n");
+    print_counts("global load", "sectors", &s.global_load);
+    print_counts("global store", "sectors", &s.global_store);
+    print_counts("shared load", "wavefronts", &s.shared_load);
+    print_counts("shared store", "wavefronts", &s.shared_store);
+    if (s.dropped)
+        fprintf(stderr, "  %llu accesses not counted (past %d a thread): trace a smaller problem\n", s.dropped,
+                SIMT_MEMTRACE_PER_THREAD);
+}
+
+#endif

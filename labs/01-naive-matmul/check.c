@@ -14,7 +14,11 @@
  */
 #include "labcheck.h"
 #include "gemm_harness.h"
+#include "gpu.h"
 #include "matmul_ladder.h"
+#ifdef COURSE_SIMT
+#include "simt_memtrace.h"
+#endif
 
 static const gemm_kernel_t UNCOALESCED = {"matmul_naive_uncoalesced", matmul_naive_uncoalesced, NULL};
 static const gemm_kernel_t COALESCED = {"matmul_naive", matmul_naive, NULL};
@@ -94,6 +98,82 @@ static void test_large(void **state) {
 #endif
 }
 
+/* How each kernel's warps meet global memory: the point of the lab. A GPU
+ * serves a warp's load in 32-byte sectors, so 32 threads reading 32
+ * neighbouring floats need 4 sectors and 32 threads reading down a column
+ * need 32. Only the emulator can count this here (simt_memtrace.h, which
+ * groups the threads of each warp into requests as the hardware does); on a
+ * GPU, make bench LAB=01 times the difference and the grader's speed tests
+ * score it, so the test skips there.
+ * 64 x 96 x 32: whole 32 x 32 blocks, and every row of A, B and C starts on
+ * a 128-byte boundary, so the expected counts are exact: with the column
+ * from threadIdx.x, a warp loads one float of A (1 sector, all its threads
+ * share it) and 32 of B (4), and stores 32 neighbouring floats of C (4):
+ * as few sectors as the bytes need, a ratio of 1. With the row from
+ * threadIdx.x, the loads take 32 + 1 sectors where 4 + 1 would do (6.6
+ * times) and the stores 32 where 4 would (8 times). */
+static void test_memory_pattern(void **state) {
+    LAB_REQUIRE_DEVICE();
+#ifndef COURSE_SIMT
+    (void)state;
+    print_message("coalescing is counted on the emulator (TARGET=emu); on a GPU, make bench LAB=01 times "
+                  "it; skipped, not passed\n");
+    skip();
+#else
+    const gemm_kernel_t *k = *state;
+    if (!simt_memtrace_available()) {
+        print_message("this emulator build cannot trace memory accesses (a sanitizer build); "
+                      "skipped, not passed\n");
+        skip();
+    }
+    const int M = 64, N = 96, K = 32;
+    float *A = gpu_malloc((size_t)M * K * sizeof(float));
+    float *B = gpu_malloc((size_t)K * N * sizeof(float));
+    float *C = gpu_malloc((size_t)M * N * sizeof(float));
+    gpu_memset(A, 0, (size_t)M * K * sizeof(float));
+    gpu_memset(B, 0, (size_t)K * N * sizeof(float));
+    simt_memtrace_start();
+    int status = k->f32(M, N, K, 1.0f, A, B, 0.0f, C);
+    simt_memtrace_stats s;
+    simt_memtrace_stop(&s);
+    gpu_free(A);
+    gpu_free(B);
+    gpu_free(C);
+    LAB_REQUIRE_OK(status, k->name);
+    LAB_REQUIRE_FINISHED(k->name);
+    if (s.global_load.requests == 0 || s.global_store.requests == 0)
+        fail_msg("%s: no global loads or stores were recorded; the lab's .cu file must be compiled with "
+                 "simtcc --memtrace, as make check LAB=01 TARGET=emu does", k->name);
+    double loads = (double)s.global_load.cost / (double)s.global_load.best;
+    double stores = (double)s.global_store.cost / (double)s.global_store.best;
+    print_message("%s: global loads touch %.2f sectors per sector their bytes need, stores %.2f\n", k->name,
+                  loads, stores);
+    if (k == &COALESCED) {
+        /* Stores: whatever the block's shape, a warp whose threadIdx.x
+         * walks along a row of C writes whole sectors (1.0); with the row
+         * from x, blockDim.x / 4: at least 2 for a block 8 or more wide.
+         * Loads: a narrower block reads A from several rows, 1.33 times for
+         * 16 x 16 and 2.5 for 8 x 8; the swapped mapping, 4.5 and more. */
+        if (stores > 1.5 || loads > 3.0)
+            fail_msg("matmul_naive: a warp's loads touch %.1f times the sectors their bytes need, its stores "
+                     "%.1f times (1.0 when coalesced): take the column of C from the x coordinates (blockIdx.x, "
+                     "blockDim.x, threadIdx.x) and the row from y, so the 32 threads of a warp read neighbouring "
+                     "floats of B and write neighbouring floats of C. SIMT_MEMTRACE=1 make check LAB=01 "
+                     "TARGET=emu prints each launch's counts", loads, stores);
+    } else {
+        /* Task 1 asks for the row from x, the mapping whose cost task 4
+         * measures; a kernel that already coalesces (1.0) leaves the
+         * comparison with nothing to show. The row from x gives 8 with the
+         * task's 32 x 32 block, 4 with 16 x 16, 2 with 8 x 8. */
+        if (stores <= 1.5)
+            fail_msg("matmul_naive_uncoalesced: its stores touch %.1f times the sectors their bytes need, so "
+                     "they are coalesced; task 1 asks for the row of C from the x coordinates and the "
+                     "column from y (8 times on this shape), the slow mapping whose cost the lab measures",
+                     stores);
+    }
+#endif
+}
+
 /* The same tests for each kernel, named after it so a failure says which. */
 #define T(prefix, f, kernel) {prefix #f, f, NULL, NULL, (void *)&kernel}
 #define LAB01_TESTS(prefix, kernel)                                                           \
@@ -101,7 +181,7 @@ static void test_large(void **state) {
     T(prefix, test_primes, kernel), T(prefix, test_partial_blocks, kernel),                   \
     T(prefix, test_rectangular, kernel), T(prefix, test_alpha_beta, kernel),                  \
     T(prefix, test_beta_zero_ignores_c, kernel), T(prefix, test_nan_propagates, kernel),      \
-    T(prefix, test_large, kernel)
+    T(prefix, test_large, kernel), T(prefix, test_memory_pattern, kernel)
 
 int main(int argc, char **argv) {
     lab_check_init(argc, argv, "lab 01: both naive matmuls against a double-precision reference");

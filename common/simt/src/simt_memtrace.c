@@ -19,6 +19,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <elf.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -67,8 +68,37 @@ typedef struct {
     uint32_t runs[SITES_MAX];
 } thread_log;
 
+/* One load or store in the code, and what its requests cost: the report
+ * lists the sites that cost most above the fewest. */
+typedef struct {
+    uintptr_t site;
+    int kind;
+    unsigned long long requests, cost, best;
+} site_count;
+
+enum { SITE_TABLE_MAX = 512 };
+
+typedef struct {
+    site_count s[SITE_TABLE_MAX];
+    unsigned int n;
+} site_table;
+
+/* The site's entry (one is added if there is room), or NULL. */
+static site_count *site_entry(site_table *t, uintptr_t site, int kind)
+{
+    for (unsigned int i = 0; i < t->n; i++)
+        if (t->s[i].site == site && t->s[i].kind == kind) return &t->s[i];
+    if (t->n == SITE_TABLE_MAX) return NULL;
+    site_count *e = &t->s[t->n++];
+    memset(e, 0, sizeof(*e));
+    e->site = site;
+    e->kind = kind;
+    return e;
+}
+
 typedef struct {
     int active;
+    site_table sites; /* this block's */
     unsigned int nthreads;
     thread_log *log; /* [nthreads], grown as needed */
     unsigned int nlog;
@@ -85,6 +115,7 @@ static atomic_int api_on;      /* between simt_memtrace_start and _stop */
 static atomic_int launch_on;   /* the current launch is traced */
 static pthread_mutex_t acc_lock = PTHREAD_MUTEX_INITIALIZER;
 static simt_memtrace_stats launch_acc, api_acc;
+static site_table launch_sites;
 static const void *launch_func;
 
 static int env_on(void)
@@ -263,19 +294,23 @@ static simt_memtrace_counts *counts_of(simt_memtrace_stats *s, int kind)
     }
 }
 
-static void count_request(simt_memtrace_stats *s, const rec *r, size_t n)
+static void count_request(simt_memtrace_stats *s, site_table *sites, const rec *r, size_t n)
 {
     simt_memtrace_counts *c = counts_of(s, r[0].kind);
-    unsigned long long bytes = distinct_bytes(r, n);
+    unsigned long long bytes = distinct_bytes(r, n), cost, best;
+    if (r[0].kind == KIND_GLD || r[0].kind == KIND_GST) {
+        cost = sectors(r, n);
+        best = (bytes + 31) / 32;
+    } else {
+        cost = wavefronts(r, n);
+        best = bytes > 128 ? (bytes + 127) / 128 : 1;
+    }
     c->requests++;
     c->accesses += n;
-    if (r[0].kind == KIND_GLD || r[0].kind == KIND_GST) {
-        c->cost += sectors(r, n);
-        c->best += (bytes + 31) / 32;
-    } else {
-        c->cost += wavefronts(r, n);
-        c->best += bytes > 128 ? (bytes + 127) / 128 : 1;
-    }
+    c->cost += cost;
+    c->best += best;
+    site_count *e = site_entry(sites, r[0].site, r[0].kind);
+    if (e) e->requests++, e->cost += cost, e->best += best;
 }
 
 static void count_warp(worker_trace *w, simt_memtrace_stats *s, unsigned int first, unsigned int last)
@@ -303,7 +338,7 @@ static void count_warp(worker_trace *w, simt_memtrace_stats *s, unsigned int fir
         while (j < n && w->tmp[j].site == w->tmp[i].site && w->tmp[j].n == w->tmp[i].n &&
                w->tmp[j].kind == w->tmp[i].kind)
             j++;
-        count_request(s, w->tmp + i, j - i);
+        count_request(s, &w->sites, w->tmp + i, j - i);
         i = j;
     }
 }
@@ -316,6 +351,7 @@ void simt_memtrace_launch_begin(const void *func)
     if (on) {
         pthread_mutex_lock(&acc_lock);
         memset(&launch_acc, 0, sizeof(launch_acc));
+        launch_sites.n = 0;
         launch_func = func;
         pthread_mutex_unlock(&acc_lock);
     }
@@ -351,6 +387,7 @@ void simt_memtrace_block_begin(unsigned int nthreads)
     w->nthreads = nthreads;
     w->nshared = 0;
     w->dropped = 0;
+    w->sites.n = 0;
     w->active = 1;
 }
 
@@ -385,6 +422,11 @@ void simt_memtrace_block_end(int aborted)
         dst[i]->best += src[i]->best;
     }
     launch_acc.dropped += s.dropped;
+    for (unsigned int i = 0; i < w->sites.n; i++) {
+        const site_count *b = &w->sites.s[i];
+        site_count *e = site_entry(&launch_sites, b->site, b->kind);
+        if (e) e->requests += b->requests, e->cost += b->cost, e->best += b->best;
+    }
     pthread_mutex_unlock(&acc_lock);
 }
 
@@ -435,6 +477,94 @@ static void print_counts(const char *what, const char *unit, const simt_memtrace
             c->cost ? 100.0 * (double)c->best / (double)c->cost : 100.0);
 }
 
+static int excess_order(const void *pa, const void *pb)
+{
+    const site_count *a = pa, *b = pb;
+    unsigned long long ea = a->cost - a->best, eb = b->cost - b->best;
+    return ea < eb ? 1 : ea > eb ? -1 : 0;
+}
+
+/* Where the loads and stores of t (those that cost more than the fewest)
+ * are in the source: "file:line" from their object's debug information,
+ * through addr2line (binutils, installed with the compiler), or the object
+ * and offset when that is not possible. A site is the instrumentation
+ * call's return address, so the call itself is at site - 1. */
+static void sites_where(const site_count *t, unsigned int n, char (*where)[128])
+{
+    for (unsigned int i = 0; i < n; i++) {
+        Dl_info info;
+        where[i][0] = '\0';
+        if (!dladdr((void *)t[i].site, &info) || !info.dli_fname || !info.dli_fbase) {
+            snprintf(where[i], sizeof(where[i]), "%#lx", (unsigned long)t[i].site);
+            continue;
+        }
+        /* A position-independent object (ET_DYN) is looked up by offset, a
+         * fixed-address executable by address. */
+        const Elf64_Ehdr *eh = (const Elf64_Ehdr *)info.dli_fbase;
+        uintptr_t at = t[i].site - 1 - (eh->e_type == ET_DYN ? (uintptr_t)info.dli_fbase : 0);
+        const char *base = strrchr(info.dli_fname, '/');
+        snprintf(where[i], sizeof(where[i]), "%.100s+%#lx", base ? base + 1 : info.dli_fname, (unsigned long)at);
+        if (strchr(info.dli_fname, '\'') || strlen(info.dli_fname) > 3000) continue;
+        /* One addr2line per site: a handful of calls, once per launch, and
+         * only under SIMT_MEMTRACE. Without -i the line is the access's own,
+         * inside any inlined helper. */
+        char cmd[3200], line[1024];
+        snprintf(cmd, sizeof(cmd), "addr2line -e '%s' %#lx 2>/dev/null", info.dli_fname, (unsigned long)at);
+        FILE *p = popen(cmd, "r");
+        if (!p) continue;
+        if (fgets(line, sizeof(line), p) && line[0] != '?') {
+            line[strcspn(line, " \n")] = '\0';
+            const char *file = strrchr(line, '/');
+            file = file ? file + 1 : line;
+            size_t len = strlen(file);
+            if (len >= sizeof(where[i])) len = sizeof(where[i]) - 1;
+            memcpy(where[i], file, len);
+            where[i][len] = '\0';
+        }
+        pclose(p);
+    }
+}
+
+static const char *kind_name(int kind)
+{
+    return kind == KIND_GLD ? "global load" : kind == KIND_GST ? "global store" : kind == KIND_SLD ? "shared load"
+                                                                                                 : "shared store";
+}
+
+/* The source lines whose loads or stores cost most above the fewest, worst
+ * first. An unrolled loop puts several sites on one line; they are added
+ * up. */
+static void print_sites(site_table *t)
+{
+    enum { RESOLVED = 64, SHOWN = 6 };
+    qsort(t->s, t->n, sizeof(site_count), excess_order);
+    unsigned int n = 0;
+    while (n < t->n && n < RESOLVED && t->s[n].cost > t->s[n].best) n++;
+    if (n == 0) return;
+    static char where[RESOLVED][128];
+    sites_where(t->s, n, where);
+    for (unsigned int i = 0; i < n; i++)
+        for (unsigned int j = i + 1; j < n; j++)
+            if (t->s[j].requests && t->s[j].kind == t->s[i].kind && strcmp(where[j], where[i]) == 0) {
+                t->s[i].requests += t->s[j].requests, t->s[i].cost += t->s[j].cost, t->s[i].best += t->s[j].best;
+                t->s[j].requests = t->s[j].cost = t->s[j].best = 0;
+            }
+    fprintf(stderr, "  where the extra sectors and passes are:\n");
+    for (unsigned int shown = 0; shown < SHOWN; shown++) {
+        unsigned int worst = n;
+        for (unsigned int i = 0; i < n; i++)
+            if (t->s[i].requests && (worst == n || t->s[i].cost - t->s[i].best > t->s[worst].cost - t->s[worst].best))
+                worst = i;
+        if (worst == n) break;
+        site_count *e = &t->s[worst];
+        fprintf(stderr, "    %-13s %-28s %9llu requests  %6.2f %s each  (fewest possible %.2f)\n",
+                kind_name(e->kind), where[worst], e->requests, (double)e->cost / (double)e->requests,
+                e->kind == KIND_GLD || e->kind == KIND_GST ? "sectors" : "wavefronts",
+                (double)e->best / (double)e->requests);
+        e->requests = 0;
+    }
+}
+
 void simt_memtrace_launch_end(dim3 grid, dim3 block)
 {
     if (!atomic_load(&launch_on)) return;
@@ -467,6 +597,7 @@ void simt_memtrace_launch_end(dim3 grid, dim3 block)
     print_counts("global store", "sectors", &s.global_store);
     print_counts("shared load", "wavefronts", &s.shared_load);
     print_counts("shared store", "wavefronts", &s.shared_store);
+    print_sites(&launch_sites);
     if (s.dropped)
         fprintf(stderr, "  %llu accesses not counted (past %d a thread): trace a smaller problem\n", s.dropped,
                 SIMT_MEMTRACE_PER_THREAD);

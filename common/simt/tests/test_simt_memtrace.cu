@@ -66,6 +66,17 @@ __global__ void copy_vec4(const float4 *in, float4 *out)
     out[threadIdx.x] = in[threadIdx.x];
 }
 
+/* A float4 whose parts are used one by one is still one 16-byte load per
+ * thread on a GPU (LDG.128); g++ would split it into four 4-byte loads
+ * unless simtcc --memtrace stops it (-fno-tree-sra). Two threads per row
+ * of a 256-float matrix: 16 rows of 32 bytes a warp, 16 sectors, all used. */
+__global__ void load_vec4_parts(const float *in, float *out)
+{
+    int i = threadIdx.x, r = i / 2, c = 4 * (i % 2);
+    float4 v = *reinterpret_cast<const float4 *>(&in[r * 256 + c]);
+    out[i] = v.x + 2.0f * v.y + 3.0f * v.z + 4.0f * v.w;
+}
+
 __global__ void load_shifted(const float *in, float *out)
 {
     out[threadIdx.x] = in[threadIdx.x + 1];
@@ -79,6 +90,7 @@ static void launch_rows(void *p) { copy_rows<<<1, dim3(32, 32)>>>(((bufs *)p)->i
 static void launch_cols(void *p) { copy_cols<<<1, dim3(32, 32)>>>(((bufs *)p)->in, ((bufs *)p)->out); }
 static void launch_broadcast(void *p) { broadcast<<<1, 32>>>(((bufs *)p)->in, ((bufs *)p)->out); }
 static void launch_vec4(void *p) { copy_vec4<<<1, 32>>>((const float4 *)((bufs *)p)->in, (float4 *)((bufs *)p)->out); }
+static void launch_vec4_parts(void *p) { load_vec4_parts<<<1, 32>>>(((bufs *)p)->in, ((bufs *)p)->out); }
 static void launch_shifted(void *p) { load_shifted<<<1, 32>>>(((bufs *)p)->in, ((bufs *)p)->out); }
 
 static void test_global_sectors(void **state)
@@ -107,6 +119,9 @@ static void test_global_sectors(void **state)
     s = trace_one(launch_vec4, &b);
     expect(&s.global_load, 1, 16, 16);
     expect(&s.global_store, 1, 16, 16);
+
+    s = trace_one(launch_vec4_parts, &b);
+    expect(&s.global_load, 1, 16, 16);
 
     s = trace_one(launch_shifted, &b);
     expect(&s.global_load, 1, 5, 4); /* bytes 4..131: sectors 0 to 4 */

@@ -31,9 +31,10 @@
  * ldmatrix, atomics, wmma loads and stores) and each thread's accesses past
  * its first SIMT_MEMTRACE_PER_THREAD (reported as dropped).
  *
- * Two ways to use it: SIMT_MEMTRACE=1 in the environment prints one line per
- * launch on stderr; simt_memtrace_start and simt_memtrace_stop let a program
- * (a lab's check) count the launches in between. Plain C, for host files.
+ * Two ways to use it: SIMT_MEMTRACE=1 in the environment prints, after each
+ * launch, its totals and the source lines that cost most above the fewest
+ * on stderr; simt_memtrace_start and simt_memtrace_stop let a program (a
+ * lab's check) count the launches in between. Plain C, for host files.
  */
 #ifndef SIMT_MEMTRACE_H
 #define SIMT_MEMTRACE_H

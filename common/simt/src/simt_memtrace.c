@@ -400,6 +400,20 @@ void simt_memtrace_shared_var(const void *var, size_t bytes)
     w->nshared++;
 }
 
+/* dst += src, count by count (not launches). */
+static void stats_add(simt_memtrace_stats *dst, const simt_memtrace_stats *src)
+{
+    simt_memtrace_counts *d[4] = {&dst->global_load, &dst->global_store, &dst->shared_load, &dst->shared_store};
+    const simt_memtrace_counts *s[4] = {&src->global_load, &src->global_store, &src->shared_load, &src->shared_store};
+    for (int i = 0; i < 4; i++) {
+        d[i]->requests += s[i]->requests;
+        d[i]->accesses += s[i]->accesses;
+        d[i]->cost += s[i]->cost;
+        d[i]->best += s[i]->best;
+    }
+    dst->dropped += src->dropped;
+}
+
 void simt_memtrace_block_end(int aborted)
 {
     worker_trace *w = wt;
@@ -412,16 +426,7 @@ void simt_memtrace_block_end(int aborted)
         count_warp(w, &s, first, first + 32 < w->nthreads ? first + 32 : w->nthreads);
     s.dropped = w->dropped;
     pthread_mutex_lock(&acc_lock);
-    simt_memtrace_counts *dst[4] = {&launch_acc.global_load, &launch_acc.global_store, &launch_acc.shared_load,
-                                    &launch_acc.shared_store};
-    const simt_memtrace_counts *src[4] = {&s.global_load, &s.global_store, &s.shared_load, &s.shared_store};
-    for (int i = 0; i < 4; i++) {
-        dst[i]->requests += src[i]->requests;
-        dst[i]->accesses += src[i]->accesses;
-        dst[i]->cost += src[i]->cost;
-        dst[i]->best += src[i]->best;
-    }
-    launch_acc.dropped += s.dropped;
+    stats_add(&launch_acc, &s);
     for (unsigned int i = 0; i < w->sites.n; i++) {
         const site_count *b = &w->sites.s[i];
         site_count *e = site_entry(&launch_sites, b->site, b->kind);
@@ -573,16 +578,7 @@ void simt_memtrace_launch_end(dim3 grid, dim3 block)
     simt_memtrace_stats s = launch_acc;
     const void *func = launch_func;
     if (atomic_load(&api_on)) {
-        simt_memtrace_counts *dst[4] = {&api_acc.global_load, &api_acc.global_store, &api_acc.shared_load,
-                                        &api_acc.shared_store};
-        const simt_memtrace_counts *src[4] = {&s.global_load, &s.global_store, &s.shared_load, &s.shared_store};
-        for (int i = 0; i < 4; i++) {
-            dst[i]->requests += src[i]->requests;
-            dst[i]->accesses += src[i]->accesses;
-            dst[i]->cost += src[i]->cost;
-            dst[i]->best += src[i]->best;
-        }
-        api_acc.dropped += s.dropped;
+        stats_add(&api_acc, &s);
         api_acc.launches++;
     }
     pthread_mutex_unlock(&acc_lock);

@@ -123,6 +123,9 @@ void simt_memtrace_block_begin(unsigned int nthreads);
 /** @brief The block has ended: count its warps' requests.
  *  @param aborted nonzero if it faulted (its counts are dropped). */
 void simt_memtrace_block_end(int aborted);
+/** @brief The calling OS thread has run its last block of the launch: free
+ *  its records (worker threads are started for each launch). */
+void simt_memtrace_worker_end(void);
 /** @brief A static __shared__ variable of the current block.
  *  @param var its address. @param bytes its size. */
 void simt_memtrace_shared_var(const void *var, size_t bytes);

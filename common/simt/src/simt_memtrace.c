@@ -44,6 +44,7 @@ void simt_memtrace_launch_begin(const void *func) { (void)func; }
 void simt_memtrace_launch_end(dim3 grid, dim3 block) { (void)grid, (void)block; }
 void simt_memtrace_block_begin(unsigned int nthreads) { (void)nthreads; }
 void simt_memtrace_block_end(int aborted) { (void)aborted; }
+void simt_memtrace_worker_end(void) {}
 void simt_memtrace_shared_var(const void *var, size_t bytes) { (void)var, (void)bytes; }
 
 #else
@@ -398,6 +399,17 @@ void simt_memtrace_shared_var(const void *var, size_t bytes)
     w->shared_lo[w->nshared] = (uintptr_t)var;
     w->shared_hi[w->nshared] = (uintptr_t)var + bytes;
     w->nshared++;
+}
+
+void simt_memtrace_worker_end(void)
+{
+    worker_trace *w = wt;
+    if (!w) return;
+    for (unsigned int t = 0; t < w->nlog; t++) free(w->log[t].r);
+    free(w->log);
+    free(w->tmp);
+    free(w);
+    wt = NULL;
 }
 
 /* dst += src, count by count (not launches). */

@@ -1606,6 +1606,7 @@ static void *worker_main(void *arg)
     }
     cur_fiber = NULL;
     cur_worker = NULL;
+    simt_memtrace_worker_end();
     simt_cur_block.dyn_shared = NULL;
     simt_cur_block.dyn_shared_size = 0;
     free(dyn);

@@ -381,9 +381,11 @@ void simt_memtrace_block_begin(unsigned int nthreads)
         w->nlog = nthreads;
     }
     for (unsigned int t = 0; t < nthreads; t++) {
+        /* Only the slots the last block used (the overflow slot is one of
+         * them once the table is full), not the whole table per thread. */
+        memset(w->log[t].runs, 0, w->log[t].nsites * sizeof(w->log[t].runs[0]));
         w->log[t].count = 0;
         w->log[t].nsites = 0;
-        memset(w->log[t].runs, 0, sizeof(w->log[t].runs));
     }
     w->nthreads = nthreads;
     w->nshared = 0;
@@ -558,7 +560,7 @@ static void print_sites(site_table *t)
     unsigned int n = 0;
     while (n < t->n && n < RESOLVED && t->s[n].cost > t->s[n].best) n++;
     if (n == 0) return;
-    static char where[RESOLVED][128];
+    char where[RESOLVED][128];
     sites_where(t->s, n, where);
     for (unsigned int i = 0; i < n; i++)
         for (unsigned int j = i + 1; j < n; j++)

@@ -264,11 +264,12 @@ static void test_limits_and_api(void **state)
     assert_int_equal(s.global_load.requests, SIMT_MEMTRACE_PER_THREAD);
     assert_int_equal(s.dropped, 10 + 1);
 
-    /* Outside start/stop nothing is counted, and stop with NULL is fine. */
+    /* After stop nothing is counted (a second stop still sees none), and
+     * stop with NULL is fine. */
     simt_memtrace_start();
     simt_memtrace_stop(NULL);
     launch_broadcast(&b);
-    simt_memtrace_start();
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     simt_memtrace_stop(&s);
     assert_int_equal(s.launches, 0);
     assert_int_equal(s.global_load.requests, 0);

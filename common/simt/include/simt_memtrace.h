@@ -50,6 +50,8 @@ extern "C" {
 typedef struct simt_memtrace_counts {
     unsigned long long requests; /**< warp-wide instructions: one per (code site, n-th execution) a warp's threads share */
     unsigned long long accesses; /**< the threads' accesses in them */
+    unsigned long long bytes;    /**< the bytes those accesses asked for, repeats included: bytes / accesses
+                                      is the width of a thread's access (4 for a float, 16 for a float4) */
     unsigned long long cost;     /**< global: 32-byte sectors touched; shared: wavefronts */
     unsigned long long best;     /**< the fewest sectors or wavefronts the same distinct bytes need */
 } simt_memtrace_counts;

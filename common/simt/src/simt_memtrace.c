@@ -308,6 +308,7 @@ static void count_request(simt_memtrace_stats *s, site_table *sites, const rec *
     }
     c->requests++;
     c->accesses += n;
+    for (size_t i = 0; i < n; i++) c->bytes += r[i].size;
     c->cost += cost;
     c->best += best;
     site_count *e = site_entry(sites, r[0].site, r[0].kind);
@@ -422,6 +423,7 @@ static void stats_add(simt_memtrace_stats *dst, const simt_memtrace_stats *src)
     for (int i = 0; i < 4; i++) {
         d[i]->requests += s[i]->requests;
         d[i]->accesses += s[i]->accesses;
+        d[i]->bytes += s[i]->bytes;
         d[i]->cost += s[i]->cost;
         d[i]->best += s[i]->best;
     }
@@ -491,9 +493,10 @@ static void kernel_name(const void *func, char *out, size_t n)
 static void print_counts(const char *what, const char *unit, const simt_memtrace_counts *c)
 {
     if (c->requests == 0) return;
-    fprintf(stderr, "  %-13s %9llu requests  %6.2f %s each  (fewest possible %.2f)  %5.1f%% efficient\n", what,
-            c->requests, (double)c->cost / (double)c->requests, unit, (double)c->best / (double)c->requests,
-            c->cost ? 100.0 * (double)c->best / (double)c->cost : 100.0);
+    fprintf(stderr, "  %-13s %9llu requests  %6.2f %s each  (fewest possible %.2f)  %5.1f%% efficient  %4.1f B a thread\n",
+            what, c->requests, (double)c->cost / (double)c->requests, unit, (double)c->best / (double)c->requests,
+            c->cost ? 100.0 * (double)c->best / (double)c->cost : 100.0,
+            c->accesses ? (double)c->bytes / (double)c->accesses : 0.0);
 }
 
 static int excess_order(const void *pa, const void *pb)

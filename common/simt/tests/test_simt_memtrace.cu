@@ -106,6 +106,7 @@ static void test_global_sectors(void **state)
     expect(&s.global_load, 32, 32 * 4, 32 * 4);
     expect(&s.global_store, 32, 32 * 4, 32 * 4);
     assert_int_equal(s.global_load.accesses, 1024);
+    assert_int_equal(s.global_load.bytes, 4096); /* one float a thread */
     assert_int_equal(s.shared_load.requests + s.shared_store.requests, 0);
 
     s = trace_one(launch_cols, &b);
@@ -119,9 +120,13 @@ static void test_global_sectors(void **state)
     s = trace_one(launch_vec4, &b);
     expect(&s.global_load, 1, 16, 16);
     expect(&s.global_store, 1, 16, 16);
+    assert_int_equal(s.global_load.bytes, 32 * 16); /* one float4 a thread */
+    assert_int_equal(s.global_store.bytes, 32 * 16);
 
     s = trace_one(launch_vec4_parts, &b);
     expect(&s.global_load, 1, 16, 16);
+    assert_int_equal(s.global_load.bytes, 32 * 16); /* still 16 bytes a thread, not 4 x 4 */
+    assert_int_equal(s.global_store.bytes, 32 * 4);
 
     s = trace_one(launch_shifted, &b);
     expect(&s.global_load, 1, 5, 4); /* bytes 4..131: sectors 0 to 4 */
@@ -236,6 +241,7 @@ static void test_shared_banks(void **state)
     s = trace_one(launch_doubles0, &b);
     expect(&s.shared_store, 1, 1, 1);
     expect(&s.shared_load, 1, 1, 1);
+    assert_int_equal(s.shared_load.bytes, 32 * 8); /* one word pair, but each thread asked for 8 bytes */
     cudaFree(b.in);
     cudaFree(b.out);
 }

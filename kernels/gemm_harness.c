@@ -31,11 +31,13 @@
 #include "rng.h"
 #include "timer.h"
 #include "cuda/fill.h"
+#include "labcheck.h"
 
 #ifndef COURSE_SIMT
 #include "cuda/cublas_gemm.h"
 #define HAVE_CUBLAS 1
 #else
+#include "simt_memtrace.h"
 #define HAVE_CUBLAS 0
 #endif
 
@@ -338,6 +340,69 @@ void gemm_check_shape_bf16(gemm_bf16_fn fn, const char *name, int M, int N, int 
                            float beta, uint64_t seed) {
     gemm_kernel_t k = {name, NULL, fn};
     gemm_check_case(&k, M, N, K, alpha, beta, seed, GEMM_INPUT_BF16, GEMM_FILL_RANDOM);
+}
+
+/* ---- memory access pattern (emulator) --------------------------------------- */
+
+#ifdef COURSE_SIMT
+/* cost over best, or 0 for a kind of access the kernel never made */
+static double pattern_ratio(const simt_memtrace_counts *c) {
+    return c->best ? (double)c->cost / (double)c->best : 0.0;
+}
+
+static double pattern_width(const simt_memtrace_counts *c) {
+    return c->accesses ? (double)c->bytes / (double)c->accesses : 0.0;
+}
+#endif
+
+void gemm_trace_pattern(const gemm_kernel_t *k, int M, int N, int K, const char *lab, gemm_pattern_t *out) {
+    memset(out, 0, sizeof *out);
+    if (!k->f32) fail_msg("gemm_trace_pattern: %s is not an fp32 kernel", k->name);
+#ifndef COURSE_SIMT
+    (void)M; (void)N; (void)K;
+    print_message("memory access patterns are counted on the emulator (TARGET=emu); on a GPU, make bench "
+                  "LAB=%s times them; skipped, not passed\n", lab);
+    skip();
+#else
+    if (!simt_memtrace_available()) {
+        print_message("this emulator build cannot trace memory accesses (a sanitizer build); skipped, not "
+                      "passed\n");
+        skip();
+    }
+    const size_t nA = (size_t)M * K, nB = (size_t)K * N, nC = (size_t)M * N;
+    float *A = gpu_malloc(nA * sizeof(float)), *B = gpu_malloc(nB * sizeof(float));
+    float *C = gpu_malloc(nC * sizeof(float));
+    gpu_memset(A, 0, nA * sizeof(float));
+    gpu_memset(B, 0, nB * sizeof(float));
+    simt_memtrace_start();
+    int st = k->f32(M, N, K, 1.0f, A, B, 0.0f, C);
+    simt_memtrace_stats s;
+    simt_memtrace_stop(&s);
+    gpu_free(A);
+    gpu_free(B);
+    gpu_free(C);
+    char what[96];
+    snprintf(what, sizeof what, "M=%d N=%d K=%d", M, N, K);
+    LAB_REQUIRE_OK_FOR(st, k->name, what);
+    LAB_REQUIRE_FINISHED(k->name);
+    if (s.global_load.requests == 0 || s.global_store.requests == 0)
+        fail_msg("%s: no global loads or stores were recorded; the lab's .cu file must be compiled with "
+                 "simtcc --memtrace, as make check LAB=%s TARGET=emu does", k->name, lab);
+    out->global_load = pattern_ratio(&s.global_load);
+    out->global_store = pattern_ratio(&s.global_store);
+    out->shared_load = pattern_ratio(&s.shared_load);
+    out->shared_store = pattern_ratio(&s.shared_store);
+    out->global_load_width = pattern_width(&s.global_load);
+    out->global_store_width = pattern_width(&s.global_store);
+    out->shared_load_width = pattern_width(&s.shared_load);
+    char shared[160] = "no shared memory";
+    if (s.shared_load.requests || s.shared_store.requests)
+        snprintf(shared, sizeof shared, "shared loads %.2f (%.1f bytes a thread), stores %.2f", out->shared_load,
+                 out->shared_load_width, out->shared_store);
+    print_message("%s at %s, cost over the fewest possible (1.00 is the best): global loads %.2f (%.1f bytes "
+                  "a thread), stores %.2f (%.1f bytes a thread); %s\n", k->name, what, out->global_load,
+                  out->global_load_width, out->global_store, out->global_store_width, shared);
+#endif
 }
 
 /* ---- benchmark ------------------------------------------------------------ */

@@ -119,6 +119,46 @@ void gemm_check_shape_bf16(gemm_bf16_fn fn, const char *name, int M, int N, int 
                            float beta, uint64_t seed);
 
 /**
+ * How one run of a kernel met memory, as the emulator's tracer counts it
+ * (common/simt/include/simt_memtrace.h). Each ratio is what the warps'
+ * requests cost over the fewest their bytes need: 1.0 is as good as it gets,
+ * 8 is a warp that touches a sector per thread for a float each. The widths
+ * are the bytes a thread asks for per access, on average: 4 for floats, 16
+ * for float4s.
+ */
+typedef struct {
+    double global_load;        /**< global loads: 32-byte sectors touched over the fewest */
+    double global_store;       /**< global stores: the same */
+    double shared_load;        /**< shared loads: bank passes over the fewest (0: none) */
+    double shared_store;       /**< shared stores: the same (0: none) */
+    double global_load_width;  /**< bytes per thread per global load */
+    double global_store_width; /**< bytes per thread per global store */
+    double shared_load_width;  /**< bytes per thread per shared load (0: none) */
+} gemm_pattern_t;
+
+/**
+ * @brief Count how an fp32 kernel's warps reach memory; on the emulator only.
+ *
+ * Runs the kernel once on zero-filled M x N x K matrices (alpha 1, beta 0)
+ * between simt_memtrace_start() and simt_memtrace_stop(), fills *out and
+ * prints it. Pick whole tiles and rows that start on 128-byte boundaries
+ * (N and K multiples of 32) so that the fewest possible is exact.
+ * Skips the current cmocka test, saying where the pattern shows instead,
+ * on a GPU (make bench LAB=lab times it) and in a sanitizer build of the
+ * emulator (which cannot trace). Fails the test, with the usual messages, if
+ * the kernel is not implemented, returns an error or faults, and if it
+ * recorded no global load or store (its .cu file not compiled with
+ * simtcc --memtrace, as the labs' emulator builds are).
+ * @param k the kernel (k->f32 set)
+ * @param M rows of A and C
+ * @param N columns of B and C
+ * @param K inner dimension
+ * @param lab the lab's number, e.g. "02", for the messages
+ * @param out the ratios and widths
+ */
+void gemm_trace_pattern(const gemm_kernel_t *k, int M, int N, int K, const char *lab, gemm_pattern_t *out);
+
+/**
  * @brief A matmul benchmark's whole main(): time a ladder of kernels against cuBLAS.
  *
  * Flags: --sizes (comma-separated; each N for a square N^3 matmul or MxNxK;

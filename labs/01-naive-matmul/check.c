@@ -16,9 +16,6 @@
 #include "gemm_harness.h"
 #include "gpu.h"
 #include "matmul_ladder.h"
-#ifdef COURSE_SIMT
-#include "simt_memtrace.h"
-#endif
 
 static const gemm_kernel_t UNCOALESCED = {"matmul_naive_uncoalesced", matmul_naive_uncoalesced, NULL};
 static const gemm_kernel_t COALESCED = {"matmul_naive", matmul_naive, NULL};
@@ -114,64 +111,32 @@ static void test_large(void **state) {
  * times) and the stores 32 where 4 would (8 times). */
 static void test_memory_pattern(void **state) {
     LAB_REQUIRE_DEVICE();
-#ifndef COURSE_SIMT
-    (void)state;
-    print_message("coalescing is counted on the emulator (TARGET=emu); on a GPU, make bench LAB=01 times "
-                  "it; skipped, not passed\n");
-    skip();
-#else
     const gemm_kernel_t *k = *state;
-    if (!simt_memtrace_available()) {
-        print_message("this emulator build cannot trace memory accesses (a sanitizer build); "
-                      "skipped, not passed\n");
-        skip();
-    }
-    const int M = 64, N = 96, K = 32;
-    float *A = gpu_malloc((size_t)M * K * sizeof(float));
-    float *B = gpu_malloc((size_t)K * N * sizeof(float));
-    float *C = gpu_malloc((size_t)M * N * sizeof(float));
-    gpu_memset(A, 0, (size_t)M * K * sizeof(float));
-    gpu_memset(B, 0, (size_t)K * N * sizeof(float));
-    simt_memtrace_start();
-    int status = k->f32(M, N, K, 1.0f, A, B, 0.0f, C);
-    simt_memtrace_stats s;
-    simt_memtrace_stop(&s);
-    gpu_free(A);
-    gpu_free(B);
-    gpu_free(C);
-    LAB_REQUIRE_OK(status, k->name);
-    LAB_REQUIRE_FINISHED(k->name);
-    if (s.global_load.requests == 0 || s.global_store.requests == 0)
-        fail_msg("%s: no global loads or stores were recorded; the lab's .cu file must be compiled with "
-                 "simtcc --memtrace, as make check LAB=01 TARGET=emu does", k->name);
-    double loads = (double)s.global_load.cost / (double)s.global_load.best;
-    double stores = (double)s.global_store.cost / (double)s.global_store.best;
-    print_message("%s: global loads touch %.2f sectors per sector their bytes need, stores %.2f\n", k->name,
-                  loads, stores);
+    gemm_pattern_t p;
+    gemm_trace_pattern(k, 64, 96, 32, "01", &p); /* skips on a GPU */
     if (k == &COALESCED) {
         /* Stores: whatever the block's shape, a warp whose threadIdx.x
          * walks along a row of C writes whole sectors (1.0); with the row
          * from x, blockDim.x / 4: at least 2 for a block 8 or more wide.
          * Loads: a narrower block reads A from several rows, 1.33 times for
          * 16 x 16 and 2.5 for 8 x 8; the swapped mapping, 4.5 and more. */
-        if (stores > 1.5 || loads > 3.0)
+        if (p.global_store > 1.5 || p.global_load > 3.0)
             fail_msg("matmul_naive: a warp's loads touch %.1f times the sectors their bytes need, its stores "
                      "%.1f times (1.0 when coalesced): take the column of C from the x coordinates (blockIdx.x, "
                      "blockDim.x, threadIdx.x) and the row from y, so the 32 threads of a warp read neighbouring "
                      "floats of B and write neighbouring floats of C. SIMT_MEMTRACE=1 make check LAB=01 "
-                     "TARGET=emu prints each launch's counts", loads, stores);
+                     "TARGET=emu prints each launch's counts", p.global_load, p.global_store);
     } else {
         /* Task 1 asks for the row from x, the mapping whose cost task 4
          * measures; a kernel that already coalesces (1.0) leaves the
          * comparison with nothing to show. The row from x gives 8 with the
          * task's 32 x 32 block, 4 with 16 x 16, 2 with 8 x 8. */
-        if (stores <= 1.5)
+        if (p.global_store <= 1.5)
             fail_msg("matmul_naive_uncoalesced: its stores touch %.1f times the sectors their bytes need, so "
                      "they are coalesced; task 1 asks for the row of C from the x coordinates and the "
                      "column from y (8 times on this shape), the slow mapping whose cost the lab measures",
-                     stores);
+                     p.global_store);
     }
-#endif
 }
 
 /* The same tests for each kernel, named after it so a failure says which. */

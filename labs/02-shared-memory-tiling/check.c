@@ -104,6 +104,42 @@ static void test_large(void **state) {
 #endif
 }
 
+/* How the kernel's warps meet memory, counted on the emulator (it skips on
+ * a GPU, where make bench LAB=02 times it). Two costs the handout
+ * explains: global memory is fetched in 32-byte sectors, so a warp's tile
+ * load is cheapest when its 32 threads read neighbouring floats of one row
+ * (threadIdx.x along the row: 4 sectors for 128 bytes); shared memory is 32
+ * banks, so a warp's access is cheapest when its threads hit 32 different
+ * banks or one word (1 pass). The solution's loads, stores and shared
+ * accesses all cost exactly the fewest (1.00). The shape is whole tiles,
+ * with rows that start on 128-byte boundaries, so a well-made kernel
+ * scores 1.00 for TILE 8, 16 or 32; the bound 1.5 leaves room for a tile
+ * that does not divide 32. What it catches: the row of C taken from
+ * threadIdx.x (global loads and stores a sector per thread, 8 times the
+ * fewest), or an A tile stored transposed without padding, As[tx][ty]
+ * (32 threads 32 words apart: one bank, 32 passes). */
+static void test_memory_pattern(void **state) {
+    (void)state;
+    LAB_REQUIRE_DEVICE();
+    const gemm_kernel_t k = {"matmul_smem", matmul_smem, NULL};
+    const int T = matmul_smem_tile(), up = (T + 31) / 32 * 32;
+    gemm_pattern_t p;
+    gemm_trace_pattern(&k, 2 * T, (3 * T + 31) / 32 * 32, 2 * up, "02", &p); /* skips on a GPU */
+    if (p.global_load > 1.5 || p.global_store > 1.5)
+        fail_msg("matmul_smem: a warp's global loads touch %.1f times the sectors their bytes need, its stores "
+                 "%.1f times (1.0 when coalesced): let threadIdx.x run along the rows of A, B and C (column "
+                 "k0 + threadIdx.x of A, column col of B and C), so the threads of a warp read and write "
+                 "neighbouring floats. SIMT_MEMTRACE=1 make check LAB=02 TARGET=emu ONLY=test_memory_pattern "
+                 "names the lines", p.global_load, p.global_store);
+    if (p.shared_load > 1.5 || p.shared_store > 1.5)
+        fail_msg("matmul_smem: its shared-memory loads take %.1f times the bank passes they need, its stores "
+                 "%.1f times (1.0 without bank conflicts): a warp is one row ty of the block, so index the "
+                 "tiles as As[ty][k] and Bs[k][tx] (broadcast and consecutive words), store them as "
+                 "As[ty][tx] and Bs[ty][tx], or pad a tile you store transposed to TILE + 1 columns (see Bank "
+                 "conflicts in the handout). SIMT_MEMTRACE=1 make check LAB=02 TARGET=emu "
+                 "ONLY=test_memory_pattern names the lines", p.shared_load, p.shared_store);
+}
+
 int main(int argc, char **argv) {
     lab_check_init(argc, argv, "lab 02: matmul_smem against a double-precision reference");
     const struct CMUnitTest tests[] = {
@@ -116,6 +152,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_beta_zero_ignores_c),
         cmocka_unit_test(test_nan_propagates),
         cmocka_unit_test(test_large),
+        cmocka_unit_test(test_memory_pattern),
     };
     return LAB_RUN_TESTS("lab02_matmul_smem", tests);
 }

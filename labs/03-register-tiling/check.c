@@ -20,7 +20,7 @@
  * update). A missing __syncthreads shows up as wrong elements: the emulator
  * runs the threads of a block concurrently.
  * Every dimension stays within 256 with the default tiles, so the emulator
- * runs all 40 tests in seconds.
+ * runs all 44 tests in seconds.
  */
 #include "labcheck.h"
 #include "gemm_harness.h"
@@ -167,6 +167,50 @@ static void test_large(void **state) {
 #endif
 }
 
+/* How the kernel's warps meet global and shared memory, counted on the
+ * emulator (it skips on a GPU, where make bench LAB=03 times it). The shape
+ * is whole block tiles of this kernel's compiled sizes, every row starting
+ * on a 128-byte boundary and K and N multiples of 4, so every tile of A, B
+ * and C takes the fast path.
+ * All four kernels: the tile loads are coalesced, the threads of a warp
+ * reading neighbouring floats of a row (the solutions: 1.00 times the
+ * fewest sectors; a warp reading down a column of A costs 4 to 8). The
+ * stores of C and the bank conflicts are left alone: the 1-D and 2-D
+ * kernels' scattered stores and conflicting reads of B are part of what
+ * steps 3 and 4 improve on, and a tuned warp tile may trade a 2-way
+ * conflict for speed.
+ * The vectorized and warp-tiled kernels: their loads of A and B, their
+ * stores of C and their reads of As and Bs in the inner loop are float4s,
+ * 16 bytes a thread (tasks 10-12 and 15-17). A kernel that never takes its
+ * float4 paths passes every other check with 4 bytes a thread; the bound,
+ * 12, leaves room for a few scalar accesses. */
+static void test_memory_pattern(void **state) {
+    LAB_REQUIRE_DEVICE();
+    const lab03_kernel_t *t = *state;
+    int bm, bn, bk;
+    t->tiles(&bm, &bn, &bk);
+    const int M = 2 * bm, N = 2 * ((bn + 31) / 32 * 32), K = 2 * ((bk + 31) / 32 * 32);
+    gemm_pattern_t p;
+    gemm_trace_pattern(&t->k, M, N, K, "03", &p); /* skips on a GPU */
+    if (p.global_load > 1.5)
+        fail_msg("%s: a warp's loads of A and B touch %.1f times the sectors their bytes need (1.0 when "
+                 "coalesced): give consecutive threads consecutive floats (or float4s) of a row of each tile, "
+                 "as in the load of step 1, and transpose in shared memory, not in the global read. "
+                 "SIMT_MEMTRACE=1 make check LAB=03 TARGET=emu ONLY='%s' names the lines", t->k.name,
+                 p.global_load, "*test_memory_pattern");
+    if (t == &K1D || t == &K2D) return;
+    if (p.global_load_width < 12.0 || p.global_store_width < 12.0)
+        fail_msg("%s: on whole, aligned tiles a thread moves %.1f bytes per load of A or B and %.1f per "
+                 "store of C; the float4 paths move 16: with K and N multiples of 4 and 16-byte aligned "
+                 "bases, vec_a, vec_b and vec_c must be true and the tiles that lie inside the matrices must "
+                 "use float4 loads and stores (tasks %s)", t->k.name, p.global_load_width,
+                 p.global_store_width, t == &KVEC ? "10, 12 and 13" : "15, 17 and 18");
+    if (p.shared_load_width < 12.0)
+        fail_msg("%s: its inner loop reads As and Bs %.1f bytes at a time; read the TM values of A (As "
+                 "stored transposed) and the TN values of B as float4s, 16 bytes a thread (task %s)",
+                 t->k.name, p.shared_load_width, t == &KVEC ? "11" : "16");
+}
+
 /* The same tests for each kernel, named after it so a failure says which. */
 #define T(prefix, f, kernel) {prefix #f, f, NULL, NULL, (void *)&kernel}
 #define LAB03_TESTS(prefix, kernel)                                                           \
@@ -174,7 +218,8 @@ static void test_large(void **state) {
     T(prefix, test_primes, kernel), T(prefix, test_tile_edges, kernel),                       \
     T(prefix, test_unaligned_rows, kernel), T(prefix, test_rectangular, kernel),              \
     T(prefix, test_alpha_beta, kernel), T(prefix, test_beta_zero_ignores_c, kernel),          \
-    T(prefix, test_nan_propagates, kernel), T(prefix, test_large, kernel)
+    T(prefix, test_nan_propagates, kernel), T(prefix, test_large, kernel),                    \
+    T(prefix, test_memory_pattern, kernel)
 
 int main(int argc, char **argv) {
     lab_check_init(argc, argv, "lab 03: the register-tiled matmuls against a double-precision reference");

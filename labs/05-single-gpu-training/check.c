@@ -25,6 +25,9 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
+#ifdef COURSE_SIMT
+#include "simt_memtrace.h"
+#endif
 
 static float *upload(const float *h, size_t n) {
     float *d = gpu_malloc(n * sizeof(float) + 1);
@@ -353,6 +356,113 @@ static void test_mixed_precision_copy(void **state) {
     run_adamw(3001, 1, 2, 0.1f, 0.5f, lab_seed + 400, 1);
 }
 
+/* ---- How the four kernels meet memory (emulator) ------------------------------------- */
+
+#ifdef COURSE_SIMT
+/* Global sectors a call's warps touched over the fewest their bytes need, for its loads and
+ * its stores (1.0: every sector full). The status is the call's. */
+typedef struct {
+    const char *fn;
+    double load, store;
+} pattern_t;
+
+static double sector_ratio(const simt_memtrace_counts *c) {
+    return c->best ? (double)c->cost / (double)c->best : 1.0;
+}
+
+static void pattern_end(pattern_t *p, const char *fn, int status, const char *shape) {
+    simt_memtrace_stats s;
+    simt_memtrace_stop(&s);
+    LAB_REQUIRE_OK_FOR(status, fn, shape);
+    LAB_REQUIRE_FINISHED(fn);
+    if (s.global_load.requests == 0)
+        fail_msg("%s: no global loads were recorded; train_ops.cu must be compiled with simtcc --memtrace, as "
+                 "make check LAB=05 TARGET=emu does", fn);
+    p->fn = fn;
+    p->load = sector_ratio(&s.global_load);
+    p->store = sector_ratio(&s.global_store);
+    print_message("%s at %s: global loads touch %.2f times the sectors their bytes need, stores %.2f "
+                  "(1.00 is the best)\n", fn, shape, p->load, p->store);
+}
+#endif
+
+/* These kernels do a few flops per byte, so their speed is the speed at
+ * which they move bytes, and a GPU moves a warp's bytes in 32-byte sectors:
+ * 32 lanes reading 32 neighbouring floats take 4 sectors, 32 lanes reading
+ * one float each from 32 rows take 32. So: lane j of a row's warp reads
+ * elements j, j + 32, ... (or float4s j, j + 32, ...) of the row, and an
+ * element-wise kernel gives element i to thread
+ * blockIdx.x * blockDim.x + threadIdx.x (a grid-stride loop keeps that),
+ * never a contiguous chunk to each thread. A thread-per-row RMSNorm or
+ * softmax backward passes every numerics check and touches 8 times the
+ * sectors it needs; an AdamW whose warps take float4s a block apart, 2
+ * times for its fp32 arrays and 4 for the bf16 copy. On a GPU the bench's
+ * MFU shows it; here this counts it. Shapes: rows of 256 floats, 1 KB, on
+ * 256-byte boundaries, where the solution's loads and stores of every
+ * kernel cost exactly the fewest (1.00). The bound, 1.5, leaves room for
+ * a row whose causal end falls mid-sector. */
+static void test_memory_pattern(void **state) {
+    (void)state;
+    LAB_REQUIRE_DEVICE();
+#ifndef COURSE_SIMT
+    print_message("memory access patterns are counted on the emulator (TARGET=emu); on a GPU, make bench LAB=05 "
+                  "times them; skipped, not passed\n");
+    skip();
+#else
+    if (!simt_memtrace_available()) {
+        print_message("this emulator build cannot trace memory accesses (a sanitizer build); skipped, not "
+                      "passed\n");
+        skip();
+    }
+    const int N = 64, D = 256, BH = 2, T = 256;
+    const size_t ND = (size_t)N * D, TT = (size_t)BH * T * T, n = 16384;
+    /* One zeroed buffer, cut at multiples of 64 floats (256 bytes, as cudaMalloc aligns). */
+    const size_t total = 3 * ND + 2 * (size_t)D + N + 3 * TT + 3 * n + 4 * n;
+    float *f = gpu_malloc(total * sizeof(float)), *q = f;
+    uint16_t *h = gpu_malloc(3 * n * sizeof(uint16_t));
+    gpu_memset(f, 0, total * sizeof(float));
+    gpu_memset(h, 0, 3 * n * sizeof(uint16_t));
+    float *dinp = q, *dout = q + ND, *x = q + 2 * ND, *dw = q + 3 * ND, *w = dw + D, *rstd = w + D;
+    q = rstd + N;
+    float *dS = q, *P = q + TT, *dP = q + 2 * TT;
+    q += 3 * TT;
+    float *sdout = q, *gate = q + n, *up = q + 2 * n;
+    q += 3 * n;
+    float *prm = q, *g = q + n, *m = q + 2 * n, *v = q + 3 * n;
+    pattern_t r[4];
+    char shape[64];
+    snprintf(shape, sizeof shape, "N = %d, D = %d", N, D);
+    simt_memtrace_start();
+    pattern_end(&r[0], "rmsnorm_backward_gpu", rmsnorm_backward_gpu(dinp, dw, dout, x, w, rstd, N, D), shape);
+    snprintf(shape, sizeof shape, "BH = %d, T = %d", BH, T);
+    simt_memtrace_start();
+    pattern_end(&r[1], "attention_softmax_backward_gpu", attention_softmax_backward_gpu(dS, P, dP, BH, T, 0.125f),
+                shape);
+    snprintf(shape, sizeof shape, "n = %zu", n);
+    simt_memtrace_start();
+    pattern_end(&r[2], "swiglu_backward_gpu", swiglu_backward_gpu(h, h + n, sdout, gate, up, n), shape);
+    simt_memtrace_start();
+    pattern_end(&r[3], "adamw_step_gpu",
+                adamw_step_gpu(prm, h + 2 * n, g, m, v, n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1, 1.0f), shape);
+    gpu_free(f);
+    gpu_free(h);
+    static const char *const how[4] = {
+        "give each row to a warp (or a block) and let lane j read elements j, j + 32, ... of it",
+        "give each row to a warp (or a block) and let lane j read keys j, j + 32, ... up to the diagonal",
+        "give element i to thread blockIdx.x * blockDim.x + threadIdx.x (a grid-stride loop keeps that), not a "
+        "contiguous chunk to each thread",
+        "give element i to thread blockIdx.x * blockDim.x + threadIdx.x (a grid-stride loop keeps that), not a "
+        "contiguous chunk to each thread",
+    };
+    for (int i = 0; i < 4; i++)
+        if (r[i].load > 1.5 || r[i].store > 1.5)
+            fail_msg("%s: a warp's loads touch %.1f times the 32-byte sectors their bytes need, its stores %.1f "
+                     "times (1.0 when the 32 lanes of a warp read and write neighbouring elements): %s. "
+                     "SIMT_MEMTRACE=1 make check LAB=05 TARGET=emu ONLY='memory*' names the lines",
+                     r[i].fn, r[i].load, r[i].store, how[i]);
+#endif
+}
+
 /* ---- the whole model ------------------------------------------------------------------ */
 
 /* The backend aborts on a function that is still a TODO: ask each one first, on one element,
@@ -477,6 +587,7 @@ int main(int argc, char **argv) {
         {"swiglu backward", test_swiglu_backward, NULL, NULL, NULL},
         {"adamw", test_adamw, NULL, NULL, NULL},
         {"mixed precision: bf16 copy of fp32 masters", test_mixed_precision_copy, NULL, NULL, NULL},
+        {"memory pattern: coalesced loads and stores", test_memory_pattern, NULL, NULL, NULL},
         {"training step vs cpu", test_training_step_vs_cpu, NULL, NULL, NULL},
         {"short training run reaches the target loss", test_short_training_run, NULL, NULL, NULL},
     };

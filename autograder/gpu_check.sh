@@ -136,6 +136,14 @@ step() {
         p=${summary%% passed*}
         s=$(sed -E 's/.* ([0-9]+) skipped.*/\1/' <<<"$summary")
     fi
+    # The memory-pattern checks of labs 01-03 count coalescing and bank
+    # conflicts on the emulator only; on a GPU they skip by design, saying
+    # so in these words (kernels/gemm_harness.c), and are no fault here.
+    local emu_only
+    emu_only=$(grep -c 'counted on the emulator (TARGET=emu)' "$log")
+    if [ -n "$s" ] && [ "$emu_only" -gt 0 ]; then
+        s=$(( s > emu_only ? s - emu_only : 0 ))
+    fi
     if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
         status="TIMEOUT"; bad=1
         echo "(stopped after ${limit}s)" >>"$log"
@@ -159,6 +167,7 @@ step() {
         fig=$(grep -E '^TOTAL ' "$log" | tail -n 1 | cut -c1-70)
     elif [ -n "$p$s" ]; then
         fig="${p:-0} passed, ${s:-0} skipped"
+        [ "$emu_only" -gt 0 ] && fig="$fig, $emu_only emulator-only"
     else # a bench's last table row
         fig=$(grep -v '^ *$' "$log" | tail -n 1 | tr -s ' ' | cut -c1-70)
     fi

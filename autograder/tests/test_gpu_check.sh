@@ -18,6 +18,9 @@
 #     SKIPPED (all skipped), SKIPS(n) (some), FAIL(rc), TIMEOUT, NO-GPU (a
 #     bench that timed nothing) and 0-POINTS (the grader gave the solutions
 #     nothing);
+#   - the emulator-only memory-pattern checks, which skip on a GPU by design,
+#     leave an item "ok" and are named in its figure; any other skip beside
+#     them is still SKIPS(n);
 #   - past GPU_CHECK_BUDGET the remaining items are listed as not run.
 # Prints one line per failed check and, last, "gpu-check script: N checks
 # passed" or "gpu-check script: N of M checks failed"; exits non-zero on a
@@ -58,6 +61,10 @@ case "${kind:-pass}" in
         esac ;;
     allskip) printf '[  PASSED  ] 0 test(s).\n[  SKIPPED ] 2 test(s), listed below:\n' ;;
     someskip) printf '[  PASSED  ] 10 test(s).\n[  SKIPPED ] 2 test(s), listed below:\n\n10 passed, 0 failed, 2 skipped\n' ;;
+    emuskip|emuskipmore) # two emulator-only pattern checks skip, as on every GPU; "more": a third skip too
+        printf '[ RUN      ] a: test_memory_pattern\nmemory access patterns are counted on the emulator (TARGET=emu); on a GPU, make bench LAB=01 times them; skipped, not passed\n[  SKIPPED ] a: test_memory_pattern\n'
+        printf '[ RUN      ] b: test_memory_pattern\nmemory access patterns are counted on the emulator (TARGET=emu); on a GPU, make bench LAB=01 times them; skipped, not passed\n[  SKIPPED ] b: test_memory_pattern\n'
+        printf '[  PASSED  ] 16 test(s).\n[  SKIPPED ] %d test(s), listed below:\n' "$([ "$kind" = emuskip ] && echo 2 || echo 3)" ;;
     fail) printf '[  FAILED  ] 1 test(s), listed below:\n'; exit 3 ;;
     hang) exec sleep 60 ;;
     slow) sleep 2; echo "built" ;;
@@ -238,6 +245,8 @@ check-01 fail
 bench-04 hang
 bench-01 nogpu
 grade zero
+check-03 emuskip
+check-05 emuskipmore
 EOF
 run_check bad STEP_LIMIT=2 PYTHONPATH="$work/py13"
 check "bad: exit status 1 (was $rc; $work/bad.out)" rc_is 1
@@ -260,6 +269,10 @@ expect_status "bench 04-tensor-cores (solutions)" TIMEOUT
 expect_status "bench 01-naive-matmul (solutions)" NO-GPU
 expect_status "grade solutions (cuda)" 0-POINTS
 expect_status "check 00-hello (solutions)" ok
+expect_status "check 03-register-tiling (solutions)" ok
+expect_status "check 05-single-gpu-training (solutions)" "SKIPS(1)"
+check "bad: the emulator-only checks are named in the figure" \
+    says bad '^check 03-register-tiling \(solutions\) +ok +[0-9]+s +16 passed, 0 skipped, 2 emulator-only$'
 expect_status "autotune 03 warptile (24 configs)" ok
 check "bad: a timed-out item's log says after how long" grep -q '^(stopped after 2s)$' \
     "$work/bad/build/gpu-check/bench_04-tensor-cores__solutions_.log"

@@ -131,14 +131,44 @@ SIMT_COMBINE_STEP static inline void warp_ldmatrix_combine(void *const *args, un
     }
 }
 
-static inline void warp_ldmatrix_run(uint32_t *r, const void *row, int nmat, int trans)
+/* simtcc --memtrace (gcc's address instrumentation, whose macro a
+ * sanitizer build defines too; its libsimt ignores the calls): the reads
+ * and writes the emulator makes for ldmatrix and cp.async are noted for the
+ * tracer (simt_memtrace.h), where the kernel's own code does not make them.
+ * Always inlined, so that each use in a kernel is a code site of its own. */
+__attribute__((always_inline)) static inline void warp_mma_note(const void *p, size_t bytes, int store,
+                                                                unsigned int phase)
+{
+#if defined(__SANITIZE_ADDRESS__)
+    if (simt_cur_thread) simt_memtrace_note(p, bytes, store, phase);
+#else
+    (void)p, (void)bytes, (void)store, (void)phase;
+#endif
+}
+
+/* cp.async: the global read (src_bytes of it; none for a zero fill) and the
+ * shared write, which the hardware serves 128 bytes at a time: a quarter of
+ * the warp for 16-byte copies, half for 8, the whole warp for 4. */
+__attribute__((always_inline)) static inline void warp_mma_note_cp(void *smem, const void *gmem, size_t size,
+                                                                   size_t src_bytes)
+{
+    if (src_bytes) warp_mma_note(gmem, src_bytes, 0, 0);
+    warp_mma_note(smem, size, 1, simt_cur_thread ? simt_cur_thread->lane * (unsigned int)size / 128u : 0);
+}
+
+__attribute__((always_inline)) static inline void warp_ldmatrix_run(uint32_t *r, const void *row, int nmat,
+                                                                    int trans)
 {
     struct warp_ldmatrix_lane m;
     /* Lanes 0 .. 8 nmat - 1 each give a 16-byte row, which must be 16-byte
-     * aligned; on a GPU a misaligned row stops the kernel. */
+     * aligned; on a GPU a misaligned row stops the kernel. The hardware reads
+     * one 8 x 8 matrix (8 rows of 16 bytes, 128 bytes) at a time: for the
+     * tracer each matrix is a request of its own, conflict-free when its 8
+     * rows fall in 8 different groups of 4 banks. */
     if (simt_cur_thread && simt_cur_thread->lane < 8u * (unsigned int)nmat) {
         simt_check_aligned(trans ? "ldmatrix.trans" : "ldmatrix", "row address", row, 16);
         simt_check_shared(trans ? "ldmatrix.trans" : "ldmatrix", "row address", row);
+        warp_mma_note(row, 16, 0, simt_cur_thread->lane / 8u);
     }
     m.row = (const uint16_t *)row;
     m.nmat = nmat;
@@ -286,6 +316,7 @@ static __device__ __forceinline__ void cp_async_4(void *smem, const void *gmem)
 #if defined(__CUDA_ARCH__)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(warp_mma_smem_addr(smem)), "l"(gmem));
 #elif defined(__SIMT_EMULATOR__)
+    warp_mma_note_cp(smem, gmem, 4, 4);
     simt_cp_async(smem, gmem, 4, 4);
 #else
     (void)smem; (void)gmem;
@@ -298,6 +329,7 @@ static __device__ __forceinline__ void cp_async_8(void *smem, const void *gmem)
 #if defined(__CUDA_ARCH__)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(warp_mma_smem_addr(smem)), "l"(gmem));
 #elif defined(__SIMT_EMULATOR__)
+    warp_mma_note_cp(smem, gmem, 8, 8);
     simt_cp_async(smem, gmem, 8, 8);
 #else
     (void)smem; (void)gmem;
@@ -311,6 +343,7 @@ static __device__ __forceinline__ void cp_async_16(void *smem, const void *gmem)
 #if defined(__CUDA_ARCH__)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(warp_mma_smem_addr(smem)), "l"(gmem));
 #elif defined(__SIMT_EMULATOR__)
+    warp_mma_note_cp(smem, gmem, 16, 16);
     simt_cp_async(smem, gmem, 16, 16);
 #else
     (void)smem; (void)gmem;
@@ -326,6 +359,7 @@ static __device__ __forceinline__ void cp_async_16_zfill(void *smem, const void 
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(warp_mma_smem_addr(smem)), "l"(gmem),
                  "r"(src_bytes));
 #elif defined(__SIMT_EMULATOR__)
+    warp_mma_note_cp(smem, gmem, 16, src_bytes < 0 ? 0 : src_bytes > 16 ? 16 : (size_t)src_bytes);
     simt_cp_async(smem, gmem, 16, src_bytes < 0 ? 0 : (size_t)src_bytes);
 #else
     (void)smem; (void)gmem; (void)src_bytes;

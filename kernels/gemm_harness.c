@@ -357,7 +357,7 @@ static double pattern_width(const simt_memtrace_counts *c) {
 
 void gemm_trace_pattern(const gemm_kernel_t *k, int M, int N, int K, const char *lab, gemm_pattern_t *out) {
     memset(out, 0, sizeof *out);
-    if (!k->f32) fail_msg("gemm_trace_pattern: %s is not an fp32 kernel", k->name);
+    if (!k->f32 && !k->bf16) fail_msg("gemm_trace_pattern: %s has no function", k->name);
 #ifndef COURSE_SIMT
     (void)M; (void)N; (void)K;
     print_message("memory access patterns are counted on the emulator (TARGET=emu); on a GPU, make bench "
@@ -370,12 +370,13 @@ void gemm_trace_pattern(const gemm_kernel_t *k, int M, int N, int K, const char 
         skip();
     }
     const size_t nA = (size_t)M * K, nB = (size_t)K * N, nC = (size_t)M * N;
-    float *A = gpu_malloc(nA * sizeof(float)), *B = gpu_malloc(nB * sizeof(float));
+    const size_t esize = k->f32 ? sizeof(float) : sizeof(uint16_t); /* zeros either way */
+    void *A = gpu_malloc(nA * esize), *B = gpu_malloc(nB * esize);
     float *C = gpu_malloc(nC * sizeof(float));
-    gpu_memset(A, 0, nA * sizeof(float));
-    gpu_memset(B, 0, nB * sizeof(float));
+    gpu_memset(A, 0, nA * esize);
+    gpu_memset(B, 0, nB * esize);
     simt_memtrace_start();
-    int st = k->f32(M, N, K, 1.0f, A, B, 0.0f, C);
+    int st = k->f32 ? k->f32(M, N, K, 1.0f, A, B, 0.0f, C) : k->bf16(M, N, K, 1.0f, A, B, 0.0f, C);
     simt_memtrace_stats s;
     simt_memtrace_stop(&s);
     gpu_free(A);

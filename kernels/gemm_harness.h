@@ -137,9 +137,10 @@ typedef struct {
 } gemm_pattern_t;
 
 /**
- * @brief Count how an fp32 kernel's warps reach memory; on the emulator only.
+ * @brief Count how a matmul's warps reach memory; on the emulator only.
  *
- * Runs the kernel once on zero-filled M x N x K matrices (alpha 1, beta 0)
+ * Runs the kernel (fp32 or bf16 inputs) once on zero-filled M x N x K
+ * matrices (alpha 1, beta 0)
  * between simt_memtrace_start() and simt_memtrace_stop(), fills *out and
  * prints it. Pick whole tiles and rows that start on 128-byte boundaries
  * (N and K multiples of 32) so that the fewest possible is exact.
@@ -149,7 +150,10 @@ typedef struct {
  * the kernel is not implemented, returns an error or faults, and if it
  * recorded no global load or store (its .cu file not compiled with
  * simtcc --memtrace, as the labs' emulator builds are).
- * @param k the kernel (k->f32 set)
+ * @param k the kernel (k->f32 or k->bf16 set). What the emulator does for a
+ *        kernel is counted too where the course's headers note it: the
+ *        reads and writes of cp.async and ldmatrix (common/warp_mma.cuh),
+ *        not those of wmma, TMA or wgmma
  * @param M rows of A and C
  * @param N columns of B and C
  * @param K inner dimension

@@ -117,7 +117,7 @@ $(SIMT_TESTDIR)/test_simt_hopper: $(SIMT_OBJDIR)/tests/test_simt_hopper.o $(SIMT
 # The tracer's test is compiled for it, as the labs' files are.
 $(SIMT_TESTDIR)/test_simt_memtrace: $(SIMT_DIR)/tests/test_simt_memtrace.cu $(SIMTCC) $(SIMT_HEADERS)
 	@mkdir -p $(dir $@)
-	$(Q)$(SIMTCC) --memtrace -O2 -g -Wall -Wextra -Werror -o $@ $< $(CMOCKA_LIBS)
+	$(Q)$(SIMTCC) --memtrace -O2 -g -Wall -Wextra -Werror -Icommon -o $@ $< $(CMOCKA_LIBS)
 
 # A C11 host file against the emulator's cuda_runtime_api.h, with the
 # project's strict C flags: the header must stay plain C.

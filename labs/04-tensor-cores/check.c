@@ -222,6 +222,42 @@ static void test_many_tiles(void **state) {
     gemm_check_shape_bf16(s->fn, s->name, 33 * bm - 5, 4 * bn - 1, 40, 1.0f, -1.0f, lab_seed + 33);
 }
 
+/* Step B's shared-memory traffic, counted on the emulator (it skips on a
+ * GPU, where Nsight Compute shows it and the bench times it). The emulator
+ * notes the rows each ldmatrix reads and the chunks each cp.async copies
+ * (common/warp_mma.cuh), one request per 8 x 8 matrix or per 128 bytes as
+ * the hardware serves them. Held to: every ldmatrix matrix in one bank pass
+ * (its 8 rows of 16 bytes in 8 different groups of 4 banks: the swizzle of
+ * task 4), the copies' shared-memory writes in one pass per 128 bytes, and
+ * the tile loads coalesced 16-byte copies (task 5). The solution: 1.00,
+ * 1.00, 1.00 and 16 bytes a thread. The plain layout of the starter's swz
+ * gives right numbers and 8 passes per matrix with 128-byte rows (the
+ * same chunk of 8 rows in one bank group). Whole tiles of the compiled
+ * sizes (capped at 256 x 256 x 1024), K and N multiples of 8. */
+static void test_mma_memory_pattern(void **state) {
+    const step_t *s = begin(state);
+    int bm, bn, bk;
+    s->tile(&bm, &bn, &bk);
+    const gemm_kernel_t k = {s->name, NULL, s->fn};
+    const int M = cap(bm, 256), N = cap(bn, 256), K = cap(4 * bk, 1024);
+    gemm_pattern_t p;
+    gemm_trace_pattern(&k, M, N, K, "04", &p); /* skips on a GPU */
+    if (p.shared_load > 1.25)
+        fail_msg("matmul_mma: its ldmatrix reads take %.1f bank passes per 8 x 8 matrix where 1 would do: the 8 "
+                 "rows of a matrix fall in the same groups of 4 banks. Swizzle the 16-byte chunks in swz (task "
+                 "4; see Bank conflicts and swizzling), and read and write every chunk through swz_a and swz_b",
+                 p.shared_load);
+    if (p.shared_store > 1.25)
+        fail_msg("matmul_mma: its cp.async writes to shared memory take %.1f bank passes per 128 bytes where 1 "
+                 "would do: give neighbouring threads neighbouring 16-byte chunks of a row, through swz_a and "
+                 "swz_b (task 5)", p.shared_store);
+    if (p.global_load > 1.5 || p.global_load_width < 12.0)
+        fail_msg("matmul_mma: on whole, aligned tiles its loads of A and B touch %.1f times the sectors their "
+                 "bytes need (1.0 when coalesced) and move %.1f bytes a thread: with K and N multiples of 8, copy "
+                 "each 16-byte chunk with one cp_async_16_zfill, neighbouring threads on neighbouring chunks of "
+                 "a row (task 5)", p.global_load, p.global_load_width);
+}
+
 #define STEP_TESTS(prefix, step)                                                                 \
     {prefix ": 1x1x1, K = 1, 1x1x257", test_tiny, NULL, NULL, (void *)&(step)},                 \
     {prefix ": primes", test_primes, NULL, NULL, (void *)&(step)},                               \
@@ -239,6 +275,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         STEP_TESTS("wmma", step_wmma),
         STEP_TESTS("mma", step_mma),
+        {"mma: memory pattern (emulator)", test_mma_memory_pattern, NULL, NULL, (void *)&step_mma},
         STEP_TESTS("wgmma", step_wgmma),
     };
     return LAB_RUN_TESTS("lab04_tensor_cores", tests);

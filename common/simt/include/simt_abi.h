@@ -118,6 +118,18 @@ void simt_check_shared(const char *what, const char *operand, const void *p);
  *  @param what the call, for the message. @param p the matrix pointer.
  *  @param ldm its leading dimension in elements. @param elem_size bytes per element. */
 void simt_check_wmma(const char *what, const void *p, unsigned ldm, size_t elem_size);
+/** @brief Record one access for the memory-access tracer (simt_memtrace.h)
+ *  that the emulator performs for a kernel instead of the kernel's own code
+ *  (cp.async, ldmatrix), so gcc's instrumentation does not see it. Headers
+ *  call it only in `simtcc --memtrace` builds; elsewhere, and outside a
+ *  traced launch, it does nothing. The code site is the call's return
+ *  address, as for the instrumented loads and stores: each inlined copy of
+ *  the caller is a site of its own.
+ *  @param addr the address. @param size its bytes. @param store 1 for a store.
+ *  @param phase 0, or which part of the warp this lane's access is served
+ *  with, for an instruction the hardware serves in parts (ldmatrix: one 8 x 8
+ *  matrix at a time): each part is a request of its own. */
+void simt_memtrace_note(const void *addr, size_t size, int store, unsigned int phase);
 /** @brief Queue an asynchronous copy in the calling thread's current cp.async group.
  *  @param dst destination. @param src source. @param size bytes copied. @param src_size bytes read
  *  from src; the rest of size is zero-filled. */

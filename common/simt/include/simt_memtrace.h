@@ -27,9 +27,13 @@
  *   accesses (served a half or a quarter of a warp at a time) can differ
  *   from it in a pass or two on unusual patterns.
  *
- * Not counted: what the emulator does for the kernel (cp.async, TMA,
- * ldmatrix, atomics, wmma loads and stores) and each thread's accesses past
- * its first SIMT_MEMTRACE_PER_THREAD (reported as dropped).
+ * What the emulator does for the kernel is counted where the course's
+ * headers note it (simt_memtrace_note in simt_abi.h): cp.async and ldmatrix
+ * from common/warp_mma.cuh, an ldmatrix as one request per 8 x 8 matrix
+ * and a cp.async's shared-memory side per 128 bytes, as the hardware serves
+ * them. Not counted: TMA, wgmma, atomics, wmma loads and stores, and each
+ * thread's accesses past its first SIMT_MEMTRACE_PER_THREAD (reported as
+ * dropped).
  *
  * Two ways to use it: SIMT_MEMTRACE=1 in the environment prints, after each
  * launch, its totals and the source lines that cost most above the fewest

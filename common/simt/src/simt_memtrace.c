@@ -46,6 +46,10 @@ void simt_memtrace_block_begin(unsigned int nthreads) { (void)nthreads; }
 void simt_memtrace_block_end(int aborted) { (void)aborted; }
 void simt_memtrace_worker_end(void) {}
 void simt_memtrace_shared_var(const void *var, size_t bytes) { (void)var, (void)bytes; }
+void simt_memtrace_note(const void *addr, size_t size, int store, unsigned int phase)
+{
+    (void)addr, (void)size, (void)store, (void)phase;
+}
 
 #else
 
@@ -215,6 +219,18 @@ void __asan_handle_no_return(void);
 void __asan_loadN_noabort(uintptr_t a, size_t n) { record(a, n, 0, (uintptr_t)__builtin_return_address(0)); }
 void __asan_storeN_noabort(uintptr_t a, size_t n) { record(a, n, 1, (uintptr_t)__builtin_return_address(0)); }
 void __asan_handle_no_return(void) {}
+
+/* A noted access's phase goes into the top byte of its site (no user-space
+ * code address reaches it), so each phase is a request of its own and the
+ * report still finds the line. */
+#define SITE_PHASE_SHIFT 56
+#define SITE_CODE(s) ((s) & (((uintptr_t)1 << SITE_PHASE_SHIFT) - 1))
+
+void simt_memtrace_note(const void *addr, size_t size, int store, unsigned int phase)
+{
+    record((uintptr_t)addr, size, store,
+           (uintptr_t)__builtin_return_address(0) | (uintptr_t)(phase & 0xff) << SITE_PHASE_SHIFT);
+}
 
 /* --- counting ------------------------------------------------------------- */
 
@@ -516,32 +532,43 @@ static void sites_where(const site_count *t, unsigned int n, char (*where)[128])
     for (unsigned int i = 0; i < n; i++) {
         Dl_info info;
         where[i][0] = '\0';
-        if (!dladdr((void *)t[i].site, &info) || !info.dli_fname || !info.dli_fbase) {
-            snprintf(where[i], sizeof(where[i]), "%#lx", (unsigned long)t[i].site);
+        const uintptr_t site = SITE_CODE(t[i].site);
+        if (!dladdr((void *)site, &info) || !info.dli_fname || !info.dli_fbase) {
+            snprintf(where[i], sizeof(where[i]), "%#lx", (unsigned long)site);
             continue;
         }
         /* A position-independent object (ET_DYN) is looked up by offset, a
          * fixed-address executable by address. */
         const Elf64_Ehdr *eh = (const Elf64_Ehdr *)info.dli_fbase;
-        uintptr_t at = t[i].site - 1 - (eh->e_type == ET_DYN ? (uintptr_t)info.dli_fbase : 0);
+        uintptr_t at = site - 1 - (eh->e_type == ET_DYN ? (uintptr_t)info.dli_fbase : 0);
         const char *base = strrchr(info.dli_fname, '/');
         snprintf(where[i], sizeof(where[i]), "%.100s+%#lx", base ? base + 1 : info.dli_fname, (unsigned long)at);
         if (strchr(info.dli_fname, '\'') || strlen(info.dli_fname) > 3000) continue;
         /* One addr2line per site: a handful of calls, once per launch, and
-         * only under SIMT_MEMTRACE. Without -i the line is the access's own,
-         * inside any inlined helper. */
+         * only under SIMT_MEMTRACE. With -i it lists the access's own line
+         * first, then the lines that inlined it; the first in a .cu file is
+         * the kernel's, not that of a course header's helper (ldmatrix,
+         * cp.async), and without one the access's own line is kept. */
         char cmd[3200], line[1024];
-        snprintf(cmd, sizeof(cmd), "addr2line -e '%s' %#lx 2>/dev/null", info.dli_fname, (unsigned long)at);
+        snprintf(cmd, sizeof(cmd), "addr2line -i -e '%s' %#lx 2>/dev/null", info.dli_fname, (unsigned long)at);
         FILE *p = popen(cmd, "r");
         if (!p) continue;
-        if (fgets(line, sizeof(line), p) && line[0] != '?') {
+        int have = 0;
+        while (fgets(line, sizeof(line), p)) {
+            if (line[0] == '?') continue;
             line[strcspn(line, " \n")] = '\0';
             const char *file = strrchr(line, '/');
             file = file ? file + 1 : line;
+            const char *colon = strrchr(file, ':');
+            size_t flen = colon ? (size_t)(colon - file) : strlen(file);
+            int in_cu = flen > 3 && memcmp(file + flen - 3, ".cu", 3) == 0;
+            if (have && !in_cu) continue;
             size_t len = strlen(file);
             if (len >= sizeof(where[i])) len = sizeof(where[i]) - 1;
             memcpy(where[i], file, len);
             where[i][len] = '\0';
+            have = 1;
+            if (in_cu) break;
         }
         pclose(p);
     }

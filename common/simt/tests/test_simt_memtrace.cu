@@ -16,6 +16,7 @@ extern "C" {
 #include <cmocka.h>
 }
 #include "simt_memtrace.h"
+#include "warp_mma.cuh"
 
 static simt_memtrace_stats trace_one(void (*launch)(void *), void *arg)
 {
@@ -246,6 +247,66 @@ static void test_shared_banks(void **state)
     cudaFree(b.out);
 }
 
+/* --- what the emulator does for a kernel: cp.async and ldmatrix ---------------- */
+
+/* 32 rows of 128 bytes (64 bf16) copied into shared memory with cp.async,
+ * lane l taking chunk l % 8 of row l / 8 + 4 i in round i: each round's
+ * source is 512 contiguous bytes (16 sectors), and its shared side is 4
+ * requests of 128 bytes (a quarter warp each, one row: 1 pass). Then one
+ * ldmatrix.x4, lane l giving chunk 3 of row l: 4 requests of 8 rows (one
+ * per matrix). Plain layout: the 8 rows' chunk 3 all sit in banks 12-15,
+ * 8 passes each; swizzled (chunk c of row r at c ^ (r % 8)): 8 different
+ * groups of 4 banks, 1 pass each. */
+__global__ void ldmatrix_tile(const uint16_t *in, float *out, int swizzle)
+{
+    extern __shared__ uint16_t t[];
+    const int l = threadIdx.x, c = l % 8;
+    for (int i = 0; i < 8; i++) {
+        const int r = 4 * i + l / 8;
+        cp_async_16(&t[r * 64 + 8 * (swizzle ? c ^ (r % 8) : c)], &in[r * 64 + 8 * c]);
+    }
+    cp_async_commit_group();
+    cp_async_wait_all();
+    __syncwarp();
+    uint32_t reg[4];
+    ldmatrix_x4(reg, &t[l * 64 + 8 * (swizzle ? 3 ^ (l % 8) : 3)]);
+    out[l] = (float)(reg[0] & 1u);
+}
+
+struct ldm_bufs {
+    uint16_t *in;
+    float *out;
+};
+
+static void launch_ldm_plain(void *p) { ldmatrix_tile<<<1, 32, 32 * 128>>>(((ldm_bufs *)p)->in, ((ldm_bufs *)p)->out, 0); }
+static void launch_ldm_swizzled(void *p)
+{
+    ldmatrix_tile<<<1, 32, 32 * 128>>>(((ldm_bufs *)p)->in, ((ldm_bufs *)p)->out, 1);
+}
+
+static void test_cp_async_and_ldmatrix(void **state)
+{
+    (void)state;
+    ldm_bufs b;
+    assert_int_equal(cudaMalloc(&b.in, 32 * 64 * sizeof(uint16_t)), cudaSuccess);
+    assert_int_equal(cudaMalloc(&b.out, 32 * sizeof(float)), cudaSuccess);
+    cudaMemset(b.in, 0, 32 * 64 * sizeof(uint16_t));
+    simt_memtrace_stats s = trace_one(launch_ldm_plain, &b);
+    expect(&s.global_load, 8, 8 * 16, 8 * 16);
+    assert_int_equal(s.global_load.bytes, 32 * 128);
+    expect(&s.shared_store, 8 * 4, 8 * 4, 8 * 4);
+    expect(&s.shared_load, 4, 4 * 8, 4);
+    assert_int_equal(s.shared_load.bytes, 32 * 16);
+    expect(&s.global_store, 1, 4, 4);
+
+    s = trace_one(launch_ldm_swizzled, &b);
+    expect(&s.global_load, 8, 8 * 16, 8 * 16);
+    expect(&s.shared_store, 8 * 4, 8 * 4, 8 * 4);
+    expect(&s.shared_load, 4, 4, 4);
+    cudaFree(b.in);
+    cudaFree(b.out);
+}
+
 /* --- the API and its limits --------------------------------------------------- */
 
 /* One thread past the per-thread limit: the extra accesses are dropped and
@@ -298,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_loop_iterations_are_requests),
         cmocka_unit_test(test_partial_warp),
         cmocka_unit_test(test_shared_banks),
+        cmocka_unit_test(test_cp_async_and_ldmatrix),
         cmocka_unit_test(test_limits_and_api),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -86,9 +86,15 @@ LIBKERNELS_EMU := $(BUILD)/emu/lib/libkernels_emu.a
 $(BUILD)/emu/obj/kernels/gemm_harness.o: kernels/gemm_harness.c
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(SIMT_CPPFLAGS) -DCOURSE_SIMT $(CFLAGS) -MMD -MP -c $< -o $@
+# SIMT_KERNELS_FLAGS: extra simtcc flags for the course's own kernels on the
+# emulator, e.g. SIMT_KERNELS_FLAGS=--memtrace BUILD=build/trace, then
+# SIMT_MEMTRACE=1 on a test that runs them, to see how they meet memory
+# (their own BUILD: objects are not rebuilt when the flags change; the
+# emulator tests link with -rdynamic then, so the report can name kernels).
+SIMT_KERNELS_FLAGS ?=
 $(BUILD)/emu/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(SIMT_COMPILE_DEPS) | $(SIMTCC)
 	@mkdir -p $(@D)
-	$(Q)$(SIMTCC) -O2 -g $(CPPFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(SIMTCC) -O2 -g $(SIMT_KERNELS_FLAGS) $(CPPFLAGS) -MMD -MP -c $< -o $@
 $(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu/obj/kernels/cuda/%.cu.o): kernels/cuda/model_ops_gpu.h common/error.h \
     kernels/cuda/flash_attention.h kernels/cuda/fill.h common/rng.h common/warp_mma.cuh common/lab.h
 $(LIBKERNELS_EMU): $(BUILD)/emu/obj/kernels/gemm_harness.o $(MODEL_GPU_OBJ) \
@@ -102,7 +108,7 @@ $(BUILD)/tests/test_model_ops_gpu_emu: kernels/tests/test_model_ops_gpu.c $(LIBK
                                        $(LIBCOMMON) $(EMU_LIBCOMMON) $(SIMT_LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(SIMT_CPPFLAGS) -DCOURSE_SIMT $(CFLAGS) -MMD -MP -MT $@ -c $< -o $@.o
-	$(Q)$(CXX) -o $@ $@.o $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) \
+	$(Q)$(CXX) $(if $(SIMT_KERNELS_FLAGS),-rdynamic) -o $@ $@.o $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) \
 	    $(SIMT_LDLIBS) $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
 UNIT_TESTS += $(BUILD)/tests/test_model_ops_gpu_emu
 
@@ -111,7 +117,7 @@ $(BUILD)/tests/test_flash_attention_emu: kernels/tests/test_flash_attention.c $(
                                          $(LIBCOMMON) $(EMU_LIBCOMMON) $(SIMT_LIB)
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(SIMT_CPPFLAGS) -DCOURSE_SIMT $(CFLAGS) -MMD -MP -MT $@ -c $< -o $@.o
-	$(Q)$(CXX) -o $@ $@.o $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) \
+	$(Q)$(CXX) $(if $(SIMT_KERNELS_FLAGS),-rdynamic) -o $@ $@.o $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) \
 	    $(SIMT_LDLIBS) $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
 UNIT_TESTS += $(BUILD)/tests/test_flash_attention_emu
 endif

@@ -21,6 +21,9 @@
 #include "gpu.h"
 #include "lab.h"
 #include "numerics.h"
+#ifdef COURSE_SIMT
+#include "simt_memtrace.h"
+#endif
 
 /** Seed of this run's random inputs: fixed by default, set by --seed (the grader picks a fresh one). */
 static unsigned long long lab_seed __attribute__((unused)) = 2024; /* unused by tests that only want the macros */
@@ -157,6 +160,32 @@ static inline int lab_run_tests(const char *group, const struct CMUnitTest *test
                      "faulted; a fault is sticky and fails every later call, so fix the first "  \
                      "failure", dev_err_);                                                       \
     } while (0)
+
+/**
+ * @brief Skip the current test unless this build can count memory access
+ * patterns (simt_memtrace.h): the emulator can, except its sanitizer builds;
+ * on a GPU the same thing shows as time (make bench LAB=lab), and Nsight
+ * Compute counts it. The GPU's message is the one make gpu-check recognises
+ * as a skip by design. @param lab the lab's number, e.g. "02".
+ */
+#ifdef COURSE_SIMT
+#define LAB_REQUIRE_MEMTRACE(lab)                                                                \
+    do {                                                                                         \
+        (void)(lab);                                                                             \
+        if (!simt_memtrace_available()) {                                                        \
+            print_message("this emulator build cannot trace memory accesses (a sanitizer "       \
+                          "build); skipped, not passed\n");                                       \
+            skip();                                                                              \
+        }                                                                                        \
+    } while (0)
+#else
+#define LAB_REQUIRE_MEMTRACE(lab)                                                                \
+    do {                                                                                         \
+        print_message("memory access patterns are counted on the emulator (TARGET=emu); on a "   \
+                      "GPU, make bench LAB=%s times them; skipped, not passed\n", (lab));        \
+        skip();                                                                                  \
+    } while (0)
+#endif
 
 /**
  * @brief Fail the current test unless the device work a student function

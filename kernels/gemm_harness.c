@@ -358,17 +358,10 @@ static double pattern_width(const simt_memtrace_counts *c) {
 void gemm_trace_pattern(const gemm_kernel_t *k, int M, int N, int K, const char *lab, gemm_pattern_t *out) {
     memset(out, 0, sizeof *out);
     if (!k->f32 && !k->bf16) fail_msg("gemm_trace_pattern: %s has no function", k->name);
+    LAB_REQUIRE_MEMTRACE(lab); /* skips on a GPU and in sanitizer builds */
 #ifndef COURSE_SIMT
     (void)M; (void)N; (void)K;
-    print_message("memory access patterns are counted on the emulator (TARGET=emu); on a GPU, make bench "
-                  "LAB=%s times them; skipped, not passed\n", lab);
-    skip();
 #else
-    if (!simt_memtrace_available()) {
-        print_message("this emulator build cannot trace memory accesses (a sanitizer build); skipped, not "
-                      "passed\n");
-        skip();
-    }
     const size_t nA = (size_t)M * K, nB = (size_t)K * N, nC = (size_t)M * N;
     const size_t esize = k->f32 ? sizeof(float) : sizeof(uint16_t); /* zeros either way */
     void *A = gpu_malloc(nA * esize), *B = gpu_malloc(nB * esize);

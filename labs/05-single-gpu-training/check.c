@@ -25,9 +25,6 @@
 #include <float.h>
 #include <math.h>
 #include <string.h>
-#ifdef COURSE_SIMT
-#include "simt_memtrace.h"
-#endif
 
 static float *upload(const float *h, size_t n) {
     float *d = gpu_malloc(n * sizeof(float) + 1);
@@ -404,16 +401,8 @@ static void pattern_end(pattern_t *p, const char *fn, int status, const char *sh
 static void test_memory_pattern(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-#ifndef COURSE_SIMT
-    print_message("memory access patterns are counted on the emulator (TARGET=emu); on a GPU, make bench LAB=05 "
-                  "times them; skipped, not passed\n");
-    skip();
-#else
-    if (!simt_memtrace_available()) {
-        print_message("this emulator build cannot trace memory accesses (a sanitizer build); skipped, not "
-                      "passed\n");
-        skip();
-    }
+    LAB_REQUIRE_MEMTRACE("05"); /* skips on a GPU and in sanitizer builds */
+#ifdef COURSE_SIMT
     const int N = 64, D = 256, BH = 2, T = 256;
     const size_t ND = (size_t)N * D, TT = (size_t)BH * T * T, n = 16384;
     /* One zeroed buffer, cut at multiples of 64 floats (256 bytes, as cudaMalloc aligns). */

@@ -587,6 +587,47 @@ static int time_kernel(const gemm_kernel_t *k, int baseline_bf16, const bench_bu
     return st;
 }
 
+/* Under the emulator the times are CPU times. What it can say about a GPU
+ * is how the kernel's warps meet memory, so one more run, traced
+ * (simt_memtrace.h), fills three columns. FLOP/B: the FLOPs per byte of the
+ * 32-byte sectors the warps' loads of A and B touch (what the SMs' load/store
+ * units request, before L1 and L2 catch the repeats), which tiling raises:
+ * the point of labs 02 and 03. sect%: the share of the bytes of the sectors
+ * that loads and stores touch which the warps use (100: coalesced). bank%:
+ * the fewest shared-memory passes as a share of those taken (100: no bank
+ * conflicts; "-" without shared memory). All "-" when the build cannot
+ * trace (a sanitizer build) or no global load was recorded (TMA loads, which
+ * the tracer does not see); "-*" when a thread made more accesses than the
+ * tracer keeps (SIMT_MEMTRACE_PER_THREAD), and *truncated is set. */
+static void emu_memory_columns(const gemm_kernel_t *k, const bench_bufs_t *b, char *out, size_t n,
+                               int *truncated) {
+    snprintf(out, n, "%8s %6s %6s", "-", "-", "-");
+#ifdef COURSE_SIMT
+    if (!simt_memtrace_available()) return;
+    gpu_memset(b->C, 0, (size_t)b->M * b->N * sizeof(float));
+    simt_memtrace_start();
+    int st = run_kernel(k, 0, b);
+    simt_memtrace_stats s;
+    simt_memtrace_stop(&s);
+    if (s.dropped) { /* counts of part of the run only: no figure rather than a wrong one */
+        *truncated = 1;
+        snprintf(out, n, "%8s %6s %6s", "-*", "-*", "-*");
+        return;
+    }
+    if (st != LAB_OK || s.global_load.cost == 0) return;
+    const unsigned long long g = s.global_load.cost + s.global_store.cost;
+    const unsigned long long gb = s.global_load.best + s.global_store.best;
+    const unsigned long long sh = s.shared_load.cost + s.shared_store.cost;
+    const unsigned long long sb = s.shared_load.best + s.shared_store.best;
+    char bank[16] = "-";
+    if (sh) snprintf(bank, sizeof bank, "%.0f", 100.0 * (double)sb / (double)sh);
+    snprintf(out, n, "%8.3g %6.0f %6s", 2.0 * b->M * b->N * b->K / (32.0 * (double)s.global_load.cost),
+             100.0 * (double)gb / (double)g, bank);
+#else
+    (void)k; (void)b; (void)truncated;
+#endif
+}
+
 int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *kernels,
                     int nkernels, int argc, char **argv) {
     const int emulated = !HAVE_CUBLAS;
@@ -635,8 +676,17 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
     else
         printf("# baseline: cuBLAS sgemm, TF32 off%s; err is against the baseline's result\n",
                any_bf16 ? " (bf16 kernels: cuBLAS bf16 GemmEx)" : "");
-    printf("# %5s %6s %6s  %-30s %10s %10s %12s %9s  %s\n", "M", "N", "K", "kernel", "time(ms)",
-           "TFLOP/s", "% of cuBLAS", "err", "status");
+    if (emulated) {
+        printf("# from one more, traced run: FLOP/B, FLOPs per byte of the 32-byte sectors the warps' loads "
+               "of A and B touch (tiling raises it); sect%%, the share of the touched sectors' bytes used "
+               "(100: coalesced); bank%%, the fewest shared-memory passes over those taken (100: no bank "
+               "conflicts)\n");
+        printf("# %5s %6s %6s  %-30s %10s %10s %8s %6s %6s %9s  %s\n", "M", "N", "K", "kernel", "time(ms)",
+               "TFLOP/s", "FLOP/B", "sect%", "bank%", "err", "status");
+    } else {
+        printf("# %5s %6s %6s  %-30s %10s %10s %12s %9s  %s\n", "M", "N", "K", "kernel", "time(ms)",
+               "TFLOP/s", "% of cuBLAS", "err", "status");
+    }
 
     if (jf) {
         fprintf(jf, "{\"lab\":\"%s\",\"device\":", lab);
@@ -644,7 +694,7 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
         fprintf(jf, ",\"emulator\":%s,\"reps\":%d,\"baseline\":%s,\"results\":[",
                 emulated ? "true" : "false", reps, emulated ? "null" : "\"cublas\"");
     }
-    int first_json = 1, bad = 0;
+    int first_json = 1, bad = 0, truncated = 0;
     for (int s = 0; s < nsizes; s++) {
         bench_bufs_t b = {sizes[s].M, sizes[s].N, sizes[s].K, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
         size_t nA = (size_t)b.M * b.K, nB = (size_t)b.K * b.N, nC = (size_t)b.M * b.N;
@@ -713,16 +763,17 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
                  * leaves room for tf32 and still flags a wrong result. */
                 status = err <= 1e-2 ? "ok" : "WRONG";
                 if (!(err <= 1e-2)) bad = 1;
-                char pct[32];
-                if (emulated) snprintf(pct, sizeof pct, "-");
-                else snprintf(pct, sizeof pct, "%.1f", 100.0 * ratio);
-                printf("  %5d %6d %6d  %-30s %10.3f %10.4g %12s %9.2e  %s\n", b.M, b.N, b.K, k->name,
+                char pct[40];
+                if (emulated) emu_memory_columns(k, &b, pct, sizeof pct, &truncated);
+                else snprintf(pct, sizeof pct, "%12.1f", 100.0 * ratio);
+                printf("  %5d %6d %6d  %-30s %10.3f %10.4g %s %9.2e  %s\n", b.M, b.N, b.K, k->name,
                        ms, tf, pct, err, status);
             } else {
                 status = st == LAB_NOT_IMPLEMENTED ? "not implemented" : "failed";
                 if (st != LAB_NOT_IMPLEMENTED) bad = 1;
-                printf("  %5d %6d %6d  %-30s %10s %10s %12s %9s  %s\n", b.M, b.N, b.K, k->name, "-",
-                       "-", "-", "-", st == LAB_NOT_IMPLEMENTED ? "not implemented (TODO)" : lab_status_name(st));
+                printf("  %5d %6d %6d  %-30s %10s %10s %*s %9s  %s\n", b.M, b.N, b.K, k->name, "-",
+                       "-", emulated ? 22 : 12, "-", "-",
+                       st == LAB_NOT_IMPLEMENTED ? "not implemented (TODO)" : lab_status_name(st));
             }
             if (jf) {
                 fprintf(jf, "%s{\"kernel\":", first_json ? "" : ",");
@@ -748,6 +799,9 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
         host_free(A); host_free(B); host_free(C); host_free(ref);
         host_free(Ah); host_free(Bh); host_free(Br);
     }
+    if (truncated)
+        printf("# -*: a thread made more memory accesses than the emulator's tracer keeps; the memory columns "
+               "need a smaller size (the default, 128, fits every kernel of labs 01-04)\n");
     if (jf) {
         fprintf(jf, "]}\n");
         fclose(jf);

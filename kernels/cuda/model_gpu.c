@@ -60,6 +60,16 @@ static float *audit_fetch(const float *d, size_t n) {
     return h;
 }
 
+/* A host copy of n device bf16 values, widened to fp32 (exactly). */
+static float *audit_fetch_bf16(const uint16_t *d, size_t n) {
+    uint16_t *bits = host_malloc(n * sizeof(uint16_t) + 2);
+    float *h = host_malloc(n * sizeof(float) + 1);
+    gpu_download(bits, d, n * sizeof(uint16_t));
+    float_from_bf16_array(h, bits, n);
+    host_free(bits);
+    return h;
+}
+
 /* got against want within rtol relative plus 1e-3 of want's largest magnitude. */
 static int screen_close_host(const float *got, const float *want, size_t n, double rtol, const char *what,
                              char *msg, size_t len) {
@@ -81,14 +91,10 @@ int model_gpu_screen_close(const float *d_got, const float *want, size_t n, cons
 
 int model_gpu_screen_close_bf16(const uint16_t *d_got, const float *want, size_t n, const char *what, char *msg,
                                 size_t len) {
-    uint16_t *bits = host_malloc(n * sizeof(uint16_t) + 2);
-    float *got = host_malloc(n * sizeof(float) + 1);
-    gpu_download(bits, d_got, n * sizeof(uint16_t));
-    for (size_t i = 0; i < n; i++) got[i] = float_from_bf16(bits[i]);
+    float *got = audit_fetch_bf16(d_got, n);
     /* bf16 keeps 8 significant bits: rounding moves a value by at most 2^-8 of it (half a unit), and a
      * reference a hair from a tie may round the other way (a whole unit, at most 2^-7). */
     int bad = screen_close_host(got, want, n, 1.0 / 128, what, msg, len);
-    host_free(bits);
     host_free(got);
     return bad;
 }
@@ -133,13 +139,13 @@ static void student_rmsnorm_backward(const model_gpu_t *m, float *dinp, float *d
     host_free(h_dinp); host_free(h_dw); host_free(h_dout); host_free(h_inp); host_free(h_w); host_free(h_rstd);
 }
 
-static void student_swiglu_backward(const model_gpu_t *m, uint16_t *dgate, uint16_t *dup, const float *dout,
-                                    const float *gate, const float *up, size_t n) {
+static void student_swiglu_backward(const model_gpu_t *m, uint16_t *dgate, uint16_t *dup, const uint16_t *dout,
+                                    const uint16_t *gate, const uint16_t *up, size_t n) {
     if (!auditing(m)) {
         STUDENT(swiglu_backward_gpu(dgate, dup, dout, gate, up, n), "swiglu_backward_gpu");
         return;
     }
-    float *h_dout = audit_fetch(dout, n), *h_gate = audit_fetch(gate, n), *h_up = audit_fetch(up, n);
+    float *h_dout = audit_fetch_bf16(dout, n), *h_gate = audit_fetch_bf16(gate, n), *h_up = audit_fetch_bf16(up, n);
     float *h_dg = host_malloc(n * sizeof(float) + 1), *h_du = host_malloc(n * sizeof(float) + 1);
     audit_call(m, swiglu_backward_gpu(dgate, dup, dout, gate, up, n), "swiglu_backward_gpu");
     if (!m->audit->failure[0]) {
@@ -258,12 +264,16 @@ static uint16_t *carve16(uint16_t *base, size_t *used, size_t n) {
 }
 
 /*
- * What the backward pass needs, in the precision it needs it: fp32 where a
- * student's backward reads it (the residual stream, gate and up) or where
- * statistics come from it; bf16 for what is only ever a matmul operand (the
- * norm outputs, SwiGLU's output, the heads of q, k, v), stored once in bf16
- * instead of fp32 plus a cast before every use. The values are those of
- * model_cpu.c's tensors of the same names, rounded where the matmuls round.
+ * What the backward pass needs, in the precision it needs it: fp32 for the
+ * residual stream (an RMSNorm backward reads it, and a long sum of small
+ * updates must not round away) and where statistics come from it; bf16 for
+ * what is only ever a matmul operand (the norm outputs, SwiGLU's output, the
+ * heads of q, k, v), stored once in bf16 instead of fp32 plus a cast before
+ * every use, and for gate and up, which their matmul writes in bf16: only
+ * the element-wise SwiGLU reads them, and at 2 N F each they are the
+ * largest activations, so bf16 halves the bytes of the passes over them.
+ * The values are those of model_cpu.c's tensors of the same names, rounded
+ * where the matmuls round.
  * fp32 tensors come from base, bf16 ones from base16; with NULL bases this
  * only counts.
  */
@@ -286,7 +296,7 @@ static void layout_acts(model_gpu_t *m, float *base, uint16_t *base16, size_t *n
         a->res1 = carve(base, &u, N * D);
         a->ln2 = carve16(base16, &u16, N * D);
         a->ln2_rstd = carve(base, &u, N);
-        a->gate = carve(base, &u, 2 * N * F); /* gate and up back to back: one batched matmul writes both */
+        a->gate = carve16(base16, &u16, 2 * N * F); /* gate and up back to back: one batched matmul writes both */
         a->up = a->gate ? a->gate + N * F : NULL;
         a->swi = carve16(base16, &u16, N * F);
         a->res2 = carve(base, &u, N * D);
@@ -302,8 +312,8 @@ static void layout_acts(model_gpu_t *m, float *base, uint16_t *base16, size_t *n
 
 /* Scratch: fp32 activation gradients and attention temporaries; bf16 matmul operands. */
 typedef struct {
-    float *dres, *dln, *dq, *dk, *dv, *datty, *dswi, *dP, *dS, *oh, *delta;
-    uint16_t *dyb, *doh, *attb;
+    float *dres, *dln, *dq, *dk, *dv, *datty, *dP, *dS, *oh, *delta;
+    uint16_t *dyb, *doh, *attb, *dswi;
 } work_t;
 
 static size_t max3(size_t a, size_t b, size_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
@@ -322,13 +332,13 @@ static work_t work_of(const model_gpu_t *m, float *f, uint16_t *h, size_t *n32, 
     w.dk = w.dq ? w.dq + N * D : NULL;
     w.dv = w.dq ? w.dq + 2 * N * D : NULL;
     w.datty = carve(f, &u, N * D);
-    w.dswi = carve(f, &u, N * F);
     w.oh = flash ? NULL : carve(f, &u, N * D);          /* naive: one head-major product */
     w.dP = flash ? NULL : carve(f, &u, BH * T * T);     /* naive: dP and dS */
     w.dS = flash ? NULL : carve(f, &u, BH * T * T);
     w.delta = flash ? carve(f, &u, BH * T) : NULL;      /* flash: the backward's row terms */
     w.dyb = carve16(h, &u16, N * max3(3 * D, 2 * F, V)); /* gradients of up to 3 outputs, rounded */
     w.doh = carve16(h, &u16, N * D);                    /* dO in heads layout */
+    w.dswi = carve16(h, &u16, N * F);                   /* SwiGLU's output gradient, as its matmul rounds it */
     w.attb = flash ? NULL : carve16(h, &u16, BH * T * T); /* naive: P and dS in bf16 */
     *n32 = u;
     *n16 = u16;
@@ -438,28 +448,37 @@ void model_gpu_free(model_gpu_t *m) {
 }
 
 /*
- * out_i[N, OC] = inp[N, C] * W_i[C, OC], bf16 operands, fp32 out, for n
- * weights that share their input: Q, K, V from ln1 (n = 3), gate and up from
- * ln2 (n = 2), else n = 1. The weights are consecutive slices of the flat
- * buffer and the outputs are N * OC apart, so the n products are one batched
- * matmul.
+ * out_i[N, OC] = inp[N, C] * W_i[C, OC], bf16 operands, for n weights that
+ * share their input: Q, K, V from ln1 (n = 3), gate and up from ln2 (n = 2),
+ * else n = 1. The weights are consecutive slices of the flat buffer and the
+ * outputs are N * OC apart, so the n products are one batched matmul. The
+ * output is fp32 (out) or bf16 (out_b): exactly one is given.
  */
-static void mm_forward(const model_gpu_t *m, float *out, const uint16_t *inp, size_t woff, int N, int C, int OC,
-                       int n) {
+static void mm_forward(const model_gpu_t *m, float *out, uint16_t *out_b, const uint16_t *inp, size_t woff, int N,
+                       int C, int OC, int n) {
+    const uint16_t *w = m->params_bf16 + woff;
+    const long long sw = (long long)C * OC, so = (long long)N * OC;
     prof_work(m, MODEL_PROF_MATMUL, 0.0, 2.0 * N * C * OC * n);
-    TIMED(MODEL_PROF_MATMUL, 0.0, gpu_gemm_bf16(0, 0, N, OC, C, 1.0f, inp, C, 0, m->params_bf16 + woff, OC,
-                                           (long long)C * OC, 0.0f, out, OC, (long long)N * OC, n));
+    if (out_b)
+        TIMED(MODEL_PROF_MATMUL, 0.0, gpu_gemm_bf16_out(0, 0, N, OC, C, 1.0f, inp, C, 0, w, OC, sw, out_b, OC, so, n));
+    else
+        TIMED(MODEL_PROF_MATMUL, 0.0, gpu_gemm_bf16(0, 0, N, OC, C, 1.0f, inp, C, 0, w, OC, sw, 0.0f, out, OC, so, n));
 }
 
 /* The backward of mm_forward, from the outputs' gradients already in bf16 (dout_i N * OC apart):
  * dinp = sum_i dout_i W_i^T, in order i = 0..n-1 (the first product overwrites dinp: no memset,
- * and dinp is not read); dW_i += inp^T dout_i, one batched matmul. */
-static void mm_backward(const model_gpu_t *m, float *dinp, size_t woff, const uint16_t *dout, const uint16_t *inp,
-                        int N, int C, int OC, int n) {
+ * and dinp is not read); dW_i += inp^T dout_i, one batched matmul. dinp is fp32, or for n = 1
+ * bf16 (dinp_b; exactly one is given). */
+static void mm_backward(const model_gpu_t *m, float *dinp, uint16_t *dinp_b, size_t woff, const uint16_t *dout,
+                        const uint16_t *inp, int N, int C, int OC, int n) {
     const size_t out_n = (size_t)N * OC, w_n = (size_t)C * OC;
     prof_work(m, MODEL_PROF_MATMUL, 0.0, 4.0 * N * C * OC * n); /* dinp and dW: two products */
     prof_begin(m);
-    for (int i = 0; i < n; i++)
+    if (dinp_b) {
+        CHECK(n == 1, "mm_backward: a bf16 input gradient is one product, not a sum of %d", n);
+        gpu_gemm_bf16_out(0, 1, N, C, OC, 1.0f, dout, OC, 0, m->params_bf16 + woff, OC, 0, dinp_b, C, 0, 1);
+    }
+    for (int i = 0; !dinp_b && i < n; i++)
         gpu_gemm_bf16(0, 1, N, C, OC, 1.0f, dout + i * out_n, OC, 0, m->params_bf16 + woff + i * w_n, OC, 0,
                       i == 0 ? 0.0f : 1.0f, dinp, C, 0, 1);
     gpu_gemm_bf16(1, 0, C, OC, N, 1.0f, inp, C, 0, dout, OC, (long long)out_n, 1.0f, m->grads + woff, OC,
@@ -490,7 +509,7 @@ static double attention_bytes(const model_gpu_t *m, int backward) {
 /* From ln1: q, k, v (fp32, in w.dq..dv), then RoPE, the head split and bf16 in one pass into the layer's heads. */
 static void qkv_forward(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a, int l) {
     const int B = m->B, T = m->T, N = B * T, D = m->cfg.d_model, H = m->cfg.n_heads;
-    mm_forward(m, w->dq, a->ln1, off(m, l, P_WQ), N, D, D, 3);
+    mm_forward(m, w->dq, NULL, a->ln1, off(m, l, P_WQ), N, D, D, 3);
     TIMED(MODEL_PROF_ROPE, 18.0 * N * D,
           gpu_rope_heads_qkv_bf16(a->qh, a->kh, a->vh, w->dq, m->rope_cos, m->rope_sin, B, T, D, H));
 }
@@ -565,13 +584,13 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
         TIMED(MODEL_PROF_ATTENTION, attention_bytes(m, 0), attention_forward_gpu(m, &w, a));
         if (m->attn != MODEL_ATTN_FLASH) /* the fused kernel writes atty_b itself */
             TIMED(MODEL_PROF_CAST, 6.0 * N * D, gpu_cast_to_bf16(a->atty_b, a->atty, (size_t)N * D));
-        mm_forward(m, m->scratch, a->atty_b, off(m, l, P_WO), N, D, D, 1);
+        mm_forward(m, m->scratch, NULL, a->atty_b, off(m, l, P_WO), N, D, D, 1);
         TIMED(MODEL_PROF_RMSNORM, 14.0 * N * D + 4.0 * N,
               gpu_residual_rmsnorm_forward_bf16(a->res1, a->ln2, a->ln2_rstd, x, m->scratch,
                                                 m->params + off(m, l, P_MLP_NORM), N, D, eps));
-        mm_forward(m, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F, 2); /* gate, up */
-        TIMED(MODEL_PROF_SWIGLU, 10.0 * N * F, gpu_swiglu_forward_bf16(a->swi, a->gate, a->up, (size_t)N * F));
-        mm_forward(m, m->scratch, a->swi, off(m, l, P_W_DOWN), N, F, D, 1);
+        mm_forward(m, NULL, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F, 2); /* gate, up, in bf16 */
+        TIMED(MODEL_PROF_SWIGLU, 6.0 * N * F, gpu_swiglu_forward_bf16(a->swi, a->gate, a->up, (size_t)N * F));
+        mm_forward(m, m->scratch, NULL, a->swi, off(m, l, P_W_DOWN), N, F, D, 1);
         const int last = l == L - 1;
         uint16_t *next = last ? m->lnf : m->layers[l + 1].ln1;
         float *next_rstd = last ? m->lnf_rstd : m->layers[l + 1].ln1_rstd;
@@ -581,7 +600,7 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
                                                 N, D, eps));
         x = a->res2;
     }
-    mm_forward(m, m->probs, m->lnf, t->slices[param_index_lm_head(t)].offset, N, D, V, 1);
+    mm_forward(m, m->probs, NULL, m->lnf, t->slices[param_index_lm_head(t)].offset, N, D, V, 1);
     TIMED(MODEL_PROF_LOSS, 8.0 * N * V + 8.0 * N,
           gpu_crossentropy_forward(m->losses, m->probs, m->probs, m->targets, N, V));
     gpu_download(m->host_losses, m->losses, (size_t)N * sizeof(float));
@@ -603,7 +622,7 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
     TIMED(MODEL_PROF_LOSS, 8.0 * N * V + 4.0 * N,
           gpu_crossentropy_backward(m->probs, m->probs, m->targets, loss_scale / (float)N, N, V));
     TIMED(MODEL_PROF_CAST, 6.0 * N * V, gpu_cast_to_bf16(w.dyb, m->probs, (size_t)N * V));
-    mm_backward(m, w.dln, lm, w.dyb, m->lnf, N, D, V, 1);
+    mm_backward(m, w.dln, NULL, lm, w.dyb, m->lnf, N, D, V, 1);
     gpu_memset(w.dres, 0, ND * sizeof(float));
     const float *xl = m->layers[L - 1].res2;
     TIMED(MODEL_PROF_RMSNORM, rms_bwd_bytes,
@@ -612,21 +631,21 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
         const gpu_layer_acts_t *a = &m->layers[l];
         const float *x = l > 0 ? m->layers[l - 1].res2 : m->encoded;
         TIMED(MODEL_PROF_CAST, 6.0 * ND, gpu_cast_to_bf16(w.dyb, w.dres, ND));
-        mm_backward(m, w.dswi, off(m, l, P_W_DOWN), w.dyb, a->swi, N, F, D, 1);
-        TIMED(MODEL_PROF_SWIGLU, 16.0 * NF,
-              student_swiglu_backward(m, w.dyb, w.dyb + NF, w.dswi, a->gate, a->up, NF)); /* in bf16 */
-        mm_backward(m, w.dln, off(m, l, P_W_GATE), w.dyb, a->ln2, N, D, F, 2);
+        mm_backward(m, NULL, w.dswi, off(m, l, P_W_DOWN), w.dyb, a->swi, N, F, D, 1);
+        TIMED(MODEL_PROF_SWIGLU, 10.0 * NF, /* all in bf16: 3 reads, 2 writes */
+              student_swiglu_backward(m, w.dyb, w.dyb + NF, w.dswi, a->gate, a->up, NF));
+        mm_backward(m, w.dln, NULL, off(m, l, P_W_GATE), w.dyb, a->ln2, N, D, F, 2);
         TIMED(MODEL_PROF_RMSNORM, rms_bwd_bytes,
               student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln, a->res1,
                                        m->params + off(m, l, P_MLP_NORM), a->ln2_rstd, N, D));
         TIMED(MODEL_PROF_CAST, 6.0 * ND, gpu_cast_to_bf16(w.dyb, w.dres, ND));
-        mm_backward(m, w.datty, off(m, l, P_WO), w.dyb, a->atty_b, N, D, D, 1);
+        mm_backward(m, w.datty, NULL, off(m, l, P_WO), w.dyb, a->atty_b, N, D, D, 1);
         prof_work(m, MODEL_PROF_ATTENTION_BWD, 0.0, attention_flops(m, 4));
         TIMED(MODEL_PROF_ATTENTION_BWD, attention_bytes(m, 1), attention_backward_gpu(m, &w, a));
         if (m->attn != MODEL_ATTN_FLASH) /* the RoPE backward of dq, dk with their rounding; dv only rounded */
             TIMED(MODEL_PROF_ROPE, 18.0 * ND,
                   gpu_rope_cast_qkv_bf16(w.dyb, w.dq, m->rope_cos, m->rope_sin, N, T, D, H, -1.0f));
-        mm_backward(m, w.dln, off(m, l, P_WQ), w.dyb, a->ln1, N, D, D, 3);
+        mm_backward(m, w.dln, NULL, off(m, l, P_WQ), w.dyb, a->ln1, N, D, D, 3);
         TIMED(MODEL_PROF_RMSNORM, rms_bwd_bytes,
               student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_ATTN_NORM), w.dln, x,
                                        m->params + off(m, l, P_ATTN_NORM), a->ln1_rstd, N, D));

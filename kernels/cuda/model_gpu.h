@@ -5,10 +5,11 @@
  * Flat device buffers as on the CPU (kernels/cpu/model_cpu.h): fp32 master
  * parameters, fp32 gradients, fp32 AdamW moments, plus a bf16 copy of the
  * parameters that the matmuls read. Everything statistical (norms, softmax,
- * loss), the residual stream and the gradients stay fp32; matmuls take bf16
- * operands and accumulate in fp32 (kernels/cuda/model_ops_gpu.h), and an
- * activation that is only ever a matmul operand is stored in bf16 straight
- * away (gpu_layer_acts_t). The forward and backward passes mirror
+ * loss), the residual stream and the parameter gradients stay fp32; matmuls
+ * take bf16 operands and accumulate in fp32 (kernels/cuda/model_ops_gpu.h),
+ * and an activation that is only ever a matmul operand is stored in bf16
+ * straight away, as are the MLP's gate and up projections and their
+ * gradients (gpu_layer_acts_t, swiglu_backward_gpu()). The forward and backward passes mirror
  * model_cpu.c op for op, so the two can be compared step by step.
  *
  * Five pieces are the student's (lab 05, labs/05-single-gpu-training/
@@ -49,9 +50,11 @@ typedef enum {
 
 /**
  * One block's activations kept for the backward pass, in the precision the
- * backward pass reads them: fp32 for the residual stream, gate and up (the
- * student's RMSNorm and SwiGLU backward read them), bf16 for what only ever
- * enters a matmul (the norm outputs, SwiGLU's output, the heads of q, k, v).
+ * backward pass reads them: fp32 for the residual stream (the student's
+ * RMSNorm backward reads it), bf16 for what only ever enters a matmul (the
+ * norm outputs, SwiGLU's output, the heads of q, k, v) and for gate and up,
+ * which their matmul rounds as it writes them (the student's SwiGLU backward
+ * reads them in bf16).
  * Device pointers; N = B * T rows.
  */
 typedef struct {
@@ -66,8 +69,8 @@ typedef struct {
     float *res1;      /**< [N, D] residual stream after attention */
     uint16_t *ln2;    /**< [N, D] bf16 RMSNorm output before the MLP */
     float *ln2_rstd;  /**< [N] its 1/rms */
-    float *gate;      /**< [N, F] gate projection (up follows it directly) */
-    float *up;        /**< [N, F] up projection */
+    uint16_t *gate;   /**< [N, F] bf16 gate projection (up follows it directly) */
+    uint16_t *up;     /**< [N, F] bf16 up projection */
     uint16_t *swi;    /**< [N, F] bf16 silu(gate) * up */
     float *res2;      /**< [N, D] residual stream after the MLP: the block's output */
 } gpu_layer_acts_t;
@@ -345,22 +348,25 @@ int attention_softmax_backward_gpu(float *dpreatt, const float *att, const float
                                    float scale);
 
 /**
- * @brief SwiGLU backward, the gradients written in bf16 for the matmuls that read them next.
+ * @brief SwiGLU backward on bf16 tensors, computed in fp32.
  *
- * The values of swiglu_backward() in cpu/model_ops.h, computed in fp32 and
- * rounded to bf16 (nearest even) on the way out: dgate and dup are only ever
+ * The values of swiglu_backward() in cpu/model_ops.h for the inputs widened
+ * to fp32 (exactly), rounded to bf16 (nearest even) on the way out. Every
+ * tensor here is bf16 because of who writes and reads it: dout, gate and up
+ * come from matmuls that round as they write; dgate and dup are only ever
  * the operands of the gate and up projections' backward matmuls, so an fp32
- * copy would be written and read back once just to be rounded.
+ * copy would be written and read back once just to be rounded. At 2 bytes
+ * an element the kernel moves 10 bytes per element, where fp32 would move 20.
  * @param dgate [n] bf16 bits, written
  * @param dup [n] bf16 bits, written
- * @param dout [n] fp32
- * @param gate [n] fp32
- * @param up [n] fp32
+ * @param dout [n] bf16 bits, the gradient of silu(gate) * up
+ * @param gate [n] bf16 bits
+ * @param up [n] bf16 bits
  * @param n elements
  * @return LAB_OK, LAB_NOT_IMPLEMENTED
  */
-int swiglu_backward_gpu(uint16_t *dgate, uint16_t *dup, const float *dout, const float *gate, const float *up,
-                        size_t n);
+int swiglu_backward_gpu(uint16_t *dgate, uint16_t *dup, const uint16_t *dout, const uint16_t *gate,
+                        const uint16_t *up, size_t n);
 
 /**
  * @brief Fused AdamW on fp32 master weights that also writes their bf16 copy (the mixed-precision step).

@@ -40,19 +40,12 @@ static __device__ float warp_max(float x) {
     return x;
 }
 
-static __device__ float bf16_to_float(uint16_t h) {
-    __nv_bfloat16_raw r;
-    r.x = h;
-    return __bfloat162float(__nv_bfloat16(r));
-}
-
 /* ---- vector access ------------------------------------------------------------ */
 
 /* Element-wise kernels take VEC consecutive elements per thread through
- * cuda/vec4.cuh: one 16-byte load per fp32 array and one 8-byte store per
+ * cuda/vec4.cuh: one 16-byte access per fp32 array and one 8-byte access per
  * bf16 array. vec says the caller found every pointer aligned (carve() in
  * model_gpu.c aligns the model's tensors to 256 bytes). */
-static int aligned8(const void *p) { return (uintptr_t)p % 8 == 0; }
 
 /* Threads for n elements at VEC per thread. */
 static unsigned vec_blocks(size_t n) { return blocks_for((n + VEC - 1) / VEC, EW_THREADS); }
@@ -428,19 +421,24 @@ extern "C" void gpu_causal_softmax(float *att, const float *S, int BH, int T) {
 
 static __device__ float silu_times(float g, float u) { return g / (1.0f + expf(-g)) * u; }
 
-/* SwiGLU, stored as fp32 (out) or only as bf16 (out_bf16; like the norm
- * outputs it is only a matmul operand): exactly one is given. */
-__global__ void swiglu_forward_kernel(float *out, uint16_t *out_bf16, const float *gate, const float *up, size_t n,
-                                      int vec) {
+static __device__ float4 silu_times4(float4 g, float4 u) {
+    return make_float4(silu_times(g.x, u.x), silu_times(g.y, u.y), silu_times(g.z, u.z), silu_times(g.w, u.w));
+}
+
+/* SwiGLU in fp32, for the tests and the CPU comparisons. */
+__global__ void swiglu_forward_kernel(float *out, const float *gate, const float *up, size_t n, int vec) {
     const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
-    if (i >= n) return;
-    const float4 g = load4(gate, i, n, vec), u = load4(up, i, n, vec);
-    const float4 y = make_float4(silu_times(g.x, u.x), silu_times(g.y, u.y), silu_times(g.z, u.z),
-                                 silu_times(g.w, u.w));
-    if (out_bf16)
-        store4_bf16(out_bf16, i, n, vec, y);
-    else
-        store4(out, i, n, vec, y);
+    if (i < n) store4(out, i, n, vec, silu_times4(load4(gate, i, n, vec), load4(up, i, n, vec)));
+}
+
+/* SwiGLU as the model runs it: gate and up arrive in bf16 from their matmul
+ * and the output (like the norm outputs, only a matmul operand) leaves in
+ * bf16, so the kernel moves 6 bytes an element where fp32 would move 12;
+ * the arithmetic is fp32. */
+__global__ void swiglu_forward_bf16_kernel(uint16_t *out, const uint16_t *gate, const uint16_t *up, size_t n,
+                                           int vec) {
+    const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+    if (i < n) store4_bf16(out, i, n, vec, silu_times4(load4_bf16(gate, i, n, vec), load4_bf16(up, i, n, vec)));
 }
 
 __global__ void residual_forward_kernel(float *out, const float *a, const float *b, size_t n, int vec) {
@@ -458,14 +456,14 @@ __global__ void cast_to_bf16_kernel(uint16_t *dst, const float *src, size_t n, i
 extern "C" void gpu_swiglu_forward(float *out, const float *gate, const float *up, size_t n) {
     if (n == 0) return;
     const int vec = aligned16(out) && aligned16(gate) && aligned16(up);
-    swiglu_forward_kernel<<<vec_blocks(n), EW_THREADS>>>(out, NULL, gate, up, n, vec);
+    swiglu_forward_kernel<<<vec_blocks(n), EW_THREADS>>>(out, gate, up, n, vec);
     CUDA_CHECK_LAST();
 }
 
-extern "C" void gpu_swiglu_forward_bf16(uint16_t *out, const float *gate, const float *up, size_t n) {
+extern "C" void gpu_swiglu_forward_bf16(uint16_t *out, const uint16_t *gate, const uint16_t *up, size_t n) {
     if (n == 0) return;
-    const int vec = aligned16(out) && aligned16(gate) && aligned16(up);
-    swiglu_forward_kernel<<<vec_blocks(n), EW_THREADS>>>(NULL, out, gate, up, n, vec);
+    const int vec = aligned8(out) && aligned8(gate) && aligned8(up);
+    swiglu_forward_bf16_kernel<<<vec_blocks(n), EW_THREADS>>>(out, gate, up, n, vec);
     CUDA_CHECK_LAST();
 }
 
@@ -568,36 +566,39 @@ extern "C" void gpu_sum_squares_chunks(double *partial, const float *g, size_t n
 
 #define GEMM_TILE 16
 
-/* C = alpha op(A) op(B) + beta C for matrix blockIdx.z of the batch. Tiles of
- * op(A) and op(B) are staged in shared memory as fp32 (the bf16 values widen
- * exactly), so each loaded element is reused GEMM_TILE times. */
+/* C = alpha op(A) op(B) + beta C for matrix blockIdx.z of the batch, into
+ * the fp32 C or, rounded, the bf16 Cb (beta 0 there): exactly one is given.
+ * Tiles of op(A) and op(B) are staged in shared memory as fp32 (the bf16
+ * values widen exactly), so each loaded element is reused GEMM_TILE times. */
 __global__ void gemm_bf16_tiled_kernel(int transA, int transB, int M, int N, int K, float alpha,
                                        const uint16_t *A, int lda, long long strideA, const uint16_t *B,
-                                       int ldb, long long strideB, float beta, float *C, int ldc,
+                                       int ldb, long long strideB, float beta, float *C, uint16_t *Cb, int ldc,
                                        long long strideC) {
     __shared__ float As[GEMM_TILE][GEMM_TILE];
     __shared__ float Bs[GEMM_TILE][GEMM_TILE + 1]; /* +1: no bank conflicts on the column reads */
     A += strideA * blockIdx.z;
     B += strideB * blockIdx.z;
-    C += strideC * blockIdx.z;
     const int tx = threadIdx.x, ty = threadIdx.y;
     const int row = blockIdx.y * GEMM_TILE + ty, col = blockIdx.x * GEMM_TILE + tx;
     float acc = 0.0f;
     for (int k0 = 0; k0 < K; k0 += GEMM_TILE) {
         int ka = k0 + tx, kb = k0 + ty;
         float a = 0.0f, b = 0.0f;
-        if (row < M && ka < K) a = bf16_to_float(transA ? A[(size_t)ka * lda + row] : A[(size_t)row * lda + ka]);
-        if (kb < K && col < N) b = bf16_to_float(transB ? B[(size_t)col * ldb + kb] : B[(size_t)kb * ldb + col]);
+        if (row < M && ka < K) a = bf16_bits_to_float(transA ? A[(size_t)ka * lda + row] : A[(size_t)row * lda + ka]);
+        if (kb < K && col < N) b = bf16_bits_to_float(transB ? B[(size_t)col * ldb + kb] : B[(size_t)kb * ldb + col]);
         As[ty][tx] = a;
         Bs[ty][tx] = b;
         __syncthreads();
         for (int k = 0; k < GEMM_TILE; k++) acc += As[ty][k] * Bs[k][tx];
         __syncthreads();
     }
-    if (row < M && col < N) {
-        float *c = C + (size_t)row * ldc + col;
-        *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c; /* beta 0: C may be uninitialised */
+    if (row >= M || col >= N) return;
+    const size_t at = strideC * blockIdx.z + (size_t)row * ldc + col;
+    if (Cb) {
+        Cb[at] = float_to_bf16(alpha * acc);
+        return;
     }
+    C[at] = beta == 0.0f ? alpha * acc : alpha * acc + beta * C[at]; /* beta 0: C may be uninitialised */
 }
 
 static int use_tiled = 0;
@@ -645,18 +646,21 @@ __global__ void pack_bf16_kernel(uint16_t *dst, const uint16_t *src, int R, int 
     }
 }
 
-/* Grow-only device scratch for packed operands (two: A and B). */
-static uint16_t *pack_buf[2];
-static size_t pack_cap[2];
+/* Grow-only device scratch: packed operands (A and B), and the fp32 product
+ * that a lab-04 kernel writes where the model wants bf16. */
+static void *scratch_buf[3];
+static size_t scratch_cap[3];
 
-static uint16_t *pack_scratch(int which, size_t n) {
-    if (n > pack_cap[which]) {
-        if (pack_buf[which]) CUDA_CHECK(cudaFree(pack_buf[which]));
-        CUDA_CHECK(cudaMalloc((void **)&pack_buf[which], n * sizeof(uint16_t)));
-        pack_cap[which] = n;
+static void *grow_scratch(int which, size_t bytes) {
+    if (bytes > scratch_cap[which]) {
+        if (scratch_buf[which]) CUDA_CHECK(cudaFree(scratch_buf[which]));
+        CUDA_CHECK(cudaMalloc(&scratch_buf[which], bytes));
+        scratch_cap[which] = bytes;
     }
-    return pack_buf[which];
+    return scratch_buf[which];
 }
+
+static uint16_t *pack_scratch(int which, size_t n) { return (uint16_t *)grow_scratch(which, n * sizeof(uint16_t)); }
 
 /* op(X) as the dense, 16-byte-aligned R x C matrix a lab-04 kernel wants:
  * X itself when it already is one, else a packed copy. */
@@ -669,21 +673,25 @@ static const uint16_t *dense_operand(int which, const uint16_t *X, int trans, in
     return d;
 }
 
-/* One product per batch entry through the custom kernel, operands packed as needed. */
+/* One product per batch entry through the custom kernel, operands packed as
+ * needed. The kernel writes fp32: for a bf16 C it writes a scratch matrix,
+ * which is then rounded into C (a pass the cuBLAS path does not pay). */
 static void gemm_custom(int transA, int transB, int M, int N, int K, float alpha, const uint16_t *A, int lda,
                         long long strideA, const uint16_t *B, int ldb, long long strideB, float beta, float *C,
-                        int ldc, long long strideC, int batch) {
+                        uint16_t *Cb, int ldc, long long strideC, int batch) {
     CHECK(ldc == N, "gpu_gemm_bf16: the %s matmul writes a dense C, but ldc %d != N %d here; "
           "use --matmul cublas or tiled for this product", custom_name, ldc, N);
     const uint16_t *a = NULL, *bm = NULL;
+    float *c32 = Cb ? (float *)grow_scratch(2, (size_t)M * N * sizeof(float)) : NULL;
     for (int b = 0; b < batch; b++) {
         /* A shared operand (stride 0: the input of Q, K, V) is packed once for the whole batch. */
         if (b == 0 || strideA != 0) a = dense_operand(0, A + strideA * b, transA, M, K, lda);
         if (b == 0 || strideB != 0) bm = dense_operand(1, B + strideB * b, transB, K, N, ldb);
-        int st = custom_fn(M, N, K, alpha, a, bm, beta, C + strideC * b);
+        int st = custom_fn(M, N, K, alpha, a, bm, beta, Cb ? c32 : C + strideC * b);
         CHECK(st == LAB_OK, "gpu_gemm_bf16: the %s matmul (--matmul %s) returned %s for M %d, N %d, K %d",
               custom_name, custom_name, lab_status_name(st), M, N, K);
         CUDA_CHECK_LAST();
+        if (Cb) gpu_cast_to_bf16(Cb + strideC * b, c32, (size_t)M * N);
     }
 }
 
@@ -695,12 +703,14 @@ static cublasHandle_t get_model_handle(void) {
 }
 #endif
 
-extern "C" void gpu_gemm_bf16(int transA, int transB, int M, int N, int K, float alpha, const uint16_t *A,
-                              int lda, long long strideA, const uint16_t *B, int ldb, long long strideB,
-                              float beta, float *C, int ldc, long long strideC, int batch) {
+/* The product into the fp32 C or the bf16 Cb (exactly one given), by
+ * whichever kernel is switched in. */
+static void gemm_dispatch(int transA, int transB, int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                          long long strideA, const uint16_t *B, int ldb, long long strideB, float beta, float *C,
+                          uint16_t *Cb, int ldc, long long strideC, int batch) {
     if (M < 1 || N < 1 || batch < 1) return;
     if (custom_fn && K >= 1) {
-        gemm_custom(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC,
+        gemm_custom(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, Cb, ldc, strideC,
                     batch);
         return;
     }
@@ -708,17 +718,34 @@ extern "C" void gpu_gemm_bf16(int transA, int transB, int M, int N, int K, float
     if (!use_tiled && K >= 1) {
         /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, and
          * a stored row-major matrix read as column-major is its transpose:
-         * so B goes first, with its own flag, and the shapes swap. */
+         * so B goes first, with its own flag, and the shapes swap. The
+         * accumulation is fp32 either way; a bf16 C is rounded once, in the
+         * epilogue. */
         CUBLAS_CHECK(cublasGemmStridedBatchedEx(
             get_model_handle(), transB ? CUBLAS_OP_T : CUBLAS_OP_N, transA ? CUBLAS_OP_T : CUBLAS_OP_N, N, M,
-            K, &alpha, B, CUDA_R_16BF, ldb, strideB, A, CUDA_R_16BF, lda, strideA, &beta, C, CUDA_R_32F, ldc,
-            strideC, batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            K, &alpha, B, CUDA_R_16BF, ldb, strideB, A, CUDA_R_16BF, lda, strideA, &beta,
+            Cb ? (void *)Cb : (void *)C, Cb ? CUDA_R_16BF : CUDA_R_32F, ldc, strideC, batch, CUBLAS_COMPUTE_32F,
+            CUBLAS_GEMM_DEFAULT));
         return;
     }
 #endif
     dim3 block(GEMM_TILE, GEMM_TILE);
     dim3 grid((N + GEMM_TILE - 1) / GEMM_TILE, (M + GEMM_TILE - 1) / GEMM_TILE, batch);
     gemm_bf16_tiled_kernel<<<grid, block>>>(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB,
-                                            beta, C, ldc, strideC);
+                                            beta, C, Cb, ldc, strideC);
     CUDA_CHECK_LAST();
+}
+
+extern "C" void gpu_gemm_bf16(int transA, int transB, int M, int N, int K, float alpha, const uint16_t *A,
+                              int lda, long long strideA, const uint16_t *B, int ldb, long long strideB,
+                              float beta, float *C, int ldc, long long strideC, int batch) {
+    gemm_dispatch(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, beta, C, NULL, ldc, strideC,
+                  batch);
+}
+
+extern "C" void gpu_gemm_bf16_out(int transA, int transB, int M, int N, int K, float alpha, const uint16_t *A,
+                                  int lda, long long strideA, const uint16_t *B, int ldb, long long strideB,
+                                  uint16_t *C, int ldc, long long strideC, int batch) {
+    gemm_dispatch(transA, transB, M, N, K, alpha, A, lda, strideA, B, ldb, strideB, 0.0f, NULL, C, ldc, strideC,
+                  batch);
 }

@@ -217,13 +217,16 @@ void gpu_causal_softmax(float *att, const float *S, int BH, int T);
 void gpu_swiglu_forward(float *out, const float *gate, const float *up, size_t n);
 
 /**
- * @brief gpu_swiglu_forward() with the output stored only as bf16: out = bf16(silu(gate) * up).
+ * @brief gpu_swiglu_forward() on bf16 tensors, as the model stores them: out = bf16(silu(gate) * up).
+ *
+ * gate and up are widened exactly to fp32, the arithmetic is fp32, and the
+ * result is rounded to nearest even.
  * @param out [n] bf16 written
- * @param gate [n]
- * @param up [n]
+ * @param gate [n] bf16
+ * @param up [n] bf16
  * @param n elements
  */
-void gpu_swiglu_forward_bf16(uint16_t *out, const float *gate, const float *up, size_t n);
+void gpu_swiglu_forward_bf16(uint16_t *out, const uint16_t *gate, const uint16_t *up, size_t n);
 
 /**
  * @brief Residual add: out = a + b (out may alias a or b).
@@ -321,7 +324,37 @@ void gpu_gemm_bf16(int transA, int transB, int M, int N, int K, float alpha, con
                    float beta, float *C, int ldc, long long strideC, int batch);
 
 /**
- * @brief Route gpu_gemm_bf16() through the tiled kernel (1) or cuBLAS (0, the default on a GPU).
+ * @brief gpu_gemm_bf16() with C stored in bf16: C = bf16(alpha op(A) op(B)).
+ *
+ * For the model's activations that the next kernel reads as bf16 (gate and
+ * up, SwiGLU's input gradient): the product accumulates in fp32 and is
+ * rounded once, to nearest even, as it is written, so C costs half the
+ * bytes of gpu_gemm_bf16()'s fp32 C and needs no cast pass. There is no
+ * beta: C is overwritten, never read.
+ * @param transA 1 if A is stored K x M
+ * @param transB 1 if B is stored N x K
+ * @param M rows of C
+ * @param N columns of C
+ * @param K inner dimension
+ * @param alpha scale of the product
+ * @param A bf16
+ * @param lda row length of A as stored
+ * @param strideA elements between batch entries
+ * @param B bf16
+ * @param ldb row length of B as stored
+ * @param strideB elements between batch entries
+ * @param C bf16, written
+ * @param ldc row length of C
+ * @param strideC elements between batch entries
+ * @param batch number of products
+ */
+void gpu_gemm_bf16_out(int transA, int transB, int M, int N, int K, float alpha, const uint16_t *A, int lda,
+                       long long strideA, const uint16_t *B, int ldb, long long strideB, uint16_t *C, int ldc,
+                       long long strideC, int batch);
+
+/**
+ * @brief Route gpu_gemm_bf16() and gpu_gemm_bf16_out() through the tiled kernel (1) or cuBLAS
+ * (0, the default on a GPU).
  *
  * Under the emulator the tiled kernel is the only one and the call has no effect.
  * Turning it on also drops a kernel set by gpu_gemm_use_custom().
@@ -337,7 +370,8 @@ typedef int (*gpu_gemm_nn_fn)(int M, int N, int K, float alpha, const uint16_t *
                               float beta, float *C);
 
 /**
- * @brief Route gpu_gemm_bf16() through a lab-04 matmul (the student's kernel switched into the model).
+ * @brief Route gpu_gemm_bf16() and gpu_gemm_bf16_out() through a lab-04 matmul (the student's kernel
+ * switched into the model).
  *
  * Such a kernel only multiplies dense, untransposed matrices, so every product
  * whose operand is transposed, strided or not 16-byte aligned first packs that

@@ -1,7 +1,7 @@
 /** @file
  * @brief Four consecutive floats per thread, in one 16-byte access where the
  * pointer and the length allow it (8 bytes for four bf16), and the bf16
- * rounding the element-wise kernels share.
+ * widening and rounding the element-wise kernels share.
  *
  * An element-wise kernel that gives each thread VEC consecutive elements
  * issues one 16-byte load per fp32 array where a thread per element issues
@@ -30,6 +30,9 @@
 
 /** @brief 1 if p is 16-byte aligned, so float4 accesses through it are legal. */
 static inline int aligned16(const void *p) { return (uintptr_t)p % 16 == 0; }
+
+/** @brief 1 if p is 8-byte aligned, so four bf16 move in one 8-byte access through it. */
+static inline int aligned8(const void *p) { return (uintptr_t)p % 8 == 0; }
 
 /**
  * @brief p[i .. i+3] as a float4; elements at or past n read as 0.
@@ -76,6 +79,30 @@ static __device__ __forceinline__ uint16_t float_to_bf16(float f) {
 /** @brief a and b rounded to bf16 in one 32-bit word, a at the lower address (little-endian). */
 static __device__ __forceinline__ uint32_t pack_bf16x2(float a, float b) {
     return (uint32_t)float_to_bf16(a) | (uint32_t)float_to_bf16(b) << 16;
+}
+
+/** @brief The float a bf16 bit pattern stands for (exact: bf16 is fp32's upper half). */
+static __device__ __forceinline__ float bf16_bits_to_float(uint16_t h) { return __uint_as_float((uint32_t)h << 16); }
+
+/**
+ * @brief p[i .. i+3], bf16 bits widened to fp32, as a float4; elements at or past n read as 0.
+ * @param p the bf16 array (bits)
+ * @param i the first element (a multiple of VEC for the fast path to stay aligned)
+ * @param n the array's length
+ * @param vec 1 if p is 8-byte aligned: one 8-byte load when i + 4 <= n
+ */
+static __device__ __forceinline__ float4 load4_bf16(const uint16_t *p, size_t i, size_t n, int vec) {
+    if (vec && i + VEC <= n) {
+        const uint2 u = *(const uint2 *)(p + i);
+        return make_float4(__uint_as_float(u.x << 16), __uint_as_float(u.x & 0xffff0000u),
+                           __uint_as_float(u.y << 16), __uint_as_float(u.y & 0xffff0000u));
+    }
+    float4 r = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    if (i < n) r.x = bf16_bits_to_float(p[i]);
+    if (i + 1 < n) r.y = bf16_bits_to_float(p[i + 1]);
+    if (i + 2 < n) r.z = bf16_bits_to_float(p[i + 2]);
+    if (i + 3 < n) r.w = bf16_bits_to_float(p[i + 3]);
+    return r;
 }
 
 /**

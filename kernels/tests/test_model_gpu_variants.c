@@ -6,8 +6,9 @@
  *   kernels behind gpu_gemm_bf16(): called with every operand form the model
  *   uses and some it does not (transposed A or B, padded rows, odd offsets,
  *   batches, beta 0 and 1) against a double-precision product of the same
- *   bf16 values, then a whole forward and backward pass against the course's
- *   own tiled kernel;
+ *   bf16 values, and with a bf16 C (gpu_gemm_bf16_out()) against the fp32
+ *   result rounded, then a whole forward and backward pass against the
+ *   course's own tiled kernel;
  * - --attention flash (kernels/cuda/flash_attention.h) against the naive
  *   attention: the loss, every gradient and a short training run.
  */
@@ -105,6 +106,20 @@ static void check_form(const char *kernel, int transA, int transB, int M, int N,
                              "C[%d,%d] = %.9g, expected %.9g (tolerance %.3g)",
                              kernel, transA, transB, M, N, K, pad, offset, beta, b, batch, i, j, out[c], ref, tol);
             }
+    if (beta == 0.0f) { /* the bf16-output form: the same kernel's fp32 result, rounded once */
+        uint16_t *dH = gpu_malloc(nC * 2), *h = host_malloc(nC * 2);
+        gpu_memset(dH, 0xff, nC * 2); /* NaN: every element must be written */
+        gpu_gemm_bf16_out(transA, transB, M, N, K, alpha, dA + offset, lda, sA, dB + offset, ldb, sB, dH, N, sC,
+                          batch);
+        gpu_download(h, dH, nC * 2);
+        for (size_t c = 0; c < nC; c++)
+            if (h[c] != bf16_from_float(out[c]))
+                fail_msg("--matmul %s, bf16 out, transA %d transB %d, %dx%dx%d batch %d: element %zu is 0x%04x, "
+                         "the fp32 result %.9g rounds to 0x%04x",
+                         kernel, transA, transB, M, N, K, batch, c, h[c], (double)out[c], bf16_from_float(out[c]));
+        gpu_free(dH);
+        host_free(h);
+    }
     gpu_free(dA);
     gpu_free(dB);
     gpu_free(dC);

@@ -169,6 +169,10 @@ static void test_bf16_output_fusions(void **state) {
     rope_tables(c, s, T, hd, 10000.0f);
     float *x = rnd(ND, -3, 3, 60), *w = rnd((size_t)D, 0.5f, 1.5f, 61);
     float *g = rnd(NF, -4, 4, 62), *u = rnd(NF, -2, 2, 63);
+    for (size_t i = 0; i < NF; i++) { /* SwiGLU's inputs are bf16: the fp32 kernel gets the same values */
+        g[i] = round_to_bf16(g[i]);
+        u[i] = round_to_bf16(u[i]);
+    }
     float *d_c = up(c, (size_t)T * hd / 2 * 4), *d_s = up(s, (size_t)T * hd / 2 * 4);
     float *d_x = up(x, ND * 4), *d_w = up(w, (size_t)D * 4), *d_g = up(g, NF * 4), *d_u = up(u, NF * 4);
     float *d_f = gpu_malloc(NF * 4), *d_rs = gpu_malloc((size_t)N * 4), *d_rs2 = gpu_malloc((size_t)N * 4);
@@ -190,11 +194,20 @@ static void test_bf16_output_fusions(void **state) {
     COMPARE(ND, "rmsnorm bf16");
     float *rs = down(d_rs, (size_t)N), *rs2 = down(d_rs2, (size_t)N);
     for (int i = 0; i < N; i++) assert_true(rs[i] == rs2[i]);
-    /* SwiGLU */
+    /* SwiGLU: bf16 in (exact casts of the fp32 inputs), bf16 out */
+    uint16_t *d_gb = gpu_malloc(NF * 2), *d_ub = gpu_malloc(NF * 2);
+    gpu_cast_to_bf16(d_gb, d_g, NF);
+    gpu_cast_to_bf16(d_ub, d_u, NF);
     gpu_swiglu_forward(d_f, d_g, d_u, NF);
     gpu_cast_to_bf16(d_want, d_f, NF);
-    gpu_swiglu_forward_bf16(d_got, d_g, d_u, NF);
+    gpu_swiglu_forward_bf16(d_got, d_gb, d_ub, NF);
     COMPARE(NF, "swiglu bf16");
+    gpu_swiglu_forward_bf16(d_got, d_gb + 1, d_ub + 1, NF - 1); /* misaligned: the scalar path */
+    gpu_swiglu_forward(d_f, d_g + 1, d_u + 1, NF - 1);
+    gpu_cast_to_bf16(d_want, d_f, NF - 1);
+    COMPARE(NF - 1, "swiglu bf16, misaligned");
+    gpu_free(d_gb);
+    gpu_free(d_ub);
     /* RoPE + head split (q, k) and the plain split (v) */
     for (int rotate = 0; rotate < 2; rotate++) {
         gpu_memset(d_f, 0, ND * 4);
@@ -350,6 +363,20 @@ static void check_gemm(int tA, int tB, int M, int N, int K, int batch, float bet
     gpu_gemm_bf16(tA, tB, M, N, K, alpha, d_a, lda, (long long)sa, d_b, ldb, (long long)sb, beta, d_c, N,
                   (long long)sc, batch);
     float *got = down(d_c, sc * batch);
+    if (beta == 0.0f) { /* the bf16-output product: the same fp32 result, rounded once to nearest even */
+        uint16_t *d_h = gpu_malloc(sc * batch * 2), *h = host_malloc(sc * batch * 2);
+        gpu_memset(d_h, 0xff, sc * batch * 2); /* NaN: every element must be written */
+        gpu_gemm_bf16_out(tA, tB, M, N, K, alpha, d_a, lda, (long long)sa, d_b, ldb, (long long)sb, d_h, N,
+                          (long long)sc, batch);
+        gpu_download(h, d_h, sc * batch * 2);
+        for (size_t i = 0; i < sc * batch; i++)
+            if (!bf16_near(h[i], bf16_from_float(got[i])))
+                fail_msg("gemm bf16 out tA %d tB %d M %d N %d K %d batch %d: element %zu is 0x%04x, the fp32 "
+                         "product %.9g rounds to 0x%04x", tA, tB, M, N, K, batch, i, h[i], (double)got[i],
+                         bf16_from_float(got[i]));
+        gpu_free(d_h);
+        host_free(h);
+    }
     size_t bad = 0, worst = 0;
     for (size_t i = 0; i < sc * batch; i++)
         if (!(fabs(got[i] - want[i]) <= bound[i])) {

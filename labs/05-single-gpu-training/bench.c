@@ -34,6 +34,7 @@
 #include "cuda/model_ops_gpu.h"
 #include "error.h"
 #include "gpu.h"
+#include "half.h"
 #include "json.h"
 #include "lab.h"
 #include "train/matmul_switch.h"
@@ -45,12 +46,13 @@
 /* 0 if every lab-05 function is done, else a message naming the first that is not. */
 static int student_functions_done(void) {
     float *f = gpu_malloc(8 * sizeof(float));
-    uint16_t *h = gpu_malloc(2 * sizeof(uint16_t));
+    uint16_t *h = gpu_malloc(5 * sizeof(uint16_t));
     gpu_memset(f, 0, 8 * sizeof(float));
+    gpu_memset(h, 0, 5 * sizeof(uint16_t));
     const char *missing = NULL;
     if (rmsnorm_backward_gpu(f, f + 1, f + 2, f + 3, f + 4, f + 5, 1, 1) != LAB_OK) missing = "rmsnorm_backward_gpu";
     else if (attention_softmax_backward_gpu(f, f + 1, f + 2, 1, 1, 1.0f) != LAB_OK) missing = "attention_softmax_backward_gpu";
-    else if (swiglu_backward_gpu(h, h + 1, f + 2, f + 3, f + 4, 1) != LAB_OK) missing = "swiglu_backward_gpu";
+    else if (swiglu_backward_gpu(h, h + 1, h + 2, h + 3, h + 4, 1) != LAB_OK) missing = "swiglu_backward_gpu";
     else if (adamw_step_gpu(f, h, f + 1, f + 2, f + 3, 1, 0.0f, 0.9f, 0.95f, 1e-8f, 0.0f, 1, 1.0f) != LAB_OK)
         missing = "adamw_step_gpu";
     gpu_sync_check("lab 05 functions");
@@ -91,6 +93,16 @@ static float *to_device(const float *h, size_t n) {
     return d;
 }
 
+/* h rounded to bf16 in place (the reference then sees what the kernel sees), and a device copy of the bits. */
+static uint16_t *to_device_bf16(float *h, size_t n) {
+    uint16_t *bits = host_malloc(n * sizeof(uint16_t) + 2), *d = gpu_malloc(n * sizeof(uint16_t) + 2);
+    bf16_from_float_array(bits, h, n);
+    float_from_bf16_array(h, bits, n);
+    gpu_upload(d, bits, n * sizeof(uint16_t));
+    host_free(bits);
+    return d;
+}
+
 /* The call itself: not implemented, refused or faulted is a wrong result too. */
 static int screen_call(int st, const char *fn, char *msg, size_t len) {
     char fault[256];
@@ -126,8 +138,8 @@ static int screen_swiglu(size_t n, char *msg, size_t len) {
     float *gate = rand_host(n, -8.0f, 8.0f, 511), *up = rand_host(n, -2.0f, 2.0f, 512);
     float *dout = rand_host(n, -1.0f, 1.0f, 513);
     float *dg = host_malloc(n * sizeof(float) + 1), *du = host_malloc(n * sizeof(float) + 1);
+    uint16_t *d_gate = to_device_bf16(gate, n), *d_up = to_device_bf16(up, n), *d_dout = to_device_bf16(dout, n);
     swiglu_backward(dg, du, dout, gate, up, n);
-    float *d_gate = to_device(gate, n), *d_up = to_device(up, n), *d_dout = to_device(dout, n);
     uint16_t *d_dg = gpu_malloc(n * sizeof(uint16_t)), *d_du = gpu_malloc(n * sizeof(uint16_t));
     gpu_memset(d_dg, 0xff, n * sizeof(uint16_t)); /* NaN: to be overwritten */
     gpu_memset(d_du, 0xff, n * sizeof(uint16_t));

@@ -235,6 +235,19 @@ static void check_bf16_gradient(const uint16_t *got, const float *want, size_t n
                  bf16_from_float(want[first]), (double)float_from_bf16(bf16_from_float(want[first])));
 }
 
+/* n random values in [lo, hi), rounded to bf16 in place (the CPU reference works on exactly the
+ * values the kernel sees), and a device copy of their bf16 bits. */
+static uint16_t *random_bf16(float **vals, size_t n, float lo, float hi, uint64_t seed) {
+    float *x = *vals = random_floats(n, lo, hi, seed);
+    uint16_t *bits = host_malloc(n * sizeof(uint16_t) + 2);
+    bf16_from_float_array(bits, x, n);
+    float_from_bf16_array(x, bits, n);
+    uint16_t *d = gpu_malloc(n * sizeof(uint16_t) + 2);
+    gpu_upload(d, bits, n * sizeof(uint16_t));
+    host_free(bits);
+    return d;
+}
+
 static void test_swiglu_backward(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
@@ -242,11 +255,11 @@ static void test_swiglu_backward(void **state) {
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         size_t n = sizes[i];
         uint64_t s = lab_seed + 200 + 10 * i;
-        float *gate = random_floats(n, -8.0f, 8.0f, s), *up = random_floats(n, -2.0f, 2.0f, s + 1);
-        float *dout = random_floats(n, -1.0f, 1.0f, s + 2);
+        float *gate, *up, *dout;
+        uint16_t *d_gate = random_bf16(&gate, n, -8.0f, 8.0f, s), *d_up = random_bf16(&up, n, -2.0f, 2.0f, s + 1);
+        uint16_t *d_dout = random_bf16(&dout, n, -1.0f, 1.0f, s + 2);
         float *dg = host_malloc(n * sizeof(float)), *du = host_malloc(n * sizeof(float));
         swiglu_backward(dg, du, dout, gate, up, n);
-        float *d_gate = upload(gate, n), *d_up = upload(up, n), *d_dout = upload(dout, n);
         /* sentinel values: must be overwritten */
         uint16_t *d_dg = upload_guarded(NULL, n, sizeof(uint16_t)), *d_du = upload_guarded(NULL, n, sizeof(uint16_t));
         char shape_[64];
@@ -406,17 +419,15 @@ static void test_memory_pattern(void **state) {
     const int N = 64, D = 256, BH = 2, T = 256;
     const size_t ND = (size_t)N * D, TT = (size_t)BH * T * T, n = 16384;
     /* One zeroed buffer, cut at multiples of 64 floats (256 bytes, as cudaMalloc aligns). */
-    const size_t total = 3 * ND + 2 * (size_t)D + N + 3 * TT + 3 * n + 4 * n;
+    const size_t total = 3 * ND + 2 * (size_t)D + N + 3 * TT + 4 * n;
     float *f = gpu_malloc(total * sizeof(float)), *q = f;
-    uint16_t *h = gpu_malloc(3 * n * sizeof(uint16_t));
+    uint16_t *h = gpu_malloc(6 * n * sizeof(uint16_t)); /* SwiGLU's five arrays, AdamW's bf16 copy */
     gpu_memset(f, 0, total * sizeof(float));
-    gpu_memset(h, 0, 3 * n * sizeof(uint16_t));
+    gpu_memset(h, 0, 6 * n * sizeof(uint16_t));
     float *dinp = q, *dout = q + ND, *x = q + 2 * ND, *dw = q + 3 * ND, *w = dw + D, *rstd = w + D;
     q = rstd + N;
     float *dS = q, *P = q + TT, *dP = q + 2 * TT;
     q += 3 * TT;
-    float *sdout = q, *gate = q + n, *up = q + 2 * n;
-    q += 3 * n;
     float *prm = q, *g = q + n, *m = q + 2 * n, *v = q + 3 * n;
     pattern_t r[4];
     char shape[64];
@@ -429,10 +440,11 @@ static void test_memory_pattern(void **state) {
                 shape);
     snprintf(shape, sizeof shape, "n = %zu", n);
     simt_memtrace_start();
-    pattern_end(&r[2], "swiglu_backward_gpu", swiglu_backward_gpu(h, h + n, sdout, gate, up, n), shape);
+    pattern_end(&r[2], "swiglu_backward_gpu", swiglu_backward_gpu(h, h + n, h + 2 * n, h + 3 * n, h + 4 * n, n),
+                shape);
     simt_memtrace_start();
     pattern_end(&r[3], "adamw_step_gpu",
-                adamw_step_gpu(prm, h + 2 * n, g, m, v, n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1, 1.0f), shape);
+                adamw_step_gpu(prm, h + 5 * n, g, m, v, n, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, 1, 1.0f), shape);
     gpu_free(f);
     gpu_free(h);
     static const char *const how[4] = {
@@ -458,11 +470,12 @@ static void test_memory_pattern(void **state) {
  * so that a starter fails these tests with "not implemented" instead of ending the program. */
 static void require_student_functions(void) {
     float *f = gpu_malloc(8 * sizeof(float));
-    uint16_t *h = gpu_malloc(2 * sizeof(uint16_t));
+    uint16_t *h = gpu_malloc(5 * sizeof(uint16_t));
     gpu_memset(f, 0, 8 * sizeof(float));
+    gpu_memset(h, 0, 5 * sizeof(uint16_t));
     LAB_REQUIRE_OK(rmsnorm_backward_gpu(f, f + 1, f + 2, f + 3, f + 4, f + 5, 1, 1), "rmsnorm_backward_gpu");
     LAB_REQUIRE_OK(attention_softmax_backward_gpu(f, f + 1, f + 2, 1, 1, 1.0f), "attention_softmax_backward_gpu");
-    LAB_REQUIRE_OK(swiglu_backward_gpu(h, h + 1, f + 2, f + 3, f + 4, 1), "swiglu_backward_gpu");
+    LAB_REQUIRE_OK(swiglu_backward_gpu(h, h + 1, h + 2, h + 3, h + 4, 1), "swiglu_backward_gpu");
     LAB_REQUIRE_OK(adamw_step_gpu(f, h, f + 1, f + 2, f + 3, 1, 0.0f, 0.9f, 0.95f, 1e-8f, 0.0f, 1, 1.0f),
                    "adamw_step_gpu");
     LAB_REQUIRE_FINISHED("lab 05 functions");

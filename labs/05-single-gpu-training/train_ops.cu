@@ -4,8 +4,8 @@
  * The forward kernels, the matmuls and the rest of the backward pass are the
  * course's (kernels/cuda/model_ops.cu, model_gpu.c); the backend calls the
  * four functions of this file (prototypes and contracts in
- * kernels/cuda/model_gpu.h). The gradients are fp32, except SwiGLU's, which
- * only a matmul reads: they are written in bf16. The AdamW step keeps fp32
+ * kernels/cuda/model_gpu.h). The gradients are fp32, except SwiGLU's: its
+ * inputs and gradients are bf16, computed on in fp32. The AdamW step keeps fp32
  * master weights and moments and writes the bf16 copy the matmuls read.
  * Not here: fusing these into their neighbours, activation recomputation.
  */
@@ -88,18 +88,20 @@ extern "C" int attention_softmax_backward_gpu(float *dpreatt, const float *att, 
 
 /* ---- Task 3: SwiGLU backward ----------------------------------------------------- */
 
-__global__ void swiglu_backward_kernel(uint16_t *dgate, uint16_t *dup, const float *dout, const float *gate,
-                                       const float *up, size_t n) {
+__global__ void swiglu_backward_kernel(uint16_t *dgate, uint16_t *dup, const uint16_t *dout, const uint16_t *gate,
+                                       const uint16_t *up, size_t n) {
     /* TODO 3a: with s = sigmoid(gate[i]): dup[i] = dout[i] * silu(gate[i]) and
      * dgate[i] = dout[i] * up[i] * silu'(gate[i]); work out silu' in terms of s.
-     * Compute in fp32 and store each result's bf16 bits: the next matmuls read
-     * these gradients as bf16 (__float2bfloat16 rounds to nearest even;
+     * Every array holds bf16 bits. Widen each input to fp32 (a bf16 is the
+     * upper half of a float: __uint_as_float((uint32_t)bits << 16)), compute
+     * in fp32 and store each result's bf16 bits: the next matmuls read these
+     * gradients as bf16 (__float2bfloat16 rounds to nearest even;
      * __nv_bfloat16_raw gives the bits). */
     (void)dgate; (void)dup; (void)dout; (void)gate; (void)up; (void)n;
 }
 
-extern "C" int swiglu_backward_gpu(uint16_t *dgate, uint16_t *dup, const float *dout, const float *gate,
-                                   const float *up, size_t n) {
+extern "C" int swiglu_backward_gpu(uint16_t *dgate, uint16_t *dup, const uint16_t *dout, const uint16_t *gate,
+                                   const uint16_t *up, size_t n) {
     if (n == 0) return LAB_OK;
     /* TODO 3b: launch one thread per element and check the launch. */
     (void)dgate; (void)dup; (void)dout; (void)gate; (void)up;

@@ -4,8 +4,8 @@
  * The forward kernels, the matmuls and the rest of the backward pass are the
  * course's (kernels/cuda/model_ops.cu, model_gpu.c); the backend calls the
  * four functions of this file (prototypes and contracts in
- * kernels/cuda/model_gpu.h). The gradients are fp32, except SwiGLU's, which
- * only a matmul reads: they are written in bf16. The AdamW step keeps fp32
+ * kernels/cuda/model_gpu.h). The gradients are fp32, except SwiGLU's: its
+ * inputs and gradients are bf16, computed on in fp32. The AdamW step keeps fp32
  * master weights and moments and writes the bf16 copy the matmuls read.
  * None of them computes much: their time is the bytes they move, so each
  * reads and writes every array once, 16 bytes per access where the pointers
@@ -196,13 +196,14 @@ static __device__ void swiglu_grad(float *dg, float *du, float go, float g, floa
     *du = go * g * s;
 }
 
-/* VEC elements per thread: three 16-byte loads, and two 8-byte stores of the
- * gradients rounded to bf16 (store4_bf16 rounds to nearest even). */
-__global__ void swiglu_backward_kernel(uint16_t *dgate, uint16_t *dup, const float *dout, const float *gate,
-                                       const float *up, size_t n, int vec) {
+/* VEC elements per thread: three 8-byte loads of bf16 widened to fp32
+ * (load4_bf16), and two 8-byte stores of the gradients rounded to bf16
+ * (store4_bf16 rounds to nearest even). */
+__global__ void swiglu_backward_kernel(uint16_t *dgate, uint16_t *dup, const uint16_t *dout, const uint16_t *gate,
+                                       const uint16_t *up, size_t n, int vec) {
     const size_t i = ((size_t)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
     if (i >= n) return;
-    const float4 go = load4(dout, i, n, vec), g = load4(gate, i, n, vec), u = load4(up, i, n, vec);
+    const float4 go = load4_bf16(dout, i, n, vec), g = load4_bf16(gate, i, n, vec), u = load4_bf16(up, i, n, vec);
     float4 dg, du;
     swiglu_grad(&dg.x, &du.x, go.x, g.x, u.x);
     swiglu_grad(&dg.y, &du.y, go.y, g.y, u.y);
@@ -212,10 +213,10 @@ __global__ void swiglu_backward_kernel(uint16_t *dgate, uint16_t *dup, const flo
     store4_bf16(dup, i, n, vec, du);
 }
 
-extern "C" int swiglu_backward_gpu(uint16_t *dgate, uint16_t *dup, const float *dout, const float *gate,
-                                   const float *up, size_t n) {
+extern "C" int swiglu_backward_gpu(uint16_t *dgate, uint16_t *dup, const uint16_t *dout, const uint16_t *gate,
+                                   const uint16_t *up, size_t n) {
     if (n == 0) return LAB_OK;
-    const int vec = aligned16(dgate) && aligned16(dup) && aligned16(dout) && aligned16(gate) && aligned16(up);
+    const int vec = aligned8(dgate) && aligned8(dup) && aligned8(dout) && aligned8(gate) && aligned8(up);
     swiglu_backward_kernel<<<vec_blocks(n), THREADS>>>(dgate, dup, dout, gate, up, n, vec);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
 }

@@ -301,7 +301,7 @@ static void layout_acts(model_gpu_t *m, float *base, uint16_t *base16, size_t *n
         a->swi = carve16(base16, &u16, N * F);
         a->res2 = carve(base, &u, N * D);
     }
-    m->scratch = carve(base, &u, N * D);
+    m->scratch = carve16(base16, &u16, N * D);
     m->lnf = carve16(base16, &u16, N * D);
     m->lnf_rstd = carve(base, &u, N);
     m->probs = carve(base, &u, N * V);
@@ -318,8 +318,9 @@ typedef struct {
 
 static size_t max3(size_t a, size_t b, size_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
 
-/* The forward pass borrows dq, dk, dv for the fp32 q, k, v (before RoPE and
- * the head split), so they are one block of 3 N D. */
+/* The forward pass borrows dyb for the bf16 q, k, v (before RoPE and the head
+ * split). dq, dk, dv (one block of 3 N D) are the naive attention's fp32
+ * gradients; the flash kernels write theirs straight into dyb. */
 static work_t work_of(const model_gpu_t *m, float *f, uint16_t *h, size_t *n32, size_t *n16) {
     const size_t N = (size_t)m->B * m->T, D = (size_t)m->cfg.d_model, F = (size_t)m->cfg.d_ff;
     const size_t BH = (size_t)m->B * m->cfg.n_heads, T = (size_t)m->T, V = (size_t)m->cfg.vocab;
@@ -328,7 +329,7 @@ static work_t work_of(const model_gpu_t *m, float *f, uint16_t *h, size_t *n32, 
     size_t u = 0, u16 = 0;
     w.dres = carve(f, &u, N * D);
     w.dln = carve(f, &u, N * D);
-    w.dq = carve(f, &u, 3 * N * D);
+    w.dq = flash ? NULL : carve(f, &u, 3 * N * D);
     w.dk = w.dq ? w.dq + N * D : NULL;
     w.dv = w.dq ? w.dq + 2 * N * D : NULL;
     w.datty = carve(f, &u, N * D);
@@ -506,12 +507,13 @@ static double attention_bytes(const model_gpu_t *m, int backward) {
     return backward ? 24.0 * ND + 12.0 * BHT : 12.0 * ND + 4.0 * BHT;
 }
 
-/* From ln1: q, k, v (fp32, in w.dq..dv), then RoPE, the head split and bf16 in one pass into the layer's heads. */
+/* From ln1: q, k, v (bf16, in w.dyb), then RoPE, the head split and the rounding in one pass into the
+ * layer's heads. */
 static void qkv_forward(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a, int l) {
     const int B = m->B, T = m->T, N = B * T, D = m->cfg.d_model, H = m->cfg.n_heads;
-    mm_forward(m, w->dq, NULL, a->ln1, off(m, l, P_WQ), N, D, D, 3);
-    TIMED(MODEL_PROF_ROPE, 18.0 * N * D,
-          gpu_rope_heads_qkv_bf16(a->qh, a->kh, a->vh, w->dq, m->rope_cos, m->rope_sin, B, T, D, H));
+    mm_forward(m, NULL, w->dyb, a->ln1, off(m, l, P_WQ), N, D, D, 3);
+    TIMED(MODEL_PROF_ROPE, 12.0 * N * D,
+          gpu_rope_heads_qkv_bf16(a->qh, a->kh, a->vh, w->dyb, m->rope_cos, m->rope_sin, B, T, D, H));
 }
 
 static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, gpu_layer_acts_t *a) {
@@ -584,18 +586,18 @@ double model_gpu_forward(model_gpu_t *m, const int *inputs, const int *targets) 
         TIMED(MODEL_PROF_ATTENTION, attention_bytes(m, 0), attention_forward_gpu(m, &w, a));
         if (m->attn != MODEL_ATTN_FLASH) /* the fused kernel writes atty_b itself */
             TIMED(MODEL_PROF_CAST, 6.0 * N * D, gpu_cast_to_bf16(a->atty_b, a->atty, (size_t)N * D));
-        mm_forward(m, m->scratch, NULL, a->atty_b, off(m, l, P_WO), N, D, D, 1);
-        TIMED(MODEL_PROF_RMSNORM, 14.0 * N * D + 4.0 * N,
+        mm_forward(m, NULL, m->scratch, a->atty_b, off(m, l, P_WO), N, D, D, 1);
+        TIMED(MODEL_PROF_RMSNORM, 12.0 * N * D + 4.0 * N,
               gpu_residual_rmsnorm_forward_bf16(a->res1, a->ln2, a->ln2_rstd, x, m->scratch,
                                                 m->params + off(m, l, P_MLP_NORM), N, D, eps));
         mm_forward(m, NULL, a->gate, a->ln2, off(m, l, P_W_GATE), N, D, F, 2); /* gate, up, in bf16 */
         TIMED(MODEL_PROF_SWIGLU, 6.0 * N * F, gpu_swiglu_forward_bf16(a->swi, a->gate, a->up, (size_t)N * F));
-        mm_forward(m, m->scratch, NULL, a->swi, off(m, l, P_W_DOWN), N, F, D, 1);
+        mm_forward(m, NULL, m->scratch, a->swi, off(m, l, P_W_DOWN), N, F, D, 1);
         const int last = l == L - 1;
         uint16_t *next = last ? m->lnf : m->layers[l + 1].ln1;
         float *next_rstd = last ? m->lnf_rstd : m->layers[l + 1].ln1_rstd;
         const size_t next_w = last ? t->slices[param_index_final_norm(t)].offset : off(m, l + 1, P_ATTN_NORM);
-        TIMED(MODEL_PROF_RMSNORM, 14.0 * N * D + 4.0 * N,
+        TIMED(MODEL_PROF_RMSNORM, 12.0 * N * D + 4.0 * N,
               gpu_residual_rmsnorm_forward_bf16(a->res2, next, next_rstd, a->res1, m->scratch, m->params + next_w,
                                                 N, D, eps));
         x = a->res2;

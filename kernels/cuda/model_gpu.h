@@ -8,7 +8,8 @@
  * loss), the residual stream and the parameter gradients stay fp32; matmuls
  * take bf16 operands and accumulate in fp32 (kernels/cuda/model_ops_gpu.h),
  * and an activation that is only ever a matmul operand is stored in bf16
- * straight away, as are the MLP's gate and up projections and their
+ * straight away, as are the matmul outputs that only an element-wise kernel
+ * reads (q, k, v, gate, up, the output projections' results) and SwiGLU's
  * gradients (gpu_layer_acts_t, swiglu_backward_gpu()). The forward and backward passes mirror
  * model_cpu.c op for op, so the two can be compared step by step.
  *
@@ -121,7 +122,7 @@ typedef struct {
     size_t n_acts_bf16;     /**< elements in acts_bf16 */
     float *encoded;         /**< [N, D] */
     gpu_layer_acts_t *layers; /**< per block (host array of device pointers) */
-    float *scratch;         /**< [N, D] */
+    uint16_t *scratch;      /**< [N, D] bf16 output of a block's output projection, added in by the next norm */
     uint16_t *lnf;          /**< [N, D] bf16 final RMSNorm output */
     float *lnf_rstd;        /**< [N] */
     float *probs;           /**< [N, V] logits, probabilities, then their gradient */

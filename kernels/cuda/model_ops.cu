@@ -139,30 +139,33 @@ extern "C" void gpu_encoder_backward(float *dwte, const float *dout, const int *
 /* ---- RMSNorm forward -------------------------------------------------------- */
 
 /* Four consecutive elements of the norm's input: inp, or inp + add (the
- * residual add fused in), recomputed identically on every read. */
-static __device__ float4 norm_in4(const float *inp, const float *add, size_t i) {
+ * residual add fused in; add is a bf16 branch output, widened exactly),
+ * recomputed identically on every read. */
+static __device__ float4 norm_in4(const float *inp, const uint16_t *add, size_t i) {
     float4 x = *(const float4 *)(inp + i);
     if (add) {
-        const float4 y = *(const float4 *)(add + i);
+        const float4 y = load4_bf16(add, i, i + VEC, 1);
         x = make_float4(x.x + y.x, x.y + y.y, x.z + y.z, x.w + y.w);
     }
     return x;
 }
 
-static __device__ float norm_in(const float *inp, const float *add, size_t i) {
-    return add ? inp[i] + add[i] : inp[i];
+static __device__ float norm_in(const float *inp, const uint16_t *add, size_t i) {
+    return add ? inp[i] + bf16_bits_to_float(add[i]) : inp[i];
 }
 
 /* One warp per row; the result stored as fp32 (out) or only as bf16
  * (out_bf16): exactly one is given. The model's norm outputs are only ever
  * matmul operands, rounded to bf16 anyway, so storing them in fp32 and casting
- * later would move 3x the bytes. With add, the row normalised is inp + add,
+ * later would move 3x the bytes. With add (a bf16 branch output: the
+ * attention or MLP output projection), the row normalised is inp + add,
  * which is also stored in res: the residual add fused in, so the sum goes to
  * DRAM once and is not read back. With vec (D a multiple of 4, 16-byte
  * aligned rows) every access is 16 bytes wide. The second pass over the
  * inputs hits the cache, so DRAM sees them once. */
 __global__ void rmsnorm_forward_kernel(float *out, uint16_t *out_bf16, float *rstd, float *res, const float *inp,
-                                       const float *add, const float *weight, int N, int D, float eps, int vec) {
+                                       const uint16_t *add, const float *weight, int N, int D, float eps,
+                                       int vec) {
     int row = blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP, lane = threadIdx.x % WARP;
     if (row >= N) return; /* the whole warp leaves together */
     const size_t o = (size_t)row * D;
@@ -202,10 +205,10 @@ __global__ void rmsnorm_forward_kernel(float *out, uint16_t *out_bf16, float *rs
 }
 
 static void rmsnorm_launch(float *out, uint16_t *out_bf16, float *rstd, float *res, const float *inp,
-                           const float *add, const float *weight, int N, int D, float eps) {
+                           const uint16_t *add, const float *weight, int N, int D, float eps) {
     if (N < 1) return;
     const int vec = D % VEC == 0 && aligned16(out_bf16 ? (const void *)out_bf16 : (const void *)out) &&
-                    aligned16(inp) && aligned16(weight) && (!add || (aligned16(add) && aligned16(res)));
+                    aligned16(inp) && aligned16(weight) && (!add || (aligned8(add) && aligned16(res)));
     rmsnorm_forward_kernel<<<blocks_for((size_t)N, ROW_THREADS / WARP), ROW_THREADS>>>(
         out, out_bf16, rstd, res, inp, add, weight, N, D, eps, vec);
     CUDA_CHECK_LAST();
@@ -222,7 +225,7 @@ extern "C" void gpu_rmsnorm_forward_bf16(uint16_t *out, float *rstd, const float
 }
 
 extern "C" void gpu_residual_rmsnorm_forward_bf16(float *res, uint16_t *out, float *rstd, const float *a,
-                                                  const float *b, const float *weight, int N, int D, float eps) {
+                                                  const uint16_t *b, const float *weight, int N, int D, float eps) {
     rmsnorm_launch(NULL, out, rstd, res, a, b, weight, N, D, eps);
 }
 
@@ -303,21 +306,31 @@ extern "C" void gpu_rope_cast_qkv_bf16(uint16_t *out, const float *inp, const fl
 /* ---- attention layout --------------------------------------------------------- */
 
 /* Block (pair group, sequence b x head h, tensor z): one thread per pair of
- * dst [B, H, T, hd]: read the pair from src [B*T, D], rotate it (RoPE, for
- * the first `rotated` tensors) and store it rounded to bf16: the rotation,
- * the head split and the cast in one pass. The grid's z walks q, k, v (src
- * back to back, one dst each): one launch for the three. The grid's y is the
- * (b, h) slab, so a thread finds its place with one division instead of four,
- * and a pair moves as one 8-byte load and one 4-byte store (vec). */
+ * dst [B, H, T, hd]: read the pair from src [B*T, D] (fp32 src, or bf16
+ * src_b as the q, k, v matmul writes it: exactly one is given), rotate it
+ * (RoPE, for the first `rotated` tensors) in fp32 and store it rounded to
+ * bf16: the rotation, the head split and the cast in one pass. The grid's z
+ * walks q, k, v (src back to back, one dst each): one launch for the three.
+ * The grid's y is the (b, h) slab, so a thread finds its place with one
+ * division instead of four, and a pair moves as one 8-byte (fp32) or 4-byte
+ * (bf16) load and one 4-byte store (vec). */
 __global__ void rope_heads_kernel(uint16_t *dst0, uint16_t *dst1, uint16_t *dst2, const float *src,
-                                  const float *cosv, const float *sinv, int B, int T, int D, int H, int rotated,
-                                  int vec) {
+                                  const uint16_t *src_b, const float *cosv, const float *sinv, int B, int T, int D,
+                                  int H, int rotated, int vec) {
     const unsigned hd = D / H, half = hd / 2, z = blockIdx.z;
     const unsigned i = blockIdx.x * blockDim.x + threadIdx.x; /* pair index within the (b, h) slab */
     if (i >= (unsigned)T * half) return;
     const unsigned b = blockIdx.y / H, h = blockIdx.y % H, t = i / half, f = i % half;
     const size_t at = (size_t)z * B * T * D + ((size_t)b * T + t) * D + (size_t)h * hd + 2 * f;
-    float2 x = load_pair(src, at, vec);
+    float2 x;
+    if (!src_b) {
+        x = load_pair(src, at, vec);
+    } else if (vec) {
+        const uint32_t u = *(const uint32_t *)(src_b + at);
+        x = make_float2(__uint_as_float(u << 16), __uint_as_float(u & 0xffff0000u));
+    } else {
+        x = make_float2(bf16_bits_to_float(src_b[at]), bf16_bits_to_float(src_b[at + 1]));
+    }
     if ((int)z < rotated) rope_rotate(&x.x, &x.y, cosv[t * half + f], sinv[t * half + f]);
     uint16_t *o = (z == 0 ? dst0 : z == 1 ? dst1 : dst2) + (size_t)blockIdx.y * T * hd + 2 * (size_t)i;
     if (vec) {
@@ -328,29 +341,30 @@ __global__ void rope_heads_kernel(uint16_t *dst0, uint16_t *dst1, uint16_t *dst2
     }
 }
 
-static void rope_heads_launch(uint16_t *dst0, uint16_t *dst1, uint16_t *dst2, const float *src, const float *cosv,
-                              const float *sinv, int B, int T, int D, int H, int tensors, int rotated) {
+static void rope_heads_launch(uint16_t *dst0, uint16_t *dst1, uint16_t *dst2, const float *src,
+                              const uint16_t *src_b, const float *cosv, const float *sinv, int B, int T, int D,
+                              int H, int tensors, int rotated) {
     size_t pairs = (size_t)T * (D / H / 2);
     if (pairs == 0 || B < 1) return;
     check_index32(pairs, "gpu_rope_heads_bf16");
     CHECK((long long)B * H <= 65535, "gpu_rope_heads_bf16: B * H = %lld exceeds the grid's 65535 (b, h) slabs",
           (long long)B * H);
-    /* hd even keeps every pair on an even element: 8-byte loads, 4-byte stores */
-    const int vec = (D / H) % 2 == 0 && aligned8(src) && aligned8(dst0) && (tensors < 2 || aligned8(dst1)) &&
-                    (tensors < 3 || aligned8(dst2));
+    /* hd even keeps every pair on an even element: 8-byte (fp32) or 4-byte (bf16) loads, 4-byte stores */
+    const int vec = (D / H) % 2 == 0 && (src_b ? (uintptr_t)src_b % 4 == 0 : aligned8(src)) && aligned8(dst0) &&
+                    (tensors < 2 || aligned8(dst1)) && (tensors < 3 || aligned8(dst2));
     dim3 grid(blocks_for(pairs, EW_THREADS), (unsigned)(B * H), (unsigned)tensors);
-    rope_heads_kernel<<<grid, EW_THREADS>>>(dst0, dst1, dst2, src, cosv, sinv, B, T, D, H, rotated, vec);
+    rope_heads_kernel<<<grid, EW_THREADS>>>(dst0, dst1, dst2, src, src_b, cosv, sinv, B, T, D, H, rotated, vec);
     CUDA_CHECK_LAST();
 }
 
 extern "C" void gpu_rope_heads_bf16(uint16_t *dst, const float *src, const float *cosv, const float *sinv, int B,
                                     int T, int D, int H, int rotate) {
-    rope_heads_launch(dst, NULL, NULL, src, cosv, sinv, B, T, D, H, 1, rotate ? 1 : 0);
+    rope_heads_launch(dst, NULL, NULL, src, NULL, cosv, sinv, B, T, D, H, 1, rotate ? 1 : 0);
 }
 
-extern "C" void gpu_rope_heads_qkv_bf16(uint16_t *q, uint16_t *k, uint16_t *v, const float *qkv, const float *cosv,
-                                        const float *sinv, int B, int T, int D, int H) {
-    rope_heads_launch(q, k, v, qkv, cosv, sinv, B, T, D, H, 3, 2);
+extern "C" void gpu_rope_heads_qkv_bf16(uint16_t *q, uint16_t *k, uint16_t *v, const uint16_t *qkv,
+                                        const float *cosv, const float *sinv, int B, int T, int D, int H) {
+    rope_heads_launch(q, k, v, NULL, qkv, cosv, sinv, B, T, D, H, 3, 2);
 }
 
 __global__ void heads_split_kernel(uint16_t *dst, const float *src, int B, int T, int D, int H) {

@@ -79,19 +79,22 @@ void gpu_rmsnorm_forward_bf16(uint16_t *out, float *rstd, const float *inp, cons
 /**
  * @brief The residual add fused with the next RMSNorm: res = a + b, then gpu_rmsnorm_forward_bf16() of res.
  *
- * The same values as gpu_residual_forward() followed by gpu_rmsnorm_forward_bf16(), without
- * reading res back: the sum is written once and normalised from registers and cache.
- * @param res [N, D] written, a + b (must not alias a or b)
+ * The same values as gpu_residual_forward() (of a and b widened) followed by
+ * gpu_rmsnorm_forward_bf16(), without reading res back: the sum is written
+ * once and normalised from registers and cache. b is a block's branch
+ * output as its output projection writes it, in bf16; the residual stream a
+ * and res stay fp32.
+ * @param res [N, D] written, a + b (must not alias a)
  * @param out [N, D] bf16 written
  * @param rstd [N] written, kept for the backward pass
- * @param a [N, D]
- * @param b [N, D]
+ * @param a [N, D] fp32, the residual stream
+ * @param b [N, D] bf16, the branch added to it
  * @param weight [D]
  * @param N rows
  * @param D width
  * @param eps added to the mean square
  */
-void gpu_residual_rmsnorm_forward_bf16(float *res, uint16_t *out, float *rstd, const float *a, const float *b,
+void gpu_residual_rmsnorm_forward_bf16(float *res, uint16_t *out, float *rstd, const float *a, const uint16_t *b,
                                        const float *weight, int N, int D, float eps);
 
 /**
@@ -161,11 +164,14 @@ void gpu_rope_heads_bf16(uint16_t *dst, const float *src, const float *cosv, con
                          int D, int H, int rotate);
 
 /**
- * @brief gpu_rope_heads_bf16() of q and k (rotated) and v (not) in one launch.
+ * @brief gpu_rope_heads_bf16() of q and k (rotated) and v (not) in one launch, from bf16 q, k, v.
+ *
+ * The input is what the batched Q, K, V matmul writes (gpu_gemm_bf16_out()):
+ * each pair is widened, rotated in fp32 and rounded again.
  * @param q [B, H, T, hd] bf16 written
  * @param k [B, H, T, hd] bf16 written
  * @param v [B, H, T, hd] bf16 written
- * @param qkv [3, B*T, D] fp32: q, k, v back to back
+ * @param qkv [3, B*T, D] bf16: q, k, v back to back
  * @param cosv [T, hd/2]
  * @param sinv [T, hd/2]
  * @param B sequences
@@ -173,7 +179,7 @@ void gpu_rope_heads_bf16(uint16_t *dst, const float *src, const float *cosv, con
  * @param D width
  * @param H heads
  */
-void gpu_rope_heads_qkv_bf16(uint16_t *q, uint16_t *k, uint16_t *v, const float *qkv, const float *cosv,
+void gpu_rope_heads_qkv_bf16(uint16_t *q, uint16_t *k, uint16_t *v, const uint16_t *qkv, const float *cosv,
                              const float *sinv, int B, int T, int D, int H);
 
 /**

@@ -195,12 +195,17 @@ static void test_model_step_matches_tiled(void **state) {
         double l;
         float *g = model_grads(names[k], &cfg, B, T, in, tg, &l, &n);
         /* Same bf16 operands, fp32 sums in another order: differences of a few fp32 ulps,
-         * amplified a little through the layers; 1e-5 relative is far below a bf16 step (4e-3). */
+         * amplified a little through the layers; 1e-5 relative is far below a bf16 step (4e-3).
+         * The gradients differ more: activations are stored in bf16 (gate, up, q, k, v, the
+         * branch outputs), so a one-ulp fp32 difference now and then moves a stored value to the
+         * neighbouring bf16 (2^-8 relative), and every gradient downstream of it shifts a little:
+         * 2.3e-4 on the emulator. 2e-3 stays below the 6e-3 by which each differs from the fp32
+         * CPU model (lab 05's check) and far below what a wrong product gives (order 1). */
         if (!(fabs(l - l0) <= 1e-5 * fabs(l0))) fail_msg("--matmul %s: loss %.9g vs tiled %.9g", names[k], l, l0);
         const double rd = rel_l2_diff(g, ref, n);
         print_message("--matmul %s vs tiled: loss differs by %.3g relative, gradients by %.3g (rel. L2)\n", names[k],
                       fabs(l - l0) / fabs(l0), rd);
-        if (!(rd <= 1e-4)) fail_msg("--matmul %s: gradients differ from the tiled kernel's by %.3g (tolerance 1e-4)",
+        if (!(rd <= 2e-3)) fail_msg("--matmul %s: gradients differ from the tiled kernel's by %.3g (tolerance 2e-3)",
                                     names[k], rd);
         host_free(g);
     }
@@ -266,10 +271,12 @@ static void test_flash_saves_memory(void **state) {
     model_gpu_init_attn(&b, &cfg, B, T, 1, MODEL_ATTN_FLASH);
     const size_t BHT = (size_t)B * cfg.n_heads * T, BHTT = BHT * T, ND = (size_t)B * T * cfg.d_model;
     /* Every buffer is rounded up to 256 bytes (64 fp32, 128 bf16). fp32: per layer T x T -> T stored;
-     * in the work buffer the head-major product oh, dP and dS go and the row terms come; bf16: P goes. */
+     * in the work buffer the head-major product oh, dP, dS and the fp32 dq, dk, dv go (the flash
+     * kernels write bf16 gradients) and the row terms come; bf16: P goes. */
 #define R32(n) (((n) + 63) / 64 * 64)
 #define R16(n) (((n) + 127) / 128 * 128)
-    const size_t saved = 4 * (cfg.n_layers * (R32(BHTT) - R32(BHT)) + R32(ND) + 2 * R32(BHTT) - R32(BHT)) +
+    const size_t saved = 4 * (cfg.n_layers * (R32(BHTT) - R32(BHT)) + R32(ND) + 2 * R32(BHTT) - R32(BHT) +
+                              R32(3 * ND)) +
                          2 * R16(BHTT);
 #undef R32
 #undef R16

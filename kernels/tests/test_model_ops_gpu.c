@@ -249,6 +249,10 @@ static void check_qkv_and_norm_fusions(int B, int T, int H, int hd, int shift) {
     float *c = host_malloc((size_t)T * hd / 2 * 4), *s = host_malloc((size_t)T * hd / 2 * 4);
     rope_tables(c, s, T, hd, 10000.0f);
     float *x = rnd(3 * ND + 1, -3, 3, 70), *y = rnd(ND + 1, -3, 3, 71), *w = rnd((size_t)D + 1, 0.5f, 1.5f, 72);
+    /* x and y are bf16 values, so the bf16 inputs of the fused calls (q, k, v from their matmul, the
+     * branch added to the residual stream) hold exactly what the fp32 calls they replace read. */
+    for (size_t i = 0; i < 3 * ND + 1; i++) x[i] = round_to_bf16(x[i]);
+    for (size_t i = 0; i < ND + 1; i++) y[i] = round_to_bf16(y[i]);
     float *d_c = up(c, (size_t)T * hd / 2 * 4), *d_s = up(s, (size_t)T * hd / 2 * 4);
     /* shift = 1: the inputs start 4 bytes into their allocations (up() leaves room) */
     float *d_x = (float *)up(x, (3 * ND + 1) * 4) + shift, *d_y = (float *)up(y, (ND + 1) * 4) + shift;
@@ -257,6 +261,11 @@ static void check_qkv_and_norm_fusions(int B, int T, int H, int hd, int shift) {
     float *d_rs = gpu_malloc((size_t)N * 4), *d_rs2 = gpu_malloc((size_t)N * 4);
     uint16_t *d_want = gpu_malloc(3 * ND * 2), *d_got = gpu_malloc(3 * ND * 2);
     uint16_t *want = host_malloc(3 * ND * 2), *got = host_malloc(3 * ND * 2);
+    /* the same shift in bf16: 2 bytes off, which the 4- and 8-byte bf16 paths must notice */
+    uint16_t *d_xb = (uint16_t *)gpu_malloc((3 * ND + 1) * 2) + shift;
+    uint16_t *d_yb = (uint16_t *)gpu_malloc((ND + 1) * 2) + shift;
+    gpu_cast_to_bf16(d_xb, d_x, 3 * ND);
+    gpu_cast_to_bf16(d_yb, d_y, ND);
 #define COMPARE16(n, name)                                                                         \
     do {                                                                                           \
         gpu_download(want, d_want, (n) * 2);                                                       \
@@ -269,7 +278,7 @@ static void check_qkv_and_norm_fusions(int B, int T, int H, int hd, int shift) {
     /* residual add + RMSNorm: the sum, the bf16 output and rstd */
     gpu_residual_forward(d_res, d_x, d_y, ND);
     gpu_rmsnorm_forward_bf16(d_want, d_rs, d_res, d_w, N, D, 1e-5f);
-    gpu_residual_rmsnorm_forward_bf16(d_res2, d_got, d_rs2, d_x, d_y, d_w, N, D, 1e-5f);
+    gpu_residual_rmsnorm_forward_bf16(d_res2, d_got, d_rs2, d_x, d_yb, d_w, N, D, 1e-5f);
     COMPARE16(ND, "residual + rmsnorm bf16");
     float *r1 = down(d_res, ND), *r2 = down(d_res2, ND), *rs = down(d_rs, (size_t)N), *rs2 = down(d_rs2, (size_t)N);
     for (size_t i = 0; i < ND; i++)
@@ -289,12 +298,12 @@ static void check_qkv_and_norm_fusions(int B, int T, int H, int hd, int shift) {
     gpu_rope_heads_bf16(d_want, d_x, d_c, d_s, B, T, D, H, 1);
     gpu_rope_heads_bf16(d_want + ND, d_x + ND, d_c, d_s, B, T, D, H, 1);
     gpu_rope_heads_bf16(d_want + 2 * ND, d_x + 2 * ND, d_c, d_s, B, T, D, H, 0);
-    gpu_rope_heads_qkv_bf16(d_got, d_got + ND, d_got + 2 * ND, d_x, d_c, d_s, B, T, D, H);
+    gpu_rope_heads_qkv_bf16(d_got, d_got + ND, d_got + 2 * ND, d_xb, d_c, d_s, B, T, D, H);
     COMPARE16(3 * ND, "rope + heads split of q, k, v");
 #undef COMPARE16
     gpu_free(d_c); gpu_free(d_s); gpu_free(d_x - shift); gpu_free(d_y - shift); gpu_free(d_w - shift);
     gpu_free(d_res); gpu_free(d_res2); gpu_free(d_rs); gpu_free(d_rs2); gpu_free(d_want);
-    gpu_free(d_got);
+    gpu_free(d_got); gpu_free(d_xb - shift); gpu_free(d_yb - shift);
     host_free(c); host_free(s); host_free(x); host_free(y); host_free(w); host_free(want); host_free(got);
     host_free(r1); host_free(r2); host_free(rs); host_free(rs2);
 }

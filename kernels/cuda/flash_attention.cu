@@ -516,26 +516,30 @@ static __device__ __forceinline__ void flash_forward(fa_out_t out, float *lse, c
 
 /* Delta_i = sum_d bf16(dout_id) out_id (the row term of the softmax
  * backward) and dout rounded to bf16 in the [B, H, T, hd] layout the
- * products read. One
- * warp per (row, head); a fixed shuffle tree, so the sum is reproducible. */
-__global__ void flash_delta_kernel(float *delta, uint16_t *dout_bf16, const float *dout, const float *out, int B,
-                                   int T, int D, int H) {
+ * products read. dout and out are fp32 (dout, out) or already bf16 (dout_b,
+ * out_b, as the model keeps them: the rounding is then the identity and out
+ * is the bf16 copy the output projection read); one of each pair is given.
+ * One warp per (row, head); a fixed shuffle tree, so the sum is
+ * reproducible, and the same order for both input types, so bf16 inputs
+ * give exactly what their fp32 widenings give. */
+__global__ void flash_delta_kernel(float *delta, uint16_t *dout_bf16, const float *dout, const float *out,
+                                   const uint16_t *dout_b, const uint16_t *out_b, int B, int T, int D, int H) {
     const int hd = D / H, lane = threadIdx.x % 32;
     const long long w = (long long)blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32;
     if (w >= (long long)B * T * H) return; /* the whole warp leaves together */
     const long long n = w / H;
     const int h = (int)(w % H), b = (int)(n / T), t = (int)(n % T);
-    const float *x = dout + n * D + (size_t)h * hd, *y = out + n * D + (size_t)h * hd;
-    const size_t row = ((size_t)b * H + h) * T + t;
+    const size_t at = n * D + (size_t)h * hd, row = ((size_t)b * H + h) * T + t;
     uint16_t *dst = dout_bf16 + row * hd;
     float acc = 0.0f;
     for (int i = lane; i < hd; i += 32) {
-        const __nv_bfloat16 xb = __float2bfloat16(x[i]);
+        const uint16_t xb = dout_b ? dout_b[at + i] : float_to_bf16(dout[at + i]);
+        const float y = out_b ? __uint_as_float((uint32_t)out_b[at + i] << 16) : out[at + i];
         /* Delta from the same bf16 dout that dP = dO V^T sees: then
          * sum_j P_ij dP_ij = Delta_i up to out's own error, as it must be
          * for the gradient of the rounded problem (with one key, dS = 0). */
-        acc += __bfloat162float(xb) * y[i];
-        dst[i] = __nv_bfloat16_raw(xb).x;
+        acc += __uint_as_float((uint32_t)xb << 16) * y;
+        dst[i] = xb;
     }
     for (int o = 16; o > 0; o /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, o);
     if (lane == 0) delta[row] = acc;
@@ -875,15 +879,17 @@ extern "C" void gpu_flash_attention_forward_bf16(float *out, uint16_t *out_bf16,
     forward_launch("gpu_flash_attention_forward_bf16", o, lse, q, k, v, B, T, D, H);
 }
 
+/* dout and out are fp32 (dout, out) or bf16 (dout_b, out_b): one of each pair is given. */
 static void backward_launch(const char *who, fa_out_t dq, fa_out_t dk, fa_out_t dv, uint16_t *dout_bf16,
-                            float *delta, const float *dout, const float *out, const float *lse, const uint16_t *q,
-                            const uint16_t *k, const uint16_t *v, int B, int T, int D, int H) {
+                            float *delta, const float *dout, const float *out, const uint16_t *dout_b,
+                            const uint16_t *out_b, const float *lse, const uint16_t *q, const uint16_t *k,
+                            const uint16_t *v, int B, int T, int D, int H) {
     const int idx = check_shape(who, B, T, D, H);
     if (B == 0 || T == 0) return;
     const long long rows = (long long)B * T * H; /* one warp each */
     const int warps_per_block = 8;
     flash_delta_kernel<<<(unsigned)((rows + warps_per_block - 1) / warps_per_block), 32 * warps_per_block>>>(
-        delta, dout_bf16, dout, out, B, T, D, H);
+        delta, dout_bf16, dout, out, dout_b, out_b, B, T, D, H);
     CUDA_CHECK_LAST();
 
     const dkdv_fn dkdv = dkdv_kernels[idx];
@@ -904,18 +910,18 @@ extern "C" void gpu_flash_attention_backward(float *dq, float *dk, float *dv, ui
                                              const uint16_t *q, const uint16_t *k, const uint16_t *v, int B, int T,
                                              int D, int H) {
     const fa_out_t oq = {dq, NULL, NULL, NULL}, ok = {dk, NULL, NULL, NULL}, ov = {dv, NULL, NULL, NULL};
-    backward_launch("gpu_flash_attention_backward", oq, ok, ov, dout_bf16, delta, dout, out, lse, q, k, v, B, T, D,
-                    H);
+    backward_launch("gpu_flash_attention_backward", oq, ok, ov, dout_bf16, delta, dout, out, NULL, NULL, lse, q, k, v,
+                    B, T, D, H);
 }
 
 extern "C" void gpu_flash_attention_backward_bf16(uint16_t *dqkv, uint16_t *dout_bf16, float *delta,
-                                                  const float *dout, const float *out, const float *lse,
+                                                  const uint16_t *dout, const uint16_t *out, const float *lse,
                                                   const uint16_t *q, const uint16_t *k, const uint16_t *v,
                                                   const float *cosv, const float *sinv, int B, int T, int D, int H) {
     CHECK(!cosv == !sinv, "gpu_flash_attention_backward_bf16: give both RoPE tables (cosv and sinv) or neither");
     const size_t ND = B > 0 && T > 0 && D > 0 ? (size_t)B * T * D : 0; /* the shape is checked next */
     const fa_out_t oq = {NULL, dqkv, cosv, sinv}, ok = {NULL, dqkv ? dqkv + ND : NULL, cosv, sinv},
                    ov = {NULL, dqkv ? dqkv + 2 * ND : NULL, NULL, NULL};
-    backward_launch("gpu_flash_attention_backward_bf16", oq, ok, ov, dout_bf16, delta, dout, out, lse, q, k, v, B, T,
-                    D, H);
+    backward_launch("gpu_flash_attention_backward_bf16", oq, ok, ov, dout_bf16, delta, NULL, NULL, dout, out, lse, q, k,
+                    v, B, T, D, H);
 }

@@ -82,11 +82,13 @@ void gpu_flash_attention_forward(float *out, float *lse, const uint16_t *q, cons
                                  const uint16_t *v, int B, int T, int D, int H);
 
 /**
- * @brief gpu_flash_attention_forward() that also writes out rounded to bf16, the operand of the next matmul.
+ * @brief gpu_flash_attention_forward() that also (or only) writes out rounded to bf16, the operand of the next matmul.
  *
  * out_bf16 holds the bits of out rounded to nearest even, element for
  * element: what gpu_cast_to_bf16() of out gives, without reading out back.
- * @param out [B*T, D] fp32 written
+ * With out NULL only the bf16 copy is written: what the model keeps, since
+ * gpu_flash_attention_backward_bf16() reads it too.
+ * @param out [B*T, D] fp32 written, or NULL
  * @param out_bf16 [B*T, D] bf16 written; any 2-byte alignment
  * @param lse [B, H, T] fp32 written
  * @param q [B, H, T, hd] bf16
@@ -135,15 +137,19 @@ void gpu_flash_attention_backward(float *dq, float *dk, float *dv, uint16_t *dou
  * The gradients go out as the backward of the q, k, v projections reads
  * them: rounded to bf16 (nearest even), three [B*T, D] blocks back to back,
  * and dq and dk rotated back through RoPE first when the tables are given.
- * The result equals gpu_rope_cast_qkv_bf16(dqkv, [dq; dk; dv], cosv, sinv,
- * B*T, T, D, H, -1) of gpu_flash_attention_backward()'s fp32 outputs up to
- * the contraction of the rotation into fmas (at most one bf16 unit in the
- * last place), without writing those outputs and reading them back.
+ * Its inputs are bf16 too, as the model keeps them: dout from the output
+ * projection's backward matmul, out the forward pass's bf16 copy. The
+ * result equals gpu_rope_cast_qkv_bf16(dqkv, [dq; dk; dv], cosv, sinv,
+ * B*T, T, D, H, -1) of gpu_flash_attention_backward()'s fp32 outputs for the
+ * widened dout and out, up to the contraction of the rotation into fmas (at
+ * most one bf16 unit in the last place), without writing those outputs and
+ * reading them back. Delta then comes from the bf16 out: the same error as
+ * the output projection's operand, 2^-9 of each term at most.
  * @param dqkv [3, B*T, D] bf16 written: dq, dk, dv; any 2-byte alignment
  * @param dout_bf16 [B, H, T, hd] bf16 scratch, written
  * @param delta [B, H, T] fp32 scratch, written
- * @param dout [B*T, D] fp32 gradient of out
- * @param out [B*T, D] fp32 from the forward pass
+ * @param dout [B*T, D] bf16 gradient of out
+ * @param out [B*T, D] bf16 out from the forward pass (gpu_flash_attention_forward_bf16())
  * @param lse [B, H, T] from the forward pass
  * @param q [B, H, T, hd] bf16, as given to the forward pass
  * @param k [B, H, T, hd] bf16
@@ -155,8 +161,8 @@ void gpu_flash_attention_backward(float *dq, float *dk, float *dv, uint16_t *dou
  * @param D width (H * hd)
  * @param H heads
  */
-void gpu_flash_attention_backward_bf16(uint16_t *dqkv, uint16_t *dout_bf16, float *delta, const float *dout,
-                                       const float *out, const float *lse, const uint16_t *q, const uint16_t *k,
+void gpu_flash_attention_backward_bf16(uint16_t *dqkv, uint16_t *dout_bf16, float *delta, const uint16_t *dout,
+                                       const uint16_t *out, const float *lse, const uint16_t *q, const uint16_t *k,
                                        const uint16_t *v, const float *cosv, const float *sinv, int B, int T, int D,
                                        int H);
 

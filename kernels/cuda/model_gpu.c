@@ -280,6 +280,7 @@ static uint16_t *carve16(uint16_t *base, size_t *used, size_t n) {
 static void layout_acts(model_gpu_t *m, float *base, uint16_t *base16, size_t *n32, size_t *n16) {
     const size_t N = (size_t)m->B * m->T, D = (size_t)m->cfg.d_model, F = (size_t)m->cfg.d_ff;
     const size_t V = (size_t)m->cfg.vocab, H = (size_t)m->cfg.n_heads, T = (size_t)m->T;
+    const int flash = m->attn == MODEL_ATTN_FLASH;
     size_t u = 0, u16 = 0;
     m->encoded = carve(base, &u, N * D);
     for (int l = 0; l < m->cfg.n_layers; l++) {
@@ -290,8 +291,8 @@ static void layout_acts(model_gpu_t *m, float *base, uint16_t *base16, size_t *n
         a->kh = carve16(base16, &u16, N * D);
         a->vh = carve16(base16, &u16, N * D);
         /* naive: the probabilities; flash: only each row's log-sum-exp */
-        a->att = carve(base, &u, (size_t)m->B * H * T * (m->attn == MODEL_ATTN_FLASH ? 1 : T));
-        a->atty = carve(base, &u, N * D);
+        a->att = carve(base, &u, (size_t)m->B * H * T * (flash ? 1 : T));
+        a->atty = flash ? NULL : carve(base, &u, N * D); /* flash: only the bf16 copy */
         a->atty_b = carve16(base16, &u16, N * D);
         a->res1 = carve(base, &u, N * D);
         a->ln2 = carve16(base16, &u16, N * D);
@@ -313,7 +314,7 @@ static void layout_acts(model_gpu_t *m, float *base, uint16_t *base16, size_t *n
 /* Scratch: fp32 activation gradients and attention temporaries; bf16 matmul operands. */
 typedef struct {
     float *dres, *dln, *dq, *dk, *dv, *datty, *dP, *dS, *oh, *delta;
-    uint16_t *dyb, *doh, *attb, *dswi;
+    uint16_t *dyb, *doh, *attb, *dswi, *datty_b;
 } work_t;
 
 static size_t max3(size_t a, size_t b, size_t c) { return a > b ? (a > c ? a : c) : (b > c ? b : c); }
@@ -332,7 +333,7 @@ static work_t work_of(const model_gpu_t *m, float *f, uint16_t *h, size_t *n32, 
     w.dq = flash ? NULL : carve(f, &u, 3 * N * D);
     w.dk = w.dq ? w.dq + N * D : NULL;
     w.dv = w.dq ? w.dq + 2 * N * D : NULL;
-    w.datty = carve(f, &u, N * D);
+    w.datty = flash ? NULL : carve(f, &u, N * D);       /* the attention output's gradient: naive, fp32 */
     w.oh = flash ? NULL : carve(f, &u, N * D);          /* naive: one head-major product */
     w.dP = flash ? NULL : carve(f, &u, BH * T * T);     /* naive: dP and dS */
     w.dS = flash ? NULL : carve(f, &u, BH * T * T);
@@ -340,6 +341,7 @@ static work_t work_of(const model_gpu_t *m, float *f, uint16_t *h, size_t *n32, 
     w.dyb = carve16(h, &u16, N * max3(3 * D, 2 * F, V)); /* gradients of up to 3 outputs, rounded */
     w.doh = carve16(h, &u16, N * D);                    /* dO in heads layout */
     w.dswi = carve16(h, &u16, N * F);                   /* SwiGLU's output gradient, as its matmul rounds it */
+    w.datty_b = flash ? carve16(h, &u16, N * D) : NULL; /* flash: the attention output's gradient in bf16 */
     w.attb = flash ? NULL : carve16(h, &u16, BH * T * T); /* naive: P and dS in bf16 */
     *n32 = u;
     *n16 = u16;
@@ -498,13 +500,14 @@ static double attention_flops(const model_gpu_t *m, int products) {
 }
 
 /* Bytes the fused attention must move (0 for the naive one, not modelled):
- * forward, q, k, v in bf16, the output in fp32 and bf16, the log-sum-exps;
- * backward, dout and the output (fp32) for Delta, dout in bf16 written and
- * read with q, k, v, L and Delta, and dq, dk, dv written in bf16. */
+ * forward, q, k, v read and the output written, all bf16, and the
+ * log-sum-exps; backward, dout and the output (bf16) for Delta, dout in the
+ * heads layout written and read with q, k, v, L and Delta, and dq, dk, dv
+ * written, all bf16. */
 static double attention_bytes(const model_gpu_t *m, int backward) {
     if (m->attn != MODEL_ATTN_FLASH) return 0.0;
     const double ND = (double)m->B * m->T * m->cfg.d_model, BHT = (double)m->B * m->cfg.n_heads * m->T;
-    return backward ? 24.0 * ND + 12.0 * BHT : 12.0 * ND + 4.0 * BHT;
+    return backward ? 20.0 * ND + 12.0 * BHT : 8.0 * ND + 4.0 * BHT;
 }
 
 /* From ln1: q, k, v (bf16, in w.dyb), then RoPE, the head split and the rounding in one pass into the
@@ -520,7 +523,7 @@ static void attention_forward_gpu(const model_gpu_t *m, const work_t *w, gpu_lay
     const int B = m->B, T = m->T, D = m->cfg.d_model, H = m->cfg.n_heads, hd = D / H, BH = B * H;
     const long long sT = (long long)T * hd, sTT = (long long)T * T;
     if (m->attn == MODEL_ATTN_FLASH) { /* a->att receives the rows' log-sum-exps; atty_b the bf16 copy */
-        gpu_flash_attention_forward_bf16(a->atty, a->atty_b, a->att, a->qh, a->kh, a->vh, B, T, D, H);
+        gpu_flash_attention_forward_bf16(NULL, a->atty_b, a->att, a->qh, a->kh, a->vh, B, T, D, H);
         return;
     }
     /* S = Q K^T / sqrt(hd) over the full square (the causal softmax ignores the upper half). */
@@ -540,8 +543,8 @@ static void attention_backward_gpu(const model_gpu_t *m, const work_t *w, const 
     const int B = m->B, T = m->T, D = m->cfg.d_model, H = m->cfg.n_heads, hd = D / H, BH = B * H;
     const long long sT = (long long)T * hd, sTT = (long long)T * T;
     if (m->attn == MODEL_ATTN_FLASH) { /* recomputes P from the log-sum-exps; rounds dO into doh */
-        gpu_flash_attention_backward_bf16(w->dyb, w->doh, w->delta, w->datty, a->atty, a->att, a->qh, a->kh, a->vh,
-                                          m->rope_cos, m->rope_sin, B, T, D, H);
+        gpu_flash_attention_backward_bf16(w->dyb, w->doh, w->delta, w->datty_b, a->atty_b, a->att, a->qh, a->kh,
+                                          a->vh, m->rope_cos, m->rope_sin, B, T, D, H);
         return;
     }
     gpu_heads_split_bf16(w->doh, w->datty, B, T, D, H);
@@ -641,7 +644,7 @@ void model_gpu_backward(model_gpu_t *m, float loss_scale) {
               student_rmsnorm_backward(m, w.dres, m->grads + off(m, l, P_MLP_NORM), w.dln, a->res1,
                                        m->params + off(m, l, P_MLP_NORM), a->ln2_rstd, N, D));
         TIMED(MODEL_PROF_CAST, 6.0 * ND, gpu_cast_to_bf16(w.dyb, w.dres, ND));
-        mm_backward(m, w.datty, NULL, off(m, l, P_WO), w.dyb, a->atty_b, N, D, D, 1);
+        mm_backward(m, w.datty, w.datty_b, off(m, l, P_WO), w.dyb, a->atty_b, N, D, D, 1); /* one is NULL */
         prof_work(m, MODEL_PROF_ATTENTION_BWD, 0.0, attention_flops(m, 4));
         TIMED(MODEL_PROF_ATTENTION_BWD, attention_bytes(m, 1), attention_backward_gpu(m, &w, a));
         if (m->attn != MODEL_ATTN_FLASH) /* the RoPE backward of dq, dk with their rounding; dv only rounded */

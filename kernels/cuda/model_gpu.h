@@ -65,8 +65,9 @@ typedef struct {
     uint16_t *kh;     /**< [B, H, T, hd] bf16 keys after RoPE */
     uint16_t *vh;     /**< [B, H, T, hd] bf16 values */
     float *att;       /**< naive: [B, H, T, T] probabilities; flash: [B, H, T] row log-sum-exps */
-    float *atty;      /**< [N, D] attention output before the output projection (flash's backward reads it) */
-    uint16_t *atty_b; /**< [N, D] bf16 copy of atty: the output projection's operand, forward and backward */
+    float *atty;      /**< [N, D] attention output before the output projection (naive only; NULL with flash) */
+    uint16_t *atty_b; /**< [N, D] bf16 attention output: the output projection's operand, forward and backward,
+                           and (flash) the backward's Delta = rowsum(dO * O) */
     float *res1;      /**< [N, D] residual stream after attention */
     uint16_t *ln2;    /**< [N, D] bf16 RMSNorm output before the MLP */
     float *ln2_rstd;  /**< [N] its 1/rms */

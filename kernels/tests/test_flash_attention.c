@@ -101,7 +101,7 @@ static uint16_t *split_bf16(const float *x, int B, int T, int D, int H) {
 typedef struct {
     int B, T, D, H, hd;
     size_t ND, BHT;
-    float *q, *k, *v, *dout;            /* [N, D]; q, k, v already bf16 values */
+    float *q, *k, *v, *dout;            /* [N, D]; all already bf16 values */
     uint16_t *qh, *kh, *vh;             /* [B, H, T, hd] bf16 bits */
     float *out, *dq, *dk, *dv;          /* CPU reference (fp32) */
     double *out_d, *dq_d, *dk_d, *dv_d; /* the same, widened for check_gemm_bound */
@@ -128,10 +128,11 @@ static problem_t make_problem(int B, int T, int H, int hd, uint64_t seed) {
     p.k = rnd(p.ND, -2, 2, seed + 1);
     p.v = rnd(p.ND, -1, 1, seed + 2);
     p.dout = rnd(p.ND, -1, 1, seed + 3);
-    for (size_t i = 0; i < p.ND; i++) {
+    for (size_t i = 0; i < p.ND; i++) { /* dout too: the bf16 backward reads it as bf16 */
         p.q[i] = round_to_bf16(p.q[i]);
         p.k[i] = round_to_bf16(p.k[i]);
         p.v[i] = round_to_bf16(p.v[i]);
+        p.dout[i] = round_to_bf16(p.dout[i]);
     }
     p.qh = split_bf16(p.q, B, T, D, H);
     p.kh = split_bf16(p.k, B, T, D, H);
@@ -451,11 +452,13 @@ static int within_one_ulp(uint16_t a, uint16_t b) {
  * replace, on one shape, with the bf16 outputs shift (0 or 1) elements past a
  * 4-byte boundary:
  *  - forward: out and lse bit for bit as the fp32 call writes them, and the
- *    bf16 copy exactly bf16(out) (the same fp32 value, rounded once);
- *  - backward with RoPE tables: dq, dk, dv equal to gpu_rope_cast_qkv_bf16()
- *    of the fp32 gradients within one bf16 unit (either kernel may contract
- *    the rotation into fmas its own way); without tables, exactly their
- *    rounding.
+ *    bf16 copy exactly bf16(out) (the same fp32 value, rounded once), with
+ *    or without the fp32 out;
+ *  - backward, from bf16 dout and out (also shift elements off): dq, dk, dv
+ *    with RoPE tables equal to gpu_rope_cast_qkv_bf16() of the fp32
+ *    backward's gradients for the same (widened) dout and out within one
+ *    bf16 unit (either kernel may contract the rotation into fmas its own
+ *    way); without tables, exactly their rounding.
  * A rotation by the wrong sign, of v, of the wrong position or pair, or none
  * at all, moves many elements by far more than one unit.
  */
@@ -466,17 +469,9 @@ static void check_bf16_outputs(int B, int T, int H, int hd, int shift, uint64_t 
     const int N = B * T, D = p.D;
     const size_t ND = p.ND;
     run_forward(&p, &d);
-    run_backward(&p, &d);
     float *out = guarded_down(d.out, "out"), *lse = guarded_down(d.lse, "lse");
-    float *dqkv = host_malloc(3 * ND * sizeof(float) + 4), *part[3];
-    guarded_t g32[3] = {d.dq, d.dk, d.dv};
-    for (int z = 0; z < 3; z++) {
-        part[z] = guarded_down(g32[z], "fp32 gradient");
-        memcpy(dqkv + z * ND, part[z], ND * sizeof(float));
-        host_free(part[z]);
-    }
 
-    /* Forward: the fp32 results again, plus their bf16 copy. */
+    /* Forward: the fp32 results again, plus their bf16 copy; then the bf16 copy alone. */
     guarded_t out2 = guarded_alloc(ND), lse2 = guarded_alloc(p.BHT), ob = guarded_alloc((ND + shift + 1) / 2);
     gpu_flash_attention_forward_bf16(inner(out2), (uint16_t *)inner(ob) + shift, inner(lse2), d.q, d.k, d.v, B, T, D,
                                      H);
@@ -489,6 +484,24 @@ static void check_bf16_outputs(int B, int T, int H, int hd, int shift, uint64_t 
         if (obh[shift + i] != bf16_from_float(out[i]))
             fail_msg("forward_bf16 (B %d T %d H %d hd %d): out_bf16[%zu] = 0x%04x, want bf16(%.9g) = 0x%04x", B, T, H,
                      hd, i, obh[shift + i], (double)out[i], bf16_from_float(out[i]));
+    guarded_t ob2 = guarded_alloc((ND + 1) / 2);
+    gpu_flash_attention_forward_bf16(NULL, inner(ob2), inner(lse2), d.q, d.k, d.v, B, T, D, H);
+    uint16_t *obh2 = guarded_down(ob2, "out_bf16 without out");
+    if (memcmp(obh2, obh + shift, ND * 2) != 0) fail_msg("forward_bf16 with out NULL: out_bf16 differs");
+
+    /* The fp32 backward from the values the bf16 one reads: out rounded (dout already is). */
+    for (size_t i = 0; i < ND; i++) out[i] = round_to_bf16(out[i]);
+    gpu_upload(inner(d.out), out, ND * sizeof(float));
+    run_backward(&p, &d);
+    float *dqkv = host_malloc(3 * ND * sizeof(float) + 4), *part[3];
+    guarded_t g32[3] = {d.dq, d.dk, d.dv};
+    for (int z = 0; z < 3; z++) {
+        part[z] = guarded_down(g32[z], "fp32 gradient");
+        memcpy(dqkv + z * ND, part[z], ND * sizeof(float));
+        host_free(part[z]);
+    }
+    uint16_t *d_doutb = (uint16_t *)gpu_malloc((ND + 1) * 2) + shift; /* dout's bits, 2 bytes off with shift */
+    gpu_cast_to_bf16(d_doutb, d.dout, ND);
 
     /* Backward, with and without the RoPE tables. */
     const size_t table = (size_t)T * (hd / 2) * sizeof(float);
@@ -508,9 +521,9 @@ static void check_bf16_outputs(int B, int T, int H, int hd, int shift, uint64_t 
             gpu_cast_to_bf16(d_want, d_f32, 3 * ND);
         guarded_t gb = guarded_alloc((3 * ND + shift + 1) / 2), dob = guarded_alloc((ND + 1) / 2),
                   delta = guarded_alloc(p.BHT);
-        gpu_flash_attention_backward_bf16((uint16_t *)inner(gb) + shift, inner(dob), inner(delta), d.dout,
-                                          inner(d.out), inner(d.lse), d.q, d.k, d.v, rope ? d_c : NULL,
-                                          rope ? d_s : NULL, B, T, D, H);
+        gpu_flash_attention_backward_bf16((uint16_t *)inner(gb) + shift, inner(dob), inner(delta), d_doutb,
+                                          (uint16_t *)inner(ob) + shift, inner(d.lse), d.q, d.k, d.v,
+                                          rope ? d_c : NULL, rope ? d_s : NULL, B, T, D, H);
         uint16_t *got = guarded_down(gb, "dqkv bf16"), *want = host_malloc(3 * ND * 2 + 4);
         gpu_download(want, d_want, 3 * ND * 2);
         if (shift && got[0] != (uint16_t)POISON) fail_msg("backward_bf16 wrote the element before dqkv");
@@ -537,9 +550,9 @@ static void check_bf16_outputs(int B, int T, int H, int hd, int shift, uint64_t 
         gpu_free(dob.base);
         gpu_free(delta.base);
     }
-    gpu_free(d_c); gpu_free(d_s); gpu_free(d_f32); gpu_free(d_want);
-    gpu_free(out2.base); gpu_free(lse2.base); gpu_free(ob.base);
-    host_free(c); host_free(sn); host_free(o2); host_free(l2); host_free(obh);
+    gpu_free(d_c); gpu_free(d_s); gpu_free(d_f32); gpu_free(d_want); gpu_free(d_doutb - shift);
+    gpu_free(out2.base); gpu_free(lse2.base); gpu_free(ob.base); gpu_free(ob2.base);
+    host_free(c); host_free(sn); host_free(o2); host_free(l2); host_free(obh); host_free(obh2);
     host_free(out); host_free(lse); host_free(dqkv);
     free_run(&d);
     free_problem(&p);

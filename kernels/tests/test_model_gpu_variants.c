@@ -270,14 +270,16 @@ static void test_flash_saves_memory(void **state) {
     model_gpu_init_attn(&a, &cfg, B, T, 1, MODEL_ATTN_NAIVE);
     model_gpu_init_attn(&b, &cfg, B, T, 1, MODEL_ATTN_FLASH);
     const size_t BHT = (size_t)B * cfg.n_heads * T, BHTT = BHT * T, ND = (size_t)B * T * cfg.d_model;
-    /* Every buffer is rounded up to 256 bytes (64 fp32, 128 bf16). fp32: per layer T x T -> T stored;
-     * in the work buffer the head-major product oh, dP, dS and the fp32 dq, dk, dv go (the flash
-     * kernels write bf16 gradients) and the row terms come; bf16: P goes. */
+    /* Every buffer is rounded up to 256 bytes (64 fp32, 128 bf16). fp32: per layer T x T -> T stored,
+     * and the fp32 attention output goes (flash keeps only its bf16 copy); in the work buffer the
+     * head-major product oh, dP, dS, the fp32 dq, dk, dv and the fp32 gradient of the attention
+     * output go (the flash kernels read and write bf16) and the row terms come; bf16: P goes, the
+     * attention output's gradient comes. */
 #define R32(n) (((n) + 63) / 64 * 64)
 #define R16(n) (((n) + 127) / 128 * 128)
-    const size_t saved = 4 * (cfg.n_layers * (R32(BHTT) - R32(BHT)) + R32(ND) + 2 * R32(BHTT) - R32(BHT) +
-                              R32(3 * ND)) +
-                         2 * R16(BHTT);
+    const size_t saved = 4 * (cfg.n_layers * (R32(BHTT) - R32(BHT) + R32(ND)) + R32(ND) + 2 * R32(BHTT) -
+                              R32(BHT) + R32(3 * ND) + R32(ND)) +
+                         2 * (R16(BHTT) - R16(ND));
 #undef R32
 #undef R16
     assert_int_equal(model_gpu_bytes(&a) - model_gpu_bytes(&b), saved);

@@ -272,8 +272,9 @@ static uint16_t *carve16(uint16_t *base, size_t *used, size_t n) {
  * every use, and for gate and up, which their matmul writes in bf16: only
  * the element-wise SwiGLU reads them, and at 2 N F each they are the
  * largest activations, so bf16 halves the bytes of the passes over them.
- * The values are those of model_cpu.c's tensors of the same names, rounded
- * where the matmuls round.
+ * The attention output is kept in fp32 only for the naive attention; the
+ * fused backward reads the bf16 copy. The values are those of model_cpu.c's
+ * tensors of the same names, rounded where the matmuls round.
  * fp32 tensors come from base, bf16 ones from base16; with NULL bases this
  * only counts.
  */
@@ -311,7 +312,8 @@ static void layout_acts(model_gpu_t *m, float *base, uint16_t *base16, size_t *n
     *n16 = u16;
 }
 
-/* Scratch: fp32 activation gradients and attention temporaries; bf16 matmul operands. */
+/* Scratch: activation gradients (fp32 where an RMSNorm backward or a sum reads them, bf16 where only a
+ * matmul, SwiGLU or the fused attention does) and attention temporaries. */
 typedef struct {
     float *dres, *dln, *dq, *dk, *dv, *datty, *dP, *dS, *oh, *delta;
     uint16_t *dyb, *doh, *attb, *dswi, *datty_b;

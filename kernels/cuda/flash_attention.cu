@@ -534,11 +534,11 @@ __global__ void flash_delta_kernel(float *delta, uint16_t *dout_bf16, const floa
     float acc = 0.0f;
     for (int i = lane; i < hd; i += 32) {
         const uint16_t xb = dout_b ? dout_b[at + i] : float_to_bf16(dout[at + i]);
-        const float y = out_b ? __uint_as_float((uint32_t)out_b[at + i] << 16) : out[at + i];
+        const float y = out_b ? bf16_bits_to_float(out_b[at + i]) : out[at + i];
         /* Delta from the same bf16 dout that dP = dO V^T sees: then
          * sum_j P_ij dP_ij = Delta_i up to out's own error, as it must be
          * for the gradient of the rounded problem (with one key, dS = 0). */
-        acc += __uint_as_float((uint32_t)xb << 16) * y;
+        acc += bf16_bits_to_float(xb) * y;
         dst[i] = xb;
     }
     for (int o = 16; o > 0; o /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, o);

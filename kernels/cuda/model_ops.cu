@@ -326,8 +326,7 @@ __global__ void rope_heads_kernel(uint16_t *dst0, uint16_t *dst1, uint16_t *dst2
     if (!src_b) {
         x = load_pair(src, at, vec);
     } else if (vec) {
-        const uint32_t u = *(const uint32_t *)(src_b + at);
-        x = make_float2(__uint_as_float(u << 16), __uint_as_float(u & 0xffff0000u));
+        x = bf16x2_to_float2(*(const uint32_t *)(src_b + at));
     } else {
         x = make_float2(bf16_bits_to_float(src_b[at]), bf16_bits_to_float(src_b[at + 1]));
     }

@@ -84,6 +84,11 @@ static __device__ __forceinline__ uint32_t pack_bf16x2(float a, float b) {
 /** @brief The float a bf16 bit pattern stands for (exact: bf16 is fp32's upper half). */
 static __device__ __forceinline__ float bf16_bits_to_float(uint16_t h) { return __uint_as_float((uint32_t)h << 16); }
 
+/** @brief Two bf16 in one 32-bit word (x at the lower address, as pack_bf16x2() stores them), widened. */
+static __device__ __forceinline__ float2 bf16x2_to_float2(uint32_t u) {
+    return make_float2(__uint_as_float(u << 16), __uint_as_float(u & 0xffff0000u));
+}
+
 /**
  * @brief p[i .. i+3], bf16 bits widened to fp32, as a float4; elements at or past n read as 0.
  * @param p the bf16 array (bits)
@@ -94,8 +99,8 @@ static __device__ __forceinline__ float bf16_bits_to_float(uint16_t h) { return 
 static __device__ __forceinline__ float4 load4_bf16(const uint16_t *p, size_t i, size_t n, int vec) {
     if (vec && i + VEC <= n) {
         const uint2 u = *(const uint2 *)(p + i);
-        return make_float4(__uint_as_float(u.x << 16), __uint_as_float(u.x & 0xffff0000u),
-                           __uint_as_float(u.y << 16), __uint_as_float(u.y & 0xffff0000u));
+        const float2 lo = bf16x2_to_float2(u.x), hi = bf16x2_to_float2(u.y);
+        return make_float4(lo.x, lo.y, hi.x, hi.y);
     }
     float4 r = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     if (i < n) r.x = bf16_bits_to_float(p[i]);

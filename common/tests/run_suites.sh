@@ -167,6 +167,14 @@ for lab in 00-hello 01-naive-matmul 05-single-gpu-training; do
         "$b" --json "$BUILD/no-such-folder/x.json"
 done
 
+# The emulator's ladder bench reports how each kernel meets memory (FLOP/B,
+# sect%, bank% from a traced run): the figures a student without a GPU reads.
+b="$BUILD/emu/solutions/03-register-tiling/bench"
+if [ -n "$labs" ] && [ -x "$b" ]; then
+    expect "lab 03 bench on the emulator: the memory columns show the ladder" 0 \
+        "memory columns: [0-9]+ checks passed" bash common/tests/check_bench_memory.sh "$b"
+fi
+
 # Speed costs the checks cannot see, visible without a GPU: the solutions'
 # kernels compile for sm_90a without register spills and without ptxas
 # serialising or patching up their wgmma (make ptxas). The reader itself must

@@ -4,6 +4,7 @@
  */
 #include "gpu.h"
 #include "error.h"
+#include "half.h"
 #include "memory.h"
 
 #include <cuda_runtime_api.h>
@@ -93,6 +94,15 @@ void gpu_free(void *p) {
 void gpu_upload(void *dst, const void *src, size_t bytes) {
     cudaError_t err = cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
     if (err != cudaSuccess) memory_call_failed(err, "gpu_upload (cudaMemcpy to the device)", __FILE__, __LINE__);
+}
+
+uint16_t *gpu_upload_bf16_rounded(float *h, size_t n) {
+    uint16_t *bits = host_malloc(n * sizeof(uint16_t) + 2), *d = gpu_malloc(n * sizeof(uint16_t) + 2);
+    bf16_from_float_array(bits, h, n);
+    float_from_bf16_array(h, bits, n);
+    gpu_upload(d, bits, n * sizeof(uint16_t));
+    host_free(bits);
+    return d;
 }
 
 void gpu_download(void *dst, const void *src, size_t bytes) {

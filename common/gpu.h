@@ -11,6 +11,7 @@
 #define COURSE_GPU_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +68,17 @@ void gpu_free(void *p);
  * @param bytes size
  */
 void gpu_upload(void *dst, const void *src, size_t bytes);
+
+/**
+ * @brief Round n host floats to bf16 in place and copy the bf16 bits to new device memory.
+ *
+ * In place, so that a CPU reference computed from h afterwards works on
+ * exactly the values the device holds (nearest-even rounding, half.h).
+ * @param h n floats; on return each holds its bf16 value
+ * @param n count
+ * @return device memory with the n bf16 bit patterns; release it with gpu_free()
+ */
+uint16_t *gpu_upload_bf16_rounded(float *h, size_t n);
 
 /**
  * @brief Copy device to host (synchronous, checked).

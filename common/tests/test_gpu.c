@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <cmocka.h>
 #include <cuda_runtime_api.h>
 #include <string.h>
@@ -63,6 +64,25 @@ static void test_memory_round_trip(void **state) {
     gpu_free(NULL);
 }
 
+/* gpu_upload_bf16_rounded: the host array is rounded in place (nearest even)
+ * and the device holds exactly the bits of those values. */
+static void test_upload_bf16_rounded(void **state) {
+    (void)state;
+    if (!gpu_available()) skip();
+    /* 1 + 2^-8 is a tie that rounds down to even (1.0), 1 + 3 * 2^-8 one that
+     * rounds up (1 + 2^-6); 1 + 2^-7 is exact; the last two need no rounding. */
+    float h[5] = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-8f, 1.0f + 0x1p-7f, -2.5f, 0.0f};
+    const float want[5] = {1.0f, 1.0f + 0x1p-6f, 1.0f + 0x1p-7f, -2.5f, 0.0f};
+    const uint16_t bits[5] = {0x3f80, 0x3f82, 0x3f81, 0xc020, 0x0000};
+    uint16_t *d = gpu_upload_bf16_rounded(h, 5), back[5];
+    gpu_download(back, d, sizeof back);
+    for (int i = 0; i < 5; i++) {
+        assert_true(h[i] == want[i]);
+        assert_int_equal(back[i], bits[i]);
+    }
+    gpu_free(d);
+}
+
 /* A refused request leaves an error that is not sticky: gpu_sticky_error()
  * does not report it, and clears it, so the next checked call is clean. */
 static void test_sticky_error_ignores_refusals(void **state) {
@@ -110,6 +130,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_detection_is_consistent),
         cmocka_unit_test(test_memory_round_trip),
+        cmocka_unit_test(test_upload_bf16_rounded),
         cmocka_unit_test(test_sticky_error_ignores_refusals),
         cmocka_unit_test(test_memory_used),
         cmocka_unit_test(test_event_timer),

@@ -93,16 +93,6 @@ static float *to_device(const float *h, size_t n) {
     return d;
 }
 
-/* h rounded to bf16 in place (the reference then sees what the kernel sees), and a device copy of the bits. */
-static uint16_t *to_device_bf16(float *h, size_t n) {
-    uint16_t *bits = host_malloc(n * sizeof(uint16_t) + 2), *d = gpu_malloc(n * sizeof(uint16_t) + 2);
-    bf16_from_float_array(bits, h, n);
-    float_from_bf16_array(h, bits, n);
-    gpu_upload(d, bits, n * sizeof(uint16_t));
-    host_free(bits);
-    return d;
-}
-
 /* The call itself: not implemented, refused or faulted is a wrong result too. */
 static int screen_call(int st, const char *fn, char *msg, size_t len) {
     char fault[256];
@@ -138,7 +128,9 @@ static int screen_swiglu(size_t n, char *msg, size_t len) {
     float *gate = rand_host(n, -8.0f, 8.0f, 511), *up = rand_host(n, -2.0f, 2.0f, 512);
     float *dout = rand_host(n, -1.0f, 1.0f, 513);
     float *dg = host_malloc(n * sizeof(float) + 1), *du = host_malloc(n * sizeof(float) + 1);
-    uint16_t *d_gate = to_device_bf16(gate, n), *d_up = to_device_bf16(up, n), *d_dout = to_device_bf16(dout, n);
+    /* rounded in place: the reference below sees what the kernel sees */
+    uint16_t *d_gate = gpu_upload_bf16_rounded(gate, n), *d_up = gpu_upload_bf16_rounded(up, n);
+    uint16_t *d_dout = gpu_upload_bf16_rounded(dout, n);
     swiglu_backward(dg, du, dout, gate, up, n);
     uint16_t *d_dg = gpu_malloc(n * sizeof(uint16_t)), *d_du = gpu_malloc(n * sizeof(uint16_t));
     gpu_memset(d_dg, 0xff, n * sizeof(uint16_t)); /* NaN: to be overwritten */

@@ -238,14 +238,8 @@ static void check_bf16_gradient(const uint16_t *got, const float *want, size_t n
 /* n random values in [lo, hi), rounded to bf16 in place (the CPU reference works on exactly the
  * values the kernel sees), and a device copy of their bf16 bits. */
 static uint16_t *random_bf16(float **vals, size_t n, float lo, float hi, uint64_t seed) {
-    float *x = *vals = random_floats(n, lo, hi, seed);
-    uint16_t *bits = host_malloc(n * sizeof(uint16_t) + 2);
-    bf16_from_float_array(bits, x, n);
-    float_from_bf16_array(x, bits, n);
-    uint16_t *d = gpu_malloc(n * sizeof(uint16_t) + 2);
-    gpu_upload(d, bits, n * sizeof(uint16_t));
-    host_free(bits);
-    return d;
+    *vals = random_floats(n, lo, hi, seed);
+    return gpu_upload_bf16_rounded(*vals, n);
 }
 
 static void test_swiglu_backward(void **state) {

@@ -66,9 +66,16 @@ SIMT_LAB_MEMTRACE := --memtrace
 
 # LAB_DEFS: extra flags for the student files' .cu objects only (both
 # targets, and make ptxas), e.g. LAB_DEFS='-DMMA_BN=128 -DMMA_WARPS_N=2' to
-# try another tile configuration. Objects are not rebuilt when it changes:
-# give each configuration its own BUILD.
+# try another tile configuration. The value is kept in $(BUILD)/lab-defs,
+# rewritten only when it changes, and every lab .cu object depends on that
+# file: a new LAB_DEFS rebuilds them, the same one rebuilds nothing. To keep
+# several configurations built side by side, give each its own BUILD.
 LAB_DEFS ?=
+LAB_DEFS_STAMP := $(BUILD)/lab-defs
+ifneq ($(wildcard $(LAB_DEFS_STAMP))|$(strip $(file <$(LAB_DEFS_STAMP))),$(LAB_DEFS_STAMP)|$(strip $(LAB_DEFS)))
+$(shell mkdir -p $(BUILD))
+$(file >$(LAB_DEFS_STAMP),$(strip $(LAB_DEFS)))
+endif
 
 # An emulated .cu object is rebuilt when its sources change (the -MMD
 # dependency file lists the headers, the emulator's included) and when the
@@ -76,7 +83,7 @@ LAB_DEFS ?=
 # relinked when libsimt changes.
 # $(1) lab, $(2) src, $(3) target
 define LAB_RULES
-$(BUILD)/$(3)/$(2)/$(1)/%.cu.o: $(2)/$(1)/%.cu $(if $(filter emu,$(3)),$(SIMT_COMPILE_DEPS) | $(SIMTCC))
+$(BUILD)/$(3)/$(2)/$(1)/%.cu.o: $(2)/$(1)/%.cu $(LAB_DEFS_STAMP) $(if $(filter emu,$(3)),$(SIMT_COMPILE_DEPS) | $(SIMTCC))
 	@mkdir -p $$(@D)
 	$(if $(filter cuda,$(3)),$$(Q)$$(NVCC) $$(NVCCFLAGS) $$(LAB_DEFS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@,$$(Q)$$(SIMTCC) -O2 -g $$(SIMT_LAB_MEMTRACE) $$(SIMT_LAB_WERROR) $$(CPPFLAGS) $$(LAB_DEFS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@)
 $(BUILD)/$(3)/$(2)/$(1)/%.c.o: $(2)/$(1)/%.c
@@ -107,9 +114,9 @@ $(foreach l,$(LAB_NAMES),$(foreach s,labs solutions,$(foreach t,$(LAB_TARGETS),$
 SIMT_LIB_address := $(SIMT_LIB_ASAN)
 SIMT_LIB_thread  := $(SIMT_LIB_TSAN)
 define LAB_SAN_RULES
-$(BUILD)/emu-$(3)/$(2)/$(1)/%.cu.o: $(2)/$(1)/%.cu $(SIMT_COMPILE_DEPS) | $(SIMTCC)
+$(BUILD)/emu-$(3)/$(2)/$(1)/%.cu.o: $(2)/$(1)/%.cu $(LAB_DEFS_STAMP) $(SIMT_COMPILE_DEPS) | $(SIMTCC)
 	@mkdir -p $$(@D)
-	$$(Q)$$(SIMTCC) --sanitize=$(3) -O1 -g $$(SIMT_LAB_WERROR) $$(CPPFLAGS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@
+	$$(Q)$$(SIMTCC) --sanitize=$(3) -O1 -g $$(SIMT_LAB_WERROR) $$(CPPFLAGS) $$(LAB_DEFS) -Ilabs/$(1) -MMD -MP -c $$< -o $$@
 $(BUILD)/emu-$(3)/$(2)/$(1)/%.c.o: $(2)/$(1)/%.c
 	@mkdir -p $$(@D)
 	$$(Q)$$(CC) $$(CPPFLAGS) $$(LAB_CPPFLAGS_emu) -Ilabs/$(1) $$(CFLAGS) -MMD -MP -c $$< -o $$@

@@ -193,8 +193,9 @@ int train_backend_open(train_backend_t *b, const train_opts_t *o, int B, int T, 
         return course_error(err, errlen, "--backend %s is not known; pick cpu, cuda or emu", name);
     if (!gpu_backend_open)
         return course_error(err, errlen, "--backend %s: this program is built for the CPU only; the GPU backend is in "
-                    "the lab-05 programs: make all, then build/%s/solutions/05-single-gpu-training/train "
-                    "--backend %s", name, name, name);
+                    "the lab-05 programs: make check LAB=05 TARGET=%s builds "
+                    "build/%s/labs/05-single-gpu-training/train (your kernels; solutions/ for the reference ones), "
+                    "then pass --backend %s", name, name, name, name);
     return gpu_backend_open(b, name, &o->cfg, B, T, o->seed, err, errlen);
 }
 

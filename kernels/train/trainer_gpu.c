@@ -61,8 +61,10 @@ static void g_destroy(void *m) {
 int train_gpu_backend_open(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
                            uint64_t seed, char *err, size_t errlen) {
     if (!gpu_available()) {
-        snprintf(err, errlen, "--backend %s: no GPU is visible (nvidia-smi); run the emulator build, "
-                 "build/emu/solutions/05-single-gpu-training/train --backend emu", name);
+        snprintf(err, errlen, "--backend %s: no GPU is visible (nvidia-smi); on the CPU run the emulator build "
+                 "with --backend emu: make check LAB=05 TARGET=emu builds "
+                 "build/emu/labs/05-single-gpu-training/train (your kernels; solutions/ for the reference ones)",
+                 name);
         return -1;
     }
     char dev[128];

@@ -707,7 +707,8 @@ void simt_cp_async(void *dst, const void *src, size_t size, size_t src_size)
      * and the data at the wait makes a read in between visible: a refill
      * issued before the barrier that ends the reads of the same stage gives
      * NaNs to the threads still reading it, and ThreadSanitizer reports the
-     * two lines. */
+     * race: this memset against the read (warp_ldmatrix_combine for an
+     * ldmatrix). The kernel's frames are missing from those two stacks. */
     memset(dst, 0xff, size);
     if (f->cp_count == CP_MAX) {
         /* Queue full: completing the oldest copy early is allowed (a copy

@@ -43,7 +43,7 @@ static inline void lab_check_init(int argc, char **argv, const char *summary) {
     static const arg_spec_t specs[] = {
         {"seed", ARG_LONG, &seed_arg, "seed of the random inputs", 0, 9.2e18},
         {"only", ARG_STRING, &only_arg,
-         "run only the tests whose name matches this pattern (* and ? as in the shell), e.g. 'rmsnorm*'", 0, -1},
+         "run only the tests whose name matches this pattern (* and ? as in the shell), e.g. '*large'", 0, -1},
     };
     args_t a = {"check", summary, specs, 2};
     args_parse_or_exit(&a, argc, argv);

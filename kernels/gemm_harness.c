@@ -402,6 +402,11 @@ void gemm_trace_pattern(const gemm_kernel_t *k, int M, int N, int K, const char 
 /* ---- benchmark ------------------------------------------------------------ */
 
 #define MAX_SIZES 32
+/* Under the emulator: the largest M*N*K a size may have (1024^3, a few
+ * minutes a kernel), and the rate the refusal's estimate assumes (the
+ * ladder's kernels run at 0.3-1 GFLOP/s on one core of a 2020s CPU). */
+#define EMU_MAX_WORK (1024.0 * 1024.0 * 1024.0)
+#define EMU_FLOPS 0.5e9
 
 typedef struct { int M, N, K; } shape_t;
 
@@ -638,7 +643,7 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
     sizes_arg = emulated ? "128" : "1024,2048,4096";
     reps = emulated ? 3 : 10;
     static const arg_spec_t specs[] = {
-        {"sizes", ARG_STRING, &sizes_arg, "comma-separated sizes, N (square) or MxNxK", 0, -1},
+        {"sizes", ARG_STRING, &sizes_arg, "comma-separated sizes, N (square) or MxNxK (emulator: M*N*K up to 1024^3)", 0, -1},
         {"reps", ARG_INT, &reps, "timed repetitions, median reported", 1, 1000},
         {"json", ARG_STRING, &json_path, "also write the rows as JSON to this file", 0, -1},
     };
@@ -652,6 +657,23 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
         return 2;
     }
     int warmup = emulated ? 1 : 2;
+    /* The emulator runs a kernel at well under 1 GFLOP/s of the CPU, and each
+     * size runs every kernel warmup + reps + 1 (traced) times: 4096^3 would
+     * take days with no line printed. Refused up front, with the arithmetic,
+     * rather than left to look like a hang. */
+    for (int s = 0; emulated && s < nsizes; s++) {
+        const double work = (double)sizes[s].M * sizes[s].N * sizes[s].K;
+        if (work <= EMU_MAX_WORK) continue;
+        const double runs = (double)nkernels * (warmup + reps + 1);
+        const double hours = runs * 2.0 * work / EMU_FLOPS / 3600.0;
+        fprintf(stderr, "bench: %dx%dx%d is too large for the emulator: M*N*K is %.3g, over its limit of "
+                        "1024^3 (%.3g); at about %.1f GFLOP/s on the CPU its %d kernels x %d runs would take "
+                        "about %.0f hours. Use --sizes up to 1024 here (the default is 128); the speeds at "
+                        "4096 and 8192 come from a GPU build (TARGET=cuda).\n",
+                        sizes[s].M, sizes[s].N, sizes[s].K, work, EMU_MAX_WORK, EMU_FLOPS / 1e9, nkernels,
+                        warmup + reps + 1, hours < 1 ? 1 : hours);
+        return 2;
+    }
     if (!gpu_available()) {
         printf("bench: no GPU and not built for the emulator; nothing to time\n");
         return 0;

@@ -12,6 +12,15 @@ set -u
 bench="${1:?usage: check_bench_memory.sh BENCH}"
 out=$("$bench" --sizes 128 2>&1) || { printf '%s\n' "$out"; echo "check_bench_memory: the bench failed"; exit 1; }
 printf '%s\n' "$out" | grep -E '^ +128 '
+# A GPU-sized run on the emulator would take a day with nothing printed: it
+# is refused at once (exit 2), before any kernel runs, with the reason.
+big=$(timeout 60 "$bench" --sizes 128,4096 2>&1); rc=$?
+if [ "$rc" -ne 2 ] || ! printf '%s\n' "$big" | grep -q 'too large for the emulator' \
+        || printf '%s\n' "$big" | grep -qE '^ +128 '; then
+    printf '%s\n' "$big"
+    echo "check_bench_memory: --sizes 128,4096 on the emulator should be refused up front with exit 2, got $rc"
+    exit 1
+fi
 # Fields of a row: M N K, the kernel's lab and name, ms, TFLOP/s, FLOP/B, sect%, bank%, err, status.
 printf '%s\n' "$out" | awk '
     $1 == 128 { flopb[$5] = $8; sect[$5] = $9; bank[$5] = $10; seen++ }

@@ -4,8 +4,8 @@
  *
  * Default on a GPU: the GPT-2-small shape (d_model 768, 12 layers, 12 heads,
  * ffn 2048, sequence 1024, batch 8; 85.3M parameters with the byte
- * vocabulary); the target is 35% bf16 MFU on an H200. Under the emulator a tiny shape, and the times are CPU times that say
- * nothing about a GPU. MFU = FLOPs per token (model_flops_per_token: 6 per
+ * vocabulary); the target is 35% bf16 MFU on an H200. Under the emulator a
+ * tiny shape, and the times are CPU times that say nothing about a GPU. MFU = FLOPs per token (model_flops_per_token: 6 per
  * matmul parameter + 12 L D T) x tokens/s over the device's bf16 peak
  * (model_peak_tflops, or --peak-tflops). First each student function the
  * step calls is screened once at the step's sizes against the CPU reference

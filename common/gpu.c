@@ -50,6 +50,16 @@ char *gpu_device_name(char *buf, size_t len) {
     return buf;
 }
 
+int gpu_emu_too_slow(double flops, double limit_s, char *buf, size_t len) {
+    const double s = flops / GPU_EMU_FLOPS;
+    if (!(s > limit_s)) return 0;
+    if (s < 90.0) snprintf(buf, len, "about a minute");
+    else if (s < 2 * 3600.0) snprintf(buf, len, "about %.0f minutes", s / 60);
+    else if (s < 2 * 86400.0) snprintf(buf, len, "about %.0f hours", s / 3600);
+    else snprintf(buf, len, "about %.0f days", s / 86400);
+    return 1;
+}
+
 /* A sticky fault from an earlier kernel, or 0. Clears an error that is not
  * sticky, as gpu_sticky_error() does. */
 static cudaError_t device_fault(void) {

@@ -39,6 +39,30 @@ int gpu_available(void);
 char *gpu_device_name(char *buf, size_t len);
 
 /**
+ * @brief The rate, in FLOP/s, at which the SIMT emulator is assumed to run
+ * kernel arithmetic when a program estimates how long a run will take.
+ *
+ * Measured on one core of a 2020s x86 CPU: 0.3 to 1 GFLOP/s for the matmul
+ * ladder of labs 01-03 at 256^3 and for lab 05's training step at its
+ * default shape. A rough figure, for warnings, never for results.
+ */
+#define GPU_EMU_FLOPS 0.5e9
+
+/**
+ * @brief Whether some arithmetic would take the emulator longer than a limit.
+ *
+ * For refusing, or warning about, a shape meant for a GPU before the
+ * emulator spends hours on it with nothing printed.
+ * @param flops floating-point operations the run will do
+ * @param limit_s seconds that are still fine
+ * @param buf receives the estimate at GPU_EMU_FLOPS, as "about 21 hours" or
+ *        "about 40 minutes", when the limit is passed
+ * @param len size of buf
+ * @return 1 when flops / GPU_EMU_FLOPS exceeds limit_s, else 0 (buf untouched)
+ */
+int gpu_emu_too_slow(double flops, double limit_s, char *buf, size_t len);
+
+/**
  * @brief cudaMalloc that names the caller and the size when it fails.
  * @param bytes size in bytes
  * @param file caller's file

@@ -403,10 +403,8 @@ void gemm_trace_pattern(const gemm_kernel_t *k, int M, int N, int K, const char 
 
 #define MAX_SIZES 32
 /* Under the emulator: the largest M*N*K a size may have (1024^3, a few
- * minutes a kernel), and the rate the refusal's estimate assumes (the
- * ladder's kernels run at 0.3-1 GFLOP/s on one core of a 2020s CPU). */
+ * minutes a kernel at GPU_EMU_FLOPS). */
 #define EMU_MAX_WORK (1024.0 * 1024.0 * 1024.0)
-#define EMU_FLOPS 0.5e9
 
 typedef struct { int M, N, K; } shape_t;
 
@@ -657,21 +655,21 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
         return 2;
     }
     int warmup = emulated ? 1 : 2;
-    /* The emulator runs a kernel at well under 1 GFLOP/s of the CPU, and each
-     * size runs every kernel warmup + reps + 1 (traced) times: 4096^3 would
-     * take days with no line printed. Refused up front, with the arithmetic,
-     * rather than left to look like a hang. */
+    /* The emulator runs a kernel at well under 1 GFLOP/s (GPU_EMU_FLOPS), and
+     * each size runs every kernel warmup + reps + 1 (traced) times: 4096^3
+     * would take days with no line printed. Refused up front, with the
+     * estimate, rather than left to look like a hang. */
     for (int s = 0; emulated && s < nsizes; s++) {
         const double work = (double)sizes[s].M * sizes[s].N * sizes[s].K;
-        if (work <= EMU_MAX_WORK) continue;
-        const double runs = (double)nkernels * (warmup + reps + 1);
-        const double hours = runs * 2.0 * work / EMU_FLOPS / 3600.0;
+        char how_long[48];
+        if (work <= EMU_MAX_WORK ||
+            !gpu_emu_too_slow(2.0 * work * nkernels * (warmup + reps + 1), 0, how_long, sizeof how_long))
+            continue;
         fprintf(stderr, "bench: %dx%dx%d is too large for the emulator: M*N*K is %.3g, over its limit of "
-                        "1024^3 (%.3g); at about %.1f GFLOP/s on the CPU its %d kernels x %d runs would take "
-                        "about %.0f hours. Use --sizes up to 1024 here (the default is 128); the speeds at "
-                        "4096 and 8192 come from a GPU build (TARGET=cuda).\n",
-                        sizes[s].M, sizes[s].N, sizes[s].K, work, EMU_MAX_WORK, EMU_FLOPS / 1e9, nkernels,
-                        warmup + reps + 1, hours < 1 ? 1 : hours);
+                        "1024^3 (%.3g); its %d kernels x %d runs would take %s on this CPU. Use --sizes up "
+                        "to 1024 here (the default is 128); the speeds at 4096 and 8192 come from a GPU build "
+                        "(TARGET=cuda).\n",
+                sizes[s].M, sizes[s].N, sizes[s].K, work, EMU_MAX_WORK, nkernels, warmup + reps + 1, how_long);
         return 2;
     }
     if (!gpu_available()) {

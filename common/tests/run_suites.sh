@@ -150,6 +150,12 @@ if [ -n "$labs" ] && [ -x "$t05" ]; then
         "$t05" --backend emu --attention flash --d-model 32 --heads 4 --steps 1
     expect "lab 05 train: an unknown --matmul is refused" nonzero "unknown kernel; pass one of" \
         "$t05" --backend emu --matmul cublass --steps 1
+    # A shape for a GPU warns, before anything runs, how long the emulator will be silent
+    # (here about a minute a step; the unwritable --log then ends the run at once).
+    expect "lab 05 train: a large shape on the emulator warns how long a step takes" nonzero \
+        "warning: on the emulator each forward and backward of 8 x 256 tokens takes about" \
+        "$t05" --backend emu --d-model 256 --layers 4 --heads 4 --ffn 512 --seq 256 --batch 8 --steps 1 \
+        --log "$BUILD/no-such-folder/x.csv"
     for m in mma wgmma; do
         expect "lab 05 train: --matmul $m trains on the emulator" 0 "step 2/2" \
             "$t05" --backend emu --matmul $m --d-model 32 --layers 1 --heads 2 --ffn 64 --seq 16 --batch 2 \
@@ -166,6 +172,13 @@ for lab in 00-hello 01-naive-matmul 05-single-gpu-training; do
         "^bench: --json $BUILD/no-such-folder/x.json: cannot create the file \(No such file or directory\); give a path" \
         "$b" --json "$BUILD/no-such-folder/x.json"
 done
+
+b="$BUILD/emu/solutions/05-single-gpu-training/bench"
+if [ -n "$labs" ] && [ -x "$b" ]; then
+    expect "lab 05 bench: a large shape on the emulator warns how long it will take" nonzero \
+        "warning: on the emulator these 5 steps of 8 x 256 tokens take about" \
+        "$b" --d-model 256 --layers 4 --heads 4 --ffn 512 --seq 256 --batch 8 --json "$BUILD/no-such-folder/x.json"
+fi
 
 # LAB_DEFS rebuilds the lab objects when it changes and only then (labs/labs.mk);
 # asked of a cuda object, so where nvcc is.

@@ -83,6 +83,24 @@ static void test_upload_bf16_rounded(void **state) {
     gpu_free(d);
 }
 
+/* gpu_emu_too_slow: quiet under its limit, and the estimate in the unit a
+ * person reads at a glance above it (GPU_EMU_FLOPS is 0.5 GFLOP/s). */
+static void test_emu_too_slow(void **state) {
+    (void)state;
+    char buf[48] = "untouched";
+    assert_int_equal(gpu_emu_too_slow(0.5e9 * 60, 60, buf, sizeof buf), 0); /* exactly the limit: fine */
+    assert_string_equal(buf, "untouched");
+    assert_int_equal(gpu_emu_too_slow(0.5e9 * 61, 60, buf, sizeof buf), 1);
+    assert_string_equal(buf, "about a minute");
+    assert_int_equal(gpu_emu_too_slow(0.5e9 * 40 * 60, 60, buf, sizeof buf), 1);
+    assert_string_equal(buf, "about 40 minutes");
+    assert_int_equal(gpu_emu_too_slow(0.5e9 * 21 * 3600, 60, buf, sizeof buf), 1);
+    assert_string_equal(buf, "about 21 hours");
+    assert_int_equal(gpu_emu_too_slow(0.5e9 * 5 * 86400, 60, buf, sizeof buf), 1);
+    assert_string_equal(buf, "about 5 days");
+    assert_int_equal(gpu_emu_too_slow(0.0 / 0.0, 60, buf, sizeof buf), 0); /* NaN: nothing to say */
+}
+
 /* A refused request leaves an error that is not sticky: gpu_sticky_error()
  * does not report it, and clears it, so the next checked call is clean. */
 static void test_sticky_error_ignores_refusals(void **state) {
@@ -131,6 +149,7 @@ int main(void) {
         cmocka_unit_test(test_detection_is_consistent),
         cmocka_unit_test(test_memory_round_trip),
         cmocka_unit_test(test_upload_bf16_rounded),
+        cmocka_unit_test(test_emu_too_slow),
         cmocka_unit_test(test_sticky_error_ignores_refusals),
         cmocka_unit_test(test_memory_used),
         cmocka_unit_test(test_event_timer),

@@ -12,6 +12,7 @@
 #include "cuda/model_gpu.h"
 #include "gpu.h"
 #include "memory.h"
+#include "model.h"
 
 static double g_forward(void *m, const int *in, const int *tg) { return model_gpu_forward(m, in, tg); }
 static void g_zero_grad(void *m) { model_gpu_zero_grad(m); }
@@ -76,6 +77,13 @@ int train_gpu_backend_open(train_backend_t *b, const char *name, const model_con
                  emulated ? "emu" : "cuda", emulated ? "GPU" : "emulator");
         return -1;
     }
+    /* A GPU's shape on the emulator runs for hours with nothing printed: say so before it starts. */
+    char how_long[48];
+    if (emulated && gpu_emu_too_slow(model_flops_per_token(cfg, T) * B * T, 60, how_long, sizeof how_long))
+        fprintf(stderr, "train: warning: on the emulator each forward and backward of %d x %d tokens takes %s "
+                "(%.3g GFLOP at about %.1f GFLOP/s) and nothing prints until the first step ends; the emulator is "
+                "for small shapes like the default (d_model 64, 2 layers, seq 64), a GPU build for this one\n",
+                B, T, how_long, model_flops_per_token(cfg, T) * B * T / 1e9, GPU_EMU_FLOPS / 1e9);
     const int flash_ok = model_gpu_flash_supported(cfg, B);
     if (attention_choice == MODEL_ATTN_FLASH && !flash_ok) {
         snprintf(err, errlen, "--attention flash: the fused kernels need a head size (--d-model / --heads = %d) "

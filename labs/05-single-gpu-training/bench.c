@@ -5,9 +5,10 @@
  * Default on a GPU: the GPT-2-small shape (d_model 768, 12 layers, 12 heads,
  * ffn 2048, sequence 1024, batch 8; 85.3M parameters with the byte
  * vocabulary); the target is 35% bf16 MFU on an H200. Under the emulator a
- * tiny shape, and the times are CPU times that say nothing about a GPU. MFU = FLOPs per token (model_flops_per_token: 6 per
- * matmul parameter + 12 L D T) x tokens/s over the device's bf16 peak
- * (model_peak_tflops, or --peak-tflops). First each student function the
+ * tiny shape, and the times are CPU times that say nothing about a GPU.
+ * MFU = FLOPs per token (model_flops_per_token: 6 per matmul parameter
+ * + 12 L D T) x tokens/s over the device's bf16 peak (model_peak_tflops, or
+ * --peak-tflops). First each student function the
  * step calls is screened once at the step's sizes against the CPU reference
  * (a wrong one: nothing is timed, and the JSON says "wrong" and why). Steps
  * are timed end to end (data upload, forward, backward, norm, AdamW) after
@@ -353,6 +354,16 @@ int main(int argc, char **argv) {
         fprintf(stderr, "bench: %s\n", err);
         return 2;
     }
+#ifdef COURSE_SIMT
+    /* The GPU's shape on the emulator runs for hours with nothing printed: say so before it starts. */
+    char how_long[48];
+    const double step_flops = model_flops_per_token(&cfg, seq) * batch * seq;
+    if (gpu_emu_too_slow(step_flops * (warmup + steps + 1), 60, how_long, sizeof how_long))
+        fprintf(stderr, "bench: warning: on the emulator these %d steps of %d x %d tokens take %s (%.3g GFLOP "
+                "each at about %.1f GFLOP/s) and nothing prints until they end; the emulator's default is a "
+                "tiny shape, and a GPU build times this one\n",
+                warmup + steps + 1, batch, seq, how_long, step_flops / 1e9, GPU_EMU_FLOPS / 1e9);
+#endif
     if (student_functions_done()) return 1;
     if (train_select_matmul(matmul, err, sizeof err)) {
         fprintf(stderr, "bench: %s\n", err);

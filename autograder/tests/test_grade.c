@@ -648,53 +648,58 @@ static void test_rubric_course_speed_tests(void **state) {
     assert_int_equal(nratio, 2);
 }
 
-/* Points a handout states ("Numerics (23 points", "Speed (3 points", across
- * line breaks) against its rubric: the totals of the tests of that kind that
- * are not extra credit. A rubric edited without its handout, or the reverse,
- * fails here. Returns how many totals the handout stated. */
-static int handout_points_match(const rubric_t *r) {
-    char path[512];
-    snprintf(path, sizeof path, "%s/labs/%s/README.md", GRADE_ROOT, r->lab);
+/* Points a handout or a slide deck states ("Numerics (23 points",
+ * "Numerics, 23 points", "Speed 6 points", across line breaks) against the
+ * rubric: the totals of the tests of that kind that are not extra credit. A
+ * rubric edited without its handout and deck, or the reverse, fails here.
+ * Returns how many totals the file stated (0 when there is no such file). */
+static int stated_points_match(const rubric_t *r, const char *path) {
     FILE *f = fopen(path, "r");
-    if (!f) fail_msg("%s: cannot open the handout", path);
+    if (!f) return 0;
     static char text[1 << 17];
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = '\0';
     for (char *p = text; *p; p++)
         if (*p == '\n') *p = ' ';
-    const struct { const char *word; test_kind_t kind; } kinds[] = {{"Numerics (", KIND_NUMERICS},
-                                                                    {"Speed (", KIND_SPEED}};
+    const struct { const char *word; test_kind_t kind; } kinds[] = {{"Numerics", KIND_NUMERICS},
+                                                                    {"Speed", KIND_SPEED}};
     int stated = 0;
     for (int k = 0; k < 2; k++) {
         double want = 0;
         for (int i = 0; i < r->ntests; i++)
             if (r->tests[i].kind == kinds[k].kind && !r->tests[i].bonus) want += r->tests[i].points;
         for (const char *p = strstr(text, kinds[k].word); p; p = strstr(p + 1, kinds[k].word)) {
+            const char *q = p + strlen(kinds[k].word);
+            while (*q == ' ' || *q == ',' || *q == '(') q++;
             char *end;
-            double got = strtod(p + strlen(kinds[k].word), &end);
-            if (end == p + strlen(kinds[k].word) || strncmp(end, " points", 7)) continue;
+            double got = strtod(q, &end);
+            if (end == q || strncmp(end, " points", 7)) continue;
             if (got != want)
-                fail_msg("%s says %s%g points; rubrics/%s.json has %g (extra credit apart)", path, kinds[k].word,
-                         got, r->nn, want);
+                fail_msg("%s says %.*s points; rubrics/%s.json has %g (extra credit apart)", path,
+                         (int)(end - p), p, r->nn, want);
             stated++;
         }
     }
     return stated;
 }
 
-/* Every handout that states its numerics or speed total states the rubric's. */
+/* Every handout and slide deck that states a lab's numerics or speed total
+ * states the rubric's. */
 static void test_handout_points(void **state) {
     (void)state;
     static rubric_t r;
     int stated = 0;
     for (int lab = 0; lab < 100; lab++) {
-        char nn[8], err[512];
+        char nn[8], err[512], path[512];
         snprintf(nn, sizeof nn, "%02d", lab);
         if (rubric_load(GRADE_ROOT, nn, &r, err, sizeof err) != 0) continue;
-        stated += handout_points_match(&r);
+        snprintf(path, sizeof path, "%s/labs/%s/README.md", GRADE_ROOT, r.lab);
+        stated += stated_points_match(&r, path);
+        snprintf(path, sizeof path, "%s/slides/%s.md", GRADE_ROOT, r.lab);
+        stated += stated_points_match(&r, path);
     }
-    if (stated < 4) fail_msg("only %d point totals found in the handouts: has their wording changed?", stated);
+    if (stated < 8) fail_msg("only %d point totals found in the handouts and decks: has their wording changed?", stated);
 }
 
 /* results.json: a leaderboard entry per measured speed test, in the unit the

@@ -60,6 +60,8 @@
 void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, size_t size);
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old, size_t *size_old);
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+void __asan_loadN(uintptr_t addr, uintptr_t size);
+void __asan_storeN(uintptr_t addr, uintptr_t size);
 #endif
 #ifdef SIMT_ASAN
 /* Programs often leave cudaMalloc'd memory to the end of the process, as
@@ -720,6 +722,13 @@ static void cp_async(void *dst, const void *src, size_t size, size_t src_size)
     simt_check_aligned(w, "shared-memory destination", dst, size);
     if (src_size > 0) simt_check_aligned(w, "global source", src, size);
     simt_check_shared(w, "shared-memory destination", dst);
+#ifdef SIMT_ASAN
+    /* The bytes move at the wait, in this uninstrumented file; checked here
+     * too, an out-of-bounds copy is reported at the cp.async that names it,
+     * not at a wait that may be far below. */
+    if (src_size > 0) __asan_loadN((uintptr_t)src, src_size);
+    __asan_storeN((uintptr_t)dst, size);
+#endif
     cp_op op = {dst, src, size, src_size, -1};
     if (!simt_cur_thread || !f) {
         cp_do(&op);

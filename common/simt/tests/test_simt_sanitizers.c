@@ -91,6 +91,17 @@ static void test_asan_reports_out_of_bounds(void **state)
     expect_in_output("oob.cu:13");
 }
 
+/* A cp.async whose source runs past its allocation: reported at the
+ * cp.async (line 15), though the emulator moves the bytes at the wait. */
+static void test_asan_reports_cp_async_at_its_line(void **state)
+{
+    (void)state;
+    run_child("cp_oob_asan");
+    assert_int_not_equal(result.status, 0);
+    expect_in_output("AddressSanitizer: heap-buffer-overflow");
+    expect_in_output("cp_oob.cu:15");
+}
+
 static void test_asan_silent_in_bounds(void **state)
 {
     (void)state;
@@ -187,6 +198,7 @@ int main(void)
         cmocka_unit_test(test_tsan_reports_missing_syncthreads),
         cmocka_unit_test(test_tsan_silent_with_syncthreads),
         cmocka_unit_test(test_asan_reports_out_of_bounds),
+        cmocka_unit_test(test_asan_reports_cp_async_at_its_line),
         cmocka_unit_test(test_asan_silent_in_bounds),
         cmocka_unit_test(test_core_suite_clean_under_asan),
         cmocka_unit_test(test_mma_suite_clean_under_tsan),

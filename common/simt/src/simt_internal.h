@@ -110,6 +110,13 @@ int simt_wgmma_reads_unordered(uint32_t lo, uint32_t hi, unsigned int *warpgroup
  *  @return 1 for a first fill, 0 otherwise. */
 int simt_tma_first_fill(uint32_t lo, uint32_t hi);
 
+/** @brief "file.cu:line" of the call whose return address is site, from the
+ * program's debug information through addr2line (binutils): the first line
+ * in a .cu file among those that inlined the call, else the call's own;
+ * "object+offset" when that cannot be found. For messages only: it starts a
+ * process. */
+void simt_source_line(uintptr_t site, char *out, size_t n);
+
 /* --- memory-access tracing (simt_memtrace.c), called by the scheduler --- */
 
 /** @brief A launch begins: trace it if simt_memtrace_start or SIMT_MEMTRACE

@@ -32,6 +32,47 @@
 #include "simt_internal.h"
 #include "simt_memtrace.h"
 
+/* Used by the runtime's error messages too, so built in every flavour. */
+void simt_source_line(uintptr_t site, char *out, size_t n)
+{
+    Dl_info info;
+    out[0] = '\0';
+    if (!dladdr((void *)site, &info) || !info.dli_fname || !info.dli_fbase) {
+        snprintf(out, n, "%#lx", (unsigned long)site);
+        return;
+    }
+    /* A position-independent object (ET_DYN) is looked up by offset, a
+     * fixed-address executable by address. */
+    const Elf64_Ehdr *eh = (const Elf64_Ehdr *)info.dli_fbase;
+    uintptr_t at = site - 1 - (eh->e_type == ET_DYN ? (uintptr_t)info.dli_fbase : 0);
+    const char *base = strrchr(info.dli_fname, '/');
+    snprintf(out, n, "%.100s+%#lx", base ? base + 1 : info.dli_fname, (unsigned long)at);
+    if (strchr(info.dli_fname, '\'') || strlen(info.dli_fname) > 3000) return;
+    /* With -i addr2line lists the call's own line first, then the lines
+     * that inlined it; the first in a .cu file is the kernel's, not that of
+     * a course header's helper (ldmatrix, cp.async), and without one the
+     * call's own line is kept. */
+    char cmd[3200], line[1024];
+    snprintf(cmd, sizeof(cmd), "addr2line -i -e '%s' %#lx 2>/dev/null", info.dli_fname, (unsigned long)at);
+    FILE *p = popen(cmd, "r");
+    if (!p) return;
+    int have = 0;
+    while (fgets(line, sizeof(line), p)) {
+        if (line[0] == '?') continue;
+        line[strcspn(line, " \n")] = '\0';
+        const char *file = strrchr(line, '/');
+        file = file ? file + 1 : line;
+        const char *colon = strrchr(file, ':');
+        size_t flen = colon ? (size_t)(colon - file) : strlen(file);
+        int in_cu = flen > 3 && memcmp(file + flen - 3, ".cu", 3) == 0;
+        if (have && !in_cu) continue;
+        snprintf(out, n, "%s", file);
+        have = 1;
+        if (in_cu) break;
+    }
+    pclose(p);
+}
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 
 int simt_memtrace_available(void) { return 0; }
@@ -523,55 +564,12 @@ static int excess_order(const void *pa, const void *pb)
 }
 
 /* Where the loads and stores of t (those that cost more than the fewest)
- * are in the source: "file:line" from their object's debug information,
- * through addr2line (binutils, installed with the compiler), or the object
- * and offset when that is not possible. A site is the instrumentation
- * call's return address, so the call itself is at site - 1. */
+ * are in the source, one addr2line per site: a handful of calls, once per
+ * launch, and only under SIMT_MEMTRACE. A site is the instrumentation
+ * call's return address. */
 static void sites_where(const site_count *t, unsigned int n, char (*where)[128])
 {
-    for (unsigned int i = 0; i < n; i++) {
-        Dl_info info;
-        where[i][0] = '\0';
-        const uintptr_t site = SITE_CODE(t[i].site);
-        if (!dladdr((void *)site, &info) || !info.dli_fname || !info.dli_fbase) {
-            snprintf(where[i], sizeof(where[i]), "%#lx", (unsigned long)site);
-            continue;
-        }
-        /* A position-independent object (ET_DYN) is looked up by offset, a
-         * fixed-address executable by address. */
-        const Elf64_Ehdr *eh = (const Elf64_Ehdr *)info.dli_fbase;
-        uintptr_t at = site - 1 - (eh->e_type == ET_DYN ? (uintptr_t)info.dli_fbase : 0);
-        const char *base = strrchr(info.dli_fname, '/');
-        snprintf(where[i], sizeof(where[i]), "%.100s+%#lx", base ? base + 1 : info.dli_fname, (unsigned long)at);
-        if (strchr(info.dli_fname, '\'') || strlen(info.dli_fname) > 3000) continue;
-        /* One addr2line per site: a handful of calls, once per launch, and
-         * only under SIMT_MEMTRACE. With -i it lists the access's own line
-         * first, then the lines that inlined it; the first in a .cu file is
-         * the kernel's, not that of a course header's helper (ldmatrix,
-         * cp.async), and without one the access's own line is kept. */
-        char cmd[3200], line[1024];
-        snprintf(cmd, sizeof(cmd), "addr2line -i -e '%s' %#lx 2>/dev/null", info.dli_fname, (unsigned long)at);
-        FILE *p = popen(cmd, "r");
-        if (!p) continue;
-        int have = 0;
-        while (fgets(line, sizeof(line), p)) {
-            if (line[0] == '?') continue;
-            line[strcspn(line, " \n")] = '\0';
-            const char *file = strrchr(line, '/');
-            file = file ? file + 1 : line;
-            const char *colon = strrchr(file, ':');
-            size_t flen = colon ? (size_t)(colon - file) : strlen(file);
-            int in_cu = flen > 3 && memcmp(file + flen - 3, ".cu", 3) == 0;
-            if (have && !in_cu) continue;
-            size_t len = strlen(file);
-            if (len >= sizeof(where[i])) len = sizeof(where[i]) - 1;
-            memcpy(where[i], file, len);
-            where[i][len] = '\0';
-            have = 1;
-            if (in_cu) break;
-        }
-        pclose(p);
-    }
+    for (unsigned int i = 0; i < n; i++) simt_source_line(SITE_CODE(t[i].site), where[i], sizeof(where[i]));
 }
 
 static const char *kind_name(int kind)

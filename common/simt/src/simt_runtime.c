@@ -710,7 +710,10 @@ static void cp_do(cp_op *op)
     if (op->size > op->src_size) memset((char *)op->dst + op->src_size, 0, op->size - op->src_size);
 }
 
-static void cp_async(void *dst, const void *src, size_t size, size_t src_size)
+static void check_aligned_at(uintptr_t site, const char *what, const char *operand, const void *addr, size_t align);
+static void check_shared_at(uintptr_t site, const char *what, const char *operand, const void *p);
+
+static void cp_async(uintptr_t site, void *dst, const void *src, size_t size, size_t src_size)
 {
     fiber *f = cur_fiber;
     if (src_size > size) src_size = size;
@@ -719,9 +722,9 @@ static void cp_async(void *dst, const void *src, size_t size, size_t src_size)
     static const char *const what[17] = {[4] = "cp.async of 4 bytes", [8] = "cp.async of 8 bytes",
                                          [16] = "cp.async of 16 bytes"};
     const char *w = size <= 16 && what[size] ? what[size] : "cp.async";
-    simt_check_aligned(w, "shared-memory destination", dst, size);
-    if (src_size > 0) simt_check_aligned(w, "global source", src, size);
-    simt_check_shared(w, "shared-memory destination", dst);
+    check_aligned_at(site, w, "shared-memory destination", dst, size);
+    if (src_size > 0) check_aligned_at(site, w, "global source", src, size);
+    check_shared_at(site, w, "shared-memory destination", dst);
 #ifdef SIMT_ASAN
     /* The bytes move at the wait, in this uninstrumented file; checked here
      * too, an out-of-bounds copy is reported at the cp.async that names it,
@@ -755,7 +758,7 @@ static void cp_async(void *dst, const void *src, size_t size, size_t src_size)
 void simt_cp_async(void *dst, const void *src, size_t size, size_t src_size)
 {
     TSAN_ENTER();
-    cp_async(dst, src, size, src_size);
+    cp_async((uintptr_t)__builtin_return_address(0), dst, src, size, src_size);
     TSAN_EXIT();
 }
 
@@ -1274,34 +1277,56 @@ void simt_check_launch_bounds(unsigned long long max_threads, const char *file, 
                   w->nthreads, max_threads, file, line, max_threads);
 }
 
-void simt_check_aligned(const char *what, const char *operand, const void *addr, size_t align)
+/* The checks below are called from a kernel's line (an ldmatrix, a wmma
+ * load, a cp.async), through a course header's inline helper or one of this
+ * file's entry points; site is that call's return address, so a failure
+ * names the student's line as the misaligned-access handler above does. */
+static void check_aligned_at(uintptr_t site, const char *what, const char *operand, const void *addr, size_t align)
 {
     const uintptr_t a = (uintptr_t)addr;
     if (!simt_cur_thread || !cur_fiber || align == 0 || a % align == 0) return;
+    char line[160];
+    simt_source_line(site, line, sizeof line);
     fail_code(cudaErrorMisalignedAddress,
-              "misaligned address: %s with its %s at %p, %u bytes past a multiple of %zu; a GPU needs "
+              "misaligned address: %s with its %s at %p, %u bytes past a multiple of %zu, at %s; a GPU needs "
               "that address aligned to %zu bytes and stops the kernel here (cudaErrorMisalignedAddress)",
-              what, operand, addr, (unsigned int)(a % align), align, align);
+              what, operand, addr, (unsigned int)(a % align), align, line, align);
+}
+
+static void check_shared_at(uintptr_t site, const char *what, const char *operand, const void *p)
+{
+    if (!simt_cur_thread || !cur_fiber || !simt_in_allocation(p)) return;
+    char line[160];
+    simt_source_line(site, line, sizeof line);
+    fail_code(cudaErrorIllegalAddress,
+              "%s: its %s %p points into a cudaMalloc allocation, global memory, at %s, where the instruction "
+              "takes a shared-memory address; on a GPU that address means nothing in the shared window and the "
+              "kernel faults or reads the wrong bytes: pass the shared tile (As + ..., not A + ...)",
+              what, operand, p, line);
+}
+
+void simt_check_aligned(const char *what, const char *operand, const void *addr, size_t align)
+{
+    check_aligned_at((uintptr_t)__builtin_return_address(0), what, operand, addr, align);
 }
 
 void simt_check_shared(const char *what, const char *operand, const void *p)
 {
-    if (!simt_cur_thread || !cur_fiber || !simt_in_allocation(p)) return;
-    fail_code(cudaErrorIllegalAddress,
-              "%s: its %s %p points into a cudaMalloc allocation, global memory, where the instruction takes a "
-              "shared-memory address; on a GPU that address means nothing in the shared window and the kernel "
-              "faults or reads the wrong bytes: pass the shared tile (As + ..., not A + ...)",
-              what, operand, p);
+    check_shared_at((uintptr_t)__builtin_return_address(0), what, operand, p);
 }
 
 void simt_check_wmma(const char *what, const void *p, unsigned ldm, size_t elem_size)
 {
     if (!simt_cur_thread || !cur_fiber) return;
-    simt_check_aligned(what, "matrix pointer (CUDA asks for 256-bit alignment)", p, 32);
-    if ((size_t)ldm * elem_size % 16 != 0)
-        simt_fail("%s with ldm %u: CUDA asks for a leading dimension that is a multiple of 16 bytes (%zu elements "
-                  "of %zu bytes); a GPU gives undefined results. Pad the rows to a multiple of %zu",
-                  what, ldm, 16 / elem_size, elem_size, 16 / elem_size);
+    const uintptr_t site = (uintptr_t)__builtin_return_address(0);
+    check_aligned_at(site, what, "matrix pointer (CUDA asks for 256-bit alignment)", p, 32);
+    if ((size_t)ldm * elem_size % 16 != 0) {
+        char line[160];
+        simt_source_line(site, line, sizeof line);
+        simt_fail("%s with ldm %u, at %s: CUDA asks for a leading dimension that is a multiple of 16 bytes (%zu "
+                  "elements of %zu bytes); a GPU gives undefined results. Pad the rows to a multiple of %zu",
+                  what, ldm, line, 16 / elem_size, elem_size, 16 / elem_size);
+    }
 }
 
 /* --- Indices past an array's end ---

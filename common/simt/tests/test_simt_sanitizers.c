@@ -102,6 +102,18 @@ static void test_asan_reports_cp_async_at_its_line(void **state)
     expect_in_output("cp_oob.cu:15");
 }
 
+/* A check the runtime makes for a course header's wrapper (the alignment
+ * of a cp.async) names the kernel's line, as the compiler's own alignment
+ * checks do: line 15 of cp_misaligned.cu, not the wrapper's. */
+static void test_runtime_check_names_kernel_line(void **state)
+{
+    (void)state;
+    run_child("cp_misaligned");
+    expect_in_output("misaligned address: cp.async of 16 bytes with its global source");
+    expect_in_output("at cp_misaligned.cu:15;");
+    expect_in_output("cp_misaligned: misaligned address");
+}
+
 static void test_asan_silent_in_bounds(void **state)
 {
     (void)state;
@@ -199,6 +211,7 @@ int main(void)
         cmocka_unit_test(test_tsan_silent_with_syncthreads),
         cmocka_unit_test(test_asan_reports_out_of_bounds),
         cmocka_unit_test(test_asan_reports_cp_async_at_its_line),
+        cmocka_unit_test(test_runtime_check_names_kernel_line),
         cmocka_unit_test(test_asan_silent_in_bounds),
         cmocka_unit_test(test_core_suite_clean_under_asan),
         cmocka_unit_test(test_mma_suite_clean_under_tsan),

@@ -169,6 +169,7 @@ typedef struct fiber {
     int mparity;         /* ST_MBAR: the parity waited for */
     const char *mfile;   /* ST_MBAR: where the wait is, when known */
     int mline;
+    uintptr_t wsite;     /* ST_BARRIER, ST_WARP, ST_GROUP: the kernel's call (a return address), for deadlock reports */
     int cp_count, cp_groups;
     cp_op cp[CP_MAX];
     simt_wgmma_queue *wgq; /* allocated on the thread's first wgmma */
@@ -403,6 +404,31 @@ static void report_mbar_waits(worker *w)
     }
 }
 
+/* Where the stuck threads of a deadlock wait: one line per place (a
+ * barrier, a warp or warpgroup collective, by the kernel's line), with how
+ * many threads and the first of them. Two lines that differ are usually
+ * the answer: a barrier some threads reach and others skip. */
+static void report_waits(worker *w)
+{
+    static const char *const kind[] = {[ST_BARRIER] = "__syncthreads", [ST_WARP] = "a warp collective",
+                                       [ST_GROUP] = "a warpgroup collective"};
+    int shown = 0;
+    for (unsigned int i = 0; i < w->nthreads && shown < 6; i++) {
+        const fiber *f = &w->fibers[i];
+        if (f->state != ST_BARRIER && f->state != ST_WARP && f->state != ST_GROUP) continue;
+        int first = 1;
+        for (unsigned int j = 0; j < i && first; j++)
+            first = !(w->fibers[j].state == f->state && w->fibers[j].wsite == f->wsite);
+        if (!first) continue;
+        unsigned int count = 0;
+        for (unsigned int j = i; j < w->nthreads; j++) count += w->fibers[j].state == f->state && w->fibers[j].wsite == f->wsite;
+        char line[160] = "an unknown line";
+        if (f->wsite) simt_source_line(f->wsite, line, sizeof line);
+        fprintf(stderr, "simt:   %u thread(s), the first thread %u, wait at %s at %s\n", count, i, kind[f->state], line);
+        shown++;
+    }
+}
+
 static void report_deadlock(worker *w)
 {
     unsigned int nbar = 0, nwarp = 0, ngroup = 0, nmbar = 0;
@@ -424,6 +450,7 @@ static void report_deadlock(worker *w)
                 "expects, or the wrong parity)\n",
                 ngroup, nmbar);
     report_mbar_waits(w);
+    report_waits(w);
     simt_set_fault(cudaErrorLaunchFailure);
     w->aborted = 1;
 }
@@ -496,6 +523,7 @@ int simt_syncthreads(int pred, int op)
     if (op == 3) w->bar_acc = w->bar_acc || pred;
     unsigned int gen = w->bar_gen;
     self->state = ST_BARRIER;
+    self->wsite = (uintptr_t)__builtin_return_address(0);
     TSAN_RELEASE(&w->tsan_bar[gen & 1]);
     if (++w->bar_count == w->live) barrier_release(w);
     schedule_next(self, 0);
@@ -579,7 +607,7 @@ static int warp_try_complete(worker *w, unsigned int warp, unsigned int mask)
     return 1;
 }
 
-static void warp_collective(unsigned int mask, void *arg, simt_warp_fn fn, const char *aligned)
+static void warp_collective(uintptr_t site, unsigned int mask, void *arg, simt_warp_fn fn, const char *aligned)
 {
     fiber *self = cur_fiber;
     if (!simt_cur_thread || !self) {
@@ -592,6 +620,7 @@ static void warp_collective(unsigned int mask, void *arg, simt_warp_fn fn, const
     unsigned int warp = self->info.warp;
     mask |= 1u << self->info.lane; /* a lane always takes part in its own call */
     self->state = ST_WARP;
+    self->wsite = site;
     self->walign = aligned;
     w->warp_waiting[warp]++;
     self->wmask = mask;
@@ -619,14 +648,14 @@ static void warp_collective(unsigned int mask, void *arg, simt_warp_fn fn, const
 void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn)
 {
     TSAN_ENTER();
-    warp_collective(mask, arg, fn, NULL);
+    warp_collective((uintptr_t)__builtin_return_address(0), mask, arg, fn, NULL);
     TSAN_EXIT();
 }
 
 void simt_warp_aligned(const char *what, void *arg, simt_warp_fn fn)
 {
     TSAN_ENTER();
-    warp_collective(0xffffffffu, arg, fn, what);
+    warp_collective((uintptr_t)__builtin_return_address(0), 0xffffffffu, arg, fn, what);
     TSAN_EXIT();
 }
 
@@ -660,7 +689,7 @@ static int group_try_complete(worker *w, unsigned int first, unsigned int size)
     return 1;
 }
 
-static void group_collective(unsigned int size, void *arg, simt_group_fn fn)
+static void group_collective(uintptr_t site, unsigned int size, void *arg, simt_group_fn fn)
 {
     fiber *self = cur_fiber;
     if (size < 32 || size > MAX_GROUP || size % 32 != 0)
@@ -673,6 +702,7 @@ static void group_collective(unsigned int size, void *arg, simt_group_fn fn)
     worker *w = self->w;
     unsigned int first = self->info.linear / size * size, g = first / 32;
     self->state = ST_GROUP;
+    self->wsite = site;
     w->group_waiting++;
     self->gsize = size;
     self->warg = arg;
@@ -687,7 +717,7 @@ static void group_collective(unsigned int size, void *arg, simt_group_fn fn)
 void simt_group_collective(unsigned int size, void *arg, simt_group_fn fn)
 {
     TSAN_ENTER();
-    group_collective(size, arg, fn);
+    group_collective((uintptr_t)__builtin_return_address(0), size, arg, fn);
     TSAN_EXIT();
 }
 

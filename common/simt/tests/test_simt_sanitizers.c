@@ -114,6 +114,19 @@ static void test_runtime_check_names_kernel_line(void **state)
     expect_in_output("cp_misaligned: misaligned address");
 }
 
+/* A deadlock report says where each group of stuck threads waits, by the
+ * kernel's line: the barrier some threads skipped, the shuffle the others
+ * wait at. */
+static void test_deadlock_names_wait_lines(void **state)
+{
+    (void)state;
+    run_child("deadlock");
+    expect_in_output("simt: deadlock in block (0,0,0): 16 thread(s) wait at __syncthreads, 16 at a warp collective");
+    expect_in_output("16 thread(s), the first thread 0, wait at __syncthreads at deadlock.cu:16");
+    expect_in_output("16 thread(s), the first thread 16, wait at a warp collective at deadlock.cu:18");
+    expect_in_output("deadlock: unspecified launch failure");
+}
+
 static void test_asan_silent_in_bounds(void **state)
 {
     (void)state;
@@ -212,6 +225,7 @@ int main(void)
         cmocka_unit_test(test_asan_reports_out_of_bounds),
         cmocka_unit_test(test_asan_reports_cp_async_at_its_line),
         cmocka_unit_test(test_runtime_check_names_kernel_line),
+        cmocka_unit_test(test_deadlock_names_wait_lines),
         cmocka_unit_test(test_asan_silent_in_bounds),
         cmocka_unit_test(test_core_suite_clean_under_asan),
         cmocka_unit_test(test_mma_suite_clean_under_tsan),

@@ -544,34 +544,40 @@ static unsigned int warp_lanes(worker *w, unsigned int warp)
  * where it gives garbage or hangs, so it stops the launch here. */
 static void warp_check_same_op(worker *w, unsigned int warp, unsigned int lanes, unsigned int present)
 {
-    const fiber *first = NULL;
+    const fiber *first = NULL, *af = NULL;
     const char *aligned = NULL;
+    char at1[160] = "?", at2[160] = "?";
     for (unsigned int l = 0; l < 32; l++) {
         if (!(present >> l & 1)) continue;
         const fiber *f = &w->fibers[warp * 32 + l];
-        if (f->walign) aligned = f->walign;
+        if (f->walign) aligned = f->walign, af = f;
         if (!first) {
             first = f;
             continue;
         }
         if (f->wfn != first->wfn || (f->walign != first->walign &&
-                                     (!f->walign || !first->walign || strcmp(f->walign, first->walign))))
-            simt_fail("warp %u: lanes %u and %u meet at different warp-wide operations (%s and %s) with the same "
-                      "mask; every lane must reach the same one (divergent code around a *_sync call, mma or "
-                      "ldmatrix?)",
-                      warp, first->info.lane, l, first->walign ? first->walign : "a *_sync intrinsic",
-                      f->walign ? f->walign : first->walign ? "a *_sync intrinsic" : "another one");
+                                     (!f->walign || !first->walign || strcmp(f->walign, first->walign)))) {
+            simt_source_line(first->wsite, at1, sizeof at1);
+            simt_source_line(f->wsite, at2, sizeof at2);
+            simt_fail("warp %u: lanes %u and %u meet at different warp-wide operations (%s at %s and %s at %s) "
+                      "with the same mask; every lane must reach the same one (divergent code around a *_sync "
+                      "call, mma or ldmatrix?)",
+                      warp, first->info.lane, l, first->walign ? first->walign : "a *_sync intrinsic", at1,
+                      f->walign ? f->walign : first->walign ? "a *_sync intrinsic" : "another one", at2);
+        }
     }
     if (!aligned) return;
+    simt_source_line(af->wsite, at1, sizeof at1);
     if (lanes != 0xffffffffu)
-        simt_fail("%s in warp %u, which has only %d threads: it is a warp-wide instruction that needs all 32 "
+        simt_fail("%s at %s in warp %u, which has only %d threads: it is a warp-wide instruction that needs all 32 "
                   "lanes (make the block's thread count a multiple of 32)",
-                  aligned, warp, __builtin_popcount(lanes));
+                  aligned, at1, warp, __builtin_popcount(lanes));
     if (present != lanes) {
         unsigned int gone = lanes & ~present;
-        simt_fail("%s in warp %u reached by %d of its 32 lanes: lane %d (and %d more) had already returned; every "
-                  "lane must execute it, so let the lanes that have no data compute on zeros instead of leaving",
-                  aligned, warp, __builtin_popcount(present), __builtin_ctz(gone), __builtin_popcount(gone) - 1);
+        simt_fail("%s at %s in warp %u reached by %d of its 32 lanes: lane %d (and %d more) had already returned; "
+                  "every lane must execute it, so let the lanes that have no data compute on zeros instead of "
+                  "leaving",
+                  aligned, at1, warp, __builtin_popcount(present), __builtin_ctz(gone), __builtin_popcount(gone) - 1);
     }
 }
 

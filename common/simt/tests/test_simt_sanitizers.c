@@ -127,6 +127,16 @@ static void test_deadlock_names_wait_lines(void **state)
     expect_in_output("deadlock: unspecified launch failure");
 }
 
+/* A warp-wide instruction that some lanes left before: the message names
+ * the instruction's line in the kernel. */
+static void test_warp_wide_names_line(void **state)
+{
+    (void)state;
+    run_child("early_return");
+    expect_in_output("simt: ldmatrix.x4 at early_return.cu:17 in warp 0 reached by 24 of its 32 lanes");
+    expect_in_output("early_return: unspecified launch failure");
+}
+
 static void test_asan_silent_in_bounds(void **state)
 {
     (void)state;
@@ -226,6 +236,7 @@ int main(void)
         cmocka_unit_test(test_asan_reports_cp_async_at_its_line),
         cmocka_unit_test(test_runtime_check_names_kernel_line),
         cmocka_unit_test(test_deadlock_names_wait_lines),
+        cmocka_unit_test(test_warp_wide_names_line),
         cmocka_unit_test(test_asan_silent_in_bounds),
         cmocka_unit_test(test_core_suite_clean_under_asan),
         cmocka_unit_test(test_mma_suite_clean_under_tsan),

@@ -98,15 +98,20 @@ static int sh(const char *fmt, ...) {
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Does a file contain a string? (the grader's printed table) */
-static int file_has(const char *path, const char *needle) {
+/* The start of a file, as a string in buf; 0, or -1 when it cannot be read. */
+static int read_text(const char *path, char *buf, size_t size) {
     FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    static char buf[1 << 20];
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    if (!f) return -1;
+    size_t n = fread(buf, 1, size - 1, f);
     fclose(f);
     buf[n] = '\0';
-    return strstr(buf, needle) != NULL;
+    return 0;
+}
+
+/* Does a file contain a string? (the grader's printed table) */
+static int file_has(const char *path, const char *needle) {
+    static char buf[1 << 20];
+    return read_text(path, buf, sizeof buf) == 0 && strstr(buf, needle) != NULL;
 }
 
 /* The rubric's display name of a check, as results.json names it ("lab NN: name",
@@ -654,12 +659,8 @@ static void test_rubric_course_speed_tests(void **state) {
  * rubric edited without its handout and deck, or the reverse, fails here.
  * Returns how many totals the file stated (0 when there is no such file). */
 static int stated_points_match(const rubric_t *r, const char *path) {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
     static char text[1 << 17];
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
-    text[n] = '\0';
+    if (read_text(path, text, sizeof text) != 0) return 0;
     for (char *p = text; *p; p++)
         if (*p == '\n') *p = ' ';
     const struct { const char *word; test_kind_t kind; } kinds[] = {{"Numerics", KIND_NUMERICS},

@@ -566,7 +566,8 @@ static void warp_check_same_op(worker *w, unsigned int warp, unsigned int lanes,
                       f->walign ? f->walign : first->walign ? "a *_sync intrinsic" : "another one", at2);
         }
     }
-    if (!aligned) return;
+    if (!aligned || (lanes == 0xffffffffu && present == lanes)) return;
+    /* Only now, on the way to a failure: finding a line starts a process. */
     simt_source_line(af->wsite, at1, sizeof at1);
     if (lanes != 0xffffffffu)
         simt_fail("%s at %s in warp %u, which has only %d threads: it is a warp-wide instruction that needs all 32 "

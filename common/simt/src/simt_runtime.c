@@ -169,7 +169,7 @@ typedef struct fiber {
     int mparity;         /* ST_MBAR: the parity waited for */
     const char *mfile;   /* ST_MBAR: where the wait is, when known */
     int mline;
-    uintptr_t wsite;     /* ST_BARRIER, ST_WARP, ST_GROUP: the kernel's call (a return address), for deadlock reports */
+    uintptr_t wsite;     /* ST_BARRIER, ST_WARP, ST_GROUP: the kernel's call (its return address), for reports */
     int cp_count, cp_groups;
     cp_op cp[CP_MAX];
     simt_wgmma_queue *wgq; /* allocated on the thread's first wgmma */
@@ -421,10 +421,12 @@ static void report_waits(worker *w)
             first = !(w->fibers[j].state == f->state && w->fibers[j].wsite == f->wsite);
         if (!first) continue;
         unsigned int count = 0;
-        for (unsigned int j = i; j < w->nthreads; j++) count += w->fibers[j].state == f->state && w->fibers[j].wsite == f->wsite;
+        for (unsigned int j = i; j < w->nthreads; j++)
+            count += w->fibers[j].state == f->state && w->fibers[j].wsite == f->wsite;
         char line[160] = "an unknown line";
         if (f->wsite) simt_source_line(f->wsite, line, sizeof line);
-        fprintf(stderr, "simt:   %u thread(s), the first thread %u, wait at %s at %s\n", count, i, kind[f->state], line);
+        fprintf(stderr, "simt:   %u thread(s), the first thread %u, wait at %s at %s\n", count, i, kind[f->state],
+                line);
         shown++;
     }
 }

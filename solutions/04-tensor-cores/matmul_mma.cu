@@ -127,31 +127,72 @@ __device__ __forceinline__ void load_tile(uint16_t *As, uint16_t *Bs, const uint
                                                  int n0, int kt, int vec) {
     [[maybe_unused]] int k0 = kt * MMA_BK;
     /* TODO(B2) begin */
+    /* Thread t copies chunk t % chunks of row t / chunks, then the same
+     * chunk of the row a step of MMA_THREADS / chunks rows further down, and
+     * so on. Its column, and with it the k or n bound, is the same in every
+     * pass, and the pass count is a compile-time constant, so each loop
+     * unrolls into straight cp.asyncs. (A loop over chunk ids from
+     * threadIdx.x in strides of MMA_THREADS copies the same chunks, but the
+     * compiler cannot unroll it: in SASS each 16-byte copy then costs some
+     * 35 instructions of index arithmetic, tests and branches, and a warp
+     * issues more of them per k-tile than mma instructions.) */
+    constexpr int a_chunks = MMA_BK / 8, b_chunks = MMA_BN / 8;
+    constexpr int a_step = MMA_THREADS / a_chunks, b_step = MMA_THREADS / b_chunks; /* rows per pass */
+    static_assert(a_step >= 1 && MMA_THREADS % a_chunks == 0 && MMA_BM % a_step == 0,
+                  "load_tile: the block's threads must copy whole rows of the A tile in whole passes");
+    static_assert(b_step >= 1 && MMA_THREADS % b_chunks == 0 && MMA_BK % b_step == 0,
+                  "load_tile: the block's threads must copy whole rows of the B tile in whole passes");
+    const int ra = threadIdx.x / a_chunks, ca = threadIdx.x % a_chunks; /* first row, its chunk */
+    const int rb = threadIdx.x / b_chunks, cb = threadIdx.x % b_chunks;
+    if (vec && m0 + MMA_BM <= M && n0 + MMA_BN <= N && k0 + MMA_BK <= K) {
+        /* The whole tile lies inside A and B, as every tile of a large
+         * matmul does but those of the last row, column or k-step: no bounds
+         * to test, and addresses a fixed stride apart. The swizzle repeats
+         * every 8 rows (swz), so when the step is a multiple of 8 the
+         * destination moves by a fixed offset too, an immediate in SASS. */
+        const uint16_t *a = A + (size_t)(m0 + ra) * K + k0 + 8 * ca;
+        const uint16_t *b = B + (size_t)(k0 + rb) * N + n0 + 8 * cb;
 #pragma unroll
+        for (int p = 0; p < MMA_BM / a_step; p++)
+            cp_async_16(a_step % 8 == 0 ? As + swz_a(ra, ca) + p * a_step * MMA_BK : As + swz_a(ra + p * a_step, ca),
+                        a + (size_t)p * a_step * K);
+#pragma unroll
+        for (int p = 0; p < MMA_BK / b_step; p++)
+            cp_async_16(b_step % 8 == 0 ? Bs + swz_b(rb, cb) + p * b_step * MMA_BN : Bs + swz_b(rb + p * b_step, cb),
+                        b + (size_t)p * b_step * N);
+        return;
+    }
+    if (vec) {
+        /* An edge tile: a chunk is wholly inside or wholly outside; the
+         * outside ones are zero-filled, reading nothing (the pointer passed
+         * for them, A or B itself, is only a valid address). */
+        const int gk = k0 + 8 * ca, gn = n0 + 8 * cb;
+#pragma unroll
+        for (int p = 0; p < MMA_BM / a_step; p++) {
+            int gr = m0 + ra + p * a_step, inside = gr < M && gk < K;
+            cp_async_16_zfill(As + swz_a(ra + p * a_step, ca), inside ? A + (size_t)gr * K + gk : A,
+                              inside ? 16 : 0);
+        }
+#pragma unroll
+        for (int p = 0; p < MMA_BK / b_step; p++) {
+            int gkb = k0 + rb + p * b_step, inside = gkb < K && gn < N;
+            cp_async_16_zfill(Bs + swz_b(rb + p * b_step, cb), inside ? B + (size_t)gkb * N + gn : B,
+                              inside ? 16 : 0);
+        }
+        return;
+    }
+    /* Any shape, any alignment: element by element, zeros past the edges. */
     for (int id = threadIdx.x; id < MMA_BM * MMA_BK / 8; id += MMA_THREADS) {
         int r = id / (MMA_BK / 8), c = id % (MMA_BK / 8);
         int gr = m0 + r, gk = k0 + 8 * c;
         uint16_t *dst = As + swz_a(r, c);
-        if (vec) {
-            int inside = gr < M && gk < K;
-            cp_async_16_zfill(dst, inside ? A + (size_t)gr * K + gk : A, inside ? 16 : 0);
-        } else {
-            for (int e = 0; e < 8; e++)
-                dst[e] = (gr < M && gk + e < K) ? A[(size_t)gr * K + gk + e] : (uint16_t)0;
-        }
+        for (int e = 0; e < 8; e++) dst[e] = (gr < M && gk + e < K) ? A[(size_t)gr * K + gk + e] : (uint16_t)0;
     }
-#pragma unroll
     for (int id = threadIdx.x; id < MMA_BK * MMA_BN / 8; id += MMA_THREADS) {
         int k = id / (MMA_BN / 8), c = id % (MMA_BN / 8);
         int gk = k0 + k, gn = n0 + 8 * c;
         uint16_t *dst = Bs + swz_b(k, c);
-        if (vec) {
-            int inside = gk < K && gn < N;
-            cp_async_16_zfill(dst, inside ? B + (size_t)gk * N + gn : B, inside ? 16 : 0);
-        } else {
-            for (int e = 0; e < 8; e++)
-                dst[e] = (gk < K && gn + e < N) ? B[(size_t)gk * N + gn + e] : (uint16_t)0;
-        }
+        for (int e = 0; e < 8; e++) dst[e] = (gk < K && gn + e < N) ? B[(size_t)gk * N + gn + e] : (uint16_t)0;
     }
     /* TODO(B2) end */
 }

@@ -33,7 +33,7 @@
  * dQ its Q and dO tiles and K and V twice, 73,728 bytes at hd = 64 (8
  * tiles) and 104,448 at hd = 128 (6). Above the 48 KiB default the wrappers
  * opt in (cudaFuncSetAttribute). At hd = 64 registers decide the blocks per
- * SM: 203 a thread in the forward pass and 231 in dQ allow 2, dK/dV's 168
+ * SM: 205 a thread in the forward pass and 239 in dQ allow 2, dK/dV's 168
  * allow 3 (ptxas -v for sm_90a, no spills).
  *
  * Causality: with equal query and key tiles, K/V tile j of query tile i is
@@ -92,10 +92,32 @@ static __device__ __forceinline__ float quad_sum(float x) {
  * need no other care: a zero row of K or V adds nothing (and is masked
  * anyway). vec says whether the slab starts on a 16-byte boundary (then each
  * chunk is one 16-byte cp.async); otherwise the chunk is loaded and stored
- * element by element: slower, but correct for any base pointer. */
+ * element by element: slower, but correct for any base pointer.
+ *
+ * unrolled: thread t copies chunk t % (hd / 8) of row t / (hd / 8) and of
+ * the rows a fixed step below it; with hd a literal the passes are a
+ * compile-time count and unroll into straight copies a constant stride
+ * apart, about 14 SASS instructions each (sm_90a). Otherwise a loop over
+ * chunk ids from threadIdx.x in strides of FA_THREADS copies the same
+ * chunks; it does not unroll and costs about 30 instructions a copy, but
+ * holds fewer registers: the dK/dV kernel needs that to keep 3 blocks per
+ * SM at hd = 64 (unrolled, ptxas takes 179 registers, and spills when held
+ * to 168). */
 static __device__ __forceinline__ void load_tile(uint16_t *tile, const uint16_t *slab, int row0, int T, int vec,
-                                                 const int hd) {
+                                                 const int hd, const bool unrolled = true) {
     const int chunks = hd / 8;
+    if (vec && unrolled) {
+        const int step = FA_THREADS / chunks; /* rows per pass; FLASH_KERNELS asserts it divides the tile */
+        const int r = threadIdx.x / chunks, x = threadIdx.x % chunks;
+        uint16_t *dst = tile + r * (hd + FA_PAD) + x * 8;
+#pragma unroll
+        for (int p = 0; p < FLASH_TILE / step; p++) {
+            const int t = row0 + r + p * step, inside = t < T;
+            cp_async_16_zfill(dst + p * step * (hd + FA_PAD), slab + (size_t)(inside ? t : 0) * hd + x * 8,
+                              inside ? 16 : 0);
+        }
+        return;
+    }
     for (int c = threadIdx.x; c < FLASH_TILE * chunks; c += FA_THREADS) {
         const int r = c / chunks, x = c % chunks, t = row0 + r, inside = t < T;
         uint16_t *dst = tile + r * (hd + FA_PAD) + x * 8;
@@ -591,8 +613,8 @@ static __device__ __forceinline__ void flash_backward_dkdv(fa_out_t dk, fa_out_t
         __syncthreads(); /* tile i is in (copies and the L/Delta stores); tile i - 1 is done */
         if (i + 1 < n_q) {
             const int q1 = (i + 1) * FLASH_TILE;
-            load_tile(Qs + (buf ^ 1) * tile, q + slab, q1, T, vec, hd);
-            load_tile(dOs + (buf ^ 1) * tile, dob + slab, q1, T, vec, hd);
+            load_tile(Qs + (buf ^ 1) * tile, q + slab, q1, T, vec, hd, false); /* registers: see load_tile */
+            load_tile(dOs + (buf ^ 1) * tile, dob + slab, q1, T, vec, hd, false);
             for (int x = threadIdx.x; x < FLASH_TILE; x += FA_THREADS) {
                 const int t = q1 + x;
                 Ls[(buf ^ 1) * FLASH_TILE + x] = t < T ? lse[(size_t)bh * T + t] * FA_LOG2E : 0.0f;
@@ -722,6 +744,8 @@ static __device__ __forceinline__ void flash_backward_dq(fa_out_t dq, const uint
 /* One kernel of each kind per head size: hd is a literal inside each, so the
  * loops over hd / 8 unroll and the accumulators live in registers. */
 #define FLASH_KERNELS(HD)                                                                                       \
+    static_assert(FA_THREADS % (HD / 8) == 0 && FLASH_TILE % (FA_THREADS / (HD / 8)) == 0,                      \
+                  "load_tile: the block's threads must copy whole rows of a tile in whole passes");            \
     __global__ void __launch_bounds__(FA_THREADS)                                                               \
         flash_forward_hd##HD(fa_out_t out, float *lse, const uint16_t *q, const uint16_t *k, const uint16_t *v, \
                              int T, int H, int vec) {                                                           \

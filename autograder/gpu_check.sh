@@ -194,6 +194,11 @@ fi
 if [ -f labs/05-single-gpu-training/bench.c ]; then
     step "bench 05 --profile 1 (solutions)" "${mk[@]}" bench LAB=05 SRC=solutions \
         ARGS="--profile 1 --json $out/bench-05.json"
+    # The same shape at twice the batch: per-step costs that do not grow with
+    # it (AdamW, the gradient norm, launches) weigh half as much, and the
+    # matmuls are taller. Whether that moves MFU decides the bench's default.
+    step "bench 05 --batch 16 (solutions)" "${mk[@]}" bench LAB=05 SRC=solutions \
+        ARGS="--batch 16 --json $out/bench-05-batch16.json"
 fi
 # Step B's tile sizes: a handful of configurations of the solution, ranked
 # against cuBLAS bf16 (the lab's own sweep; its table and best -D line are in

@@ -92,6 +92,7 @@ case "$args" in
     *" grade-run "*) exec emit grade ;;
     *" check "*) exec emit "check-$lab" ;;
     *" bench "*"--profile"*) exec emit bench-05-profile ;;
+    *" bench "*"--batch 16"*) exec emit bench-05-batch16 ;;
     *" bench "*"--attention naive"*) exec emit bench-05-naive ;;
     *" bench "*"--matmul mma"*) exec emit bench-05-mma ;;
     *" bench "*"--matmul wgmma"*) exec emit bench-05-wgmma ;;
@@ -186,7 +187,8 @@ check "old driver: says what to do" says olddriver 'newer than the driver.*Use a
 check "old driver: nothing was built or run" test ! -s "$work/ran"
 
 # ---- a clean run, with make from a bundle and cuBLAS from the wheel --------
-items=("build" "bench 04-tensor-cores (solutions)" "bench 05 --profile 1 (solutions)" "sweep 04 mma tiles (solutions)"
+items=("build" "bench 04-tensor-cores (solutions)" "bench 05 --profile 1 (solutions)" "bench 05 --batch 16 (solutions)"
+       "sweep 04 mma tiles (solutions)"
        "hopper.cuh on the GPU (emulator model)" "unit tests (GPU suites)"
        "grade solutions (cuda)" "check 00-hello (solutions)" "check 01-naive-matmul (solutions)"
        "check 03-register-tiling (solutions)" "check 04-tensor-cores (solutions)"

@@ -97,7 +97,7 @@ static __device__ __forceinline__ float quad_sum(float x) {
  * unrolled: thread t copies chunk t % (hd / 8) of row t / (hd / 8) and of
  * the rows a fixed step below it; with hd a literal the passes are a
  * compile-time count and unroll into straight copies a constant stride
- * apart, about 14 SASS instructions each (sm_90a). Otherwise a loop over
+ * apart, about 11 SASS instructions each (sm_90a). Otherwise a loop over
  * chunk ids from threadIdx.x in strides of FA_THREADS copies the same
  * chunks; it does not unroll and costs about 30 instructions a copy, but
  * holds fewer registers: the dK/dV kernel needs that to keep 3 blocks per

@@ -167,7 +167,7 @@ __attribute__((always_inline)) static inline void warp_ldmatrix_run(uint32_t *r,
      * rows fall in 8 different groups of 4 banks. */
     if (simt_cur_thread && simt_cur_thread->lane < 8u * (unsigned int)nmat) {
         simt_check_aligned(trans ? "ldmatrix.trans" : "ldmatrix", "row address", row, 16);
-        simt_check_shared(trans ? "ldmatrix.trans" : "ldmatrix", "row address", row);
+        simt_check_shared(trans ? "ldmatrix.trans" : "ldmatrix", "row address", row, 16);
         warp_mma_note(row, 16, 0, simt_cur_thread->lane / 8u);
     }
     m.row = (const uint16_t *)row;

@@ -105,12 +105,15 @@ void simt_check_launch_bounds(unsigned long long max_threads, const char *file, 
  *  host code. @param what the instruction, for the message ("cp.async of 16 bytes").
  *  @param operand which address ("source"). @param addr the address. @param align its required alignment. */
 void simt_check_aligned(const char *what, const char *operand, const void *addr, size_t align);
-/** @brief Fail the kernel (cudaErrorIllegalAddress) when @p p, which the
- *  instruction reads or writes as shared memory, points into a cudaMalloc
- *  allocation (global memory); on a GPU its shared-window address is then
- *  meaningless. Nothing in host code. @param what the instruction.
- *  @param operand which address. @param p the address. */
-void simt_check_shared(const char *what, const char *operand, const void *p);
+/** @brief Fail the kernel (cudaErrorIllegalAddress) when the @p n bytes at
+ *  @p p, which the instruction reads or writes as shared memory, are not all
+ *  in the block's shared memory (its dynamic shared memory or a static
+ *  __shared__ variable): a pointer into a cudaMalloc allocation (global
+ *  memory, whose address means nothing in the shared window), or an index
+ *  past a tile. The message names the kernel's line. Nothing in host code.
+ *  @param what the instruction. @param operand which address. @param p the
+ *  address. @param n the bytes accessed there. */
+void simt_check_shared(const char *what, const char *operand, const void *p, size_t n);
 /** @brief What CUDA asks of a wmma::load_matrix_sync or store_matrix_sync
  *  pointer: 256-bit (32-byte) alignment, else cudaErrorMisalignedAddress; and
  *  a leading dimension that is a multiple of 16 bytes, else the launch fails

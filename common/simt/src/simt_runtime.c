@@ -217,6 +217,8 @@ struct worker {
     int aborted;
     struct launch *L;
     const void *shared_seen[SHARED_SEEN_MAX]; /* static __shared__ variables filled in this block */
+    size_t shared_seen_bytes[SHARED_SEEN_MAX];  /* and their sizes */
+    const char *shared_seen_name[SHARED_SEEN_MAX];
     unsigned int nshared_seen;
     size_t shared_static; /* their bytes */
     uint32_t tma_filled[TMA_FILLED_MAX][2]; /* [lo, hi) of each TMA destination so far */
@@ -750,7 +752,7 @@ static void cp_do(cp_op *op)
 }
 
 static void check_aligned_at(uintptr_t site, const char *what, const char *operand, const void *addr, size_t align);
-static void check_shared_at(uintptr_t site, const char *what, const char *operand, const void *p);
+static void check_shared_at(uintptr_t site, const char *what, const char *operand, const void *p, size_t n);
 
 static void cp_async(uintptr_t site, void *dst, const void *src, size_t size, size_t src_size)
 {
@@ -763,7 +765,7 @@ static void cp_async(uintptr_t site, void *dst, const void *src, size_t size, si
     const char *w = size <= 16 && what[size] ? what[size] : "cp.async";
     check_aligned_at(site, w, "shared-memory destination", dst, size);
     if (src_size > 0) check_aligned_at(site, w, "global source", src, size);
-    check_shared_at(site, w, "shared-memory destination", dst);
+    check_shared_at(site, w, "shared-memory destination", dst, size);
 #ifdef SIMT_ASAN
     /* The bytes move at the wait, in this uninstrumented file; checked here
      * too, an out-of-bounds copy is reported at the cp.async that names it,
@@ -1261,6 +1263,8 @@ void simt_shared_first_use(const void *var, size_t bytes, const char *name, cons
     for (unsigned int i = 0; i < w->nshared_seen; i++)
         if (w->shared_seen[i] == var) return;
     if (w->nshared_seen == SHARED_SEEN_MAX) return;
+    w->shared_seen_bytes[w->nshared_seen] = bytes;
+    w->shared_seen_name[w->nshared_seen] = name;
     w->shared_seen[w->nshared_seen++] = var;
     simt_memtrace_shared_var(var, bytes);
     /* A GPU gives a kernel at most 48 KB of static shared memory (ptxas
@@ -1332,16 +1336,71 @@ static void check_aligned_at(uintptr_t site, const char *what, const char *opera
               what, operand, addr, (unsigned int)(a % align), align, line, align);
 }
 
-static void check_shared_at(uintptr_t site, const char *what, const char *operand, const void *p)
+/* Where [p, p + n) lies: 1 inside the block's shared memory (its dynamic
+ * shared memory or a static __shared__ variable it has declared), 0 not,
+ * -1 cannot tell (more static variables than the emulator keeps). */
+static int in_block_shared(const worker *w, uintptr_t a, size_t n)
 {
-    if (!simt_cur_thread || !cur_fiber || !simt_in_allocation(p)) return;
+    const uintptr_t dyn = (uintptr_t)simt_cur_block.dyn_shared;
+    if (dyn && a >= dyn && a + n <= dyn + simt_cur_block.dyn_shared_size) return 1;
+    for (unsigned int i = 0; i < w->nshared_seen; i++) {
+        const uintptr_t v = (uintptr_t)w->shared_seen[i];
+        if (a >= v && a + n <= v + w->shared_seen_bytes[i]) return 1;
+    }
+    return w->nshared_seen == SHARED_SEEN_MAX ? -1 : 0;
+}
+
+static void check_shared_at(uintptr_t site, const char *what, const char *operand, const void *p, size_t n)
+{
+    if (!simt_cur_thread || !cur_fiber || !cur_worker) return;
     char line[160];
+    if (simt_in_allocation(p)) {
+        simt_source_line(site, line, sizeof line);
+        fail_code(cudaErrorIllegalAddress,
+                  "%s: its %s %p points into a cudaMalloc allocation, global memory, at %s, where the instruction "
+                  "takes a shared-memory address; on a GPU that address means nothing in the shared window and "
+                  "the kernel faults or reads the wrong bytes: pass the shared tile (As + ..., not A + ...)",
+                  what, operand, p, line);
+    }
+    /* An index past a tile's end: on a GPU the access lands in another
+     * tile, or past the block's shared memory, where it faults; here it
+     * would write the emulator's heap, and the run would die later, far
+     * from the cause (glibc's "corrupted top size"). */
+    const uintptr_t a = (uintptr_t)p, dyn = (uintptr_t)simt_cur_block.dyn_shared;
+    const size_t size = simt_cur_block.dyn_shared_size;
+    if (in_block_shared(cur_worker, a, n) != 0) return;
     simt_source_line(site, line, sizeof line);
-    fail_code(cudaErrorIllegalAddress,
-              "%s: its %s %p points into a cudaMalloc allocation, global memory, at %s, where the instruction "
-              "takes a shared-memory address; on a GPU that address means nothing in the shared window and the "
-              "kernel faults or reads the wrong bytes: pass the shared tile (As + ..., not A + ...)",
-              what, operand, p, line);
+    /* The static variable that starts closest below p: a tile it ran past. */
+    int near = -1;
+    for (unsigned int i = 0; i < cur_worker->nshared_seen; i++) {
+        const uintptr_t v = (uintptr_t)cur_worker->shared_seen[i];
+        if (v <= a && a - v < ((size_t)1 << 20) &&
+            (near < 0 || v > (uintptr_t)cur_worker->shared_seen[near]))
+            near = (int)i;
+    }
+    if (near >= 0 && (!dyn || a < dyn || (uintptr_t)cur_worker->shared_seen[near] > dyn))
+        fail_code(cudaErrorIllegalAddress,
+                  "%s: its %s, %zu bytes at byte %zu of __shared__ '%s', runs past its end (%zu bytes), at %s: "
+                  "an index past the tile",
+                  what, operand, n, (size_t)(a - (uintptr_t)cur_worker->shared_seen[near]),
+                  cur_worker->shared_seen_name[near], cur_worker->shared_seen_bytes[near], line);
+    if (dyn && a >= dyn && a < dyn + size + (1u << 20))
+        fail_code(cudaErrorIllegalAddress,
+                  "%s: its %s, %zu bytes at byte %zu of the block's dynamic shared memory, runs past its end "
+                  "(%zu bytes, the launch's third <<< >>> argument), at %s: an index past the last tile, or a "
+                  "tile larger than the bytes launched",
+                  what, operand, n, (size_t)(a - dyn), size, line);
+    else if (dyn && a < dyn && dyn - a <= (1u << 20))
+        fail_code(cudaErrorIllegalAddress,
+                  "%s: its %s %p lies %zu bytes before the block's dynamic shared memory, at %s: a negative "
+                  "index into a shared tile",
+                  what, operand, p, (size_t)(dyn - a), line);
+    else
+        fail_code(cudaErrorIllegalAddress,
+                  "%s: its %s %p is not in the block's shared memory (%zu bytes of dynamic shared memory, and "
+                  "the static __shared__ variables), at %s; on a GPU the instruction takes a shared-memory "
+                  "address: pass a pointer into a __shared__ array or the extern __shared__ one",
+                  what, operand, p, size, line);
 }
 
 void simt_check_aligned(const char *what, const char *operand, const void *addr, size_t align)
@@ -1349,9 +1408,9 @@ void simt_check_aligned(const char *what, const char *operand, const void *addr,
     check_aligned_at((uintptr_t)__builtin_return_address(0), what, operand, addr, align);
 }
 
-void simt_check_shared(const char *what, const char *operand, const void *p)
+void simt_check_shared(const char *what, const char *operand, const void *p, size_t n)
 {
-    check_shared_at((uintptr_t)__builtin_return_address(0), what, operand, p);
+    check_shared_at((uintptr_t)__builtin_return_address(0), what, operand, p, n);
 }
 
 void simt_check_wmma(const char *what, const void *p, unsigned ldm, size_t elem_size)

@@ -31,10 +31,10 @@ typedef struct {
 static child_result result;
 
 /* Run SIMT_CHILD_DIR/name with stderr folded into stdout; keep the head. */
-static void run_child(const char *name)
+static void run_child_with(const char *name, const char *arg)
 {
     char cmd[4096];
-    snprintf(cmd, sizeof(cmd), "'%s/%s' 2>&1", SIMT_CHILD_DIR, name);
+    snprintf(cmd, sizeof(cmd), "'%s/%s' %s 2>&1", SIMT_CHILD_DIR, name, arg);
     FILE *p = popen(cmd, "r");
     assert_non_null(p);
     size_t n = 0, k;
@@ -49,6 +49,8 @@ static void run_child(const char *name)
     int st = pclose(p);
     result.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 }
+
+static void run_child(const char *name) { run_child_with(name, ""); }
 
 static void expect_in_output(const char *needle)
 {
@@ -112,6 +114,25 @@ static void test_runtime_check_names_kernel_line(void **state)
     expect_in_output("misaligned address: cp.async of 16 bytes with its global source");
     expect_in_output("at cp_misaligned.cu:15;");
     expect_in_output("cp_misaligned: misaligned address");
+}
+
+/* Shared-memory operands past their tile: a cp.async one chunk past the
+ * launch's dynamic shared memory, an ldmatrix row past a static tile. Each
+ * stops its kernel with the kernel's line, before a byte moves (without
+ * the check the copy wrote the emulator's heap). */
+static void test_shared_operand_past_tile(void **state)
+{
+    (void)state;
+    run_child_with("shared_past_end", "cp");
+    expect_in_output("cp.async of 16 bytes: its shared-memory destination, 16 bytes at byte 1024 of the block's "
+                     "dynamic shared memory, runs past its end (1024 bytes");
+    expect_in_output("at shared_past_end.cu:18:");
+    expect_in_output("copy_past_end: an illegal memory access was encountered");
+    run_child_with("shared_past_end", "ldmatrix");
+    expect_in_output("ldmatrix: its row address, 16 bytes at byte 128 of __shared__ 'tile', runs past its end "
+                     "(128 bytes)");
+    expect_in_output("at shared_past_end.cu:29:");
+    expect_in_output("ldmatrix_past_tile: an illegal memory access was encountered");
 }
 
 /* A deadlock report says where each group of stuck threads waits, by the
@@ -235,6 +256,7 @@ int main(void)
         cmocka_unit_test(test_asan_reports_out_of_bounds),
         cmocka_unit_test(test_asan_reports_cp_async_at_its_line),
         cmocka_unit_test(test_runtime_check_names_kernel_line),
+        cmocka_unit_test(test_shared_operand_past_tile),
         cmocka_unit_test(test_deadlock_names_wait_lines),
         cmocka_unit_test(test_warp_wide_names_line),
         cmocka_unit_test(test_asan_silent_in_bounds),

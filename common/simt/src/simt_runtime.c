@@ -31,7 +31,9 @@
 #define _GNU_SOURCE
 #endif
 #include <errno.h>
+#include <execinfo.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -39,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "cuda_runtime_api.h"
@@ -223,6 +226,7 @@ struct worker {
     size_t shared_static; /* their bytes */
     uint32_t tma_filled[TMA_FILLED_MAX][2]; /* [lo, hi) of each TMA destination so far */
     int ntma_filled;
+    void *alt_stack; /* where the fault handler runs (see "Faults"), kept across launches */
 };
 
 typedef struct launch {
@@ -1740,6 +1744,135 @@ static void run_block(worker *w, unsigned long b)
     }
 }
 
+/* --- Faults ----------------------------------------------------------------
+ * A kernel that touches memory nothing maps (an index far past an array, a
+ * pointer never set, a host pointer) gets "an illegal memory access" on a
+ * GPU. Here the CPU raises SIGSEGV (or SIGBUS), and the process died with
+ * no word of where, or, inside a test runner that catches signals, with
+ * its longjmp out of a fiber. While a grid runs, the handler below turns a
+ * fault in a kernel's thread into the launch's cudaErrorIllegalAddress,
+ * with the kernel's line, as the other checks do; a thread that overflows
+ * its stack (the guard page below each fiber's) is named as such. It runs
+ * on a stack of its own, as the thread's stack may be what overflowed.
+ * Faults outside a kernel's thread go to the handler that was there before
+ * the launch (a test runner's, or the default). The sanitizer builds keep
+ * their own handlers, which already report the line. */
+#if !defined(SIMT_ASAN) && !defined(SIMT_TSAN)
+enum { ALT_STACK_BYTES = 128 * 1024 };
+static struct sigaction prev_segv, prev_bus;
+
+/* The kernel's line for a fault at pc: pc's own when it is in a .cu file,
+ * else (a library function the kernel called, memset or memcpy) the first
+ * caller that is, found by unwinding from here. */
+static void fault_line(uintptr_t pc, char *out, size_t n)
+{
+    simt_source_line(pc + 1, out, n); /* it looks up the byte before a return address */
+    if (strstr(out, ".cu:")) return;
+    void *frames[24];
+    int k = backtrace(frames, 24);
+    for (int i = 0; i < k; i++) {
+        char l[160];
+        simt_source_line((uintptr_t)frames[i], l, sizeof l);
+        if (strstr(l, ".cu:")) {
+            char lib[160];
+            snprintf(lib, sizeof lib, "%.150s", out);
+            snprintf(out, n, "%.160s, in %.150s", l, lib);
+            return;
+        }
+    }
+}
+
+static void on_fault(int sig, siginfo_t *si, void *ucv)
+{
+    worker *w = cur_worker;
+    fiber *f = cur_fiber;
+    if (simt_cur_thread && f && w && f != &w->main) {
+        uintptr_t pc = 0, sp = 0;
+        const ucontext_t *uc = ucv;
+#if defined(__x86_64__)
+        pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+        sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+#elif defined(__aarch64__)
+        pc = (uintptr_t)uc->uc_mcontext.pc;
+        sp = (uintptr_t)uc->uc_mcontext.sp;
+#endif
+        char line[400];
+        fault_line(pc, line, sizeof line);
+        /* Past the bottom of the thread's stack: its frame, or the guard
+         * page below the stack that a large frame's first write hit. */
+        const uintptr_t a = (uintptr_t)si->si_addr, bottom = (uintptr_t)f->stack;
+        const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        if ((sp && sp < bottom) || (a < bottom && a + page >= bottom))
+            fail_code(cudaErrorIllegalAddress,
+                      "a thread's stack overflowed, at %s: its local variables (and the calls it makes) take more "
+                      "than the %zu KB each emulated thread has; large local arrays belong in shared memory, or "
+                      "raise SIMT_STACK_KB",
+                      line, f->stack_size / 1024);
+        fail_code(cudaErrorIllegalAddress,
+                  "%s at address %p, at %s: no allocation holds that address, an illegal memory access on a "
+                  "GPU (an index far past an array, a pointer never set, or a host pointer passed to a kernel)",
+                  sig == SIGBUS ? "bus error" : "segmentation fault", si->si_addr, line);
+    }
+    const struct sigaction *p = sig == SIGBUS ? &prev_bus : &prev_segv;
+    if ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
+        p->sa_sigaction(sig, si, ucv);
+    } else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+        p->sa_handler(sig);
+    } else {
+        sigaction(sig, p, NULL); /* returning repeats the access, which now ends the process as before */
+    }
+}
+
+/* Around a grid, on the launching thread: process-wide, so the workers'
+ * faults come here too. */
+static void fault_handler_install(void)
+{
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_sigaction = on_fault;
+    sigemptyset(&sa.sa_mask);
+    /* SA_NODEFER: the handler leaves by a context switch, not a return, so
+     * the signal must not stay blocked on this thread. */
+    sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER;
+    /* backtrace loads its unwinder on first use: here, not in the handler. */
+    static int warm;
+    if (!warm) {
+        void *frame[1];
+        backtrace(frame, 1);
+        warm = 1;
+    }
+    sigaction(SIGSEGV, &sa, &prev_segv);
+    sigaction(SIGBUS, &sa, &prev_bus);
+}
+
+static void fault_handler_remove(void)
+{
+    sigaction(SIGSEGV, &prev_segv, NULL);
+    sigaction(SIGBUS, &prev_bus, NULL);
+}
+
+/* Each worker thread's alternate signal stack, for the run of a grid;
+ * old receives the thread's earlier one, put back by alt_stack_leave. */
+static void alt_stack_enter(worker *w, stack_t *old)
+{
+    old->ss_flags = SS_DISABLE;
+    if (!w->alt_stack && !(w->alt_stack = malloc(ALT_STACK_BYTES))) return;
+    stack_t st = {.ss_sp = w->alt_stack, .ss_size = ALT_STACK_BYTES, .ss_flags = 0};
+    sigaltstack(&st, old);
+}
+
+static void alt_stack_leave(const stack_t *old)
+{
+    stack_t off = {.ss_sp = NULL, .ss_size = 0, .ss_flags = SS_DISABLE};
+    sigaltstack(old->ss_flags & SS_DISABLE ? &off : old, NULL);
+}
+#else
+static void fault_handler_install(void) {}
+static void fault_handler_remove(void) {}
+static void alt_stack_enter(worker *w, stack_t *old) { (void)w; (void)old; }
+static void alt_stack_leave(const stack_t *old) { (void)old; }
+#endif
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
@@ -1767,6 +1900,8 @@ static void *worker_main(void *arg)
 #ifdef SIMT_TSAN
     w->main.tsan_fiber = __tsan_get_current_fiber();
 #endif
+    stack_t old_alt;
+    alt_stack_enter(w, &old_alt);
     for (;;) {
         if (atomic_load(&L->abort)) break;
         unsigned long b = atomic_fetch_add(&L->next_block, 1);
@@ -1774,6 +1909,7 @@ static void *worker_main(void *arg)
         if (dyn) memset(dyn, 0xff, L->shmem);
         run_block(w, b);
     }
+    alt_stack_leave(&old_alt);
     cur_fiber = NULL;
     cur_worker = NULL;
     simt_memtrace_worker_end();
@@ -1819,8 +1955,10 @@ cudaError_t simt_run_grid(dim3 grid, dim3 block, size_t shmem, size_t shared_lim
 
     /* One launch at a time: kernels are synchronous, as on the null stream. */
     pthread_mutex_lock(&launch_lock);
+    fault_handler_install();
     for (unsigned int i = 0; i < nw; i++) {
         if (worker_reserve(&workers[i], nthreads) != 0) {
+            fault_handler_remove();
             pthread_mutex_unlock(&launch_lock);
             return cudaErrorMemoryAllocation;
         }
@@ -1847,6 +1985,7 @@ cudaError_t simt_run_grid(dim3 grid, dim3 block, size_t shmem, size_t shared_lim
         simt_cur_block = saved;
         for (unsigned int i = 1; i <= started; i++) pthread_join(tids[i], NULL);
     }
+    fault_handler_remove();
     pthread_mutex_unlock(&launch_lock);
     cudaError_t refused = (cudaError_t)atomic_exchange(&launch_refused, 0);
     cudaError_t fault = simt_get_fault();

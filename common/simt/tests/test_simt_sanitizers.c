@@ -135,6 +135,26 @@ static void test_shared_operand_past_tile(void **state)
     expect_in_output("ldmatrix_past_tile: an illegal memory access was encountered");
 }
 
+/* A kernel that touches memory nothing maps: the launch fails with an
+ * illegal address and the kernel's line, and the process lives on (it died
+ * of SIGSEGV, with no line). A frame larger than the thread's stack is named
+ * as an overflow, at the kernel's line though the fault is in memset. */
+static void test_fault_fails_the_launch(void **state)
+{
+    (void)state;
+    run_child_with("fault", "far");
+    assert_int_equal(result.status, 0);
+    expect_in_output("simt: segmentation fault at address");
+    expect_in_output("at fault.cu:14: no allocation holds that address");
+    expect_in_output("store_far: an illegal memory access was encountered");
+    expect_in_output("after: an illegal memory access was encountered");
+    run_child_with("fault", "stack");
+    assert_int_equal(result.status, 0);
+    expect_in_output("simt: a thread's stack overflowed, at fault.cu:19");
+    expect_in_output("more than the 64 KB each emulated thread has");
+    expect_in_output("big_locals: an illegal memory access was encountered");
+}
+
 /* A deadlock report says where each group of stuck threads waits, by the
  * kernel's line: the barrier some threads skipped, the shuffle the others
  * wait at. */
@@ -257,6 +277,7 @@ int main(void)
         cmocka_unit_test(test_asan_reports_cp_async_at_its_line),
         cmocka_unit_test(test_runtime_check_names_kernel_line),
         cmocka_unit_test(test_shared_operand_past_tile),
+        cmocka_unit_test(test_fault_fails_the_launch),
         cmocka_unit_test(test_deadlock_names_wait_lines),
         cmocka_unit_test(test_warp_wide_names_line),
         cmocka_unit_test(test_asan_silent_in_bounds),

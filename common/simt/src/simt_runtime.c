@@ -227,6 +227,8 @@ struct worker {
     uint32_t tma_filled[TMA_FILLED_MAX][2]; /* [lo, hi) of each TMA destination so far */
     int ntma_filled;
     void *alt_stack; /* where the fault handler runs (see "Faults"), kept across launches */
+    char *dyn_map;   /* dynamic shared memory's mapping (see dyn_shared_get), kept across launches */
+    size_t dyn_map_body; /* its bytes before the guard page */
 };
 
 typedef struct launch {
@@ -1802,6 +1804,13 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
          * page below the stack that a large frame's first write hit. */
         const uintptr_t a = (uintptr_t)si->si_addr, bottom = (uintptr_t)f->stack;
         const uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+        const uintptr_t dyn = (uintptr_t)simt_cur_block.dyn_shared, dyn_end = dyn + simt_cur_block.dyn_shared_size;
+        if (dyn && a >= dyn_end && a < dyn_end + 128 + page)
+            fail_code(cudaErrorIllegalAddress,
+                      "an access %zu bytes past the end of the block's dynamic shared memory (%zu bytes, the "
+                      "launch's third <<< >>> argument), at %s: an index past the last tile, or a tile larger "
+                      "than the bytes launched",
+                      (size_t)(a - dyn_end), simt_cur_block.dyn_shared_size, line);
         if ((sp && sp < bottom) || (a < bottom && a + page >= bottom))
             fail_code(cudaErrorIllegalAddress,
                       "a thread's stack overflowed, at %s: its local variables (and the calls it makes) take more "
@@ -1873,22 +1882,60 @@ static void alt_stack_enter(worker *w, stack_t *old) { (void)w; (void)old; }
 static void alt_stack_leave(const stack_t *old) { (void)old; }
 #endif
 
+/* Dynamic shared memory, 128-byte aligned, more than any vector access
+ * needs. Under ASan it is a heap block of exactly the launch's size, so
+ * ASan sees accesses past its end. Otherwise it ends where a guard page
+ * begins (to within the 127 bytes that the alignment leaves), so a store
+ * past the last tile faults at once, and the fault handler names the line,
+ * instead of writing the emulator's heap; the mapping is kept for the
+ * worker's next launch. NULL when it cannot be had. */
+static void *dyn_shared_get(worker *w, size_t n)
+{
+#ifdef SIMT_ASAN
+    (void)w;
+    void *p = NULL;
+    return posix_memalign(&p, 128, n) == 0 ? p : NULL;
+#else
+    const size_t page = (size_t)sysconf(_SC_PAGESIZE), body = (n + page - 1) / page * page;
+    if (w->dyn_map && w->dyn_map_body != body) {
+        munmap(w->dyn_map, w->dyn_map_body + page);
+        w->dyn_map = NULL;
+    }
+    if (!w->dyn_map) {
+        char *m = mmap(NULL, body + page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED) return NULL;
+        if (mprotect(m + body, page, PROT_NONE) != 0) {
+            munmap(m, body + page);
+            return NULL;
+        }
+        w->dyn_map = m;
+        w->dyn_map_body = body;
+    }
+    return w->dyn_map + body - (n + 127) / 128 * 128;
+#endif
+}
+
+static void dyn_shared_put(void *p)
+{
+#ifdef SIMT_ASAN
+    free(p);
+#else
+    (void)p; /* kept in the worker */
+#endif
+}
+
 static void *worker_main(void *arg)
 {
     worker *w = arg;
     launch *L = w->L;
     void *dyn = NULL;
-    if (L->shmem) {
-        /* Dynamic shared memory is a heap block of exactly the launch's size,
-         * so ASan sees accesses past its end; 128-byte aligned, more than any
-         * vector access needs. Not cleared, as on a GPU: each block starts
-         * from 0xff bytes (NaN as float, bf16 and fp16; -1 as an integer),
-         * so a kernel that reads what it never wrote (padding it forgot to
-         * zero) gets NaN every time, not zeros by luck. */
-        if (posix_memalign(&dyn, 128, L->shmem) != 0) {
-            simt_set_fault(cudaErrorLaunchOutOfResources);
-            return NULL;
-        }
+    /* Not cleared, as on a GPU: each block starts from 0xff bytes (NaN as
+     * float, bf16 and fp16; -1 as an integer), so a kernel that reads what
+     * it never wrote (padding it forgot to zero) gets NaN every time, not
+     * zeros by luck. */
+    if (L->shmem && !(dyn = dyn_shared_get(w, L->shmem))) {
+        simt_set_fault(cudaErrorLaunchOutOfResources);
+        return NULL;
     }
     simt_cur_block.block_dim = L->block;
     simt_cur_block.grid_dim = L->grid;
@@ -1915,7 +1962,7 @@ static void *worker_main(void *arg)
     simt_memtrace_worker_end();
     simt_cur_block.dyn_shared = NULL;
     simt_cur_block.dyn_shared_size = 0;
-    free(dyn);
+    dyn_shared_put(dyn);
     return NULL;
 }
 

@@ -138,21 +138,27 @@ static void test_shared_operand_past_tile(void **state)
 /* A kernel that touches memory nothing maps: the launch fails with an
  * illegal address and the kernel's line, and the process lives on (it died
  * of SIGSEGV, with no line). A frame larger than the thread's stack is named
- * as an overflow, at the kernel's line though the fault is in memset. */
+ * as an overflow, at the kernel's line though the fault is in memset; a
+ * store past the dynamic shared memory, as such (it wrote the heap). */
 static void test_fault_fails_the_launch(void **state)
 {
     (void)state;
     run_child_with("fault", "far");
     assert_int_equal(result.status, 0);
     expect_in_output("simt: segmentation fault at address");
-    expect_in_output("at fault.cu:14: no allocation holds that address");
+    expect_in_output("at fault.cu:16: no allocation holds that address");
     expect_in_output("store_far: an illegal memory access was encountered");
     expect_in_output("after: an illegal memory access was encountered");
     run_child_with("fault", "stack");
     assert_int_equal(result.status, 0);
-    expect_in_output("simt: a thread's stack overflowed, at fault.cu:19");
+    expect_in_output("simt: a thread's stack overflowed, at fault.cu:21");
     expect_in_output("more than the 64 KB each emulated thread has");
     expect_in_output("big_locals: an illegal memory access was encountered");
+    run_child_with("fault", "shared");
+    assert_int_equal(result.status, 0);
+    expect_in_output("simt: an access 0 bytes past the end of the block's dynamic shared memory (4096 bytes");
+    expect_in_output("at fault.cu:29:");
+    expect_in_output("shared_past_end: an illegal memory access was encountered");
 }
 
 /* A deadlock report says where each group of stuck threads waits, by the

@@ -4,7 +4,9 @@
  * array larger than an emulated thread's stack. A GPU reports an illegal
  * memory access; the emulator must fail the launch the same way, with this
  * file's line, and the process must live on to print the error (before,
- * SIGSEGV ended it with no word of where).
+ * SIGSEGV ended it with no word of where). "shared" stores a page past the
+ * end of the launch's dynamic shared memory, which before wrote the
+ * emulator's heap.
  */
 #include <stdio.h>
 #include <string.h>
@@ -21,11 +23,22 @@ __global__ void big_locals(float *out)
     out[threadIdx.x] = big[threadIdx.x * 1024];
 }
 
+__global__ void shared_past_end(float *out)
+{
+    extern __shared__ float tile[];
+    tile[threadIdx.x * 1024] = 1.0f; /* launched with 4 KB: thread 1 is past the end */
+    __syncthreads();
+    out[threadIdx.x] = tile[0];
+}
+
 int main(int argc, char **argv)
 {
     float *a;
     cudaMalloc((void **)&a, 1024 * sizeof(float));
-    if (argc > 1 && strcmp(argv[1], "stack") == 0) {
+    if (argc > 1 && strcmp(argv[1], "shared") == 0) {
+        shared_past_end<<<1, 32, 4096>>>(a);
+        printf("shared_past_end: %s\n", cudaGetErrorString(cudaDeviceSynchronize()));
+    } else if (argc > 1 && strcmp(argv[1], "stack") == 0) {
         big_locals<<<1, 32>>>(a);
         printf("big_locals: %s\n", cudaGetErrorString(cudaDeviceSynchronize()));
     } else {

@@ -1758,7 +1758,11 @@ static void run_block(worker *w, unsigned long b)
  * on a stack of its own, as the thread's stack may be what overflowed.
  * Faults outside a kernel's thread go to the handler that was there before
  * the launch (a test runner's, or the default). The sanitizer builds keep
- * their own handlers, which already report the line. */
+ * their own handlers, which already report the line.
+ * The handler formats the message and runs addr2line (popen), which a
+ * signal handler may not in general: a fault inside malloc or stdio could
+ * find their locks held. A fault in a kernel's own code holds none of
+ * them, and the alternative is a death with no word of where. */
 #if !defined(SIMT_ASAN) && !defined(SIMT_TSAN)
 enum { ALT_STACK_BYTES = 128 * 1024 };
 static struct sigaction prev_segv, prev_bus;

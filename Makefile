@@ -80,9 +80,13 @@ include autograder/autograder.mk
 include slides/slides.mk
 
 # ---- top-level targets ------------------------------------------------------
-.PHONY: all deps test test-run test-gpu-run check bench grade docs gpu-check help clean
+.PHONY: all all-cuda deps test test-run test-gpu-run check bench grade docs gpu-check help clean
 
 all: $(ALL_TARGETS)
+
+# The GPU builds of all, without the emulator's (gpu-check: minutes of a lent
+# GPU are not spent compiling what only runs on the CPU).
+all-cuda: $(filter-out $(BUILD)/emu/%,$(ALL_TARGETS))
 
 # NO_DEPS=1 skips the package check: gpu_check.sh passes it when it runs on a
 # package bundle, whose packages are unpacked, not installed, so deps.sh would
@@ -138,6 +142,7 @@ print-%:
 
 
 HELP += "all::build everything this machine can (host code; every .cu with nvcc if present; MPI programs)"
+HELP += "all-cuda::the same without the emulator's builds"
 HELP += "deps::install missing Debian packages (apt-get as root, else print the command)"
 HELP += "test::run every unit, MPI and lab test, the docs check; ends with 'N passed, N failed, N skipped'"
 HELP += "check LAB=NN [SRC=..] [TARGET=..] [SANITIZE=..]::build and run one lab's checks (SANITIZE=thread|address: on the emulator, under its race or bounds checker)"

@@ -187,7 +187,7 @@ labs=$(ls -d labs/[0-9][0-9]-* 2>/dev/null | xargs -n1 basename)
 #    one table (lab 04's bench times labs 01-03 too; its 4096 and 8192 rows
 #    hold labs 03 and 04's targets), and lab 05's MFU at the default shape
 #    with where a step's device time goes.
-step build "${mk[@]}" -j"$(nproc)" all
+step build "${mk[@]}" -j"$(nproc)" all-cuda
 if [ -f labs/04-tensor-cores/bench.c ]; then
     step "bench 04-tensor-cores (solutions)" "${mk[@]}" bench LAB=04 SRC=solutions ARGS="--json $out/bench-04-tensor-cores.json"
 fi

@@ -83,7 +83,7 @@ esac
 lab=$(sed -n 's/.* LAB=\([0-9]*\) .*/\1/p' <<<"$args")
 echo "$args" >> "$FAKE_DIR/calls"
 case "$args" in
-    *" all "*) printf 'CPATH=%s\nLIBRARY_PATH=%s\nLD_LIBRARY_PATH=%s\n' "${CPATH:-}" "${LIBRARY_PATH:-}" \
+    *" all-cuda "*) printf 'CPATH=%s\nLIBRARY_PATH=%s\nLD_LIBRARY_PATH=%s\n' "${CPATH:-}" "${LIBRARY_PATH:-}" \
                    "${LD_LIBRARY_PATH:-}" > "$FAKE_DIR/env"; exec emit build ;;
     *"/test_hopper_cuda "*) # built here, run by gpu_check.sh
         p=${args%/test_hopper_cuda *}; p=${p##* }/test_hopper_cuda

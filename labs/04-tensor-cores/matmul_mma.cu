@@ -162,7 +162,7 @@ __device__ __forceinline__ void load_frags(uint32_t a[MMA_TILES_M][4], uint32_t 
 
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, row-major; A and B
  * bf16 bit patterns, C and the accumulation fp32. One block per SM: 128
- * accumulators and two sets of fragments take 212 registers (make ptxas). */
+ * accumulators and two sets of fragments take 211 registers (make ptxas). */
 __global__ void __launch_bounds__(MMA_THREADS, 1)
 matmul_mma_kernel(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
                   float beta, float *C, int vec) {

@@ -208,12 +208,13 @@ __device__ __forceinline__ void load_frags(uint32_t a[MMA_TILES_M][4], uint32_t 
     /* TODO(B3) begin */
     /* A: one ldmatrix.x4 per 16 x 16 tile. Lanes 0-15 give rows 0-15 of the
      * left 8 columns, lanes 16-31 rows 0-15 of the right 8: the four 8x8
-     * matrices arrive as a[0..3] of the mma layout. */
+     * matrices arrive as a[0..3] of the mma layout. The swizzle repeats every
+     * 8 rows (swz), so tile i + 1 sits exactly 16 rows after tile i: one
+     * swizzled address, then fixed offsets (immediates in SASS, where
+     * computing each address anew cost some 45 instructions a k-tile). */
+    const uint16_t *a0 = As + swz_a(wm * MMA_WARP_M + (lane & 15), ks * 2 + (lane >> 4));
 #pragma unroll
-    for (int i = 0; i < MMA_TILES_M; i++) {
-        int r = wm * MMA_WARP_M + i * 16 + (lane & 15);
-        ldmatrix_x4(a[i], As + swz_a(r, ks * 2 + (lane >> 4)));
-    }
+    for (int i = 0; i < MMA_TILES_M; i++) ldmatrix_x4(a[i], a0 + i * 16 * MMA_BK);
     /* B: row-major in shared memory (k rows, n contiguous), but the mma
      * wants pairs along k in each register, so ldmatrix .trans. One x4
      * covers two 8-column tiles: matrices (k 0-7, tile 0), (k 8-15, tile 0),
@@ -234,7 +235,7 @@ __device__ __forceinline__ void load_frags(uint32_t a[MMA_TILES_M][4], uint32_t 
 
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, row-major; A and B
  * bf16 bit patterns, C and the accumulation fp32. One block per SM: 128
- * accumulators and two sets of fragments take 212 registers (make ptxas). */
+ * accumulators and two sets of fragments take 211 registers (make ptxas). */
 __global__ void __launch_bounds__(MMA_THREADS, 1)
 matmul_mma_kernel(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B,
                   float beta, float *C, int vec) {

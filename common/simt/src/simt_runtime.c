@@ -541,6 +541,10 @@ int simt_syncthreads(int pred, int op)
     return w->bar_result;
 }
 
+/* The thread a warp-wide failure names: the lane at fault, set just before
+ * simt_fail, instead of whichever lane arrived last and found the fault. */
+static __thread const simt_thread_info *report_as;
+
 static unsigned int warp_lanes(worker *w, unsigned int warp)
 {
     unsigned int base = warp * 32, n = w->nthreads - base;
@@ -560,7 +564,7 @@ static void warp_check_same_op(worker *w, unsigned int warp, unsigned int lanes,
     for (unsigned int l = 0; l < 32; l++) {
         if (!(present >> l & 1)) continue;
         const fiber *f = &w->fibers[warp * 32 + l];
-        if (f->walign) aligned = f->walign, af = f;
+        if (f->walign && !af) aligned = f->walign, af = f;
         if (!first) {
             first = f;
             continue;
@@ -569,6 +573,7 @@ static void warp_check_same_op(worker *w, unsigned int warp, unsigned int lanes,
                                      (!f->walign || !first->walign || strcmp(f->walign, first->walign)))) {
             simt_source_line(first->wsite, at1, sizeof at1);
             simt_source_line(f->wsite, at2, sizeof at2);
+            report_as = &f->info;
             simt_fail("warp %u: lanes %u and %u meet at different warp-wide operations (%s at %s and %s at %s) "
                       "with the same mask; every lane must reach the same one (divergent code around a *_sync "
                       "call, mma or ldmatrix?)",
@@ -579,6 +584,7 @@ static void warp_check_same_op(worker *w, unsigned int warp, unsigned int lanes,
     if (!aligned || (lanes == 0xffffffffu && present == lanes)) return;
     /* Only now, on the way to a failure: finding a line starts a process. */
     simt_source_line(af->wsite, at1, sizeof at1);
+    report_as = &af->info;
     if (lanes != 0xffffffffu)
         simt_fail("%s at %s in warp %u, which has only %d threads: it is a warp-wide instruction that needs all 32 "
                   "lanes (make the block's thread count a multiple of 32)",
@@ -1133,13 +1139,13 @@ void simt_mbar_wait_parity(uint64_t *bar, int parity) { simt_mbar_wait_parity_at
 
 static void abort_current(void) __attribute__((noreturn));
 
-/* Print "simt: <message> (block ... thread ...)" and stop the running
- * thread's launch with the fault code; in host code, print and abort. */
 /* "simt: <message>" on stderr, as one line (blocks on other workers may
  * fail at the same time), followed by where: the block and thread, or
  * "in host code"; nothing after it when where is 0. */
 static void report(int where, const char *fmt, va_list ap)
 {
+    const simt_thread_info *t = report_as ? report_as : simt_cur_thread;
+    report_as = NULL;
     fflush(stdout);
     flockfile(stderr);
     fprintf(stderr, "simt: ");
@@ -1148,11 +1154,13 @@ static void report(int where, const char *fmt, va_list ap)
     else if (!simt_cur_thread || !cur_fiber) fprintf(stderr, " (in host code)\n");
     else
         fprintf(stderr, " (block (%u,%u,%u) thread (%u,%u,%u))\n", simt_cur_block.block_idx.x,
-                simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, simt_cur_thread->thread_idx.x,
-                simt_cur_thread->thread_idx.y, simt_cur_thread->thread_idx.z);
+                simt_cur_block.block_idx.y, simt_cur_block.block_idx.z, t->thread_idx.x, t->thread_idx.y,
+                t->thread_idx.z);
     funlockfile(stderr);
 }
 
+/* Print "simt: <message> (block ... thread ...)" and stop the running
+ * thread's launch with the fault code; in host code, print and abort. */
 static void fail_with(cudaError_t code, const char *fmt, va_list ap) __attribute__((noreturn));
 static void fail_with(cudaError_t code, const char *fmt, va_list ap)
 {

@@ -174,14 +174,23 @@ static void test_deadlock_names_wait_lines(void **state)
     expect_in_output("deadlock: unspecified launch failure");
 }
 
-/* A warp-wide instruction that some lanes left before: the message names
- * the instruction's line in the kernel. */
+/* A warp-wide instruction that some lanes left before, and a *_sync call
+ * the two halves of a warp reach from different lines: the messages name
+ * the kernel's lines and a thread at fault. */
 static void test_warp_wide_names_line(void **state)
 {
     (void)state;
     run_child("early_return");
-    expect_in_output("simt: ldmatrix.x4 at early_return.cu:17 in warp 0 reached by 24 of its 32 lanes");
+    expect_in_output("simt: ldmatrix.x4 at early_return.cu:22 in warp 0 reached by 24 of its 32 lanes");
+    expect_in_output("lane 24 (and 7 more) had already returned");
+    expect_in_output("(block (0,0,0) thread (0,0,0))"); /* a lane that got there, not the last to arrive */
     expect_in_output("early_return: unspecified launch failure");
+    run_child_with("early_return", "diverge");
+    expect_in_output("simt: warp 0: lanes 0 and 16 meet at different warp-wide operations");
+    expect_in_output("a *_sync intrinsic at early_return.cu:30");
+    expect_in_output("another one at early_return.cu:32");
+    expect_in_output("(block (0,0,0) thread (16,0,0))");
+    expect_in_output("diverge: unspecified launch failure");
 }
 
 static void test_asan_silent_in_bounds(void **state)

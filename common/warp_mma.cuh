@@ -131,15 +131,14 @@ SIMT_COMBINE_STEP static inline void warp_ldmatrix_combine(void *const *args, un
     }
 }
 
-/* simtcc --memtrace (gcc's address instrumentation, whose macro a
- * sanitizer build defines too; its libsimt ignores the calls): the reads
+/* simtcc --memtrace (which defines __SIMT_MEMTRACE__): the reads
  * and writes the emulator makes for ldmatrix and cp.async are noted for the
  * tracer (simt_memtrace.h), where the kernel's own code does not make them.
  * Always inlined, so that each use in a kernel is a code site of its own. */
 __attribute__((always_inline)) static inline void warp_mma_note(const void *p, size_t bytes, int store,
                                                                 unsigned int phase)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SIMT_MEMTRACE__)
     if (simt_cur_thread) simt_memtrace_note(p, bytes, store, phase);
 #else
     (void)p, (void)bytes, (void)store, (void)phase;

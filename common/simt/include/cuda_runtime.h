@@ -35,12 +35,19 @@
  *  kernel's own mistakes, only slow them down (a check on every index of
  *  their inner loops). The memory a kernel names is still checked where
  *  the instruction takes it (simt_check_aligned). */
-#define SIMT_COMBINE_STEP __attribute__((no_sanitize("bounds", "alignment", "kernel-address")))
 /** The emulator's own stand-ins for warp-wide memory instructions (wmma's
  *  loads and stores): their per-lane loops are not the hardware's access
- *  pattern, so `simtcc --memtrace` leaves them out of its counts
- *  (simt_memtrace.h), as it leaves out the combine steps above. */
-#define SIMT_UNTRACED __attribute__((no_sanitize("kernel-address")))
+ *  pattern, so `simtcc --memtrace` (which defines __SIMT_MEMTRACE__ and
+ *  traces through the thread sanitizer's calls) leaves them out of its
+ *  counts (simt_memtrace.h), as it leaves out the combine steps above. A
+ *  real TSan build (SANITIZE=thread) keeps checking them for races. */
+#ifdef __SIMT_MEMTRACE__
+#define SIMT_COMBINE_STEP __attribute__((no_sanitize("bounds", "alignment", "thread")))
+#define SIMT_UNTRACED __attribute__((no_sanitize("thread")))
+#else
+#define SIMT_COMBINE_STEP __attribute__((no_sanitize("bounds", "alignment")))
+#define SIMT_UNTRACED
+#endif
 
 /** simtcc's rewrite puts these around each host function of a .cu file.
  *  nvcc gives its host compiler the host functions only (kernels and

@@ -1,10 +1,14 @@
 /*
  * SIMT emulator: memory-access tracing (see include/simt_memtrace.h).
  *
- * simtcc --memtrace compiles a .cu file with gcc's kernel-address
- * instrumentation and no inline checks: every load and store becomes a call
- * of __asan_loadN_noabort(addr) or __asan_storeN_noabort(addr), and this
- * file supplies those functions (no sanitizer runtime is linked). While a
+ * simtcc --memtrace compiles a .cu file with gcc's thread-sanitizer
+ * instrumentation: every load and store becomes a call of
+ * __tsan_readN(addr) or __tsan_writeN(addr), every atomic one of
+ * __tsan_atomicN_op(addr, ...), and this file supplies those functions (no
+ * sanitizer runtime is linked). Not the address sanitizer's calls: gcc
+ * leaves out the check of a store to an address the same block of code has
+ * just loaded, so `C[i] = alpha * acc + beta * C[i]` and `C[i] += x` would
+ * record no store. While a
  * launch is traced, each call made by an emulated thread is kept if its
  * address is global memory (a live cudaMalloc allocation) or the block's
  * shared memory, with the call's return address, which names the load or
@@ -12,7 +16,7 @@
  * (code site, n-th execution by the thread, address): a run of equal
  * (site, n) is one warp request, and its sectors or bank passes are counted.
  *
- * The sanitizer flavours of libsimt get stubs only: ASan's runtime defines
+ * The sanitizer flavours of libsimt get stubs only: TSan's runtime defines
  * the same functions, and simtcc does not instrument under a sanitizer.
  */
 #ifndef _GNU_SOURCE
@@ -242,24 +246,95 @@ static void record(uintptr_t a, size_t size, int store, uintptr_t site)
     r->lane = (uint8_t)t->lane;
 }
 
-/* The calls gcc's instrumentation makes (-fsanitize=kernel-address with
- * asan-instrumentation-with-call-threshold=0): one per load or store. */
+/* The calls gcc's instrumentation makes (-fsanitize=thread, with
+ * tsan-instrument-func-entry-exit=0): one per load or store, aligned or not,
+ * and one per range (an aggregate copy). */
+#define SIMT_MT_RA ((uintptr_t)__builtin_return_address(0))
 #define SIMT_MT_SIZED(n)                                                                          \
-    void __asan_load##n##_noabort(uintptr_t a);                                                   \
-    void __asan_store##n##_noabort(uintptr_t a);                                                  \
-    void __asan_load##n##_noabort(uintptr_t a) { record(a, n, 0, (uintptr_t)__builtin_return_address(0)); } \
-    void __asan_store##n##_noabort(uintptr_t a) { record(a, n, 1, (uintptr_t)__builtin_return_address(0)); }
+    void __tsan_read##n(void *a);                                                                 \
+    void __tsan_write##n(void *a);                                                                \
+    void __tsan_unaligned_read##n(void *a);                                                       \
+    void __tsan_unaligned_write##n(void *a);                                                      \
+    void __tsan_read##n(void *a) { record((uintptr_t)a, n, 0, SIMT_MT_RA); }                       \
+    void __tsan_write##n(void *a) { record((uintptr_t)a, n, 1, SIMT_MT_RA); }                      \
+    void __tsan_unaligned_read##n(void *a) { record((uintptr_t)a, n, 0, SIMT_MT_RA); }             \
+    void __tsan_unaligned_write##n(void *a) { record((uintptr_t)a, n, 1, SIMT_MT_RA); }
 SIMT_MT_SIZED(1)
 SIMT_MT_SIZED(2)
 SIMT_MT_SIZED(4)
 SIMT_MT_SIZED(8)
 SIMT_MT_SIZED(16)
-void __asan_loadN_noabort(uintptr_t a, size_t n);
-void __asan_storeN_noabort(uintptr_t a, size_t n);
-void __asan_handle_no_return(void);
-void __asan_loadN_noabort(uintptr_t a, size_t n) { record(a, n, 0, (uintptr_t)__builtin_return_address(0)); }
-void __asan_storeN_noabort(uintptr_t a, size_t n) { record(a, n, 1, (uintptr_t)__builtin_return_address(0)); }
-void __asan_handle_no_return(void) {}
+void __tsan_read_range(void *a, unsigned long n);
+void __tsan_write_range(void *a, unsigned long n);
+void __tsan_init(void);
+void __tsan_read_range(void *a, unsigned long n) { record((uintptr_t)a, n, 0, SIMT_MT_RA); }
+void __tsan_write_range(void *a, unsigned long n) { record((uintptr_t)a, n, 1, SIMT_MT_RA); }
+void __tsan_init(void) {} /* each instrumented file's constructor calls it */
+
+/* Atomics (the emulator's atomicAdd and friends are gcc __atomic builtins,
+ * which the instrumentation turns into these calls): done, sequentially
+ * consistent whatever order was asked, and not counted (a GPU serves them
+ * in its L2, not as the sectors and wavefronts counted here). */
+#define SIMT_MT_ATOMIC(n, T)                                                                      \
+    T __tsan_atomic##n##_load(const volatile T *a, int mo);                                       \
+    void __tsan_atomic##n##_store(volatile T *a, T v, int mo);                                    \
+    T __tsan_atomic##n##_exchange(volatile T *a, T v, int mo);                                    \
+    T __tsan_atomic##n##_fetch_add(volatile T *a, T v, int mo);                                   \
+    T __tsan_atomic##n##_fetch_sub(volatile T *a, T v, int mo);                                   \
+    T __tsan_atomic##n##_fetch_and(volatile T *a, T v, int mo);                                   \
+    T __tsan_atomic##n##_fetch_or(volatile T *a, T v, int mo);                                    \
+    T __tsan_atomic##n##_fetch_xor(volatile T *a, T v, int mo);                                   \
+    T __tsan_atomic##n##_fetch_nand(volatile T *a, T v, int mo);                                  \
+    int __tsan_atomic##n##_compare_exchange_strong(volatile T *a, T *c, T v, int mo, int fmo);     \
+    int __tsan_atomic##n##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo);       \
+    T __tsan_atomic##n##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo);           \
+    T __tsan_atomic##n##_load(const volatile T *a, int mo)                                        \
+    {                                                                                             \
+        (void)mo;                                                                                 \
+        return __atomic_load_n(a, __ATOMIC_SEQ_CST);                                              \
+    }                                                                                             \
+    void __tsan_atomic##n##_store(volatile T *a, T v, int mo)                                     \
+    {                                                                                             \
+        (void)mo;                                                                                 \
+        __atomic_store_n(a, v, __ATOMIC_SEQ_CST);                                                 \
+    }                                                                                             \
+    SIMT_MT_RMW(n, T, exchange, __atomic_exchange_n)                                              \
+    SIMT_MT_RMW(n, T, fetch_add, __atomic_fetch_add)                                              \
+    SIMT_MT_RMW(n, T, fetch_sub, __atomic_fetch_sub)                                              \
+    SIMT_MT_RMW(n, T, fetch_and, __atomic_fetch_and)                                              \
+    SIMT_MT_RMW(n, T, fetch_or, __atomic_fetch_or)                                                \
+    SIMT_MT_RMW(n, T, fetch_xor, __atomic_fetch_xor)                                              \
+    SIMT_MT_RMW(n, T, fetch_nand, __atomic_fetch_nand)                                            \
+    int __tsan_atomic##n##_compare_exchange_strong(volatile T *a, T *c, T v, int mo, int fmo)      \
+    {                                                                                             \
+        (void)mo, (void)fmo;                                                                      \
+        return __atomic_compare_exchange_n(a, c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);        \
+    }                                                                                             \
+    int __tsan_atomic##n##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo)        \
+    {                                                                                             \
+        (void)mo, (void)fmo;                                                                      \
+        return __atomic_compare_exchange_n(a, c, v, 1, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);        \
+    }                                                                                             \
+    T __tsan_atomic##n##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo)            \
+    {                                                                                             \
+        (void)mo, (void)fmo;                                                                      \
+        __atomic_compare_exchange_n(a, &c, v, 0, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);              \
+        return c;                                                                                 \
+    }
+#define SIMT_MT_RMW(n, T, op, builtin)                                                            \
+    T __tsan_atomic##n##_##op(volatile T *a, T v, int mo)                                         \
+    {                                                                                             \
+        (void)mo;                                                                                 \
+        return builtin(a, v, __ATOMIC_SEQ_CST);                                                   \
+    }
+SIMT_MT_ATOMIC(8, uint8_t)
+SIMT_MT_ATOMIC(16, uint16_t)
+SIMT_MT_ATOMIC(32, uint32_t)
+SIMT_MT_ATOMIC(64, uint64_t)
+void __tsan_atomic_thread_fence(int mo);
+void __tsan_atomic_signal_fence(int mo);
+void __tsan_atomic_thread_fence(int mo) { (void)mo, __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+void __tsan_atomic_signal_fence(int mo) { (void)mo, __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 
 /* A noted access's phase goes into the top byte of its site (no user-space
  * code address reaches it), so each phase is a request of its own and the

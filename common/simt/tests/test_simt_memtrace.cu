@@ -83,6 +83,17 @@ __global__ void load_shifted(const float *in, float *out)
     out[threadIdx.x] = in[threadIdx.x + 1];
 }
 
+/* A store to the address the same line has just loaded, the BLAS update
+ * C = alpha * acc + beta * C and an accumulation +=: a load and a store
+ * each (the address sanitizer's calls record no store here, as gcc takes
+ * the load's check as covering it). An atomicAdd is not counted. */
+__global__ void read_modify_write(const float *in, float *out)
+{
+    out[threadIdx.x] = 2.0f * in[threadIdx.x] + 0.5f * out[threadIdx.x];
+    out[32 + threadIdx.x] += 1.0f;
+    atomicAdd(&out[64], 1.0f);
+}
+
 struct bufs {
     float *in, *out;
 };
@@ -92,6 +103,7 @@ static void launch_cols(void *p) { copy_cols<<<1, dim3(32, 32)>>>(((bufs *)p)->i
 static void launch_broadcast(void *p) { broadcast<<<1, 32>>>(((bufs *)p)->in, ((bufs *)p)->out); }
 static void launch_vec4(void *p) { copy_vec4<<<1, 32>>>((const float4 *)((bufs *)p)->in, (float4 *)((bufs *)p)->out); }
 static void launch_vec4_parts(void *p) { load_vec4_parts<<<1, 32>>>(((bufs *)p)->in, ((bufs *)p)->out); }
+static void launch_rmw(void *p) { read_modify_write<<<1, 32>>>(((bufs *)p)->in, ((bufs *)p)->out); }
 static void launch_shifted(void *p) { load_shifted<<<1, 32>>>(((bufs *)p)->in, ((bufs *)p)->out); }
 
 static void test_global_sectors(void **state)
@@ -132,6 +144,10 @@ static void test_global_sectors(void **state)
     s = trace_one(launch_shifted, &b);
     expect(&s.global_load, 1, 5, 4); /* bytes 4..131: sectors 0 to 4 */
     expect(&s.global_store, 1, 4, 4);
+
+    s = trace_one(launch_rmw, &b);
+    expect(&s.global_load, 3, 12, 12); /* in, out, out + 32 */
+    expect(&s.global_store, 2, 8, 8);  /* out, out + 32; not the atomic */
     cudaFree(b.in);
     cudaFree(b.out);
 }

@@ -1,8 +1,9 @@
 /** @file
  * The test and benchmark harness every matmul lab shares (labs 01-04).
  *
- * A lab's check.c calls gemm_check_shape() once per shape; its bench.c is a
- * list of kernels handed to gemm_bench_main(). The harness owns everything
+ * A lab's check.c calls gemm_check_shape() or gemm_check_case() (a chosen
+ * input fill) once per shape; its bench.c is a list of kernels handed to
+ * gemm_bench_main(). The harness owns everything
  * around the student's function: random inputs, rounding them to the
  * kernel's input precision, device buffers with guard zones, the
  * double-precision reference, the error bound, CUDA-event timing and the

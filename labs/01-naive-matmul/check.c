@@ -48,7 +48,7 @@ static void test_partial_blocks(void **state) {
     /* 32 x 32 thread blocks: one past and one short of a multiple in every
      * dimension, so the last blocks are partly outside C. */
     shape(state, 33, 31, 65, 1.0f, 0.0f, 6);
-    shape(state, 63, 65, 33, 1.0f, 0.0f, 7);
+    shape(state, 63, 65, 31, 1.0f, 0.0f, 7);
     shape(state, 64, 96, 32, 1.0f, 0.0f, 8); /* exact multiples: no edge at all */
 }
 

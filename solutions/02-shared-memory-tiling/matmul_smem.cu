@@ -14,10 +14,10 @@
 
 /* Tile edge, fixed at compile time so the shared arrays have a constant size
  * and the inner loop can be unrolled. 32 x 32 = 1024 threads per block (the
- * most allowed) and 2 x 4 KB of shared memory. To try a smaller tile, edit
- * the #define below (32 -> 16) and rebuild: the Makefile passes no -DTILE,
- * and a flag given to make would not trigger a rebuild. The checks adapt
- * (they ask matmul_smem_tile()). */
+ * most allowed) and 2 x 4 KB of shared memory. To try a smaller tile,
+ * pass it to make (make check LAB=02 LAB_DEFS=-DTILE=16, which rebuilds
+ * when LAB_DEFS changes) or edit the #define below. The checks adapt (they
+ * ask matmul_smem_tile()). */
 #ifndef TILE
 #define TILE 32
 #endif

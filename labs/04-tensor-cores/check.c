@@ -213,13 +213,20 @@ static void test_large(void **state) {
  * rasterisation group holds, so the last group is partial, and 4 columns of
  * tiles; a block-to-tile map that skips or repeats a tile leaves part of C
  * wrong (beta = -1 on a random C shows an unwritten tile too). Thin in K so
- * that it stays cheap under the emulator, which does not cap it. */
+ * that it stays cheap under the emulator, which does not cap it. N = 4 BN - 1
+ * is odd, so those rows take the element-by-element path; the second shape
+ * has N and K multiples of 8, so the 16-byte copies run in a second and a
+ * third column of tiles too (the other cases' N is capped at 256, one column
+ * of step B's tiles), where a copy that forgets the tile's column offset
+ * reads the first column's B. */
 static void test_many_tiles(void **state) {
     const step_t *s = begin(state);
     int bm, bn, bk;
     s->tile(&bm, &bn, &bk);
     poison_shared_memory(s);
     gemm_check_shape_bf16(s->fn, s->name, 33 * bm - 5, 4 * bn - 1, 40, 1.0f, -1.0f, lab_seed + 33);
+    poison_shared_memory(s);
+    gemm_check_shape_bf16(s->fn, s->name, 2 * bm + 8, 2 * bn + 8, 40, 1.0f, -1.0f, lab_seed + 34);
 }
 
 /* Step B's shared-memory traffic, counted on the emulator (it skips on a

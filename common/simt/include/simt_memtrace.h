@@ -83,6 +83,24 @@ void simt_memtrace_start(void);
  *  since simt_memtrace_start. @param out the counts; may be NULL. */
 void simt_memtrace_stop(simt_memtrace_stats *out);
 
+/** @brief Mark [p, p + bytes) as a guard zone that no kernel may load or
+ *  store: such an access in a .cu file compiled with `simtcc --memtrace`
+ *  (the labs' emulator builds) fails its launch with a message that names
+ *  the buffer, how far past its end (or before its start) the access went,
+ *  and the kernel's line. On a GPU the same read returns whatever lies
+ *  there and usually passes unseen. The matmul checks guard the margins
+ *  they leave around A and B. At most 16 zones at a time; the sanitizer
+ *  flavours ignore the call (ASan's poisoning does the same there).
+ *  @param p the zone's first byte
+ *  @param bytes its length
+ *  @param what the buffer it borders, as the message names it (kept, not copied)
+ *  @param before 1 for a zone in front of the buffer, 0 for one behind it */
+void simt_memtrace_guard(const void *p, size_t bytes, const char *what, int before);
+
+/** @brief Lift every guard zone that lies wholly in [p, p + bytes).
+ *  @param p the range's first byte @param bytes its length */
+void simt_memtrace_unguard(const void *p, size_t bytes);
+
 #ifdef __cplusplus
 }
 #endif

@@ -95,8 +95,85 @@ void simt_memtrace_note(const void *addr, size_t size, int store, unsigned int p
 {
     (void)addr, (void)size, (void)store, (void)phase;
 }
+void simt_memtrace_guard(const void *p, size_t bytes, const char *what, int before)
+{
+    (void)p, (void)bytes, (void)what, (void)before;
+}
+void simt_memtrace_unguard(const void *p, size_t bytes) { (void)p, (void)bytes; }
 
 #else
+
+/* --- guard zones ------------------------------------------------------------
+ * Set from the host between launches, read by the hooks during them (a
+ * launch's start orders the two). guard_lo .. guard_hi spans them all, so
+ * an access elsewhere costs two comparisons. */
+enum { GUARDS_MAX = 16 };
+static struct {
+    uintptr_t lo, hi;
+    const char *what;
+    int before;
+} guards[GUARDS_MAX];
+static int nguards;
+static uintptr_t guard_lo = UINTPTR_MAX, guard_hi;
+
+static void guard_span(void)
+{
+    guard_lo = UINTPTR_MAX, guard_hi = 0;
+    for (int i = 0; i < nguards; i++) {
+        if (guards[i].lo < guard_lo) guard_lo = guards[i].lo;
+        if (guards[i].hi > guard_hi) guard_hi = guards[i].hi;
+    }
+}
+
+void simt_memtrace_guard(const void *p, size_t bytes, const char *what, int before)
+{
+    if (!bytes) return;
+    if (nguards == GUARDS_MAX) {
+        fprintf(stderr, "simt: more than %d guard zones at once (simt_memtrace_guard); %s's is not watched\n",
+                GUARDS_MAX, what ? what : "a buffer");
+        return;
+    }
+    guards[nguards].lo = (uintptr_t)p;
+    guards[nguards].hi = (uintptr_t)p + bytes;
+    guards[nguards].what = what ? what : "a buffer";
+    guards[nguards].before = before;
+    nguards++;
+    guard_span();
+}
+
+void simt_memtrace_unguard(const void *p, size_t bytes)
+{
+    const uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
+    int k = 0;
+    for (int i = 0; i < nguards; i++)
+        if (!(guards[i].lo >= lo && guards[i].hi <= hi)) guards[k++] = guards[i];
+    nguards = k;
+    guard_span();
+}
+
+/* A kernel's access that touches a guard zone stops its launch. */
+static void guard_check(uintptr_t a, size_t size, int store, uintptr_t site)
+{
+    if (!simt_cur_thread) return;
+    for (int i = 0; i < nguards; i++) {
+        if (a >= guards[i].hi || a + size <= guards[i].lo) continue;
+        char at[160];
+        simt_source_line(site & (((uintptr_t)1 << 56) - 1), at, sizeof at);
+        if (guards[i].before)
+            simt_fail("a %s of %zu bytes at %p, %llu bytes before the start of %s, at %s: the checks leave a "
+                      "guard zone there, and no kernel should touch it; on a GPU it would read or write whatever "
+                      "lies there. An index below 0, or a tile's offset subtracted?",
+                      store ? "store" : "load", size, (void *)a, (unsigned long long)(guards[i].hi - a),
+                      guards[i].what, at);
+        char past[48] = "just";
+        if (a > guards[i].lo) snprintf(past, sizeof past, "%llu bytes", (unsigned long long)(a - guards[i].lo));
+        simt_fail("a %s of %zu bytes at %p, %s past the end of %s, at %s: the checks leave a guard zone "
+                  "there, and no kernel should touch it; on a GPU it would read or write whatever lies there, "
+                  "unseen unless the value reaches the output. Test the index against the buffer's size "
+                  "(for a matrix: row < M, col < N, k < K) before the access, and use 0 instead",
+                  store ? "store" : "load", size, (void *)a, past, guards[i].what, at);
+    }
+}
 
 enum { KIND_GLD, KIND_GST, KIND_SLD, KIND_SST };
 /* Code sites a thread tells apart for counting executions; a kernel with
@@ -205,6 +282,7 @@ static int in_shared(const worker_trace *w, uintptr_t a)
 
 static void record(uintptr_t a, size_t size, int store, uintptr_t site)
 {
+    if (a < guard_hi && a + size > guard_lo) guard_check(a, size, store, site);
     if (!atomic_load_explicit(&launch_on, memory_order_relaxed)) return;
     const simt_thread_info *t = simt_cur_thread;
     worker_trace *w = wt;

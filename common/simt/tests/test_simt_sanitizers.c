@@ -193,6 +193,22 @@ static void test_warp_wide_names_line(void **state)
     expect_in_output("diverge: unspecified launch failure");
 }
 
+/* A load into a guard zone the host marked fails the launch at its line,
+ * in the tracer's build (no sanitizer); before the zone is set, or after it
+ * is lifted, the same kernel runs. */
+static void test_guard_zone_names_line(void **state)
+{
+    (void)state;
+    run_child("guard");
+    assert_int_equal(result.status, 0);
+    expect_in_output("in bounds: no error");
+    expect_in_output("unguarded: no error");
+    expect_in_output("simt: a load of 4 bytes at ");
+    expect_in_output("just past the end of in (32 floats), at guard.cu:17");
+    expect_in_output("(block (0,0,0) thread (32,0,0))");
+    expect_in_output("one past: unspecified launch failure");
+}
+
 static void test_asan_silent_in_bounds(void **state)
 {
     (void)state;
@@ -295,6 +311,7 @@ int main(void)
         cmocka_unit_test(test_fault_fails_the_launch),
         cmocka_unit_test(test_deadlock_names_wait_lines),
         cmocka_unit_test(test_warp_wide_names_line),
+        cmocka_unit_test(test_guard_zone_names_line),
         cmocka_unit_test(test_asan_silent_in_bounds),
         cmocka_unit_test(test_core_suite_clean_under_asan),
         cmocka_unit_test(test_mma_suite_clean_under_tsan),

@@ -375,6 +375,11 @@ void model_gpu_init_attn(model_gpu_t *m, const model_config_t *cfg, int B, int T
     CHECK(model_config_validate(cfg, err, sizeof err) == 0, "model_gpu_init: %s", err);
     CHECK(B >= 1 && T >= 1 && T <= cfg->max_seq,
           "model_gpu_init: sequence length %d must be in [1, %d] (--max-seq)", T, cfg->max_seq);
+    CHECK((long long)B * cfg->n_heads <= 65535,
+          "model_gpu_init: a micro-batch of %d sequences x %d heads = %lld (sequence, head) pairs, more than the "
+          "65535 that the CUDA attention and RoPE kernels put on one grid dimension; lower --batch, raise --accum "
+          "(a micro-batch is batch / accum sequences) or use fewer --heads",
+          B, cfg->n_heads, (long long)B * cfg->n_heads);
     CHECK(attn == MODEL_ATTN_NAIVE || model_gpu_flash_supported(cfg, B),
           "model_gpu_init: flash attention needs a head size (--d-model / --heads = %d) of 16, 32, 64 or 128 "
           "that this GPU's shared memory allows, and batch x heads <= 65535; pick --heads accordingly or use "

@@ -230,6 +230,15 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
             }
             snprintf(x->requires[x->nrequires++], sizeof x->requires[0], "%s", json_string_value(q));
         }
+        /* A benchmark's own screen checks one large shape; the edge cases
+         * (sizes of 1, primes, tile edges) are the numerics checks', so a
+         * speed test that requires none would pay a kernel that is wrong
+         * at the edges. */
+        if (x->kind == KIND_SPEED && x->nrequires == 0) {
+            snprintf(e, sizeof e, "speed test \"%s\" has no \"requires\": list the numerics checks its kernel "
+                     "must pass first, or a kernel that is wrong at the edges earns its points", x->name);
+            goto bad_test;
+        }
         r->ntests++;
         continue;
     bad_test:

@@ -498,6 +498,27 @@ static int load_speed_rubric(const char *fields, rubric_t *r, char *err, size_t 
     return load_rubric_text(text, r, err, errlen);
 }
 
+/* A speed test must name the numerics checks it requires: without them a
+ * kernel wrong at the edges would be paid for its speed. */
+static void test_rubric_speed_needs_requires(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512];
+    const char *text = "{\"lab\": \"99-test\", \"tests\": [\n"
+                       "  {\"name\": \"a\", \"kind\": \"numerics\", \"check\": \"check a\", \"points\": 1},\n"
+                       "  {\"name\": \"fast\", \"kind\": \"speed\", \"points\": 5, \"kernel\": \"k\", "
+                       "\"baseline\": \"cuBLAS\", \"full_at\": 0.8, \"zero_at\": 0.2%s}]}\n";
+    char buf[1024];
+    snprintf(buf, sizeof buf, text, "");
+    if (load_rubric_text(buf, &r, err, sizeof err) == 0) fail_msg("a speed test without \"requires\" was accepted");
+    if (!strstr(err, "speed test \"fast\" has no \"requires\""))
+        fail_msg("the error '%s' does not name the test and what it lacks", err);
+    snprintf(buf, sizeof buf, text, ", \"requires\": []");
+    if (load_rubric_text(buf, &r, err, sizeof err) == 0) fail_msg("a speed test with empty \"requires\" was accepted");
+    snprintf(buf, sizeof buf, text, ", \"requires\": [\"check a\"]");
+    if (load_rubric_text(buf, &r, err, sizeof err) != 0) fail_msg("the control rubric was refused: %s", err);
+}
+
 /* "ranks": the lab's default, a test's own, 1 when absent; anything but a
  * whole number from 1 to GRADE_MAX_RANKS is refused, at either level. */
 static void test_rubric_ranks(void **state) {
@@ -2723,6 +2744,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_leaderboard_entries);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_bonus_is_extra_credit);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_ranks);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_speed_needs_requires);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_implausible);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_implausible_above);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);

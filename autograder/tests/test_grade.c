@@ -66,6 +66,7 @@ typedef struct {
     char lose[MAXN][96], keep[MAXN][96], seed[MAXN][96];
     int nlose, nkeep, nseed;
     char output_has[256];  /* text the first lost test's output must show */
+    char lose_status[32];  /* the status every lost test must have: timeout, crashed, ... */
     int build_error;       /* "build-error": the defect is that it does not build (or link) */
     char test_name[200];
     /* The speed path on the emulator (--emu-speed-args), for a defect only a
@@ -1099,6 +1100,11 @@ static void test_wrong_case(void **state) {
                      "build-error in its expect file if not building is the defect:\n%.600s", c->name, name, out);
         if (lose && !unbuilt && c->build_error)
             fail_msg("%s: '%s' built, but its expect file says build-error:\n%.600s", c->name, name, out ? out : "");
+        /* The output starts with the status: a hang must lose its points as a
+         * timeout and a crash as crashed, not to some other failure. */
+        size_t sl = strlen(c->lose_status);
+        if (lose && sl && (strncmp(out, c->lose_status, sl) || (out[sl] != ' ' && out[sl] != '\n' && out[sl])))
+            fail_msg("%s: '%s' lost its points, but not as '%s':\n%.600s", c->name, name, c->lose_status, out);
         if (!lose && s != max) fail_msg("%s: '%s' scored %g of %g; it must keep them", c->name, name, s, max);
         print_message("  %-22s %-40s %s %g of %g points\n", c->name, t, lose ? "lost" : "kept", lose ? max : s, max);
     }
@@ -2705,6 +2711,7 @@ static int load_case(wrong_case_t *c) {
         if (!strncmp(line, "lose ", 5) && c->nlose < MAXN) snprintf(c->lose[c->nlose++], 96, "%s", line + 5);
         else if (!strncmp(line, "keep ", 5) && c->nkeep < MAXN) snprintf(c->keep[c->nkeep++], 96, "%s", line + 5);
         else if (!strncmp(line, "output-has ", 11)) snprintf(c->output_has, sizeof c->output_has, "%s", line + 11);
+        else if (!strncmp(line, "lose-status ", 12)) snprintf(c->lose_status, sizeof c->lose_status, "%s", line + 12);
         else if (!strcmp(line, "build-error")) c->build_error = 1;
         else if (!strncmp(line, "pass-with-seed-2024 ", 20) && c->nseed < MAXN) snprintf(c->seed[c->nseed++], 96, "%s", line + 20);
         else if (!strncmp(line, "speed-args ", 11)) snprintf(c->speed_args, sizeof c->speed_args, "%s", line + 11);

@@ -99,6 +99,28 @@ int model_gpu_screen_close_bf16(const uint16_t *d_got, const float *want, size_t
     return bad;
 }
 
+int model_gpu_screen_bf16_copy(const uint16_t *d_bits, const float *d_master, size_t n, const char *what,
+                               char *msg, size_t len) {
+    uint16_t *bits = host_malloc(n * sizeof(uint16_t) + 2);
+    float *master = audit_fetch(d_master, n);
+    gpu_download(bits, d_bits, n * sizeof(uint16_t));
+    /* Exact, no tolerance: converting one fp32 value to bf16 is correctly rounded on both sides
+     * (__float2bfloat16 is round to nearest even on a GPU, and bit for bit so on the emulator;
+     * bf16_from_float in common/half.c rounds the same way), so the same master gives the same
+     * bits. The device's own master, not the CPU reference's: that one may differ by a few ulps
+     * (the master's own 1e-3 screen allows it) and round to the neighbouring bf16 near a tie. */
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < n; i++)
+        if (bits[i] != bf16_from_float(master[i]) && bad++ == 0) first = i;
+    if (bad)
+        snprintf(msg, len, "%s: %zu of %zu not the nearest-even bf16 of the master weight; first at [%zu]: "
+                 "got 0x%04x want 0x%04x (bf16 of master %.9g)", what, bad, n, first, bits[first],
+                 bf16_from_float(master[first]), (double)master[first]);
+    host_free(bits);
+    host_free(master);
+    return bad ? -1 : 0;
+}
+
 /* Compare n device floats with the reference; the first mismatch is kept. */
 static void audit_compare(const model_gpu_t *m, const float *d_got, const float *want, size_t n, const char *what) {
     if (!m->audit->failure[0])
@@ -194,6 +216,10 @@ static void student_adamw(const model_gpu_t *m, float *p, uint16_t *p_bf16, cons
         audit_compare(m, p, h_p, n, "adamw_step_gpu master weights, in an audited training step");
         audit_compare(m, mom, h_m, n, "adamw_step_gpu first moment, in an audited training step");
         audit_compare(m, v, h_v, n, "adamw_step_gpu second moment, in an audited training step");
+        /* The copy the next step's matmuls read; one that stops short keeps them on stale weights. */
+        if (!m->audit->failure[0])
+            model_gpu_screen_bf16_copy(p_bf16, p, n, "adamw_step_gpu bf16 copy, in an audited training step",
+                                       m->audit->failure, sizeof m->audit->failure);
     }
     host_free(h_p); host_free(h_g); host_free(h_m); host_free(h_v);
 }

@@ -261,7 +261,8 @@ void model_gpu_profile_stop(model_gpu_t *m);
  * SwiGLU and softmax backward, AdamW) downloads the tensors it reads and
  * writes before the call, runs the CPU reference op on them, and compares
  * the device's result after the call (within 1e-3 of the largest reference
- * value). So the function is checked on the real step's tensors and
+ * value; AdamW's bf16 copy bit for bit, see model_gpu_screen_bf16_copy()).
+ * So the function is checked on the real step's tensors and
  * pointers, not on inputs made for a check: a function that behaves
  * differently in a training run (skips a repeated call, say) is found. Slow
  * (every tensor crosses to the host): meant for one step. Switching on
@@ -301,6 +302,22 @@ int model_gpu_screen_close(const float *d_got, const float *want, size_t n, cons
  */
 int model_gpu_screen_close_bf16(const uint16_t *d_got, const float *want, size_t n, const char *what, char *msg,
                                 size_t len);
+
+/**
+ * @brief AdamW's bf16 working copy against the master weights it was rounded
+ * from: every element's bits must equal bf16_from_float() (nearest even) of
+ * the device's own updated master, exactly. What the lab 05 bench's screen
+ * and model_gpu_audit() use after the master weights themselves compare.
+ * @param d_bits [n] device bf16 copy (params_bf16)
+ * @param d_master [n] device fp32 master weights, after the update
+ * @param n elements
+ * @param what names the tensor in the message
+ * @param msg where a mismatch is described (count, first element, got and want)
+ * @param len its size
+ * @return 0, or -1 with msg set
+ */
+int model_gpu_screen_bf16_copy(const uint16_t *d_bits, const float *d_master, size_t n, const char *what, char *msg,
+                               size_t len);
 
 /**
  * @brief The first mismatch (or failed call) an audit has found since it was switched on.

@@ -71,7 +71,8 @@ static int student_functions_done(void) {
  * the wrong work. So before timing, each student function the timed step
  * calls runs once on random inputs of the step's own sizes and is compared
  * with the CPU reference. A gross screen (1e-3 of the largest value): the
- * numerics are check.c's job. */
+ * numerics are check.c's job. AdamW's bf16 copy is compared exactly, with the
+ * rounding of the master the kernel itself wrote. */
 
 /* Uniform in [lo, hi) from a hash of (seed, index): the screen needs inputs
  * that differ from element to element, not statistical quality, and at 85M
@@ -184,6 +185,7 @@ static int screen_adamw(size_t n, char *msg, size_t len) {
     float *m = rand_host(n, -0.01f, 0.01f, 533), *v = rand_host(n, 0.0f, 1e-4f, 534);
     float *d_p = to_device(p, n), *d_g = to_device(g, n), *d_m = to_device(m, n), *d_v = to_device(v, n);
     uint16_t *d_b = gpu_malloc(n * sizeof(uint16_t) + 2);
+    gpu_memset(d_b, 0xff, n * sizeof(uint16_t)); /* NaN: to be overwritten */
     for (size_t i = 0; i < n; i++) g[i] *= gs; /* the clip factor, as the CPU applies it */
     adamw_update(p, g, m, v, n, lr, b1, b2, eps, wd, 3);
     char what[160];
@@ -191,8 +193,13 @@ static int screen_adamw(size_t n, char *msg, size_t len) {
                           msg, len);
     snprintf(what, sizeof what, "adamw_step_gpu master weights at this run's size (n = %zu parameters)", n);
     if (!bad) bad = model_gpu_screen_close(d_p, p, n, what, msg, len);
+    snprintf(what, sizeof what, "adamw_step_gpu first moment at this run's size (n = %zu parameters)", n);
+    if (!bad) bad = model_gpu_screen_close(d_m, m, n, what, msg, len);
     snprintf(what, sizeof what, "adamw_step_gpu second moment at this run's size (n = %zu parameters)", n);
     if (!bad) bad = model_gpu_screen_close(d_v, v, n, what, msg, len);
+    /* bit for bit: the device's own master rounded to nearest-even bf16 (model_gpu_screen_bf16_copy) */
+    snprintf(what, sizeof what, "adamw_step_gpu bf16 copy at this run's size (n = %zu parameters)", n);
+    if (!bad) bad = model_gpu_screen_bf16_copy(d_b, d_p, n, what, msg, len);
     gpu_free(d_p); gpu_free(d_g); gpu_free(d_m); gpu_free(d_v); gpu_free(d_b);
     host_free(p); host_free(g); host_free(m); host_free(v);
     return bad;

@@ -1006,6 +1006,45 @@ static void blame_rank(result_t *res, const sandbox_result_t *r, const char *tok
     snprintf(res->message, sizeof res->message, "%s", msg);
 }
 
+/* The check program's bytes as built, held in the grader's memory, where
+ * no test can change them. Each numerics test runs the program from the
+ * lab's copy, which a test's code running as the grader's user (no
+ * --run-as) could rewrite for the tests after it: one that swapped in a
+ * script, which reads the token of its own run, would pass every later
+ * test. So before each test the file must still hold these bytes. */
+typedef struct {
+    char *bytes;
+    size_t len;
+} built_program_t;
+
+static void program_keep(built_program_t *p, const char *path) {
+    memset(p, 0, sizeof *p);
+    FILE *f = fopen(path, "rb");
+    if (!f) return;
+    struct stat st;
+    if (fstat(fileno(f), &st) == 0 && st.st_size > 0 && (p->bytes = malloc((size_t)st.st_size))) {
+        p->len = fread(p->bytes, 1, (size_t)st.st_size, f);
+        if (p->len != (size_t)st.st_size) free(p->bytes), p->bytes = NULL, p->len = 0;
+    }
+    fclose(f);
+}
+
+/* 1 when path holds exactly the kept bytes (or none were kept). */
+static int program_unchanged(const built_program_t *p, const char *path) {
+    if (!p->bytes) return 1;
+    FILE *f = fopen(path, "rb");
+    if (!f) return 0;
+    char buf[1 << 16];
+    size_t at = 0, k;
+    int same = 1;
+    while (same && (k = fread(buf, 1, sizeof buf, f)) > 0) {
+        same = at + k <= p->len && !memcmp(buf, p->bytes + at, k);
+        at += k;
+    }
+    fclose(f);
+    return same && at == p->len;
+}
+
 /* One numerics test: the graded check program runs only this cmocka test,
  * itself or on the rubric's number of ranks. */
 static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
@@ -1286,8 +1325,21 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
     free(log);
     log = NULL;
     student_build(dir, 0);
-    for (int i = 0; i < n; i++)
-        if (res[i].t->kind == KIND_NUMERICS && check_built) run_numerics(check_bin, rb->nn, &res[i]);
+    built_program_t kept;
+    program_keep(&kept, check_built && need_check ? check_bin : "");
+    for (int i = 0; i < n; i++) {
+        if (res[i].t->kind != KIND_NUMERICS || !check_built) continue;
+        if (!program_unchanged(&kept, check_bin)) {
+            res[i].status = ST_FAIL;
+            res[i].score = 0;
+            snprintf(res[i].message, sizeof res[i].message,
+                     "not run: the check program was changed after it was built, by the code of an earlier test; "
+                     "a submission must not write to the grader's files");
+            continue;
+        }
+        run_numerics(check_bin, rb->nn, &res[i]);
+    }
+    free(kept.bytes);
 
     /* A test whose required checks did not all pass is worth nothing. */
     for (int i = 0; i < n; i++) {

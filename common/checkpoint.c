@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -60,6 +61,10 @@ static void encode_meta(hdr_t *h, const ckpt_meta_t *m) {
     put_f64(h, m->beta2);
     put_f64(h, m->adam_eps);
     put_f64(h, m->clip);
+    put(h, m->backend, sizeof m->backend);
+    put(h, m->precision, sizeof m->precision);
+    put(h, m->attention, sizeof m->attention);
+    put(h, m->matmul, sizeof m->matmul);
 }
 
 static void decode_meta(rd_t *r, ckpt_meta_t *m) {
@@ -89,6 +94,13 @@ static void decode_meta(rd_t *r, ckpt_meta_t *m) {
     m->beta2 = get_f64(r);
     m->adam_eps = get_f64(r);
     m->clip = get_f64(r);
+    get(r, m->backend, sizeof m->backend);
+    get(r, m->precision, sizeof m->precision);
+    get(r, m->attention, sizeof m->attention);
+    get(r, m->matmul, sizeof m->matmul);
+    /* A corrupt file must not leave a name without its end (the checksum is checked after). */
+    m->backend[sizeof m->backend - 1] = m->precision[sizeof m->precision - 1] = '\0';
+    m->attention[sizeof m->attention - 1] = m->matmul[sizeof m->matmul - 1] = '\0';
 }
 
 static size_t header_bytes(void) {
@@ -201,6 +213,16 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
     uint32_t version, hbytes;
     get(&r, &version, 4);
     get(&r, &hbytes, 4);
+    /* Version 1 did not record how the run computed: taking it for cpu fp32 would resume a
+     * bf16 run in fp32 without a word, so it is refused with what to do instead. */
+    if (version >= 1 && version < CKPT_VERSION) {
+        host_free(buf);
+        course_error(err, errlen, "%s: checkpoint format version %u was written by an older build of the "
+             "course's programs and does not record the backend, precision, attention and matmul it was "
+             "computed with (this build reads version %d); resume it with the build that wrote it, or "
+             "train again from the start", path, version, CKPT_VERSION);
+        return NULL;
+    }
     if (version != CKPT_VERSION || hbytes != hb) {
         host_free(buf);
         course_error(err, errlen, "%s: checkpoint format version %u (header %u bytes); this program reads "
@@ -241,23 +263,31 @@ int checkpoint_read_meta(const char *path, ckpt_meta_t *meta, char *err, size_t 
     return 0;
 }
 
+/* Append one "; "-separated item to a message; a full buffer truncates it
+ * rather than running past the end. */
+typedef struct { char buf[4096]; size_t used; int n; } diff_t;
+static void diff_add(diff_t *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void diff_add(diff_t *d, const char *fmt, ...) {
+    if (d->used + 1 >= sizeof d->buf) return;
+    if (d->n++) d->used += (size_t)snprintf(d->buf + d->used, sizeof d->buf - d->used, "; ");
+    if (d->used + 1 >= sizeof d->buf) return;
+    va_list ap;
+    va_start(ap, fmt);
+    int k = vsnprintf(d->buf + d->used, sizeof d->buf - d->used, fmt, ap);
+    va_end(ap);
+    if (k > 0) d->used += (size_t)k;
+    if (d->used >= sizeof d->buf) d->used = sizeof d->buf - 1;
+}
+
 int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, char *err,
                             size_t errlen) {
-    char msg[2048] = "";
-    size_t used = 0;
-    int bad = 0;
+    diff_t d = {"", 0, 0};
 #define DIFF_I(flag, field)                                                                    \
-    if (want->field != got->field) {                                                           \
-        bad++;                                                                                 \
-        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s: checkpoint %lld, this run %lld", \
-                                 used ? "; " : "", flag, (long long)got->field, (long long)want->field); \
-    }
+    if (want->field != got->field)                                                             \
+        diff_add(&d, "%s: checkpoint %lld, this run %lld", flag, (long long)got->field, (long long)want->field);
 #define DIFF_F(flag, field)                                                                    \
-    if (!(want->field == got->field)) {                                                        \
-        bad++;                                                                                 \
-        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s: checkpoint %g, this run %g", \
-                                 used ? "; " : "", flag, (double)got->field, (double)want->field); \
-    }
+    if (!(want->field == got->field))                                                          \
+        diff_add(&d, "%s: checkpoint %g, this run %g", flag, (double)got->field, (double)want->field);
     DIFF_I("vocab", cfg.vocab)
     DIFF_I("--d-model", cfg.d_model)
     DIFF_I("--layers", cfg.n_layers)
@@ -282,13 +312,28 @@ int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, cha
     DIFF_F("--clip", clip)
 #undef DIFF_I
 #undef DIFF_F
-    if (strncmp(want->data_desc, got->data_desc, sizeof want->data_desc) != 0) {
-        bad++;
-        used += (size_t)snprintf(msg + used, sizeof msg - used, "%sdata: checkpoint '%s', this run '%s'",
-                                 used ? "; " : "", got->data_desc, want->data_desc);
+    if (strncmp(want->data_desc, got->data_desc, sizeof want->data_desc) != 0)
+        diff_add(&d, "data: checkpoint '%s', this run '%s'", got->data_desc, want->data_desc);
+    /* How the run computed: each differing setting also says what to pass. The precision
+     * follows the backend, and the cpu backend has no --attention or --matmul (its fp32
+     * attention and OpenBLAS matmuls come with --backend cpu), so there the backend is the
+     * flag to pass. */
+    const int saved_cpu = !strcmp(got->backend, "cpu");
+#define DIFF_S(name, field, flag, value)                                                       \
+    if (strncmp(want->field, got->field, sizeof want->field) != 0)                             \
+        diff_add(&d, "%s: checkpoint %s, this run %s (pass %s %s)", name, got->field, want->field, flag, value);
+    DIFF_S("--backend", backend, "--backend", got->backend)
+    DIFF_S("precision", precision, "--backend", got->backend)
+    if (saved_cpu) {
+        DIFF_S("attention", attention, "--backend", got->backend)
+        DIFF_S("matmul", matmul, "--backend", got->backend)
+    } else {
+        DIFF_S("--attention", attention, "--attention", got->attention)
+        DIFF_S("--matmul", matmul, "--matmul", got->matmul)
     }
-    if (!bad) return 0;
-    return course_error(err, errlen, "%s", msg);
+#undef DIFF_S
+    if (!d.n) return 0;
+    return course_error(err, errlen, "%s", d.buf);
 }
 
 int checkpoint_load(const char *path, const ckpt_meta_t *want, ckpt_meta_t *got, float *params,
@@ -296,7 +341,7 @@ int checkpoint_load(const char *path, const ckpt_meta_t *want, ckpt_meta_t *got,
     size_t len;
     uint8_t *buf = read_checked(path, &len, got, err, errlen);
     if (!buf) return -1;
-    char diff[1800];
+    char diff[4096];
     if (checkpoint_compare_meta(want, got, diff, sizeof diff)) {
         host_free(buf);
         return course_error(err, errlen, "%s does not match this run: %s; resume with the flags it was "

@@ -7,11 +7,19 @@
  *     | params[n] | adam_m[n] | adam_v[n] | u64 FNV-1a of every byte before it
  *
  * The metadata holds the model configuration, the step, the seeds, the data
- * source's description and the training hyperparameters. Batches are pure
+ * source's description, the training hyperparameters and how the run
+ * computed: backend, precision, attention and matmul kernel. Batches are pure
  * functions of (seed, step, rank), so the step and the seeds are the whole
- * random state of the data. Loading checks the magic, the version, the size,
- * the checksum and then every field against what the caller expects, and
- * says exactly which one differs.
+ * random state of the data; the way of computing is recorded because a run
+ * continues bit-identically only with the same arithmetic (a cpu fp32
+ * checkpoint resumed in bf16 on the GPU backend would go on as another run).
+ * Loading checks the magic, the version, the size, the checksum and then
+ * every field against what the caller expects, and says exactly which one
+ * differs and, for the way of computing, which flag to pass to match.
+ *
+ * Version 2 added the way of computing. A version-1 file does not say how it
+ * was computed, so it is refused (with a message saying so) rather than
+ * guessed at: resume it with the build that wrote it, or train again.
  *
  * Not here (yet): sharded checkpoints (one file per rank, ZeRO, lab 10).
  */
@@ -27,8 +35,11 @@
 extern "C" {
 #endif
 
-/** Format version written by checkpoint_save(). */
-#define CKPT_VERSION 1
+/** Format version written by checkpoint_save() (2: the backend, precision, attention and matmul). */
+#define CKPT_VERSION 2
+
+/** Room for each of the names that say how a run computed, with the terminating 0. */
+#define CKPT_NAME_LEN 16
 
 /** Training state and hyperparameters stored beside the tensors. */
 typedef struct {
@@ -49,6 +60,10 @@ typedef struct {
     double beta2;          /**< AdamW beta2 */
     double adam_eps;       /**< AdamW epsilon */
     double clip;           /**< global gradient-norm clip (0: off) */
+    char backend[CKPT_NAME_LEN];   /**< --backend: "cpu", "cuda" or "emu" */
+    char precision[CKPT_NAME_LEN]; /**< "fp32" (cpu) or "bf16 mixed" (GPU backend: bf16 compute, fp32 master weights) */
+    char attention[CKPT_NAME_LEN]; /**< --attention as resolved: "naive" or "flash" ("naive" on cpu: its own fp32 one) */
+    char matmul[CKPT_NAME_LEN];    /**< --matmul as resolved: "cublas", "tiled", "wmma", "mma", "wgmma"; "openblas" on cpu */
 } ckpt_meta_t;
 
 /**
@@ -84,7 +99,8 @@ int checkpoint_check_writable(const char *path, char *err, size_t errlen);
  * @brief Read only a checkpoint's metadata, after checking magic, version, size and checksum.
  * @param path the file
  * @param meta filled in
- * @param err message on failure, e.g. "ckpt.bin: checksum mismatch (file corrupt or truncated)"
+ * @param err message on failure, e.g. "ckpt.bin: checksum mismatch (file corrupt or truncated)", or for a
+ *            file of an older format version, that it must be resumed by the build that wrote it
  * @param errlen size of err
  * @return 0 or -1
  */
@@ -95,7 +111,9 @@ int checkpoint_read_meta(const char *path, ckpt_meta_t *meta, char *err, size_t 
  * @param want what this run is configured for
  * @param got what the checkpoint holds
  * @param err message naming every differing field with both values, e.g.
- *            "--d-model: checkpoint 64, this run 128"
+ *            "--d-model: checkpoint 64, this run 128", and for the way of computing
+ *            also the flag that matches the checkpoint, e.g.
+ *            "--backend: checkpoint cpu, this run emu (pass --backend cpu)"
  * @param errlen size of err
  * @return 0 if they agree, -1 otherwise
  */

@@ -1,6 +1,7 @@
 /* Checkpoint files: a round trip is exact; corruption, truncation, a foreign
- * file and every kind of mismatch are refused with a message that names it,
- * and a refused load leaves the caller's arrays untouched. */
+ * file, an older format and every kind of mismatch (the way of computing
+ * too) are refused with a message that names it, and a refused load leaves
+ * the caller's arrays untouched. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,6 +39,10 @@ static ckpt_meta_t meta(void) {
     m.beta2 = 0.95;
     m.adam_eps = 1e-8;
     m.clip = 1.0;
+    snprintf(m.backend, sizeof m.backend, "cpu");
+    snprintf(m.precision, sizeof m.precision, "fp32");
+    snprintf(m.attention, sizeof m.attention, "naive");
+    snprintf(m.matmul, sizeof m.matmul, "openblas");
     return m;
 }
 
@@ -77,6 +82,62 @@ static void test_round_trip(void **state) {
     assert_int_equal(got.step, 123);
     assert_string_equal(got.data_desc, want.data_desc);
     assert_true(got.lr == want.lr && got.cfg.d_model == want.cfg.d_model);
+    assert_string_equal(got.backend, "cpu");
+    assert_string_equal(got.precision, "fp32");
+    assert_string_equal(got.attention, "naive");
+    assert_string_equal(got.matmul, "openblas");
+}
+
+/* A checkpoint computed one way does not continue bit-identically another
+ * way: each differing setting is named with both values and the flag that
+ * matches the checkpoint. The cpu backend has no --attention or --matmul, so
+ * from a cpu checkpoint the flag to pass is --backend cpu. */
+static void test_compute_mismatch_names_the_setting(void **state) {
+    (void)state;
+    ckpt_meta_t want = meta(), got;
+    char err[4096];
+    snprintf(want.backend, sizeof want.backend, "emu");
+    snprintf(want.precision, sizeof want.precision, "bf16 mixed");
+    snprintf(want.attention, sizeof want.attention, "flash");
+    snprintf(want.matmul, sizeof want.matmul, "tiled");
+    memset(x, 0, sizeof x);
+    assert_int_equal(checkpoint_load(path, &want, &got, x, y, z, err, sizeof err), -1);
+    print_message("  %s\n", err);
+    assert_non_null(strstr(err, "--backend: checkpoint cpu, this run emu (pass --backend cpu)"));
+    assert_non_null(strstr(err, "precision: checkpoint fp32, this run bf16 mixed (pass --backend cpu)"));
+    assert_non_null(strstr(err, "attention: checkpoint naive, this run flash (pass --backend cpu)"));
+    assert_non_null(strstr(err, "matmul: checkpoint openblas, this run tiled (pass --backend cpu)"));
+    assert_null(strstr(err, "--matmul")); /* not a flag of the cpu backend */
+    for (int i = 0; i < NP; i++) assert_true(x[i] == 0.0f); /* untouched */
+
+    /* Saved on the GPU backend: the same backend with another attention and matmul. */
+    ckpt_meta_t gpu = meta();
+    snprintf(gpu.backend, sizeof gpu.backend, "cuda");
+    snprintf(gpu.precision, sizeof gpu.precision, "bf16 mixed");
+    snprintf(gpu.attention, sizeof gpu.attention, "naive");
+    snprintf(gpu.matmul, sizeof gpu.matmul, "mma");
+    char gpath[300];
+    snprintf(gpath, sizeof gpath, "%s.gpu", path);
+    assert_int_equal(checkpoint_save(gpath, &gpu, a, b, c, err, sizeof err), 0);
+    want = gpu;
+    snprintf(want.attention, sizeof want.attention, "flash");
+    snprintf(want.matmul, sizeof want.matmul, "cublas");
+    int rc = checkpoint_load(gpath, &want, &got, x, y, z, err, sizeof err);
+    print_message("  %s\n", err);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "--attention: checkpoint naive, this run flash (pass --attention naive)"));
+    assert_non_null(strstr(err, "--matmul: checkpoint mma, this run cublas (pass --matmul mma)"));
+    assert_null(strstr(err, "--backend"));
+    assert_null(strstr(err, "precision"));
+    /* The same settings: it loads. */
+    want.step = 0;
+    snprintf(want.attention, sizeof want.attention, "naive");
+    snprintf(want.matmul, sizeof want.matmul, "mma");
+    rc = checkpoint_load(gpath, &want, &got, x, y, z, err, sizeof err);
+    remove(gpath);
+    assert_int_equal(rc, 0);
+    assert_memory_equal(a, x, sizeof a);
+    assert_string_equal(got.matmul, "mma");
 }
 
 static void test_mismatch_names_the_field(void **state) {
@@ -128,6 +189,10 @@ static void bad_version(FILE *f) {
     fseek(f, 8, SEEK_SET);
     fputc(99, f);
 }
+static void old_version(FILE *f) {
+    fseek(f, 8, SEEK_SET);
+    fputc(1, f);
+}
 
 static void test_damage_is_refused(void **state) {
     (void)state;
@@ -135,6 +200,9 @@ static void test_damage_is_refused(void **state) {
     damaged(truncate_file, "truncated or corrupt");
     damaged(bad_magic, "bad magic");
     damaged(bad_version, "format version 99");
+    /* Version 1 did not record how it was computed: refused, with what to do. */
+    damaged(old_version, "format version 1 was written by an older build");
+    damaged(old_version, "resume it with the build that wrote it, or train again");
     ckpt_meta_t m = meta(), got;
     char err[512];
     assert_int_equal(checkpoint_load("no/such/dir/x.ckpt", &m, &got, x, y, z, err, sizeof err), -1);
@@ -268,6 +336,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_mismatch_names_the_field),
+        cmocka_unit_test(test_compute_mismatch_names_the_setting),
         cmocka_unit_test(test_damage_is_refused),
         cmocka_unit_test(test_load_path_must_be_a_regular_file),
         cmocka_unit_test(test_large_other_file_is_refused_unread),

@@ -629,6 +629,14 @@ extern "C" void gpu_gemm_use_custom(gpu_gemm_nn_fn fn, const char *name) {
     if (fn) use_tiled = 0;
 }
 
+extern "C" const char *gpu_gemm_kernel_name(void) {
+    if (custom_fn) return custom_name[0] ? custom_name : "custom";
+#ifndef __SIMT_EMULATOR__
+    if (!use_tiled) return "cublas";
+#endif
+    return "tiled";
+}
+
 /* ---- the custom (lab-04) path: dense row-major operands only ------------------- */
 
 #define PACK_TILE 32

@@ -389,6 +389,16 @@ typedef int (*gpu_gemm_nn_fn)(int M, int N, int K, float alpha, const uint16_t *
  */
 void gpu_gemm_use_custom(gpu_gemm_nn_fn fn, const char *name);
 
+/**
+ * @brief Which kernel gpu_gemm_bf16() and gpu_gemm_bf16_out() run now, by its --matmul name.
+ *
+ * What a checkpoint records: another kernel sums in another order, so a run resumed on it
+ * would not continue bit-identically.
+ * @return "cublas", "tiled" (always under the emulator unless a lab-04 kernel is switched in),
+ *         or the name given to gpu_gemm_use_custom()
+ */
+const char *gpu_gemm_kernel_name(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -2,7 +2,8 @@
  * The training program's loop, run in-process: a CI-sized run on the Markov
  * source reaches its entropy rate; save at step k plus resume equals an
  * uninterrupted run bit for bit; the same seed gives the same run; bad
- * configurations and mismatched checkpoints are refused.
+ * configurations and mismatched checkpoints (the way of computing too) are
+ * refused.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -240,6 +241,26 @@ static int open_breaking(train_backend_t *b, const char *name, const model_confi
     b->forward = nan_forward;
     b->grad_norm = inf_grad_norm;
     b->step = nan_step;
+    return 0;
+}
+
+/* ---- a backend that says it computes another way ------------------------------
+ * The CPU backend behind "--backend cuda" or "emu", reporting the precision,
+ * attention and matmul in `labels` as the GPU backend would: the arithmetic
+ * is the CPU's, so a resume whose labels match continues bit-identically, and
+ * one whose labels differ shows what a checkpoint refuses. */
+static const char *labels[3] = {"bf16 mixed", "naive", "mma"};
+static int open_labelled(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
+                         uint64_t seed, char *err, size_t errlen) {
+    (void)name;
+    train_opts_t c = train_opts_default();
+    c.cfg = *cfg;
+    c.seed = seed;
+    c.backend = "cpu";
+    if (train_backend_open(b, &c, B, T, err, errlen)) return -1;
+    b->precision = labels[0];
+    b->attention = labels[1];
+    b->matmul = labels[2];
     return 0;
 }
 
@@ -507,6 +528,104 @@ static void test_adam_eps_must_be_positive(void **state) {
     assert_null(f); /* refused before anything was written */
 }
 
+static train_opts_t compute_opts;
+static int run_compute_child(void *arg) {
+    (void)arg;
+    train_set_gpu_backend(open_labelled);
+    train_result_t r;
+    int rc = train_run(&compute_opts, &r);
+    printf("hash %016llx\n", (unsigned long long)r.params_hash);
+    return rc == 0 ? 0 : 1;
+}
+
+/* A checkpoint records how its run computed (backend, precision, attention,
+ * matmul): a cpu fp32 checkpoint used to resume on the emulator in bf16
+ * without a word. A resume that computes another way is refused, naming each
+ * setting with both values and the flag to pass; one that computes the same
+ * way continues bit-identically. */
+static void test_resume_refuses_another_way_of_computing(void **state) {
+    (void)state;
+    static char a_ckpt[512], b_ckpt[512], c_ckpt[512];
+    snprintf(a_ckpt, sizeof a_ckpt, "%s", path("a.ckpt"));
+    snprintf(b_ckpt, sizeof b_ckpt, "%s", path("b.ckpt"));
+    snprintf(c_ckpt, sizeof c_ckpt, "%s", path("c.ckpt"));
+    train_opts_t o = small_opts();
+    o.steps = 4;
+    o.warmup = 2;
+
+    /* A cpu checkpoint, resumed on the (labelled) emulator backend in bf16. */
+    o.save_path = a_ckpt;
+    o.stop_at = 2;
+    assert_int_equal(train_run(&o, NULL), 0);
+    compute_opts = o;
+    compute_opts.stop_at = 0;
+    compute_opts.save_path = NULL;
+    compute_opts.resume_path = a_ckpt;
+    compute_opts.backend = "emu";
+    labels[0] = "bf16 mixed";
+    labels[1] = "flash";
+    labels[2] = "tiled";
+    child_result_t c = run_in_child(run_compute_child, NULL);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 1);
+    assert_non_null(strstr(c.out, "does not match this run"));
+    assert_non_null(strstr(c.out, "--backend: checkpoint cpu, this run emu (pass --backend cpu)"));
+    assert_non_null(strstr(c.out, "precision: checkpoint fp32, this run bf16 mixed (pass --backend cpu)"));
+
+    /* A GPU-backend checkpoint (naive attention, the mma matmul) and its uninterrupted run. */
+    o.backend = "cuda";
+    labels[1] = "naive";
+    labels[2] = "mma";
+    train_set_gpu_backend(open_labelled);
+    o.save_path = b_ckpt;
+    assert_int_equal(train_run(&o, NULL), 0);
+    train_result_t full;
+    o.stop_at = 0;
+    o.save_path = NULL;
+    assert_int_equal(train_run(&o, &full), 0);
+    train_set_gpu_backend(NULL);
+
+    /* Resumed with another attention and matmul: refused, with the flags that match. */
+    compute_opts = o;
+    compute_opts.resume_path = b_ckpt;
+    compute_opts.save_path = c_ckpt;
+    labels[1] = "flash";
+    labels[2] = "cublas";
+    remove(c_ckpt);
+    c = run_in_child(run_compute_child, NULL);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 1);
+    assert_non_null(strstr(c.out, "--attention: checkpoint naive, this run flash (pass --attention naive)"));
+    assert_non_null(strstr(c.out, "--matmul: checkpoint mma, this run cublas (pass --matmul mma)"));
+    assert_null(strstr(c.out, "--backend:"));
+    assert_false(exists(c_ckpt));
+    /* On the cpu backend: refused, pointing back to --backend cuda. */
+    compute_opts.backend = "cpu";
+    c = run_in_child(run_compute_child, NULL);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 1);
+    assert_non_null(strstr(c.out, "--backend: checkpoint cuda, this run cpu (pass --backend cuda)"));
+    assert_non_null(strstr(c.out, "precision: checkpoint bf16 mixed, this run fp32 (pass --backend cuda)"));
+
+    /* The same way of computing: it resumes, and ends where the uninterrupted run did. */
+    compute_opts.backend = "cuda";
+    labels[1] = "naive";
+    labels[2] = "mma";
+    c = run_in_child(run_compute_child, NULL);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 0);
+    char want[64];
+    snprintf(want, sizeof want, "hash %016llx", (unsigned long long)full.params_hash);
+    assert_non_null(strstr(c.out, want));
+    ckpt_meta_t got;
+    char err[1024];
+    assert_int_equal(checkpoint_read_meta(c_ckpt, &got, err, sizeof err), 0);
+    assert_string_equal(got.backend, "cuda");
+    assert_string_equal(got.precision, "bf16 mixed");
+    assert_string_equal(got.attention, "naive");
+    assert_string_equal(got.matmul, "mma");
+}
+
 static void test_lr_schedule(void **state) {
     (void)state;
     train_opts_t o = train_opts_default();
@@ -529,6 +648,7 @@ int main(void) {
         cmocka_unit_test(test_nan_stops_the_run),
         cmocka_unit_test(test_refuses_mismatched_or_corrupt_checkpoint),
         cmocka_unit_test(test_resume_with_nothing_to_do_is_refused),
+        cmocka_unit_test(test_resume_refuses_another_way_of_computing),
         cmocka_unit_test(test_unwritable_save_fails_before_training),
         cmocka_unit_test(test_mfu_unknown_on_an_unknown_gpu),
         cmocka_unit_test(test_warmup_longer_than_steps_warns),

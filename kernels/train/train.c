@@ -6,6 +6,10 @@
  *     build/bin/train --save run.ckpt --stop-at 100    # ... later:
  *     build/bin/train --resume run.ckpt --save run.ckpt
  *
+ * A resume must compute as the run did: the checkpoint records the backend,
+ * precision, attention and matmul kernel, and other settings are refused with
+ * the flags that match.
+ *
  * Flags map one to one onto train_opts_t (trainer.h), where the loop lives.
  * This file is also the main of the lab-05 programs
  * build/<target>/<src>/05-single-gpu-training/train, compiled with
@@ -65,7 +69,7 @@ int main(int argc, char **argv) {
         {"log-format", ARG_STRING, &o.log_format, "csv or json (default: from the --log file name)", 1, 0},
         {"save", ARG_STRING, &o.save_path, "checkpoint file, written at the end (and every --save-every); checked writable before step 1", 1, 0},
         {"save-every", ARG_INT, &o.save_every, "also checkpoint every this many steps (0: only at the end)", 0, 1 << 30},
-        {"resume", ARG_STRING, &o.resume_path, "continue bit-identically from this checkpoint", 1, 0},
+        {"resume", ARG_STRING, &o.resume_path, "continue bit-identically from this checkpoint (with the flags it was written with, --backend, --attention and --matmul included)", 1, 0},
         {"stop-at", ARG_INT, &o.stop_at, "stop (and save) after this step, as an interruption would (0: off)", 0, 1 << 30},
         {"threads", ARG_INT, &o.threads, "threads (0: OMP_NUM_THREADS or all cores); results do not depend on it", 0, 4096},
         {"peak-tflops", ARG_DOUBLE, &o.peak_tflops, "MFU denominator in TFLOP/s (0: a GPU's bf16 peak by name, unknown for a GPU not in the table; this CPU's measured fp32 sgemm for cpu and emu)", 0, 1e6},

@@ -119,11 +119,11 @@ static size_t peak_rss_bytes(void) {
     return (size_t)ru.ru_maxrss * 1024; /* Linux reports kilobytes */
 }
 
-static void fill_meta(const train_opts_t *o, const data_source_t *d, size_t n_params, int step,
+static void fill_meta(const train_opts_t *o, const data_source_t *d, const train_backend_t *b, int step,
                       ckpt_meta_t *m) {
     memset(m, 0, sizeof *m);
     m->cfg = o->cfg;
-    m->n_params = n_params;
+    m->n_params = b->n_params;
     m->step = (uint64_t)step;
     m->seed = o->seed;
     snprintf(m->data_desc, sizeof m->data_desc, "%s", d->desc);
@@ -139,6 +139,11 @@ static void fill_meta(const train_opts_t *o, const data_source_t *d, size_t n_pa
     m->beta2 = o->beta2;
     m->adam_eps = o->adam_eps;
     m->clip = o->clip;
+    /* How the numbers were computed: the same batches through other arithmetic are another run. */
+    snprintf(m->backend, sizeof m->backend, "%s", o->backend ? o->backend : "cpu");
+    snprintf(m->precision, sizeof m->precision, "%s", b->precision ? b->precision : "");
+    snprintf(m->attention, sizeof m->attention, "%s", b->attention ? b->attention : "");
+    snprintf(m->matmul, sizeof m->matmul, "%s", b->matmul ? b->matmul : "");
 }
 
 /* ---- backends ---------------------------------------------------------------- */
@@ -180,6 +185,8 @@ int train_backend_open(train_backend_t *b, const train_opts_t *o, int B, int T, 
         b->n_params = m->n_params;
         snprintf(b->device, sizeof b->device, "CPU");
         b->precision = "fp32";
+        b->attention = "naive"; /* fp32, the T x T probabilities stored (model_cpu.h) */
+        b->matmul = "openblas"; /* single-threaded cblas_sgemm calls */
         b->measure_cpu_peak = 1;
         b->forward = cpu_forward;
         b->zero_grad = cpu_zero_grad;
@@ -303,7 +310,7 @@ int train_run(const train_opts_t *o, train_result_t *res) {
     int start = 0;
     if (o->resume_path) {
         ckpt_meta_t want, got;
-        fill_meta(o, &data, m.n_params, 0, &want);
+        fill_meta(o, &data, &m, 0, &want);
         m.state(m.model, &st_params, &st_m, &st_v);
         if (checkpoint_load(o->resume_path, &want, &got, st_params, st_m, st_v, err, sizeof err)) {
             fprintf(stderr, "train: --resume %s\n", err); /* err starts with the path */
@@ -360,7 +367,9 @@ int train_run(const train_opts_t *o, train_result_t *res) {
                     o->peak_tflops > 0 ? "--peak-tflops" : m.peak_tflops > 0 ? "bf16 peak of the device"
                                                                             : "measured sgemm");
         if (strcmp(m.device, "CPU"))
-            printf("backend: %s on %s, %s\n", o->backend, m.device, m.precision);
+            printf("backend: %s on %s, %s precision%s, %s attention, %s matmuls\n", o->backend, m.device,
+                   m.precision, strcmp(m.precision, "fp32") ? " (fp32 master weights)" : "", m.attention,
+                   m.matmul);
     }
     FILE *log = NULL;
     int json = 0;
@@ -449,7 +458,7 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         }
         if (o->save_path && ((o->save_every > 0 && done % o->save_every == 0) || done == last)) {
             ckpt_meta_t meta;
-            fill_meta(o, &data, m.n_params, done, &meta);
+            fill_meta(o, &data, &m, done, &meta);
             m.state(m.model, &st_params, &st_m, &st_v);
             if (!all_finite(st_params, m.n_params) || !all_finite(st_m, m.n_params) ||
                 !all_finite(st_v, m.n_params)) {

@@ -9,7 +9,10 @@
  * eval_every steps and at the end; checkpoints every save_every steps and at
  * the end; a resumed run continues bit-identically (same batches, same
  * arithmetic order; on a GPU, on the same GPU model and cuBLAS version,
- * which is as far as cuBLAS promises identical results). A loss, gradient norm, eval loss or parameter that
+ * which is as far as cuBLAS promises identical results). For that the
+ * checkpoint records the backend, precision, attention and matmul kernel the
+ * run computed with, and a resume that would compute differently is refused
+ * with the flags that match. A loss, gradient norm, eval loss or parameter that
  * becomes NaN or inf stops the run with an error before it reaches a
  * checkpoint, so the last checkpoint on disk is always a good one.
  *
@@ -79,7 +82,9 @@ typedef struct {
     double peak_tflops;      /**< the device's bf16 peak for MFU, TFLOP/s (0: not known) */
     int measure_cpu_peak;    /**< 1: the model runs on this CPU (cpu backend, emulator), so with no peak known
                                   MFU is against its measured sgemm rate; 0: with no peak, MFU is unknown */
-    const char *precision;   /**< "fp32" or "bf16 mixed" */
+    const char *precision;   /**< "fp32" or "bf16 mixed" (bf16 compute, fp32 master weights) */
+    const char *attention;   /**< the attention it runs: "naive" or "flash" ("naive" for the cpu backend's fp32 one) */
+    const char *matmul;      /**< the matmul kernel: "cublas", "tiled", "wmma", "mma", "wgmma"; "openblas" on cpu */
     double (*forward)(void *model, const int *inputs, const int *targets);            /**< mean loss */
     void (*zero_grad)(void *model);                                                   /**< before a step */
     void (*backward)(void *model, float loss_scale);                                  /**< accumulate */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "cuda/model_gpu.h"
+#include "cuda/model_ops_gpu.h"
 #include "gpu.h"
 #include "memory.h"
 #include "model.h"
@@ -102,8 +103,11 @@ int train_gpu_backend_open(train_backend_t *b, const char *name, const model_con
     b->peak_tflops = model_peak_tflops(dev, "bf16");
     /* Only the emulator runs on this CPU; a GPU missing from the table has no MFU (--peak-tflops gives one). */
     b->measure_cpu_peak = emulated;
-    b->precision = attn == MODEL_ATTN_FLASH ? "bf16 mixed precision (fp32 master weights), flash attention"
-                                            : "bf16 mixed precision (fp32 master weights), naive attention";
+    /* What a checkpoint records, so that a resume computes the same way: the choices as
+     * resolved here ("auto" is flash or naive by head size, cuBLAS or tiled by build). */
+    b->precision = "bf16 mixed";
+    b->attention = attn == MODEL_ATTN_FLASH ? "flash" : "naive";
+    b->matmul = gpu_gemm_kernel_name();
     b->forward = g_forward;
     b->zero_grad = g_zero_grad;
     b->backward = g_backward;

@@ -3,7 +3,7 @@
  * source reaches its entropy rate; save at step k plus resume equals an
  * uninterrupted run bit for bit; the same seed gives the same run; bad
  * configurations and mismatched checkpoints (the way of computing too) are
- * refused.
+ * refused; the held-out set does not depend on --accum.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -328,11 +328,11 @@ static int run_breaking(void *arg) {
 
 static void test_nan_stops_the_run(void **state) {
     (void)state;
-    /* {fault, from call, last good step, --eval-every}. Forward passes: accum 2 micro-batches and
-     * 2 eval batches (eval_every 1) a step, so call 9 is the first micro-batch of step 3; the grad
-     * norm and the update are called once a step. A bad update is found by the eval after it, or
-     * without an eval by the check of the parameters before a save. */
-    int cases[][4] = {{BREAK_LOSS, 9, 2, 1}, {BREAK_GRAD_NORM, 2, 1, 1}, {BREAK_UPDATE, 3, 2, 1},
+    /* {fault, from call, last good step, --eval-every}. Forward passes: accum 2 micro-batches, and
+     * 2 eval batches of 2 micro-batches each (eval_every 1), a step, so call 13 is the first
+     * micro-batch of step 3; the grad norm and the update are called once a step. A bad update is
+     * found by the eval after it, or without an eval by the check of the parameters before a save. */
+    int cases[][4] = {{BREAK_LOSS, 13, 2, 1}, {BREAK_GRAD_NORM, 2, 1, 1}, {BREAK_UPDATE, 3, 2, 1},
                       {BREAK_UPDATE, 3, 2, 0}, {BREAK_LOSS, 1, 0, 1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         child_result_t c = run_in_child(run_breaking, cases[i]);
@@ -626,6 +626,68 @@ static void test_resume_refuses_another_way_of_computing(void **state) {
     assert_string_equal(got.matmul, "mma");
 }
 
+/* ---- a backend that records what it is shown ----------------------------------
+ * The CPU backend, with a forward pass that also counts the sequences it is
+ * given and adds up a hash of each, so that a test can tell which sequences a
+ * run evaluated, whatever order and micro-batches they came in. */
+static int seen_B, seen_T;
+static long seen_seqs;
+static uint64_t seen_sum;
+static double counting_forward(void *m, const int *in, const int *tg) {
+    for (int b = 0; b < seen_B; b++) {
+        uint64_t h = 1469598103934665603ull;
+        for (int t = 0; t < seen_T; t++) h = (h ^ (uint64_t)in[(size_t)b * seen_T + t]) * 1099511628211ull;
+        seen_sum += h;
+        seen_seqs++;
+    }
+    return real.forward(m, in, tg);
+}
+static int open_counting(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
+                         uint64_t seed, char *err, size_t errlen) {
+    if (open_labelled(b, name, cfg, B, T, seed, err, errlen)) return -1;
+    real = *b;
+    seen_B = B;
+    seen_T = T;
+    b->forward = counting_forward;
+    return 0;
+}
+
+/* The held-out set was --eval-batches micro-batches, so --accum 4 evaluated a
+ * quarter of the sequences --accum 1 did. Now it is --eval-batches batches of
+ * --batch sequences, run in micro-batches: the same sequences whatever
+ * --accum, and (up to rounding) the same eval loss. One step, evaluated at the
+ * end: the forward passes see the step's batch and the held-out set. */
+static void test_eval_set_does_not_depend_on_accum(void **state) {
+    (void)state;
+    const int accums[] = {1, 2, 4};
+    uint64_t sum1 = 0;
+    double ev1 = NAN;
+    for (size_t i = 0; i < sizeof accums / sizeof accums[0]; i++) {
+        train_opts_t o = small_opts();
+        o.backend = "cuda";
+        o.batch = 8;
+        o.accum = accums[i];
+        o.steps = 1;
+        o.warmup = 1;
+        o.eval_batches = 2;
+        seen_seqs = 0;
+        seen_sum = 0;
+        train_set_gpu_backend(open_counting);
+        train_result_t r;
+        int rc = train_run(&o, &r);
+        train_set_gpu_backend(NULL);
+        assert_int_equal(rc, 0);
+        print_message("  --accum %d: %ld sequences seen, eval loss %.6f\n", o.accum, seen_seqs, r.eval_loss);
+        assert_int_equal(seen_seqs, (long)o.batch * (1 + o.eval_batches));
+        if (i == 0) {
+            sum1 = seen_sum;
+            ev1 = r.eval_loss;
+        }
+        assert_true(seen_sum == sum1);
+        assert_true(fabs(r.eval_loss - ev1) < 1e-4);
+    }
+}
+
 static void test_lr_schedule(void **state) {
     (void)state;
     train_opts_t o = train_opts_default();
@@ -649,6 +711,7 @@ int main(void) {
         cmocka_unit_test(test_refuses_mismatched_or_corrupt_checkpoint),
         cmocka_unit_test(test_resume_with_nothing_to_do_is_refused),
         cmocka_unit_test(test_resume_refuses_another_way_of_computing),
+        cmocka_unit_test(test_eval_set_does_not_depend_on_accum),
         cmocka_unit_test(test_unwritable_save_fails_before_training),
         cmocka_unit_test(test_mfu_unknown_on_an_unknown_gpu),
         cmocka_unit_test(test_warmup_longer_than_steps_warns),

@@ -63,7 +63,7 @@ int main(int argc, char **argv) {
         {"markov-states", ARG_INT, &o.markov_states, "Markov source alphabet (bytes 0..states-1)", 2, 256},
         {"markov-branch", ARG_INT, &o.markov_branch, "successors per Markov state (lower: lower entropy)", 1, 256},
         {"eval-every", ARG_INT, &o.eval_every, "eval loss every this many steps (0: only at the end)", 0, 1 << 30},
-        {"eval-batches", ARG_INT, &o.eval_batches, "held-out micro-batches per eval", 1, 1 << 20},
+        {"eval-batches", ARG_INT, &o.eval_batches, "held-out batches of --batch sequences per eval (the same ones whatever --accum)", 1, 1 << 20},
         {"print-every", ARG_INT, &o.print_every, "progress line every this many steps (0: quiet)", 0, 1 << 30},
         {"log", ARG_STRING, &o.log_path, "write a per-step loss log here (.json: JSON, else CSV)", 1, 0},
         {"log-format", ARG_STRING, &o.log_format, "csv or json (default: from the --log file name)", 1, 0},

@@ -211,14 +211,23 @@ int train_backend_open(train_backend_t *b, const train_opts_t *o, int B, int T, 
 
 /* ---- the loop --------------------------------------------------------------------- */
 
+/* The held-out set is eval_batches whole batches of --batch sequences (the first
+ * eval_batches x batch sequences of the eval split), so it is the same set whatever --accum:
+ * it once held eval_batches micro-batches, and --accum 4 evaluated a quarter as many sequences.
+ * The backend is sized for one micro-batch, so each batch runs as accum micro-batches; their
+ * mean losses cover equally many tokens, so their mean is the batch's. */
 static double eval_loss(train_backend_t *m, const data_source_t *d, const train_opts_t *o, int *in,
                         int *tg) {
+    const int micro = o->batch / o->accum;
     double sum = 0.0;
     for (int j = 0; j < o->eval_batches; j++) {
-        data_batch(d, SPLIT_EVAL, o->seed, (uint64_t)j, 0, 1, o->batch / o->accum, o->seq, in, tg);
-        sum += m->forward(m->model, in, tg);
+        data_batch(d, SPLIT_EVAL, o->seed, (uint64_t)j, 0, 1, o->batch, o->seq, in, tg);
+        for (int a = 0; a < o->accum; a++) {
+            size_t off = (size_t)a * micro * o->seq;
+            sum += m->forward(m->model, in + off, tg + off);
+        }
     }
-    return sum / o->eval_batches;
+    return sum / ((double)o->eval_batches * o->accum);
 }
 
 static void format_mem(size_t bytes, char *buf, size_t len) {

@@ -55,7 +55,7 @@ typedef struct {
     int markov_branch;       /**< successors per Markov state */
     const char *data_path;   /**< text file instead of the Markov source (NULL: Markov) */
     int eval_every;          /**< eval loss every this many steps (0: only at the end) */
-    int eval_batches;        /**< held-out micro-batches per eval */
+    int eval_batches;        /**< held-out batches of `batch` sequences per eval (the same set whatever `accum`) */
     int print_every;         /**< progress line every this many steps (0: none) */
     const char *log_path;    /**< loss log file (NULL: none); a NaN or inf is null in JSON, an empty CSV field */
     const char *log_format;  /**< "csv" or "json" (NULL: from the file name, default csv) */

@@ -1,14 +1,15 @@
 /*
  * Fatal-error path shared by every program: one readable line, then the
  * whole job ends (see error.h for why MPI jobs need the abort hook). Also
- * the errors a caller reports itself, and opening an input file that may
- * turn out not to be one.
+ * the errors a caller reports itself, opening an input file that may
+ * turn out not to be one, and telling whether two paths name one file.
  */
 #include "error.h"
 #include "log.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,4 +99,30 @@ FILE *course_create_output(const char *path, const char *flag, char *err, size_t
         course_error(err, errlen, "%s %s: cannot create the file (%s); give a path in a folder you can write to",
                      flag, path, strerror(errno));
     return f;
+}
+
+/* A path that need not exist yet, with its folder resolved: "./runs/../x.csv" -> "/home/me/x.csv".
+ * -1 if the folder does not exist either. */
+static int resolved_name(const char *path, char *out, size_t len) {
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash ? path + (slash - dir) + 1 : path;
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == dir) dir[1] = '\0'; /* "/x": the folder is "/" */
+    else *slash = '\0';
+    char real[PATH_MAX];
+    if (!realpath(dir, real)) return -1;
+    snprintf(out, len, "%s/%s", real, base);
+    return 0;
+}
+
+int course_same_file(const char *a, const char *b) {
+    struct stat sa, sb;
+    const int has_a = stat(a, &sa) == 0, has_b = stat(b, &sb) == 0;
+    if (has_a && has_b) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (has_a != has_b) return 0;
+    char ra[PATH_MAX + 256], rb[PATH_MAX + 256];
+    if (resolved_name(a, ra, sizeof ra) || resolved_name(b, rb, sizeof rb)) return strcmp(a, b) == 0;
+    return strcmp(ra, rb) == 0;
 }

@@ -89,6 +89,20 @@ FILE *course_open_regular(const char *path, const char *what, const char *hint, 
  */
 FILE *course_create_output(const char *path, const char *flag, char *err, size_t errlen);
 
+/**
+ * @brief Whether two paths name the same file, so that a program can refuse
+ * to write over a file it reads (`--log` naming the `--data` file, say).
+ *
+ * Where both exist, by device and inode (so "x", "./x", a hard link and a
+ * symbolic link to it all match); where neither does yet, by name once the
+ * folder part is resolved with realpath() (or as given, if the folder does
+ * not exist either); one that exists and one that does not are different.
+ * @param a a path
+ * @param b another path
+ * @return 1 if they name the same file, else 0
+ */
+int course_same_file(const char *a, const char *b);
+
 /** @brief End the job with a formatted message and the caller's location. */
 #define FATAL(...) course_fatal(__FILE__, __LINE__, __VA_ARGS__)
 

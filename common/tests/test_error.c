@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -120,6 +121,48 @@ static void test_create_output(void **state) {
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* course_same_file: existing files by device and inode, whatever the spelling
+ * or link; files not yet there by name once the folder is resolved. */
+static void test_same_file(void **state) {
+    (void)state;
+    char dir[] = "/tmp/test_error.XXXXXX", a[64], a2[96], sym[64], hard[64], b[64], n1[64], n2[96];
+    assert_non_null(mkdtemp(dir));
+    snprintf(a, sizeof a, "%s/a.txt", dir);
+    snprintf(a2, sizeof a2, "%s/./sub/../a.txt", dir);
+    snprintf(sym, sizeof sym, "%s/link.txt", dir);
+    snprintf(hard, sizeof hard, "%s/hard.txt", dir);
+    snprintf(b, sizeof b, "%s/b.txt", dir);
+    snprintf(n1, sizeof n1, "%s/new.csv", dir);
+    snprintf(n2, sizeof n2, "%s/sub/../new.csv", dir);
+    char sub[64];
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    assert_int_equal(mkdir(sub, 0700), 0);
+    FILE *f = fopen(a, "w");
+    assert_non_null(f);
+    fclose(f);
+    f = fopen(b, "w");
+    assert_non_null(f);
+    fclose(f);
+    assert_int_equal(symlink(a, sym), 0);
+    assert_int_equal(link(a, hard), 0);
+    assert_true(course_same_file(a, a));
+    assert_true(course_same_file(a, a2));
+    assert_true(course_same_file(a, sym));
+    assert_true(course_same_file(hard, sym));
+    assert_false(course_same_file(a, b));
+    assert_false(course_same_file(a, n1));   /* one exists, one does not */
+    assert_true(course_same_file(n1, n2));   /* neither yet: the same name */
+    assert_false(course_same_file(n1, b));
+    assert_true(course_same_file("no-such-dir/x", "no-such-dir/x")); /* as given */
+    assert_false(course_same_file("no-such-dir/x", "no-such-dir/y"));
+    unlink(a);
+    unlink(b);
+    unlink(sym);
+    unlink(hard);
+    rmdir(sub);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 static void test_check_macro(void **state) {
     (void)state;
     int even = 4, odd = 5;
@@ -139,6 +182,7 @@ int main(void) {
         cmocka_unit_test(test_check_macro),
         cmocka_unit_test(test_course_error),
         cmocka_unit_test(test_create_output),
+        cmocka_unit_test(test_same_file),
     };
     return cmocka_run_group_tests_name("error", tests, NULL, NULL);
 }

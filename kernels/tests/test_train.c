@@ -2,8 +2,9 @@
  * The training program's loop, run in-process: a CI-sized run on the Markov
  * source reaches its entropy rate; save at step k plus resume equals an
  * uninterrupted run bit for bit; the same seed gives the same run; bad
- * configurations and mismatched checkpoints (the way of computing too) are
- * refused; the held-out set does not depend on --accum.
+ * configurations, mismatched checkpoints (the way of computing too) and
+ * output paths that name an input are refused; the held-out set does not
+ * depend on --accum.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -32,7 +33,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     const char *names[] = {"a.ckpt", "b.ckpt", "c.ckpt", "d.ckpt", "loss.csv", "nan.ckpt", "nan.json",
-                           "text.txt"};
+                           "text.txt", "x.ckpt"};
     char p[512];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
@@ -688,6 +689,84 @@ static void test_eval_set_does_not_depend_on_accum(void **state) {
     }
 }
 
+static train_opts_t paths_opts;
+static int run_paths_child(void *arg) {
+    (void)arg;
+    return train_run(&paths_opts, NULL) == 0 ? 0 : 1;
+}
+
+static long file_size(const char *p) {
+    FILE *f = fopen(p, "rb");
+    if (!f) return -1;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fclose(f);
+    return n;
+}
+
+/* --log naming the --data or --resume file emptied the file the run had just
+ * read; --log naming the --save file lost the log when the checkpoint was
+ * renamed over it; --save naming --data replaced the training text. All are
+ * refused before anything is written, however the paths are spelled.
+ * --resume and --save naming one file is how a run continues, and is fine. */
+static void test_colliding_paths_are_refused(void **state) {
+    (void)state;
+    static char text[512], ckpt[512], other[512], x_ckpt[512], x_again[512];
+    snprintf(text, sizeof text, "%s", path("text.txt"));
+    snprintf(ckpt, sizeof ckpt, "%s", path("a.ckpt"));
+    snprintf(other, sizeof other, "%s/./a.ckpt", tmpdir); /* the same file, spelled another way */
+    snprintf(x_ckpt, sizeof x_ckpt, "%s", path("x.ckpt"));
+    snprintf(x_again, sizeof x_again, "%s/../%s/x.ckpt", tmpdir, strrchr(tmpdir, '/') + 1);
+    FILE *f = fopen(text, "w");
+    assert_non_null(f);
+    for (int i = 0; i < 100; i++) fprintf(f, "the quick brown fox %d\n", i);
+    fclose(f);
+    const long text_size = file_size(text);
+    train_opts_t o = small_opts();
+    o.steps = 4;
+    o.warmup = 2;
+    o.stop_at = 2;
+    o.save_path = ckpt;
+    assert_int_equal(train_run(&o, NULL), 0);
+    const long ckpt_size = file_size(ckpt);
+    o.stop_at = 0;
+    o.save_path = NULL;
+
+    struct {
+        const char *data, *resume, *save, *log, *want;
+    } cases[] = {
+        {text, NULL, NULL, text, "--log %s is also the --data file"},
+        {NULL, ckpt, NULL, other, "--log %s is also the --resume checkpoint"},
+        {NULL, NULL, x_ckpt, x_again, "--log %s is also the --save file"}, /* neither exists yet */
+        {text, NULL, text, NULL, "--save %s is also the --data file"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        paths_opts = o;
+        paths_opts.data_path = cases[i].data;
+        paths_opts.resume_path = cases[i].resume;
+        paths_opts.save_path = cases[i].save;
+        paths_opts.log_path = cases[i].log;
+        child_result_t c = run_in_child(run_paths_child, NULL);
+        print_message("%s", c.out);
+        assert_true(c.exited && c.exit_code == 1);
+        char want[1200];
+        snprintf(want, sizeof want, cases[i].want, cases[i].log ? cases[i].log : cases[i].save);
+        assert_non_null(strstr(c.out, want));
+        assert_int_equal(file_size(text), text_size);
+        assert_int_equal(file_size(ckpt), ckpt_size);
+        assert_false(exists(x_ckpt));
+    }
+    /* Resume from a checkpoint and save over it: the usual way to continue. */
+    o.resume_path = ckpt;
+    o.save_path = other;
+    o.log_path = path("loss.csv");
+    assert_int_equal(train_run(&o, NULL), 0);
+    ckpt_meta_t got;
+    char err[1024];
+    assert_int_equal(checkpoint_read_meta(ckpt, &got, err, sizeof err), 0);
+    assert_int_equal((int)got.step, 4);
+}
+
 static void test_lr_schedule(void **state) {
     (void)state;
     train_opts_t o = train_opts_default();
@@ -712,6 +791,7 @@ int main(void) {
         cmocka_unit_test(test_resume_with_nothing_to_do_is_refused),
         cmocka_unit_test(test_resume_refuses_another_way_of_computing),
         cmocka_unit_test(test_eval_set_does_not_depend_on_accum),
+        cmocka_unit_test(test_colliding_paths_are_refused),
         cmocka_unit_test(test_unwritable_save_fails_before_training),
         cmocka_unit_test(test_mfu_unknown_on_an_unknown_gpu),
         cmocka_unit_test(test_warmup_longer_than_steps_warns),

@@ -8,7 +8,8 @@
  *
  * A resume must compute as the run did: the checkpoint records the backend,
  * precision, attention and matmul kernel, and other settings are refused with
- * the flags that match.
+ * the flags that match. --log may not name the --data, --resume or --save
+ * file, nor --save the --data file: the run would write over what it reads.
  *
  * Flags map one to one onto train_opts_t (trainer.h), where the loop lives.
  * This file is also the main of the lab-05 programs

@@ -275,6 +275,26 @@ static int all_finite(const float *x, size_t n) {
     return ok;
 }
 
+/* A file the run writes must not be one it reads or another it writes: --log is created
+ * (emptied) after --data and --resume are read, and a checkpoint is renamed over its --save
+ * path, so the log would be lost. --save naming --resume is the usual way to continue a run. */
+static int check_path_collisions(const train_opts_t *o, char *err, size_t errlen) {
+    if (o->log_path && o->data_path && course_same_file(o->log_path, o->data_path))
+        return course_error(err, errlen, "--log %s is also the --data file: creating the log would empty the "
+                    "training text; give the log another name", o->log_path);
+    if (o->log_path && o->resume_path && course_same_file(o->log_path, o->resume_path))
+        return course_error(err, errlen, "--log %s is also the --resume checkpoint: creating the log would empty "
+                    "the checkpoint just read; give the log another name", o->log_path);
+    if (o->log_path && o->save_path && course_same_file(o->log_path, o->save_path))
+        return course_error(err, errlen, "--log %s is also the --save file: each checkpoint is renamed over that "
+                    "path, and the log would be lost; give the log and the checkpoint different names",
+                    o->log_path);
+    if (o->save_path && o->data_path && course_same_file(o->save_path, o->data_path))
+        return course_error(err, errlen, "--save %s is also the --data file: the checkpoint would replace the "
+                    "training text; give the checkpoint another name", o->save_path);
+    return 0;
+}
+
 /* "NaN" or "inf", for the message that stops a run. */
 static const char *nonfinite_name(double v) { return isnan(v) ? "NaN" : "inf"; }
 
@@ -285,6 +305,10 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         res->eval_loss = res->last_train_loss = res->entropy_rate = NAN;
     }
     if (train_opts_validate(o, err, sizeof err)) {
+        fprintf(stderr, "train: %s\n", err);
+        return -1;
+    }
+    if (check_path_collisions(o, err, sizeof err)) {
         fprintf(stderr, "train: %s\n", err);
         return -1;
     }

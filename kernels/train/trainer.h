@@ -57,9 +57,11 @@ typedef struct {
     int eval_every;          /**< eval loss every this many steps (0: only at the end) */
     int eval_batches;        /**< held-out batches of `batch` sequences per eval (the same set whatever `accum`) */
     int print_every;         /**< progress line every this many steps (0: none) */
-    const char *log_path;    /**< loss log file (NULL: none); a NaN or inf is null in JSON, an empty CSV field */
+    const char *log_path;    /**< loss log file (NULL: none); a NaN or inf is null in JSON, an empty CSV field;
+                                  train_run() refuses one that is the --data, --resume or --save file */
     const char *log_format;  /**< "csv" or "json" (NULL: from the file name, default csv) */
-    const char *save_path;   /**< checkpoint file (NULL: none); train_run() checks it can be written before step 1 */
+    const char *save_path;   /**< checkpoint file (NULL: none); train_run() checks it can be written before step 1,
+                                  and refuses the --data file (the --resume one is fine: that continues a run) */
     int save_every;          /**< also save every this many steps (0: only at the end) */
     const char *resume_path; /**< continue from this checkpoint (NULL: start fresh) */
     int stop_at;             /**< stop (and save) after this step, as if interrupted (0: run to steps) */

@@ -225,14 +225,19 @@ static void nan_step(void *m, double gnorm, double clip, float lr, float b1, flo
         p[7] = NAN;
     }
 }
-static int open_breaking(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
-                         uint64_t seed, char *err, size_t errlen) {
-    (void)name;
+/* The CPU backend for cfg, as the stand-ins below start from. */
+static int open_cpu(train_backend_t *b, const model_config_t *cfg, int B, int T, uint64_t seed, char *err,
+                    size_t errlen) {
     train_opts_t c = train_opts_default();
     c.cfg = *cfg;
     c.seed = seed;
     c.backend = "cpu";
-    if (train_backend_open(b, &c, B, T, err, errlen)) return -1;
+    return train_backend_open(b, &c, B, T, err, errlen);
+}
+static int open_breaking(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
+                         uint64_t seed, char *err, size_t errlen) {
+    (void)name;
+    if (open_cpu(b, cfg, B, T, seed, err, errlen)) return -1;
     real = *b;
     if (fake_device) { /* as trainer_gpu.c fills these in for a real GPU */
         snprintf(b->device, sizeof b->device, "%s", fake_device);
@@ -254,11 +259,7 @@ static const char *labels[3] = {"bf16 mixed", "naive", "mma"};
 static int open_labelled(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
                          uint64_t seed, char *err, size_t errlen) {
     (void)name;
-    train_opts_t c = train_opts_default();
-    c.cfg = *cfg;
-    c.seed = seed;
-    c.backend = "cpu";
-    if (train_backend_open(b, &c, B, T, err, errlen)) return -1;
+    if (open_cpu(b, cfg, B, T, seed, err, errlen)) return -1;
     b->precision = labels[0];
     b->attention = labels[1];
     b->matmul = labels[2];

@@ -65,6 +65,7 @@ static void encode_meta(hdr_t *h, const ckpt_meta_t *m) {
     put(h, m->precision, sizeof m->precision);
     put(h, m->attention, sizeof m->attention);
     put(h, m->matmul, sizeof m->matmul);
+    put(h, m->device, sizeof m->device);
 }
 
 static void decode_meta(rd_t *r, ckpt_meta_t *m) {
@@ -98,9 +99,11 @@ static void decode_meta(rd_t *r, ckpt_meta_t *m) {
     get(r, m->precision, sizeof m->precision);
     get(r, m->attention, sizeof m->attention);
     get(r, m->matmul, sizeof m->matmul);
+    get(r, m->device, sizeof m->device);
     /* A corrupt file must not leave a name without its end (the checksum is checked after). */
     m->backend[sizeof m->backend - 1] = m->precision[sizeof m->precision - 1] = '\0';
     m->attention[sizeof m->attention - 1] = m->matmul[sizeof m->matmul - 1] = '\0';
+    m->device[sizeof m->device - 1] = '\0';
 }
 
 static size_t header_bytes(void) {

@@ -35,11 +35,14 @@
 extern "C" {
 #endif
 
-/** Format version written by checkpoint_save() (2: the backend, precision, attention and matmul). */
+/** Format version written by checkpoint_save() (2: the backend, precision, attention, matmul and device). */
 #define CKPT_VERSION 2
 
 /** Room for each of the names that say how a run computed, with the terminating 0. */
 #define CKPT_NAME_LEN 16
+
+/** Room for the device's name (as the backend reports it), with the terminating 0. */
+#define CKPT_DEVICE_LEN 128
 
 /** Training state and hyperparameters stored beside the tensors. */
 typedef struct {
@@ -64,6 +67,9 @@ typedef struct {
     char precision[CKPT_NAME_LEN]; /**< "fp32" (cpu) or "bf16 mixed" (GPU backend: bf16 compute, fp32 master weights) */
     char attention[CKPT_NAME_LEN]; /**< --attention as resolved: "naive" or "flash" ("naive" on cpu: its own fp32 one) */
     char matmul[CKPT_NAME_LEN];    /**< --matmul as resolved: "cublas", "tiled", "wmma", "mma", "wgmma"; "openblas" on cpu */
+    char device[CKPT_DEVICE_LEN];  /**< where it ran (the GPU's or CPU's name): not compared on load, since
+                                        the same kernels on another device are the same run to within
+                                        rounding; the training program warns that the bits may differ */
 } ckpt_meta_t;
 
 /**

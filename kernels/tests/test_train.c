@@ -256,6 +256,7 @@ static int open_breaking(train_backend_t *b, const char *name, const model_confi
  * is the CPU's, so a resume whose labels match continues bit-identically, and
  * one whose labels differ shows what a checkpoint refuses. */
 static const char *labels[3] = {"bf16 mixed", "naive", "mma"};
+static const char *device_label = "NVIDIA H200";
 static int open_labelled(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
                          uint64_t seed, char *err, size_t errlen) {
     (void)name;
@@ -263,6 +264,7 @@ static int open_labelled(train_backend_t *b, const char *name, const model_confi
     b->precision = labels[0];
     b->attention = labels[1];
     b->matmul = labels[2];
+    snprintf(b->device, sizeof b->device, "%s", device_label);
     return 0;
 }
 
@@ -609,13 +611,18 @@ static void test_resume_refuses_another_way_of_computing(void **state) {
     assert_non_null(strstr(c.out, "--backend: checkpoint cuda, this run cpu (pass --backend cuda)"));
     assert_non_null(strstr(c.out, "precision: checkpoint bf16 mixed, this run fp32 (pass --backend cuda)"));
 
-    /* The same way of computing: it resumes, and ends where the uninterrupted run did. */
+    /* The same way of computing: it resumes, and ends where the uninterrupted run did. On
+     * another device it warns that the last bits may differ (the stand-in's arithmetic is
+     * the CPU's, so here they do not), and the new checkpoint names the new device. */
     compute_opts.backend = "cuda";
     labels[1] = "naive";
     labels[2] = "mma";
+    device_label = "NVIDIA H100 80GB HBM3";
     c = run_in_child(run_compute_child, NULL);
+    device_label = "NVIDIA H200";
     print_message("%s", c.out);
     assert_true(c.exited && c.exit_code == 0);
+    assert_non_null(strstr(c.out, "was written on NVIDIA H200 and resumes on NVIDIA H100 80GB HBM3"));
     char want[64];
     snprintf(want, sizeof want, "hash %016llx", (unsigned long long)full.params_hash);
     assert_non_null(strstr(c.out, want));
@@ -626,6 +633,7 @@ static void test_resume_refuses_another_way_of_computing(void **state) {
     assert_string_equal(got.precision, "bf16 mixed");
     assert_string_equal(got.attention, "naive");
     assert_string_equal(got.matmul, "mma");
+    assert_string_equal(got.device, "NVIDIA H100 80GB HBM3");
 }
 
 /* ---- a backend that records what it is shown ----------------------------------

@@ -144,6 +144,7 @@ static void fill_meta(const train_opts_t *o, const data_source_t *d, const train
     snprintf(m->precision, sizeof m->precision, "%s", b->precision ? b->precision : "");
     snprintf(m->attention, sizeof m->attention, "%s", b->attention ? b->attention : "");
     snprintf(m->matmul, sizeof m->matmul, "%s", b->matmul ? b->matmul : "");
+    snprintf(m->device, sizeof m->device, "%s", b->device);
 }
 
 /* ---- backends ---------------------------------------------------------------- */
@@ -353,6 +354,12 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         }
         m.state_loaded(m.model);
         start = (int)got.step;
+        /* The same kernels on another GPU (or CPU, or library version) add in another order. */
+        if (strcmp(got.device, want.device))
+            fprintf(stderr, "train: warning: %s was written on %s and resumes on %s: the run goes on, but "
+                    "its numbers may differ from an uninterrupted run in the last bits\n", o->resume_path,
+                    got.device[0] ? got.device : "an unnamed device",
+                    want.device[0] ? want.device : "an unnamed device");
         /* Nothing left to do would otherwise be a silent no-op that writes no --save file. The
          * checkpoint only resumes with its own --steps (it sets the schedule), so a finished
          * run cannot be extended: say so rather than suggest a larger --steps. */

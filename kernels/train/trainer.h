@@ -12,7 +12,8 @@
  * which is as far as cuBLAS promises identical results). For that the
  * checkpoint records the backend, precision, attention and matmul kernel the
  * run computed with, and a resume that would compute differently is refused
- * with the flags that match. A loss, gradient norm, eval loss or parameter that
+ * with the flags that match; it records the device as well, and a resume on
+ * another one goes on with a warning. A loss, gradient norm, eval loss or parameter that
  * becomes NaN or inf stops the run with an error before it reaches a
  * checkpoint, so the last checkpoint on disk is always a good one.
  *

@@ -18,8 +18,11 @@ static void report_reset(cmp_report_t *r, size_t n) {
 /* Account one element; returns 1 if it is within bound. */
 static int account(cmp_report_t *r, size_t i, double got, double want, double bound,
                    double *worst_ratio) {
-    double err = fabs(got - want);
-    int ok = (err <= bound); /* false for NaN: written so on purpose */
+    /* An infinite reference is met only by the same infinity: its bound is
+     * infinite too, and Inf <= Inf would pass any finite result. */
+    double err = got == want ? 0.0 : fabs(got - want);
+    int ok = isinf(want) ? got == want
+                         : err <= bound && (isfinite(bound) || got == want); /* false for NaN: on purpose */
     if (isfinite(want) && !isfinite(got)) r->nonfinite++;
     if (!ok) r->mismatches++;
     if (!isnan(r->max_abs_err) && !(err <= r->max_abs_err)) r->max_abs_err = err; /* NaN sticks */

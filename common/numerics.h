@@ -2,7 +2,9 @@
  * Comparing a kernel's output with a reference, the same way in every check.
  *
  * Every comparison is NaN- and Inf-safe: a bound is written !(err <= bound),
- * so a NaN error fails instead of slipping through a `err > bound` test. The
+ * so a NaN error fails instead of slipping through a `err > bound` test, and
+ * an infinite reference (whose bound is infinite too) is met only by the
+ * same infinity, as an infinite bound is only by an exact match. The
  * report names the worst element (index, got, want), the largest absolute and
  * relative errors, and how many elements failed, which is what a student needs
  * to find an off-by-one tile or a missing barrier.

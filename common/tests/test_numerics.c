@@ -35,6 +35,39 @@ static void test_nan_and_inf_fail(void **state) {
     assert_int_equal(r.worst_index, 1);
 }
 
+/* An infinite reference: only the same infinity meets it. Its bound is
+ * infinite too, and Inf <= Inf once let any finite result pass. */
+static void test_inf_reference(void **state) {
+    (void)state;
+    float got[3] = {1, 1.0f, 2};
+    double want[3] = {1, INFINITY, 2};
+    cmp_report_t r;
+    assert_false(compare_close(got, want, 3, 1e-5, 0, &r));
+    assert_int_equal(r.mismatches, 1);
+    assert_int_equal(r.worst_index, 1);
+    got[1] = -INFINITY;
+    assert_false(compare_close(got, want, 3, 1e-5, 0, &r));
+    got[1] = INFINITY;
+    assert_true(compare_close(got, want, 3, 1e-5, 0, &r));
+    const float wantf[3] = {1, -INFINITY, 2};
+    got[1] = -3.0f;
+    assert_false(compare_close_f(got, wantf, 3, 1e-5, 0, &r));
+    got[1] = -INFINITY;
+    assert_true(compare_close_f(got, wantf, 3, 1e-5, 0, &r));
+    /* A GEMM element whose |A||B| is infinite has an infinite bound. */
+    double gw[4] = {1, INFINITY, 3, 4}, absAB[4] = {1, INFINITY, 3, 4};
+    float gg[4] = {1, 5.0f, 3, 4};
+    assert_false(check_gemm_bound(gg, gw, absAB, 2, 2, 1, EPS_FP32, 1.0, &r));
+    gg[1] = INFINITY;
+    assert_true(check_gemm_bound(gg, gw, absAB, 2, 2, 1, EPS_FP32, 1.0, &r));
+    /* A finite reference with an infinite bound: met only exactly. */
+    gw[1] = 2.0;
+    gg[1] = 7.0f;
+    assert_false(check_gemm_bound(gg, gw, absAB, 2, 2, 1, EPS_FP32, 1.0, &r));
+    gg[1] = 2.0f;
+    assert_true(check_gemm_bound(gg, gw, absAB, 2, 2, 1, EPS_FP32, 1.0, &r));
+}
+
 static void test_reports_worst_element(void **state) {
     (void)state;
     float got[5] = {1.0f, 2.001f, 3.0f, 4.1f, 5.0f};
@@ -117,6 +150,7 @@ int main(void) {
         cmocka_unit_test(test_rel_l2_diff),
         cmocka_unit_test(test_identical_passes),
         cmocka_unit_test(test_nan_and_inf_fail),
+        cmocka_unit_test(test_inf_reference),
         cmocka_unit_test(test_reports_worst_element),
         cmocka_unit_test(test_float_reference),
         cmocka_unit_test(test_gemm_bound),

@@ -9,7 +9,9 @@
 #include "timer.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct trace {
@@ -81,8 +83,11 @@ void trace_counter(trace_t *t, const char *name, double ts_us, double value) {
     begin_event(t);
     fputs("{\"ph\":\"C\",\"name\":", t->f);
     course_json_string(t->f, name);
-    fprintf(t->f, ",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"args\":{\"value\":%.17g}}", t->pid, ts_us,
-            value);
+    /* JSON has no NaN or Inf (printf writes "nan", "-inf"): a diverged loss
+     * is written as null, which Perfetto shows as a gap, not a broken file. */
+    fprintf(t->f, ",\"pid\":%d,\"tid\":0,\"ts\":%.3f,\"args\":{\"value\":", t->pid, ts_us);
+    if (isfinite(value)) fprintf(t->f, "%.17g}}", value);
+    else fputs("null}}", t->f);
 }
 
 double trace_now_us(void) {
@@ -117,15 +122,23 @@ int trace_merge(const char *out_path, const char *const *in_paths, int n) {
             rc = -1;
             break;
         }
-        /* Our own files hold one event per line between the header and footer lines. */
-        char line[8192];
-        while (fgets(line, sizeof line, in)) {
-            size_t len = strlen(line);
+        /* Our own files hold one event per line between the header and footer
+         * lines; a line may be of any length (an event's name is the caller's). */
+        char *line = NULL;
+        size_t cap = 0;
+        ssize_t got;
+        while ((got = getline(&line, &cap, in)) >= 0) {
+            size_t len = (size_t)got;
             if (len == 0 || line[0] != '{' || !strncmp(line, "{\"traceEvents\"", 14)) continue;
             while (len && (line[len - 1] == '\n' || line[len - 1] == ',')) line[--len] = '\0';
             fputs(first ? "\n" : ",\n", out);
             fputs(line, out);
             first = 0;
+        }
+        free(line);
+        if (ferror(in)) {
+            fprintf(stderr, "trace: reading '%s' failed: %s\n", in_paths[i], strerror(errno));
+            rc = -1;
         }
         fclose(in);
     }

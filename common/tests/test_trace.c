@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -88,6 +89,43 @@ static void test_merge_keeps_every_rank(void **state) {
     json_decref(root);
 }
 
+/* A counter that is NaN or Inf (a diverged loss) and an event name longer
+ * than any line buffer: the file, and its merge, stay valid JSON with every
+ * event. */
+static void test_nonfinite_and_long_names(void **state) {
+    (void)state;
+    char p0[128], out[128];
+    snprintf(p0, sizeof p0, "%s/n0.json", dir);
+    snprintf(out, sizeof out, "%s/n-merged.json", dir);
+    static char longname[20000];
+    memset(longname, 'x', sizeof longname - 1);
+    trace_t *t = trace_open(p0, 0, "rank 0");
+    assert_non_null(t);
+    trace_counter(t, "loss", 1.0, NAN);
+    trace_counter(t, "loss", 2.0, -INFINITY);
+    trace_complete(t, longname, "compute", 0, 3.0, 1.0);
+    assert_int_equal(trace_close(t), 0);
+    json_t *root = load(p0);
+    json_t *ev = json_object_get(root, "traceEvents");
+    size_t nev = json_array_size(ev), i;
+    json_t *e;
+    int nulls = 0;
+    json_array_foreach(ev, i, e) nulls += json_is_null(json_object_get(json_object_get(e, "args"), "value"));
+    assert_int_equal(nulls, 2);
+    json_decref(root);
+    const char *in[1] = {p0};
+    assert_int_equal(trace_merge(out, in, 1), 0);
+    root = load(out);
+    assert_int_equal(json_array_size(json_object_get(root, "traceEvents")), nev);
+    int found = 0;
+    json_array_foreach(json_object_get(root, "traceEvents"), i, e) {
+        const char *name = json_string_value(json_object_get(e, "name"));
+        found += name && strlen(name) == sizeof longname - 1;
+    }
+    assert_int_equal(found, 1);
+    json_decref(root);
+}
+
 static void test_bad_path_and_null_trace(void **state) {
     (void)state;
     assert_null(trace_open("no/such/dir/t.json", 0, "x"));
@@ -105,6 +143,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_file_is_valid),
         cmocka_unit_test(test_merge_keeps_every_rank),
+        cmocka_unit_test(test_nonfinite_and_long_names),
         cmocka_unit_test(test_bad_path_and_null_trace),
     };
     return cmocka_run_group_tests_name("trace", tests, setup, teardown);

@@ -70,8 +70,10 @@ float round_to_fp16(float f) { return float_from_fp16(fp16_from_float(f)); }
 float round_to_tf32(float f) {
     uint32_t x = bits_of(f);
     if ((x & 0x7f800000u) == 0x7f800000u) return f;   /* inf and NaN pass through */
-    uint32_t lsb = (x >> 13) & 1u;
-    x = (x + 0xfffu + lsb) & ~0x1fffu;
+    /* Ties away from zero, as CUDA's conversion (cvt.rna.tf32.f32,
+     * wmma::__float_to_tf32) and the emulator's round; a carry out of the
+     * mantissa steps the exponent, up to Inf. */
+    x = (x + 0x1000u) & ~0x1fffu;
     return float_of(x);
 }
 

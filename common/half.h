@@ -61,10 +61,13 @@ float round_to_bf16(float f);
 float round_to_fp16(float f);
 
 /**
- * @brief Round a float to tf32 (10-bit mantissa, float's range), nearest even.
+ * @brief Round a float to tf32 (10-bit mantissa, float's range), to nearest,
+ * ties away from zero, bit-exact with CUDA's __float_to_tf32 (cvt.rna).
  *
- * Tensor cores in tf32 mode read only the top 19 bits of each fp32 input;
- * references for tf32 kernels round their inputs with this first.
+ * Tensor cores in tf32 mode read only the top 19 bits of each fp32 input
+ * (raw fp32 is truncated); a kernel that converts its inputs first gets
+ * these values, and references for tf32 kernels round their inputs with
+ * this first, so that both see the same numbers.
  * @param f value to round
  * @return f rounded to tf32, as a float
  */

@@ -66,8 +66,11 @@ static void test_round_trips_are_exact(void **state) {
 static void test_tf32(void **state) {
     (void)state;
     assert_true(round_to_tf32(1.0f) == 1.0f);
-    assert_true(round_to_tf32(1.0f + 0x1p-11f) == 1.0f);              /* tie, even */
-    assert_true(round_to_tf32(1.0f + 3 * 0x1p-11f) == 1.0f + 0x1p-9f); /* tie, up to even */
+    assert_true(round_to_tf32(1.0f + 0x1p-11f) == 1.0f + 0x1p-10f);   /* tie: away from zero (cvt.rna) */
+    assert_true(round_to_tf32(-1.0f - 0x1p-11f) == -1.0f - 0x1p-10f); /* away from zero, negative too */
+    assert_true(round_to_tf32(1.0f + 3 * 0x1p-11f) == 1.0f + 0x1p-9f); /* tie, up */
+    assert_true(round_to_tf32(1.0f + 0x1p-11f - 0x1p-23f) == 1.0f);   /* just below a tie: down */
+    assert_true(isinf(round_to_tf32(0x1.fffffep127f)));              /* rounds past the largest tf32 */
     assert_true(round_to_tf32(1.0f + 0x1p-12f) == 1.0f);
     assert_true(isinf(round_to_tf32(INFINITY)));
     assert_true(isnan(round_to_tf32(NAN)));

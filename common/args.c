@@ -59,6 +59,10 @@ static void range_error(const args_t *a, const arg_spec_t *s, const char *val, F
                 s->name, val, s->min, s->max);
 }
 
+/* strtoll and strtod skip leading blanks and take a '+': "--steps ' 12'" or
+ * "+12" would pass for 12, so a number must start with a digit, '-' or '.'. */
+static int number_start(const char *val) { return (*val >= '0' && *val <= '9') || *val == '-' || *val == '.'; }
+
 static int store(const args_t *a, const arg_spec_t *s, const char *val, FILE *msg) {
     char *end = NULL;
     errno = 0;
@@ -66,7 +70,7 @@ static int store(const args_t *a, const arg_spec_t *s, const char *val, FILE *ms
     case ARG_INT:
     case ARG_LONG: {
         long long v = strtoll(val, &end, 10);
-        if (*val == '\0' || *end != '\0') {
+        if (!number_start(val) || *end != '\0') {
             fprintf(msg, "%s: --%s expects an integer, got '%s'; run '%s --help' for usage\n",
                     a->prog, s->name, val, a->prog);
             return ARGS_ERROR;
@@ -90,7 +94,10 @@ static int store(const args_t *a, const arg_spec_t *s, const char *val, FILE *ms
     }
     case ARG_DOUBLE: {
         double v = strtod(val, &end);
-        if (*val == '\0' || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        /* ERANGE alone is also set for a value too small to hold in full (1e-310, a
+         * subnormal, or 1e-400, 0): that is still the number asked for, to within
+         * what a double holds; only one too large (Inf) is refused. */
+        if (!number_start(val) || *end != '\0' || !isfinite(v)) {
             fprintf(msg, "%s: --%s expects a finite number, got '%s'; run '%s --help' for usage\n",
                     a->prog, s->name, val, a->prog);
             return ARGS_ERROR;
@@ -185,11 +192,16 @@ void args_print_help(const args_t *a, FILE *out) {
 }
 
 void args_parse_or_exit(const args_t *a, int argc, char **argv) {
-    /* Help goes to stdout (it was asked for); errors to stderr. Peek for help first. */
-    for (int i = 1; i < argc; i++)
+    /* Help goes to stdout (it was asked for); errors to stderr. Peek for help
+     * first, but not in a flag's value: "--name -h" names something "-h". */
+    for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             args_print_help(a, stdout);
             exit(0);
         }
+        if (strncmp(argv[i], "--", 2) || strchr(argv[i], '=')) continue;
+        const arg_spec_t *s = find_spec(a, argv[i] + 2, strlen(argv[i] + 2));
+        if (s && s->type != ARG_FLAG && i + 1 < argc && strncmp(argv[i + 1], "--", 2)) i++; /* its value */
+    }
     if (args_parse(a, argc, argv, stderr) != ARGS_OK) exit(2);
 }

@@ -5,6 +5,8 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 
 #include "args.h"
 
@@ -75,6 +77,50 @@ static void test_bad_integer(void **state) {
     assert_non_null(strstr(msg, "--steps expects an integer, got '4x'"));
     const char *empty[] = {"train", "--steps=", NULL};
     assert_int_equal(parse(msg, sizeof msg, empty), ARGS_ERROR);
+}
+
+/* strtoll and strtod would take a leading blank or '+'; the flags do not. A
+ * double too small to hold in full is still that number; ".5" is a number. */
+static void test_number_forms(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *blank[] = {"train", "--steps", " 12", NULL};
+    assert_int_equal(parse(msg, sizeof msg, blank), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--steps expects an integer, got ' 12'"));
+    const char *plus[] = {"train", "--steps=+12", NULL};
+    assert_int_equal(parse(msg, sizeof msg, plus), ARGS_ERROR);
+    const char *plus_lr[] = {"train", "--lr", "+0.1", NULL};
+    assert_int_equal(parse(msg, sizeof msg, plus_lr), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--lr expects a finite number, got '+0.1'"));
+    const char *tiny[] = {"train", "--lr", "1e-310", NULL};
+    assert_int_equal(parse(msg, sizeof msg, tiny), ARGS_OK);
+    assert_true(lr > 0 && lr < 1e-300);
+    const char *point[] = {"train", "--lr", ".5", "--steps", "-0", NULL};
+    assert_int_equal(parse(msg, sizeof msg, point), ARGS_ERROR); /* -0 steps: out of [1, 1000000] */
+    const char *point_ok[] = {"train", "--lr", ".5", NULL};
+    assert_int_equal(parse(msg, sizeof msg, point_ok), ARGS_OK);
+    assert_true(lr == 0.5);
+    const char *huge[] = {"train", "--lr", "1e400", NULL};
+    assert_int_equal(parse(msg, sizeof msg, huge), ARGS_ERROR);
+}
+
+/* args_parse_or_exit looks for -h before parsing, but not in a flag's value:
+ * "--data -h" trains on a file named -h (run in a child: help would exit). */
+static void test_help_peek_skips_values(void **state) {
+    (void)state;
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        char *argv[] = {"train", "--data", "-h", "--steps", "3", NULL};
+        if (!freopen("/dev/null", "w", stdout)) _exit(4);
+        data = NULL;
+        args_parse_or_exit(&table, 5, argv);
+        _exit(data && !strcmp(data, "-h") && steps == 3 ? 3 : 5);
+    }
+    int st = 0;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 3); /* 0: it printed help instead */
 }
 
 static void test_out_of_range(void **state) {
@@ -185,6 +231,8 @@ int main(void) {
         cmocka_unit_test(test_values_are_stored),
         cmocka_unit_test(test_defaults_kept),
         cmocka_unit_test(test_bad_integer),
+        cmocka_unit_test(test_number_forms),
+        cmocka_unit_test(test_help_peek_skips_values),
         cmocka_unit_test(test_out_of_range),
         cmocka_unit_test(test_integer_overflow_is_a_range_error),
         cmocka_unit_test(test_unknown_flag_suggests),

@@ -18,8 +18,9 @@ extern "C" {
 
 /**
  * @brief Write s as a JSON string, with its quotes: '"' and '\\' get a
- *        backslash, control characters become \\u00XX, other bytes (UTF-8
- *        included) are written as they are.
+ *        backslash, control characters become \\u00XX, well-formed UTF-8 is
+ *        written as it is, and each byte that is not (Latin-1 text, a cut
+ *        sequence, a surrogate) becomes \\ufffd, so the file stays valid.
  * @param f the open output
  * @param s the text; NULL is written as ""
  */

@@ -30,6 +30,12 @@ static void test_escapes(void **state) {
         {"C:\\cuda", "\"C:\\\\cuda\""},
         {"a\nb\tc\x01", "\"a\\u000ab\\u0009c\\u0001\""},
         {"caf\xc3\xa9", "\"caf\xc3\xa9\""},
+        {"\xf0\x9f\x99\x82", "\"\xf0\x9f\x99\x82\""},    /* a 4-byte sequence, kept */
+        {"caf\xe9", "\"caf\\ufffd\""},                     /* Latin-1: not UTF-8 */
+        {"x\xc3", "\"x\\ufffd\""},                         /* a sequence cut short */
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},      /* a surrogate, encoded */
+        {"\xc0\xaf", "\"\\ufffd\\ufffd\""},                /* an overlong '/' */
+        {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* past U+10FFFF */
         {"", "\"\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {

@@ -92,18 +92,18 @@ void *gpu_malloc_at(size_t bytes, const char *file, int line) {
     return p;
 }
 
-void gpu_free(void *p) {
+void gpu_free_at(void *p, const char *file, int line) {
     if (!p) return;
     cudaError_t err = cudaFree(p);
     /* After a fault the memory cannot be freed, nor used: the caller is on
      * its way to reporting that fault, so this is not a second error. */
     if (err != cudaSuccess && device_fault() == cudaSuccess)
-        memory_call_failed(err, "cudaFree", __FILE__, __LINE__);
+        memory_call_failed(err, "cudaFree", file, line);
 }
 
-void gpu_upload(void *dst, const void *src, size_t bytes) {
+void gpu_upload_at(void *dst, const void *src, size_t bytes, const char *file, int line) {
     cudaError_t err = cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice);
-    if (err != cudaSuccess) memory_call_failed(err, "gpu_upload (cudaMemcpy to the device)", __FILE__, __LINE__);
+    if (err != cudaSuccess) memory_call_failed(err, "gpu_upload (cudaMemcpy to the device)", file, line);
 }
 
 uint16_t *gpu_upload_bf16_rounded(float *h, size_t n) {
@@ -115,19 +115,19 @@ uint16_t *gpu_upload_bf16_rounded(float *h, size_t n) {
     return d;
 }
 
-void gpu_download(void *dst, const void *src, size_t bytes) {
+void gpu_download_at(void *dst, const void *src, size_t bytes, const char *file, int line) {
     cudaError_t err = cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost);
-    if (err != cudaSuccess) memory_call_failed(err, "gpu_download (cudaMemcpy to the host)", __FILE__, __LINE__);
+    if (err != cudaSuccess) memory_call_failed(err, "gpu_download (cudaMemcpy to the host)", file, line);
 }
 
-void gpu_copy(void *dst, const void *src, size_t bytes) {
+void gpu_copy_at(void *dst, const void *src, size_t bytes, const char *file, int line) {
     cudaError_t err = cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToDevice);
-    if (err != cudaSuccess) memory_call_failed(err, "gpu_copy (cudaMemcpy on the device)", __FILE__, __LINE__);
+    if (err != cudaSuccess) memory_call_failed(err, "gpu_copy (cudaMemcpy on the device)", file, line);
 }
 
-void gpu_memset(void *p, int value, size_t bytes) {
+void gpu_memset_at(void *p, int value, size_t bytes, const char *file, int line) {
     cudaError_t err = cudaMemset(p, value, bytes);
-    if (err != cudaSuccess) memory_call_failed(err, "gpu_memset (cudaMemset)", __FILE__, __LINE__);
+    if (err != cudaSuccess) memory_call_failed(err, "gpu_memset (cudaMemset)", file, line);
 }
 
 size_t gpu_memory_used(void) {

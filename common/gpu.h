@@ -82,16 +82,26 @@ void *gpu_malloc_at(size_t bytes, const char *file, int line);
  * fault itself (gpu_sticky_error()) instead of dying on a free. The memory
  * is released when the process ends.
  * @param p device pointer
+ * @param file caller's file, named if the call fails
+ * @param line caller's line
  */
-void gpu_free(void *p);
+void gpu_free_at(void *p, const char *file, int line);
+
+/** @brief gpu_free_at() naming the caller's file and line. */
+#define gpu_free(p) gpu_free_at((p), __FILE__, __LINE__)
 
 /**
  * @brief Copy host to device (synchronous, checked).
  * @param dst device pointer
  * @param src host pointer
  * @param bytes size
+ * @param file caller's file, named if the call fails
+ * @param line caller's line
  */
-void gpu_upload(void *dst, const void *src, size_t bytes);
+void gpu_upload_at(void *dst, const void *src, size_t bytes, const char *file, int line);
+
+/** @brief gpu_upload_at() naming the caller's file and line. */
+#define gpu_upload(dst, src, bytes) gpu_upload_at((dst), (src), (bytes), __FILE__, __LINE__)
 
 /**
  * @brief Round n host floats to bf16 in place and copy the bf16 bits to new device memory.
@@ -109,24 +119,39 @@ uint16_t *gpu_upload_bf16_rounded(float *h, size_t n);
  * @param dst host pointer
  * @param src device pointer
  * @param bytes size
+ * @param file caller's file, named if the call fails
+ * @param line caller's line
  */
-void gpu_download(void *dst, const void *src, size_t bytes);
+void gpu_download_at(void *dst, const void *src, size_t bytes, const char *file, int line);
+
+/** @brief gpu_download_at() naming the caller's file and line. */
+#define gpu_download(dst, src, bytes) gpu_download_at((dst), (src), (bytes), __FILE__, __LINE__)
 
 /**
  * @brief Copy device to device (synchronous, checked).
  * @param dst device pointer
  * @param src device pointer; the two ranges must not overlap
  * @param bytes size
+ * @param file caller's file, named if the call fails
+ * @param line caller's line
  */
-void gpu_copy(void *dst, const void *src, size_t bytes);
+void gpu_copy_at(void *dst, const void *src, size_t bytes, const char *file, int line);
+
+/** @brief gpu_copy_at() naming the caller's file and line. */
+#define gpu_copy(dst, src, bytes) gpu_copy_at((dst), (src), (bytes), __FILE__, __LINE__)
 
 /**
  * @brief Set device memory bytewise (checked).
  * @param p device pointer
  * @param value byte value
  * @param bytes size
+ * @param file caller's file, named if the call fails
+ * @param line caller's line
  */
-void gpu_memset(void *p, int value, size_t bytes);
+void gpu_memset_at(void *p, int value, size_t bytes, const char *file, int line);
+
+/** @brief gpu_memset_at() naming the caller's file and line. */
+#define gpu_memset(p, value, bytes) gpu_memset_at((p), (value), (bytes), __FILE__, __LINE__)
 
 /**
  * @brief Device memory in use on the current device, by every process: total minus free (cudaMemGetInfo).

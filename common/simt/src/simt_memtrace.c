@@ -103,6 +103,12 @@ void simt_memtrace_unguard(const void *p, size_t bytes) { (void)p, (void)bytes; 
 
 #else
 
+/* A noted access's phase goes into the top byte of its site (no user-space
+ * code address reaches it), so each phase is a request of its own and the
+ * report still finds the line. */
+#define SITE_PHASE_SHIFT 56
+#define SITE_CODE(s) ((s) & (((uintptr_t)1 << SITE_PHASE_SHIFT) - 1))
+
 /* --- guard zones ------------------------------------------------------------
  * Set from the host between launches, read by the hooks during them (a
  * launch's start orders the two). guard_lo .. guard_hi spans them all, so
@@ -158,7 +164,7 @@ static void guard_check(uintptr_t a, size_t size, int store, uintptr_t site)
     for (int i = 0; i < nguards; i++) {
         if (a >= guards[i].hi || a + size <= guards[i].lo) continue;
         char at[160];
-        simt_source_line(site & (((uintptr_t)1 << 56) - 1), at, sizeof at);
+        simt_source_line(SITE_CODE(site), at, sizeof at);
         if (guards[i].before)
             simt_fail("a %s of %zu bytes at %p, %llu bytes before the start of %s, at %s: the checks leave a "
                       "guard zone there, and no kernel should touch it; on a GPU it would read or write whatever "
@@ -414,11 +420,6 @@ void __tsan_atomic_signal_fence(int mo);
 void __tsan_atomic_thread_fence(int mo) { (void)mo, __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 void __tsan_atomic_signal_fence(int mo) { (void)mo, __atomic_signal_fence(__ATOMIC_SEQ_CST); }
 
-/* A noted access's phase goes into the top byte of its site (no user-space
- * code address reaches it), so each phase is a request of its own and the
- * report still finds the line. */
-#define SITE_PHASE_SHIFT 56
-#define SITE_CODE(s) ((s) & (((uintptr_t)1 << SITE_PHASE_SHIFT) - 1))
 
 void simt_memtrace_note(const void *addr, size_t size, int store, unsigned int phase)
 {

@@ -236,6 +236,14 @@ if [ -n "$labs" ] && [ "${HAVE_CUDA:-0}" = 1 ] && [ -x labs/03-register-tiling/a
         labs/03-register-tiling/autotune.sh --dry-run --src solutions --arch 90a --build "$BUILD"
 fi
 
+# The lab anatomy: a solution differs from its starter only inside the
+# TODO(...) begin/end blocks, so the code around them is the course's in both.
+# The comparison's self-test first: made-up wrong pairs must be refused.
+expect "todo blocks: the comparison refuses made-up wrong pairs" 0 \
+    "todo blocks self-test: [0-9]+ checks passed" bash common/tests/check_todo_blocks.sh --self-test
+expect "todo blocks: every solution differs from its starter only inside the blocks" 0 \
+    "todo blocks: [1-9][0-9]* files checked" bash common/tests/check_todo_blocks.sh
+
 # RUN_SUITES_DOCS=0 leaves these two out (make test-gpu-run: the GPU suites only).
 if [ "${RUN_SUITES_DOCS:-1}" != 0 ]; then
     expect "docs: Doxygen without warnings" 0 "" make --no-print-directory docs

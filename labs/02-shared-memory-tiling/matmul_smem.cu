@@ -27,7 +27,8 @@
  * columns blockIdx.x * TILE; thread (threadIdx.x, threadIdx.y) its element. */
 __global__ void matmul_smem_kernel(int M, int N, int K, float alpha, const float *A,
                                    const float *B, float beta, float *C) {
-    /* TODO (tasks 1-3):
+    /* TODO(tasks 1-3) begin */
+    /*
      * 1. Declare two TILE x TILE __shared__ float arrays, one for a tile of A
      *    and one for a tile of B. Thread (threadIdx.x, threadIdx.y) owns
      *    C[row][col] with row = blockIdx.y * TILE + threadIdx.y and
@@ -41,6 +42,7 @@ __global__ void matmul_smem_kernel(int M, int N, int K, float alpha, const float
      * 3. After the loop, if (row, col) is inside C, store
      *    alpha * acc + beta * C[row][col], without reading C when beta == 0. */
     (void)M; (void)N; (void)K; (void)alpha; (void)A; (void)B; (void)beta; (void)C;
+    /* TODO(tasks 1-3) end */
 }
 
 /* The tile edge this file was compiled with, for the checks' edge cases. */
@@ -51,10 +53,12 @@ extern "C" int matmul_smem_tile(void) { return TILE; }
 extern "C" int matmul_smem(int M, int N, int K, float alpha, const float *A, const float *B,
                            float beta, float *C) {
     if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
-    /* TODO (task 4): a TILE x TILE block; a grid with x covering the N
+    /* TODO(task 4) begin */
+    /* A TILE x TILE block; a grid with x covering the N
      * columns and y the M rows (round up); launch matmul_smem_kernel; return
      * LAB_LAUNCH_FAILED if cudaGetLastError() reports a problem, else LAB_OK.
      * Then delete the two lines below. */
     (void)alpha; (void)A; (void)B; (void)beta; (void)C;
     return LAB_NOT_IMPLEMENTED;
+    /* TODO(task 4) end */
 }

@@ -53,7 +53,8 @@ static_assert((BM * BK + BK * BN) * 4 <= 48 * 1024, "static shared memory is lim
 __global__ void __launch_bounds__(NTHREADS)
 matmul_blocktile_1d_kernel(int M, int N, int K, float alpha, const float *A, const float *B,
                            float beta, float *C) {
-    /* TODO (tasks 1-3):
+    /* TODO(tasks 1-3) begin */
+    /*
      * 1. Declare __shared__ float As[BM][BK] and Bs[BK][BN], and an array of
      *    TM float accumulators set to 0. Work out this thread's column
      *    (threadIdx.x % BN) and first row ((threadIdx.x / BN) * TM) in the tile.
@@ -68,6 +69,7 @@ matmul_blocktile_1d_kernel(int M, int N, int K, float alpha, const float *A, con
      * 3. Store alpha * acc[m] + beta * C for each of the TM elements that is
      *    inside C; do not read C when beta == 0. */
     (void)M; (void)N; (void)K; (void)alpha; (void)A; (void)B; (void)beta; (void)C;
+    /* TODO(tasks 1-3) end */
 }
 
 /* The tile sizes this file was compiled with, for the checks' edge cases. */
@@ -82,11 +84,13 @@ extern "C" void matmul_blocktile_1d_tiles(int *bm, int *bn, int *bk) {
 extern "C" int matmul_blocktile_1d(int M, int N, int K, float alpha, const float *A,
                                    const float *B, float beta, float *C) {
     if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
-    /* TODO (task 4): a 1-D block of NTHREADS threads; a grid with x covering
+    /* TODO(task 4) begin */
+    /* A 1-D block of NTHREADS threads; a grid with x covering
      * the N columns in steps of BN and y the M rows in steps of BM (round
      * up); launch matmul_blocktile_1d_kernel; return LAB_LAUNCH_FAILED if
      * cudaGetLastError() reports a problem, else LAB_OK. Then delete the two
      * lines below. */
     (void)alpha; (void)A; (void)B; (void)beta; (void)C;
     return LAB_NOT_IMPLEMENTED;
+    /* TODO(task 4) end */
 }

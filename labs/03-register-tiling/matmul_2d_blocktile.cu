@@ -57,7 +57,8 @@ static_assert((BM * BK + BK * BN) * 4 <= 48 * 1024, "static shared memory is lim
 __global__ void __launch_bounds__(NTHREADS)
 matmul_blocktile_2d_kernel(int M, int N, int K, float alpha, const float *A, const float *B,
                            float beta, float *C) {
-    /* TODO (tasks 5-7):
+    /* TODO(tasks 5-7) begin */
+    /*
      * 5. Declare __shared__ float As[BM][BK] and Bs[BK][BN]; TM x TN float
      *    accumulators set to 0; and two register arrays, a[TM] and b[TN].
      *    This thread's micro-tile starts at tile row (t / (BN / TN)) * TM and
@@ -70,6 +71,7 @@ matmul_blocktile_2d_kernel(int M, int N, int K, float alpha, const float *A, con
      * 7. Store the TM x TN results that are inside C (alpha and beta as in
      *    step 1; C is not read when beta == 0). */
     (void)M; (void)N; (void)K; (void)alpha; (void)A; (void)B; (void)beta; (void)C;
+    /* TODO(tasks 5-7) end */
 }
 
 /* The tile sizes this file was compiled with, for the checks' edge cases. */
@@ -84,10 +86,12 @@ extern "C" void matmul_blocktile_2d_tiles(int *bm, int *bn, int *bk) {
 extern "C" int matmul_blocktile_2d(int M, int N, int K, float alpha, const float *A,
                                    const float *B, float beta, float *C) {
     if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
-    /* TODO (task 8): NTHREADS threads per block, one block per BM x BN tile
+    /* TODO(task 8) begin */
+    /* NTHREADS threads per block, one block per BM x BN tile
      * of C (x over columns, y over rows, rounded up); launch
      * matmul_blocktile_2d_kernel and report launch errors as in step 1. Then
      * delete the two lines below. */
     (void)alpha; (void)A; (void)B; (void)beta; (void)C;
     return LAB_NOT_IMPLEMENTED;
+    /* TODO(task 8) end */
 }

@@ -57,7 +57,8 @@ static_assert((BM * BK + BK * BN) * 4 <= 48 * 1024, "static shared memory is lim
 __global__ void __launch_bounds__(NTHREADS)
 matmul_vectorized_kernel(int M, int N, int K, float alpha, const float *A, const float *B,
                          float beta, float *C, int vec_a, int vec_b, int vec_c) {
-    /* TODO (tasks 9-12):
+    /* TODO(tasks 9-12) begin */
+    /*
      * 9.  Declare __shared__ __align__(16) float As[BK][BM] (A transposed:
      *     As[k][m] holds A[m0 + m][k0 + k]) and Bs[BK][BN], the accumulators
      *     and the register arrays of step 2.
@@ -76,6 +77,7 @@ matmul_vectorized_kernel(int M, int N, int K, float alpha, const float *A, const
      *     beta != 0) and write float4s; else element by element with checks. */
     (void)M; (void)N; (void)K; (void)alpha; (void)A; (void)B; (void)beta; (void)C;
     (void)vec_a; (void)vec_b; (void)vec_c;
+    /* TODO(tasks 9-12) end */
 }
 
 /* The tile sizes this file was compiled with, for the checks' edge cases. */
@@ -95,11 +97,13 @@ static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 extern "C" int matmul_vectorized(int M, int N, int K, float alpha, const float *A,
                                  const float *B, float beta, float *C) {
     if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
-    /* TODO (task 13): decide the three alignment flags (every row of A is
+    /* TODO(task 13) begin */
+    /* Decide the three alignment flags (every row of A is
      * 16-byte aligned when K % 4 == 0 and aligned16(A); B and C when
      * N % 4 == 0 and their pointer is aligned), then launch as in step 2 with
      * the flags as the last three arguments. Then delete the lines below. */
     (void)alpha; (void)A; (void)B; (void)beta; (void)C;
     (void)aligned16;
     return LAB_NOT_IMPLEMENTED;
+    /* TODO(task 13) end */
 }

@@ -107,7 +107,8 @@ static_assert(2 * ((BM + APAD) * BK + BK * BN) * 4 <= 48 * 1024,
 __device__ __forceinline__ void load_slices(float4 (&ra)[LDA], float4 (&rb)[LDB], int M, int N,
                                             int K, const float *A, const float *B, int m0, int n0,
                                             int k0, int vec_a, int vec_b) {
-    /* TODO (task 15): for each of this thread's LDA float4 slots of the A
+    /* TODO(task 15) begin */
+    /* For each of this thread's LDA float4 slots of the A
      * slice (slot tid + l * NTHREADS: row m0 + i / (BK / 4), columns
      * k0 + 4 * (i % (BK / 4)) .. + 3), one float4 load into ra[l] when vec_a
      * and the slice lies inside A, else four guarded scalars, 0 outside A.
@@ -115,17 +116,20 @@ __device__ __forceinline__ void load_slices(float4 (&ra)[LDA], float4 (&rb)[LDB]
      * n0 + 4 * (i % (BN / 4)) ..) with vec_b. */
     (void)ra; (void)rb; (void)M; (void)N; (void)K; (void)A; (void)B; (void)m0; (void)n0;
     (void)k0; (void)vec_a; (void)vec_b;
+    /* TODO(task 15) end */
 }
 
 /* Registers to one shared buffer: A transposed (its float4 goes down a
  * column of As), B as it is. */
 __device__ __forceinline__ void store_slices(float (*As)[BM + APAD], float (*Bs)[BN],
                                              const float4 (&ra)[LDA], const float4 (&rb)[LDB]) {
-    /* TODO (task 15): with r and c the slot's row and first column within
+    /* TODO(task 15) begin */
+    /* With r and c the slot's row and first column within
      * the slice (as above, without m0 and k0): ra[l]'s four floats go to
      * As[c + 0][r] .. As[c + 3][r] (down a column of the transposed tile),
      * rb[l] as one float4 to Bs[r][c]. */
     (void)As; (void)Bs; (void)ra; (void)rb;
+    /* TODO(task 15) end */
 }
 
 /* Shared to registers: this lane's operands at depth k, as float4s. With
@@ -137,11 +141,13 @@ __device__ __forceinline__ void load_fragments(float (&a)[WMITER * TM], float (&
                                                const float (*As)[BM + APAD],
                                                const float (*Bs)[BN], int k, int arow,
                                                int bcol) {
-    /* TODO (task 16): for each sub-tile row wm, the lane's TM values
+    /* TODO(task 16) begin */
+    /* For each sub-tile row wm, the lane's TM values
      * As[k][arow + wm * WSUBM ..] as float4s into a[wm * TM ..]; for each
      * sub-tile column wn, its TN values Bs[k][bcol + wn * WSUBN ..] into
      * b[wn * TN ..]. */
     (void)a; (void)b; (void)As; (void)Bs; (void)k; (void)arow; (void)bcol;
+    /* TODO(task 16) end */
 }
 
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, all row-major.
@@ -151,7 +157,8 @@ __device__ __forceinline__ void load_fragments(float (&a)[WMITER * TM], float (&
 __global__ void __launch_bounds__(NTHREADS)
 matmul_warptile_kernel(int M, int N, int K, float alpha, const float *A, const float *B,
                        float beta, float *C, int vec_a, int vec_b, int vec_c) {
-    /* TODO (tasks 14-17):
+    /* TODO(tasks 14-17) begin */
+    /*
      * 14. Two buffers of each shared tile, As[2][BK][BM + APAD] (transposed)
      *     and Bs[2][BK][BN]. Registers: acc[WMITER * TM][WNITER * TN] set to
      *     0; the next slice, float4 ra[LDA], rb[LDB]; two sets of operands,
@@ -176,6 +183,7 @@ matmul_warptile_kernel(int M, int N, int K, float alpha, const float *A, const f
      *     arow + wm * WSUBM + i, column bcol + wn * WSUBN + j. */
     (void)M; (void)N; (void)K; (void)alpha; (void)A; (void)B; (void)beta; (void)C;
     (void)vec_a; (void)vec_b; (void)vec_c;
+    /* TODO(tasks 14-17) end */
 }
 
 /* The tile sizes this file was compiled with, for the checks' edge cases. */
@@ -193,10 +201,12 @@ static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 extern "C" int matmul_warptile(int M, int N, int K, float alpha, const float *A, const float *B,
                                float beta, float *C) {
     if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
-    /* TODO (task 18): the alignment flags as in step 3; NTHREADS threads per
+    /* TODO(task 18) begin */
+    /* The alignment flags as in step 3; NTHREADS threads per
      * block, one block per BM x BN tile of C; launch matmul_warptile_kernel
      * and report launch errors. Then delete the lines below. */
     (void)alpha; (void)A; (void)B; (void)beta; (void)C;
     (void)aligned16;
     return LAB_NOT_IMPLEMENTED;
+    /* TODO(task 18) end */
 }

@@ -24,6 +24,7 @@
  * First version: the row of C comes from the x coordinates, the column from y. */
 __global__ void matmul_naive_uncoalesced_kernel(int M, int N, int K, float alpha, const float *A,
                                                 const float *B, float beta, float *C) {
+    /* TODO(task 1) begin */
     /* Neighbouring threads (consecutive threadIdx.x) get neighbouring rows:
      * in the loop below a warp's 32 loads of A are K floats apart, so each
      * needs its own transaction; the load of B is one address (broadcast). */
@@ -36,12 +37,14 @@ __global__ void matmul_naive_uncoalesced_kernel(int M, int N, int K, float alpha
         /* BLAS rule: with beta == 0, C is not read, so NaN in it is ignored. */
         *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
     }
+    /* TODO(task 1) end */
 }
 
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, all row-major.
  * Coalesced version: the column of C comes from the x coordinates. */
 __global__ void matmul_naive_kernel(int M, int N, int K, float alpha, const float *A,
                                     const float *B, float beta, float *C) {
+    /* TODO(task 3) begin */
     /* Consecutive threadIdx.x get consecutive columns: a warp reads 32
      * neighbouring floats of a row of B (one 128-byte line) and one float of
      * A (broadcast), and writes 32 neighbouring floats of C. */
@@ -53,6 +56,7 @@ __global__ void matmul_naive_kernel(int M, int N, int K, float alpha, const floa
         float *c = &C[(size_t)row * N + col];
         *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
     }
+    /* TODO(task 3) end */
 }
 
 /* Launch the first version over all of C. A, B, C are device pointers.
@@ -60,20 +64,24 @@ __global__ void matmul_naive_kernel(int M, int N, int K, float alpha, const floa
 extern "C" int matmul_naive_uncoalesced(int M, int N, int K, float alpha, const float *A,
                                         const float *B, float beta, float *C) {
     if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
+    /* TODO(task 2) begin */
     /* x covers the M rows, y the N columns; round up so edge blocks exist. */
     dim3 block(BLOCK, BLOCK);
     dim3 grid((M + BLOCK - 1) / BLOCK, (N + BLOCK - 1) / BLOCK);
     matmul_naive_uncoalesced_kernel<<<grid, block>>>(M, N, K, alpha, A, B, beta, C);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
+    /* TODO(task 2) end */
 }
 
 /* Launch the coalesced version over all of C. Same contract as above. */
 extern "C" int matmul_naive(int M, int N, int K, float alpha, const float *A, const float *B,
                             float beta, float *C) {
     if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
+    /* TODO(task 3) begin */
     /* x covers the N columns now, y the M rows. */
     dim3 block(BLOCK, BLOCK);
     dim3 grid((N + BLOCK - 1) / BLOCK, (M + BLOCK - 1) / BLOCK);
     matmul_naive_kernel<<<grid, block>>>(M, N, K, alpha, A, B, beta, C);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
+    /* TODO(task 3) end */
 }

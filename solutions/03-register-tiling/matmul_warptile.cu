@@ -107,6 +107,7 @@ static_assert(2 * ((BM + APAD) * BK + BK * BN) * 4 <= 48 * 1024,
 __device__ __forceinline__ void load_slices(float4 (&ra)[LDA], float4 (&rb)[LDB], int M, int N,
                                             int K, const float *A, const float *B, int m0, int n0,
                                             int k0, int vec_a, int vec_b) {
+    /* TODO(task 15) begin */
     const int tid = threadIdx.x;
     const bool fast_a = vec_a && m0 + BM <= M && k0 + BK <= K;
 #pragma unroll
@@ -138,12 +139,14 @@ __device__ __forceinline__ void load_slices(float4 (&ra)[LDA], float4 (&rb)[LDB]
             rb[l].w = in && c + 3 < N ? B[(size_t)r * N + c + 3] : 0.0f;
         }
     }
+    /* TODO(task 15) end */
 }
 
 /* Registers to one shared buffer: A transposed (its float4 goes down a
  * column of As), B as it is. */
 __device__ __forceinline__ void store_slices(float (*As)[BM + APAD], float (*Bs)[BN],
                                              const float4 (&ra)[LDA], const float4 (&rb)[LDB]) {
+    /* TODO(task 15) begin */
     const int tid = threadIdx.x;
 #pragma unroll
     for (int l = 0; l < LDA; l++) {
@@ -160,6 +163,7 @@ __device__ __forceinline__ void store_slices(float (*As)[BM + APAD], float (*Bs)
         const int r = i / (BN / 4), c = 4 * (i % (BN / 4));
         *reinterpret_cast<float4 *>(&Bs[r][c]) = rb[l];
     }
+    /* TODO(task 15) end */
 }
 
 /* Shared to registers: this lane's operands at depth k, as float4s. With
@@ -171,6 +175,7 @@ __device__ __forceinline__ void load_fragments(float (&a)[WMITER * TM], float (&
                                                const float (*As)[BM + APAD],
                                                const float (*Bs)[BN], int k, int arow,
                                                int bcol) {
+    /* TODO(task 16) begin */
 #pragma unroll
     for (int wm = 0; wm < WMITER; wm++)
 #pragma unroll
@@ -191,6 +196,7 @@ __device__ __forceinline__ void load_fragments(float (&a)[WMITER * TM], float (&
             b[wn * TN + j + 2] = v.z;
             b[wn * TN + j + 3] = v.w;
         }
+    /* TODO(task 16) end */
 }
 
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, all row-major.
@@ -200,6 +206,7 @@ __device__ __forceinline__ void load_fragments(float (&a)[WMITER * TM], float (&
 __global__ void __launch_bounds__(NTHREADS)
 matmul_warptile_kernel(int M, int N, int K, float alpha, const float *A, const float *B,
                        float beta, float *C, int vec_a, int vec_b, int vec_c) {
+    /* TODO(tasks 14-17) begin */
     /* Two buffers of each tile: the block computes on one while its next
      * slice is written into the other. */
     __shared__ __align__(16) float As[2][BK][BM + APAD];
@@ -296,6 +303,7 @@ matmul_warptile_kernel(int M, int N, int K, float alpha, const float *A, const f
                     }
                 }
         }
+    /* TODO(tasks 14-17) end */
 }
 
 /* The tile sizes this file was compiled with, for the checks' edge cases. */
@@ -313,10 +321,12 @@ static bool aligned16(const void *p) { return ((uintptr_t)p & 15) == 0; }
 extern "C" int matmul_warptile(int M, int N, int K, float alpha, const float *A, const float *B,
                                float beta, float *C) {
     if (M < 1 || N < 1 || K < 1) return LAB_BAD_ARGUMENT;
+    /* TODO(task 18) begin */
     const int vec_a = K % 4 == 0 && aligned16(A);
     const int vec_b = N % 4 == 0 && aligned16(B);
     const int vec_c = N % 4 == 0 && aligned16(C);
     dim3 grid((N + BN - 1) / BN, (M + BM - 1) / BM);
     matmul_warptile_kernel<<<grid, NTHREADS>>>(M, N, K, alpha, A, B, beta, C, vec_a, vec_b, vec_c);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
+    /* TODO(task 18) end */
 }

@@ -30,15 +30,20 @@ static __device__ float warp_sum(float x) {
 
 /* ---- vector access ------------------------------------------------------------ */
 
-/* The element-wise kernels take VEC consecutive elements per thread, through
+/* An element-wise kernel can take VEC consecutive elements per thread, through
  * load4 and store4 of cuda/vec4.cuh: one 16-byte access per array instead of
  * four 4-byte ones (the model's buffers are 16-byte aligned; others fall back
- * to scalar accesses). */
+ * to scalar accesses). vec_blocks(n) is the grid for n elements that way.
+ * [[maybe_unused]]: a file whose kernels take one element per thread does not
+ * call it, and nvcc -Werror would reject an unused function. */
 
-static unsigned vec_blocks(size_t n) { return (unsigned)(((n + VEC - 1) / VEC + THREADS - 1) / THREADS); }
+[[maybe_unused]] static unsigned vec_blocks(size_t n) {
+    return (unsigned)(((n + VEC - 1) / VEC + THREADS - 1) / THREADS);
+}
 
 /* ---- Task 1: RMSNorm backward ------------------------------------------------ */
 
+/* TODO(1a, 1b) begin */
 /* dinp and dweight in one pass over dout and inp. A block takes
  * warps * RMS_ROWS_PER_WARP consecutive rows; each warp does its rows one at a
  * time: the row's dot of g = dout * w with xhat = x * rstd (warp_sum), then
@@ -132,10 +137,13 @@ __global__ void rmsnorm_dweight_kernel(float *dweight, const float *partial, int
 static float *dw_partial;
 static size_t dw_partial_cap;
 
+/* TODO(1a, 1b) end */
+
 extern "C" int rmsnorm_backward_gpu(float *dinp, float *dweight, const float *dout, const float *inp,
                                     const float *weight, const float *rstd, int N, int D) {
     if (N < 0 || D < 1) return LAB_BAD_ARGUMENT;
     if (N == 0) return LAB_OK;
+    /* TODO(1c) begin */
     /* As many warps as keep a block's dweight slices within the default 48 KiB of shared memory
      * (8 at D = 768); a row too wide even for one warp's slice asks for more. */
     const size_t row_bytes = (size_t)D * sizeof(float);
@@ -158,6 +166,7 @@ extern "C" int rmsnorm_backward_gpu(float *dinp, float *dweight, const float *do
     rmsnorm_backward_kernel<<<blocks, warps * WARP, smem>>>(dinp, dw_partial, dout, inp, weight, rstd, N, D, vec);
     rmsnorm_dweight_kernel<<<(D + WARP - 1) / WARP, DW_WARPS * WARP>>>(dweight, dw_partial, blocks, D);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
+    /* TODO(1c) end */
 }
 
 /* ---- Task 2: attention softmax backward ---------------------------------------- */
@@ -165,6 +174,7 @@ extern "C" int rmsnorm_backward_gpu(float *dinp, float *dweight, const float *do
 /* One warp per row (r, t): the row's sum of P * dP, then the Jacobian-vector product. */
 __global__ void softmax_backward_kernel(float *dpreatt, const float *att, const float *datt, int BH, int T,
                                         float scale) {
+    /* TODO(2a) begin */
     long long row = (long long)blockIdx.x * (blockDim.x / WARP) + threadIdx.x / WARP;
     int lane = threadIdx.x % WARP;
     if (row >= (long long)BH * T) return;
@@ -175,20 +185,24 @@ __global__ void softmax_backward_kernel(float *dpreatt, const float *att, const 
     for (int u = lane; u <= t; u += WARP) s += p[u] * dp[u];
     s = warp_sum(s);
     for (int u = lane; u < T; u += WARP) ds[u] = u <= t ? scale * p[u] * (dp[u] - s) : 0.0f;
+    /* TODO(2a) end */
 }
 
 extern "C" int attention_softmax_backward_gpu(float *dpreatt, const float *att, const float *datt, int BH,
                                               int T, float scale) {
     if (BH < 0 || T < 0) return LAB_BAD_ARGUMENT;
     if (BH == 0 || T == 0) return LAB_OK;
+    /* TODO(2b) begin */
     long long rows = (long long)BH * T;
     softmax_backward_kernel<<<(unsigned)((rows + THREADS / WARP - 1) / (THREADS / WARP)), THREADS>>>(
         dpreatt, att, datt, BH, T, scale);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
+    /* TODO(2b) end */
 }
 
 /* ---- Task 3: SwiGLU backward ----------------------------------------------------- */
 
+/* TODO(3a) begin */
 /* silu'(g) = s (1 + g (1 - s)) with s = sigmoid(g): the gradients of one element. */
 static __device__ void swiglu_grad(float *dg, float *du, float go, float g, float u) {
     const float s = 1.0f / (1.0f + expf(-g));
@@ -212,17 +226,21 @@ __global__ void swiglu_backward_kernel(uint16_t *dgate, uint16_t *dup, const uin
     store4_bf16(dgate, i, n, vec, dg);
     store4_bf16(dup, i, n, vec, du);
 }
+/* TODO(3a) end */
 
 extern "C" int swiglu_backward_gpu(uint16_t *dgate, uint16_t *dup, const uint16_t *dout, const uint16_t *gate,
                                    const uint16_t *up, size_t n) {
     if (n == 0) return LAB_OK;
+    /* TODO(3b) begin */
     const int vec = aligned8(dgate) && aligned8(dup) && aligned8(dout) && aligned8(gate) && aligned8(up);
     swiglu_backward_kernel<<<vec_blocks(n), THREADS>>>(dgate, dup, dout, gate, up, n, vec);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
+    /* TODO(3b) end */
 }
 
 /* ---- Tasks 4 and 5: fused AdamW with fp32 master weights and a bf16 copy ---------- */
 
+/* TODO(4a, 5) begin */
 /* The update of one parameter; returns the new master value. */
 static __device__ float adamw_one(float p, float g, float *m, float *v, float lr, float beta1, float beta2,
                                   float c1, float c2, float eps, float wd) {
@@ -263,12 +281,14 @@ __global__ void adamw_kernel(float *master, uint16_t *params_bf16, const float *
         for (int j = 0; j < VEC && i + j < n; j++) params_bf16[i + j] = b[j];
     }
 }
+/* TODO(4a, 5) end */
 
 extern "C" int adamw_step_gpu(float *master, uint16_t *params_bf16, const float *grads, float *m, float *v,
                               size_t n, float lr, float beta1, float beta2, float eps, float weight_decay,
                               long t, float grad_scale) {
     if (t < 1) return LAB_BAD_ARGUMENT;
     if (n == 0) return LAB_OK;
+    /* TODO(4b) begin */
     /* Bias corrections on the host, once per call, as the CPU computes them. */
     const float c1 = 1.0f - powf(beta1, (float)t), c2 = 1.0f - powf(beta2, (float)t);
     /* the bf16 copy's 8-byte store needs only 8-byte alignment */
@@ -277,4 +297,5 @@ extern "C" int adamw_step_gpu(float *master, uint16_t *params_bf16, const float 
     adamw_kernel<<<vec_blocks(n), THREADS>>>(master, params_bf16, grads, m, v, n, lr, beta1, beta2, c1, c2, eps,
                                              weight_decay, grad_scale, vec);
     return cudaGetLastError() == cudaSuccess ? LAB_OK : LAB_LAUNCH_FAILED;
+    /* TODO(4b) end */
 }

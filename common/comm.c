@@ -22,6 +22,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -326,7 +327,15 @@ static void comm_abort_hook(int code) {
     int inited = 0, finalized = 0;
     MPI_Initialized(&inited);
     MPI_Finalized(&finalized);
-    if (inited && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+    if (!inited || finalized) return;
+    /* Say so before MPI_Abort: the launcher's own report of the abort is not always printed
+     * (Open MPI sometimes loses it while it kills the job), and this line is how a log and
+     * test_comm_abort tell that the job was ended on purpose. */
+    char prefix[64];
+    log_prefix(prefix, (int)sizeof prefix);
+    fprintf(stderr, "%scomm: ending the whole job with MPI_Abort (exit code %d)\n", prefix, code);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
 }
 
 void comm_init(int *argc, char ***argv) {

@@ -147,11 +147,20 @@ static void test_control_job_succeeds(void **state) {
     assert_true(ok);
 }
 
+/* The line the communicator's abort hook prints just before it calls MPI_Abort. Without
+ * the hook a FATAL only exits, and Open MPI's mpirun still ends the job because a rank
+ * exited non-zero, so the message and the exit status alone would pass; a launcher that
+ * does not end the job on one rank's exit (srun without --kill-on-bad-exit) would then
+ * leave the others waiting forever. (Open MPI's own "MPI_ABORT was invoked on rank N" is
+ * not checked: it is lost now and then.) */
+#define ABORTED_BY_HOOK "comm: ending the whole job with MPI_Abort"
+
 static void test_fatal_while_others_in_barrier(void **state) {
     (void)state;
     static job_t job;
     run_job(4, "2", &job);
     assert_failed_job(&job, "[rank 2/4]", "rank 2 fails on purpose while the others wait in barrier");
+    assert_failed_job(&job, "[rank 2/4] " ABORTED_BY_HOOK, NULL);
 }
 
 static void test_fatal_while_others_in_allreduce(void **state) {
@@ -159,6 +168,7 @@ static void test_fatal_while_others_in_allreduce(void **state) {
     static job_t job;
     run_job(4, "2 allreduce", &job);
     assert_failed_job(&job, "[rank 2/4]", "rank 2 fails on purpose while the others wait in allreduce");
+    assert_failed_job(&job, "[rank 2/4] " ABORTED_BY_HOOK, NULL);
 }
 
 /* A rank that just exits (no FATAL, no MPI_Finalize): mpirun itself must end the job. */
@@ -185,7 +195,7 @@ static void test_nccl_world_needs_gpu(void **state) {
     /* Without a GPU: none visible; with one GPU for two ranks: they would share it. */
     if (strstr(why, "GPU"))
         assert_true(strstr(job.out, "no CUDA device visible to rank") || strstr(job.out, "share GPU"));
-    assert_failed_job(&job, why, NULL);
+    assert_failed_job(&job, why, ABORTED_BY_HOOK);
 }
 
 int main(int argc, char **argv) {

@@ -12,7 +12,9 @@
  *
  * bf16 and fp16 travel as MPI_UINT16_T and are reduced by user-defined MPI
  * operations that convert to float, combine, and round back to nearest even
- * (the conversions of half.h, bit-exact with CUDA's).
+ * (the conversions of half.h, bit-exact with CUDA's). max and min of every
+ * floating-point type are user-defined too, so that NaN and signed zeros give
+ * the same result whichever rank holds them.
  */
 #include "comm.h"
 #include "error.h"
@@ -20,6 +22,7 @@
 #include "log.h"
 
 #include <limits.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -72,7 +75,24 @@ static int comm_started_mpi = 0; /* comm_init() called MPI_Init, so comm_finaliz
 static int comm_initialized = 0;
 static comm_t *world_comms[2] = {NULL, NULL};
 
-/* MPI_User_function for each (16-bit type, op): MPI passes no op, so one function each. */
+/* max and min as NCCL's kernels compute them (fmaxf/fminf, __hmax/__hmin): a NaN loses to a
+ * number, and is the result only where every rank has NaN. MPI's built-in MPI_MAX and MPI_MIN
+ * (x > y ? x : y) keep a NaN from one operand and drop it from the other, so the result
+ * depended on which rank held the NaN. -0 counts as below +0, so the order of a +0 and a -0
+ * does not decide the result's sign either. */
+static double max_of(double x, double y) {
+    if (x != x && y != y) return (double)NAN;
+    if (x == y) return signbit(x) ? y : x;
+    return fmax(x, y);
+}
+static double min_of(double x, double y) {
+    if (x != x && y != y) return (double)NAN;
+    if (x == y) return signbit(x) ? x : y;
+    return fmin(x, y);
+}
+
+/* MPI_User_function for each (16-bit type, op): MPI passes no op, so one function each.
+ * Each partial result is rounded to the 16-bit type, as a GPU kernel would. */
 #define HALF_REDUCE_FN(name, to_f, from_f, combine)                                   \
     static void name(void *in, void *inout, int *len, MPI_Datatype *dt) {            \
         (void)dt;                                                                    \
@@ -85,15 +105,29 @@ static comm_t *world_comms[2] = {NULL, NULL};
     }
 HALF_REDUCE_FN(bf16_sum, float_from_bf16, bf16_from_float, x + y)
 HALF_REDUCE_FN(bf16_prod, float_from_bf16, bf16_from_float, x * y)
-HALF_REDUCE_FN(bf16_max, float_from_bf16, bf16_from_float, x > y ? x : y)
-HALF_REDUCE_FN(bf16_min, float_from_bf16, bf16_from_float, x < y ? x : y)
+HALF_REDUCE_FN(bf16_max, float_from_bf16, bf16_from_float, (float)max_of(x, y))
+HALF_REDUCE_FN(bf16_min, float_from_bf16, bf16_from_float, (float)min_of(x, y))
 HALF_REDUCE_FN(fp16_sum, float_from_fp16, fp16_from_float, x + y)
 HALF_REDUCE_FN(fp16_prod, float_from_fp16, fp16_from_float, x * y)
-HALF_REDUCE_FN(fp16_max, float_from_fp16, fp16_from_float, x > y ? x : y)
-HALF_REDUCE_FN(fp16_min, float_from_fp16, fp16_from_float, x < y ? x : y)
+HALF_REDUCE_FN(fp16_max, float_from_fp16, fp16_from_float, (float)max_of(x, y))
+HALF_REDUCE_FN(fp16_min, float_from_fp16, fp16_from_float, (float)min_of(x, y))
 
-/* [0] bf16, [1] fp16; by op SUM, PROD, MAX, MIN (AVG reduces with SUM). */
-static MPI_Op half_ops[2][4];
+/* The same max and min for float and double (their sums and products are MPI's own). */
+#define FLOAT_REDUCE_FN(name, type, combine)                                          \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *dt) {            \
+        (void)dt;                                                                    \
+        const type *a = (const type *)in;                                            \
+        type *b = (type *)inout;                                                     \
+        for (int i = 0; i < *len; i++) b[i] = (type)combine(a[i], b[i]);              \
+    }
+FLOAT_REDUCE_FN(f32_max, float, max_of)
+FLOAT_REDUCE_FN(f32_min, float, min_of)
+FLOAT_REDUCE_FN(f64_max, double, max_of)
+FLOAT_REDUCE_FN(f64_min, double, min_of)
+
+/* The user-defined operations, by dtype and op (SUM, PROD, MAX, MIN; AVG reduces with SUM);
+ * MPI_OP_NULL where MPI's built-in operation is right. */
+static MPI_Op user_ops[COMM_DTYPE_COUNT][4];
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -117,7 +151,8 @@ static MPI_Datatype mpi_dtype(comm_dtype_t dtype) {
 
 static MPI_Op mpi_op(comm_dtype_t dtype, comm_op_t op) {
     int k = op == COMM_AVG ? COMM_SUM : (int)op;
-    if (dtype == COMM_BF16 || dtype == COMM_FP16) return half_ops[dtype == COMM_FP16][k];
+    if ((unsigned)dtype < COMM_DTYPE_COUNT && (unsigned)k < 4 && user_ops[dtype][k] != MPI_OP_NULL)
+        return user_ops[dtype][k];
     switch ((comm_op_t)k) {
     case COMM_SUM: return MPI_SUM;
     case COMM_PROD: return MPI_PROD;
@@ -354,10 +389,18 @@ void comm_init(int *argc, char ***argv) {
     log_set_rank(rank, size);
     course_set_abort_hook(comm_abort_hook);
 
-    MPI_User_function *fns[2][4] = {{bf16_sum, bf16_prod, bf16_max, bf16_min},
-                                    {fp16_sum, fp16_prod, fp16_max, fp16_min}};
-    for (int t = 0; t < 2; t++)
-        for (int k = 0; k < 4; k++) MPI_CHECK(MPI_Op_create(fns[t][k], /*commute=*/1, &half_ops[t][k]));
+    /* By op: SUM, PROD, MAX, MIN. All commute: MPI may combine the ranks in any order. */
+    MPI_User_function *fns[COMM_DTYPE_COUNT][4] = {
+        [COMM_FLOAT32] = {NULL, NULL, f32_max, f32_min},
+        [COMM_FLOAT64] = {NULL, NULL, f64_max, f64_min},
+        [COMM_BF16] = {bf16_sum, bf16_prod, bf16_max, bf16_min},
+        [COMM_FP16] = {fp16_sum, fp16_prod, fp16_max, fp16_min},
+    };
+    for (int t = 0; t < COMM_DTYPE_COUNT; t++)
+        for (int k = 0; k < 4; k++) {
+            user_ops[t][k] = MPI_OP_NULL;
+            if (fns[t][k]) MPI_CHECK(MPI_Op_create(fns[t][k], /*commute=*/1, &user_ops[t][k]));
+        }
     comm_initialized = 1;
 }
 
@@ -375,8 +418,9 @@ void comm_finalize(void) {
         if (world_comms[b]) comm_destroy(world_comms[b]);
         world_comms[b] = NULL;
     }
-    for (int t = 0; t < 2; t++)
-        for (int k = 0; k < 4; k++) MPI_CHECK(MPI_Op_free(&half_ops[t][k]));
+    for (int t = 0; t < COMM_DTYPE_COUNT; t++)
+        for (int k = 0; k < 4; k++)
+            if (user_ops[t][k] != MPI_OP_NULL) MPI_CHECK(MPI_Op_free(&user_ops[t][k]));
     comm_initialized = 0;
     course_set_abort_hook(NULL);
     if (comm_started_mpi) MPI_CHECK(MPI_Finalize());

@@ -61,8 +61,10 @@ typedef enum {
 typedef enum {
     COMM_SUM = 0, /**< sum over ranks */
     COMM_PROD,    /**< product over ranks */
-    COMM_MAX,     /**< maximum over ranks */
-    COMM_MIN,     /**< minimum over ranks */
+    COMM_MAX,     /**< maximum over ranks; for floating-point types as fmax() and NCCL's kernels:
+                       a NaN loses to a number (NaN only where every rank has NaN), and -0 counts
+                       as below +0, so the result does not depend on which rank holds what */
+    COMM_MIN,     /**< minimum over ranks; NaN and -0 as for COMM_MAX */
     COMM_AVG,     /**< sum divided by the number of ranks (integer types truncate); MPI sums
                        then divides, NCCL scales floating-point inputs by 1/size first, so the
                        two may differ in the last bit */

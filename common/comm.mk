@@ -23,7 +23,8 @@ LIBCOMM := $(BUILD)/lib/libcomm.a
 COMM_OBJS := $(BUILD)/obj/common/comm.o
 
 COMM_CPPFLAGS := -Icommon
-COMM_LDLIBS :=
+# -lm: the MPI backend's max and min (fmax, fmin).
+COMM_LDLIBS := -lm
 ifneq ($(strip $(HAVE_NCCL)),)
 COMM_CPPFLAGS += -DCOURSE_HAVE_NCCL $(CUDA_CPPFLAGS)
 COMM_LDLIBS += $(NCCL_LDLIBS) $(CUDA_LDLIBS)

@@ -26,6 +26,7 @@
 #include "half.h"
 
 #include <fcntl.h>
+#include <math.h>
 #include <mpi.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -277,6 +278,58 @@ static void test_allreduce_half_rounding(void **state) {
             ok = 0;
         }
     }
+    ASSERT_ALL(ok);
+}
+
+/* max and min of floating-point types, as NCCL's kernels compute them (fmax/fmin): a NaN
+ * loses to a number whichever rank holds it, and -0 counts as below +0 in either order.
+ * Element i < P is NaN on rank i only; element P is NaN everywhere; element P + 1 is +0 on
+ * even ranks and -0 on odd ones. The rest hold r + 1 on rank r. */
+static double mm_input(int r, size_t i) {
+    if (i < (size_t)P) return (size_t)r == i ? (double)NAN : r + 1;
+    if (i == (size_t)P) return (double)NAN;
+    if (i == (size_t)P + 1) return r % 2 ? -0.0 : 0.0;
+    return r + 1;
+}
+
+static double mm_expect(comm_op_t op, size_t i) {
+    int is_max = op == COMM_MAX;
+    if (i < (size_t)P) {
+        if (P == 1) return (double)NAN;
+        /* over the ranks other than i of r + 1 */
+        if (is_max) return i == (size_t)P - 1 ? P - 1 : P;
+        return i == 0 ? 2 : 1;
+    }
+    if (i == (size_t)P) return (double)NAN;
+    if (i == (size_t)P + 1) return is_max || P == 1 ? 0.0 : -0.0;
+    return is_max ? P : 1;
+}
+
+static void test_max_min_nan_and_signed_zero(void **state) {
+    (void)state;
+    static const comm_dtype_t types[] = {COMM_FLOAT32, COMM_FLOAT64, COMM_BF16, COMM_FP16};
+    int ok = 1;
+    for (size_t ti = 0; ti < 4; ti++)
+        for (int k = 0; k < 2; k++)
+            for (int in_place = 0; in_place < 2; in_place++) {
+                comm_dtype_t t = types[ti];
+                comm_op_t op = k ? COMM_MIN : COMM_MAX;
+                size_t n = (size_t)P + 5, es = comm_dtype_size(t);
+                void *send = xmalloc(n * es), *recv = in_place ? send : xmalloc(n * es);
+                for (size_t i = 0; i < n; i++) put(send, t, i, mm_input(R, i));
+                comm_allreduce(W, send, recv, n, t, op);
+                for (size_t i = 0; i < n; i++) {
+                    double got = get(recv, t, i), want = mm_expect(op, i);
+                    int same = isnan(want) ? isnan(got) : got == want && !signbit(got) == !signbit(want);
+                    if (!same) {
+                        fprintf(stderr, "rank %d: allreduce %s %s element %zu is %g, expected %g\n", R,
+                                DTYPE_NAMES[t], OP_NAMES[op], i, got, want);
+                        ok = 0;
+                    }
+                }
+                free(send);
+                if (!in_place) free(recv);
+            }
     ASSERT_ALL(ok);
 }
 
@@ -753,6 +806,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_allreduce_all_dtypes_ops_sizes),
         cmocka_unit_test(test_allreduce_in_place),
         cmocka_unit_test(test_allreduce_half_rounding),
+        cmocka_unit_test(test_max_min_nan_and_signed_zero),
         cmocka_unit_test(test_reduce_scatter),
         cmocka_unit_test(test_allgather),
         cmocka_unit_test(test_broadcast),

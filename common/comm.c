@@ -24,6 +24,7 @@
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -162,10 +163,24 @@ static MPI_Op mpi_op(comm_dtype_t dtype, comm_op_t op) {
     }
 }
 
-/* MPI counts are int; a larger buffer has to be sent in pieces by the caller. */
-static int mpi_count(size_t n) {
-    CHECK(n <= (size_t)INT_MAX, "count %zu is larger than MPI's int limit %d; split the buffer", n,
-          INT_MAX);
+/* The largest element count either backend is given: its bytes must fit a ptrdiff_t. A
+ * negative int passed as a count arrives as a size_t near SIZE_MAX, far above this. */
+#define COMM_COUNT_MAX ((size_t)PTRDIFF_MAX / 8)
+
+static void check_count(const char *fn, const char *what, size_t n) {
+    CHECK(n <= COMM_COUNT_MAX,
+          "%s: %s %zu is not a number of elements (as a signed number it is %lld: a negative count "
+          "converted to size_t?); pass the number of elements, >= 0",
+          fn, what, n, (long long)n);
+}
+
+/* MPI counts are int. The buffers are not cut into pieces here: that would change which MPI
+ * collective runs (the baseline the labs measure), so a larger count is refused instead. */
+static int mpi_count(const char *fn, const char *what, size_t n) {
+    CHECK(n <= (size_t)INT_MAX,
+          "%s: %s %zu is more than MPI takes in one call (INT_MAX = %d elements); split the buffer "
+          "into pieces of at most INT_MAX elements and make one call per piece",
+          fn, what, n, INT_MAX);
     return (int)n;
 }
 
@@ -177,6 +192,7 @@ static void check_args(const comm_t *comm, const char *fn, size_t count, const v
                        const void *b, comm_dtype_t dtype) {
     check_comm(comm, fn);
     CHECK((unsigned)dtype < COMM_DTYPE_COUNT, "%s: invalid comm_dtype_t %d", fn, (int)dtype);
+    check_count(fn, "count", count);
     CHECK(count == 0 || (a != NULL && b != NULL), "%s: NULL buffer for %zu elements", fn, count);
 }
 
@@ -557,10 +573,11 @@ static comm_request_t do_send(comm_t *comm, const void *buf, size_t count, comm_
     finish_t f = {0};
     if (comm->backend == COMM_BACKEND_MPI) {
         MPI_Request r = MPI_REQUEST_NULL;
+        int n = mpi_count(fn, "count", count);
         if (nonblocking)
-            MPI_CHECK(MPI_Isend(buf, mpi_count(count), mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, &r));
+            MPI_CHECK(MPI_Isend(buf, n, mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, &r));
         else
-            MPI_CHECK(MPI_Send(buf, mpi_count(count), mpi_dtype(dtype), peer, COMM_TAG, comm->mpi));
+            MPI_CHECK(MPI_Send(buf, n, mpi_dtype(dtype), peer, COMM_TAG, comm->mpi));
         return mpi_done(nonblocking, r, &f);
     }
 #ifdef COURSE_HAVE_NCCL
@@ -578,11 +595,11 @@ static comm_request_t do_recv(comm_t *comm, void *buf, size_t count, comm_dtype_
     finish_t f = {0};
     if (comm->backend == COMM_BACKEND_MPI) {
         MPI_Request r = MPI_REQUEST_NULL;
+        int n = mpi_count(fn, "count", count);
         if (nonblocking)
-            MPI_CHECK(MPI_Irecv(buf, mpi_count(count), mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, &r));
+            MPI_CHECK(MPI_Irecv(buf, n, mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, &r));
         else
-            MPI_CHECK(MPI_Recv(buf, mpi_count(count), mpi_dtype(dtype), peer, COMM_TAG, comm->mpi,
-                               MPI_STATUS_IGNORE));
+            MPI_CHECK(MPI_Recv(buf, n, mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, MPI_STATUS_IGNORE));
         return mpi_done(nonblocking, r, &f);
     }
 #ifdef COURSE_HAVE_NCCL
@@ -617,9 +634,9 @@ void comm_sendrecv(comm_t *comm, const void *sendbuf, size_t sendcount, int dest
     check_peer(comm, fn, dest, "dest");
     check_peer(comm, fn, source, "source");
     if (comm->backend == COMM_BACKEND_MPI) {
-        MPI_CHECK(MPI_Sendrecv(sendbuf, mpi_count(sendcount), mpi_dtype(dtype), dest, COMM_TAG, recvbuf,
-                               mpi_count(recvcount), mpi_dtype(dtype), source, COMM_TAG, comm->mpi,
-                               MPI_STATUS_IGNORE));
+        int ns = mpi_count(fn, "sendcount", sendcount), nr = mpi_count(fn, "recvcount", recvcount);
+        MPI_CHECK(MPI_Sendrecv(sendbuf, ns, mpi_dtype(dtype), dest, COMM_TAG, recvbuf, nr, mpi_dtype(dtype),
+                               source, COMM_TAG, comm->mpi, MPI_STATUS_IGNORE));
         return;
     }
 #ifdef COURSE_HAVE_NCCL
@@ -646,12 +663,11 @@ static comm_request_t do_allreduce(comm_t *comm, const void *sendbuf, void *recv
         set_avg(&f, comm, op, recvbuf, count, dtype);
         const void *src = sendbuf == recvbuf ? MPI_IN_PLACE : sendbuf;
         MPI_Request r = MPI_REQUEST_NULL;
+        int n = mpi_count(fn, "count", count);
         if (nonblocking)
-            MPI_CHECK(MPI_Iallreduce(src, recvbuf, mpi_count(count), mpi_dtype(dtype), mpi_op(dtype, op),
-                                     comm->mpi, &r));
+            MPI_CHECK(MPI_Iallreduce(src, recvbuf, n, mpi_dtype(dtype), mpi_op(dtype, op), comm->mpi, &r));
         else
-            MPI_CHECK(MPI_Allreduce(src, recvbuf, mpi_count(count), mpi_dtype(dtype), mpi_op(dtype, op),
-                                    comm->mpi));
+            MPI_CHECK(MPI_Allreduce(src, recvbuf, n, mpi_dtype(dtype), mpi_op(dtype, op), comm->mpi));
         return mpi_done(nonblocking, r, &f);
     }
 #ifdef COURSE_HAVE_NCCL
@@ -693,12 +709,11 @@ static comm_request_t do_reduce_scatter(comm_t *comm, const void *sendbuf, void 
             f.move_bytes = recvcount * comm_dtype_size(dtype);
         }
         MPI_Request r = MPI_REQUEST_NULL;
+        int n = mpi_count(fn, "recvcount", recvcount);
         if (nonblocking)
-            MPI_CHECK(MPI_Ireduce_scatter_block(src, dst, mpi_count(recvcount), mpi_dtype(dtype),
-                                                mpi_op(dtype, op), comm->mpi, &r));
+            MPI_CHECK(MPI_Ireduce_scatter_block(src, dst, n, mpi_dtype(dtype), mpi_op(dtype, op), comm->mpi, &r));
         else
-            MPI_CHECK(MPI_Reduce_scatter_block(src, dst, mpi_count(recvcount), mpi_dtype(dtype),
-                                               mpi_op(dtype, op), comm->mpi));
+            MPI_CHECK(MPI_Reduce_scatter_block(src, dst, n, mpi_dtype(dtype), mpi_op(dtype, op), comm->mpi));
         return mpi_done(nonblocking, r, &f);
     }
 #ifdef COURSE_HAVE_NCCL
@@ -731,8 +746,8 @@ static comm_request_t do_allgather(comm_t *comm, const void *sendbuf, void *recv
                               ? MPI_IN_PLACE
                               : sendbuf;
         MPI_Request r = MPI_REQUEST_NULL;
-        int n = mpi_count(sendcount);
-        mpi_count(sendcount * (size_t)comm->size);
+        int n = mpi_count(fn, "sendcount", sendcount);
+        mpi_count(fn, "sendcount * ranks, the length of recvbuf,", sendcount * (size_t)comm->size);
         if (nonblocking)
             MPI_CHECK(MPI_Iallgather(src, n, mpi_dtype(dtype), recvbuf, n, mpi_dtype(dtype), comm->mpi, &r));
         else
@@ -757,32 +772,46 @@ comm_request_t comm_iallgather(comm_t *comm, const void *sendbuf, void *recvbuf,
     return do_allgather(comm, sendbuf, recvbuf, sendcount, dtype, 1, "comm_iallgather");
 }
 
-/* Per-rank int counts and offsets for the MPI "v" collectives; returns the total. */
-static size_t v_layout(const comm_t *comm, const size_t *counts, int *icounts, int *idispls,
-                       size_t *my_offset) {
+/* Checks the block sizes of a "v" collective (on both backends) and returns their sum;
+ * *my_offset is where this rank's block starts. */
+static size_t v_total(const comm_t *comm, const char *fn, const size_t *counts, size_t *my_offset) {
+    CHECK(counts != NULL, "%s: counts is NULL; pass one block size per rank", fn);
     size_t total = 0;
     for (int r = 0; r < comm->size; r++) {
+        char what[32];
+        snprintf(what, sizeof what, "counts[%d]", r);
+        check_count(fn, what, counts[r]);
+        CHECK(counts[r] <= COMM_COUNT_MAX - total, "%s: counts add up to more than %zu elements", fn,
+              (size_t)COMM_COUNT_MAX);
         if (r == comm->rank) *my_offset = total;
-        if (icounts) icounts[r] = mpi_count(counts[r]);
-        if (idispls) idispls[r] = mpi_count(total);
         total += counts[r];
     }
     return total;
+}
+
+/* Per-rank int counts and offsets for the MPI "v" collectives. */
+static void v_layout(const comm_t *comm, const char *fn, const size_t *counts, size_t total, int *icounts,
+                     int *idispls) {
+    mpi_count(fn, "the sum of counts", total);
+    size_t off = 0;
+    for (int r = 0; r < comm->size; r++) {
+        if (icounts) icounts[r] = (int)counts[r]; /* each <= total <= INT_MAX */
+        if (idispls) idispls[r] = (int)off;
+        off += counts[r];
+    }
 }
 
 void comm_reduce_scatterv(comm_t *comm, const void *sendbuf, void *recvbuf, const size_t *counts,
                           comm_dtype_t dtype, comm_op_t op) {
     const char *fn = "comm_reduce_scatterv";
     check_comm(comm, fn);
-    CHECK(counts != NULL, "%s: counts is NULL", fn);
     check_op(fn, op);
+    size_t my_off = 0, total = v_total(comm, fn, counts, &my_off), mine = counts[comm->rank];
+    check_args(comm, fn, total, sendbuf, mine ? recvbuf : sendbuf, dtype);
     if (comm->backend == COMM_BACKEND_MPI) {
-        size_t mine = counts[comm->rank], my_off = 0;
         int *icounts = (int *)malloc((size_t)comm->size * sizeof(int));
         CHECK(icounts != NULL, "out of memory");
-        size_t total = v_layout(comm, counts, icounts, NULL, &my_off);
-        mpi_count(total);
-        check_args(comm, fn, total, sendbuf, mine ? recvbuf : sendbuf, dtype);
+        v_layout(comm, fn, counts, total, icounts, NULL);
         finish_t f = {0};
         set_avg(&f, comm, op, recvbuf, mine, dtype);
         const void *src = sendbuf;
@@ -824,15 +853,13 @@ void comm_allgatherv(comm_t *comm, const void *sendbuf, void *recvbuf, const siz
                      comm_dtype_t dtype) {
     const char *fn = "comm_allgatherv";
     check_comm(comm, fn);
-    CHECK(counts != NULL, "%s: counts is NULL", fn);
+    size_t my_off = 0, total = v_total(comm, fn, counts, &my_off), mine = counts[comm->rank];
+    check_args(comm, fn, total, recvbuf, mine ? sendbuf : recvbuf, dtype);
     if (comm->backend == COMM_BACKEND_MPI) {
-        size_t mine = counts[comm->rank], my_off = 0;
         int *icounts = (int *)malloc(2 * (size_t)comm->size * sizeof(int));
         CHECK(icounts != NULL, "out of memory");
         int *idispls = icounts + comm->size;
-        size_t total = v_layout(comm, counts, icounts, idispls, &my_off);
-        mpi_count(total);
-        check_args(comm, fn, total, recvbuf, mine ? sendbuf : recvbuf, dtype);
+        v_layout(comm, fn, counts, total, icounts, idispls);
         const void *src = mine > 0 && sendbuf == at(recvbuf, my_off, dtype) ? MPI_IN_PLACE : sendbuf;
         MPI_CHECK(MPI_Allgatherv(src, icounts[comm->rank], mpi_dtype(dtype), recvbuf, icounts, idispls,
                                  mpi_dtype(dtype), comm->mpi));
@@ -868,10 +895,11 @@ static comm_request_t do_broadcast(comm_t *comm, void *buf, size_t count, comm_d
     if (comm->backend == COMM_BACKEND_MPI) {
         finish_t f = {0};
         MPI_Request r = MPI_REQUEST_NULL;
+        int n = mpi_count(fn, "count", count);
         if (nonblocking)
-            MPI_CHECK(MPI_Ibcast(buf, mpi_count(count), mpi_dtype(dtype), root, comm->mpi, &r));
+            MPI_CHECK(MPI_Ibcast(buf, n, mpi_dtype(dtype), root, comm->mpi, &r));
         else
-            MPI_CHECK(MPI_Bcast(buf, mpi_count(count), mpi_dtype(dtype), root, comm->mpi));
+            MPI_CHECK(MPI_Bcast(buf, n, mpi_dtype(dtype), root, comm->mpi));
         return mpi_done(nonblocking, r, &f);
     }
 #ifdef COURSE_HAVE_NCCL

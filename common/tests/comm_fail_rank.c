@@ -14,19 +14,42 @@
  *       Asks for the NCCL world communicator. Without a GPU (or without NCCL
  *       in the build) that must end the job with a clear message; with one
  *       GPU per rank it succeeds and the program says so.
+ *   comm_fail_rank badarg CASE
+ *       Every rank makes the same wrong call, which must be refused with a
+ *       message that says what was wrong: null (a NULL buffer), root (a root
+ *       that is not a rank), negative (a count of -1 as size_t), intmax (more
+ *       elements than MPI takes in one call; the buffers are never touched).
  */
 #include "comm.h"
 #include "error.h"
 #include "log.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 static void usage(void) {
-    fprintf(stderr, "usage: comm_fail_rank RANK [barrier|allreduce|exit] | ok | nccl\n");
+    fprintf(stderr, "usage: comm_fail_rank RANK [barrier|allreduce|exit] | ok | nccl | badarg CASE\n");
     exit(2);
+}
+
+/* A wrong call, made by every rank; returns only if it was not refused. */
+static void bad_call(comm_t *world, const char *what) {
+    float buf[8] = {0};
+    if (!strcmp(what, "null")) {
+        comm_allreduce(world, NULL, buf, 5, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "root")) {
+        comm_broadcast(world, buf, 8, COMM_FLOAT32, comm_size(world));
+    } else if (!strcmp(what, "negative")) {
+        int n = -1; /* the mistake: a signed count that went negative */
+        comm_allreduce(world, buf, buf, (size_t)n, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "intmax")) {
+        comm_allreduce(world, buf, buf, (size_t)INT_MAX + 1, COMM_FLOAT32, COMM_SUM);
+    } else {
+        FATAL("unknown bad call '%s' (null, root, negative, intmax)", what);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -42,6 +65,13 @@ int main(int argc, char **argv) {
 
     comm_t *world = comm_world(COMM_BACKEND_MPI);
     int rank = comm_rank(world), size = comm_size(world);
+    if (!strcmp(argv[1], "badarg")) {
+        if (argc < 3) usage();
+        bad_call(world, argv[2]);
+        log_error("the bad call '%s' was not refused", argv[2]);
+        comm_finalize();
+        return 0;
+    }
     if (!strcmp(argv[1], "ok")) {
         comm_barrier(world);
         if (rank == 0) printf("comm_fail_rank: all %d ranks finished\n", size);

@@ -1,6 +1,7 @@
 /*
  * A rank that fails must end the whole MPI job within seconds, naming itself,
- * never leave the others hanging. Run this test directly, not under mpirun:
+ * never leave the others hanging, and a wrong argument must be refused with a
+ * message that names the call. Run this test directly, not under mpirun:
  * it launches its own jobs of the comm_fail_rank program and watches them.
  *
  *   test_comm_abort [PATH_TO_comm_fail_rank]
@@ -198,6 +199,41 @@ static void test_nccl_world_needs_gpu(void **state) {
     assert_failed_job(&job, why, ABORTED_BY_HOOK);
 }
 
+/* A wrong argument is refused on every rank with a message that names the call and says what
+ * was wrong, and the job ends through the abort hook. */
+static void assert_refused(const char *bad, const char *message) {
+    static job_t job;
+    char args[64];
+    snprintf(args, sizeof args, "badarg %s", bad);
+    run_job(2, args, &job);
+    assert_failed_job(&job, message, ABORTED_BY_HOOK);
+    assert_null(strstr(job.out, "was not refused"));
+}
+
+static void test_refuses_null_buffer(void **state) {
+    (void)state;
+    assert_refused("null", "comm_allreduce: NULL buffer for 5 elements");
+}
+
+static void test_refuses_root_out_of_range(void **state) {
+    (void)state;
+    assert_refused("root", "comm_broadcast: root 2 is not a rank of this communicator (size 2)");
+}
+
+/* Before, -1 was "larger than MPI's int limit; split the buffer", which sends the reader the
+ * wrong way (and the NCCL backend, which has no int limit, passed it on). */
+static void test_refuses_negative_count(void **state) {
+    (void)state;
+    assert_refused("negative", "comm_allreduce: count 18446744073709551615 is not a number of elements "
+                               "(as a signed number it is -1: a negative count");
+}
+
+static void test_refuses_count_over_int_max(void **state) {
+    (void)state;
+    assert_refused("intmax", "comm_allreduce: count 2147483648 is more than MPI takes in one call "
+                             "(INT_MAX = 2147483647 elements); split the buffer");
+}
+
 int main(int argc, char **argv) {
     const char *given = argc > 1 ? argv[1] : getenv("COMM_FAIL_RANK");
     if (given && *given) {
@@ -222,6 +258,10 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_fatal_while_others_in_allreduce),
         cmocka_unit_test(test_exit_without_finalize),
         cmocka_unit_test(test_nccl_world_needs_gpu),
+        cmocka_unit_test(test_refuses_null_buffer),
+        cmocka_unit_test(test_refuses_root_out_of_range),
+        cmocka_unit_test(test_refuses_negative_count),
+        cmocka_unit_test(test_refuses_count_over_int_max),
     };
     return cmocka_run_group_tests_name("comm_abort", tests, NULL, NULL) ? 1 : 0;
 }

@@ -209,6 +209,31 @@ static char *at(const void *buf, size_t elems, comm_dtype_t dtype) {
     return (char *)buf + elems * comm_dtype_size(dtype);
 }
 
+/* n * (number of ranks), or SIZE_MAX (which check_count() refuses) where that overflows. */
+static size_t times_ranks(const comm_t *comm, size_t n) {
+    return n > SIZE_MAX / (size_t)comm->size ? SIZE_MAX : n * (size_t)comm->size;
+}
+
+/* Whether [a, a + a_elems) and [b, b + b_elems) share an element. */
+static int overlaps(const void *a, size_t a_elems, const void *b, size_t b_elems, comm_dtype_t dtype) {
+    uintptr_t x = (uintptr_t)a, y = (uintptr_t)b, es = comm_dtype_size(dtype);
+    return a_elems && b_elems && x < y + b_elems * es && y < x + a_elems * es;
+}
+
+/* In place has one layout, NCCL's: the small buffer is the block of this rank inside the large
+ * one. Any other overlap is refused: MPI happens to give the right answer for some of them
+ * (sendbuf == recvbuf in an allgather, say), so code that relies on it passes every test on
+ * the MPI backend and then reads half-overwritten data under NCCL. */
+static void check_layout(const comm_t *comm, const char *fn, const char *small, const void *small_buf,
+                         size_t small_count, const char *large, const void *large_buf, size_t large_count,
+                         size_t my_offset, const char *offset_expr, comm_dtype_t dtype) {
+    if (small_buf == at(large_buf, my_offset, dtype)) return;
+    CHECK(!overlaps(small_buf, small_count, large_buf, large_count, dtype),
+          "%s: %s overlaps %s but is not %s + %s (%s + %zu elements on rank %d), NCCL's in-place layout; "
+          "pass that pointer for in place, or buffers that do not overlap",
+          fn, small, large, large, offset_expr, large, my_offset, comm->rank);
+}
+
 static void avg_divide(void *buf, size_t count, comm_dtype_t dtype, int size) {
     switch (dtype) {
     case COMM_FLOAT32: for (size_t i = 0; i < count; i++) ((float *)buf)[i] /= (float)size; break;
@@ -633,6 +658,9 @@ void comm_sendrecv(comm_t *comm, const void *sendbuf, size_t sendcount, int dest
     check_args(comm, fn, recvcount, recvbuf, recvbuf, dtype);
     check_peer(comm, fn, dest, "dest");
     check_peer(comm, fn, source, "source");
+    CHECK(!overlaps(sendbuf, sendcount, recvbuf, recvcount, dtype),
+          "%s: sendbuf and recvbuf overlap; the data received would overwrite the data being sent, so "
+          "pass buffers that do not overlap", fn);
     if (comm->backend == COMM_BACKEND_MPI) {
         int ns = mpi_count(fn, "sendcount", sendcount), nr = mpi_count(fn, "recvcount", recvcount);
         MPI_CHECK(MPI_Sendrecv(sendbuf, ns, mpi_dtype(dtype), dest, COMM_TAG, recvbuf, nr, mpi_dtype(dtype),
@@ -658,6 +686,9 @@ static comm_request_t do_allreduce(comm_t *comm, const void *sendbuf, void *recv
                                    const char *fn) {
     check_args(comm, fn, count, sendbuf, recvbuf, dtype);
     check_op(fn, op);
+    CHECK(sendbuf == recvbuf || !overlaps(sendbuf, count, recvbuf, count, dtype),
+          "%s: sendbuf and recvbuf overlap but are not the same pointer; pass one pointer as both for "
+          "in place, or buffers that do not overlap", fn);
     if (comm->backend == COMM_BACKEND_MPI) {
         finish_t f = {0};
         set_avg(&f, comm, op, recvbuf, count, dtype);
@@ -694,6 +725,9 @@ static comm_request_t do_reduce_scatter(comm_t *comm, const void *sendbuf, void 
                                         int nonblocking, const char *fn) {
     check_args(comm, fn, recvcount, sendbuf, recvbuf, dtype);
     check_op(fn, op);
+    check_count(fn, "recvcount * ranks", times_ranks(comm, recvcount));
+    check_layout(comm, fn, "recvbuf", recvbuf, recvcount, "sendbuf", sendbuf, recvcount * (size_t)comm->size,
+                 (size_t)comm->rank * recvcount, "rank * recvcount", dtype);
     if (comm->backend == COMM_BACKEND_MPI) {
         finish_t f = {0};
         set_avg(&f, comm, op, recvbuf, recvcount, dtype);
@@ -739,6 +773,9 @@ static comm_request_t do_allgather(comm_t *comm, const void *sendbuf, void *recv
                                    size_t sendcount, comm_dtype_t dtype, int nonblocking,
                                    const char *fn) {
     check_args(comm, fn, sendcount, sendbuf, recvbuf, dtype);
+    check_count(fn, "sendcount * ranks", times_ranks(comm, sendcount));
+    check_layout(comm, fn, "sendbuf", sendbuf, sendcount, "recvbuf", recvbuf, sendcount * (size_t)comm->size,
+                 (size_t)comm->rank * sendcount, "rank * sendcount", dtype);
     if (comm->backend == COMM_BACKEND_MPI) {
         finish_t f = {0};
         /* NCCL's in-place layout is also MPI's: this rank's block already sits in recvbuf. */
@@ -808,6 +845,8 @@ void comm_reduce_scatterv(comm_t *comm, const void *sendbuf, void *recvbuf, cons
     check_op(fn, op);
     size_t my_off = 0, total = v_total(comm, fn, counts, &my_off), mine = counts[comm->rank];
     check_args(comm, fn, total, sendbuf, mine ? recvbuf : sendbuf, dtype);
+    check_layout(comm, fn, "recvbuf", recvbuf, mine, "sendbuf", sendbuf, total, my_off,
+                 "(offset of this rank's block)", dtype);
     if (comm->backend == COMM_BACKEND_MPI) {
         int *icounts = (int *)malloc((size_t)comm->size * sizeof(int));
         CHECK(icounts != NULL, "out of memory");
@@ -855,6 +894,8 @@ void comm_allgatherv(comm_t *comm, const void *sendbuf, void *recvbuf, const siz
     check_comm(comm, fn);
     size_t my_off = 0, total = v_total(comm, fn, counts, &my_off), mine = counts[comm->rank];
     check_args(comm, fn, total, recvbuf, mine ? sendbuf : recvbuf, dtype);
+    check_layout(comm, fn, "sendbuf", sendbuf, mine, "recvbuf", recvbuf, total, my_off,
+                 "(offset of this rank's block)", dtype);
     if (comm->backend == COMM_BACKEND_MPI) {
         int *icounts = (int *)malloc(2 * (size_t)comm->size * sizeof(int));
         CHECK(icounts != NULL, "out of memory");

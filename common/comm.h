@@ -11,7 +11,9 @@
  * The operations follow NCCL's conventions, since that is what large-scale
  * training uses: counts are numbers of elements (not bytes), reduce_scatter
  * takes the count each rank receives and allgather the count each rank sends,
- * and "in place" means the same pointer layout as in NCCL. Buffers that do
+ * and "in place" means the same pointer layout as in NCCL; buffers that
+ * overlap in any other way are refused (on both backends), since NCCL gives
+ * no defined result for them even where MPI happens to. Buffers that do
  * not divide evenly among the ranks go through comm_shard_range() and the
  * "v" collectives, which is how ZeRO shards a parameter buffer of any size.
  *
@@ -266,7 +268,7 @@ void comm_sendrecv(comm_t *comm, const void *sendbuf, size_t sendcount, int dest
 /**
  * @brief recvbuf[i] = op over ranks of sendbuf[i], on every rank.
  *
- * In place when sendbuf == recvbuf. Blocking on both backends: on NCCL the
+ * In place when sendbuf == recvbuf (other overlaps are refused). Blocking on both backends: on NCCL the
  * call synchronizes the communicator's stream before returning.
  * @param comm communicator
  * @param sendbuf count elements

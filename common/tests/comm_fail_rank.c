@@ -18,7 +18,10 @@
  *       Every rank makes the same wrong call, which must be refused with a
  *       message that says what was wrong: null (a NULL buffer), root (a root
  *       that is not a rank), negative (a count of -1 as size_t), intmax (more
- *       elements than MPI takes in one call; the buffers are never touched).
+ *       elements than MPI takes in one call; the buffers are never touched),
+ *       allgather-overlap and reduce-scatter-overlap (the same buffer as
+ *       sendbuf and recvbuf, which is NCCL's in-place layout on rank 0 only;
+ *       run with 2 ranks, rank 1 must refuse it).
  */
 #include "comm.h"
 #include "error.h"
@@ -47,8 +50,14 @@ static void bad_call(comm_t *world, const char *what) {
         comm_allreduce(world, buf, buf, (size_t)n, COMM_FLOAT32, COMM_SUM);
     } else if (!strcmp(what, "intmax")) {
         comm_allreduce(world, buf, buf, (size_t)INT_MAX + 1, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "allgather-overlap")) {
+        /* MPI's way of asking for in place; NCCL's is sendbuf = buf + rank * 4 */
+        comm_allgather(world, buf, buf, 4, COMM_FLOAT32);
+    } else if (!strcmp(what, "reduce-scatter-overlap")) {
+        comm_reduce_scatter(world, buf, buf, 4, COMM_FLOAT32, COMM_SUM);
     } else {
-        FATAL("unknown bad call '%s' (null, root, negative, intmax)", what);
+        FATAL("unknown bad call '%s' (null, root, negative, intmax, allgather-overlap, "
+              "reduce-scatter-overlap)", what);
     }
 }
 

@@ -234,6 +234,21 @@ static void test_refuses_count_over_int_max(void **state) {
                              "(INT_MAX = 2147483647 elements); split the buffer");
 }
 
+/* sendbuf == recvbuf is MPI's habit, not NCCL's in-place layout (except on rank 0). Open MPI
+ * happened to return the right data for both calls, so the mistake passed every check on the
+ * MPI backend and would read overwritten data under NCCL; now rank 1 refuses it. */
+static void test_refuses_allgather_overlap_not_in_place(void **state) {
+    (void)state;
+    assert_refused("allgather-overlap", "comm_allgather: sendbuf overlaps recvbuf but is not recvbuf + "
+                                        "rank * sendcount (recvbuf + 4 elements on rank 1)");
+}
+
+static void test_refuses_reduce_scatter_overlap_not_in_place(void **state) {
+    (void)state;
+    assert_refused("reduce-scatter-overlap", "comm_reduce_scatter: recvbuf overlaps sendbuf but is not "
+                                             "sendbuf + rank * recvcount (sendbuf + 4 elements on rank 1)");
+}
+
 int main(int argc, char **argv) {
     const char *given = argc > 1 ? argv[1] : getenv("COMM_FAIL_RANK");
     if (given && *given) {
@@ -262,6 +277,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_refuses_root_out_of_range),
         cmocka_unit_test(test_refuses_negative_count),
         cmocka_unit_test(test_refuses_count_over_int_max),
+        cmocka_unit_test(test_refuses_allgather_overlap_not_in_place),
+        cmocka_unit_test(test_refuses_reduce_scatter_overlap_not_in_place),
     };
     return cmocka_run_group_tests_name("comm_abort", tests, NULL, NULL) ? 1 : 0;
 }

@@ -34,6 +34,12 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 _Static_assert(sizeof(ncclUniqueId) == COMM_NCCL_ID_BYTES, "COMM_NCCL_ID_BYTES != sizeof(ncclUniqueId)");
+#if !defined(NCCL_VERSION_CODE) || NCCL_VERSION_CODE < NCCL_VERSION(2, 10, 0)
+#error "the NCCL backend needs NCCL 2.10 or newer (ncclAvg and bfloat16)"
+#endif
+/* ncclBfloat16 is 9 in every NCCL since 2.10, but before 2.19 nccl.h declares it only where
+ * __CUDA_BF16_TYPES_EXIST__ is defined, which cuda_bf16.h does for C++ only: this file is C. */
+#define COMM_NCCL_BFLOAT16 ((ncclDataType_t)9)
 #endif
 
 /** @brief A communicator (comm_t): its MPI group and, for NCCL, the NCCL side. */
@@ -299,7 +305,7 @@ static ncclDataType_t nccl_dtype(comm_dtype_t dtype) {
     case COMM_FLOAT64: return ncclFloat64;
     case COMM_INT32: return ncclInt32;
     case COMM_INT64: return ncclInt64;
-    case COMM_BF16: return ncclBfloat16;
+    case COMM_BF16: return COMM_NCCL_BFLOAT16;
     case COMM_FP16: return ncclFloat16;
     default: FATAL("invalid comm_dtype_t %d", (int)dtype);
     }

@@ -59,7 +59,14 @@ typedef enum {
     COMM_DTYPE_COUNT  /**< number of element types (not a type) */
 } comm_dtype_t;
 
-/** @brief Reduction operations (the same set as NCCL's). */
+/**
+ * @brief Reduction operations (the same set as NCCL's).
+ *
+ * Integer sums and products wrap around (two's complement) on overflow, on
+ * both backends; nothing reports it. Floating-point results depend on the
+ * order in which the ranks' values are combined, which neither backend fixes,
+ * but every rank receives the same bits.
+ */
 typedef enum {
     COMM_SUM = 0, /**< sum over ranks */
     COMM_PROD,    /**< product over ranks */
@@ -67,7 +74,8 @@ typedef enum {
                        a NaN loses to a number (NaN only where every rank has NaN), and -0 counts
                        as below +0, so the result does not depend on which rank holds what */
     COMM_MIN,     /**< minimum over ranks; NaN and -0 as for COMM_MAX */
-    COMM_AVG,     /**< sum divided by the number of ranks (integer types truncate); MPI sums
+    COMM_AVG,     /**< sum divided by the number of ranks (integer types: the wrapped sum, divided
+                       with truncation toward zero); MPI sums
                        then divides, NCCL scales floating-point inputs by 1/size first, so the
                        two may differ in the last bit */
     COMM_OP_COUNT /**< number of operations (not an operation) */

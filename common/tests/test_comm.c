@@ -333,6 +333,55 @@ static void test_max_min_nan_and_signed_zero(void **state) {
     ASSERT_ALL(ok);
 }
 
+/* Integer sums wrap around (two's complement), as NCCL's do, and the average of integers is
+ * that sum divided by the number of ranks, truncated toward zero. */
+static void test_integer_wrap_and_avg_truncation(void **state) {
+    (void)state;
+    int32_t a = INT32_MAX;
+    int64_t b = INT64_MAX;
+    comm_allreduce(W, &a, &a, 1, COMM_INT32, COMM_SUM);
+    comm_allreduce(W, &b, &b, 1, COMM_INT64, COMM_SUM);
+    int32_t want_a = (int32_t)(uint32_t)((uint32_t)INT32_MAX * (uint32_t)P);
+    int64_t want_b = (int64_t)(uint64_t)((uint64_t)INT64_MAX * (uint64_t)P);
+    /* -(r + 1) on rank r: the sum is -P (P + 1) / 2, its average -(P + 1) / 2 toward zero. */
+    int32_t c = -(R + 1);
+    comm_allreduce(W, &c, &c, 1, COMM_INT32, COMM_AVG);
+    int32_t want_c = -((P * (P + 1) / 2) / P);
+    int ok = a == want_a && b == want_b && c == want_c;
+    if (!ok)
+        fprintf(stderr, "rank %d: int32 sum %d (want %d), int64 sum %lld (want %lld), int32 avg %d (want %d)\n",
+                R, a, want_a, (long long)b, (long long)want_b, c, want_c);
+    ASSERT_ALL(ok);
+}
+
+/* Data-parallel training needs the same parameters on every rank, so a bf16 or fp16 sum, whose
+ * value depends on the order the ranks are added in, must come out bit for bit the same on all.
+ * Each element mixes one large value with ones, so every order rounds differently. */
+static void test_half_sum_same_bits_on_every_rank(void **state) {
+    (void)state;
+    static const size_t sizes[] = {1, 1001, 70000};
+    int ok = 1;
+    for (int ti = 0; ti < 2; ti++)
+        for (size_t k = 0; k < 3; k++) {
+            comm_dtype_t t = ti ? COMM_FP16 : COMM_BF16;
+            size_t n = sizes[k];
+            uint16_t *x = xmalloc(n * sizeof(uint16_t));
+            for (size_t i = 0; i < n; i++) put(x, t, i, ((size_t)R + i) % (size_t)P == 0 ? (ti ? 2048 : 256) : 1);
+            comm_allreduce(W, x, x, n, t, COMM_SUM);
+            uint16_t *all = xmalloc(n * (size_t)P * sizeof(uint16_t));
+            MPI_Allgather(x, (int)n, MPI_UINT16_T, all, (int)n, MPI_UINT16_T, MPI_COMM_WORLD);
+            for (int r = 1; r < P; r++)
+                if (memcmp(all, all + (size_t)r * n, n * sizeof(uint16_t)) != 0) {
+                    fprintf(stderr, "rank %d: %s sum of %zu elements differs between ranks 0 and %d\n", R,
+                            DTYPE_NAMES[t], n, r);
+                    ok = 0;
+                }
+            free(x);
+            free(all);
+        }
+    ASSERT_ALL(ok);
+}
+
 /* ---------------------------------------------------- reduce-scatter, gather */
 
 typedef struct {
@@ -807,6 +856,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_allreduce_in_place),
         cmocka_unit_test(test_allreduce_half_rounding),
         cmocka_unit_test(test_max_min_nan_and_signed_zero),
+        cmocka_unit_test(test_integer_wrap_and_avg_truncation),
+        cmocka_unit_test(test_half_sum_same_bits_on_every_rank),
         cmocka_unit_test(test_reduce_scatter),
         cmocka_unit_test(test_allgather),
         cmocka_unit_test(test_broadcast),

@@ -165,7 +165,7 @@ template <class T> static inline T shfl(unsigned int mask, T var, int mode, int 
     ShflArg s{};
     memcpy(&s.value, &var, sizeof(T));
     s.mode = mode;
-    s.arg = arg;
+    s.arg = arg & 31; /* the hardware reads b[4:0] only (PTX ISA, shfl.sync: "bval[4:0] = b[4:0]") */
     s.width = (width >= 1 && width <= 32 && (width & (width - 1)) == 0) ? width : 32;
     simt_warp_collective(mask, &s, shfl_combine);
     T r;

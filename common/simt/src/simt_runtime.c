@@ -641,7 +641,18 @@ static void warp_collective(uintptr_t site, unsigned int mask, void *arg, simt_w
     }
     worker *w = self->w;
     unsigned int warp = self->info.warp;
-    mask |= 1u << self->info.lane; /* a lane always takes part in its own call */
+    /* PTX ISA (shfl.sync, vote.sync, match.sync, redux.sync, bar.warp.sync):
+     * "the behavior is undefined if the executing thread is not in
+     * membermask". A GPU may run such a call without waiting for anyone, so
+     * it stops the launch here instead of quietly adding the lane. */
+    if (!(mask >> self->info.lane & 1)) {
+        char at[160] = "?";
+        simt_source_line(site, at, sizeof at);
+        simt_fail("a *_sync call at %s with mask 0x%08x, which leaves out the calling lane %u: a lane must name "
+                  "itself in the mask (its result is undefined on a GPU); pass the mask of every lane that takes "
+                  "part, such as 0xffffffff or __ballot_sync(0xffffffff, taking_part)",
+                  at, mask, self->info.lane);
+    }
     self->state = ST_WARP;
     self->wsite = site;
     self->walign = aligned;

@@ -453,12 +453,17 @@ __global__ void shuffle_forms(int *out)
     out[7 * 32 + lane] = __shfl_xor_sync(0xffffffffu, v, 8, 8);
     out[8 * 32 + lane] = (int)(__shfl_sync(0xffffffffu, (double)v * 0.5, 31) * 2.0);
     out[9 * 32 + lane] = __shfl_sync(0xffffffffu, v, lane + 9); /* out of range: modulo width */
+    /* PTX ISA, shfl.sync, Semantics: "bval[4:0] = b[4:0]": a lane offset of
+     * 32 or more counts modulo 32 in every mode, as the index does. */
+    out[10 * 32 + lane] = __shfl_down_sync(0xffffffffu, v, 33);
+    out[11 * 32 + lane] = __shfl_up_sync(0xffffffffu, v, 34);
+    out[12 * 32 + lane] = __shfl_xor_sync(0xffffffffu, v, 33);
 }
 
 static void test_shuffle_forms(void **state)
 {
     (void)state;
-    int *d, h[10 * 32];
+    int *d, h[13 * 32];
     cudaMalloc(&d, sizeof(h));
     shuffle_forms<<<1, 32>>>(d);
     cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
@@ -475,6 +480,9 @@ static void test_shuffle_forms(void **state)
         assert_int_equal(h[7 * 32 + l], 1000 + (((l ^ 8) & ~7) > seg ? l : (l ^ 8)));
         assert_int_equal(h[8 * 32 + l], 1031);
         assert_int_equal(h[9 * 32 + l], 1000 + (l + 9) % 32);
+        assert_int_equal(h[10 * 32 + l], 1000 + (l + 1 < 32 ? l + 1 : l));
+        assert_int_equal(h[11 * 32 + l], 1000 + (l >= 2 ? l - 2 : l));
+        assert_int_equal(h[12 * 32 + l], 1000 + (l ^ 1));
     }
     cudaFree(d);
 }
@@ -518,6 +526,36 @@ static void test_votes(void **state)
     assert_int_equal(h[6 + 1], 2u); /* no lane 17 in a warp of 8 */
     assert_int_equal(h[6 + 2], 0xffu);
     assert_int_equal(h[6 + 3], 28u);
+    cudaFree(d);
+}
+
+/* A lane must name itself in the mask of its *_sync call: PTX ISA,
+ * shfl.sync, vote.sync and bar.warp.sync: "The behavior ... is undefined if
+ * the executing thread is not in the membermask". mode 0: each half of the
+ * warp votes with its own half (fine); 1: every lane calls
+ * __syncwarp(0x0000ffff), so lanes 16-31 leave themselves out; 2: every lane
+ * calls __ballot_sync(1, ...), a predicate passed where the mask goes. */
+__global__ void mask_without_self(unsigned int *out, int mode)
+{
+    int lane = threadIdx.x;
+    unsigned int r = 0;
+    if (mode == 0) r = __ballot_sync(lane < 16 ? 0x0000ffffu : 0xffff0000u, lane & 1);
+    if (mode == 1) __syncwarp(0x0000ffffu);
+    if (mode == 2) r = __ballot_sync(1u, lane & 1);
+    out[lane] = r;
+}
+
+static void test_mask_must_name_the_caller(void **state)
+{
+    (void)state;
+    unsigned int *d;
+    cudaMalloc(&d, 32 * sizeof(unsigned int));
+    for (int mode = 0; mode < 3; mode++) {
+        mask_without_self<<<1, 32>>>(d, mode);
+        cudaError_t e = cudaDeviceSynchronize(), want = mode == 0 ? cudaSuccess : cudaErrorLaunchFailure;
+        if (e != want) fail_msg("mode %d: got %s, want %s", mode, cudaGetErrorName(e), cudaGetErrorName(want));
+        cudaDeviceReset();
+    }
     cudaFree(d);
 }
 
@@ -1242,6 +1280,7 @@ int main(void)
         cmocka_unit_test(test_shuffle_reduction),
         cmocka_unit_test(test_shuffle_forms),
         cmocka_unit_test(test_votes),
+        cmocka_unit_test(test_mask_must_name_the_caller),
         cmocka_unit_test(test_tiled_matmul),
         cmocka_unit_test(test_atomic_histogram),
         cmocka_unit_test(test_math_intrinsics),

@@ -351,7 +351,9 @@ static __device__ __forceinline__ void cp_async_16(void *smem, const void *gmem)
 
 /** @brief cp.async of 16 bytes of which only src_bytes are read; the rest of the
  *  destination is zero-filled (for tiles that run past a matrix edge).
- *  @param smem destination. @param gmem source. @param src_bytes 0..16 bytes to read. */
+ *  @param smem destination. @param gmem source. @param src_bytes 0..16 bytes to read;
+ *  more (or a negative count, a huge one to the hardware) is undefined on a GPU
+ *  and stops the launch in the emulator. */
 static __device__ __forceinline__ void cp_async_16_zfill(void *smem, const void *gmem, int src_bytes)
 {
 #if defined(__CUDA_ARCH__)
@@ -359,7 +361,7 @@ static __device__ __forceinline__ void cp_async_16_zfill(void *smem, const void 
                  "r"(src_bytes));
 #elif defined(__SIMT_EMULATOR__)
     warp_mma_note_cp(smem, gmem, 16, src_bytes < 0 ? 0 : src_bytes > 16 ? 16 : (size_t)src_bytes);
-    simt_cp_async(smem, gmem, 16, src_bytes < 0 ? 0 : (size_t)src_bytes);
+    simt_cp_async(smem, gmem, 16, (size_t)(uint32_t)src_bytes); /* a .u32 operand, as the PTX has it */
 #else
     (void)smem; (void)gmem; (void)src_bytes;
 #endif

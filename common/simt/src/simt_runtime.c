@@ -780,7 +780,18 @@ static void check_shared_at(uintptr_t site, const char *what, const char *operan
 static void cp_async(uintptr_t site, void *dst, const void *src, size_t size, size_t src_size)
 {
     fiber *f = cur_fiber;
-    if (src_size > size) src_size = size;
+    /* PTX ISA, cp.async: "Specifying src-size larger than cp-size results in
+     * undefined behavior". A count computed as the bytes left in a row and
+     * not clamped (or gone negative past the edge) would read past the
+     * matrix on a GPU, so it stops the launch here. */
+    if (src_size > size) {
+        char at[160] = "?";
+        simt_source_line(site, at, sizeof at);
+        simt_fail("cp.async of %zu bytes at %s with src-size %lld: more than the %zu bytes it copies (undefined on "
+                  "a GPU); clamp the count of bytes to read to 0 .. %zu",
+                  size, at, src_size <= 0xffffffffu ? (long long)(int32_t)(uint32_t)src_size : (long long)src_size,
+                  size, size);
+    }
     /* Both addresses must be aligned to the copy's size (PTX ISA, "Addresses
      * as Operands"); the source only matters when bytes are read from it. */
     static const char *const what[17] = {[4] = "cp.async of 4 bytes", [8] = "cp.async of 8 bytes",

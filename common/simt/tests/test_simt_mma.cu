@@ -493,6 +493,34 @@ static void test_cp_async_and_ldmatrix_alignment(void **state)
     cudaFree(out);
 }
 
+/* The zero-fill form reads src_bytes and clears the rest; PTX ISA, cp.async:
+ * "Specifying src-size larger than cp-size results in undefined behavior".
+ * mode 0: 16 of 16 (fine); 1: 20, the bytes left in a row, unclamped;
+ * 2: -4, a count gone negative past the edge (a .u32 operand: 2^32 - 4). */
+__global__ void zfill_counts(const int *src, int *out, int mode)
+{
+    __shared__ __align__(16) int s[4 * 32];
+    int t = threadIdx.x;
+    cp_async_16_zfill(&s[4 * t], &src[4 * t], mode == 0 ? 16 : mode == 1 ? 20 : -4);
+    cp_async_wait_all();
+    out[t] = s[4 * t];
+}
+
+static void test_cp_async_src_size_past_copy(void **state)
+{
+    (void)state;
+    int *src, *out;
+    cudaMalloc(&src, 4 * 32 * sizeof(int));
+    cudaMalloc(&out, 32 * sizeof(int));
+    cudaMemset(src, 0, 4 * 32 * sizeof(int));
+    for (int mode = 0; mode < 3; mode++) {
+        zfill_counts<<<1, 32>>>(src, out, mode);
+        cudaError_t e = cudaDeviceSynchronize(), want = mode == 0 ? cudaSuccess : cudaErrorLaunchFailure;
+        if (e != want) fail_msg("mode %d: got %s, want %s", mode, cudaGetErrorName(e), cudaGetErrorName(want));
+        cudaDeviceReset();
+    }
+}
+
 /* A refill issued before the barrier that ends the reads of its stage
  * (early = 1): on a GPU a fast thread's copy may land while a slower thread
  * still reads the old value. Each thread reads its neighbour's element. Until
@@ -684,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_ldmatrix_forms),         cmocka_unit_test(test_ldmatrix_then_mma),
         cmocka_unit_test(test_cp_async_groups),        cmocka_unit_test(test_cp_async_and_ldmatrix_alignment),
         cmocka_unit_test(test_cp_async_refill_before_barrier),
+        cmocka_unit_test(test_cp_async_src_size_past_copy),
         cmocka_unit_test(test_warp_wide_needs_the_whole_warp),
         cmocka_unit_test(test_wmma_pointer_and_ldm_rules),
         cmocka_unit_test(test_shared_operands_must_be_shared),

@@ -110,10 +110,19 @@ static inline size_t __cvta_generic_to_shared(const void *p) { return simt_share
 
 /* --- synchronisation ------------------------------------------------------- */
 
-static inline void __syncthreads(void) { simt_syncthreads(0, 0); }
-static inline int __syncthreads_count(int p) { return simt_syncthreads(p, 1); }
-static inline int __syncthreads_and(int p) { return simt_syncthreads(p, 2); }
-static inline int __syncthreads_or(int p) { return simt_syncthreads(p, 3); }
+/* Each barrier passes the line it is written on (the default arguments are
+ * evaluated where it is called): bar.sync is .aligned, so every thread of
+ * the block must wait at the same one, and the runtime checks that they do.
+ * A line, not a code address: g++ may copy a call into two paths of the
+ * code (jump threading, unswitching) where nvcc keeps one bar.sync. */
+static inline void __syncthreads(const char *simt_file = __builtin_FILE(), int simt_line = __builtin_LINE())
+{ simt_syncthreads_at(0, 0, simt_file, simt_line); }
+static inline int __syncthreads_count(int p, const char *simt_file = __builtin_FILE(), int simt_line = __builtin_LINE())
+{ return simt_syncthreads_at(p, 1, simt_file, simt_line); }
+static inline int __syncthreads_and(int p, const char *simt_file = __builtin_FILE(), int simt_line = __builtin_LINE())
+{ return simt_syncthreads_at(p, 2, simt_file, simt_line); }
+static inline int __syncthreads_or(int p, const char *simt_file = __builtin_FILE(), int simt_line = __builtin_LINE())
+{ return simt_syncthreads_at(p, 3, simt_file, simt_line); }
 static inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_block(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }

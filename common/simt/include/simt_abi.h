@@ -58,6 +58,11 @@ typedef void (*simt_group_fn)(void *const *thread_args, unsigned int n);
  *  @param pred this thread's predicate. @param op 0: plain, 1: count, 2: and, 3: or.
  *  @return the reduced predicate (0 for op 0). */
 int simt_syncthreads(int pred, int op);
+/** @brief simt_syncthreads from a known source line: threads that meet at
+ *  barriers of different lines stop the launch (see simt_runtime.c).
+ *  @param pred, op as simt_syncthreads. @param file, line the call's place
+ *  (file NULL: unknown, not checked). @return as simt_syncthreads. */
+int simt_syncthreads_at(int pred, int op, const char *file, int line);
 /** @brief Run a warp collective (see simt_warp_fn). @param mask participating lanes.
  *  @param arg this lane's deposit. @param fn the combine step. */
 void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn);

@@ -197,6 +197,8 @@ struct worker {
     unsigned int bar_count, bar_gen;
     unsigned int streak_warp, warp_streak; /* the warp run on after its collectives, and how many times in a row */
     int bar_acc, bar_result, bar_op;
+    const char *bar_file;              /* where the first thread of this barrier waits (NULL: unknown) */
+    int bar_line;
     unsigned int warp_gen[MAX_WARPS];
     unsigned int group_gen[MAX_WARPS]; /* by the group's first warp */
     unsigned int group_waiting;        /* threads in ST_GROUP */
@@ -519,7 +521,13 @@ static void barrier_release(worker *w)
         if (w->fibers[i].state == ST_BARRIER) w->fibers[i].state = ST_READY;
 }
 
-int simt_syncthreads(int pred, int op)
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+int simt_syncthreads_at(int pred, int op, const char *file, int line)
 {
     fiber *self = cur_fiber;
     if (!simt_cur_thread || !self) return pred; /* host code: nothing to wait for */
@@ -527,6 +535,20 @@ int simt_syncthreads(int pred, int op)
     if (w->bar_count == 0) {
         w->bar_op = op;
         w->bar_acc = (op == 2) ? 1 : 0;
+        w->bar_file = file;
+        w->bar_line = line;
+    } else if (file && w->bar_file && (line != w->bar_line || strcmp(file, w->bar_file) != 0)) {
+        /* PTX ISA, barrier: bar.sync (what __syncthreads is) is
+         * barrier.sync.aligned, "all threads in CTA will execute the same
+         * barrier instruction. In conditionally executed code, an aligned
+         * barrier ... should only be used if it is known that all threads in
+         * CTA evaluate the condition identically, otherwise behavior is
+         * undefined." Here they would meet and go on; on a GPU they may hang
+         * or pass each other. */
+        simt_fail("__syncthreads at %s:%d while other threads of the block wait at the one at %s:%d: every thread "
+                  "must reach the same barrier (is one inside an if or a loop that not all threads take the same "
+                  "way? move it out, and keep the condition around the work only)",
+                  base_name(file), line, base_name(w->bar_file), w->bar_line);
     }
     if (op == 1) w->bar_acc += pred != 0;
     if (op == 2) w->bar_acc = w->bar_acc && pred;
@@ -540,6 +562,8 @@ int simt_syncthreads(int pred, int op)
     TSAN_ACQUIRE(&w->tsan_bar[gen & 1]);
     return w->bar_result;
 }
+
+int simt_syncthreads(int pred, int op) { return simt_syncthreads_at(pred, op, NULL, 0); }
 
 /* The thread a warp-wide failure names: the lane at fault, set just before
  * simt_fail, instead of whichever lane arrived last and found the fault. */
@@ -1709,6 +1733,7 @@ static void run_block(worker *w, unsigned long b)
     w->live = n;
     w->bar_count = 0;
     w->bar_gen = 0;
+    w->bar_file = NULL;
     w->streak_warp = 0;
     w->warp_streak = 0;
     w->aborted = 0;

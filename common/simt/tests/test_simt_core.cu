@@ -346,6 +346,51 @@ static void test_barrier_after_early_exit(void **state)
     cudaFree(d);
 }
 
+/* __syncthreads is bar.sync, that is barrier.sync.aligned (PTX ISA,
+ * "Parallel Synchronization and Communication Instructions: bar,
+ * barrier"): every thread of the block must execute the same barrier
+ * instruction, or the behaviour is undefined. mode 0: the condition around
+ * the work only (fine); 1: each half of the block at a barrier of its own
+ * branch; 2: one warp at __syncthreads_count in a branch, the other at a
+ * plain __syncthreads after it. */
+__global__ void divergent_barrier(int *out, int mode)
+{
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    if (mode == 0) {
+        if (t < 32) s[t] = t;
+        else s[t] = -t;
+        __syncthreads();
+    } else if (mode == 1) {
+        if (t < 32) {
+            s[t] = t;
+            __syncthreads();
+        } else {
+            s[t] = -t;
+            __syncthreads();
+        }
+    } else {
+        s[t] = t;
+        if (t < 32) out[64] = __syncthreads_count(1);
+        __syncthreads();
+    }
+    out[t] = s[63 - t];
+}
+
+static void test_divergent_syncthreads_is_a_fault(void **state)
+{
+    (void)state;
+    int *d;
+    cudaMalloc(&d, 65 * sizeof(int));
+    for (int mode = 0; mode < 3; mode++) {
+        divergent_barrier<<<1, 64>>>(d, mode);
+        cudaError_t e = cudaDeviceSynchronize(), want = mode == 0 ? cudaSuccess : cudaErrorLaunchFailure;
+        if (e != want) fail_msg("mode %d: got %s, want %s", mode, cudaGetErrorName(e), cudaGetErrorName(want));
+        cudaDeviceReset();
+    }
+    cudaFree(d);
+}
+
 /* Lanes that return while the others wait at a full-mask shuffle stop
  * counting there too: the shuffle completes when the last of them exits
  * (lanes run in order, so lanes 0-11 of each warp are waiting by then),
@@ -1276,6 +1321,7 @@ int main(void)
         cmocka_unit_test(test_shared_per_block),
         cmocka_unit_test(test_syncthreads_predicates),
         cmocka_unit_test(test_barrier_after_early_exit),
+        cmocka_unit_test(test_divergent_syncthreads_is_a_fault),
         cmocka_unit_test(test_shuffle_after_early_exit),
         cmocka_unit_test(test_shuffle_reduction),
         cmocka_unit_test(test_shuffle_forms),

@@ -98,4 +98,7 @@ UNIT_TESTS += $(BUILD)/tests/test_half_cuda $(BUILD)/tests/test_gpu_cuda $(BUILD
               $(BUILD)/tests/test_hopper_cuda $(BUILD)/tests/test_gpu_fault_cuda
 endif
 
+# The libFuzzer harnesses (make fuzz, make fuzz-replay; not in make test).
+include common/tests/fuzz/fuzz.mk
+
 -include $(wildcard $(BUILD)/obj/common/*.d $(BUILD)/cuda/obj/common/*.d $(BUILD)/emu/obj/common/*.d $(BUILD)/tests/*.d)

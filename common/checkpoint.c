@@ -174,7 +174,23 @@ int checkpoint_check_writable(const char *path, char *err, size_t errlen) {
     return 0;
 }
 
-/* Read the whole file and check magic, version, size and checksum. */
+/* The first floating-point field that is NaN or infinite, by its flag, or
+ * NULL. No run writes one (the flags refuse them), and a NaN never compares
+ * equal, so without this check such a file would be refused as a mismatch
+ * that reads "--lr: checkpoint nan, this run nan". */
+static const char *non_finite_field(const ckpt_meta_t *m) {
+    const struct { const char *name; double v; } f[] = {
+        {"rope theta", m->cfg.rope_theta}, {"norm eps", m->cfg.norm_eps}, {"--lr", m->lr},
+        {"--min-lr", m->min_lr}, {"--weight-decay", m->weight_decay}, {"--beta1", m->beta1},
+        {"--beta2", m->beta2}, {"--adam-eps", m->adam_eps}, {"--clip", m->clip},
+    };
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (!isfinite(f[i].v)) return f[i].name;
+    return NULL;
+}
+
+/* Read the whole file and check magic, version, size, checksum and that its
+ * numbers are finite. */
 static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *meta, char *err,
                              size_t errlen) {
     /* Only a regular file will do: a FIFO would block, a directory has no size. */
@@ -252,6 +268,14 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
         host_free(buf);
         course_error(err, errlen, "%s: checksum mismatch: the file is corrupt; resume from an earlier "
              "checkpoint or start again", path);
+        return NULL;
+    }
+    const char *odd = non_finite_field(meta);
+    if (odd) {
+        host_free(buf);
+        course_error(err, errlen, "%s: the checkpoint's %s is not a finite number, which no run writes (the "
+             "file was made or edited by something other than checkpoint_save); resume from another checkpoint "
+             "or start again", path, odd);
         return NULL;
     }
     *len_out = (size_t)len;

@@ -8,6 +8,7 @@
 #include <cmocka.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -223,6 +224,29 @@ static int load_huge_in_child(void *arg) {
     return 0;
 }
 
+/* A file with a NaN hyperparameter and a valid checksum (no run writes one;
+ * only a made or edited file holds it) is refused as such, naming the field,
+ * rather than as a mismatch "--lr: checkpoint nan, this run nan" that no flag
+ * can fix, and read_meta refuses it too. */
+static void test_non_finite_field_is_refused(void **state) {
+    (void)state;
+    ckpt_meta_t m = meta(), got;
+    m.lr = NAN;
+    char odd[300], err[1024];
+    snprintf(odd, sizeof odd, "%s.nan", path);
+    assert_int_equal(checkpoint_save(odd, &m, a, b, c, err, sizeof err), 0);
+    int rc_meta = checkpoint_read_meta(odd, &got, err, sizeof err);
+    memset(x, 0, sizeof x);
+    int rc = checkpoint_load(odd, &m, &got, x, y, z, err, sizeof err);
+    remove(odd);
+    print_message("  %s\n", err);
+    assert_int_equal(rc_meta, -1);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "--lr is not a finite number"));
+    assert_null(strstr(err, "this run"));
+    for (int i = 0; i < NP; i++) assert_true(x[i] == 0.0f); /* untouched */
+}
+
 static void test_large_other_file_is_refused_unread(void **state) {
     (void)state;
     char big[300];
@@ -338,6 +362,7 @@ int main(void) {
         cmocka_unit_test(test_mismatch_names_the_field),
         cmocka_unit_test(test_compute_mismatch_names_the_setting),
         cmocka_unit_test(test_damage_is_refused),
+        cmocka_unit_test(test_non_finite_field_is_refused),
         cmocka_unit_test(test_load_path_must_be_a_regular_file),
         cmocka_unit_test(test_large_other_file_is_refused_unread),
         cmocka_unit_test(test_failed_rename_removes_tmp),

@@ -10,6 +10,7 @@
 #ifndef COURSE_JSON_H
 #define COURSE_JSON_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #ifdef __cplusplus
@@ -25,6 +26,21 @@ extern "C" {
  * @param s the text; NULL is written as ""
  */
 void course_json_string(FILE *f, const char *s);
+
+/**
+ * @brief Is s[0..n) exactly one JSON value (RFC 8259: objects, arrays,
+ *        strings in well-formed UTF-8, numbers, true, false, null), with
+ *        nothing but whitespace around it?
+ *
+ * For a file that must stay readable when lines from elsewhere are copied
+ * into it: trace_merge() checks each event line of a rank's trace with it,
+ * so a line cut short by a rank that died is left out rather than breaking
+ * the merged file. Nesting deeper than 256 levels counts as not valid.
+ * @param s the text (need not be NUL-ended; a NUL inside is not valid)
+ * @param n its length in bytes
+ * @return 1 if valid, else 0
+ */
+int course_json_valid(const char *s, size_t n);
 
 #ifdef __cplusplus
 }

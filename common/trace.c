@@ -123,19 +123,47 @@ int trace_merge(const char *out_path, const char *const *in_paths, int n) {
             break;
         }
         /* Our own files hold one event per line between the header and footer
-         * lines; a line may be of any length (an event's name is the caller's). */
+         * lines; a line may be of any length (an event's name is the caller's).
+         * A rank killed while writing (MPI_Abort ends them all) leaves its last
+         * line cut and no footer: each event line is checked to be a whole
+         * JSON object, and one that is not is left out, so that the merged
+         * file still opens, with the events that were complete. */
         char *line = NULL;
         size_t cap = 0;
         ssize_t got;
+        long lineno = 0, first_bad = 0, n_bad = 0;
+        int closed = 0;
         while ((got = getline(&line, &cap, in)) >= 0) {
             size_t len = (size_t)got;
-            if (len == 0 || line[0] != '{' || !strncmp(line, "{\"traceEvents\"", 14)) continue;
-            while (len && (line[len - 1] == '\n' || line[len - 1] == ',')) line[--len] = '\0';
+            lineno++;
+            while (len && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ',')) line[--len] = '\0';
+            if (lineno == 1) {
+                if (len == 16 && !memcmp(line, "{\"traceEvents\":[", 16)) continue;
+                fprintf(stderr, "trace: '%s' is not a trace file (it does not begin with {\"traceEvents\":[ on a "
+                        "line of its own); give the files that trace_open wrote\n", in_paths[i]);
+                rc = -1;
+                break;
+            }
+            if (!strcmp(line, "],\"displayTimeUnit\":\"ms\"}")) closed = 1;
+            if (len == 0 || line[0] != '{') continue;
+            if (!course_json_valid(line, len)) {
+                if (!n_bad++) first_bad = lineno;
+                continue;
+            }
             fputs(first ? "\n" : ",\n", out);
-            fputs(line, out);
+            fwrite(line, 1, len, out);
             first = 0;
         }
         free(line);
+        if (rc == 0 && lineno == 0) {
+            fprintf(stderr, "trace: '%s' is empty (did its rank stop before trace_open?); leave it out of the "
+                    "merge\n", in_paths[i]);
+            rc = -1;
+        }
+        if (rc == 0 && n_bad)
+            fprintf(stderr, "trace: warning: '%s': left out %ld line%s that %s not a complete event (line %ld "
+                    "first)%s\n", in_paths[i], n_bad, n_bad == 1 ? "" : "s", n_bad == 1 ? "is" : "are", first_bad,
+                    closed ? "" : "; the file has no closing line, so its rank stopped before trace_close");
         if (ferror(in)) {
             fprintf(stderr, "trace: reading '%s' failed: %s\n", in_paths[i], strerror(errno));
             rc = -1;

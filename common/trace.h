@@ -80,10 +80,15 @@ int trace_close(trace_t *t);
 
 /**
  * @brief Merge several closed trace files into one (e.g. one per rank).
+ *
+ * Each event line is checked to be a whole JSON object: a line that is not
+ * (the last line of a rank killed while writing it) is left out with a
+ * warning on stderr, so the merged file always opens in the viewer.
  * @param out_path merged file to write
  * @param in_paths files written by trace_open/trace_close
  * @param n how many
- * @return 0 on success, -1 with a message on stderr
+ * @return 0 on success, -1 with a message on stderr (a file that cannot be
+ *         read, is empty, or does not begin as trace_open() begins a file)
  */
 int trace_merge(const char *out_path, const char *const *in_paths, int n);
 

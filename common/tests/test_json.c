@@ -1,4 +1,5 @@
-/* course_json_string() writes text that a JSON parser reads back unchanged. */
+/* course_json_string() writes text that a JSON parser reads back unchanged;
+ * course_json_valid() tells JSON from what is not. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -73,10 +74,43 @@ static void test_round_trip(void **state) {
     free(buf);
 }
 
+/* course_json_valid() accepts exactly one JSON value, and agrees with
+ * jansson on each case (jansson told to allow \u0000, which RFC 8259 does). */
+static void test_valid(void **state) {
+    (void)state;
+    static const char *const good[] = {
+        "{}", " {\"a\": [1, -0.5e+3, true, false, null, \"x\"]} ", "[[[]]]", "\"\\u00e9\\ud83d\\ude00\\n\"",
+        "{\"ph\":\"X\",\"name\":\"caf\xc3\xa9\",\"ts\":1.000}", "0", "-12", "\"\\u0000\"",
+    };
+    static const char *const bad[] = {
+        "", " ", "{", "{\"ph\":\"X\",\"na", "{\"a\":}", "{\"a\" 1}", "{a:1}", "[1,]", "[1 2]", "{} {}", "01",
+        "1.", ".5", "-", "1e", "+1", "tru", "nul", "\"\\x\"", "\"\\u12g4\"", "\"\\ud800\"", "\"\\udc00\"",
+        "\"\\ud800\\u0041\"", "\"\xff\"", "\"\xc3\"", "\"\xed\xa0\x80\"", "\"a\tb\"", "NaN", "[1,2",
+    };
+    json_error_t err;
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        if (!course_json_valid(good[i], strlen(good[i]))) fail_msg("refused valid JSON: %s", good[i]);
+        json_t *j = json_loads(good[i], JSON_DECODE_ANY | JSON_ALLOW_NUL, &err);
+        assert_non_null(j);
+        json_decref(j);
+    }
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (course_json_valid(bad[i], strlen(bad[i]))) fail_msg("accepted invalid JSON: %s", bad[i]);
+        assert_null(json_loads(bad[i], JSON_DECODE_ANY, &err));
+    }
+    /* A NUL inside the text, and nesting past the limit (no stack overflow). */
+    assert_false(course_json_valid("[1]\0", 4));
+    assert_true(course_json_valid("[1]", 3));
+    static char deep[100001];
+    memset(deep, '[', sizeof deep - 1);
+    assert_false(course_json_valid(deep, strlen(deep)));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escapes),
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_valid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

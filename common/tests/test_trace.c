@@ -126,6 +126,50 @@ static void test_nonfinite_and_long_names(void **state) {
     json_decref(root);
 }
 
+/* Write text to path. */
+static void put_file(const char *path, const char *text) {
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* A rank killed while writing (MPI_Abort ends every rank) leaves a file
+ * whose last line is cut and which has no closing line: the merge leaves
+ * that line out and keeps the complete events, so the merged file opens. */
+static void test_merge_leaves_out_a_cut_line(void **state) {
+    (void)state;
+    char p0[128], p1[128], out[128];
+    snprintf(p0, sizeof p0, "%s/c0.json", dir);
+    snprintf(p1, sizeof p1, "%s/c1.json", dir);
+    snprintf(out, sizeof out, "%s/c-merged.json", dir);
+    write_rank(p0, 0);
+    put_file(p1, "{\"traceEvents\":[\n"
+                 "{\"ph\":\"X\",\"name\":\"forward\",\"cat\":\"compute\",\"pid\":1,\"tid\":0,\"ts\":1.000,\"dur\":2.000},\n"
+                 "{\"ph\":\"X\",\"name\":\"backw");
+    const char *in[2] = {p0, p1};
+    assert_int_equal(trace_merge(out, in, 2), 0);
+    json_t *root = load(out);
+    json_t *ev = json_object_get(root, "traceEvents");
+    assert_int_equal(json_array_size(ev), 7 + 1); /* rank 0's seven, rank 1's one complete event */
+    json_decref(root);
+}
+
+/* A file that is not a rank's trace, or is empty, is refused, not merged. */
+static void test_merge_refuses_other_files(void **state) {
+    (void)state;
+    char p0[128], bad[128], out[128];
+    snprintf(p0, sizeof p0, "%s/o0.json", dir);
+    snprintf(bad, sizeof bad, "%s/other.json", dir);
+    snprintf(out, sizeof out, "%s/o-merged.json", dir);
+    write_rank(p0, 0);
+    const char *in[2] = {p0, bad};
+    put_file(bad, "{\"results\": [\n{\"kernel\": \"naive\"}\n]}\n"); /* a bench's JSON */
+    assert_int_equal(trace_merge(out, in, 2), -1);
+    put_file(bad, "");
+    assert_int_equal(trace_merge(out, in, 2), -1);
+}
+
 static void test_bad_path_and_null_trace(void **state) {
     (void)state;
     assert_null(trace_open("no/such/dir/t.json", 0, "x"));
@@ -144,6 +188,8 @@ int main(void) {
         cmocka_unit_test(test_single_file_is_valid),
         cmocka_unit_test(test_merge_keeps_every_rank),
         cmocka_unit_test(test_nonfinite_and_long_names),
+        cmocka_unit_test(test_merge_leaves_out_a_cut_line),
+        cmocka_unit_test(test_merge_refuses_other_files),
         cmocka_unit_test(test_bad_path_and_null_trace),
     };
     return cmocka_run_group_tests_name("trace", tests, setup, teardown);

@@ -195,6 +195,46 @@ static json_t *leaderboard_entry(const result_t *r) {
     return e;
 }
 
+/* Length of the well-formed UTF-8 sequence at s (1 to 4), or 0 for a byte
+ * that does not start one: the rule of common/json.c, which the grader does
+ * not link. */
+static int utf8_len(const unsigned char *s) {
+    const unsigned char c = s[0];
+    if (c < 0x80) return 1;
+    int n;
+    unsigned int cp;
+    if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07;
+    else return 0;
+    for (int i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0; /* also stops at the terminating 0 */
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff))) return 0;
+    if (cp >= 0xd800 && cp <= 0xdfff) return 0;
+    return n;
+}
+
+/* A JSON string of s with each byte that is not well-formed UTF-8 (a
+ * Latin-1 program's output, a line cut inside a character) written as
+ * U+FFFD: jansson refuses invalid UTF-8 outright, and the test's output,
+ * status and message with it. */
+static json_t *json_string_lossy(const char *s) {
+    size_t n = strlen(s);
+    char *buf = malloc(3 * n + 1), *o = buf;
+    if (!buf) return json_string("");
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int k = utf8_len(p);
+        if (k) memcpy(o, p, (size_t)k), o += k, p += k;
+        else memcpy(o, "\xef\xbf\xbd", 3), o += 3, p++;
+    }
+    *o = '\0';
+    json_t *j = json_string(buf);
+    free(buf);
+    return j ? j : json_string("");
+}
+
 /* Gradescope's results.json; speed tests with a measured value also go to
  * the leaderboard. */
 int report_json(const char *path, const result_t *r, int n, double wall_s, const char *summary) {
@@ -202,7 +242,8 @@ int report_json(const char *path, const result_t *r, int n, double wall_s, const
     double max, tot = results_total(r, n, &max);
     json_object_set_new(root, "score", json_real(tot));
     json_object_set_new(root, "execution_time", json_integer((json_int_t)(wall_s + 0.5)));
-    json_object_set_new(root, "output", json_string(summary ? summary : ""));
+    /* The notes may quote a build log of the student's code. */
+    json_object_set_new(root, "output", json_string_lossy(summary ? summary : ""));
     json_object_set_new(root, "visibility", json_string("visible"));
     json_object_set_new(root, "stdout_visibility", json_string("hidden"));
     for (int i = 0; i < n; i++) {
@@ -223,20 +264,18 @@ int report_json(const char *path, const result_t *r, int n, double wall_s, const
         char head[700];
         snprintf(head, sizeof head, "%s%s%s%s%s\n", status_name(r[i].status), r[i].figure[0] ? " | " : "",
                  r[i].figure, r[i].message[0] ? " | " : "", r[i].message);
-        json_t *out = json_string(head);
+        /* The message and the output may quote the student's program, in any encoding. */
+        json_t *out = NULL;
         if (r[i].output && r[i].output[0]) {
             size_t len = strlen(head) + strlen(r[i].output) + 2;
             char *both = malloc(len);
             if (both) {
                 snprintf(both, len, "%s\n%s", head, r[i].output);
-                json_decref(out);
-                /* Student output may hold invalid UTF-8: keep the valid part. */
-                out = json_string(both);
-                if (!out) out = json_string(head);
+                out = json_string_lossy(both);
                 free(both);
             }
         }
-        json_object_set_new(t, "output", out ? out : json_string(""));
+        json_object_set_new(t, "output", out ? out : json_string_lossy(head));
         json_object_set_new(t, "visibility", json_string("visible"));
         json_array_append_new(tests, t);
         if (r[i].t->kind == KIND_SPEED && r[i].measured >= 0) json_array_append_new(board, leaderboard_entry(&r[i]));

@@ -860,6 +860,36 @@ static void test_json_status_every_test(void **state) {
     json_decref(j);
 }
 
+/* A check's message and output quote the student's program, which may print
+ * Latin-1 or cut a character in two: results.json still shows the student
+ * the status, the message and the output (bad bytes as U+FFFD), where jansson
+ * alone would refuse the text and leave the test's output empty; the same
+ * for the notes, which quote a build log. */
+static void test_json_output_not_utf8(void **state) {
+    (void)state;
+    rubric_test_t num = {0};
+    snprintf(num.name, sizeof num.name, "mma: primes");
+    num.points = 2;
+    result_t r = made_result(&num, ST_FAIL, 0, 1);
+    snprintf(r.message, sizeof r.message, "C[0] = 1.5, want 2 (caf\xe9)");
+    r.output = strdup("[  ERROR   ] --- r\xc3\n\xff\xfe tail");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/latin1.json", tmp);
+    assert_int_equal(report_json(path, &r, 1, 1.0, "lab 04: compile errors:\nmma.cu:3: error: \xb5s"), 0);
+    free(r.output);
+    json_t *j = json_load_file(path, 0, NULL);
+    if (!j) fail_msg("report_json wrote no readable %s", path);
+    const char *out = json_string_value(json_object_get(json_array_get(json_object_get(j, "tests"), 0), "output"));
+    const char *notes = json_string_value(json_object_get(j, "output"));
+    assert_non_null(out);
+    assert_non_null(notes);
+    print_message("  %s\n", out);
+    assert_non_null(strstr(out, "fail | C[0] = 1.5, want 2 (caf\xef\xbf\xbd)"));
+    assert_non_null(strstr(out, "r\xef\xbf\xbd\n\xef\xbf\xbd\xef\xbf\xbd tail"));
+    assert_non_null(strstr(notes, "error: \xef\xbf\xbds"));
+    json_decref(j);
+}
+
 /* stdout redirected into TMP/name while the caller prints; end_capture()
  * puts it back and returns what was printed (file_text's static buffer). */
 static int begin_capture(const char *name, char *path, size_t len) {
@@ -2756,6 +2786,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_implausible_above);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_output_not_utf8);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_long_names);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rerun_hint);
     char wdir[PATH_MAX];

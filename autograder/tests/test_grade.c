@@ -265,6 +265,25 @@ static void test_speed_bench_says_wrong(void **state) {
     assert_int_equal(r.status, ST_PASS);
 }
 
+/* The bench's strings quoted in a message (its status, its reason, the
+ * device) are the submission's: a newline or a terminal escape in them is
+ * shown as '?', so a test stays one line of the grader's table. */
+static void test_speed_message_control_bytes(void **state) {
+    (void)state;
+    const rubric_test_t t = mfu_test(), rt = ratio_test();
+    result_t r = score_bench(&t, "{\"status\": \"wrong\", \"message\": \"bad\\nPASS 10/10\\u001b[2J\", \"mfu\": 0.5}");
+    print_message("  %s\n", r.message);
+    assert_int_equal(r.status, ST_FAIL);
+    assert_non_null(strstr(r.message, "the benchmark says 'wrong': bad?PASS 10/10?[2J"));
+    r = score_bench(&rt, "{\"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", \"status\": \"oops\\r\\n\\t\"}]}");
+    print_message("  %s\n", r.message);
+    assert_int_equal(r.status, ST_FAIL);
+    assert_non_null(strstr(r.message, "the benchmark says 'oops\?\?\?' for 04 matmul_mma (bf16)"));
+    r = score_bench(&t, "{\"device\": \"GPU\\u0007\\u007f\", \"mfu\": null}");
+    print_message("  %s\n", r.message);
+    assert_non_null(strstr(r.message, "no MFU on 'GPU\?\?'"));
+}
+
 /* Nothing to grade: never a pass, never points, never a crash. A missing or
  * null metric says nothing about the submission and is left out of the
  * total; a value no run can produce counts as a zero. */
@@ -2773,6 +2792,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_mfu_scores);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_mfu_unmeasured);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_bench_says_wrong);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_message_control_bytes);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_tokens_per_s);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_unchanged);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_over_kernel);

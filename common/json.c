@@ -1,6 +1,8 @@
 /* JSON strings written by hand; see json.h. */
 #include "json.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Length of the well-formed UTF-8 sequence at s (1 to 4), or 0: a stray
@@ -141,6 +143,7 @@ static jp_t json_val(jp_t p, jp_t e, int depth) {
         if ((size_t)(e - p) >= l && !memcmp(p, words[i], l)) return p + l;
     }
     /* A number: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
+    jp_t start = p;
     if (*p == '-') p++;
     if (p < e && *p == '0') p++;
     else if (!(p = json_digits(p, e))) return NULL;
@@ -150,7 +153,12 @@ static jp_t json_val(jp_t p, jp_t e, int depth) {
         if (p < e && (*p == '+' || *p == '-')) p++;
         if (!(p = json_digits(p, e))) return NULL;
     }
-    return p;
+    /* One too large for a double (1e400, 400 digits) is JSON, but parsers refuse it
+     * or read it as infinity (RFC 8259, section 6): not something to pass on. */
+    char *num = strndup((const char *)start, (size_t)(p - start));
+    const int finite = num && isfinite(strtod(num, NULL));
+    free(num);
+    return finite ? p : NULL;
 }
 
 int course_json_valid(const char *s, size_t n) {

@@ -35,7 +35,8 @@ void course_json_string(FILE *f, const char *s);
  * For a file that must stay readable when lines from elsewhere are copied
  * into it: trace_merge() checks each event line of a rank's trace with it,
  * so a line cut short by a rank that died is left out rather than breaking
- * the merged file. Nesting deeper than 256 levels counts as not valid.
+ * the merged file. Nesting deeper than 256 levels, and a number too large
+ * for a double (which parsers refuse or read as infinity), count as not valid.
  * @param s the text (need not be NUL-ended; a NUL inside is not valid)
  * @param n its length in bytes
  * @return 1 if valid, else 0

@@ -4,8 +4,9 @@
  * Feeds: the input split at NUL bytes into up to 4 files, one per rank,
  * which trace_merge() joins into one.
  * Asserts: the merge never crashes; when it succeeds the merged file is
- * valid JSON (by jansson, which like RFC 8259 is told to allow \u0000) with a
- * "traceEvents" array, so that the viewer can open it.
+ * valid JSON (by jansson, told to allow \u0000 and to read an integer of any
+ * length as a double, as RFC 8259 does) with a "traceEvents" array, so that
+ * the viewer can open it.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -43,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (ftruncate(fds[out], 0) != 0) abort();
     if (trace_merge(paths[out], in, n) != 0) return 0;
     json_error_t je;
-    json_t *root = json_load_file(paths[out], JSON_ALLOW_NUL, &je);
+    json_t *root = json_load_file(paths[out], JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &je);
     if (!root || !json_is_array(json_object_get(root, "traceEvents"))) {
         fprintf(stderr, "merged file is not a trace: %s (line %d)\n", je.text, je.line);
         abort();

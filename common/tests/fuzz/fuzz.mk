@@ -30,6 +30,9 @@ FUZZ_SRCS_speed_json   := autograder/src/speed.c autograder/src/report.c
 FUZZ_LIBS_trace        := -ljansson
 FUZZ_LIBS_grade_output := -ljansson -lm
 FUZZ_LIBS_speed_json   := -ljansson -lm
+# trace_merge warns on stderr about every line it leaves out: keep the fuzzer's
+# own output and the sanitizers' reports (libFuzzer moves them to another fd), not those.
+FUZZ_OPTS_trace        := -close_fd_mask=2
 
 define FUZZ_RULES
 $(BUILD)/fuzz/fuzz_$(1): $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(wildcard common/*.h autograder/src/*.h)
@@ -47,7 +50,8 @@ fuzz: $(FUZZ_RUN:%=$(BUILD)/fuzz/fuzz_%)
 	$(Q)for n in $(FUZZ_RUN); do \
 	    mkdir -p $(BUILD)/fuzz/corpus/$$n $(BUILD)/fuzz/crashes; \
 	    echo "=== fuzz_$$n: $(FUZZ_SECONDS) s"; \
-	    $(BUILD)/fuzz/fuzz_$$n -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+	    opts=; case $$n in trace) opts='$(FUZZ_OPTS_trace)' ;; esac; \
+	    $(BUILD)/fuzz/fuzz_$$n $$opts -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 	        -artifact_prefix=$(BUILD)/fuzz/crashes/$$n- $(BUILD)/fuzz/corpus/$$n \
 	        $$(ls -d $(FUZZ_DIR)/corpus/$$n 2>/dev/null) || exit 1; \
 	done

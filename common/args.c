@@ -1,8 +1,9 @@
 /*
  * Table-driven flag parsing (see args.h). Numbers are parsed with strtoll /
  * strtod and must consume the whole string, so "4x", "" and "1e" are errors
- * rather than silently becoming 4, 0 and 1. Integers are decimal only: with
- * C's base-0 rules "--seed 010" would be 8 and "--steps 08" an error.
+ * rather than silently becoming 4, 0 and 1. Numbers are decimal only: with
+ * C's base-0 rules "--seed 010" would be 8 and "--steps 08" an error, and
+ * strtod would take "--lr 0x10" for 16.
  */
 #include "args.h"
 
@@ -39,7 +40,12 @@ static const arg_spec_t *find_spec(const args_t *a, const char *name, size_t len
 static void suggest(const args_t *a, const char *name, FILE *msg) {
     const char *best = NULL;
     int best_d = 3; /* only suggest close matches */
-    for (int i = 0; i < a->nspecs; i++) {
+    /* A flag that begins with what was typed ("--st" for --steps) is what was meant,
+     * before one that is merely close ("--lr" is two edits from "--st" too). */
+    for (int i = 0; i < a->nspecs && !best; i++)
+        if (strlen(name) >= 2 && !strncmp(a->specs[i].name, name, strlen(name))) best = a->specs[i].name;
+    const int prefix = best != NULL;
+    for (int i = 0; i < a->nspecs && !prefix; i++) {
         int d = edit_distance(name, a->specs[i].name);
         if (d < best_d || (strstr(a->specs[i].name, name) && !best)) {
             best_d = d < best_d ? d : best_d;
@@ -97,7 +103,8 @@ static int store(const args_t *a, const arg_spec_t *s, const char *val, FILE *ms
         /* ERANGE alone is also set for a value too small to hold in full (1e-310, a
          * subnormal, or 1e-400, 0): that is still the number asked for, to within
          * what a double holds; only one too large (Inf) is refused. */
-        if (!number_start(val) || *end != '\0' || !isfinite(v)) {
+        /* strtod also reads hex ("0x10" is 16): decimal only, as for integers. */
+        if (!number_start(val) || *end != '\0' || !isfinite(v) || strpbrk(val, "xX")) {
             fprintf(msg, "%s: --%s expects a finite number, got '%s'; run '%s --help' for usage\n",
                     a->prog, s->name, val, a->prog);
             return ARGS_ERROR;
@@ -134,6 +141,11 @@ int args_parse(const args_t *a, int argc, char **argv, FILE *msg) {
         const char *name = arg + 2;
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        if (len == 0) { /* "--=5": no name to look up or to suggest a flag for */
+            fprintf(msg, "%s: '%s' has no flag name before the '='; write --name=value; run '%s --help' for "
+                    "the list\n", a->prog, arg, a->prog);
+            return ARGS_ERROR;
+        }
         const arg_spec_t *s = find_spec(a, name, len);
         if (!s) {
             char buf[128];

@@ -11,8 +11,8 @@
  *     train: unknown option '--lr-warmup'; did you mean '--warmup'?
  *     train: --warmup needs a value, but the next argument is the flag '--steps'; ...
  *
- * Integers are decimal ("010" is ten, "0x10" an error). A value that starts
- * with "--" must be written --name=value.
+ * Numbers are decimal ("010" is ten, "0x10" an error, also for a number
+ * with a fraction). A value that starts with "--" must be written --name=value.
  */
 #ifndef COURSE_ARGS_H
 #define COURSE_ARGS_H

@@ -158,6 +158,10 @@ static void test_unknown_flag_suggests(void **state) {
     const char *argv[] = {"train", "--step", "5", NULL};
     assert_int_equal(parse(msg, sizeof msg, argv), ARGS_ERROR);
     assert_non_null(strstr(msg, "unknown option '--step'; did you mean '--steps'?"));
+    /* What was typed begins a flag's name: that flag, not one a couple of edits away ("--lr"). */
+    const char *prefix[] = {"train", "--st", "5", NULL};
+    assert_int_equal(parse(msg, sizeof msg, prefix), ARGS_ERROR);
+    assert_non_null(strstr(msg, "unknown option '--st'; did you mean '--steps'?"));
     const char *far[] = {"train", "--zzzzzz", NULL};
     assert_int_equal(parse(msg, sizeof msg, far), ARGS_ERROR);
     assert_non_null(strstr(msg, "run 'train --help'"));
@@ -174,9 +178,14 @@ static void test_missing_value_and_stray_args(void **state) {
     assert_non_null(strstr(msg, "unexpected argument 'oops'"));
     const char *flagval[] = {"train", "--verbose=1", NULL};
     assert_int_equal(parse(msg, sizeof msg, flagval), ARGS_ERROR);
+    /* No name before the '=': said so, not "unknown option '--'; did you mean ...". */
+    const char *noname[] = {"train", "--=5", NULL};
+    assert_int_equal(parse(msg, sizeof msg, noname), ARGS_ERROR);
+    assert_non_null(strstr(msg, "train: '--=5' has no flag name before the '='; write --name=value"));
+    assert_null(strstr(msg, "did you mean"));
 }
 
-/* Integers are decimal: a leading zero is not octal ("010" is ten, "08" is
+/* Numbers are decimal: a leading zero is not octal ("010" is ten, "08" is
  * eight) and "0x10" is not hex, as a person typing a seed or a step means. */
 static void test_integers_are_decimal(void **state) {
     (void)state;
@@ -188,6 +197,14 @@ static void test_integers_are_decimal(void **state) {
     const char *hex[] = {"train", "--steps", "0x10", NULL};
     assert_int_equal(parse(msg, sizeof msg, hex), ARGS_ERROR);
     assert_non_null(strstr(msg, "--steps expects an integer, got '0x10'"));
+    /* strtod reads hex too ("0x1p-3" is 0.125): a number with a fraction is decimal as well,
+     * and "0x10" is not reported as 16 out of range. */
+    const char *hexf[] = {"train", "--lr", "0x1p-3", NULL};
+    assert_int_equal(parse(msg, sizeof msg, hexf), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--lr expects a finite number, got '0x1p-3'"));
+    const char *hex16[] = {"train", "--lr", "0x10", NULL};
+    assert_int_equal(parse(msg, sizeof msg, hex16), ARGS_ERROR);
+    assert_null(strstr(msg, "out of range"));
 }
 
 /* A flag followed by another flag lacks its value: say so, rather than that

@@ -43,6 +43,9 @@ endef
 $(foreach n,$(FUZZ_NAMES),$(eval $(call FUZZ_RULES,$(n))))
 
 FUZZ_RUN := $(or $(FUZZ_ONLY),$(FUZZ_NAMES))
+ifneq ($(filter-out $(FUZZ_NAMES),$(FUZZ_ONLY)),)
+$(error FUZZ_ONLY=$(FUZZ_ONLY): no such harness; pick from: $(FUZZ_NAMES))
+endif
 
 .PHONY: fuzz fuzz-replay
 # One harness at a time, one job each: a run's figures then say what one core found.

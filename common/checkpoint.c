@@ -189,8 +189,15 @@ static const char *non_finite_field(const ckpt_meta_t *m) {
     return NULL;
 }
 
+/* What to do about a checkpoint that is damaged: checkpoint_save() writes
+ * atomically, so a cut or grown file was damaged after it was written. */
+#define DAMAGED_HINT "if it was copied, copy it again; else resume from an earlier checkpoint or start again"
+
 /* Read the whole file and check magic, version, size, checksum and that its
- * numbers are finite. */
+ * numbers are finite. The header is read and checked first: the file's size
+ * must be the one its header implies before the rest is read, so a file that
+ * is cut short, has bytes appended or is sparse and of any size never becomes
+ * an allocation of its size. */
 static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *meta, char *err,
                              size_t errlen) {
     /* Only a regular file will do: a FIFO would block, a directory has no size. */
@@ -198,44 +205,31 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
     FILE *f = course_open_regular(path, path, "give a checkpoint file (one that --save wrote)", &size, err, errlen);
     if (!f) return NULL;
     const long len = (long)size;
-    size_t hb = header_bytes();
+    const size_t hb = header_bytes();
     if (len < 16) {
         fclose(f);
-        course_error(err, errlen, "%s: %ld bytes is too short to be a checkpoint (the header alone is %zu)",
-             path, len, hb);
+        course_error(err, errlen, "%s: %ld bytes is too short to be a checkpoint (the header alone is %zu); "
+             DAMAGED_HINT, path, len, hb);
         return NULL;
     }
-    /* The magic bytes first: any other file is refused before it is read
-     * whole (a --resume pointed at a large data file, say). */
-    char head[8];
-    if (fread(head, 1, 8, f) != 8 || memcmp(head, MAGIC, 8) != 0 || fseek(f, 0, SEEK_SET) != 0) {
+    /* The magic bytes first: any other file is refused from them (a --resume
+     * pointed at a large data file, say). */
+    uint8_t head[sizeof ((hdr_t *)0)->buf];
+    const size_t hn = size < hb ? size : hb;
+    if (fread(head, 1, hn, f) != hn || memcmp(head, MAGIC, 8) != 0) {
         fclose(f);
-        course_error(err, errlen, "%s: not a checkpoint of this course (bad magic bytes)", path);
+        course_error(err, errlen, "%s: not a checkpoint of this course (bad magic bytes); give the file that "
+             "--save wrote", path);
         return NULL;
     }
-    uint8_t *buf = host_malloc((size_t)len);
-    size_t got = fread(buf, 1, (size_t)len, f);
-    fclose(f);
-    if (got != (size_t)len) {
-        host_free(buf);
-        course_error(err, errlen, "%s: read %zu of %ld bytes", path, got, len);
-        return NULL;
-    }
-    rd_t r = {buf, (size_t)len, 0};
-    char magic[8];
-    get(&r, magic, 8);
-    if (memcmp(magic, MAGIC, 8) != 0) {
-        host_free(buf);
-        course_error(err, errlen, "%s: not a checkpoint of this course (bad magic bytes)", path);
-        return NULL;
-    }
+    rd_t r = {head, hn, 8};
     uint32_t version, hbytes;
     get(&r, &version, 4);
     get(&r, &hbytes, 4);
     /* Version 1 did not record how the run computed: taking it for cpu fp32 would resume a
      * bf16 run in fp32 without a word, so it is refused with what to do instead. */
     if (version >= 1 && version < CKPT_VERSION) {
-        host_free(buf);
+        fclose(f);
         course_error(err, errlen, "%s: checkpoint format version %u was written by an older build of the "
              "course's programs and does not record the backend, precision, attention and matmul it was "
              "computed with (this build reads version %d); resume it with the build that wrote it, or "
@@ -243,23 +237,33 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
         return NULL;
     }
     if (version != CKPT_VERSION || hbytes != hb) {
-        host_free(buf);
+        fclose(f);
         course_error(err, errlen, "%s: checkpoint format version %u (header %u bytes); this program reads "
              "version %d (header %zu bytes)", path, version, hbytes, CKPT_VERSION, hb);
         return NULL;
     }
     if ((size_t)len < hb + 8) {
-        host_free(buf);
-        course_error(err, errlen, "%s: truncated: %ld bytes, less than the %zu-byte header and checksum",
-             path, len, hb);
+        fclose(f);
+        course_error(err, errlen, "%s: truncated: %ld bytes, less than the %zu-byte header and checksum; "
+             DAMAGED_HINT, path, len, hb);
         return NULL;
     }
     decode_meta(&r, meta);
     size_t want_len = hb + 3 * (size_t)meta->n_params * sizeof(float) + 8;
     if (meta->n_params > ((size_t)1 << 40) || (size_t)len != want_len) {
-        host_free(buf);
+        fclose(f);
         course_error(err, errlen, "%s: %ld bytes, but a checkpoint of %llu parameters has %zu bytes "
-             "(truncated or corrupt)", path, len, (unsigned long long)meta->n_params, want_len);
+             "(truncated or corrupt); " DAMAGED_HINT, path, len, (unsigned long long)meta->n_params, want_len);
+        return NULL;
+    }
+    uint8_t *buf = host_malloc((size_t)len);
+    size_t got = fseek(f, 0, SEEK_SET) == 0 ? fread(buf, 1, (size_t)len, f) : 0;
+    fclose(f);
+    /* The header read twice must be the same bytes: the file may change in between. */
+    if (got != (size_t)len || memcmp(buf, head, hn) != 0) {
+        host_free(buf);
+        course_error(err, errlen, "%s: read %zu of %ld bytes, or the file changed while being read; is another "
+             "run writing it?", path, got, len);
         return NULL;
     }
     uint64_t stored;

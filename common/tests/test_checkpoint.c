@@ -267,6 +267,29 @@ static void test_large_other_file_is_refused_unread(void **state) {
     assert_non_null(strstr(r.out, "bad magic"));
 }
 
+/* A checkpoint whose header is right but whose size is not (grown by a copy
+ * gone wrong to a sparse 1 TiB) is refused from its header, with what to do,
+ * before it is read: reading it whole first needed 1 TiB of memory, and the
+ * allocation ended the program. */
+static void test_grown_checkpoint_is_refused_unread(void **state) {
+    (void)state;
+    char big[300];
+    snprintf(big, sizeof big, "%s.grown", path);
+    ckpt_meta_t m = meta();
+    char err[512];
+    assert_int_equal(checkpoint_save(big, &m, a, b, c, err, sizeof err), 0);
+    if (truncate(big, (off_t)1 << 40) != 0) {
+        remove(big);
+        skip(); /* a file system without sparse files */
+    }
+    child_result_t r = run_in_child(load_huge_in_child, big);
+    print_message("  %s", r.out);
+    remove(big);
+    assert_true(r.exited && r.exit_code == 0);
+    assert_non_null(strstr(r.out, "but a checkpoint of 1000 parameters has"));
+    assert_non_null(strstr(r.out, "if it was copied, copy it again"));
+}
+
 /* Load a path in a child that the alarm ends if opening blocks; exit 0 if
  * the load was refused, 1 if it succeeded; the message goes to stdout. */
 static const char *child_path;
@@ -365,6 +388,7 @@ int main(void) {
         cmocka_unit_test(test_non_finite_field_is_refused),
         cmocka_unit_test(test_load_path_must_be_a_regular_file),
         cmocka_unit_test(test_large_other_file_is_refused_unread),
+        cmocka_unit_test(test_grown_checkpoint_is_refused_unread),
         cmocka_unit_test(test_failed_rename_removes_tmp),
         cmocka_unit_test(test_check_writable),
     };

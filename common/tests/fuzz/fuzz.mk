@@ -26,6 +26,7 @@ FUZZ_SRCS_data         := common/data.c common/rng.c common/error.c common/log.c
 FUZZ_SRCS_trace        := common/trace.c common/json.c common/timer.c common/memory.c common/error.c common/log.c
 # grade.c's readers are static: its harness #includes grade.c (main renamed) and links the rest of the grader.
 FUZZ_SRCS_grade_output := $(filter-out autograder/src/grade.c,$(wildcard autograder/src/*.c))
+FUZZ_DEPS_grade_output := autograder/src/grade.c
 FUZZ_SRCS_speed_json   := autograder/src/speed.c autograder/src/report.c
 FUZZ_LIBS_trace        := -ljansson
 FUZZ_LIBS_grade_output := -ljansson -lm
@@ -35,7 +36,7 @@ FUZZ_LIBS_speed_json   := -ljansson -lm
 FUZZ_OPTS_trace        := -close_fd_mask=2
 
 define FUZZ_RULES
-$(BUILD)/fuzz/fuzz_$(1): $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(wildcard common/*.h autograder/src/*.h)
+$(BUILD)/fuzz/fuzz_$(1): $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(FUZZ_DEPS_$(1)) $(wildcard common/*.h autograder/src/*.h)
 	@mkdir -p $$(@D)
 	$$(Q)command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) is missing (libFuzzer comes with clang); run: sudo apt-get install -y clang"; exit 1; }
 	$$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $$< $(FUZZ_SRCS_$(1)) -o $$@ $(FUZZ_LIBS_$(1))

@@ -16,6 +16,12 @@
  * floating-point type are user-defined too, so that NaN and signed zeros give
  * the same result whichever rank holds them.
  */
+/* nccl.h before error.h: NCCL_CHECK's message takes ncclGetLastError() where the header has it. */
+#ifdef COURSE_HAVE_NCCL
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+#endif
+
 #include "comm.h"
 #include "error.h"
 #include "half.h"
@@ -31,8 +37,6 @@
 #include <string.h>
 
 #ifdef COURSE_HAVE_NCCL
-#include <cuda_runtime_api.h>
-#include <nccl.h>
 _Static_assert(sizeof(ncclUniqueId) == COMM_NCCL_ID_BYTES, "COMM_NCCL_ID_BYTES != sizeof(ncclUniqueId)");
 #if !defined(NCCL_VERSION_CODE) || NCCL_VERSION_CODE < NCCL_VERSION(2, 10, 0)
 #error "the NCCL backend needs NCCL 2.10 or newer (ncclAvg and bfloat16)"

@@ -48,14 +48,19 @@ $(COMM_OBJS): $(BUILD)/obj/common/%.o: common/%.c
 	@mkdir -p $(@D)
 	$(Q)$(MPICC) $(CPPFLAGS) $(CFLAGS) $(COMM_CPPFLAGS) -MMD -MP -c $< -o $@
 
-# comm.c compiled once more as NCCL 2.10-2.18's header shows itself to C (no ncclBfloat16):
-# only to prove that it builds there. Not linked into anything.
+# comm.c compiled once more as NCCL 2.10-2.18's header shows itself to C (no ncclBfloat16),
+# and once as 2.12's (no ncclGetLastError, no ncclInProgress): only to prove that it builds
+# there. Not linked into anything.
 ifneq ($(strip $(HAVE_NCCL)),)
 COMM_OLD_NCCL_OBJ := $(BUILD)/obj/common/comm_with_nccl_2_18_header.o
-ALL_TARGETS += $(COMM_OLD_NCCL_OBJ)
-$(COMM_OLD_NCCL_OBJ): common/comm.c common/tests/nccl-2.18-from-c/nccl.h
+COMM_NCCL_2_12_OBJ := $(BUILD)/obj/common/comm_with_nccl_2_12_header.o
+ALL_TARGETS += $(COMM_OLD_NCCL_OBJ) $(COMM_NCCL_2_12_OBJ)
+$(COMM_OLD_NCCL_OBJ): common/comm.c common/error.h common/tests/nccl-2.18-from-c/nccl.h
 	@mkdir -p $(@D)
 	$(Q)$(MPICC) $(CPPFLAGS) $(CFLAGS) -Icommon/tests/nccl-2.18-from-c $(COMM_CPPFLAGS) -c $< -o $@
+$(COMM_NCCL_2_12_OBJ): common/comm.c common/error.h common/tests/nccl-2.12-from-c/nccl.h
+	@mkdir -p $(@D)
+	$(Q)$(MPICC) $(CPPFLAGS) $(CFLAGS) -Icommon/tests/nccl-2.12-from-c $(COMM_CPPFLAGS) -c $< -o $@
 endif
 
 $(LIBCOMM): $(COMM_OBJS)

@@ -131,13 +131,21 @@ int course_same_file(const char *a, const char *b);
                          cublasGetStatusString(st_)); \
     } while (0)
 
-/** @brief Check an NCCL call (needs nccl.h at the point of use). */
+/**
+ * @brief Check an NCCL call (needs nccl.h included before this header).
+ *
+ * ncclGetErrorString() only names the kind of failure ("unhandled system
+ * error"); where NCCL has it (2.13+), ncclGetLastError() says what failed
+ * ("socket connect to 10.0.0.2 failed"), so the message carries both.
+ */
 #define NCCL_CHECK(call) \
     do { \
         ncclResult_t nr_ = (call); \
-        if (nr_ != ncclSuccess) \
-            course_fatal(__FILE__, __LINE__, "%s failed: %s", #call, \
-                         ncclGetErrorString(nr_)); \
+        if (nr_ != ncclSuccess) { \
+            const char *nlast_ = COURSE_NCCL_LAST_ERROR(); \
+            course_fatal(__FILE__, __LINE__, "%s failed: %s%s%s", #call, ncclGetErrorString(nr_), \
+                         nlast_ && *nlast_ ? ": " : "", nlast_ ? nlast_ : ""); \
+        } \
     } while (0)
 
 /** @brief Check an MPI call (needs mpi.h; MPI's default handler aborts, this names the call). */
@@ -155,3 +163,15 @@ int course_same_file(const char *a, const char *b);
 }
 #endif
 #endif /* COURSE_ERROR_H */
+
+/* NCCL_CHECK's detail string, by the version of the nccl.h already included (the macro
+ * cannot test it where it is used). Outside the include guard so that including this
+ * header again after nccl.h still defines it; where NCCL_CHECK is used without it, the
+ * build stops at COURSE_NCCL_LAST_ERROR rather than losing the detail quietly. */
+#if defined(NCCL_VERSION_CODE) && !defined(COURSE_NCCL_LAST_ERROR)
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 13, 0)
+#define COURSE_NCCL_LAST_ERROR() ncclGetLastError(NULL)
+#else
+#define COURSE_NCCL_LAST_ERROR() ""
+#endif
+#endif

@@ -30,11 +30,13 @@
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef COURSE_HAVE_NCCL
 _Static_assert(sizeof(ncclUniqueId) == COMM_NCCL_ID_BYTES, "COMM_NCCL_ID_BYTES != sizeof(ncclUniqueId)");
@@ -79,6 +81,8 @@ struct comm_request {
     finish_t finish;        /**< MPI: what to do once it has completed */
 #ifdef COURSE_HAVE_NCCL
     cudaEvent_t event;      /**< NCCL: recorded on the stream after the operation */
+    comm_t *comm;           /**< NCCL: whose error state the wait polls, and which to abort */
+    const char *fn;         /**< NCCL: the comm_i* call that started it, for the message */
 #endif
 };
 
@@ -326,15 +330,90 @@ static ncclRedOp_t nccl_op(comm_op_t op) {
     }
 }
 
+/* ncclInProgress (NCCL 2.14+) is the state of work still being set up, not a failure. */
+static int nccl_failed(ncclResult_t r) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 14, 0)
+    if (r == ncclInProgress) return 0;
+#endif
+    return r != ncclSuccess;
+}
+
+/* What NCCL said about its last failure (NCCL 2.13+), or "". */
+static const char *nccl_last_error(void) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 13, 0)
+    const char *s = ncclGetLastError(NULL);
+    return s ? s : "";
+#else
+    return "";
+#endif
+}
+
+/* A peer that fails inside NCCL (a network error, a process that died before any MPI_Abort
+ * reached this rank) leaves this rank's kernels waiting for data that will never come:
+ * cudaStreamSynchronize would wait forever, so the job would hang. NCCL reports such failures
+ * only through ncclCommGetAsyncError, and only ncclCommAbort stops the kernels, so a wait
+ * polls the GPU work and NCCL's error state in turn, as NCCL's guide prescribes (error
+ * handling and communicator abort). Then the job ends through FATAL, whose abort hook calls
+ * MPI_Abort, naming this rank and the error.
+ *
+ * Between polls: sched_yield for the first NCCL_POLL_YIELDS polls, then NCCL_POLL_SLEEP_NS of
+ * sleep. A bare spin would hold a CPU core for the whole wait, and the rank's data loader
+ * threads need that core while the GPU communicates. A yield costs under a microsecond and
+ * hands the core to any thread that is ready, so the first thousand polls (a millisecond or
+ * two, as long as most blocking collectives of a training step take) add about as little
+ * latency as cudaStreamSynchronize, which itself spins or yields by default. A wait that lasts
+ * longer is a large bucket or a slow peer; sleeping 20 us (70 to 80 us with Linux's default
+ * 50 us timer slack) then frees the core and adds at most that to a call that has already
+ * taken milliseconds. Longer sleeps would add their length to every such call, and to the
+ * time before a failure is noticed. */
+enum { NCCL_POLL_YIELDS = 1000 };
+static const long NCCL_POLL_SLEEP_NS = 20 * 1000;
+
+/* Wait for the work before event (or, when event is NULL, for all of comm's stream), for fn.
+ * On an NCCL error: abort comm's NCCL communicator, then end the job. Never hangs on a
+ * failed peer. */
+static void nccl_wait(comm_t *comm, cudaEvent_t event, const char *fn) {
+    for (long polls = 0;; polls++) {
+        cudaError_t st = event ? cudaEventQuery(event) : cudaStreamQuery(comm->stream);
+        if (st == cudaSuccess) return;
+        if (st != cudaErrorNotReady)
+            FATAL("%s: %s failed on rank %d of %d while waiting for NCCL: %s (%s)", fn,
+                  event ? "cudaEventQuery" : "cudaStreamQuery", comm->rank, comm->size,
+                  cudaGetErrorName(st), cudaGetErrorString(st));
+        ncclResult_t async = ncclSuccess;
+        ncclResult_t got = ncclCommGetAsyncError(comm->nccl, &async);
+        if (got != ncclSuccess) async = got; /* cannot even ask: treat as failed */
+        if (nccl_failed(async)) {
+            /* The detail first: it describes this failure, and the abort may add to it. */
+            char detail[512];
+            snprintf(detail, sizeof detail, "%s", nccl_last_error());
+            ncclResult_t aborted = ncclCommAbort(comm->nccl);
+            FATAL("%s: NCCL failed on rank %d of %d while this rank waited for it: %s (ncclResult_t %d)%s%s; "
+                  "the NCCL communicator was aborted (ncclCommAbort: %s), ending the job (where a peer "
+                  "failed first, its own error is earlier in the job's output)",
+                  fn, comm->rank, comm->size, ncclGetErrorString(async), (int)async, *detail ? ": " : "",
+                  detail, aborted == ncclSuccess ? "done" : ncclGetErrorString(aborted));
+        }
+        if (polls < NCCL_POLL_YIELDS) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, NCCL_POLL_SLEEP_NS};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
 /* Blocking calls wait for the stream; non-blocking ones record an event to wait on later. */
-static comm_request_t nccl_done(comm_t *comm, int nonblocking) {
+static comm_request_t nccl_done(comm_t *comm, int nonblocking, const char *fn) {
     if (!nonblocking) {
-        CUDA_CHECK(cudaStreamSynchronize(comm->stream));
+        nccl_wait(comm, NULL, fn);
         return COMM_REQUEST_NULL;
     }
     comm_request_t req = request_new(COMM_BACKEND_NCCL);
     CUDA_CHECK(cudaEventCreateWithFlags(&req->event, cudaEventDisableTiming));
     CUDA_CHECK(cudaEventRecord(req->event, comm->stream));
+    req->comm = comm;
+    req->fn = fn;
     return req;
 }
 
@@ -393,8 +472,9 @@ static void nccl_setup(comm_t *comm, int device) {
     comm->owns_stream = 1;
 }
 
-static void nccl_teardown(comm_t *comm) {
-    CUDA_CHECK(cudaStreamSynchronize(comm->stream));
+static void nccl_teardown(comm_t *comm, const char *fn) {
+    /* ncclCommDestroy waits for the communicator's work too, blind to a failed peer. */
+    nccl_wait(comm, NULL, fn);
     NCCL_CHECK(ncclCommDestroy(comm->nccl));
     if (comm->owns_stream) CUDA_CHECK(cudaStreamDestroy(comm->stream));
 }
@@ -455,9 +535,11 @@ void comm_init(int *argc, char ***argv) {
     comm_initialized = 1;
 }
 
-static void comm_destroy(comm_t *comm) {
+static void comm_destroy(comm_t *comm, const char *fn) {
 #ifdef COURSE_HAVE_NCCL
-    if (comm->backend == COMM_BACKEND_NCCL) nccl_teardown(comm);
+    if (comm->backend == COMM_BACKEND_NCCL) nccl_teardown(comm, fn);
+#else
+    (void)fn;
 #endif
     MPI_CHECK(MPI_Comm_free(&comm->mpi));
     free(comm);
@@ -466,7 +548,7 @@ static void comm_destroy(comm_t *comm) {
 void comm_finalize(void) {
     if (!comm_initialized) return;
     for (int b = 0; b < 2; b++) {
-        if (world_comms[b]) comm_destroy(world_comms[b]);
+        if (world_comms[b]) comm_destroy(world_comms[b], "comm_finalize");
         world_comms[b] = NULL;
     }
     for (int t = 0; t < COMM_DTYPE_COUNT; t++)
@@ -524,7 +606,7 @@ comm_t *comm_split(comm_t *parent, int color, int key) {
 
 void comm_free(comm_t *comm) {
     if (comm == NULL || comm->is_world) return;
-    comm_destroy(comm);
+    comm_destroy(comm, "comm_free");
 }
 
 int comm_rank(const comm_t *comm) {
@@ -555,7 +637,7 @@ void comm_set_stream(comm_t *comm, void *stream) {
 #ifdef COURSE_HAVE_NCCL
     if (comm->backend != COMM_BACKEND_NCCL) return;
     if (comm->owns_stream) {
-        CUDA_CHECK(cudaStreamSynchronize(comm->stream));
+        nccl_wait(comm, NULL, "comm_set_stream");
         CUDA_CHECK(cudaStreamDestroy(comm->stream));
     }
     comm->stream = (cudaStream_t)stream;
@@ -617,7 +699,7 @@ static comm_request_t do_send(comm_t *comm, const void *buf, size_t count, comm_
     }
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclSend(buf, count, nccl_dtype(dtype), peer, comm->nccl, comm->stream));
-    return nccl_done(comm, nonblocking);
+    return nccl_done(comm, nonblocking, fn);
 #else
     no_nccl(fn);
 #endif
@@ -639,7 +721,7 @@ static comm_request_t do_recv(comm_t *comm, void *buf, size_t count, comm_dtype_
     }
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclRecv(buf, count, nccl_dtype(dtype), peer, comm->nccl, comm->stream));
-    return nccl_done(comm, nonblocking);
+    return nccl_done(comm, nonblocking, fn);
 #else
     no_nccl(fn);
 #endif
@@ -683,7 +765,7 @@ void comm_sendrecv(comm_t *comm, const void *sendbuf, size_t sendcount, int dest
     NCCL_CHECK(ncclSend(sendbuf, sendcount, nccl_dtype(dtype), dest, comm->nccl, comm->stream));
     NCCL_CHECK(ncclRecv(recvbuf, recvcount, nccl_dtype(dtype), source, comm->nccl, comm->stream));
     NCCL_CHECK(ncclGroupEnd());
-    nccl_done(comm, 0);
+    nccl_done(comm, 0, fn);
 #else
     no_nccl(fn);
 #endif
@@ -714,7 +796,7 @@ static comm_request_t do_allreduce(comm_t *comm, const void *sendbuf, void *recv
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, count, nccl_dtype(dtype), nccl_op(op), comm->nccl,
                              comm->stream));
-    return nccl_done(comm, nonblocking);
+    return nccl_done(comm, nonblocking, fn);
 #else
     no_nccl(fn);
 #endif
@@ -763,7 +845,7 @@ static comm_request_t do_reduce_scatter(comm_t *comm, const void *sendbuf, void 
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclReduceScatter(sendbuf, recvbuf, recvcount, nccl_dtype(dtype), nccl_op(op),
                                  comm->nccl, comm->stream));
-    return nccl_done(comm, nonblocking);
+    return nccl_done(comm, nonblocking, fn);
 #else
     no_nccl(fn);
 #endif
@@ -803,7 +885,7 @@ static comm_request_t do_allgather(comm_t *comm, const void *sendbuf, void *recv
     }
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclAllGather(sendbuf, recvbuf, sendcount, nccl_dtype(dtype), comm->nccl, comm->stream));
-    return nccl_done(comm, nonblocking);
+    return nccl_done(comm, nonblocking, fn);
 #else
     no_nccl(fn);
 #endif
@@ -892,7 +974,7 @@ void comm_reduce_scatterv(comm_t *comm, const void *sendbuf, void *recvbuf, cons
         off += counts[r];
     }
     NCCL_CHECK(ncclGroupEnd());
-    nccl_done(comm, 0);
+    nccl_done(comm, 0, fn);
 #else
     no_nccl(fn);
 #endif
@@ -933,7 +1015,7 @@ void comm_allgatherv(comm_t *comm, const void *sendbuf, void *recvbuf, const siz
         off += counts[r];
     }
     NCCL_CHECK(ncclGroupEnd());
-    nccl_done(comm, 0);
+    nccl_done(comm, 0, fn);
 #else
     no_nccl(fn);
 #endif
@@ -955,7 +1037,7 @@ static comm_request_t do_broadcast(comm_t *comm, void *buf, size_t count, comm_d
     }
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclBroadcast(buf, buf, count, nccl_dtype(dtype), root, comm->nccl, comm->stream));
-    return nccl_done(comm, nonblocking);
+    return nccl_done(comm, nonblocking, fn);
 #else
     no_nccl(fn);
 #endif
@@ -972,7 +1054,7 @@ comm_request_t comm_ibroadcast(comm_t *comm, void *buf, size_t count, comm_dtype
 void comm_barrier(comm_t *comm) {
     check_comm(comm, "comm_barrier");
 #ifdef COURSE_HAVE_NCCL
-    if (comm->backend == COMM_BACKEND_NCCL) CUDA_CHECK(cudaStreamSynchronize(comm->stream));
+    if (comm->backend == COMM_BACKEND_NCCL) nccl_wait(comm, NULL, "comm_barrier");
 #endif
     MPI_CHECK(MPI_Barrier(comm->mpi));
 }
@@ -988,7 +1070,9 @@ void comm_wait(comm_request_t *req) {
         run_finish(&r->finish);
     } else {
 #ifdef COURSE_HAVE_NCCL
-        CUDA_CHECK(cudaEventSynchronize(r->event));
+        char fn[64];
+        snprintf(fn, sizeof fn, "comm_wait (%s)", r->fn);
+        nccl_wait(r->comm, r->event, fn);
         CUDA_CHECK(cudaEventDestroy(r->event));
 #endif
     }

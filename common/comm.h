@@ -20,7 +20,11 @@
  * Every call is checked: a failing MPI, NCCL or CUDA call prints the call,
  * file, line and rank, and comm_init() installs an abort hook so that any
  * FATAL on any rank ends the whole job with MPI_Abort instead of leaving the
- * other ranks waiting forever in a collective.
+ * other ranks waiting forever in a collective. A peer that fails inside NCCL
+ * (a network error, a process that died without MPI_Abort) is caught too:
+ * every NCCL wait polls the GPU work and ncclCommGetAsyncError() in turn,
+ * never a blocking synchronize, and on an error it calls ncclCommAbort() and
+ * ends the job, naming the call, the NCCL error and the rank.
  *
  * What this is not: a tuned collective library. The MPI backend calls the
  * MPI collectives as they are; the labs write their own ring all-reduce and
@@ -277,7 +281,8 @@ void comm_sendrecv(comm_t *comm, const void *sendbuf, size_t sendcount, int dest
  * @brief recvbuf[i] = op over ranks of sendbuf[i], on every rank.
  *
  * In place when sendbuf == recvbuf (other overlaps are refused). Blocking on both backends: on NCCL the
- * call synchronizes the communicator's stream before returning.
+ * call waits for the communicator's stream before returning (polling NCCL's error state, so a
+ * failed peer ends the job instead of hanging it).
  * @param comm communicator
  * @param sendbuf count elements
  * @param recvbuf count elements
@@ -454,7 +459,9 @@ comm_request_t comm_irecv(comm_t *comm, void *buf, size_t count, comm_dtype_t dt
  * @brief Wait until a non-blocking operation has finished and its buffers may be used.
  *
  * On NCCL this waits for the CUDA event recorded after the operation on the
- * communicator's stream. Sets *req to COMM_REQUEST_NULL.
+ * communicator's stream, polling NCCL's error state meanwhile (an error aborts
+ * the NCCL communicator and ends the job), so the communicator must not have
+ * been freed before. Sets *req to COMM_REQUEST_NULL.
  * @param req request from a comm_i* call (COMM_REQUEST_NULL returns at once)
  */
 void comm_wait(comm_request_t *req);

@@ -18,6 +18,13 @@
 #                environment variable MPIRUN (default "mpirun --oversubscribe"),
 #                and checks that a job in which one rank fails ends quickly,
 #                non-zero, naming the rank.
+#   UNIT_TESTS   += $(BUILD)/tests/test_comm_nccl_wait, with HAVE_NCCL only; run
+#                WITHOUT mpirun, like test_comm_abort. It launches jobs of
+#                $(BUILD)/tests/comm_nccl_standin, which is libcomm's NCCL
+#                backend linked against stand-ins for libcudart and libnccl
+#                (common/tests/nccl_standin.c), so the backend's waits and
+#                NCCL_CHECK's message are tested without a GPU: a wait that
+#                hangs on a failed peer fails.
 
 LIBCOMM := $(BUILD)/lib/libcomm.a
 COMM_OBJS := $(BUILD)/obj/common/comm.o
@@ -61,6 +68,26 @@ $(COMM_OLD_NCCL_OBJ): common/comm.c common/error.h common/tests/nccl-2.18-from-c
 $(COMM_NCCL_2_12_OBJ): common/comm.c common/error.h common/tests/nccl-2.12-from-c/nccl.h
 	@mkdir -p $(@D)
 	$(Q)$(MPICC) $(CPPFLAGS) $(CFLAGS) -Icommon/tests/nccl-2.12-from-c $(COMM_CPPFLAGS) -c $< -o $@
+
+# The NCCL backend on stand-ins for libcudart and libnccl (no GPU needed): the program,
+# linked without $(COMM_LDLIBS)'s real libraries, and the test that launches its jobs.
+UNIT_TESTS += $(COMM_TEST_DIR)/test_comm_nccl_wait
+COMM_STANDIN_OBJS := $(COMM_TEST_OBJ)/nccl_standin.o $(COMM_TEST_OBJ)/comm_nccl_standin.o \
+                     $(COMM_TEST_OBJ)/test_comm_nccl_wait.o
+$(COMM_STANDIN_OBJS): $(COMM_TEST_OBJ)/%.o: common/tests/%.c
+	@mkdir -p $(@D)
+	$(Q)$(MPICC) $(CPPFLAGS) $(CFLAGS) $(COMM_CPPFLAGS) -MMD -MP -c $< -o $@
+
+$(COMM_TEST_DIR)/comm_nccl_standin: $(COMM_TEST_OBJ)/comm_nccl_standin.o $(COMM_TEST_OBJ)/nccl_standin.o \
+                                    $(LIBCOMM) $(LIBCOMMON)
+	@mkdir -p $(@D)
+	$(Q)$(MPICC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LIBCOMM) $(LIBCOMMON) -lm
+
+$(COMM_TEST_DIR)/test_comm_nccl_wait: $(COMM_TEST_OBJ)/test_comm_nccl_wait.o $(COMM_TEST_DIR)/comm_nccl_standin
+	@mkdir -p $(@D)
+	$(Q)$(MPICC) $(CFLAGS) -o $@ $< $(CMOCKA_LIBS)
+
+-include $(COMM_STANDIN_OBJS:.o=.d)
 endif
 
 $(LIBCOMM): $(COMM_OBJS)

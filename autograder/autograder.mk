@@ -7,7 +7,8 @@
 # run by hand.
 
 GRADE_BIN  := $(BUILD)/bin/grade
-GRADE_SRCS := $(wildcard autograder/src/*.c)
+# common/json.c: the UTF-8 rule results.json shares with the course's JSON writers.
+GRADE_SRCS := $(wildcard autograder/src/*.c) common/json.c
 GRADE_HDRS := $(wildcard autograder/src/*.h)
 # Extra grader flags for `make grade`, e.g. GRADE_ARGS='--json results.json'.
 GRADE_ARGS ?=
@@ -19,7 +20,7 @@ GRADE_ARGS ?=
 $(GRADE_BIN): $(GRADE_SRCS) $(GRADE_HDRS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE \
-	    -DGRADE_ROOT='"$(abspath .)"' $(GRADE_SRCS) -o $@ -ljansson -lm
+	    -DGRADE_ROOT='"$(abspath .)"' -Icommon $(GRADE_SRCS) -o $@ -ljansson -lm
 
 # The grader's self-test (autograder/tests/test_grade.c): the known-wrong
 # submissions in autograder/wrong/, solutions, starters, --batch, Gradescope,
@@ -28,10 +29,10 @@ $(GRADE_BIN): $(GRADE_SRCS) $(GRADE_HDRS)
 # without a GPU, but its scoring can be tested anywhere.
 # GRADE_TEST_FILTER='test_speed*' runs only the tests whose names match.
 GRADE_SELFTEST := $(BUILD)/tests/test_grade
-GRADE_UNIT_SRCS := autograder/src/rubric.c autograder/src/speed.c autograder/src/report.c autograder/src/tree.c
+GRADE_UNIT_SRCS := autograder/src/rubric.c autograder/src/speed.c autograder/src/report.c autograder/src/tree.c common/json.c
 $(GRADE_SELFTEST): autograder/tests/test_grade.c $(GRADE_UNIT_SRCS) $(GRADE_HDRS) $(GRADE_BIN)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Iautograder/src \
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Iautograder/src -Icommon \
 	    -DGRADE_BIN='"$(abspath $(GRADE_BIN))"' -DGRADE_ROOT='"$(abspath .)"' $< $(GRADE_UNIT_SRCS) -o $@ \
 	    -ljansson -lm $(CMOCKA_LIBS)
 UNIT_TESTS += $(GRADE_SELFTEST)

@@ -5,11 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Length of the well-formed UTF-8 sequence at s (1 to 4), or 0: a stray
- * continuation byte, a truncated sequence, an overlong form, a surrogate
- * (U+D800..DFFF) or a code point past U+10FFFF. JSON text must be UTF-8, and
- * a parser refuses the whole file at the first bad byte. */
-static int utf8_len(const unsigned char *s) {
+/* JSON text must be UTF-8, and a parser refuses the whole file at the first
+ * bad byte: the rule that decides which bytes are written as they are. */
+int course_utf8_len(const unsigned char *s) {
     const unsigned char c = s[0];
     if (c < 0x80) return 1;
     int n;
@@ -34,7 +32,7 @@ void course_json_string(FILE *f, const char *s) {
         if (c == '"' || c == '\\') fprintf(f, "\\%c", c), p++;
         else if (c < 0x20) fprintf(f, "\\u%04x", c), p++;
         else {
-            const int n = utf8_len(p);
+            const int n = course_utf8_len(p);
             if (n == 0) fputs("\\ufffd", f), p++; /* one replacement character per bad byte */
             else fwrite(p, 1, (size_t)n, f), p += n;
         }
@@ -96,12 +94,12 @@ static jp_t json_str(jp_t p, jp_t e) {
         } else if (*p < 0x20) {
             return NULL;
         } else {
-            /* utf8_len reads up to 3 bytes past p: only when they are inside the text. */
+            /* course_utf8_len reads up to 3 bytes past p: only when they are inside the text. */
             int k = 1;
             if (*p >= 0x80) {
                 unsigned char seq[5] = {0};
                 memcpy(seq, p, (size_t)(e - p) < 4 ? (size_t)(e - p) : 4);
-                if (!(k = utf8_len(seq))) return NULL;
+                if (!(k = course_utf8_len(seq))) return NULL;
             }
             p += k;
         }

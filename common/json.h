@@ -28,6 +28,18 @@ extern "C" {
 void course_json_string(FILE *f, const char *s);
 
 /**
+ * @brief Length of the well-formed UTF-8 sequence that starts at s.
+ *
+ * The rule course_json_string() and the grader's results.json share: what is
+ * not well formed is written as U+FFFD, since a JSON parser refuses the whole
+ * text at its first bad byte.
+ * @param s the text; reads at most 4 bytes, and stops at a terminating 0
+ * @return 1 to 4, or 0 for a stray continuation byte, a truncated sequence, an
+ *         overlong form, a surrogate (U+D800..DFFF) or a code point past U+10FFFF
+ */
+int course_utf8_len(const unsigned char *s);
+
+/**
  * @brief Is s[0..n) exactly one JSON value (RFC 8259: objects, arrays,
  *        strings in well-formed UTF-8, numbers, true, false, null), with
  *        nothing but whitespace around it?

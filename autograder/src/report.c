@@ -9,6 +9,7 @@
  * out of the total, never counted as passed.
  */
 #include "grade.h"
+#include "json.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -195,27 +196,6 @@ static json_t *leaderboard_entry(const result_t *r) {
     return e;
 }
 
-/* Length of the well-formed UTF-8 sequence at s (1 to 4), or 0 for a byte
- * that does not start one: the rule of common/json.c, which the grader does
- * not link. */
-static int utf8_len(const unsigned char *s) {
-    const unsigned char c = s[0];
-    if (c < 0x80) return 1;
-    int n;
-    unsigned int cp;
-    if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07;
-    else return 0;
-    for (int i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0; /* also stops at the terminating 0 */
-        cp = cp << 6 | (s[i] & 0x3f);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff))) return 0;
-    if (cp >= 0xd800 && cp <= 0xdfff) return 0;
-    return n;
-}
-
 /* A JSON string of s with each byte that is not well-formed UTF-8 (a
  * Latin-1 program's output, a line cut inside a character) written as
  * U+FFFD: jansson refuses invalid UTF-8 outright, and the test's output,
@@ -225,7 +205,7 @@ static json_t *json_string_lossy(const char *s) {
     char *buf = malloc(3 * n + 1), *o = buf;
     if (!buf) return json_string("");
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        int k = utf8_len(p);
+        int k = course_utf8_len(p);
         if (k) memcpy(o, p, (size_t)k), o += k, p += k;
         else memcpy(o, "\xef\xbf\xbd", 3), o += 3, p++;
     }

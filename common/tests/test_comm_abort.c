@@ -32,94 +32,15 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "mpi_job.h"
+
 enum { KILL_AFTER_S = 60 };         /* hard limit on one job */
 static const double MAX_END_S = 20; /* a failed job must be over within this */
 
 static char prog[PATH_MAX];
 
-typedef struct {
-    int exited;      /* the launcher ended by itself (not killed by us) */
-    int status;      /* its exit status, or 128 + signal */
-    double seconds;  /* from launch until the launcher ended */
-    char out[65536]; /* stdout and stderr of the whole job, truncated */
-} job_t;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Run `$MPIRUN -np np prog args` and collect its output, exit status and duration. */
-static void run_job(int np, const char *args, job_t *job) {
-    const char *mpirun = getenv("MPIRUN");
-    if (!mpirun || !*mpirun) mpirun = "mpirun --oversubscribe";
-    char cmd[2 * PATH_MAX];
-    snprintf(cmd, sizeof cmd, "%s -np %d '%s' %s", mpirun, np, prog, args);
-    memset(job, 0, sizeof *job);
-
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    fflush(stdout);
-    fflush(stderr);
-    double t0 = now_s();
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0); /* its own process group, so a timeout can kill the whole job */
-        dup2(fds[1], STDOUT_FILENO);
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        execlp("sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    close(fds[1]);
-
-    size_t len = 0;
-    int status = 0, reaped = 0, eof = 0;
-    double ended = 0;
-    while (!(reaped && eof)) {
-        double t = now_s();
-        if (t - t0 > KILL_AFTER_S) break;
-        if (reaped && t - ended > 5) break; /* leftover processes holding the pipe */
-        struct pollfd p = {fds[0], POLLIN, 0};
-        if (!eof && poll(&p, 1, 100) > 0) {
-            char buf[4096];
-            ssize_t n = read(fds[0], buf, sizeof buf);
-            if (n <= 0) {
-                if (n < 0 && errno == EINTR) continue;
-                eof = 1;
-            } else {
-                size_t keep = (size_t)n < sizeof job->out - 1 - len ? (size_t)n : sizeof job->out - 1 - len;
-                memcpy(job->out + len, buf, keep);
-                len += keep;
-            }
-        } else if (eof) {
-            struct timespec ts = {0, 20 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-        if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
-            reaped = 1;
-            ended = now_s();
-        }
-    }
-    if (!reaped) {
-        fprintf(stderr, "job still running after %d s: killing it\n", KILL_AFTER_S);
-        kill(-pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        ended = now_s();
-    } else {
-        kill(-pid, SIGKILL); /* anything of the job still alive */
-        job->exited = 1;
-    }
-    close(fds[0]);
-    job->out[len] = '\0';
-    job->seconds = ended - t0;
-    job->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    printf("  `%s`: exit status %d after %.2f s\n", cmd, job->status, job->seconds);
-}
+/* A job of comm_fail_rank on np ranks. */
+static void run_job_np(int np, const char *args, job_t *job) { run_job(prog, np, args, KILL_AFTER_S, job); }
 
 static void show_output_if(int failed, const job_t *job) {
     if (failed) fprintf(stderr, "---- job output ----\n%s---- end ----\n", job->out);
@@ -142,7 +63,7 @@ static void assert_failed_job(const job_t *job, const char *must1, const char *m
 static void test_control_job_succeeds(void **state) {
     (void)state;
     static job_t job;
-    run_job(4, "ok", &job);
+    run_job_np(4, "ok", &job);
     int ok = job.exited && job.status == 0 && strstr(job.out, "all 4 ranks finished");
     show_output_if(!ok, &job);
     assert_true(ok);
@@ -159,7 +80,7 @@ static void test_control_job_succeeds(void **state) {
 static void test_fatal_while_others_in_barrier(void **state) {
     (void)state;
     static job_t job;
-    run_job(4, "2", &job);
+    run_job_np(4, "2", &job);
     assert_failed_job(&job, "[rank 2/4]", "rank 2 fails on purpose while the others wait in barrier");
     assert_failed_job(&job, "[rank 2/4] " ABORTED_BY_HOOK, NULL);
 }
@@ -167,7 +88,7 @@ static void test_fatal_while_others_in_barrier(void **state) {
 static void test_fatal_while_others_in_allreduce(void **state) {
     (void)state;
     static job_t job;
-    run_job(4, "2 allreduce", &job);
+    run_job_np(4, "2 allreduce", &job);
     assert_failed_job(&job, "[rank 2/4]", "rank 2 fails on purpose while the others wait in allreduce");
     assert_failed_job(&job, "[rank 2/4] " ABORTED_BY_HOOK, NULL);
 }
@@ -176,7 +97,7 @@ static void test_fatal_while_others_in_allreduce(void **state) {
 static void test_exit_without_finalize(void **state) {
     (void)state;
     static job_t job;
-    run_job(4, "2 exit", &job);
+    run_job_np(4, "2 exit", &job);
     assert_failed_job(&job, "[rank 2/4]", "without MPI_Finalize");
     assert_null(strstr(job.out, "left the collective"));
 }
@@ -186,7 +107,7 @@ static void test_exit_without_finalize(void **state) {
 static void test_nccl_world_needs_gpu(void **state) {
     (void)state;
     static job_t job;
-    run_job(2, "nccl", &job);
+    run_job_np(2, "nccl", &job);
     if (job.exited && job.status == 0) {
         assert_non_null(strstr(job.out, "NCCL world communicator ready"));
         return;
@@ -205,7 +126,7 @@ static void assert_refused(const char *bad, const char *message) {
     static job_t job;
     char args[64];
     snprintf(args, sizeof args, "badarg %s", bad);
-    run_job(2, args, &job);
+    run_job_np(2, args, &job);
     assert_failed_job(&job, message, ABORTED_BY_HOOK);
     assert_null(strstr(job.out, "was not refused"));
 }

@@ -36,94 +36,15 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "mpi_job.h"
+
 enum { KILL_AFTER_S = 30 };         /* hard limit on one job: past it, a wait hung */
 static const double MAX_END_S = 20; /* a failed job must be over within this */
 
 static char prog[PATH_MAX];
 
-typedef struct {
-    int exited;      /* the launcher ended by itself (not killed by us) */
-    int status;      /* its exit status, or 128 + signal */
-    double seconds;  /* how long it ran */
-    char out[65536]; /* stdout and stderr of the whole job */
-} job_t;
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-/* Run `$MPIRUN -np 2 prog args`, collecting its output, exit status and duration. */
-static void run_job(const char *args, job_t *job) {
-    const char *mpirun = getenv("MPIRUN");
-    if (!mpirun || !*mpirun) mpirun = "mpirun --oversubscribe";
-    char cmd[2 * PATH_MAX];
-    snprintf(cmd, sizeof cmd, "%s -np 2 '%s' %s", mpirun, prog, args);
-    memset(job, 0, sizeof *job);
-
-    int fds[2];
-    assert_int_equal(pipe(fds), 0);
-    fflush(stdout);
-    fflush(stderr);
-    double t0 = now_s();
-    pid_t pid = fork();
-    assert_true(pid >= 0);
-    if (pid == 0) {
-        setpgid(0, 0); /* its own process group, so a timeout can kill the whole job */
-        dup2(fds[1], STDOUT_FILENO);
-        dup2(fds[1], STDERR_FILENO);
-        close(fds[0]);
-        close(fds[1]);
-        execlp("sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    setpgid(pid, pid);
-    close(fds[1]);
-
-    size_t len = 0;
-    int status = 0, reaped = 0, eof = 0;
-    double ended = 0;
-    while (!(reaped && eof)) {
-        double t = now_s();
-        if (t - t0 > KILL_AFTER_S) break;
-        if (reaped && t - ended > 5) break; /* leftover processes holding the pipe */
-        struct pollfd p = {fds[0], POLLIN, 0};
-        if (!eof && poll(&p, 1, 100) > 0) {
-            char buf[4096];
-            ssize_t n = read(fds[0], buf, sizeof buf);
-            if (n <= 0) {
-                if (n < 0 && errno == EINTR) continue;
-                eof = 1;
-            } else {
-                size_t keep = (size_t)n < sizeof job->out - 1 - len ? (size_t)n : sizeof job->out - 1 - len;
-                memcpy(job->out + len, buf, keep);
-                len += keep;
-            }
-        } else if (eof) {
-            struct timespec ts = {0, 20 * 1000 * 1000};
-            nanosleep(&ts, NULL);
-        }
-        if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
-            reaped = 1;
-            ended = now_s();
-        }
-    }
-    if (!reaped) {
-        fprintf(stderr, "job still running after %d s (a wait hung): killing it\n", KILL_AFTER_S);
-        kill(-pid, SIGKILL);
-        waitpid(pid, &status, 0);
-        ended = now_s();
-    } else {
-        kill(-pid, SIGKILL); /* anything of the job still alive */
-        job->exited = 1;
-    }
-    close(fds[0]);
-    job->out[len] = '\0';
-    job->seconds = ended - t0;
-    job->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-    printf("  `%s`: exit status %d after %.2f s\n", cmd, job->status, job->seconds);
-}
+/* A job of comm_nccl_standin on two ranks. */
+static void run_job2(const char *args, job_t *job) { run_job(prog, 2, args, KILL_AFTER_S, job); }
 
 /* The first line of out that contains key, copied into line ("" if none). */
 static void line_with(const char *out, const char *key, char *line, size_t size) {
@@ -145,7 +66,7 @@ static void line_with(const char *out, const char *key, char *line, size_t size)
 static void test_waits_return_when_the_work_is_done(void **state) {
     (void)state;
     static job_t job;
-    run_job("ok", &job);
+    run_job2("ok", &job);
     int ok = job.exited && job.status == 0 && strstr(job.out, "all 2 ranks finished") &&
              !strstr(job.out, "FAIL") && !strstr(job.out, STANDIN_ABORT_LINE);
     if (!ok) fprintf(stderr, "---- job output ----\n%s---- end ----\n", job.out);
@@ -159,7 +80,7 @@ static void assert_rank_1_ends_the_job(const char *call, const char *fn) {
     static job_t job;
     char args[64], line[1024];
     snprintf(args, sizeof args, "fail %s", call);
-    run_job(args, &job);
+    run_job2(args, &job);
     line_with(job.out, "[rank 1/2] error:", line, sizeof line);
     int ok = job.exited && job.status != 0 && job.seconds < MAX_END_S &&
              strstr(job.out, STANDIN_ABORT_LINE " on rank 1") && !strstr(job.out, STANDIN_ABORT_LINE " on rank 0") &&
@@ -205,7 +126,7 @@ static void test_failed_call_message_has_nccl_detail(void **state) {
     (void)state;
     static job_t job;
     char line[1024];
-    run_job("fail-call", &job);
+    run_job2("fail-call", &job);
     line_with(job.out, "[rank 1/2] error:", line, sizeof line);
     int ok = job.exited && job.status != 0 && job.seconds < MAX_END_S && strstr(line, "ncclAllReduce(") &&
              strstr(line, "failed: unhandled system error") && strstr(line, STANDIN_CALL_ERROR) &&

@@ -25,9 +25,9 @@ FUZZ_SRCS_args         := common/args.c
 FUZZ_SRCS_data         := common/data.c common/rng.c common/error.c common/log.c common/memory.c
 FUZZ_SRCS_trace        := common/trace.c common/json.c common/timer.c common/memory.c common/error.c common/log.c
 # grade.c's readers are static: its harness #includes grade.c (main renamed) and links the rest of the grader.
-FUZZ_SRCS_grade_output := $(filter-out autograder/src/grade.c,$(wildcard autograder/src/*.c))
+FUZZ_SRCS_grade_output := $(filter-out autograder/src/grade.c,$(wildcard autograder/src/*.c)) common/json.c
 FUZZ_DEPS_grade_output := autograder/src/grade.c
-FUZZ_SRCS_speed_json   := autograder/src/speed.c autograder/src/report.c
+FUZZ_SRCS_speed_json   := autograder/src/speed.c autograder/src/report.c common/json.c
 FUZZ_LIBS_trace        := -ljansson
 FUZZ_LIBS_grade_output := -ljansson -lm
 FUZZ_LIBS_speed_json   := -ljansson -lm

@@ -965,11 +965,18 @@ static void judge_numerics(result_t *res, const char *v, const sandbox_result_t 
         snprintf(res->message, sizeof res->message, "every rank passed, but mpirun ended with %s %d",
                  r->exited ? "exit code" : "signal", r->exited ? r->exit_code : r->sig);
     } else {
-        res->status = strstr(r->out, "not implemented") ? ST_NOT_STARTED : ST_FAIL;
-        /* cmocka prints a failed check's message as "ERROR: ..."; a signal
-         * caught inside a test as "Test failed with exception: ...". */
-        find_line(r->out, "ERROR: ", "ERROR: ", res->message, sizeof res->message);
-        if (!res->message[0]) find_line(r->out, "exception", NULL, res->message, sizeof res->message);
+        /* cmocka catches a signal raised inside a test (a bad pointer, an
+         * abort()), prints "Test failed with exception: Segmentation
+         * fault(11)" and fails the test, so the process still reports FAIL.
+         * That is told apart from a wrong number, since a student debugs it
+         * another way. (The line is the child's output and could be forged,
+         * but it only relabels a failed test: both earn nothing.) */
+        char sig[sizeof res->message - 32];
+        find_line(r->out, "Test failed with exception: ", "Test failed with exception: ", sig, sizeof sig);
+        res->status = sig[0] ? ST_CRASH : strstr(r->out, "not implemented") ? ST_NOT_STARTED : ST_FAIL;
+        if (sig[0]) snprintf(res->message, sizeof res->message, "crashed inside the check: %s", sig);
+        /* cmocka prints a failed check's message as "ERROR: ...". */
+        else find_line(r->out, "ERROR: ", "ERROR: ", res->message, sizeof res->message);
         if (!res->message[0]) find_line(r->out, "[  ERROR   ] --- ", "--- ", res->message, sizeof res->message);
         if (!res->message[0]) snprintf(res->message, sizeof res->message, "the check failed; see the output");
     }

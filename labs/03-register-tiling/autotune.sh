@@ -28,8 +28,8 @@
 #   labs/03-register-tiling/autotune.sh --kernel vectorized --src solutions
 #   labs/03-register-tiling/autotune.sh --max 40 --list     # what a 40-configuration search tries
 #   labs/03-register-tiling/autotune.sh --dry-run           # list the grid, compile the first config
-# Without a GPU it says so and exits 0 (--list works anywhere, --dry-run
-# with nvcc alone).
+# Without a GPU it says so and exits 1, since nothing was tuned (--list
+# works anywhere, --dry-run with nvcc alone).
 set -u
 
 usage() {
@@ -281,7 +281,7 @@ nvidia-smi -L 2>/dev/null | grep -q '^GPU' && have_gpu=1
 if [ $have_gpu = 0 ] && [ $dry = 0 ]; then
     echo "autotune: no NVIDIA GPU visible (nvidia-smi -L); tile sizes can only be tuned on a GPU."
     echo "autotune: --list prints the configurations it would try; --dry-run also checks that the first compiles."
-    exit 0
+    exit 1
 fi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 who=autotune

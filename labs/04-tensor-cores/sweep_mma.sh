@@ -17,8 +17,8 @@
 #   labs/04-tensor-cores/sweep_mma.sh --src solutions 'MMA_BK=32 MMA_STAGES=4' 'MMA_STAGES=4'
 #   labs/04-tensor-cores/sweep_mma.sh --list                 # the configurations, then stop
 #   labs/04-tensor-cores/sweep_mma.sh --dry-run              # compile and link the first only
-# Without a GPU it says so and exits 0 (--list works anywhere, --dry-run with
-# nvcc alone). Everything goes under $BUILD/sweep_mma.
+# Without a GPU it says so and exits 1, since nothing was timed (--list
+# works anywhere, --dry-run with nvcc alone). Everything goes under $BUILD/sweep_mma.
 set -u
 
 usage() {
@@ -83,7 +83,7 @@ nvidia-smi -L 2>/dev/null | grep -q '^GPU' && have_gpu=1
 if [ $have_gpu = 0 ] && [ $dry = 0 ]; then
     echo "sweep_mma: no NVIDIA GPU visible (nvidia-smi -L); tile sizes can only be timed on a GPU."
     echo "sweep_mma: --list prints the configurations; --dry-run also checks that the first compiles."
-    exit 0
+    exit 1
 fi
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 who=sweep_mma lab=04-tensor-cores

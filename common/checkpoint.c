@@ -36,7 +36,8 @@ static int32_t get_i32(rd_t *r) { int32_t x; get(r, &x, 4); return x; }
 static uint64_t get_u64(rd_t *r) { uint64_t x; get(r, &x, 8); return x; }
 static double get_f64(rd_t *r) { double x; get(r, &x, 8); return x; }
 
-static void encode_meta(hdr_t *h, const ckpt_meta_t *m) {
+/* The metadata as format `version` lays it out: version 3 appends the library to version 2's fields. */
+static void encode_meta(hdr_t *h, const ckpt_meta_t *m, uint32_t version) {
     put_i32(h, m->cfg.vocab);
     put_i32(h, m->cfg.d_model);
     put_i32(h, m->cfg.n_layers);
@@ -66,9 +67,11 @@ static void encode_meta(hdr_t *h, const ckpt_meta_t *m) {
     put(h, m->attention, sizeof m->attention);
     put(h, m->matmul, sizeof m->matmul);
     put(h, m->device, sizeof m->device);
+    if (version >= 3) put(h, m->library, sizeof m->library);
 }
 
-static void decode_meta(rd_t *r, ckpt_meta_t *m) {
+/* The inverse of encode_meta(); a version-2 file leaves library empty ("not recorded"). */
+static void decode_meta(rd_t *r, ckpt_meta_t *m, uint32_t version) {
     memset(m, 0, sizeof *m);
     m->cfg.vocab = get_i32(r);
     m->cfg.d_model = get_i32(r);
@@ -100,29 +103,31 @@ static void decode_meta(rd_t *r, ckpt_meta_t *m) {
     get(r, m->attention, sizeof m->attention);
     get(r, m->matmul, sizeof m->matmul);
     get(r, m->device, sizeof m->device);
+    if (version >= 3) get(r, m->library, sizeof m->library);
     /* A corrupt file must not leave a name without its end (the checksum is checked after). */
     m->backend[sizeof m->backend - 1] = m->precision[sizeof m->precision - 1] = '\0';
     m->attention[sizeof m->attention - 1] = m->matmul[sizeof m->matmul - 1] = '\0';
-    m->device[sizeof m->device - 1] = '\0';
+    m->device[sizeof m->device - 1] = m->library[sizeof m->library - 1] = '\0';
 }
 
-static size_t header_bytes(void) {
+/* Bytes from the magic to the end of the metadata in format `version`. */
+static size_t header_bytes(uint32_t version) {
     static hdr_t h;
     ckpt_meta_t z;
     memset(&z, 0, sizeof z);
     h.n = 0;
-    encode_meta(&h, &z);
+    encode_meta(&h, &z, version);
     return 16 + h.n;
 }
 
 int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *params, const float *m,
                     const float *v, char *err, size_t errlen) {
     hdr_t *h = host_calloc(1, sizeof *h);
-    uint32_t version = CKPT_VERSION, hbytes = (uint32_t)header_bytes();
+    uint32_t version = CKPT_VERSION, hbytes = (uint32_t)header_bytes(version);
     put(h, MAGIC, 8);
     put(h, &version, 4);
     put(h, &hbytes, 4);
-    encode_meta(h, meta);
+    encode_meta(h, meta, version);
     size_t n = (size_t)meta->n_params;
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -197,25 +202,27 @@ static const char *non_finite_field(const ckpt_meta_t *m) {
  * numbers are finite. The header is read and checked first: the file's size
  * must be the one its header implies before the rest is read, so a file that
  * is cut short, has bytes appended or is sparse and of any size never becomes
- * an allocation of its size. */
-static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *meta, char *err,
-                             size_t errlen) {
+ * an allocation of its size. *header_out is the header's size in the file's
+ * version: where the arrays start. */
+static uint8_t *read_checked(const char *path, size_t *len_out, size_t *header_out, ckpt_meta_t *meta,
+                             char *err, size_t errlen) {
     /* Only a regular file will do: a FIFO would block, a directory has no size. */
     size_t size = 0;
     FILE *f = course_open_regular(path, path, "give a checkpoint file (one that --save wrote)", &size, err, errlen);
     if (!f) return NULL;
     const long len = (long)size;
-    const size_t hb = header_bytes();
     if (len < 16) {
         fclose(f);
-        course_error(err, errlen, "%s: %ld bytes is too short to be a checkpoint (the header alone is %zu); "
-             DAMAGED_HINT, path, len, hb);
+        course_error(err, errlen, "%s: %ld bytes is too short to be a checkpoint (the header alone is %zu or "
+             "more); " DAMAGED_HINT, path, len, header_bytes(CKPT_VERSION_OLDEST));
         return NULL;
     }
     /* The magic bytes first: any other file is refused from them (a --resume
-     * pointed at a large data file, say). */
+     * pointed at a large data file, say). As much as the newest header holds is
+     * read: an older, shorter header is then followed by some of the parameters,
+     * which the whole read below must find unchanged too. */
     uint8_t head[sizeof ((hdr_t *)0)->buf];
-    const size_t hn = size < hb ? size : hb;
+    const size_t hn = size < header_bytes(CKPT_VERSION) ? size : header_bytes(CKPT_VERSION);
     if (fread(head, 1, hn, f) != hn || memcmp(head, MAGIC, 8) != 0) {
         fclose(f);
         course_error(err, errlen, "%s: not a checkpoint of this course (bad magic bytes); give the file that "
@@ -227,19 +234,23 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
     get(&r, &version, 4);
     get(&r, &hbytes, 4);
     /* Version 1 did not record how the run computed: taking it for cpu fp32 would resume a
-     * bf16 run in fp32 without a word, so it is refused with what to do instead. */
-    if (version >= 1 && version < CKPT_VERSION) {
+     * bf16 run in fp32 without a word, so it is refused with what to do instead. Version 2
+     * lacks only the library, which is not compared anyway: it loads, as "not recorded". */
+    if (version >= 1 && version < CKPT_VERSION_OLDEST) {
         fclose(f);
         course_error(err, errlen, "%s: checkpoint format version %u was written by an older build of the "
              "course's programs and does not record the backend, precision, attention and matmul it was "
-             "computed with (this build reads version %d); resume it with the build that wrote it, or "
-             "train again from the start", path, version, CKPT_VERSION);
+             "computed with (this build reads versions %d to %d); resume it with the build that wrote it, or "
+             "train again from the start", path, version, CKPT_VERSION_OLDEST, CKPT_VERSION);
         return NULL;
     }
-    if (version != CKPT_VERSION || hbytes != hb) {
+    const int known = version >= CKPT_VERSION_OLDEST && version <= CKPT_VERSION;
+    const size_t hb = header_bytes(known ? version : CKPT_VERSION);
+    if (!known || hbytes != hb) {
         fclose(f);
         course_error(err, errlen, "%s: checkpoint format version %u (header %u bytes); this program reads "
-             "version %d (header %zu bytes)", path, version, hbytes, CKPT_VERSION, hb);
+             "version %d (header %zu bytes) and version %d (header %zu bytes)", path, version, hbytes,
+             CKPT_VERSION, header_bytes(CKPT_VERSION), CKPT_VERSION_OLDEST, header_bytes(CKPT_VERSION_OLDEST));
         return NULL;
     }
     if ((size_t)len < hb + 8) {
@@ -248,7 +259,7 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
              DAMAGED_HINT, path, len, hb);
         return NULL;
     }
-    decode_meta(&r, meta);
+    decode_meta(&r, meta, version);
     size_t want_len = hb + 3 * (size_t)meta->n_params * sizeof(float) + 8;
     if (meta->n_params > ((size_t)1 << 40) || (size_t)len != want_len) {
         fclose(f);
@@ -283,12 +294,13 @@ static uint8_t *read_checked(const char *path, size_t *len_out, ckpt_meta_t *met
         return NULL;
     }
     *len_out = (size_t)len;
+    *header_out = hb;
     return buf;
 }
 
 int checkpoint_read_meta(const char *path, ckpt_meta_t *meta, char *err, size_t errlen) {
-    size_t len;
-    uint8_t *buf = read_checked(path, &len, meta, err, errlen);
+    size_t len, off;
+    uint8_t *buf = read_checked(path, &len, &off, meta, err, errlen);
     if (!buf) return -1;
     host_free(buf);
     return 0;
@@ -369,8 +381,8 @@ int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, cha
 
 int checkpoint_load(const char *path, const ckpt_meta_t *want, ckpt_meta_t *got, float *params,
                     float *m, float *v, char *err, size_t errlen) {
-    size_t len;
-    uint8_t *buf = read_checked(path, &len, got, err, errlen);
+    size_t len, off;
+    uint8_t *buf = read_checked(path, &len, &off, got, err, errlen);
     if (!buf) return -1;
     char diff[4096];
     if (checkpoint_compare_meta(want, got, diff, sizeof diff)) {
@@ -378,7 +390,7 @@ int checkpoint_load(const char *path, const ckpt_meta_t *want, ckpt_meta_t *got,
         return course_error(err, errlen, "%s does not match this run: %s; resume with the flags it was "
                     "written with", path, diff);
     }
-    size_t n = (size_t)got->n_params, off = header_bytes();
+    size_t n = (size_t)got->n_params;
     memcpy(params, buf + off, n * sizeof(float));
     memcpy(m, buf + off + n * sizeof(float), n * sizeof(float));
     memcpy(v, buf + off + 2 * n * sizeof(float), n * sizeof(float));

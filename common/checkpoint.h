@@ -6,20 +6,34 @@
  *     magic "CRSCKPT\0" | u32 version | u32 header bytes | ckpt_meta_t fields
  *     | params[n] | adam_m[n] | adam_v[n] | u64 FNV-1a of every byte before it
  *
+ * The ckpt_meta_t fields are written one by one in the order they are
+ * declared (no padding): the ints as i32, the counts as u64, the model's
+ * float constants and the hyperparameters as f64, each name as its whole
+ * fixed-size array. That makes the header (magic to the last field) 508 bytes
+ * in version 2, which ends with device[128], and 636 in version 3, which
+ * appends library[128].
+ *
  * The metadata holds the model configuration, the step, the seeds, the data
  * source's description, the training hyperparameters and how the run
- * computed: backend, precision, attention and matmul kernel. Batches are pure
- * functions of (seed, step, rank), so the step and the seeds are the whole
- * random state of the data; the way of computing is recorded because a run
- * continues bit-identically only with the same arithmetic (a cpu fp32
- * checkpoint resumed in bf16 on the GPU backend would go on as another run).
- * Loading checks the magic, the version, the size, the checksum and then
- * every field against what the caller expects, and says exactly which one
- * differs and, for the way of computing, which flag to pass to match.
+ * computed: backend, precision, attention and matmul kernel, and the device
+ * and math library it ran on. Batches are pure functions of (seed, step,
+ * rank), so the step and the seeds are the whole random state of the data;
+ * the way of computing is recorded because a run continues bit-identically
+ * only with the same arithmetic (a cpu fp32 checkpoint resumed in bf16 on the
+ * GPU backend would go on as another run). Loading checks the magic, the
+ * version, the size, the checksum and then every field against what the
+ * caller expects, and says exactly which one differs and, for the way of
+ * computing, which flag to pass to match. The device and the library are not
+ * compared: no flag chooses them, and the same kernels on another GPU or
+ * another cuBLAS or OpenBLAS version are the same run to within rounding, so
+ * the training program warns instead (trainer.c).
  *
- * Version 2 added the way of computing. A version-1 file does not say how it
- * was computed, so it is refused (with a message saying so) rather than
- * guessed at: resume it with the build that wrote it, or train again.
+ * Version history. 2 added the way of computing and the device; 3 added the
+ * math library (library, the last field of the metadata). A version-2 file
+ * still loads, with library empty: it does not say which library computed
+ * it. A version-1 file does not say how it was computed at all, so it is
+ * refused (with a message saying so) rather than guessed at: resume it with
+ * the build that wrote it, or train again.
  *
  * Not here (yet): sharded checkpoints (one file per rank, ZeRO, lab 10).
  */
@@ -35,14 +49,20 @@
 extern "C" {
 #endif
 
-/** Format version written by checkpoint_save() (2: the backend, precision, attention, matmul and device). */
-#define CKPT_VERSION 2
+/** Format version written by checkpoint_save() (3: version 2's fields and the math library). */
+#define CKPT_VERSION 3
+
+/** The oldest format version checkpoint_load() reads (2: the first that records how the run computed). */
+#define CKPT_VERSION_OLDEST 2
 
 /** Room for each of the names that say how a run computed, with the terminating 0. */
 #define CKPT_NAME_LEN 16
 
 /** Room for the device's name (as the backend reports it), with the terminating 0. */
 #define CKPT_DEVICE_LEN 128
+
+/** Room for the math library's name, version and build (as the backend reports it), with the terminating 0. */
+#define CKPT_LIBRARY_LEN 128
 
 /** Training state and hyperparameters stored beside the tensors. */
 typedef struct {
@@ -70,6 +90,11 @@ typedef struct {
     char device[CKPT_DEVICE_LEN];  /**< where it ran (the GPU's or CPU's name): not compared on load, since
                                         the same kernels on another device are the same run to within
                                         rounding; the training program warns that the bits may differ */
+    char library[CKPT_LIBRARY_LEN]; /**< the math library behind the matmuls as loaded at run time, e.g.
+                                         "cuBLAS 12.8.4" or OpenBLAS's version, build and core (version 3 on;
+                                         empty from a version-2 file, which does not record it): not compared
+                                         on load, like device; another version may pick other kernels, and
+                                         the training program warns that the bits may differ */
 } ckpt_meta_t;
 
 /**
@@ -103,17 +128,19 @@ int checkpoint_check_writable(const char *path, char *err, size_t errlen);
 
 /**
  * @brief Read only a checkpoint's metadata, after checking magic, version, size and checksum.
+ *
+ * A version-2 file is read with meta->library empty (it does not record the library).
  * @param path the file
  * @param meta filled in
  * @param err message on failure, e.g. "ckpt.bin: checksum mismatch (file corrupt or truncated)", or for a
- *            file of an older format version, that it must be resumed by the build that wrote it
+ *            version-1 file, that it must be resumed by the build that wrote it
  * @param errlen size of err
  * @return 0 or -1
  */
 int checkpoint_read_meta(const char *path, ckpt_meta_t *meta, char *err, size_t errlen);
 
 /**
- * @brief Compare two metadata records field by field, ignoring the step.
+ * @brief Compare two metadata records field by field, ignoring the step, the device and the library.
  * @param want what this run is configured for
  * @param got what the checkpoint holds
  * @param err message naming every differing field with both values, e.g.
@@ -127,14 +154,15 @@ int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, cha
                             size_t errlen);
 
 /**
- * @brief Load a checkpoint that must match `want` (every field but the step).
+ * @brief Load a checkpoint that must match `want` (every field but the step, the device and the library).
  *
  * path must be a regular file: a directory, FIFO or device is refused from
  * stat() without being opened (a FIFO would block the open). Verifies magic, version, size and checksum, then the metadata; only then
  * are the arrays overwritten, so a failed load leaves them untouched.
  * @param path the file
  * @param want the expected metadata
- * @param got filled with the checkpoint's metadata (its step says where to continue)
+ * @param got filled with the checkpoint's metadata (its step says where to continue; library empty
+ *            from a version-2 file)
  * @param params want->n_params floats
  * @param m want->n_params floats
  * @param v want->n_params floats

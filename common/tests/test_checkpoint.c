@@ -1,7 +1,8 @@
-/* Checkpoint files: a round trip is exact; corruption, truncation, a foreign
- * file, an older format and every kind of mismatch (the way of computing
- * too) are refused with a message that names it, and a refused load leaves
- * the caller's arrays untouched. */
+/* Checkpoint files: a round trip is exact (the device and the math library
+ * too); a version-2 file, which does not record the library, still loads;
+ * corruption, truncation, a foreign file, a version-1 file and every kind of
+ * mismatch (the way of computing too) are refused with a message that names
+ * it, and a refused load leaves the caller's arrays untouched. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 
 #include "checkpoint.h"
 #include "child.h"
+#include "ckpt_v2.h"
 #include "memory.h"
 
 #define NP 1000
@@ -44,6 +46,8 @@ static ckpt_meta_t meta(void) {
     snprintf(m.precision, sizeof m.precision, "fp32");
     snprintf(m.attention, sizeof m.attention, "naive");
     snprintf(m.matmul, sizeof m.matmul, "openblas");
+    snprintf(m.device, sizeof m.device, "CPU");
+    snprintf(m.library, sizeof m.library, "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64");
     return m;
 }
 
@@ -87,6 +91,82 @@ static void test_round_trip(void **state) {
     assert_string_equal(got.precision, "fp32");
     assert_string_equal(got.attention, "naive");
     assert_string_equal(got.matmul, "openblas");
+    assert_string_equal(got.device, "CPU");
+    assert_string_equal(got.library, want.library);
+    /* Written as the newest format: version 3, whose header ends with library[128]. */
+    FILE *f = fopen(path, "rb");
+    uint32_t head[2];
+    assert_non_null(f);
+    assert_int_equal(fseek(f, 8, SEEK_SET), 0);
+    assert_int_equal(fread(head, 4, 2, f), 2);
+    fclose(f);
+    assert_int_equal(head[0], 3);
+    assert_int_equal(head[1], CKPT_V2_HEADER_BYTES + CKPT_LIBRARY_LEN);
+}
+
+/* The device and the library are recorded, not compared: the same kernels on
+ * another GPU, or another cuBLAS or OpenBLAS version, are the same run to
+ * within rounding (the training program warns). A library name that fills
+ * its field comes back NUL-ended, one byte shorter. */
+static void test_library_is_recorded_not_compared(void **state) {
+    (void)state;
+    ckpt_meta_t want = meta(), got;
+    want.step = 0;
+    snprintf(want.device, sizeof want.device, "another CPU");
+    snprintf(want.library, sizeof want.library, "OpenBLAS 0.3.26 DYNAMIC_ARCH NO_AFFINITY SkylakeX MAX_THREADS=128");
+    char err[1024];
+    assert_int_equal(checkpoint_load(path, &want, &got, x, y, z, err, sizeof err), 0);
+    assert_memory_equal(a, x, sizeof a);
+    assert_string_equal(got.library, meta().library); /* the file's, not this run's */
+
+    ckpt_meta_t full = meta();
+    memset(full.library, 'x', sizeof full.library); /* no terminating 0 */
+    char fpath[300];
+    snprintf(fpath, sizeof fpath, "%s.full", path);
+    assert_int_equal(checkpoint_save(fpath, &full, a, b, c, err, sizeof err), 0);
+    int rc = checkpoint_read_meta(fpath, &got, err, sizeof err);
+    remove(fpath);
+    assert_int_equal(rc, 0);
+    assert_int_equal(strlen(got.library), CKPT_LIBRARY_LEN - 1);
+}
+
+/* A version-2 file (written here field by field, as the build before version 3
+ * wrote it) loads: the same arrays and metadata, and an empty library, which
+ * says that the file does not record one. Its checksum is still checked. */
+static void test_version_2_still_loads(void **state) {
+    (void)state;
+    ckpt_meta_t m = meta(), want = meta(), got;
+    want.step = 0;
+    char v2[300], err[1024];
+    snprintf(v2, sizeof v2, "%s.v2", path);
+    assert_int_equal(write_checkpoint_v2(v2, &m, a, b, c), 0);
+    memset(x, 0, sizeof x);
+    memset(&got, 0x55, sizeof got);
+    int rc = checkpoint_load(v2, &want, &got, x, y, z, err, sizeof err);
+    if (rc) print_message("  %s\n", err);
+    assert_int_equal(rc, 0);
+    assert_memory_equal(a, x, sizeof a);
+    assert_memory_equal(b, y, sizeof b);
+    assert_memory_equal(c, z, sizeof c);
+    assert_int_equal(got.step, 123);
+    assert_string_equal(got.matmul, "openblas");
+    assert_string_equal(got.device, "CPU");
+    assert_string_equal(got.library, "");
+    assert_int_equal(checkpoint_read_meta(v2, &got, err, sizeof err), 0);
+    assert_string_equal(got.library, "");
+    /* One flipped bit in its parameters: refused like any damaged file. */
+    FILE *f = fopen(v2, "r+b");
+    assert_non_null(f);
+    fseek(f, CKPT_V2_HEADER_BYTES + 5, SEEK_SET);
+    int ch = fgetc(f);
+    fseek(f, CKPT_V2_HEADER_BYTES + 5, SEEK_SET);
+    fputc(ch ^ 1, f);
+    fclose(f);
+    rc = checkpoint_load(v2, &want, &got, x, y, z, err, sizeof err);
+    remove(v2);
+    print_message("  %s\n", err);
+    assert_int_equal(rc, -1);
+    assert_non_null(strstr(err, "checksum mismatch"));
 }
 
 /* A checkpoint computed one way does not continue bit-identically another
@@ -194,6 +274,11 @@ static void old_version(FILE *f) {
     fseek(f, 8, SEEK_SET);
     fputc(1, f);
 }
+/* Version 2 with version 3's header size: neither layout. */
+static void version_2_long_header(FILE *f) {
+    fseek(f, 8, SEEK_SET);
+    fputc(2, f);
+}
 
 static void test_damage_is_refused(void **state) {
     (void)state;
@@ -204,6 +289,9 @@ static void test_damage_is_refused(void **state) {
     /* Version 1 did not record how it was computed: refused, with what to do. */
     damaged(old_version, "format version 1 was written by an older build");
     damaged(old_version, "resume it with the build that wrote it, or train again");
+    damaged(old_version, "this build reads versions 2 to 3");
+    damaged(version_2_long_header, "format version 2 (header 636 bytes); this program reads version 3 "
+            "(header 636 bytes) and version 2 (header 508 bytes)");
     ckpt_meta_t m = meta(), got;
     char err[512];
     assert_int_equal(checkpoint_load("no/such/dir/x.ckpt", &m, &got, x, y, z, err, sizeof err), -1);
@@ -382,6 +470,8 @@ static void test_check_writable(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_library_is_recorded_not_compared),
+        cmocka_unit_test(test_version_2_still_loads),
         cmocka_unit_test(test_mismatch_names_the_field),
         cmocka_unit_test(test_compute_mismatch_names_the_setting),
         cmocka_unit_test(test_damage_is_refused),

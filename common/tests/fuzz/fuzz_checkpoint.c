@@ -8,8 +8,10 @@
  * at the checksum every time.
  * Asserts: checkpoint_read_meta() and checkpoint_load() never crash, hang or
  * allocate more than the file holds; a refusal always comes with a message;
- * an accepted file's names are NUL-ended and its arrays are exactly the
- * three the file holds (the load writes no further: ASan watches).
+ * an accepted file's names are NUL-ended (a version-2 file's library empty)
+ * and its arrays are exactly the three the file holds (the load writes no
+ * further: ASan watches). The seed corpus has files of both versions read
+ * (valid: version 2, valid-v3: version 3).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -55,8 +57,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         return 0;
     }
     if (memchr(meta.backend, 0, sizeof meta.backend) == NULL || memchr(meta.device, 0, sizeof meta.device) == NULL ||
-        memchr(meta.data_desc, 0, sizeof meta.data_desc) == NULL)
+        memchr(meta.data_desc, 0, sizeof meta.data_desc) == NULL || memchr(meta.library, 0, sizeof meta.library) == NULL)
         abort();
+    /* Version 2 does not record the library: it must come back empty, not as stray bytes. */
+    uint32_t version;
+    memcpy(&version, data + 8, 4);
+    if (version == 2 && meta.library[0]) abort();
     /* The file holds 3 * n_params floats, so they fit in what the fuzzer gave. */
     if (meta.n_params * 12 > size) abort();
     size_t n = (size_t)meta.n_params;

@@ -8,6 +8,7 @@
 
 #include <cblas.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "memory.h"
@@ -97,6 +98,16 @@ void matmul_backward(float *dinp, float *dweight, const float *dout, const float
                      const float *weight, int N, int C, int OC) {
     if (dinp) sgemm_rows(0, 1, N, C, OC, dout, OC, weight, OC, 1.0f, dinp, C);
     sgemm_rows(1, 0, C, OC, N, inp, C, dout, OC, 1.0f, dweight, OC);
+}
+
+void matmul_library(char *buf, size_t len) {
+    const char *config = openblas_get_config(), *core = openblas_get_corename();
+    while (*config == ' ') config++;
+    /* Older OpenBLAS leaves its version out of the config, and a build for one
+     * fixed CPU leaves out the core: add what is missing. */
+    const int has_name = strncmp(config, "OpenBLAS", 8) == 0, has_core = !core || strstr(config, core);
+    snprintf(buf, len, "%s%s%s%s", has_name ? "" : "OpenBLAS ", config, has_core ? "" : " core ",
+             has_core ? "" : core);
 }
 
 void rope_tables(float *cos_out, float *sin_out, int T, int hd, float theta) {

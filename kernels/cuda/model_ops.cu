@@ -637,6 +637,46 @@ extern "C" const char *gpu_gemm_kernel_name(void) {
     return "tiled";
 }
 
+/* The compiler that built this file's kernels (and the lab-04 ones of the same build), for
+ * gpu_gemm_library(): without a library, the kernels' arithmetic is whatever it emitted. */
+#ifdef __SIMT_EMULATOR__
+#if defined(__clang__)
+#define KERNELS_COMPILER "clang++ " __clang_version__
+#elif defined(__GNUC__)
+#define KERNELS_COMPILER "g++ " __VERSION__
+#else
+#define KERNELS_COMPILER "an unnamed C++ compiler"
+#endif
+/* The emulator runs kernels as host code: the CPU's instructions (an FMA or not) are its arithmetic. */
+#if defined(__x86_64__)
+#define KERNELS_ARCH "x86-64"
+#elif defined(__aarch64__)
+#define KERNELS_ARCH "arm64"
+#else
+#define KERNELS_ARCH "this CPU"
+#endif
+#endif
+
+extern "C" void gpu_gemm_library(char *buf, size_t len) {
+#ifdef __SIMT_EMULATOR__
+    snprintf(buf, len, "none (the course's kernels on the SIMT emulator, built by %s for %s)", KERNELS_COMPILER,
+             KERNELS_ARCH);
+#else
+    if (!custom_fn && !use_tiled) {
+        /* The libcublas the process loaded, not CUBLAS_VERSION from the header it was built against:
+         * a newer library under the same program is what changes the kernels. */
+        int major = 0, minor = 0, patch = 0;
+        CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &major));
+        CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &minor));
+        CUBLAS_CHECK(cublasGetProperty(PATCH_LEVEL, &patch));
+        snprintf(buf, len, "cuBLAS %d.%d.%d", major, minor, patch);
+        return;
+    }
+    snprintf(buf, len, "none (the course's kernels, built by nvcc %d.%d)", __CUDACC_VER_MAJOR__,
+             __CUDACC_VER_MINOR__);
+#endif
+}
+
 /* ---- the custom (lab-04) path: dense row-major operands only ------------------- */
 
 #define PACK_TILE 32

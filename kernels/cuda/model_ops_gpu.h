@@ -399,6 +399,22 @@ void gpu_gemm_use_custom(gpu_gemm_nn_fn fn, const char *name);
  */
 const char *gpu_gemm_kernel_name(void);
 
+/**
+ * @brief The library behind gpu_gemm_bf16() and gpu_gemm_bf16_out() now, with its version as loaded.
+ *
+ * What a checkpoint records as its library (checkpoint.h), beside the kernel's name: another
+ * cuBLAS version may pick other kernels for the same shapes and sum in another order.
+ * "cuBLAS 12.8.4" for cuBLAS, the version of the libcublas the process runs with (not of
+ * the header it was built against). The tiled and lab-04 kernels use no library: they are
+ * compiled into the program, so it names the compiler that built them, "none (the course's
+ * kernels, built by nvcc 13.0)", or under the emulator, where they are host code, the
+ * host compiler and CPU architecture, "none (the course's kernels on the SIMT emulator,
+ * built by g++ 12.2.0 for x86-64)".
+ * @param buf destination (truncated to fit, always NUL-ended)
+ * @param len size of buf
+ */
+void gpu_gemm_library(char *buf, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <cblas.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
@@ -124,6 +125,20 @@ static void test_matmul(void **state) {
     assert_true(fd_error(&op, c.x, N * C, dx, 1e-2f, "matmul dinp") < FD_TOL);
     assert_true(fd_error(&op, c.wt, C * OC, dwt, 1e-2f, "matmul dweight") < FD_TOL);
     host_free(c.out); host_free(c.x); host_free(c.wt); host_free(w); host_free(dx); host_free(dwt);
+}
+
+/* What a checkpoint records as the cpu backend's library: OpenBLAS, its version and the
+ * core it picked on this CPU (its kernels), NUL-ended however small the buffer. */
+static void test_matmul_library(void **state) {
+    (void)state;
+    char lib[128], small[12];
+    matmul_library(lib, sizeof lib);
+    print_message("  %s\n", lib);
+    assert_true(strncmp(lib, "OpenBLAS ", 9) == 0);
+    assert_non_null(strstr(lib, openblas_get_corename()));
+    matmul_library(small, sizeof small);
+    assert_int_equal(strlen(small), sizeof small - 1);
+    assert_true(strncmp(small, lib, sizeof small - 1) == 0);
 }
 
 /* ---- embedding ---- */
@@ -464,6 +479,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_matmul_library),
         cmocka_unit_test(test_encoder),
         cmocka_unit_test(test_rope),
         cmocka_unit_test(test_attention),

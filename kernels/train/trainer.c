@@ -145,6 +145,7 @@ static void fill_meta(const train_opts_t *o, const data_source_t *d, const train
     snprintf(m->attention, sizeof m->attention, "%s", b->attention ? b->attention : "");
     snprintf(m->matmul, sizeof m->matmul, "%s", b->matmul ? b->matmul : "");
     snprintf(m->device, sizeof m->device, "%s", b->device);
+    snprintf(m->library, sizeof m->library, "%s", b->library);
 }
 
 /* ---- backends ---------------------------------------------------------------- */
@@ -188,6 +189,7 @@ int train_backend_open(train_backend_t *b, const train_opts_t *o, int B, int T, 
         b->precision = "fp32";
         b->attention = "naive"; /* fp32, the T x T probabilities stored (model_cpu.h) */
         b->matmul = "openblas"; /* single-threaded cblas_sgemm calls */
+        matmul_library(b->library, sizeof b->library);
         b->measure_cpu_peak = 1;
         b->forward = cpu_forward;
         b->zero_grad = cpu_zero_grad;

@@ -82,6 +82,9 @@ typedef struct {
     void *model;             /**< the backend's model object */
     size_t n_params;         /**< parameter count */
     char device[128];        /**< where it runs, for the banner and the peak table */
+    char library[128];       /**< the math library behind its matmuls, with its version as loaded (OpenBLAS's
+                                  config, "cuBLAS 12.8.4", or "none" and the compiler of the course's own
+                                  kernels): what a checkpoint records */
     double peak_tflops;      /**< the device's bf16 peak for MFU, TFLOP/s (0: not known) */
     int measure_cpu_peak;    /**< 1: the model runs on this CPU (cpu backend, emulator), so with no peak known
                                   MFU is against its measured sgemm rate; 0: with no peak, MFU is unknown */

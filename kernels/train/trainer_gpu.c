@@ -108,6 +108,7 @@ int train_gpu_backend_open(train_backend_t *b, const char *name, const model_con
     b->precision = "bf16 mixed";
     b->attention = attn == MODEL_ATTN_FLASH ? "flash" : "naive";
     b->matmul = gpu_gemm_kernel_name();
+    gpu_gemm_library(b->library, sizeof b->library);
     b->forward = g_forward;
     b->zero_grad = g_zero_grad;
     b->backward = g_backward;

@@ -3,8 +3,9 @@
  * source reaches its entropy rate; save at step k plus resume equals an
  * uninterrupted run bit for bit; the same seed gives the same run; bad
  * configurations, mismatched checkpoints (the way of computing too) and
- * output paths that name an input are refused; the held-out set does not
- * depend on --accum.
+ * output paths that name an input are refused; a resume on another device or
+ * math library, or from a checkpoint that does not record its library, goes
+ * on with a warning; the held-out set does not depend on --accum.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -18,6 +19,7 @@
 
 #include "checkpoint.h"
 #include "tests/child.h"
+#include "tests/ckpt_v2.h"
 #include "memory.h"
 #include "train/trainer.h"
 
@@ -33,7 +35,7 @@ static int setup(void **state) {
 static int teardown(void **state) {
     (void)state;
     const char *names[] = {"a.ckpt", "b.ckpt", "c.ckpt", "d.ckpt", "loss.csv", "nan.ckpt", "nan.json",
-                           "text.txt", "x.ckpt"};
+                           "text.txt", "v2.ckpt", "x.ckpt"};
     char p[512];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
@@ -257,6 +259,7 @@ static int open_breaking(train_backend_t *b, const char *name, const model_confi
  * one whose labels differ shows what a checkpoint refuses. */
 static const char *labels[3] = {"bf16 mixed", "naive", "mma"};
 static const char *device_label = "NVIDIA H200";
+static const char *library_label = NULL; /* NULL: the CPU backend's own (OpenBLAS's) */
 static int open_labelled(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
                          uint64_t seed, char *err, size_t errlen) {
     (void)name;
@@ -265,6 +268,7 @@ static int open_labelled(train_backend_t *b, const char *name, const model_confi
     b->attention = labels[1];
     b->matmul = labels[2];
     snprintf(b->device, sizeof b->device, "%s", device_label);
+    if (library_label) snprintf(b->library, sizeof b->library, "%s", library_label);
     return 0;
 }
 
@@ -636,6 +640,87 @@ static void test_resume_refuses_another_way_of_computing(void **state) {
     assert_string_equal(got.device, "NVIDIA H100 80GB HBM3");
 }
 
+/* A checkpoint records the math library as well (cuBLAS or OpenBLAS and its
+ * version): a resume after a library upgrade used to go on without a word,
+ * though the new version may pick other kernels. Like the device, the library
+ * is not compared: the run goes on, with a warning that says why its bits may
+ * differ; a version-2 checkpoint, which does not record a library, resumes
+ * with a warning that says so. (The stand-in's arithmetic is the CPU's, so
+ * here the bits do not differ.) */
+static void test_resume_warns_on_another_library(void **state) {
+    (void)state;
+    static char a_ckpt[512], b_ckpt[512], v2_ckpt[512];
+    snprintf(a_ckpt, sizeof a_ckpt, "%s", path("a.ckpt"));
+    snprintf(b_ckpt, sizeof b_ckpt, "%s", path("b.ckpt"));
+    snprintf(v2_ckpt, sizeof v2_ckpt, "%s", path("v2.ckpt"));
+    train_opts_t o = small_opts();
+    o.steps = 4;
+    o.warmup = 2;
+    o.backend = "cuda";
+    labels[1] = "naive";
+    labels[2] = "cublas";
+    library_label = "cuBLAS 12.8.4";
+    train_set_gpu_backend(open_labelled);
+    train_result_t full;
+    assert_int_equal(train_run(&o, &full), 0);
+    o.save_path = a_ckpt;
+    o.stop_at = 2;
+    assert_int_equal(train_run(&o, NULL), 0);
+    train_set_gpu_backend(NULL);
+    ckpt_meta_t got;
+    char err[1024];
+    assert_int_equal(checkpoint_read_meta(a_ckpt, &got, err, sizeof err), 0);
+    assert_string_equal(got.library, "cuBLAS 12.8.4");
+
+    /* The same library: no warning. */
+    compute_opts = o;
+    compute_opts.stop_at = 0;
+    compute_opts.resume_path = a_ckpt;
+    compute_opts.save_path = b_ckpt;
+    child_result_t c = run_in_child(run_compute_child, NULL);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 0);
+    assert_null(strstr(c.out, "warning"));
+
+    /* Another version: it resumes, warns, and the new checkpoint names the new library. */
+    library_label = "cuBLAS 12.9.1";
+    c = run_in_child(run_compute_child, NULL);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 0);
+    assert_non_null(strstr(c.out, "was computed with cuBLAS 12.8.4 and resumes with cuBLAS 12.9.1: the run "
+                                  "goes on, but another library or version may pick other matmul kernels"));
+    assert_non_null(strstr(c.out, "may differ from an uninterrupted run in the last bits"));
+    assert_null(strstr(c.out, "was written on")); /* the device is the same */
+    char want[64];
+    snprintf(want, sizeof want, "hash %016llx", (unsigned long long)full.params_hash);
+    assert_non_null(strstr(c.out, want));
+    assert_int_equal(checkpoint_read_meta(b_ckpt, &got, err, sizeof err), 0);
+    assert_string_equal(got.library, "cuBLAS 12.9.1");
+
+    /* The same step-2 state in a version-2 file: it resumes, saying the library is not recorded. */
+    ckpt_meta_t m;
+    assert_int_equal(checkpoint_read_meta(a_ckpt, &m, err, sizeof err), 0);
+    float *p = host_malloc(m.n_params * sizeof(float)), *am = host_malloc(m.n_params * sizeof(float));
+    float *av = host_malloc(m.n_params * sizeof(float));
+    assert_int_equal(checkpoint_load(a_ckpt, &m, &got, p, am, av, err, sizeof err), 0);
+    int rc = write_checkpoint_v2(v2_ckpt, &m, p, am, av);
+    host_free(p);
+    host_free(am);
+    host_free(av);
+    assert_int_equal(rc, 0);
+    compute_opts.resume_path = v2_ckpt;
+    c = run_in_child(run_compute_child, NULL);
+    library_label = NULL;
+    remove(v2_ckpt);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 0);
+    assert_non_null(strstr(c.out, "does not record the math library it was computed with (checkpoints of "
+                                  "format version 2 did not); this run uses cuBLAS 12.9.1"));
+    assert_non_null(strstr(c.out, want));
+    assert_int_equal(checkpoint_read_meta(b_ckpt, &got, err, sizeof err), 0);
+    assert_string_equal(got.library, "cuBLAS 12.9.1"); /* what the resumed run saves is version 3 */
+}
+
 /* ---- a backend that records what it is shown ----------------------------------
  * The CPU backend, with a forward pass that also counts the sequences it is
  * given and adds up a hash of each, so that a test can tell which sequences a
@@ -799,6 +884,7 @@ int main(void) {
         cmocka_unit_test(test_refuses_mismatched_or_corrupt_checkpoint),
         cmocka_unit_test(test_resume_with_nothing_to_do_is_refused),
         cmocka_unit_test(test_resume_refuses_another_way_of_computing),
+        cmocka_unit_test(test_resume_warns_on_another_library),
         cmocka_unit_test(test_eval_set_does_not_depend_on_accum),
         cmocka_unit_test(test_colliding_paths_are_refused),
         cmocka_unit_test(test_unwritable_save_fails_before_training),

@@ -8,8 +8,10 @@
  *
  * A resume must compute as the run did: the checkpoint records the backend,
  * precision, attention and matmul kernel, and other settings are refused with
- * the flags that match. --log may not name the --data, --resume or --save
- * file, nor --save the --data file: the run would write over what it reads.
+ * the flags that match; it also records the device and the math library (and
+ * its version), and a resume on others goes on with a warning. --log may not
+ * name the --data, --resume or --save file, nor --save the --data file: the
+ * run would write over what it reads.
  *
  * Flags map one to one onto train_opts_t (trainer.h), where the loop lives.
  * This file is also the main of the lab-05 programs

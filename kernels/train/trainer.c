@@ -298,6 +298,30 @@ static int check_path_collisions(const train_opts_t *o, char *err, size_t errlen
     return 0;
 }
 
+/* A checkpoint resumed on another device or math library goes on, with a warning: no flag
+ * chooses either, and the same kernels there are the same run to within rounding, but they
+ * may add in another order, so the numbers may leave the uninterrupted run's in the last bits. */
+static void warn_if_computed_elsewhere(const char *path, const ckpt_meta_t *got, const ckpt_meta_t *want) {
+    if (strcmp(got->device, want->device))
+        fprintf(stderr, "train: warning: %s was written on %s and resumes on %s: the run goes on, but "
+                "its numbers may differ from an uninterrupted run in the last bits\n", path,
+                got->device[0] ? got->device : "an unnamed device",
+                want->device[0] ? want->device : "an unnamed device");
+    /* Another cuBLAS or OpenBLAS version (or OpenBLAS core) may pick other kernels for the same
+     * matmul shapes, which sum in another order. A version-2 file does not say which it used. */
+    if (!got->library[0])
+        fprintf(stderr, "train: warning: %s does not record the math library it was computed with "
+                "(checkpoints of format version 2 did not); this run uses %s: the run goes on, but if the "
+                "library or its version differs, its matmuls may sum in another order and its numbers may "
+                "differ from an uninterrupted run in the last bits\n", path,
+                want->library[0] ? want->library : "an unnamed library");
+    else if (strcmp(got->library, want->library))
+        fprintf(stderr, "train: warning: %s was computed with %s and resumes with %s: the run goes on, but "
+                "another library or version may pick other matmul kernels, which sum in another order, so "
+                "its numbers may differ from an uninterrupted run in the last bits\n", path, got->library,
+                want->library[0] ? want->library : "an unnamed library");
+}
+
 /* "NaN" or "inf", for the message that stops a run. */
 static const char *nonfinite_name(double v) { return isnan(v) ? "NaN" : "inf"; }
 
@@ -356,12 +380,7 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         }
         m.state_loaded(m.model);
         start = (int)got.step;
-        /* The same kernels on another GPU (or CPU, or library version) add in another order. */
-        if (strcmp(got.device, want.device))
-            fprintf(stderr, "train: warning: %s was written on %s and resumes on %s: the run goes on, but "
-                    "its numbers may differ from an uninterrupted run in the last bits\n", o->resume_path,
-                    got.device[0] ? got.device : "an unnamed device",
-                    want.device[0] ? want.device : "an unnamed device");
+        warn_if_computed_elsewhere(o->resume_path, &got, &want);
         /* Nothing left to do would otherwise be a silent no-op that writes no --save file. The
          * checkpoint only resumes with its own --steps (it sets the schedule), so a finished
          * run cannot be extended: say so rather than suggest a larger --steps. */

@@ -12,10 +12,11 @@
  * which is as far as cuBLAS promises identical results). For that the
  * checkpoint records the backend, precision, attention and matmul kernel the
  * run computed with, and a resume that would compute differently is refused
- * with the flags that match; it records the device as well, and a resume on
- * another one goes on with a warning. A loss, gradient norm, eval loss or parameter that
- * becomes NaN or inf stops the run with an error before it reaches a
- * checkpoint, so the last checkpoint on disk is always a good one.
+ * with the flags that match; it records the device and the math library
+ * (OpenBLAS or cuBLAS, and its version) as well, and a resume on another
+ * device or library goes on with a warning. A loss, gradient norm, eval loss
+ * or parameter that becomes NaN or inf stops the run with an error before it
+ * reaches a checkpoint, so the last checkpoint on disk is always a good one.
  *
  * Backends: cpu (kernels/cpu/model_cpu.h) is built in. The GPU backend of
  * lab 05 (kernels/cuda/model_gpu.h, on a GPU or on the SIMT emulator) lives in
@@ -84,7 +85,7 @@ typedef struct {
     char device[128];        /**< where it runs, for the banner and the peak table */
     char library[128];       /**< the math library behind its matmuls, with its version as loaded (OpenBLAS's
                                   config, "cuBLAS 12.8.4", or "none" and the compiler of the course's own
-                                  kernels): what a checkpoint records */
+                                  kernels): what a checkpoint records, and a resume warns if it differs */
     double peak_tflops;      /**< the device's bf16 peak for MFU, TFLOP/s (0: not known) */
     int measure_cpu_peak;    /**< 1: the model runs on this CPU (cpu backend, emulator), so with no peak known
                                   MFU is against its measured sgemm rate; 0: with no peak, MFU is unknown */

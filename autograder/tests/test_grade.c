@@ -694,6 +694,55 @@ static void test_rubric_course_speed_tests(void **state) {
     assert_int_equal(nratio, 2);
 }
 
+/* The files each course lab takes from a submission (the rubric's
+ * student_files, else every file of labs/NN besides the harness) are exactly
+ * the files of its reference solution, solutions/NN. A helper script in a
+ * lab folder that the rubric does not leave out (lab 04's sweep_mma.sh did)
+ * would be taken from the submission into the graded build, and every
+ * grading of solutions/ would say it was missing there. */
+static void test_rubric_student_files_are_the_solution(void **state) {
+    (void)state;
+    static rubric_t r;
+    int nlabs = 0;
+    for (int lab = 0; lab < 100; lab++) {
+        char num[8], err[512] = "", path[4096];
+        snprintf(num, sizeof num, "%02d", lab);
+        snprintf(path, sizeof path, "%s/autograder/rubrics/%s.json", GRADE_ROOT, num);
+        if (access(path, F_OK) != 0) continue;
+        if (rubric_load(GRADE_ROOT, num, &r, err, sizeof err) != 0) fail_msg("rubric %s: %s", num, err);
+        nlabs++;
+        char files[16][128];
+        int nf = r.nfiles;
+        if (nf) memcpy(files, r.files, sizeof files);
+        else nf = lab_student_files(GRADE_ROOT, r.lab, files, 16);
+        snprintf(path, sizeof path, "%s/solutions/%s", GRADE_ROOT, r.lab);
+        DIR *d = opendir(path);
+        if (!d) fail_msg("lab %s has no solutions/%s", num, r.lab);
+        int nsol = 0;
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (e->d_name[0] == '.') continue;
+            nsol++;
+            int found = 0;
+            for (int f = 0; f < nf; f++) found |= !strcmp(files[f], e->d_name);
+            if (!found) {
+                closedir(d);
+                fail_msg("solutions/%s/%s is not among the files lab %s takes from a submission", r.lab, e->d_name,
+                         num);
+            }
+        }
+        closedir(d);
+        if (nsol != nf) {
+            char list[2048] = "";
+            for (int f = 0; f < nf; f++) snprintf(list + strlen(list), sizeof list - strlen(list), " %s", files[f]);
+            fail_msg("lab %s takes %d files from a submission (%s ) but solutions/%s has %d: a file of labs/%s "
+                     "that is no student's work needs the rubric's student_files to leave it out",
+                     num, nf, list, r.lab, nsol, r.lab);
+        }
+    }
+    assert_true(nlabs >= 6);
+}
+
 /* Points a handout or a slide deck states ("Numerics (23 points",
  * "Numerics, 23 points", "Speed 6 points", across line breaks) against the
  * rubric: the totals of the tests of that kind that are not extra credit. A
@@ -2798,6 +2847,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_over_kernel);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_absolute_validation);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_course_speed_tests);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_student_files_are_the_solution);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_leaderboard_entries);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_bonus_is_extra_credit);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_ranks);

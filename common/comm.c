@@ -1081,6 +1081,10 @@ void comm_wait(comm_request_t *req) {
 }
 
 void comm_waitall(int n, comm_request_t *reqs) {
-    CHECK(n == 0 || reqs != NULL, "comm_waitall: NULL request array");
+    /* A negative n used to wait for nothing and return, leaving every request pending: the
+     * buffers then look ready while MPI or NCCL may still be writing them. */
+    CHECK(n >= 0, "comm_waitall: n is %d; pass the number of requests in reqs (0 or more)", n);
+    CHECK(n == 0 || reqs != NULL,
+          "comm_waitall: reqs is NULL but n is %d; pass an array of n requests (NULL only with n = 0)", n);
     for (int i = 0; i < n; i++) comm_wait(&reqs[i]);
 }

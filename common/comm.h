@@ -468,8 +468,11 @@ void comm_wait(comm_request_t *req);
 
 /**
  * @brief comm_wait() on each of n requests.
- * @param n number of requests
- * @param reqs array of n requests; each becomes COMM_REQUEST_NULL
+ *
+ * A negative n, or a NULL reqs with n > 0, ends the job with a message: either
+ * would otherwise leave requests pending whose buffers look ready.
+ * @param n number of requests (>= 0)
+ * @param reqs array of n requests (may be NULL when n is 0); each becomes COMM_REQUEST_NULL
  */
 void comm_waitall(int n, comm_request_t *reqs);
 

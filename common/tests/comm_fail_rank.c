@@ -21,7 +21,8 @@
  *       elements than MPI takes in one call; the buffers are never touched),
  *       allgather-overlap and reduce-scatter-overlap (the same buffer as
  *       sendbuf and recvbuf, which is NCCL's in-place layout on rank 0 only;
- *       run with 2 ranks, rank 1 must refuse it).
+ *       run with 2 ranks, rank 1 must refuse it), waitall-negative (n = -1)
+ *       and waitall-null (a NULL array for 2 requests).
  */
 #include "comm.h"
 #include "error.h"
@@ -55,9 +56,14 @@ static void bad_call(comm_t *world, const char *what) {
         comm_allgather(world, buf, buf, 4, COMM_FLOAT32);
     } else if (!strcmp(what, "reduce-scatter-overlap")) {
         comm_reduce_scatter(world, buf, buf, 4, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "waitall-negative")) {
+        comm_request_t reqs[2] = {COMM_REQUEST_NULL, COMM_REQUEST_NULL};
+        comm_waitall(-1, reqs);
+    } else if (!strcmp(what, "waitall-null")) {
+        comm_waitall(2, NULL);
     } else {
         FATAL("unknown bad call '%s' (null, root, negative, intmax, allgather-overlap, "
-              "reduce-scatter-overlap)", what);
+              "reduce-scatter-overlap, waitall-negative, waitall-null)", what);
     }
 }
 

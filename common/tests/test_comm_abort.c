@@ -170,6 +170,17 @@ static void test_refuses_reduce_scatter_overlap_not_in_place(void **state) {
                                              "sendbuf + rank * recvcount (sendbuf + 4 elements on rank 1)");
 }
 
+/* A negative n used to return at once, leaving the requests pending and their buffers in use. */
+static void test_refuses_waitall_negative_n(void **state) {
+    (void)state;
+    assert_refused("waitall-negative", "comm_waitall: n is -1; pass the number of requests");
+}
+
+static void test_refuses_waitall_null_array(void **state) {
+    (void)state;
+    assert_refused("waitall-null", "comm_waitall: reqs is NULL but n is 2");
+}
+
 int main(int argc, char **argv) {
     const char *given = argc > 1 ? argv[1] : getenv("COMM_FAIL_RANK");
     if (given && *given) {
@@ -200,6 +211,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_refuses_count_over_int_max),
         cmocka_unit_test(test_refuses_allgather_overlap_not_in_place),
         cmocka_unit_test(test_refuses_reduce_scatter_overlap_not_in_place),
+        cmocka_unit_test(test_refuses_waitall_negative_n),
+        cmocka_unit_test(test_refuses_waitall_null_array),
     };
     return cmocka_run_group_tests_name("comm_abort", tests, NULL, NULL) ? 1 : 0;
 }

@@ -223,9 +223,31 @@ static char *at(const void *buf, size_t elems, comm_dtype_t dtype) {
     return (char *)buf + elems * comm_dtype_size(dtype);
 }
 
-/* n * (number of ranks), or SIZE_MAX (which check_count() refuses) where that overflows. */
+/* n * (number of ranks), or SIZE_MAX where that overflows. */
 static size_t times_ranks(const comm_t *comm, size_t n) {
     return n > SIZE_MAX / (size_t)comm->size ? SIZE_MAX : n * (size_t)comm->size;
+}
+
+/* The whole buffer of a reduce-scatter (sendbuf) or an all-gather (recvbuf) is n elements per
+ * rank times the number of ranks; returns that length. It is checked before anything computes
+ * an address from it: a product past size_t would wrap to a small length and pass the later
+ * checks, and one past what a buffer can hold is a total passed where the count of one rank's
+ * block was meant. The MPI backend also needs the length within int, as the counts themselves:
+ * MPI's algorithms index the whole buffer (Open MPI 4's reduce-scatter computes recvcount *
+ * ranks as an int), so a longer buffer is refused, not cut into pieces, as in mpi_count(). */
+static size_t check_total(const comm_t *comm, const char *fn, const char *per_rank, size_t n,
+                          const char *buf) {
+    size_t total = times_ranks(comm, n);
+    CHECK(total <= COMM_COUNT_MAX,
+          "%s: %s %zu times %d ranks is more elements than any %s can hold (at most %zu); %s is the "
+          "number of elements in one rank's block, not in the whole buffer",
+          fn, per_rank, n, comm->size, buf, (size_t)COMM_COUNT_MAX, per_rank);
+    if (comm->backend == COMM_BACKEND_MPI)
+        CHECK(total <= (size_t)INT_MAX,
+              "%s: %s %zu times %d ranks is %zu elements in %s, more than MPI takes in one call "
+              "(INT_MAX = %d elements); make several calls, each with %s at most INT_MAX / ranks = %d",
+              fn, per_rank, n, comm->size, total, buf, INT_MAX, per_rank, INT_MAX / comm->size);
+    return total;
 }
 
 /* Whether [a, a + a_elems) and [b, b + b_elems) share an element. */
@@ -817,8 +839,8 @@ static comm_request_t do_reduce_scatter(comm_t *comm, const void *sendbuf, void 
                                         int nonblocking, const char *fn) {
     check_args(comm, fn, recvcount, sendbuf, recvbuf, dtype);
     check_op(fn, op);
-    check_count(fn, "recvcount * ranks", times_ranks(comm, recvcount));
-    check_layout(comm, fn, "recvbuf", recvbuf, recvcount, "sendbuf", sendbuf, recvcount * (size_t)comm->size,
+    size_t total = check_total(comm, fn, "recvcount", recvcount, "sendbuf");
+    check_layout(comm, fn, "recvbuf", recvbuf, recvcount, "sendbuf", sendbuf, total,
                  (size_t)comm->rank * recvcount, "rank * recvcount", dtype);
     if (comm->backend == COMM_BACKEND_MPI) {
         finish_t f = {0};
@@ -865,8 +887,8 @@ static comm_request_t do_allgather(comm_t *comm, const void *sendbuf, void *recv
                                    size_t sendcount, comm_dtype_t dtype, int nonblocking,
                                    const char *fn) {
     check_args(comm, fn, sendcount, sendbuf, recvbuf, dtype);
-    check_count(fn, "sendcount * ranks", times_ranks(comm, sendcount));
-    check_layout(comm, fn, "sendbuf", sendbuf, sendcount, "recvbuf", recvbuf, sendcount * (size_t)comm->size,
+    size_t total = check_total(comm, fn, "sendcount", sendcount, "recvbuf");
+    check_layout(comm, fn, "sendbuf", sendbuf, sendcount, "recvbuf", recvbuf, total,
                  (size_t)comm->rank * sendcount, "rank * sendcount", dtype);
     if (comm->backend == COMM_BACKEND_MPI) {
         finish_t f = {0};
@@ -876,7 +898,6 @@ static comm_request_t do_allgather(comm_t *comm, const void *sendbuf, void *recv
                               : sendbuf;
         MPI_Request r = MPI_REQUEST_NULL;
         int n = mpi_count(fn, "sendcount", sendcount);
-        mpi_count(fn, "sendcount * ranks, the length of recvbuf,", sendcount * (size_t)comm->size);
         if (nonblocking)
             MPI_CHECK(MPI_Iallgather(src, n, mpi_dtype(dtype), recvbuf, n, mpi_dtype(dtype), comm->mpi, &r));
         else
@@ -901,8 +922,9 @@ comm_request_t comm_iallgather(comm_t *comm, const void *sendbuf, void *recvbuf,
     return do_allgather(comm, sendbuf, recvbuf, sendcount, dtype, 1, "comm_iallgather");
 }
 
-/* Checks the block sizes of a "v" collective (on both backends) and returns their sum;
- * *my_offset is where this rank's block starts. */
+/* Checks the block sizes of a "v" collective and returns their sum; *my_offset is where this
+ * rank's block starts. The MPI backend's int limit on the sum is checked here too, before
+ * check_layout() computes addresses from it (see check_total()). */
 static size_t v_total(const comm_t *comm, const char *fn, const size_t *counts, size_t *my_offset) {
     CHECK(counts != NULL, "%s: counts is NULL; pass one block size per rank", fn);
     size_t total = 0;
@@ -915,13 +937,12 @@ static size_t v_total(const comm_t *comm, const char *fn, const size_t *counts, 
         if (r == comm->rank) *my_offset = total;
         total += counts[r];
     }
+    if (comm->backend == COMM_BACKEND_MPI) mpi_count(fn, "the sum of counts", total);
     return total;
 }
 
-/* Per-rank int counts and offsets for the MPI "v" collectives. */
-static void v_layout(const comm_t *comm, const char *fn, const size_t *counts, size_t total, int *icounts,
-                     int *idispls) {
-    mpi_count(fn, "the sum of counts", total);
+/* Per-rank int counts and offsets for the MPI "v" collectives (v_total() checked the sum). */
+static void v_layout(const comm_t *comm, const size_t *counts, int *icounts, int *idispls) {
     size_t off = 0;
     for (int r = 0; r < comm->size; r++) {
         if (icounts) icounts[r] = (int)counts[r]; /* each <= total <= INT_MAX */
@@ -942,7 +963,7 @@ void comm_reduce_scatterv(comm_t *comm, const void *sendbuf, void *recvbuf, cons
     if (comm->backend == COMM_BACKEND_MPI) {
         int *icounts = (int *)malloc((size_t)comm->size * sizeof(int));
         CHECK(icounts != NULL, "out of memory");
-        v_layout(comm, fn, counts, total, icounts, NULL);
+        v_layout(comm, counts, icounts, NULL);
         finish_t f = {0};
         set_avg(&f, comm, op, recvbuf, mine, dtype);
         const void *src = sendbuf;
@@ -992,7 +1013,7 @@ void comm_allgatherv(comm_t *comm, const void *sendbuf, void *recvbuf, const siz
         int *icounts = (int *)malloc(2 * (size_t)comm->size * sizeof(int));
         CHECK(icounts != NULL, "out of memory");
         int *idispls = icounts + comm->size;
-        v_layout(comm, fn, counts, total, icounts, idispls);
+        v_layout(comm, counts, icounts, idispls);
         const void *src = mine > 0 && sendbuf == at(recvbuf, my_off, dtype) ? MPI_IN_PLACE : sendbuf;
         MPI_CHECK(MPI_Allgatherv(src, icounts[comm->rank], mpi_dtype(dtype), recvbuf, icounts, idispls,
                                  mpi_dtype(dtype), comm->mpi));

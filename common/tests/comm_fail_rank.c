@@ -22,13 +22,19 @@
  *       allgather-overlap and reduce-scatter-overlap (the same buffer as
  *       sendbuf and recvbuf, which is NCCL's in-place layout on rank 0 only;
  *       run with 2 ranks, rank 1 must refuse it), waitall-negative (n = -1)
- *       and waitall-null (a NULL array for 2 requests).
+ *       and waitall-null (a NULL array for 2 requests); with 2 ranks,
+ *       reduce-scatter-intmax, allgather-intmax and allgatherv-intmax (a whole
+ *       buffer of INT_MAX + 1 elements, over MPI's limit although each block
+ *       is under it) and reduce-scatter-too-long and allgather-too-long (a
+ *       block count whose total no buffer can hold); none of their buffers is
+ *       ever touched.
  */
 #include "comm.h"
 #include "error.h"
 #include "log.h"
 
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,7 +47,10 @@ static void usage(void) {
 
 /* A wrong call, made by every rank; returns only if it was not refused. */
 static void bad_call(comm_t *world, const char *what) {
-    float buf[8] = {0};
+    float buf[8] = {0}, other[8] = {0};
+    /* With 2 ranks: blocks within INT_MAX whose whole buffer is INT_MAX + 1 elements, and
+     * blocks whose whole buffer is longer than comm.c's largest count, (size_t)PTRDIFF_MAX / 8. */
+    size_t half_over_int = (size_t)INT_MAX / 2 + 1, half_over_any = (size_t)PTRDIFF_MAX / 8 / 2 + 1;
     if (!strcmp(what, "null")) {
         comm_allreduce(world, NULL, buf, 5, COMM_FLOAT32, COMM_SUM);
     } else if (!strcmp(what, "root")) {
@@ -56,6 +65,17 @@ static void bad_call(comm_t *world, const char *what) {
         comm_allgather(world, buf, buf, 4, COMM_FLOAT32);
     } else if (!strcmp(what, "reduce-scatter-overlap")) {
         comm_reduce_scatter(world, buf, buf, 4, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "reduce-scatter-intmax")) {
+        comm_reduce_scatter(world, buf, other, half_over_int, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "allgather-intmax")) {
+        comm_allgather(world, other, buf, half_over_int, COMM_FLOAT32);
+    } else if (!strcmp(what, "allgatherv-intmax")) {
+        size_t counts[2] = {half_over_int, half_over_int};
+        comm_allgatherv(world, other, buf, counts, COMM_FLOAT32);
+    } else if (!strcmp(what, "reduce-scatter-too-long")) {
+        comm_reduce_scatter(world, buf, other, half_over_any, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "allgather-too-long")) {
+        comm_allgather(world, other, buf, half_over_any, COMM_FLOAT32);
     } else if (!strcmp(what, "waitall-negative")) {
         comm_request_t reqs[2] = {COMM_REQUEST_NULL, COMM_REQUEST_NULL};
         comm_waitall(-1, reqs);
@@ -63,7 +83,8 @@ static void bad_call(comm_t *world, const char *what) {
         comm_waitall(2, NULL);
     } else {
         FATAL("unknown bad call '%s' (null, root, negative, intmax, allgather-overlap, "
-              "reduce-scatter-overlap, waitall-negative, waitall-null)", what);
+              "reduce-scatter-overlap, reduce-scatter-intmax, allgather-intmax, allgatherv-intmax, "
+              "reduce-scatter-too-long, allgather-too-long, waitall-negative, waitall-null)", what);
     }
 }
 

@@ -170,6 +170,42 @@ static void test_refuses_reduce_scatter_overlap_not_in_place(void **state) {
                                              "sendbuf + rank * recvcount (sendbuf + 4 elements on rank 1)");
 }
 
+/* The whole buffer of a reduce-scatter or an all-gather is the block count times the ranks. Over
+ * MPI's int limit it was checked only after the overlap check (the reduce-scatter's, not at all),
+ * and a buffer said to hold 2^31 elements reaches over the separate array beside it, so the
+ * message blamed the in-place layout; now the length itself is named. */
+static void test_refuses_reduce_scatter_total_over_int_max(void **state) {
+    (void)state;
+    assert_refused("reduce-scatter-intmax", "comm_reduce_scatter: recvcount 1073741824 times 2 ranks is "
+                                            "2147483648 elements in sendbuf, more than MPI takes in one call");
+}
+
+static void test_refuses_allgather_total_over_int_max(void **state) {
+    (void)state;
+    assert_refused("allgather-intmax", "comm_allgather: sendcount 1073741824 times 2 ranks is 2147483648 "
+                                       "elements in recvbuf, more than MPI takes in one call");
+}
+
+static void test_refuses_allgatherv_total_over_int_max(void **state) {
+    (void)state;
+    assert_refused("allgatherv-intmax", "comm_allgatherv: the sum of counts 2147483648 is more than MPI takes "
+                                        "in one call");
+}
+
+/* A total no buffer can hold: a count of the whole buffer passed as the count of one block.
+ * It was called "not a number of elements ... a negative count converted to size_t?". */
+static void test_refuses_reduce_scatter_total_too_long(void **state) {
+    (void)state;
+    assert_refused("reduce-scatter-too-long", "comm_reduce_scatter: recvcount 576460752303423488 times 2 ranks "
+                                              "is more elements than any sendbuf can hold");
+}
+
+static void test_refuses_allgather_total_too_long(void **state) {
+    (void)state;
+    assert_refused("allgather-too-long", "comm_allgather: sendcount 576460752303423488 times 2 ranks is more "
+                                         "elements than any recvbuf can hold");
+}
+
 /* A negative n used to return at once, leaving the requests pending and their buffers in use. */
 static void test_refuses_waitall_negative_n(void **state) {
     (void)state;
@@ -211,6 +247,11 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_refuses_count_over_int_max),
         cmocka_unit_test(test_refuses_allgather_overlap_not_in_place),
         cmocka_unit_test(test_refuses_reduce_scatter_overlap_not_in_place),
+        cmocka_unit_test(test_refuses_reduce_scatter_total_over_int_max),
+        cmocka_unit_test(test_refuses_allgather_total_over_int_max),
+        cmocka_unit_test(test_refuses_allgatherv_total_over_int_max),
+        cmocka_unit_test(test_refuses_reduce_scatter_total_too_long),
+        cmocka_unit_test(test_refuses_allgather_total_too_long),
         cmocka_unit_test(test_refuses_waitall_negative_n),
         cmocka_unit_test(test_refuses_waitall_null_array),
     };

@@ -31,6 +31,7 @@
 #include <math.h>
 #include <mpi.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +56,7 @@ struct comm {
     int rank;               /**< this process's rank in mpi */
     int size;               /**< number of ranks in mpi */
     int is_world;           /**< owned by comm_finalize(), not by comm_free() */
+    int check_args;         /**< COMM_CHECK_ARGS: collectives first agree on their arguments */
 #ifdef COURSE_HAVE_NCCL
     ncclComm_t nccl;        /**< the NCCL communicator over the same ranks */
     cudaStream_t stream;    /**< where NCCL work is enqueued */
@@ -88,6 +90,7 @@ struct comm_request {
 
 static int comm_started_mpi = 0; /* comm_init() called MPI_Init, so comm_finalize() ends it */
 static int comm_initialized = 0;
+static int check_args_env = 0;   /* COMM_CHECK_ARGS=1 on this rank, read once by comm_init() */
 static comm_t *world_comms[2] = {NULL, NULL};
 
 /* max and min as NCCL's kernels compute them (fmaxf/fminf, __hmax/__hmin): a NaN loses to a
@@ -326,6 +329,203 @@ static comm_request_t mpi_done(int nonblocking, MPI_Request mreq, const finish_t
     return req;
 }
 
+/* ------------------------------------------- argument agreement (COMM_CHECK_ARGS) */
+
+/* Ranks that pass different arguments to one collective get no error from either library:
+ * MPI may hang, cut the data short or combine unrelated elements, and NCCL hangs. With
+ * COMM_CHECK_ARGS=1 each collective first compares a small signature across the ranks, on the
+ * host over the communicator's MPI group (which the NCCL backend keeps too). */
+
+/* The collectives the check knows, by signature id. Blocking and non-blocking calls are
+ * different calls: MPI never matches an MPI_Allreduce with an MPI_Iallreduce. NCCL would run
+ * the two as one, but the same program would hang on the MPI backend, so both refuse it (as
+ * both refuse buffers that only MPI happens to handle). */
+static const struct {
+    const char *fn;    /* the public name */
+    const char *count; /* what its count argument is called; NULL: it has none */
+} CALLS[] = {
+    {"comm_allreduce", "count"},          {"comm_iallreduce", "count"},
+    {"comm_reduce_scatter", "recvcount"}, {"comm_ireduce_scatter", "recvcount"},
+    {"comm_allgather", "sendcount"},      {"comm_iallgather", "sendcount"},
+    {"comm_reduce_scatterv", NULL},       {"comm_allgatherv", NULL},
+    {"comm_broadcast", "count"},          {"comm_ibroadcast", "count"},
+    {"comm_barrier", NULL},
+};
+enum { NCALLS = (int)(sizeof CALLS / sizeof CALLS[0]) };
+
+static const char *DTYPE_NAMES[COMM_DTYPE_COUNT] = {"COMM_FLOAT32", "COMM_FLOAT64", "COMM_INT32",
+                                                    "COMM_INT64",   "COMM_BF16",    "COMM_FP16"};
+static const char *OP_NAMES[COMM_OP_COUNT] = {"COMM_SUM", "COMM_PROD", "COMM_MAX", "COMM_MIN", "COMM_AVG"};
+
+/* The signature's fields. A field the call does not take is -1 on every rank. Every value is
+ * >= -1 and below 2^63, so its negation is an int64 too (see agree_on_args). */
+enum { SIG_CALL, SIG_DTYPE, SIG_COUNT, SIG_OP, SIG_ROOT, SIG_COUNTS, SIG_FIELDS };
+
+static int call_id(const char *fn) {
+    for (int c = 0; c < NCALLS; c++)
+        if (!strcmp(CALLS[c].fn, fn)) return c;
+    FATAL("comm: %s is not a collective the argument check knows", fn);
+}
+
+/* FNV-1a over the block sizes of a "v" collective, kept to 63 bits. */
+static int64_t counts_hash(const size_t *counts, int size) {
+    uint64_t h = 14695981039346656037ull;
+    for (int r = 0; r < size; r++) {
+        uint64_t v = counts[r];
+        for (int b = 0; b < 8; b++) {
+            h ^= (v >> (8 * b)) & 0xff;
+            h *= 1099511628211ull;
+        }
+    }
+    return (int64_t)(h >> 1);
+}
+
+/* A field's value as the message shows it. */
+static void field_text(int field, int64_t v, char *out, size_t len) {
+    if (field == SIG_CALL && v >= 0 && v < NCALLS)
+        snprintf(out, len, "%s", CALLS[v].fn);
+    else if (field == SIG_DTYPE && v >= 0 && v < COMM_DTYPE_COUNT)
+        snprintf(out, len, "%s", DTYPE_NAMES[v]);
+    else if (field == SIG_OP && v >= 0 && v < COMM_OP_COUNT)
+        snprintf(out, len, "%s", OP_NAMES[v]);
+    else
+        snprintf(out, len, "%lld", (long long)v);
+}
+
+/* Appends printf-style text to the string in msg (of size len), cutting it at the end. */
+static void append(char *msg, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void append(char *msg, size_t len, const char *fmt, ...) {
+    size_t used = strlen(msg);
+    if (used + 1 >= len) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg + used, len - used, fmt, ap);
+    va_end(ap);
+}
+
+enum { SHOW_VALUES = 4, SHOW_RANKS = 8 }; /* at most this many distinct values, ranks per value */
+
+/* If the ranks' values of one field differ, appends "name is X on this rank (Y on rank 2; X on
+ * ranks 0, 1, 3)" to msg: each value with the ranks that passed it, the value fewest ranks
+ * passed first, as the odd one out is usually the mistake. vals[r * stride] is rank r's value.
+ * Every rank holds the same vals, so the part in parentheses is the same in every rank's
+ * message, whichever of them reaches the log before the job ends. */
+static void describe_field(char *msg, size_t len, const char *name, int field, const int64_t *vals,
+                           size_t stride, int size, int me) {
+    int64_t distinct[SHOW_VALUES];
+    int holders[SHOW_VALUES], ndistinct = 0, more = 0;
+    for (int r = 0; r < size; r++) {
+        int64_t v = vals[(size_t)r * stride];
+        int k = 0;
+        while (k < ndistinct && distinct[k] != v) k++;
+        if (k < ndistinct) {
+            holders[k]++;
+        } else if (ndistinct < SHOW_VALUES) {
+            distinct[ndistinct] = v;
+            holders[ndistinct++] = 1;
+        } else {
+            more = 1;
+        }
+    }
+    if (ndistinct < 2) return;
+    /* Fewest holders first; insertion sort keeps first appearance among equals. */
+    for (int i = 1; i < ndistinct; i++)
+        for (int j = i; j > 0 && holders[j] < holders[j - 1]; j--) {
+            int64_t tv = distinct[j];
+            distinct[j] = distinct[j - 1];
+            distinct[j - 1] = tv;
+            int th = holders[j];
+            holders[j] = holders[j - 1];
+            holders[j - 1] = th;
+        }
+    char text[32];
+    field_text(field, vals[(size_t)me * stride], text, sizeof text);
+    append(msg, len, "%s%s is %s on this rank (", *msg ? "; " : "", name, text);
+    for (int k = 0; k < ndistinct; k++) {
+        field_text(field, distinct[k], text, sizeof text);
+        append(msg, len, "%s%s on rank%s ", k ? "; " : "", text, holders[k] > 1 ? "s" : "");
+        for (int r = 0, shown = 0; r < size; r++) {
+            if (vals[(size_t)r * stride] != distinct[k]) continue;
+            if (shown == SHOW_RANKS) {
+                append(msg, len, " and %d more", holders[k] - shown);
+                break;
+            }
+            append(msg, len, "%s%d", shown++ ? ", " : "", r);
+        }
+    }
+    append(msg, len, "%s)", more ? "; and other values" : "");
+}
+
+/* What the student can do about a mismatch, at the end of every such message. */
+#define MISMATCH_ADVICE                                                                          \
+    "every rank must make the same collective calls in the same order with the same arguments; " \
+    "look for an argument computed from the rank (one shard's size where the whole buffer's was " \
+    "meant) or a collective that only some ranks reach (inside if (rank == 0), or after an early " \
+    "return on some ranks)"
+
+/* The signatures differ somewhere. Every rank saw the same minima and maxima, so every rank is
+ * here, and can afford to gather everything and say exactly what differs before the job ends. */
+static void explain_mismatch(const comm_t *comm, const char *fn, const int64_t *sig,
+                             const size_t *counts) __attribute__((noreturn));
+static void explain_mismatch(const comm_t *comm, const char *fn, const int64_t *sig,
+                             const size_t *counts) {
+    int size = comm->size, me = comm->rank;
+    int64_t *all = malloc((size_t)size * SIG_FIELDS * sizeof *all);
+    CHECK(all != NULL, "%s: out of memory explaining an argument mismatch", fn);
+    MPI_CHECK(MPI_Allgather(sig, SIG_FIELDS, MPI_INT64_T, all, SIG_FIELDS, MPI_INT64_T, comm->mpi));
+    char msg[1024] = "";
+    describe_field(msg, sizeof msg, "the call", SIG_CALL, all + SIG_CALL, SIG_FIELDS, size, me);
+    if (*msg)
+        FATAL("%s: COMM_CHECK_ARGS: the ranks are not in the same collective: %s; %s", fn, msg,
+              MISMATCH_ADVICE);
+    const char *count_name = CALLS[sig[SIG_CALL]].count;
+    describe_field(msg, sizeof msg, "dtype", SIG_DTYPE, all + SIG_DTYPE, SIG_FIELDS, size, me);
+    describe_field(msg, sizeof msg, count_name ? count_name : "count", SIG_COUNT, all + SIG_COUNT,
+                   SIG_FIELDS, size, me);
+    describe_field(msg, sizeof msg, "op", SIG_OP, all + SIG_OP, SIG_FIELDS, size, me);
+    describe_field(msg, sizeof msg, "root", SIG_ROOT, all + SIG_ROOT, SIG_FIELDS, size, me);
+    int counts_differ = 0;
+    for (int r = 0; r < size; r++)
+        counts_differ |= all[(size_t)r * SIG_FIELDS + SIG_COUNTS] != sig[SIG_COUNTS];
+    if (counts_differ && counts) {
+        /* Same call on every rank, so every rank has counts: find the first entry that differs. */
+        int64_t *table = malloc((size_t)size * (size_t)size * sizeof *table);
+        CHECK(table != NULL, "%s: out of memory explaining an argument mismatch", fn);
+        for (int r = 0; r < size; r++) table[(size_t)me * (size_t)size + (size_t)r] = (int64_t)counts[r];
+        MPI_CHECK(MPI_Allgather(MPI_IN_PLACE, size, MPI_INT64_T, table, size, MPI_INT64_T, comm->mpi));
+        for (int i = 0; i < size; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "counts[%d]", i);
+            size_t before = strlen(msg);
+            describe_field(msg, sizeof msg, name, SIG_COUNTS, table + i, (size_t)size, size, me);
+            if (strlen(msg) != before) break;
+        }
+        free(table);
+    }
+    free(all);
+    FATAL("%s: COMM_CHECK_ARGS: the ranks passed different arguments to this collective: %s; %s", fn, msg,
+          MISMATCH_ADVICE);
+}
+
+/* With COMM_CHECK_ARGS on: returns only if every rank of comm passed the same arguments to this
+ * call (-1 for a count, dtype, op or root and NULL for counts where the call takes none).
+ * One MPI_Allreduce(MIN) of the signature and its negation gives each field's minimum and
+ * maximum in a single round trip; they are equal on every field exactly when all ranks agree. */
+static void agree_on_args(const comm_t *comm, const char *fn, int64_t count, int dtype, int op, int root,
+                          const size_t *counts) {
+    if (!comm->check_args || comm->size == 1) return;
+    int64_t hash = counts ? counts_hash(counts, comm->size) : -1;
+    int64_t sig[SIG_FIELDS] = {call_id(fn), dtype, count, op, root, hash};
+    int64_t both[2 * SIG_FIELDS];
+    for (int k = 0; k < SIG_FIELDS; k++) {
+        both[k] = sig[k];
+        both[SIG_FIELDS + k] = -sig[k];
+    }
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, both, 2 * SIG_FIELDS, MPI_INT64_T, MPI_MIN, comm->mpi));
+    for (int k = 0; k < SIG_FIELDS; k++)
+        if (both[k] != -both[SIG_FIELDS + k]) explain_mismatch(comm, fn, sig, counts);
+}
+
 /* --------------------------------------------------------------- NCCL glue */
 
 #ifdef COURSE_HAVE_NCCL
@@ -542,6 +742,13 @@ void comm_init(int *argc, char ***argv) {
     log_set_rank(rank, size);
     course_set_abort_hook(comm_abort_hook);
 
+    /* Read once: the communicators take it when they are made (comm_world, comm_split). */
+    const char *check = getenv("COMM_CHECK_ARGS");
+    CHECK(!check || !*check || !strcmp(check, "0") || !strcmp(check, "1"),
+          "COMM_CHECK_ARGS is '%s'; set it to 1 to check that every rank passes the same arguments to "
+          "each collective, or to 0 (or leave it unset) for no check", check);
+    check_args_env = check && !strcmp(check, "1");
+
     /* By op: SUM, PROD, MAX, MIN. All commute: MPI may combine the ranks in any order. */
     MPI_User_function *fns[COMM_DTYPE_COUNT][4] = {
         [COMM_FLOAT32] = {NULL, NULL, f32_max, f32_min},
@@ -592,6 +799,27 @@ static comm_t *comm_new(comm_backend_t backend, MPI_Comm mpi) {
     return comm;
 }
 
+/* Whether the new world communicator checks arguments: yes if COMM_CHECK_ARGS=1 on any rank.
+ * The ranks must agree on this above all: a rank that checks makes one MPI call more per
+ * collective, which a rank that does not would pair with its next collective. A launcher that
+ * passes the environment to some ranks only (another node, without mpirun -x) would cause
+ * exactly that, so every rank takes the check if one has it, and rank 0 says so. */
+static int agree_on_check_flag(const comm_t *comm) {
+    static int announced = 0;
+    int mine[2] = {check_args_env, -check_args_env};
+    MPI_CHECK(MPI_Allreduce(MPI_IN_PLACE, mine, 2, MPI_INT, MPI_MIN, comm->mpi));
+    int any = -mine[1], all = mine[0];
+    if (any && !announced && comm->rank == 0) {
+        if (!all)
+            log_warn("comm: COMM_CHECK_ARGS=1 reached only some ranks (with Open MPI's mpirun, pass "
+                     "-x COMM_CHECK_ARGS=1 to give it to every node); checking on all of them");
+        log_info("comm: COMM_CHECK_ARGS=1: every collective first checks that all ranks passed the same "
+                 "arguments (one more MPI_Allreduce per call: unset it to measure speed)");
+        announced = 1;
+    }
+    return any;
+}
+
 comm_t *comm_world(comm_backend_t backend) {
     CHECK(comm_initialized, "comm_world: call comm_init() first");
     CHECK(backend == COMM_BACKEND_MPI || backend == COMM_BACKEND_NCCL,
@@ -603,6 +831,7 @@ comm_t *comm_world(comm_backend_t backend) {
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
     comm_t *comm = comm_new(backend, dup);
     comm->is_world = 1;
+    comm->check_args = agree_on_check_flag(comm);
 #ifdef COURSE_HAVE_NCCL
     if (backend == COMM_BACKEND_NCCL) nccl_setup(comm, -1);
 #endif
@@ -618,6 +847,7 @@ comm_t *comm_split(comm_t *parent, int color, int key) {
     MPI_CHECK(MPI_Comm_split(parent->mpi, color == COMM_SPLIT_NONE ? MPI_UNDEFINED : color, key, &sub));
     if (sub == MPI_COMM_NULL) return NULL;
     comm_t *comm = comm_new(parent->backend, sub);
+    comm->check_args = parent->check_args; /* the same on every rank of parent, so of comm */
 #ifdef COURSE_HAVE_NCCL
     /* A fresh id per group rather than ncclCommSplit: the same bootstrap as the world,
      * and it works on every NCCL version. */
@@ -644,6 +874,11 @@ int comm_size(const comm_t *comm) {
 comm_backend_t comm_backend(const comm_t *comm) {
     check_comm(comm, "comm_backend");
     return comm->backend;
+}
+
+int comm_checks_args(const comm_t *comm) {
+    check_comm(comm, "comm_checks_args");
+    return comm->check_args;
 }
 
 int comm_nccl_compiled(void) {
@@ -803,6 +1038,7 @@ static comm_request_t do_allreduce(comm_t *comm, const void *sendbuf, void *recv
     CHECK(sendbuf == recvbuf || !overlaps(sendbuf, count, recvbuf, count, dtype),
           "%s: sendbuf and recvbuf overlap but are not the same pointer; pass one pointer as both for "
           "in place, or buffers that do not overlap", fn);
+    agree_on_args(comm, fn, (int64_t)count, dtype, op, -1, NULL);
     if (comm->backend == COMM_BACKEND_MPI) {
         finish_t f = {0};
         set_avg(&f, comm, op, recvbuf, count, dtype);
@@ -842,6 +1078,7 @@ static comm_request_t do_reduce_scatter(comm_t *comm, const void *sendbuf, void 
     size_t total = check_total(comm, fn, "recvcount", recvcount, "sendbuf");
     check_layout(comm, fn, "recvbuf", recvbuf, recvcount, "sendbuf", sendbuf, total,
                  (size_t)comm->rank * recvcount, "rank * recvcount", dtype);
+    agree_on_args(comm, fn, (int64_t)recvcount, dtype, op, -1, NULL);
     if (comm->backend == COMM_BACKEND_MPI) {
         finish_t f = {0};
         set_avg(&f, comm, op, recvbuf, recvcount, dtype);
@@ -890,6 +1127,7 @@ static comm_request_t do_allgather(comm_t *comm, const void *sendbuf, void *recv
     size_t total = check_total(comm, fn, "sendcount", sendcount, "recvbuf");
     check_layout(comm, fn, "sendbuf", sendbuf, sendcount, "recvbuf", recvbuf, total,
                  (size_t)comm->rank * sendcount, "rank * sendcount", dtype);
+    agree_on_args(comm, fn, (int64_t)sendcount, dtype, -1, -1, NULL);
     if (comm->backend == COMM_BACKEND_MPI) {
         finish_t f = {0};
         /* NCCL's in-place layout is also MPI's: this rank's block already sits in recvbuf. */
@@ -960,6 +1198,7 @@ void comm_reduce_scatterv(comm_t *comm, const void *sendbuf, void *recvbuf, cons
     check_args(comm, fn, total, sendbuf, mine ? recvbuf : sendbuf, dtype);
     check_layout(comm, fn, "recvbuf", recvbuf, mine, "sendbuf", sendbuf, total, my_off,
                  "(offset of this rank's block)", dtype);
+    agree_on_args(comm, fn, -1, dtype, op, -1, counts);
     if (comm->backend == COMM_BACKEND_MPI) {
         int *icounts = (int *)malloc((size_t)comm->size * sizeof(int));
         CHECK(icounts != NULL, "out of memory");
@@ -1009,6 +1248,7 @@ void comm_allgatherv(comm_t *comm, const void *sendbuf, void *recvbuf, const siz
     check_args(comm, fn, total, recvbuf, mine ? sendbuf : recvbuf, dtype);
     check_layout(comm, fn, "sendbuf", sendbuf, mine, "recvbuf", recvbuf, total, my_off,
                  "(offset of this rank's block)", dtype);
+    agree_on_args(comm, fn, -1, dtype, -1, -1, counts);
     if (comm->backend == COMM_BACKEND_MPI) {
         int *icounts = (int *)malloc(2 * (size_t)comm->size * sizeof(int));
         CHECK(icounts != NULL, "out of memory");
@@ -1046,6 +1286,7 @@ static comm_request_t do_broadcast(comm_t *comm, void *buf, size_t count, comm_d
                                    int root, int nonblocking, const char *fn) {
     check_args(comm, fn, count, buf, buf, dtype);
     check_peer(comm, fn, root, "root");
+    agree_on_args(comm, fn, (int64_t)count, dtype, -1, root, NULL);
     if (comm->backend == COMM_BACKEND_MPI) {
         finish_t f = {0};
         MPI_Request r = MPI_REQUEST_NULL;
@@ -1074,6 +1315,7 @@ comm_request_t comm_ibroadcast(comm_t *comm, void *buf, size_t count, comm_dtype
 
 void comm_barrier(comm_t *comm) {
     check_comm(comm, "comm_barrier");
+    agree_on_args(comm, "comm_barrier", -1, -1, -1, -1, NULL);
 #ifdef COURSE_HAVE_NCCL
     if (comm->backend == COMM_BACKEND_NCCL) nccl_wait(comm, NULL, "comm_barrier");
 #endif

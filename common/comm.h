@@ -26,6 +26,24 @@
  * never a blocking synchronize, and on an error it calls ncclCommAbort() and
  * ends the job, naming the call, the NCCL error and the rank.
  *
+ * Ranks that pass different arguments to the same collective (another count,
+ * dtype, op or root, or another collective altogether) are the worst bug a
+ * distributed program can have: neither library reports it; MPI may hang, cut
+ * the data short or combine unrelated elements, and NCCL hangs. Set
+ * COMM_CHECK_ARGS=1 in the environment (comm_init() reads it once) and every
+ * collective, the non-blocking ones and comm_barrier() included, first
+ * compares what each rank passed: the call, count, dtype, op and root, and a
+ * hash of the counts of the "v" collectives. Where they differ the job ends
+ * before any data moves, and each rank's message names the call, the argument
+ * that differed, its own value and another rank's. The comparison is one small
+ * MPI_Allreduce on the host over the communicator's MPI group, on the NCCL
+ * backend too. It is off by default because that is one more round trip per
+ * collective, which every latency and bandwidth measurement would include
+ * (and it makes a non-blocking call wait for all ranks to start it): turn it
+ * on while writing or debugging a lab, off to time it. A rank that never calls
+ * the collective at all still leaves the others waiting: there is nothing to
+ * compare.
+ *
  * What this is not: a tuned collective library. The MPI backend calls the
  * MPI collectives as they are; the labs write their own ring all-reduce and
  * compare it against these.
@@ -113,7 +131,9 @@ typedef struct comm_request *comm_request_t;
  * Also tells the log this process's rank, so every log line and every fatal
  * error carries "[rank r/n]", and sets MPI_COMM_WORLD's error handler to
  * MPI_ERRORS_RETURN so that MPI_CHECK can name the failing call before it
- * aborts the job. Call once, first thing in main(); later calls do nothing.
+ * aborts the job, and reads COMM_CHECK_ARGS (1: check every collective's
+ * arguments across the ranks; 0 or unset: do not; anything else ends the
+ * job). Call once, first thing in main(); later calls do nothing.
  * @param argc pointer to main's argc (may be NULL)
  * @param argv pointer to main's argv (may be NULL)
  */
@@ -181,6 +201,18 @@ int comm_size(const comm_t *comm);
  * @return COMM_BACKEND_MPI or COMM_BACKEND_NCCL
  */
 comm_backend_t comm_backend(const comm_t *comm);
+
+/**
+ * @brief Whether the communicator's collectives check that all ranks passed the same arguments.
+ *
+ * On when COMM_CHECK_ARGS=1 reached any rank of the job (then every rank
+ * checks, since the check is itself an MPI call all must make); communicators
+ * made by comm_split() take it from their parent. A benchmark can print it
+ * beside its timings, which the check slows down.
+ * @param comm communicator
+ * @return 1 if each collective first compares its arguments across the ranks, else 0
+ */
+int comm_checks_args(const comm_t *comm);
 
 /**
  * @brief Whether this build includes the NCCL backend (COURSE_HAVE_NCCL).

@@ -17,7 +17,9 @@
 #                argument or COMM_FAIL_RANK=path) through the command in the
 #                environment variable MPIRUN (default "mpirun --oversubscribe"),
 #                and checks that a job in which one rank fails ends quickly,
-#                non-zero, naming the rank.
+#                non-zero, naming the rank, and that with COMM_CHECK_ARGS=1 a
+#                job whose ranks pass different arguments to a collective ends
+#                the same way, naming the argument.
 #   UNIT_TESTS   += $(BUILD)/tests/test_comm_nccl_wait, with HAVE_NCCL only; run
 #                WITHOUT mpirun, like test_comm_abort. It launches jobs of
 #                $(BUILD)/tests/comm_nccl_standin, which is libcomm's NCCL

@@ -28,6 +28,20 @@
  *       is under it) and reduce-scatter-too-long and allgather-too-long (a
  *       block count whose total no buffer can hold); none of their buffers is
  *       ever touched.
+ *   comm_fail_rank mismatch CASE
+ *       Run with COMM_CHECK_ARGS=1 and 4 ranks (it refuses to run without the
+ *       check: the calls below would then hang or corrupt memory). One rank
+ *       passes something different from the others to a collective, which
+ *       the check must refuse before any data moves: allreduce-count (rank 2
+ *       passes count 999, the others 1000), allreduce-dtype (rank 1
+ *       COMM_INT32), allreduce-op (rank 3 COMM_MAX), broadcast-root (rank 2
+ *       root 1), call (rank 0 calls comm_barrier, the others comm_allreduce),
+ *       nonblocking (rank 1 calls comm_iallreduce, the others comm_allreduce),
+ *       reduce-scatter-count (rank 3 recvcount 3, the others 4),
+ *       iallgather-count (rank 0 sendcount 5, the others 4), allgatherv-counts
+ *       and reduce-scatterv-counts (rank 1's counts[2] is 4, the others' 3).
+ *       none: every collective once, the same arguments on every rank; must
+ *       pass the check and exit 0.
  */
 #include "comm.h"
 #include "error.h"
@@ -41,7 +55,8 @@
 #include <time.h>
 
 static void usage(void) {
-    fprintf(stderr, "usage: comm_fail_rank RANK [barrier|allreduce|exit] | ok | nccl | badarg CASE\n");
+    fprintf(stderr, "usage: comm_fail_rank RANK [barrier|allreduce|exit] | ok | nccl | badarg CASE | "
+                    "mismatch CASE\n");
     exit(2);
 }
 
@@ -88,6 +103,77 @@ static void bad_call(comm_t *world, const char *what) {
     }
 }
 
+enum { MISMATCH_N = 1000 };
+
+/* Every collective once with the same arguments on every rank: the check must let them pass. */
+static void matched_calls(comm_t *world, float *a, float *b) {
+    int size = comm_size(world);
+    size_t counts[4] = {3, 3, 3, 3}; /* run with 4 ranks */
+    comm_allreduce(world, a, b, MISMATCH_N, COMM_FLOAT32, COMM_SUM);
+    comm_reduce_scatter(world, a, b, 4, COMM_FLOAT32, COMM_SUM);
+    comm_allgather(world, a, b, 4, COMM_FLOAT32);
+    comm_reduce_scatterv(world, a, b, counts, COMM_FLOAT32, COMM_MAX);
+    comm_allgatherv(world, a, b, counts, COMM_FLOAT32);
+    comm_broadcast(world, a, MISMATCH_N, COMM_FLOAT32, size - 1);
+    comm_request_t reqs[4] = {
+        comm_iallreduce(world, a, a, 8, COMM_INT32, COMM_MIN),
+        comm_ireduce_scatter(world, a + 100, b + 100, 2, COMM_FLOAT64, COMM_AVG),
+        comm_iallgather(world, a + 200, b + 200, 4, COMM_BF16),
+        comm_ibroadcast(world, a + 300, 16, COMM_FP16, 0),
+    };
+    comm_waitall(4, reqs);
+    comm_barrier(world);
+}
+
+/* One rank passes something the others do not; returns only if the check let it through. */
+static void mismatched_call(comm_t *world, const char *what) {
+    static float a[2 * MISMATCH_N], b[2 * MISMATCH_N];
+    int rank = comm_rank(world);
+    CHECK(comm_size(world) == 4, "mismatch: run with 4 ranks");
+    /* Without the check these calls hang, or read and write past the buffers. */
+    CHECK(comm_checks_args(world), "mismatch: run with COMM_CHECK_ARGS=1");
+    size_t counts[4] = {3, 3, rank == 1 ? 4 : 3, 3};
+    if (!strcmp(what, "none")) {
+        matched_calls(world, a, b);
+        if (rank == 0) printf("comm_fail_rank: all ranks agreed on every collective\n");
+        return;
+    } else if (!strcmp(what, "allreduce-count")) {
+        comm_allreduce(world, a, b, rank == 2 ? MISMATCH_N - 1 : MISMATCH_N, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "allreduce-dtype")) {
+        comm_allreduce(world, a, b, MISMATCH_N, rank == 1 ? COMM_INT32 : COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "allreduce-op")) {
+        comm_allreduce(world, a, b, MISMATCH_N, COMM_FLOAT32, rank == 3 ? COMM_MAX : COMM_SUM);
+    } else if (!strcmp(what, "broadcast-root")) {
+        comm_broadcast(world, a, MISMATCH_N, COMM_FLOAT32, rank == 2 ? 1 : 0);
+    } else if (!strcmp(what, "call")) {
+        if (rank == 0)
+            comm_barrier(world);
+        else
+            comm_allreduce(world, a, b, MISMATCH_N, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "nonblocking")) {
+        if (rank == 1) {
+            comm_request_t r = comm_iallreduce(world, a, b, MISMATCH_N, COMM_FLOAT32, COMM_SUM);
+            comm_wait(&r);
+        } else {
+            comm_allreduce(world, a, b, MISMATCH_N, COMM_FLOAT32, COMM_SUM);
+        }
+    } else if (!strcmp(what, "reduce-scatter-count")) {
+        comm_reduce_scatter(world, a, b, rank == 3 ? 3 : 4, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "iallgather-count")) {
+        comm_request_t r = comm_iallgather(world, a, b, rank == 0 ? 5 : 4, COMM_FLOAT32);
+        comm_wait(&r);
+    } else if (!strcmp(what, "allgatherv-counts")) {
+        comm_allgatherv(world, a, b, counts, COMM_FLOAT32);
+    } else if (!strcmp(what, "reduce-scatterv-counts")) {
+        comm_reduce_scatterv(world, a, b, counts, COMM_FLOAT32, COMM_SUM);
+    } else {
+        FATAL("unknown mismatch '%s' (none, allreduce-count, allreduce-dtype, allreduce-op, broadcast-root, "
+              "call, nonblocking, reduce-scatter-count, iallgather-count, allgatherv-counts, "
+              "reduce-scatterv-counts)", what);
+    }
+    log_error("the mismatched call '%s' was not refused", what);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) usage();
     comm_init(&argc, &argv);
@@ -105,6 +191,12 @@ int main(int argc, char **argv) {
         if (argc < 3) usage();
         bad_call(world, argv[2]);
         log_error("the bad call '%s' was not refused", argv[2]);
+        comm_finalize();
+        return 0;
+    }
+    if (!strcmp(argv[1], "mismatch")) {
+        if (argc < 3) usage();
+        mismatched_call(world, argv[2]);
         comm_finalize();
         return 0;
     }

@@ -1,7 +1,10 @@
 /*
  * A rank that fails must end the whole MPI job within seconds, naming itself,
  * never leave the others hanging, and a wrong argument must be refused with a
- * message that names the call. Run this test directly, not under mpirun:
+ * message that names the call. With COMM_CHECK_ARGS=1, ranks that pass
+ * different arguments to one collective must end the job the same way, the
+ * message naming the call, the argument and which ranks passed which value.
+ * Run this test directly, not under mpirun:
  * it launches its own jobs of the comm_fail_rank program and watches them.
  *
  *   test_comm_abort [PATH_TO_comm_fail_rank]
@@ -217,6 +220,94 @@ static void test_refuses_waitall_null_array(void **state) {
     assert_refused("waitall-null", "comm_waitall: reqs is NULL but n is 2");
 }
 
+/* ---------------------------------------------- COMM_CHECK_ARGS: arguments that differ by rank */
+
+/* A job of comm_fail_rank with COMM_CHECK_ARGS set to value; mpirun passes the launching
+ * process's environment on to the ranks. */
+static void run_job_with_check(int np, const char *value, const char *args, job_t *job) {
+    setenv("COMM_CHECK_ARGS", value, 1);
+    run_job_np(np, args, job);
+    unsetenv("COMM_CHECK_ARGS");
+}
+
+/* Control: with the check on, matched calls of every collective pass and the job exits 0.
+ * Without this, a check that refused everything would pass every mismatch test below. */
+static void test_check_args_passes_matched_calls(void **state) {
+    (void)state;
+    static job_t job;
+    run_job_with_check(4, "1", "mismatch none", &job);
+    int ok = job.exited && job.status == 0 && strstr(job.out, "all ranks agreed on every collective") &&
+             strstr(job.out, "COMM_CHECK_ARGS=1: every collective first checks") && !strstr(job.out, "error:");
+    show_output_if(!ok, &job);
+    assert_true(ok);
+}
+
+/* One rank passes something else: the job must end by itself (not hang, as it may without the
+ * check), through the abort hook, with a message that names the call and the argument ("count
+ * is ...") and lists which ranks passed which value. Every rank prints the same list, so the
+ * test does not depend on which rank's line reaches the output before MPI_Abort ends the
+ * others. */
+static void assert_mismatch_refused(const char *mismatch, const char *call, const char *field,
+                                    const char *values) {
+    static job_t job;
+    char args[64];
+    snprintf(args, sizeof args, "mismatch %s", mismatch);
+    run_job_with_check(4, "1", args, &job);
+    assert_failed_job(&job, call, ABORTED_BY_HOOK);
+    assert_failed_job(&job, field, values);
+    assert_null(strstr(job.out, "was not refused"));
+}
+
+#define DIFFERENT_ARGS "COMM_CHECK_ARGS: the ranks passed different arguments to this collective"
+
+static void test_check_args_count(void **state) {
+    (void)state;
+    assert_mismatch_refused("allreduce-count", "comm_allreduce: " DIFFERENT_ARGS, "count is ",
+                            "on this rank (999 on rank 2; 1000 on ranks 0, 1, 3)");
+    assert_mismatch_refused("reduce-scatter-count", "comm_reduce_scatter: " DIFFERENT_ARGS, "recvcount is ",
+                            "on this rank (3 on rank 3; 4 on ranks 0, 1, 2)");
+    assert_mismatch_refused("iallgather-count", "comm_iallgather: " DIFFERENT_ARGS, "sendcount is ",
+                            "on this rank (5 on rank 0; 4 on ranks 1, 2, 3)");
+}
+
+static void test_check_args_dtype_op_root(void **state) {
+    (void)state;
+    assert_mismatch_refused("allreduce-dtype", "comm_allreduce: " DIFFERENT_ARGS, "dtype is ",
+                            "on this rank (COMM_INT32 on rank 1; COMM_FLOAT32 on ranks 0, 2, 3)");
+    assert_mismatch_refused("allreduce-op", "comm_allreduce: " DIFFERENT_ARGS, "op is ",
+                            "on this rank (COMM_MAX on rank 3; COMM_SUM on ranks 0, 1, 2)");
+    assert_mismatch_refused("broadcast-root", "comm_broadcast: " DIFFERENT_ARGS, "root is ",
+                            "on this rank (1 on rank 2; 0 on ranks 0, 1, 3)");
+}
+
+/* Another collective altogether, or the non-blocking form of the same one (MPI never matches
+ * a blocking collective with a non-blocking one). */
+static void test_check_args_different_calls(void **state) {
+    (void)state;
+    assert_mismatch_refused("call", "COMM_CHECK_ARGS: the ranks are not in the same collective", "the call is ",
+                            "on this rank (comm_barrier on rank 0; comm_allreduce on ranks 1, 2, 3)");
+    assert_mismatch_refused("nonblocking", "COMM_CHECK_ARGS: the ranks are not in the same collective",
+                            "the call is ",
+                            "on this rank (comm_iallreduce on rank 1; comm_allreduce on ranks 0, 2, 3)");
+}
+
+/* The v collectives compare a hash of counts; on a mismatch the message names the entry. */
+static void test_check_args_v_counts(void **state) {
+    (void)state;
+    assert_mismatch_refused("allgatherv-counts", "comm_allgatherv: " DIFFERENT_ARGS, "counts[2] is ",
+                            "on this rank (4 on rank 1; 3 on ranks 0, 2, 3)");
+    assert_mismatch_refused("reduce-scatterv-counts", "comm_reduce_scatterv: " DIFFERENT_ARGS, "counts[2] is ",
+                            "on this rank (4 on rank 1; 3 on ranks 0, 2, 3)");
+}
+
+/* A value that is neither on nor off is refused rather than read as either. */
+static void test_check_args_bad_value_refused(void **state) {
+    (void)state;
+    static job_t job;
+    run_job_with_check(2, "yes", "ok", &job);
+    assert_failed_job(&job, "COMM_CHECK_ARGS is 'yes'; set it to 1", ABORTED_BY_HOOK);
+}
+
 int main(int argc, char **argv) {
     const char *given = argc > 1 ? argv[1] : getenv("COMM_FAIL_RANK");
     if (given && *given) {
@@ -254,6 +345,12 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_refuses_allgather_total_too_long),
         cmocka_unit_test(test_refuses_waitall_negative_n),
         cmocka_unit_test(test_refuses_waitall_null_array),
+        cmocka_unit_test(test_check_args_passes_matched_calls),
+        cmocka_unit_test(test_check_args_count),
+        cmocka_unit_test(test_check_args_dtype_op_root),
+        cmocka_unit_test(test_check_args_different_calls),
+        cmocka_unit_test(test_check_args_v_counts),
+        cmocka_unit_test(test_check_args_bad_value_refused),
     };
     return cmocka_run_group_tests_name("comm_abort", tests, NULL, NULL) ? 1 : 0;
 }

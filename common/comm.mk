@@ -10,7 +10,8 @@
 #   COMM_LDLIBS  what a program linking $(LIBCOMM) needs beyond mpicc's own
 #                libraries: link with $(MPICC) ... $(LIBCOMM) $(LIBCOMMON) $(COMM_LDLIBS).
 #   MPI_TESTS    += $(BUILD)/tests/test_comm, run as `mpirun -np N test_comm`
-#                (passes for any N >= 1; the suite runs N = 2 and N = 4).
+#                (passes for any N >= 1; the suite runs N = 2 and N = 4, and
+#                N = 4 again with COMM_CHECK_ARGS=1).
 #   UNIT_TESTS   += $(BUILD)/tests/test_comm_abort, run WITHOUT mpirun. It
 #                launches its own MPI jobs of $(BUILD)/tests/comm_fail_rank
 #                (found next to the test binary; override with the first

@@ -21,6 +21,11 @@
  * made by ncclGetUniqueId on rank 0 and broadcast over MPI) needs none and
  * is. That comm_world(COMM_BACKEND_NCCL) fails cleanly without a GPU is
  * checked by test_comm_abort, since it ends the job.
+ *
+ * The suite runs it once more with COMM_CHECK_ARGS=1: every collective here
+ * passes the same arguments on every rank, so each must pass the argument
+ * check too, and the results must not change. (Mismatched arguments end the
+ * job, so test_comm_abort tests those.)
  */
 #include "comm.h"
 #include "half.h"
@@ -816,6 +821,25 @@ static void test_nccl_bootstrap_id(void **state) {
     ASSERT_ALL(ok);
 }
 
+/* ----------------------------------------------------------- argument check */
+
+/* comm_checks_args() follows COMM_CHECK_ARGS, on the world and on a split communicator: so the
+ * suite's run with COMM_CHECK_ARGS=1 really checked every collective above (an environment that
+ * did not reach the ranks would pass every test without checking anything). */
+static void test_check_args_follows_environment(void **state) {
+    (void)state;
+    const char *v = getenv("COMM_CHECK_ARGS");
+    int want = v && !strcmp(v, "1");
+    comm_t *half = comm_split(W, R % 2, R);
+    int ok = comm_checks_args(W) == want && comm_checks_args(half) == want;
+    if (!ok)
+        fprintf(stderr, "rank %d: COMM_CHECK_ARGS is '%s' but comm_checks_args gives %d (world), %d (split)\n",
+                R, v ? v : "(unset)", comm_checks_args(W), comm_checks_args(half));
+    comm_free(half);
+    if (R == 0) printf("argument check (COMM_CHECK_ARGS): %s\n", want ? "on" : "off");
+    ASSERT_ALL(ok);
+}
+
 /* cmocka calls the group teardown just before it prints the totals: silence them on
  * ranks other than 0 from there until cmocka returns. */
 static int saved_stderr = -1;
@@ -870,6 +894,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_nonblocking_collectives),
         cmocka_unit_test(test_split_even_odd),
         cmocka_unit_test(test_nccl_bootstrap_id),
+        cmocka_unit_test(test_check_args_follows_environment),
     };
     int failed = cmocka_run_group_tests_name("comm", tests, NULL, silence_totals_on_other_ranks);
     restore_stderr();

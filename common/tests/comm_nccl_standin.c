@@ -23,6 +23,11 @@
  *   comm_nccl_standin fail-call
  *       ncclAllReduce itself returns ncclSystemError on rank 1: NCCL_CHECK must
  *       end the job with the call, NCCL's error and ncclGetLastError's detail.
+ *   comm_nccl_standin mismatch
+ *       Run with COMM_CHECK_ARGS=1. Rank 1 passes count 3 to comm_allreduce,
+ *       rank 0 count 4, and the work never finishes, as real NCCL's would not:
+ *       the argument check, over the backend's MPI group, must end the job
+ *       naming the count before anything reaches NCCL.
  */
 #include "comm.h"
 #include "error.h"
@@ -34,7 +39,8 @@
 #include <string.h>
 
 static void usage(void) {
-    fprintf(stderr, "usage: comm_nccl_standin ok | fail allreduce|wait|barrier|free|finalize | fail-call\n");
+    fprintf(stderr, "usage: comm_nccl_standin ok | fail allreduce|wait|barrier|free|finalize | fail-call | "
+                    "mismatch\n");
     exit(2);
 }
 
@@ -123,11 +129,24 @@ static void run_fail(const char *call) {
     exit(0);
 }
 
+static void run_mismatch(void) {
+    standin_scenario_t s = {/*ready_after=*/-1, /*fail_rank=*/-1, 0, 0, 0};
+    standin_set_scenario(&s);
+    comm_t *nccl = comm_world(COMM_BACKEND_NCCL);
+    /* Without the check this call would wait forever. */
+    CHECK(comm_checks_args(nccl), "mismatch: run with COMM_CHECK_ARGS=1");
+    float x[4] = {0};
+    comm_allreduce(nccl, x, x, comm_rank(nccl) == 1 ? 3 : 4, COMM_FLOAT32, COMM_SUM);
+    log_error("returned from comm_allreduce although the ranks passed different counts");
+    exit(0);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) usage();
     comm_init(&argc, &argv);
     if (!strcmp(argv[1], "ok")) run_ok();
     if (!strcmp(argv[1], "fail") && argc == 3) run_fail(argv[2]);
     if (!strcmp(argv[1], "fail-call")) run_fail("call");
+    if (!strcmp(argv[1], "mismatch")) run_mismatch();
     usage();
 }

@@ -4,6 +4,8 @@
  * and ends the whole job, naming itself and the error; and a wait whose work
  * finishes returns, having polled NCCL's error state, with nothing aborted.
  * And an NCCL call that fails says what NCCL said (NCCL_CHECK's detail).
+ * With COMM_CHECK_ARGS=1 the waits behave the same, and ranks that pass
+ * different counts end the job before the call reaches NCCL, which would hang.
  *
  * Runs without a GPU: it launches `$MPIRUN -np 2 comm_nccl_standin CASE`
  * jobs, in which comm.c's NCCL backend runs on stand-ins for the CUDA
@@ -135,6 +137,33 @@ static void test_failed_call_message_has_nccl_detail(void **state) {
     assert_true(ok);
 }
 
+/* The argument check runs over the NCCL backend's MPI group: with COMM_CHECK_ARGS=1 the normal
+ * waits still poll and return as above (the check adds no CUDA or NCCL call), and ranks that
+ * pass different counts end the job naming them, before NCCL (whose work here never finishes,
+ * as it would not for real) could hang it, so nothing is aborted through NCCL. */
+static void test_check_args_on_the_nccl_backend(void **state) {
+    (void)state;
+    static job_t job;
+    setenv("COMM_CHECK_ARGS", "1", 1);
+    run_job2("ok", &job);
+    int ok = job.exited && job.status == 0 && strstr(job.out, "all 2 ranks finished") &&
+             !strstr(job.out, "FAIL") && !strstr(job.out, STANDIN_ABORT_LINE) &&
+             strstr(job.out, "COMM_CHECK_ARGS=1: every collective first checks");
+    if (!ok) fprintf(stderr, "---- job output (ok, COMM_CHECK_ARGS=1) ----\n%s---- end ----\n", job.out);
+    assert_true(ok);
+
+    run_job2("mismatch", &job);
+    unsetenv("COMM_CHECK_ARGS");
+    ok = job.exited && job.status != 0 && job.seconds < MAX_END_S &&
+         strstr(job.out, "comm_allreduce: COMM_CHECK_ARGS: the ranks passed different arguments") &&
+         strstr(job.out, "count is ") && strstr(job.out, "on this rank (4 on rank 0; 3 on rank 1)") &&
+         strstr(job.out, "comm: ending the whole job with MPI_Abort") && !strstr(job.out, STANDIN_ABORT_LINE) &&
+         !strstr(job.out, "returned from");
+    if (!ok) fprintf(stderr, "---- job output (mismatch) ----\n%s---- end ----\n", job.out);
+    assert_true(job.exited);
+    assert_true(ok);
+}
+
 int main(int argc, char **argv) {
     const char *given = argc > 1 ? argv[1] : getenv("COMM_NCCL_STANDIN");
     if (given && *given) {
@@ -161,6 +190,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_error_in_comm_free),
         cmocka_unit_test(test_error_in_finalize),
         cmocka_unit_test(test_failed_call_message_has_nccl_detail),
+        cmocka_unit_test(test_check_args_on_the_nccl_backend),
     };
     return cmocka_run_group_tests_name("comm_nccl_wait", tests, NULL, NULL) ? 1 : 0;
 }

@@ -27,22 +27,22 @@
  * ends the job, naming the call, the NCCL error and the rank.
  *
  * Ranks that pass different arguments to the same collective (another count,
- * dtype, op or root, or another collective altogether) are the worst bug a
- * distributed program can have: neither library reports it; MPI may hang, cut
- * the data short or combine unrelated elements, and NCCL hangs. Set
+ * dtype, op or root, or another collective altogether) are the hardest bug a
+ * distributed program can have, since neither library reports it: MPI may
+ * hang, cut the data short or combine unrelated elements, and NCCL hangs. Set
  * COMM_CHECK_ARGS=1 in the environment (comm_init() reads it once) and every
  * collective, the non-blocking ones and comm_barrier() included, first
  * compares what each rank passed: the call, count, dtype, op and root, and a
  * hash of the counts of the "v" collectives. Where they differ the job ends
  * before any data moves, and each rank's message names the call, the argument
- * that differed, its own value and another rank's. The comparison is one small
- * MPI_Allreduce on the host over the communicator's MPI group, on the NCCL
- * backend too. It is off by default because that is one more round trip per
- * collective, which every latency and bandwidth measurement would include
- * (and it makes a non-blocking call wait for all ranks to start it): turn it
- * on while writing or debugging a lab, off to time it. A rank that never calls
- * the collective at all still leaves the others waiting: there is nothing to
- * compare.
+ * that differed, its own value and which ranks passed which value. The
+ * comparison is one small MPI_Allreduce on the host over the communicator's
+ * MPI group, on the NCCL backend too. It is off by default because that is one
+ * more round trip per collective, which every latency and bandwidth
+ * measurement would include (and it makes a non-blocking call wait for all
+ * ranks to start it): turn it on while writing or debugging a lab, off to time
+ * it. A rank that never calls the collective at all still leaves the others
+ * waiting: there is nothing to compare.
  *
  * What this is not: a tuned collective library. The MPI backend calls the
  * MPI collectives as they are; the labs write their own ring all-reduce and

@@ -91,7 +91,7 @@ typedef struct {
                                         the same kernels on another device are the same run to within
                                         rounding; the training program warns that the bits may differ */
     char library[CKPT_LIBRARY_LEN]; /**< the math library behind the matmuls as loaded at run time, e.g.
-                                         "cuBLAS 12.8.4" or OpenBLAS's version, build and core (version 3 on;
+                                         "cuBLAS 12.8.4" or OpenBLAS's version and core (version 3 on;
                                          empty from a version-2 file, which does not record it): not compared
                                          on load, like device; another version may pick other kernels, and
                                          the training program warns that the bits may differ */

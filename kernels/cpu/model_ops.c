@@ -101,13 +101,15 @@ void matmul_backward(float *dinp, float *dweight, const float *dout, const float
 }
 
 void matmul_library(char *buf, size_t len) {
+    /* The version and the core decide which kernels run; the rest of
+     * openblas_get_config() (NO_LAPACKE, NO_AFFINITY, MAX_THREADS=64) are
+     * build options that do not touch an sgemm's arithmetic, and recording
+     * them would make a resume on a rebuilt but identical OpenBLAS warn. */
     const char *config = openblas_get_config(), *core = openblas_get_corename();
-    while (*config == ' ') config++;
-    /* Older OpenBLAS leaves its version out of the config, and a build for one
-     * fixed CPU leaves out the core: add what is missing. */
-    const int has_name = strncmp(config, "OpenBLAS", 8) == 0, has_core = !core || strstr(config, core);
-    snprintf(buf, len, "%s%s%s%s", has_name ? "" : "OpenBLAS ", config, has_core ? "" : " core ",
-             has_core ? "" : core);
+    char version[32] = "";
+    /* "OpenBLAS 0.3.21 ...": older releases leave the version out. */
+    if (sscanf(config, " OpenBLAS %31s", version) != 1) snprintf(version, sizeof version, "(version unknown)");
+    snprintf(buf, len, "OpenBLAS %s core %s", version, core && *core ? core : "(unknown)");
 }
 
 void rope_tables(float *cos_out, float *sin_out, int T, int hd, float theta) {

@@ -104,12 +104,13 @@ void matmul_backward(float *dinp, float *dweight, const float *dout, const float
  * @brief The library behind matmul_forward() and matmul_backward(), as loaded at run time.
  *
  * What a checkpoint records as its library (checkpoint.h): OpenBLAS's
- * version, build options and the core whose kernels it picked for this CPU
- * (a DYNAMIC_ARCH build chooses Haswell, SkylakeX, Zen, ... when it loads),
- * e.g. "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64".
- * Another version or core may run other kernels and round differently. The
- * thread count is not part of it: every sgemm here is single-threaded on a
- * block of rows of fixed size, so the bits do not depend on it.
+ * version and the core whose kernels it picked for this CPU (a DYNAMIC_ARCH
+ * build chooses Haswell, SkylakeX, Zen, ... when it loads), e.g. "OpenBLAS
+ * 0.3.21 core Zen". Another version or core may run other kernels and round
+ * differently. Left out: the other build options (MAX_THREADS and the like,
+ * which do not change an sgemm's arithmetic) and the thread count (every
+ * sgemm here is single-threaded on a block of rows of fixed size, so the
+ * bits do not depend on it).
  * @param buf destination (truncated to fit, always NUL-ended)
  * @param len size of buf
  */

@@ -16,6 +16,23 @@ static void test_identical_passes(void **state) {
     assert_true(compare_close(got, want, 4, 0, 0, &r));
     assert_int_equal(r.mismatches, 0);
     assert_true(r.max_abs_err == 0.0);
+    /* With every error 0, the report still names a real element: the first. */
+    assert_int_equal(r.worst_index, 0);
+    assert_true(r.worst_got == 1.0 && r.worst_want == 1.0);
+}
+
+/* The bound is atol + rtol * |want|: the absolute part carries elements whose
+ * reference is 0, and a negative reference gets the same bound as a positive one. */
+static void test_tolerances(void **state) {
+    (void)state;
+    float got[3] = {-2.001f, 1e-7f, 4.0f};
+    double want[3] = {-2, 0, 4};
+    cmp_report_t r;
+    assert_true(compare_close(got, want, 3, 1e-3, 1e-6, &r));
+    assert_false(compare_close(got, want, 3, 1e-3, 0, &r)); /* no atol: 1e-7 where 0 is wanted */
+    assert_int_equal(r.worst_index, 1);
+    assert_false(compare_close(got, want, 3, 1e-4, 1e-6, &r)); /* -2.001 is 5e-4 off in relative terms */
+    assert_int_equal(r.worst_index, 0);
 }
 
 static void test_nan_and_inf_fail(void **state) {
@@ -49,6 +66,7 @@ static void test_inf_reference(void **state) {
     assert_false(compare_close(got, want, 3, 1e-5, 0, &r));
     got[1] = INFINITY;
     assert_true(compare_close(got, want, 3, 1e-5, 0, &r));
+    assert_int_equal(r.nonfinite, 0); /* Inf where Inf is wanted is not a non-finite result */
     const float wantf[3] = {1, -INFINITY, 2};
     got[1] = -3.0f;
     assert_false(compare_close_f(got, wantf, 3, 1e-5, 0, &r));
@@ -86,6 +104,18 @@ static void test_reports_worst_element(void **state) {
     cmp_report_format_rc(line, sizeof line, "C", &r, 2);
     assert_non_null(strstr(line, "worst at [1][1]"));
     assert_non_null(strstr(line, "max rel err 0.025"));
+    /* With 3 columns it is row 1, column 0 (2 columns could not tell row from column). */
+    cmp_report_format_rc(line, sizeof line, "C", &r, 3);
+    assert_non_null(strstr(line, "worst at [1][0]"));
+    /* The bound reported is the worst element's own: 1e-3 * |4|. */
+    assert_true(fabs(r.worst_bound - 4e-3) < 1e-12);
+    assert_non_null(strstr(line, "(bound 0.004)"));
+    /* An element that misses a bound of 0 is worse than any that misses a
+     * nonzero one by a finite factor: it is the one reported. */
+    float gotz[2] = {1.01f, 1e-3f};
+    double wantz[2] = {1, 0};
+    assert_false(compare_close(gotz, wantz, 2, 1e-3, 0, &r));
+    assert_int_equal(r.worst_index, 1);
     /* Every miss where 0 is wanted: no relative error exists, and the report
      * must not claim one of 0 beside a wrong value. */
     float got0[3] = {1.0f, 0.5f, 3.0f};
@@ -131,6 +161,13 @@ static void test_gemm_bound(void **state) {
     got[0] = (float)(10 + 0.01);
     assert_false(check_gemm_bound(got, want, absAB, M, N, K, EPS_FP32, 1.0, &r));
     assert_true(check_gemm_bound(got, want, absAB, M, N, K, EPS_BF16, 1.0, &r));
+    /* The FLT_MIN floor: a result flushed to zero (a GPU's flush-to-zero
+     * mode) where the exact value is a float subnormal still passes. */
+    got[0] = 10;
+    got[2] = 0.0f;
+    want[2] = 1e-39;
+    absAB[2] = 1e-39;
+    assert_true(check_gemm_bound(got, want, absAB, M, N, K, EPS_FP32, 1.0, &r));
 }
 
 /* rel_l2_diff: exact on a hand-made case, zero for equal tensors, NaN-propagating. */
@@ -149,6 +186,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rel_l2_diff),
         cmocka_unit_test(test_identical_passes),
+        cmocka_unit_test(test_tolerances),
         cmocka_unit_test(test_nan_and_inf_fail),
         cmocka_unit_test(test_inf_reference),
         cmocka_unit_test(test_reports_worst_element),

@@ -50,6 +50,10 @@ static void test_sequential_matches_indexed(void **state) {
     rng_t r;
     rng_init(&r, 7);
     for (uint64_t i = 0; i < 257; i++) assert_int_equal(rng_u32(&r), rng_u32_at(7, 0, i));
+    /* Value i is word i % 4 of Philox block i / 4, in order: a kernel that
+     * uses all four words of one block gets values 4b .. 4b+3. */
+    for (uint64_t i = 0; i < 8; i++)
+        assert_int_equal(rng_u32_at(7, 5, i), rng_philox4x32(7, 5, i / 4).v[i % 4]);
     float x[300];
     rng_init(&r, 9);
     rng_u32(&r); /* start mid-block: the fill must continue from the counter */
@@ -57,6 +61,27 @@ static void test_sequential_matches_indexed(void **state) {
     for (uint64_t i = 0; i < 300; i++)
         assert_true(x[i] == -1.0f + 2.0f * rng_uniform_at(9, 0, 1 + i));
     assert_int_equal(r.counter, 301);
+}
+
+/* rng_u64 is two draws, the first in the high half; rng_uniform_double keeps
+ * its top 53 bits, so a kernel can rebuild both from rng_u32_at. */
+static void test_u64_and_double(void **state) {
+    (void)state;
+    rng_t r;
+    rng_init(&r, 3);
+    for (uint64_t i = 0; i < 100; i++)
+        assert_true(rng_u64(&r) == ((uint64_t)rng_u32_at(3, 0, 2 * i) << 32 | rng_u32_at(3, 0, 2 * i + 1)));
+    const int n = 200000;
+    double s = 0, lo = 1, hi = 0;
+    for (int i = 0; i < n; i++) {
+        double u = rng_uniform_double(&r);
+        lo = u < lo ? u : lo;
+        hi = u > hi ? u : hi;
+        s += u;
+    }
+    /* [0, 1): a wrong shift or scale gives [0, 0.5) or [0, 2). */
+    assert_true(lo >= 0.0 && hi < 1.0 && hi > 0.999);
+    assert_true(fabs(s / n - 0.5) < 4e-3);
 }
 
 static void test_split_is_deterministic_and_independent(void **state) {
@@ -117,6 +142,17 @@ static void test_normal_moments(void **state) {
     double mean = s / n, sd = sqrt(s2 / n - mean * mean);
     assert_true(fabs(mean - 2.0) < 0.04); /* SE = 3/sqrt(n) ~ 0.0067 */
     assert_true(fabs(sd - 3.0) < 0.03);
+    /* Sample i uses the values at 2i and 2i + 1, so the fill advances the
+     * counter by 2n: the next draws must not reuse any of them. */
+    assert_int_equal(r.counter, 2 * n);
+    /* rng_normal is the same transform, one sample at a time. */
+    rng_t a, b;
+    rng_init(&a, 6);
+    rng_init(&b, 6);
+    float y[64];
+    rng_fill_normal(&b, y, 64, 0.0f, 1.0f);
+    for (int i = 0; i < 64; i++) assert_true(rng_normal(&a) == y[i]);
+    assert_int_equal(a.counter, b.counter);
 }
 
 static void test_below_is_in_range_and_uniform(void **state) {
@@ -138,6 +174,7 @@ int main(void) {
         cmocka_unit_test(test_philox_known_answers),
         cmocka_unit_test(test_same_seed_same_stream),
         cmocka_unit_test(test_sequential_matches_indexed),
+        cmocka_unit_test(test_u64_and_double),
         cmocka_unit_test(test_split_is_deterministic_and_independent),
         cmocka_unit_test(test_uniform_moments),
         cmocka_unit_test(test_normal_moments),

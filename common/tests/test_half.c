@@ -74,6 +74,14 @@ static void test_tf32(void **state) {
     assert_true(round_to_tf32(1.0f + 0x1p-12f) == 1.0f);
     assert_true(isinf(round_to_tf32(INFINITY)));
     assert_true(isnan(round_to_tf32(NAN)));
+    /* A NaN whose payload is all ones: rounding its mantissa would carry past
+     * the sign bit and turn the NaN into a zero (-0 from 0x7fffffff). */
+    float nan_ones, neg_nan_ones;
+    const uint32_t ones = 0x7fffffffu, neg_ones = 0xffffffffu;
+    memcpy(&nan_ones, &ones, 4);
+    memcpy(&neg_nan_ones, &neg_ones, 4);
+    assert_true(isnan(round_to_tf32(nan_ones)));
+    assert_true(isnan(round_to_tf32(neg_nan_ones)));
     assert_int_equal(bits(round_to_tf32(1.2345678f)) & 0x1fffu, 0);
 }
 

@@ -41,7 +41,18 @@ static void test_markov_table(void **state) {
     }
     assert_true(fabs(total - 1.0) < 1e-12);
     assert_true(fabs(h - m.entropy_rate) < 1e-12);
+    /* Rows are Dirichlet(1): a row of K = 3 has mean entropy H_3 - 1 = 5/6 nats
+     * (sd 0.2, so 0.012 over 256 rows); normalised uniforms would give 0.94. */
+    double row_h = 0;
+    for (int s = 0; s < S; s++)
+        for (int j = 0; j < K; j++) row_h -= m.prob[s * K + j] * log(m.prob[s * K + j]) / S;
+    assert_true(fabs(row_h - 5.0 / 6.0) < 0.05);
     host_free(pp);
+    markov_free(&m);
+    /* The ends of both ranges are accepted: 2 states, and every state a successor. */
+    assert_int_equal(markov_init(&m, 5, 2, 2, NULL, 0), 0);
+    markov_free(&m);
+    assert_int_equal(markov_init(&m, 5, 8, 8, NULL, 0), 0);
     markov_free(&m);
     /* One successor: a deterministic cycle, uniform stationary, entropy 0. */
     assert_int_equal(markov_init(&m, 5, 16, 1, NULL, 0), 0);
@@ -75,6 +86,24 @@ static void test_markov_samples_follow_the_table(void **state) {
     assert_true(fabs(ce - m.entropy_rate) < 0.01); /* std error ~ 0.7 / sqrt(4e5) = 0.001 */
     host_free(count);
     host_free(x);
+    markov_free(&m);
+}
+
+/* A sequence starts in the stationary distribution, so that even its first
+ * prediction has the entropy rate as its best loss. */
+static void test_markov_first_symbol_is_stationary(void **state) {
+    (void)state;
+    markov_t m;
+    assert_int_equal(markov_init(&m, 4, 8, 3, NULL, 0), 0);
+    const int n = 40000;
+    int count[8] = {0};
+    for (int i = 0; i < n; i++) {
+        uint8_t x;
+        markov_sample(&m, 2, (uint64_t)i, &x, 1);
+        count[x]++;
+    }
+    for (int s = 0; s < 8; s++) /* standard error <= 0.0025 */
+        assert_true(fabs((double)count[s] / n - m.stationary[s]) < 0.015);
     markov_free(&m);
 }
 
@@ -117,8 +146,42 @@ static void test_batches_are_pure_and_sharded(void **state) {
     data_batch(&d, SPLIT_EVAL, 7, 5, 0, 1, B, T, in2, tg2);
     assert_memory_not_equal(in, in2, n * sizeof(int));
     assert_true(fabs(data_entropy_rate(&d) - d.markov.entropy_rate) == 0);
+    /* Step s is sequences [s*B, (s+1)*B) of the run: row b of step 5 is the
+     * only row of step 5*B + b at batch 1, so no two steps share a sequence. */
+    for (int b = 0; b < B; b++) {
+        data_batch(&d, SPLIT_TRAIN, 7, 5 * (uint64_t)B + b, 0, 1, 1, T, in2, tg2);
+        assert_memory_equal(in + b * T, in2, T * sizeof(int));
+    }
+    /* No eval sequence is a training sequence (the splits have their own streams). */
+    int *ev = host_malloc(4 * n * sizeof(int)), *tr = host_malloc(4 * n * sizeof(int));
+    for (int step = 0; step < 4; step++) {
+        data_batch(&d, SPLIT_TRAIN, 7, (uint64_t)step, 0, 1, B, T, tr + step * n, tg2);
+        data_batch(&d, SPLIT_EVAL, 7, (uint64_t)step, 0, 1, B, T, ev + step * n, tg2);
+    }
+    for (int i = 0; i < 4 * B; i++)
+        for (int j = 0; j < 4 * B; j++) assert_memory_not_equal(ev + i * T, tr + j * T, T * sizeof(int));
+    host_free(ev); host_free(tr);
     host_free(in); host_free(tg); host_free(in2); host_free(tg2);
     data_free(&d);
+}
+
+/* The shard checks end the run with a message (in a child: they exit). */
+static int shard_in_child(void *arg) {
+    const int *a = arg; /* global batch, rank, world */
+    int first;
+    data_shard(a[0], a[1], a[2], &first);
+    return 0;
+}
+
+static void test_shard_refuses_bad_splits(void **state) {
+    (void)state;
+    int uneven[3] = {10, 0, 4}, past[3] = {8, 4, 4};
+    child_result_t r = run_in_child(shard_in_child, uneven);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "batch 10 is not divisible by 4 ranks"));
+    r = run_in_child(shard_in_child, past);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "rank 4 of world 4"));
 }
 
 static char tmp_path[256];
@@ -153,6 +216,10 @@ static void test_text_files(void **state) {
     write_file(text, 1000);
     assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), 0);
     assert_true(isnan(data_entropy_rate(&d)));
+    assert_int_equal(d.train_len, 900); /* the last 10% evaluates */
+    /* A resumed run compares this line with the checkpoint's: the hash of a
+     * file must not change from one build to the next. */
+    assert_string_equal(d.desc, "text bytes=1000 fnv1a=2cf2efe591edd222");
     int in[4 * 8], tg[4 * 8], seen_e = 0;
     for (int step = 0; step < 50; step++) {
         data_batch(&d, SPLIT_TRAIN, 1, (uint64_t)step, 0, 1, 4, 8, in, tg);
@@ -166,9 +233,56 @@ static void test_text_files(void **state) {
     }
     assert_true(seen_e);
     data_free(&d);
+    /* The shortest file for --seq 8 holds 10 sequences plus targets: 90 bytes. */
+    write_file(text, 90);
+    assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), 0);
+    data_free(&d);
+    write_file(text, 89);
+    assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), -1);
+    assert_non_null(strstr(err, "it needs at least 90 bytes"));
     remove(tmp_path);
     assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), -1);
     assert_non_null(strstr(err, "cannot open"));
+}
+
+/* Every sequence, inputs and last target, is a window of its own part of
+ * the file: a train window never takes the first eval byte, an eval window
+ * never reads past the end. The text has no repeats, so a window shows where
+ * it came from. */
+static void test_text_windows_stay_in_their_part(void **state) {
+    (void)state;
+    const char *base = getenv("TMPDIR");
+    snprintf(tmp_path, sizeof tmp_path, "%s/test_data_XXXXXX", base && *base ? base : P_tmpdir);
+    int fd = mkstemp(tmp_path);
+    assert_true(fd >= 0);
+    close(fd);
+    char text[1000];
+    uint32_t x = 1;
+    for (int i = 0; i < 1000; i++) { /* an LCG's top bits: no 9-byte window repeats */
+        x = x * 1664525u + 1013904223u;
+        text[i] = (char)('a' + (x >> 24) % 26);
+    }
+    write_file(text, 1000);
+    data_source_t d;
+    char err[512];
+    assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), 0);
+    const int T = 8;
+    int in[4 * 8], tg[4 * 8];
+    for (int step = 0; step < 200; step++)
+        for (int split = 0; split < 2; split++) {
+            size_t lo = split ? 900 : 0, hi = split ? 1000 : 900;
+            data_batch(&d, (data_split_t)split, 3, (uint64_t)step, 0, 1, 4, T, in, tg);
+            for (int b = 0; b < 4; b++) {
+                char win[9];
+                for (int t = 0; t < T; t++) win[t] = (char)in[b * T + t];
+                win[T] = (char)tg[b * T + T - 1];
+                int found = 0;
+                for (size_t o = lo; o + T + 1 <= hi && !found; o++) found = !memcmp(text + o, win, T + 1);
+                if (!found) fail_msg("step %d %s row %d: not a window of its part", step, split ? "eval" : "train", b);
+            }
+        }
+    data_free(&d);
+    remove(tmp_path);
 }
 
 /* Open a path as --data in a child that the alarm ends if opening blocks;
@@ -227,9 +341,12 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_markov_table),
         cmocka_unit_test(test_markov_samples_follow_the_table),
+        cmocka_unit_test(test_markov_first_symbol_is_stationary),
         cmocka_unit_test(test_markov_bad_args),
         cmocka_unit_test(test_batches_are_pure_and_sharded),
+        cmocka_unit_test(test_shard_refuses_bad_splits),
         cmocka_unit_test(test_text_files),
+        cmocka_unit_test(test_text_windows_stay_in_their_part),
         cmocka_unit_test(test_text_path_must_be_a_regular_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -31,6 +31,52 @@ static void test_validate_messages(void **state) {
     c = model_config_default();
     c.n_layers = 0;
     assert_int_equal(model_config_validate(&c, NULL, 0), -1);
+    c = model_config_default();
+    c.rope_theta = 1.0f; /* theta^(-2i/hd) = 1: every pair rotates at the same speed */
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "RoPE theta 1 must be greater than 1"));
+    c = model_config_default();
+    c.norm_eps = 0.0f; /* an all-zero row would divide by zero */
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "RMSNorm epsilon 0 must be positive"));
+    c.norm_eps = NAN;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+}
+
+/* The ranges the messages give are inclusive: their ends are accepted, one
+ * step past is refused. */
+static void test_validate_range_ends(void **state) {
+    (void)state;
+    char err[512];
+    model_config_t c = model_config_default();
+    c.d_model = 16384;
+    c.n_layers = 256;
+    c.d_ff = 65536;
+    c.max_seq = 65536;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), 0);
+    model_config_t past[4] = {c, c, c, c};
+    past[0].d_model = 16392; /* the next width that 4 heads still split into even heads */
+    past[1].n_layers = 257;
+    past[2].d_ff = 65537;
+    past[3].max_seq = 65537;
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(model_config_validate(&past[i], err, sizeof err), -1);
+        assert_non_null(strstr(err, "is out of range"));
+    }
+}
+
+/* The defaults every run starts from (model.h): Llama's RoPE base and RMSNorm epsilon. */
+static void test_defaults(void **state) {
+    (void)state;
+    model_config_t c = model_config_default();
+    assert_int_equal(c.vocab, MODEL_VOCAB);
+    assert_int_equal(c.d_model, 64);
+    assert_int_equal(c.n_layers, 2);
+    assert_int_equal(c.n_heads, 4);
+    assert_int_equal(c.d_ff, 192);
+    assert_int_equal(c.max_seq, 256);
+    assert_true(c.rope_theta == 10000.0f);
+    assert_true(c.norm_eps == 1e-5f);
 }
 
 static void test_param_table(void **state) {
@@ -65,6 +111,11 @@ static void test_param_table(void **state) {
     assert_string_equal(t.slices[param_index_lm_head(&t)].name, "lm_head");
     assert_int_equal(t.slices[param_index(&t, 0, P_ATTN_NORM)].decay, 0);
     assert_int_equal(t.slices[param_index(&t, 0, P_WK)].decay, 1);
+    /* Weight decay: every matrix, embedding and output included; no norm gain. */
+    for (int i = 0; i < t.n; i++) assert_int_equal(t.slices[i].decay, t.slices[i].cols > 1);
+    assert_int_equal(t.slices[param_index_final_norm(&t)].decay, 0);
+    assert_int_equal(t.slices[param_index_tok_emb(&t)].decay, 1);
+    assert_int_equal(t.slices[param_index_lm_head(&t)].decay, 1);
     assert_null(param_find(&t, "layers.3.wq"));
     param_table_free(&t);
 }
@@ -94,6 +145,12 @@ static void test_init(void **state) {
     const param_slice_t *q = &t.slices[param_index(&t, 0, P_WQ)], *o = &t.slices[param_index(&t, 0, P_WO)];
     assert_true(fabs(slice_std(a + q->offset, q->numel) - 0.02) < 0.002);
     assert_true(fabs(slice_std(a + o->offset, o->numel) - 0.02 / 2.0) < 0.001); /* 1/sqrt(2L), L = 2 */
+    /* w_down writes into the residual stream too: the same scale. */
+    const param_slice_t *dn = &t.slices[param_index(&t, 1, P_W_DOWN)];
+    assert_true(fabs(slice_std(a + dn->offset, dn->numel) - 0.02 / 2.0) < 0.001);
+    /* Each slice has its own stream: wq and wk do not start equal. */
+    const param_slice_t *k = &t.slices[param_index(&t, 0, P_WK)];
+    assert_memory_not_equal(a + q->offset, a + k->offset, q->numel * sizeof(float));
     host_free(a);
     host_free(b);
     param_table_free(&t);
@@ -105,6 +162,8 @@ static void test_flops_and_peak(void **state) {
     size_t mm = 2 * (4 * 64 * 64 + 3 * 64 * 192) + 64 * 256;
     assert_int_equal(model_matmul_params(&c), mm);
     assert_true(model_flops_per_token(&c, 64) == 6.0 * mm + 12.0 * 2 * 64 * 64);
+    /* At T = 100 (not d_model) the attention term is 12 L D T: T and D cannot be swapped. */
+    assert_true(model_flops_per_token(&c, 100) == 6.0 * mm + 12.0 * 2 * 64 * 100);
     assert_true(model_peak_tflops("NVIDIA H100 80GB HBM3", "bf16") == 989.0);
     assert_true(model_peak_tflops("NVIDIA H200", "fp32") == 67.0);
     assert_true(model_peak_tflops("NVIDIA H100 PCIe", "bf16") == 756.0); /* not the SXM figure */
@@ -112,6 +171,7 @@ static void test_flops_and_peak(void **state) {
     assert_true(model_peak_tflops("NVIDIA A100-SXM4-80GB", "tf32") == 156.0);
     assert_true(model_peak_tflops("AMD EPYC", "fp32") == 0.0);
     assert_true(model_peak_tflops("NVIDIA H100", "int8") == 0.0);
+    assert_true(model_peak_tflops("NVIDIA H100 80GB HBM3", "fp16") == 989.0); /* same tensor-core rate as bf16 */
 }
 
 /* Names are matched by whole words, as cudaGetDeviceProperties spells them:
@@ -140,6 +200,8 @@ static void test_peak_matches_whole_names(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_messages),
+        cmocka_unit_test(test_validate_range_ends),
+        cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_param_table),
         cmocka_unit_test(test_init),
         cmocka_unit_test(test_flops_and_peak),

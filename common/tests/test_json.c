@@ -37,6 +37,9 @@ static void test_escapes(void **state) {
         {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},      /* a surrogate, encoded */
         {"\xc0\xaf", "\"\\ufffd\\ufffd\""},                /* an overlong '/' */
         {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* past U+10FFFF */
+        {"\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\""},            /* an overlong '/' in 3 bytes */
+        {"\xf0\x8f\xbf\xbf", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* U+FFFF overlong in 4 bytes */
+        {"\xc3\xc3", "\"\\ufffd\\ufffd\""},                         /* a lead byte where a continuation belongs */
         {"", "\"\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -82,11 +85,13 @@ static void test_valid(void **state) {
     static const char *const good[] = {
         "{}", " {\"a\": [1, -0.5e+3, true, false, null, \"x\"]} ", "[[[]]]", "\"\\u00e9\\ud83d\\ude00\\n\"",
         "{\"ph\":\"X\",\"name\":\"caf\xc3\xa9\",\"ts\":1.000}", "0", "-12", "\"\\u0000\"", "1e-400", "123456789012345678901234567890",
+        "\"\\/\\b\\f\\r\\t\"",
     };
     static const char *const bad[] = {
         "", " ", "{", "{\"ph\":\"X\",\"na", "{\"a\":}", "{\"a\" 1}", "{a:1}", "[1,]", "[1 2]", "{} {}", "01",
         "1.", ".5", "-", "1e", "+1", "tru", "nul", "\"\\x\"", "\"\\u12g4\"", "\"\\ud800\"", "\"\\udc00\"",
         "\"\\ud800\\u0041\"", "\"\xff\"", "\"\xc3\"", "\"\xed\xa0\x80\"", "\"a\tb\"", "NaN", "[1,2", "1e400", "-1e400",
+        "\"\\ud800\\ue000\"", "\"\\udfff\"", "\"\x1f\"", "[1;2]", "\f1",
     };
     json_error_t err;
     for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
@@ -105,6 +110,13 @@ static void test_valid(void **state) {
     static char deep[100001];
     memset(deep, '[', sizeof deep - 1);
     assert_false(course_json_valid(deep, strlen(deep)));
+    /* The limit itself: 256 nested arrays are valid, 257 are not. */
+    char nest[515];
+    for (int d = 256; d <= 257; d++) {
+        memset(nest, '[', (size_t)d);
+        memset(nest + d, ']', (size_t)d);
+        assert_int_equal(course_json_valid(nest, 2 * (size_t)d), d == 256);
+    }
 }
 
 int main(void) {

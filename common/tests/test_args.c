@@ -10,7 +10,7 @@
 
 #include "args.h"
 
-static int steps, verbose;
+static int steps, verbose, seed;
 static long long tokens;
 static double lr;
 static const char *data;
@@ -21,8 +21,9 @@ static const arg_spec_t specs[] = {
     {"lr", ARG_DOUBLE, &lr, "learning rate", 0, 1},
     {"data", ARG_STRING, &data, "text file to train on", 0, -1},
     {"verbose", ARG_FLAG, &verbose, "print more", 0, -1},
+    {"seed", ARG_INT, &seed, "random seed", 0, -1},
 };
-static const args_t table = {"train", "train a small model", specs, 5};
+static const args_t table = {"train", "train a small model", specs, 6};
 
 /* Parse a NULL-terminated argument list; return the result and the message text. */
 static int parse(char *msg, size_t len, const char **argv_in) {
@@ -37,6 +38,7 @@ static int parse(char *msg, size_t len, const char **argv_in) {
     lr = 3e-4;
     data = NULL;
     verbose = 0;
+    seed = 0;
     FILE *f = tmpfile();
     int rc = args_parse(&table, argc, argv, f);
     rewind(f);
@@ -134,6 +136,18 @@ static void test_out_of_range(void **state) {
     const char *nan_bad[] = {"train", "--lr", "nan", NULL};
     assert_int_equal(parse(msg, sizeof msg, nan_bad), ARGS_ERROR);
     assert_non_null(strstr(msg, "finite number"));
+    /* Too large for a double is not a number at all, whatever the flag's range. */
+    const char *inf_bad[] = {"train", "--lr", "1e400", NULL};
+    assert_int_equal(parse(msg, sizeof msg, inf_bad), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--lr expects a finite number, got '1e400'"));
+    /* The range in the message is inclusive: both ends are accepted. */
+    const char *ends[] = {"train", "--steps", "1000000", "--lr", "0", NULL};
+    assert_int_equal(parse(msg, sizeof msg, ends), ARGS_OK);
+    assert_int_equal(steps, 1000000);
+    assert_true(lr == 0.0);
+    const char *lr_top[] = {"train", "--lr", "1", NULL};
+    assert_int_equal(parse(msg, sizeof msg, lr_top), ARGS_OK);
+    assert_true(lr == 1.0);
 }
 
 /* An integer too large for its type is well formed: the message gives the
@@ -150,6 +164,17 @@ static void test_integer_overflow_is_a_range_error(void **state) {
     assert_non_null(strstr(msg, "--tokens 99999999999999999999 does not fit in a 64-bit integer"));
     assert_null(strstr(msg, "expects an integer"));
     assert_true(tokens == 0);
+    /* A flag with no range still holds only what an int holds: 2^31 would wrap to -2^31. */
+    const char *big_seed[] = {"train", "--seed", "2147483648", NULL};
+    assert_int_equal(parse(msg, sizeof msg, big_seed), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--seed 2147483648 does not fit in a 32-bit integer"));
+    assert_int_equal(seed, 0);
+    const char *int_ends[] = {"train", "--seed", "2147483647", NULL};
+    assert_int_equal(parse(msg, sizeof msg, int_ends), ARGS_OK);
+    assert_int_equal(seed, 2147483647);
+    const char *int_low[] = {"train", "--seed", "-2147483648", NULL};
+    assert_int_equal(parse(msg, sizeof msg, int_low), ARGS_OK);
+    assert_int_equal(seed, -2147483647 - 1);
 }
 
 static void test_unknown_flag_suggests(void **state) {
@@ -165,6 +190,18 @@ static void test_unknown_flag_suggests(void **state) {
     const char *far[] = {"train", "--zzzzzz", NULL};
     assert_int_equal(parse(msg, sizeof msg, far), ARGS_ERROR);
     assert_non_null(strstr(msg, "run 'train --help'"));
+    /* A typo that is not a prefix: two letters swapped is two edits from --steps. */
+    const char *swapped[] = {"train", "--setps", "5", NULL};
+    assert_int_equal(parse(msg, sizeof msg, swapped), ARGS_ERROR);
+    assert_non_null(strstr(msg, "unknown option '--setps'; did you mean '--steps'?"));
+    /* Three edits is too far to guess ("--stxxx" is not --steps). */
+    const char *three[] = {"train", "--stxxx", "5", NULL};
+    assert_int_equal(parse(msg, sizeof msg, three), ARGS_ERROR);
+    assert_null(strstr(msg, "did you mean"));
+    /* Part of a flag's name, when no flag is close: "oke" is three edits from --tokens. */
+    const char *part[] = {"train", "--oke", NULL};
+    assert_int_equal(parse(msg, sizeof msg, part), ARGS_ERROR);
+    assert_non_null(strstr(msg, "did you mean '--tokens'?"));
 }
 
 static void test_missing_value_and_stray_args(void **state) {
@@ -176,6 +213,9 @@ static void test_missing_value_and_stray_args(void **state) {
     const char *stray[] = {"train", "oops", NULL};
     assert_int_equal(parse(msg, sizeof msg, stray), ARGS_ERROR);
     assert_non_null(strstr(msg, "unexpected argument 'oops'"));
+    const char *bare[] = {"train", "--", NULL};
+    assert_int_equal(parse(msg, sizeof msg, bare), ARGS_ERROR);
+    assert_non_null(strstr(msg, "unexpected argument '--'"));
     const char *flagval[] = {"train", "--verbose=1", NULL};
     assert_int_equal(parse(msg, sizeof msg, flagval), ARGS_ERROR);
     /* No name before the '=': said so, not "unknown option '--'; did you mean ...". */
@@ -241,6 +281,11 @@ static void test_help_lists_flags_with_defaults(void **state) {
     assert_non_null(strstr(msg, "--lr X"));
     assert_non_null(strstr(msg, "--verbose"));
     assert_non_null(strstr(msg, "--help"));
+    /* Every kind of value shows its default; -h is --help. */
+    assert_non_null(strstr(msg, "learning rate (default 0.0003)"));
+    const char *with_data[] = {"train", "--data", "x.txt", "-h", NULL};
+    assert_int_equal(parse(msg, sizeof msg, with_data), ARGS_HELP);
+    assert_non_null(strstr(msg, "text file to train on (default x.txt)"));
 }
 
 int main(void) {

@@ -4,8 +4,11 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "child.h"
 #include "log.h"
 
 /* Capture log lines into a temporary file and read them back. */
@@ -63,7 +66,65 @@ static void test_levels_filter(void **state) {
     log_set_level(LOG_DEBUG);
     capture(out, sizeof out, emit_all_levels);
     assert_string_equal(out, "error: e\nwarning: w\ni\ndebug: d\n");
+    /* LOG_ERROR is 0: it must count as set, not as "read the environment". */
+    log_set_level(LOG_ERROR);
+    capture(out, sizeof out, emit_all_levels);
+    assert_string_equal(out, "error: e\n");
     log_set_level(LOG_INFO);
+}
+
+/* The level a fresh process takes from COURSE_LOG_LEVEL: the test program
+ * runs itself again with --print-level (the level is read once per process,
+ * so this one cannot be asked twice). */
+static int print_level_with(void *value) {
+    if (value) setenv("COURSE_LOG_LEVEL", value, 1);
+    else unsetenv("COURSE_LOG_LEVEL");
+    execl("/proc/self/exe", "test_log", "--print-level", (char *)NULL);
+    return 99;
+}
+
+static void test_level_from_environment(void **state) {
+    (void)state;
+    /* Names are matched ignoring case; an unknown name, or none, gives info. */
+    static const struct { const char *value, *level; } cases[] = {
+        {"Error", "0\n"}, {"WARN", "1\n"}, {"info", "2\n"}, {"Debug", "3\n"}, {"loud", "2\n"}, {NULL, "2\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        child_result_t r = run_in_child(print_level_with, (void *)cases[i].value);
+        assert_int_equal(r.exit_code, 0);
+        if (strcmp(r.out, cases[i].level))
+            fail_msg("COURSE_LOG_LEVEL=%s: level %s, expected %s", cases[i].value ? cases[i].value : "(unset)", r.out,
+                     cases[i].level);
+    }
+}
+
+/* Without log_set_stream the log goes to stderr: stdout carries a program's
+ * own output (a benchmark's JSON records), which log lines must not break. */
+static int log_with_stdout_closed(void *arg) {
+    (void)arg;
+    if (!freopen("/dev/null", "w", stdout)) return 2;
+    log_set_rank(-1, 1);
+    log_set_level(LOG_INFO);
+    log_info("to stderr");
+    return 0;
+}
+
+static void test_default_stream_is_stderr(void **state) {
+    (void)state;
+    child_result_t r = run_in_child(log_with_stdout_closed, NULL);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "to stderr\n");
+}
+
+/* log_prefix into a small buffer: cut, NUL-ended, and the length is what was written. */
+static void test_prefix_in_a_small_buffer(void **state) {
+    (void)state;
+    char b[8];
+    log_set_rank(12, 16);
+    assert_int_equal(log_prefix(b, sizeof b), 7);
+    assert_string_equal(b, "[rank 1");
+    assert_int_equal(log_prefix(b, 0), 0);
+    log_set_rank(-1, 1);
 }
 
 static void emit_long(void) {
@@ -83,12 +144,43 @@ static void test_long_line_is_truncated_not_overflowed(void **state) {
     assert_int_equal(out[n - 1], '\n');
 }
 
-int main(void) {
+/* At the edge of the 4096-byte line: 4094 characters and the newline fit,
+ * one more is cut (taking it would put the NUL past the buffer). */
+static int edge_len;
+static void emit_edge(void) {
+    char big[4100];
+    memset(big, 'x', (size_t)edge_len);
+    big[edge_len] = '\0';
+    log_info("%s", big);
+}
+
+static void test_line_length_edge(void **state) {
+    (void)state;
+    char out[8192];
+    log_set_rank(-1, 1);
+    log_set_level(LOG_INFO);
+    for (edge_len = 4094; edge_len <= 4095; edge_len++) {
+        capture(out, sizeof out, emit_edge);
+        assert_int_equal(strlen(out), 4095);
+        assert_int_equal(out[4093], 'x');
+        assert_int_equal(out[4094], '\n');
+    }
+}
+
+int main(int argc, char **argv) {
+    if (argc == 2 && !strcmp(argv[1], "--print-level")) { /* see test_level_from_environment */
+        printf("%d\n", (int)log_level());
+        return 0;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_prefix_outside_a_job),
         cmocka_unit_test(test_rank_prefix),
         cmocka_unit_test(test_levels_filter),
         cmocka_unit_test(test_long_line_is_truncated_not_overflowed),
+        cmocka_unit_test(test_line_length_edge),
+        cmocka_unit_test(test_level_from_environment),
+        cmocka_unit_test(test_default_stream_is_stderr),
+        cmocka_unit_test(test_prefix_in_a_small_buffer),
     };
     return cmocka_run_group_tests_name("log", tests, NULL, NULL);
 }

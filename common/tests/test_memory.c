@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <malloc.h>
 #include <stdint.h>
 #include <sys/resource.h>
 
@@ -16,6 +17,7 @@ static void test_alignment_and_sizes(void **state) {
         unsigned char *p = host_malloc(sizes[i]);
         assert_non_null(p);
         assert_int_equal((uintptr_t)p % 64, 0);
+        assert_true(malloc_usable_size(p) >= sizes[i]); /* rounded up, never down */
         memset(p, 0xab, sizes[i]); /* the whole block is usable (ASan would object otherwise) */
         host_free(p);
     }
@@ -24,7 +26,12 @@ static void test_alignment_and_sizes(void **state) {
 
 static void test_calloc_zeroes(void **state) {
     (void)state;
+    /* Fresh memory from the system is zero anyway: glibc's M_PERTURB fills
+     * every block it hands out with a nonzero byte, so that only the memset
+     * in host_calloc can make this one zero. */
+    mallopt(M_PERTURB, 0x5a);
     int *p = host_calloc(1001, sizeof(int));
+    mallopt(M_PERTURB, 0);
     for (int i = 0; i < 1001; i++) assert_int_equal(p[i], 0);
     host_free(p);
 }
@@ -60,6 +67,30 @@ static void test_calloc_overflow_is_caught(void **state) {
     assert_non_null(strstr(r.out, "overflows"));
 }
 
+/* Sizes whose rounding to 64 bytes, or whose n x size, wraps past SIZE_MAX
+ * to a small number: without the checks they would return a tiny block. */
+static int malloc_wraps(void *arg) {
+    (void)arg;
+    host_malloc(SIZE_MAX - 10);
+    return 0;
+}
+
+static int calloc_wraps_to_zero(void *arg) {
+    (void)arg;
+    host_calloc(SIZE_MAX / 8 + 1, 8); /* 2^61 x 8 = 2^64, which is 0 */
+    return 0;
+}
+
+static void test_sizes_that_wrap_are_caught(void **state) {
+    (void)state;
+    child_result_t r = run_in_child(malloc_wraps, NULL);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "host_malloc: size 18446744073709551605 overflows"));
+    r = run_in_child(calloc_wraps_to_zero, NULL);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "host_calloc: 2305843009213693952 x 8 bytes overflows size_t"));
+}
+
 static void test_format_bytes(void **state) {
     (void)state;
     char b[32];
@@ -67,6 +98,10 @@ static void test_format_bytes(void **state) {
     assert_string_equal(format_bytes(3 * 1024, b, sizeof b), "3.00 KiB");
     assert_string_equal(format_bytes(1.5 * 1024 * 1024 * 1024, b, sizeof b), "1.50 GiB");
     assert_string_equal(format_bytes(80.0 * 1024 * 1024 * 1024, b, sizeof b), "80.0 GiB");
+    /* The edges: 1024 of a unit is one of the next; from 10 on, one decimal. */
+    assert_string_equal(format_bytes(1024, b, sizeof b), "1.00 KiB");
+    assert_string_equal(format_bytes(1023, b, sizeof b), "1023 B");
+    assert_string_equal(format_bytes(10 * 1024, b, sizeof b), "10.0 KiB");
 }
 
 int main(void) {
@@ -75,6 +110,7 @@ int main(void) {
         cmocka_unit_test(test_calloc_zeroes),
         cmocka_unit_test(test_out_of_memory_is_fatal_and_clear),
         cmocka_unit_test(test_calloc_overflow_is_caught),
+        cmocka_unit_test(test_sizes_that_wrap_are_caught),
         cmocka_unit_test(test_format_bytes),
     };
     return cmocka_run_group_tests_name("memory", tests, NULL, NULL);

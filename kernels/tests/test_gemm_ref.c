@@ -21,6 +21,42 @@ static void test_reference_small_exact(void **state) {
     gemm_ref_double(2, 2, 3, -2.0, A, B, 3.0, C0, C, mag);
     assert_true(C[0] == -113 && C[3] == -311);
     assert_true(mag[3] == 2 * 154 + 3);
+    /* Products in double: (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 is exact there;
+     * a product rounded to float first would lose the 2^-24 (a tie, to even). */
+    const float a = 1.0f + 0x1p-12f;
+    double c;
+    gemm_ref_double(1, 1, 1, 1.0, &a, &a, 0.0, NULL, &c, NULL);
+    assert_true(c == 1.0 + 0x1p-11 + 0x1p-24);
+}
+
+/* Each element is the plain dot-product loop's sum, k = 0 .. K-1 in order,
+ * bit for bit (gemm_ref.c walks B by rows for speed, not for other sums).
+ * alpha and beta are powers of two and a product of two floats is exact in
+ * double, so a compiler's fused multiply-adds cannot change any result. */
+static void test_reference_matches_the_plain_loop(void **state) {
+    (void)state;
+    const int M = 37, N = 19, K = 101;
+    float *A = host_malloc(sizeof(float) * M * K), *B = host_malloc(sizeof(float) * K * N);
+    float *C0 = host_malloc(sizeof(float) * M * N);
+    double *C = host_malloc(sizeof(double) * M * N), *mag = host_malloc(sizeof(double) * M * N);
+    rng_t r;
+    rng_init(&r, 3);
+    rng_fill_uniform(&r, A, (size_t)M * K, -1, 1);
+    rng_fill_uniform(&r, B, (size_t)K * N, -1, 1);
+    rng_fill_uniform(&r, C0, (size_t)M * N, -1, 1);
+    gemm_ref_double(M, N, K, 2.0, A, B, -0.5, C0, C, mag);
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double acc = 0, m = 0;
+            for (int k = 0; k < K; k++) {
+                double ab = (double)A[i * K + k] * B[k * N + j];
+                acc += ab;
+                m += fabs(ab);
+            }
+            assert_true(C[i * N + j] == 2.0 * acc + -0.5 * (double)C0[i * N + j]);
+            assert_true(mag[i * N + j] == 2.0 * m + fabs(-0.5 * (double)C0[i * N + j]));
+        }
+    host_free(A); host_free(B); host_free(C0); host_free(C); host_free(mag);
 }
 
 static void test_sgemm_within_bound(void **state) {
@@ -56,6 +92,7 @@ static void test_sgemm_within_bound(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference_small_exact),
+        cmocka_unit_test(test_reference_matches_the_plain_loop),
         cmocka_unit_test(test_sgemm_within_bound),
     };
     return cmocka_run_group_tests_name("gemm_ref", tests, NULL, NULL);

@@ -43,6 +43,20 @@ static float *randn(size_t n, uint64_t seed, float std) {
 
 static float *zeros(size_t n) { return host_calloc(n, sizeof(float)); }
 
+/* Gradient buffers start at GRAD_BASE, not 0: a backward that accumulates
+ * (+=, model_ops.h) must add to what is there, and one marked "written" must
+ * overwrite it, so "=" for "+=" (or the reverse) fails the gradient check.
+ * For an accumulated gradient, drop_base() leaves the part the call added. */
+#define GRAD_BASE 0.75f
+static float *grad_buf(size_t n) {
+    float *g = host_malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++) g[i] = GRAD_BASE;
+    return g;
+}
+static void drop_base(float *g, size_t n) {
+    for (size_t i = 0; i < n; i++) g[i] -= GRAD_BASE;
+}
+
 /* An op under test: run its forward from the current inputs. */
 typedef struct {
     void (*forward)(void *ctx);
@@ -90,7 +104,7 @@ static void test_rmsnorm(void **state) {
     (void)state;
     const int N = 7, D = 13;
     rms_ctx c = {zeros(N * D), zeros(N), randn(N * D, 1, 1.0f), randn(D, 2, 1.0f), N, D};
-    float *w = randn(N * D, 3, 1.0f), *dx = zeros(N * D), *dw = zeros(D);
+    float *w = randn(N * D, 3, 1.0f), *dx = grad_buf(N * D), *dw = grad_buf(D);
     fd_op_t op = {rms_fwd, &c, c.out, (size_t)N * D, w};
     objective(&op);
     /* forward against double */
@@ -102,8 +116,17 @@ static void test_rmsnorm(void **state) {
             assert_true(fabs(c.out[n * D + d] - c.x[n * D + d] * r * c.w[d]) <= 1e-5 * (1 + fabs(c.out[n * D + d])));
     }
     rmsnorm_backward(dx, dw, w, c.x, c.w, c.rstd, N, D);
+    drop_base(dx, N * D);
+    drop_base(dw, D);
     assert_true(fd_error(&op, c.x, N * D, dx, 1e-3f, "rmsnorm dx") < FD_TOL);
     assert_true(fd_error(&op, c.w, D, dw, 1e-3f, "rmsnorm dweight") < FD_TOL);
+    /* A row of small values: mean(x^2) ~ 1e-6, so eps = 1e-5 dominates rstd. */
+    float small[13], out[13], rstd;
+    for (int d = 0; d < D; d++) small[d] = 1e-3f * c.x[d];
+    rmsnorm_forward(out, &rstd, small, c.w, 1, D, 1e-5f);
+    double ss = 0;
+    for (int d = 0; d < D; d++) ss += (double)small[d] * small[d];
+    assert_true(fabs(rstd - 1.0 / sqrt(ss / D + 1e-5)) <= 1e-5 * rstd);
     host_free(c.out); host_free(c.rstd); host_free(c.x); host_free(c.w);
     host_free(w); host_free(dx); host_free(dw);
 }
@@ -118,13 +141,46 @@ static void test_matmul(void **state) {
     (void)state;
     const int N = 5, C = 7, OC = 3;
     mm_ctx c = {zeros(N * OC), randn(N * C, 4, 1.0f), randn(C * OC, 5, 1.0f), N, C, OC};
-    float *w = randn(N * OC, 6, 1.0f), *dx = zeros(N * C), *dwt = zeros(C * OC);
+    float *w = randn(N * OC, 6, 1.0f), *dx = grad_buf(N * C), *dwt = grad_buf(C * OC);
     fd_op_t op = {mm_fwd, &c, c.out, (size_t)N * OC, w};
     objective(&op);
     matmul_backward(dx, dwt, w, c.x, c.wt, N, C, OC);
+    drop_base(dx, N * C);
+    drop_base(dwt, C * OC);
     assert_true(fd_error(&op, c.x, N * C, dx, 1e-2f, "matmul dinp") < FD_TOL);
     assert_true(fd_error(&op, c.wt, C * OC, dwt, 1e-2f, "matmul dweight") < FD_TOL);
     host_free(c.out); host_free(c.x); host_free(c.wt); host_free(w); host_free(dx); host_free(dwt);
+}
+
+/* Rows that are not a multiple of the 32-row sgemm blocks (70 rows of out
+ * and dinp, 40 of dweight): the last, partial block is computed too. Each
+ * element against the sum in double, within Higham's bound for its length. */
+static void test_matmul_row_blocks(void **state) {
+    (void)state;
+    const int N = 70, C = 40, OC = 3;
+    float *x = randn(N * C, 30, 1.0f), *wt = randn(C * OC, 31, 1.0f), *dout = randn(N * OC, 32, 1.0f);
+    float *out = zeros(N * OC), *dx = zeros(N * C), *dwt = zeros(C * OC);
+    matmul_forward(out, x, wt, N, C, OC);
+    matmul_backward(dx, dwt, dout, x, wt, N, C, OC);
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OC; o++) {
+            double want = 0, mag = 0;
+            for (int k = 0; k < C; k++) want += (double)x[n * C + k] * wt[k * OC + o], mag += fabs(x[n * C + k] * wt[k * OC + o]);
+            assert_true(fabs(out[n * OC + o] - want) <= 2 * C * 0x1p-24 * mag);
+        }
+    for (int n = 0; n < N; n++)
+        for (int k = 0; k < C; k++) {
+            double want = 0, mag = 0;
+            for (int o = 0; o < OC; o++) want += (double)dout[n * OC + o] * wt[k * OC + o], mag += fabs(dout[n * OC + o] * wt[k * OC + o]);
+            assert_true(fabs(dx[n * C + k] - want) <= 2 * OC * 0x1p-24 * mag);
+        }
+    for (int k = 0; k < C; k++)
+        for (int o = 0; o < OC; o++) {
+            double want = 0, mag = 0;
+            for (int n = 0; n < N; n++) want += (double)x[n * C + k] * dout[n * OC + o], mag += fabs(x[n * C + k] * dout[n * OC + o]);
+            assert_true(fabs(dwt[k * OC + o] - want) <= 2 * N * 0x1p-24 * mag);
+        }
+    host_free(x); host_free(wt); host_free(dout); host_free(out); host_free(dx); host_free(dwt);
 }
 
 /* What a checkpoint records as the cpu backend's library: OpenBLAS, its version and the
@@ -156,10 +212,11 @@ static void test_encoder(void **state) {
     const int N = 9, D = 6, V = 5;
     int tok[9] = {0, 3, 3, 1, 4, 0, 3, 2, 2};
     enc_ctx c = {zeros(N * D), randn(V * D, 7, 1.0f), tok, N, D};
-    float *w = randn(N * D, 8, 1.0f), *dwte = zeros(V * D);
+    float *w = randn(N * D, 8, 1.0f), *dwte = grad_buf(V * D);
     fd_op_t op = {enc_fwd, &c, c.out, (size_t)N * D, w};
     objective(&op);
     encoder_backward(dwte, w, tok, N, D);
+    drop_base(dwte, V * D);
     assert_true(fd_error(&op, c.wte, V * D, dwte, 1e-2f, "embedding dwte") < FD_TOL);
     host_free(c.out); host_free(c.wte); host_free(w); host_free(dwte);
 }
@@ -175,9 +232,26 @@ static void test_rope(void **state) {
     const int B = 2, T = 5, H = 2, D = 8, N = B * T, hd = D / H;
     rope_ctx c = {zeros(N * D), randn(N * D, 9, 1.0f), zeros(T * hd / 2), zeros(T * hd / 2), N, T, D, H};
     rope_tables(c.cs, c.sn, T, hd, 10000.0f);
-    float *w = randn(N * D, 10, 1.0f), *dx = zeros(N * D);
+    float *w = randn(N * D, 10, 1.0f), *dx = grad_buf(N * D); /* written: the base must go */
     fd_op_t op = {rope_fwd, &c, c.out, (size_t)N * D, w};
     objective(&op);
+    /* The formula itself: pair (2i, 2i+1) of each head at position t turns by
+     * t * theta^(-2i/hd). Length and position 0 alone would pass other
+     * frequencies or another pairing of the dimensions. */
+    for (int n = 0; n < N; n++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < hd / 2; i++) {
+                double a = (n % T) * pow(10000.0, -2.0 * i / hd), x0 = c.x[n * D + h * hd + 2 * i],
+                       x1 = c.x[n * D + h * hd + 2 * i + 1];
+                assert_true(fabs(c.out[n * D + h * hd + 2 * i] - (x0 * cos(a) - x1 * sin(a))) <= 1e-6 * (1 + fabs(x0) + fabs(x1)));
+                assert_true(fabs(c.out[n * D + h * hd + 2 * i + 1] - (x0 * sin(a) + x1 * cos(a))) <= 1e-6 * (1 + fabs(x0) + fabs(x1)));
+            }
+    /* In place (out == inp) is allowed and gives the same result. */
+    float *inplace = host_malloc((size_t)N * D * sizeof(float));
+    memcpy(inplace, c.x, (size_t)N * D * sizeof(float));
+    rope_forward(inplace, inplace, c.cs, c.sn, N, T, D, H);
+    assert_memory_equal(inplace, c.out, (size_t)N * D * sizeof(float));
+    host_free(inplace);
     /* A rotation keeps each pair's length; position 0 is not rotated. */
     for (int n = 0; n < N; n++)
         for (int i = 0; i < D / 2; i++) {
@@ -202,7 +276,7 @@ static void test_attention(void **state) {
     const int B = 2, T = 6, H = 3, D = 12, N = B * T;
     att_ctx c = {zeros(N * D), zeros(B * H * T * T), randn(N * D, 11, 1.0f), randn(N * D, 12, 1.0f),
                  randn(N * D, 13, 1.0f), B, T, D, H};
-    float *w = randn(N * D, 14, 1.0f), *dq = zeros(N * D), *dk = zeros(N * D), *dv = zeros(N * D);
+    float *w = randn(N * D, 14, 1.0f), *dq = grad_buf(N * D), *dk = grad_buf(N * D), *dv = grad_buf(N * D);
     fd_op_t op = {att_fwd, &c, c.out, (size_t)N * D, w};
     objective(&op);
     /* Against the plain loops in double: softmax over u <= t of q_t . k_u / sqrt(hd), times v. */
@@ -239,6 +313,9 @@ static void test_attention(void **state) {
     objective(&op);
     host_free(before);
     attention_backward(dq, dk, dv, w, c.att, c.q, c.k, c.v, B, T, D, H);
+    drop_base(dq, N * D);
+    drop_base(dk, N * D);
+    drop_base(dv, N * D);
     assert_true(fd_error(&op, c.q, N * D, dq, 1e-2f, "attention dq") < FD_TOL);
     assert_true(fd_error(&op, c.k, N * D, dk, 1e-2f, "attention dk") < FD_TOL);
     assert_true(fd_error(&op, c.v, N * D, dv, 1e-2f, "attention dv") < FD_TOL);
@@ -257,7 +334,7 @@ static void test_swiglu_residual(void **state) {
     (void)state;
     const size_t n = 40;
     ew_ctx c = {zeros(n), randn(n, 15, 2.0f), randn(n, 16, 1.0f), n, 0};
-    float *w = randn(n, 17, 1.0f), *da = zeros(n), *db = zeros(n);
+    float *w = randn(n, 17, 1.0f), *da = grad_buf(n), *db = grad_buf(n); /* swiglu's are written */
     fd_op_t op = {ew_fwd, &c, c.out, n, w};
     objective(&op);
     for (size_t i = 0; i < n; i++) {
@@ -268,10 +345,11 @@ static void test_swiglu_residual(void **state) {
     assert_true(fd_error(&op, c.a, n, da, 1e-3f, "swiglu dgate") < FD_TOL);
     assert_true(fd_error(&op, c.b, n, db, 1e-3f, "swiglu dup") < FD_TOL);
     c.kind = 1;
-    memset(da, 0, n * sizeof(float));
-    memset(db, 0, n * sizeof(float));
+    for (size_t i = 0; i < n; i++) da[i] = db[i] = GRAD_BASE;
     objective(&op);
-    residual_backward(da, db, w, n);
+    residual_backward(da, db, w, n); /* accumulated */
+    drop_base(da, n);
+    drop_base(db, n);
     assert_true(fd_error(&op, c.a, n, da, 1e-2f, "residual da") < FD_TOL);
     assert_true(fd_error(&op, c.b, n, db, 1e-2f, "residual db") < FD_TOL);
     host_free(c.out); host_free(c.a); host_free(c.b); host_free(w); host_free(da); host_free(db);
@@ -289,7 +367,7 @@ static void test_crossentropy(void **state) {
     int tg[4] = {0, 10, 3, 3};
     ce_ctx c = {zeros(N), zeros(N * V), randn(N * V, 18, 2.0f), tg, N, V};
     float w[4] = {0.25f, 0.25f, 0.25f, 0.25f};
-    float *dl = zeros(N * V);
+    float *dl = grad_buf(N * V); /* written */
     fd_op_t op = {ce_fwd, &c, c.losses, (size_t)N, w};
     objective(&op);
     for (int n = 0; n < N; n++) {
@@ -320,6 +398,7 @@ static void test_adamw_and_norm(void **state) {
         double want = p0[i] - lr * ((mi / (1 - pow(b1, t))) / (sqrt(vi / (1 - pow(b2, t))) + eps) + wd * p0[i]);
         assert_true(fabs(p[i] - want) <= 1e-5 * (1 + fabs(want)));
         assert_true(fabs(m[i] - mi) <= 1e-6 * (1 + fabs(mi)));
+        assert_true(fabs(v[i] - vi) <= 1e-6 * (1 + vi)); /* the second moment is kept for the next step */
     }
     /* Norm: against double, and bit-identical for 1 and 2 threads. */
     double want = 0;
@@ -336,6 +415,10 @@ static void test_adamw_and_norm(void **state) {
     assert_true(fabs(sqrt(grad_norm_squared(g, n)) - 1.0) < 1e-5);
     assert_true(s < 1.0f);
     assert_true(clip_grad_norm(g, n, 0.5, 1.0) == 1.0f); /* below the threshold: untouched */
+    /* max_norm <= 0 turns clipping off (model_ops.h), however large the norm. */
+    memcpy(p0, g, n * 4);
+    assert_true(clip_grad_norm(g, n, 5.0, 0.0) == 1.0f);
+    assert_memory_equal(g, p0, n * 4);
     host_free(p); host_free(g); host_free(m); host_free(v); host_free(p0); host_free(m0); host_free(v0);
 }
 
@@ -483,6 +566,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_rmsnorm),
         cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_matmul_row_blocks),
         cmocka_unit_test(test_matmul_library),
         cmocka_unit_test(test_encoder),
         cmocka_unit_test(test_rope),

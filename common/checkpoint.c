@@ -21,7 +21,12 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
     for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
     return h;
 }
-#define FNV_INIT 1469598103934665603ull
+/* FNV-1a's 64-bit offset basis. Versions 2 and earlier were written with
+ * 1469598103934665603, a digit short of it: a hash all the same, but not
+ * FNV-1a as the format says, so version 3 uses the real one and a version-2
+ * file is checked with the basis it was written with. */
+#define FNV_OFFSET 14695981039346656037ull
+#define FNV_OFFSET_V2 1469598103934665603ull
 
 /* A growing byte buffer for the header. */
 typedef struct { uint8_t buf[1024]; size_t n; } hdr_t;
@@ -136,7 +141,7 @@ int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *para
         host_free(h);
         return course_error(err, errlen, "%s: cannot create checkpoint (%s)", tmp, strerror(errno));
     }
-    uint64_t sum = fnv1a(FNV_INIT, h->buf, h->n);
+    uint64_t sum = fnv1a(FNV_OFFSET, h->buf, h->n);
     int ok = fwrite(h->buf, 1, h->n, f) == h->n;
     const float *arrays[3] = {params, m, v};
     for (int a = 0; a < 3 && ok; a++) {
@@ -279,7 +284,7 @@ static uint8_t *read_checked(const char *path, size_t *len_out, size_t *header_o
     }
     uint64_t stored;
     memcpy(&stored, buf + len - 8, 8);
-    if (fnv1a(FNV_INIT, buf, (size_t)len - 8) != stored) {
+    if (fnv1a(version < 3 ? FNV_OFFSET_V2 : FNV_OFFSET, buf, (size_t)len - 8) != stored) {
         host_free(buf);
         course_error(err, errlen, "%s: checksum mismatch: the file is corrupt; resume from an earlier "
              "checkpoint or start again", path);
@@ -355,8 +360,17 @@ int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, cha
     DIFF_F("--clip", clip)
 #undef DIFF_I
 #undef DIFF_F
-    if (strncmp(want->data_desc, got->data_desc, sizeof want->data_desc) != 0)
-        diff_add(&d, "data: checkpoint '%s', this run '%s'", got->data_desc, want->data_desc);
+    if (strncmp(want->data_desc, got->data_desc, sizeof want->data_desc) != 0) {
+        /* A text file of the same length with another hash: an edited file, or a checkpoint
+         * older than format version 3, whose data.c hashed with another offset basis. */
+        const char *sp = strstr(got->data_desc, " fnv1a=");
+        const int same_len = !strncmp(got->data_desc, "text bytes=", 11) && sp &&
+                             !strncmp(got->data_desc, want->data_desc, (size_t)(sp - got->data_desc) + 7);
+        diff_add(&d, "data: checkpoint '%s', this run '%s'%s", got->data_desc, want->data_desc,
+                 same_len ? " (a file of the same length with other bytes; or a checkpoint written before "
+                            "format version 3, which hashed text files differently: resume that with the build "
+                            "that wrote it)" : "");
+    }
     /* How the run computed: each differing setting also says what to pass. The precision
      * follows the backend, and the cpu backend has no --attention or --matmul (its fp32
      * attention and OpenBLAS matmuls come with --backend cpu), so there the backend is the

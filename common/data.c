@@ -151,7 +151,7 @@ int data_open_text(data_source_t *d, const char *path, int seq_len, char *err, s
     }
     d->text_len = len;
     d->train_len = d->text_len - d->text_len / 10;
-    uint64_t h = 1469598103934665603ull; /* FNV-1a 64 */
+    uint64_t h = 14695981039346656037ull; /* FNV-1a 64, offset basis */
     for (size_t i = 0; i < d->text_len; i++) h = (h ^ d->text[i]) * 1099511628211ull;
     d->text_hash = h;
     snprintf(d->desc, sizeof d->desc, "text bytes=%zu fnv1a=%016llx", d->text_len,

@@ -80,7 +80,7 @@ static inline int write_checkpoint_v2(const char *path, const ckpt_meta_t *m, co
     FILE *f = fopen(path, "wb");
     if (!f) return -1;
     const size_t n = (size_t)m->n_params;
-    uint64_t sum = ckpt_v2_fnv1a(1469598103934665603ull, h.buf, h.n);
+    uint64_t sum = ckpt_v2_fnv1a(1469598103934665603ull, h.buf, h.n); /* version 2's basis (checkpoint.h) */
     int ok = fwrite(h.buf, 1, h.n, f) == h.n;
     const float *arrays[3] = {params, adam_m, adam_v};
     for (int a = 0; a < 3; a++) {

@@ -25,8 +25,11 @@
 static int fd = -1;
 static char path[64];
 
+/* Version 3 sums with FNV-1a's offset basis, version 2 with the one it was written with. */
 static uint64_t fnv1a(const uint8_t *b, size_t n) {
-    uint64_t h = 1469598103934665603ull;
+    uint32_t version = 0;
+    if (n >= 12) memcpy(&version, b + 8, 4);
+    uint64_t h = version == 2 ? 1469598103934665603ull : 14695981039346656037ull;
     for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
     return h;
 }

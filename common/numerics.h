@@ -86,8 +86,9 @@ double rel_l2_diff(const float *got, const float *ref, size_t n);
  * with unit roundoff eps, each element may be off by about K * eps times
  * (|alpha| |A| |B| + |beta| |C0|)_ij (Higham, Accuracy and Stability of
  * Numerical Algorithms, 2nd ed., section 3.5). The check allows
- * c * K * eps * absAB_ij, plus the smallest normal float so that exact zeros
- * compare equal.
+ * c * K * eps * absAB_ij, plus the smallest normal float, so that a result
+ * flushed to zero (a GPU's FTZ arithmetic) where the exact value is subnormal
+ * still passes.
  * @param got computed C, M*N floats, row-major
  * @param want reference C in double, M*N
  * @param absAB the bound's magnitudes (|alpha||A||B| + |beta||C0|), M*N doubles

@@ -616,8 +616,11 @@ static void first_error(const char *log, char *out, size_t n) {
     if (!out[0]) snprintf(out, n, "the build failed; see the output");
 }
 
-/* What the base copy leaves out of the grader's tree. */
-static const char *const base_skip[] = {"build", ".git", "solutions", NULL};
+/* What the base copy leaves out of the grader's tree: every build folder
+ * (build/, and build-debug/ or the like from make BUILD=...), hidden entries
+ * (.git, .gpu-bundle: megabytes no lab builds from, which would be copied
+ * and hashed on every run) and the solutions. */
+static const char *const base_skip[] = {"build*", ".*", "solutions", NULL};
 
 /* Copy the grader's tree into base_dir and build the libraries every lab
  * links. Student code never touches this step. */

@@ -188,7 +188,7 @@ void sandbox_kill_all(void);
 /* ---- the private copy -------------------------------------------------------- */
 
 /* Copy the tree at src into dst (created), skipping top-level names in
- * skip[] (NULL-ended). File modes and times are kept so make sees prebuilt
+ * skip[] (NULL-ended; a name ending in '*' is a prefix: "build*", ".*"). File modes and times are kept so make sees prebuilt
  * outputs as up to date. Returns 0 or -1. */
 int tree_copy(const char *src, const char *dst, const char *const *skip);
 /* A 64-bit hash of the tree at root: every entry's relative path and kind, a

@@ -72,6 +72,16 @@ int file_copy(const char *src, const char *dst) {
     return copy_file_stat(src, dst, &st);
 }
 
+/* Whether name is one of skip's: a name ending in '*' is a prefix ("build*"
+ * is build/ and build-debug/ alike, ".*" every hidden entry). */
+static int skipped_name(const char *name, const char *const *skip) {
+    for (const char *const *s = skip; s && *s; s++) {
+        size_t l = strlen(*s);
+        if (l && (*s)[l - 1] == '*' ? !strncmp(*s, name, l - 1) : !strcmp(*s, name)) return 1;
+    }
+    return 0;
+}
+
 /* Recursive copy; skip applies at the top level only (build, .git, ...). */
 static int copy_dir(const char *src, const char *dst, const char *const *skip) {
     DIR *d = opendir(src);
@@ -82,9 +92,7 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip) {
     struct dirent *e;
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        int skipped = 0;
-        for (const char *const *s = skip; s && *s; s++) skipped |= !strcmp(*s, e->d_name);
-        if (skipped) continue;
+        if (skipped_name(e->d_name, skip)) continue;
         char a[4096], b[4096];
         snprintf(a, sizeof a, "%s/%s", src, e->d_name);
         snprintf(b, sizeof b, "%s/%s", dst, e->d_name);
@@ -129,7 +137,7 @@ static uint64_t hash_dir(const char *root, const char *rel, const char *const *s
     for (int i = 0; i < m; i++) {
         const char *nm = ents[i]->d_name;
         int skipped = !strcmp(nm, ".") || !strcmp(nm, "..");
-        for (const char *const *s = skip; !rel[0] && s && *s; s++) skipped |= !strcmp(*s, nm);
+        skipped |= !rel[0] && skipped_name(nm, skip);
         char r[4096], path[8192];
         snprintf(r, sizeof r, "%s%s%s", rel, rel[0] ? "/" : "", nm);
         snprintf(path, sizeof path, "%s/%s", root, r);

@@ -1567,6 +1567,37 @@ static void test_tree_hash(void **state) {
     assert_int_equal(err, 0);
     tree_hash("/nonexistent-course-tree", skip, NULL, 0, "emu", &err);
     assert_int_equal(err, 1);
+    /* A name ending in '*' is a prefix, at the top level only: build-debug/
+     * and .gpu-bundle/ are left out as the grader's base copy leaves them;
+     * a/build-x and a/.h, below the top, are not. */
+    static const char *const prefixes[] = {"build*", ".*", NULL};
+    err = 0;
+    uint64_t p0 = tree_hash(d, prefixes, NULL, 0, "emu", &err);
+    sh("mkdir -p '%s/build-debug' '%s/.gpu-bundle'; echo x > '%s/build-debug/o'; echo y > '%s/.gpu-bundle/z'", d, d,
+       d, d);
+    assert_true(tree_hash(d, prefixes, NULL, 0, "emu", &err) == p0);
+    assert_true(tree_hash(d, skip, NULL, 0, "emu", &err) != tree_hash(d, prefixes, NULL, 0, "emu", &err));
+    sh("echo z > '%s/a/build-x'", d);
+    uint64_t p1 = tree_hash(d, prefixes, NULL, 0, "emu", &err);
+    assert_true(p1 != p0);
+    sh("echo h > '%s/a/.h'", d);
+    assert_true(tree_hash(d, prefixes, NULL, 0, "emu", &err) != p1);
+    assert_int_equal(err, 0);
+    char copy[PATH_MAX + 8], probe[PATH_MAX + 64];
+    snprintf(copy, sizeof copy, "%s-copy", d);
+    tree_remove(copy);
+    assert_int_equal(tree_copy(d, copy, prefixes), 0);
+    snprintf(probe, sizeof probe, "%s/a/.h", copy);
+    assert_int_equal(access(probe, F_OK), 0);
+    snprintf(probe, sizeof probe, "%s/a/build-x", copy);
+    assert_int_equal(access(probe, F_OK), 0);
+    snprintf(probe, sizeof probe, "%s/build-debug", copy);
+    assert_int_not_equal(access(probe, F_OK), 0);
+    snprintf(probe, sizeof probe, "%s/.gpu-bundle", copy);
+    assert_int_not_equal(access(probe, F_OK), 0);
+    snprintf(probe, sizeof probe, "%s/build", copy);
+    assert_int_not_equal(access(probe, F_OK), 0);
+    tree_remove(copy);
 }
 
 /* The total score in a results.json; -1 when it cannot be read. */

@@ -15,9 +15,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "cpu/model_cpu.h"
 #include "tests/child.h"
 #include "tests/ckpt_v2.h"
 #include "memory.h"
@@ -861,6 +863,221 @@ static void test_colliding_paths_are_refused(void **state) {
     assert_int_equal((int)got.step, 4);
 }
 
+/* ---- the step's arithmetic, as the log and the result report it ---------------- */
+
+/* Field `col` (0: step) of the CSV log's row for `step`, as a number; NAN when
+ * the field is empty (no eval that step) or the row is missing. */
+static double log_field(const char *csv, int step, int col) {
+    for (const char *line = strchr(csv, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        if (atoi(line + 1) != step) continue;
+        const char *f = line + 1;
+        for (int c = 0; c < col && f; c++) f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL;
+        return f && *f != ',' && *f != '\n' ? atof(f) : NAN;
+    }
+    return NAN;
+}
+
+/* --accum splits the same batch into micro-batches: each one's loss and
+ * gradient are scaled by 1/accum, so the step's train loss and gradient norm
+ * (what --clip compares with) are the batch's, whatever --accum. AdamW hides a
+ * wrong scale from the parameters, so only the log and the result show it. */
+static void test_accum_gives_the_same_loss_and_grad_norm(void **state) {
+    (void)state;
+    static char log[512];
+    snprintf(log, sizeof log, "%s", path("loss.csv"));
+    const int accums[] = {1, 2, 4};
+    double loss1 = NAN, gnorm1 = NAN;
+    for (size_t i = 0; i < sizeof accums / sizeof accums[0]; i++) {
+        train_opts_t o = small_opts();
+        o.accum = accums[i];
+        o.steps = 1;
+        o.warmup = 1;
+        o.log_path = log;
+        train_result_t r;
+        assert_int_equal(train_run(&o, &r), 0);
+        const double gnorm = log_field(slurp(log), 1, 4);
+        print_message("  --accum %d: train loss %.6f, grad norm %.6g\n", o.accum, r.last_train_loss, gnorm);
+        assert_true(gnorm > 0);
+        if (i == 0) {
+            loss1 = r.last_train_loss;
+            gnorm1 = gnorm;
+        }
+        assert_true(fabs(r.last_train_loss - loss1) < 1e-5);
+        assert_true(fabs(gnorm - gnorm1) < 1e-4 * gnorm1);
+    }
+}
+
+/* --eval-every N evaluates after steps N, 2N, ... and the last; --print-every
+ * N prints after steps N, 2N, ... and the last, with the step as wide as the
+ * total ("step  3/10"). */
+static void test_eval_and_print_cadence(void **state) {
+    (void)state;
+    static char log[512];
+    snprintf(log, sizeof log, "%s", path("loss.csv"));
+    print_opts = small_opts();
+    print_opts.steps = 10;
+    print_opts.eval_every = 4;
+    print_opts.print_every = 3;
+    print_opts.log_path = log;
+    child_result_t c = run_in_child(run_print_child, NULL);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 0);
+    for (int step = 1; step <= 10; step++) {
+        char want[32];
+        snprintf(want, sizeof want, "step %2d/10 |", step);
+        const int printed = step % 3 == 0 || step == 10, evaluated = step % 4 == 0 || step == 10;
+        assert_int_equal(strstr(c.out, want) != NULL, printed);
+        assert_int_equal(!isnan(log_field(slurp(log), step, 3)), evaluated);
+    }
+}
+
+/* --save-every N writes a checkpoint after steps N, 2N, ...: a run that fails
+ * at step 7 leaves the one of step 4 (the forward passes are 2 a step, so
+ * call 13 is step 7's first). */
+static void test_save_every_cadence(void **state) {
+    (void)state;
+    train_opts_t o = small_opts();
+    o.backend = "cuda";
+    o.save_path = path("nan.ckpt");
+    o.save_every = 4;
+    remove(o.save_path);
+    breaks = BREAK_LOSS;
+    calls = 0;
+    fail_at = 13;
+    train_set_gpu_backend(open_breaking);
+    train_result_t r;
+    int rc = train_run(&o, &r);
+    train_set_gpu_backend(NULL);
+    assert_int_equal(rc, -1);
+    assert_int_equal(r.steps_done, 6);
+    ckpt_meta_t got;
+    char err[1024];
+    assert_int_equal(checkpoint_read_meta(o.save_path, &got, err, sizeof err), 0);
+    assert_int_equal((int)got.step, 4);
+}
+
+/* --clip reaches the update: a norm far below the gradients' changes the run,
+ * and one far above them leaves it bit for bit as with clipping off (a clip
+ * applied when the norm is already under it would scale every gradient up). */
+static void test_clip_reaches_the_update(void **state) {
+    (void)state;
+    train_opts_t o = small_opts();
+    o.steps = 4;
+    o.warmup = 2;
+    train_result_t off, high, low;
+    o.clip = 0.0;
+    assert_int_equal(train_run(&o, &off), 0);
+    o.clip = 1e9;
+    assert_int_equal(train_run(&o, &high), 0);
+    o.clip = 1e-3;
+    assert_int_equal(train_run(&o, &low), 0);
+    assert_true(high.params_hash == off.params_hash);
+    assert_true(low.params_hash != off.params_hash);
+}
+
+/* The CPU backend, keeping a copy of the parameters when the run frees it. */
+static float *kept_params;
+static void keeping_destroy(void *m) {
+    float *p, *am, *av;
+    real.state(m, &p, &am, &av);
+    size_t n = ((model_cpu_t *)m)->n_params;
+    kept_params = host_malloc(n * sizeof(float));
+    memcpy(kept_params, p, n * sizeof(float));
+    real.destroy(m);
+}
+static int open_keeping(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
+                        uint64_t seed, char *err, size_t errlen) {
+    (void)name;
+    if (open_cpu(b, cfg, B, T, seed, err, errlen)) return -1;
+    real = *b;
+    b->destroy = keeping_destroy;
+    return 0;
+}
+
+/* AdamW counts its steps from 1: after the first, m/(1-b1) = g and
+ * v/(1-b2) = g^2, so each parameter with a gradient moves by lr * g/(|g|+eps),
+ * lr itself for all but the smallest gradients. Counted from 0 it divides by
+ * zero; from 2 the first steps are about 0.73 lr. */
+static void test_first_adam_step_moves_by_lr(void **state) {
+    (void)state;
+    train_opts_t o = small_opts();
+    o.backend = "cuda";
+    o.steps = 1;
+    o.warmup = 1; /* the first step at the full lr */
+    o.lr = o.min_lr = 1e-3;
+    o.clip = 0.0;
+    o.weight_decay = 0.0;
+    train_backend_t init;
+    char err[1024];
+    assert_int_equal(open_cpu(&init, &o.cfg, o.batch / o.accum, o.seq, o.seed, err, sizeof err), 0);
+    float *p0, *m0, *v0;
+    init.state(init.model, &p0, &m0, &v0);
+    train_set_gpu_backend(open_keeping);
+    int rc = train_run(&o, NULL);
+    train_set_gpu_backend(NULL);
+    assert_int_equal(rc, 0);
+    assert_non_null(kept_params);
+    double most = 0.0;
+    for (size_t i = 0; i < init.n_params; i++) most = fmax(most, fabs((double)kept_params[i] - p0[i]));
+    print_message("  largest move %.6g (lr %g)\n", most, o.lr);
+    /* Float parameters near 1 (layer-norm gains) round the move by about 6e-8. */
+    assert_true(most > 0.99 * o.lr && most < 1.001 * o.lr);
+    host_free(kept_params);
+    kept_params = NULL;
+    init.destroy(init.model);
+}
+
+/* The CPU backend with each forward pass taking at least 10 ms, so that a
+ * step's time is known from below: the tokens/s a run reports cannot be above
+ * batch x seq over that, and is well above half of it. */
+static double sleepy_forward(void *m, const int *in, const int *tg) {
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    return real.forward(m, in, tg);
+}
+static int open_sleepy(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
+                       uint64_t seed, char *err, size_t errlen) {
+    (void)name;
+    if (open_cpu(b, cfg, B, T, seed, err, errlen)) return -1;
+    real = *b;
+    b->forward = sleepy_forward;
+    return 0;
+}
+
+/* Tokens/s counts every sequence of the batch (not one micro-batch's), each
+ * progress window on its own, and MFU is FLOPs/token x tokens/s over the peak
+ * in TFLOP/s. The peak is made small so the log's 5 decimals of MFU are many
+ * significant digits. */
+static void test_tokens_per_s_and_mfu(void **state) {
+    (void)state;
+    static char log[512];
+    snprintf(log, sizeof log, "%s", path("loss.csv"));
+    train_opts_t o = small_opts();
+    o.backend = "cuda";
+    o.accum = 4;
+    o.steps = 4;
+    o.warmup = 1;
+    o.print_every = 2;
+    o.peak_tflops = 1e-4;
+    o.log_path = log;
+    train_set_gpu_backend(open_sleepy);
+    train_result_t r;
+    int rc = train_run(&o, &r);
+    train_set_gpu_backend(NULL);
+    assert_int_equal(rc, 0);
+    const double most = (double)o.batch * o.seq / (o.accum * 0.010); /* tokens over the slept time */
+    const double flops_tok = model_flops_per_token(&o.cfg, o.seq);
+    print_message("  %.0f tok/s (at most %.0f), MFU %.4g\n", r.tokens_per_s, most, r.mfu);
+    assert_true(r.tokens_per_s <= most && r.tokens_per_s > 0.5 * most);
+    assert_true(fabs(r.mfu - flops_tok * r.tokens_per_s / (o.peak_tflops * 1e12)) < 1e-9 * r.mfu);
+    const char *csv = slurp(log);
+    for (int step = 1; step <= o.steps; step++) {
+        const double tps = log_field(csv, step, 5), mfu = log_field(csv, step, 6);
+        assert_true(tps <= most * 1.0001 && tps > 0.5 * most);
+        assert_true(fabs(mfu - flops_tok * tps / (o.peak_tflops * 1e12)) < 1e-3 * mfu);
+    }
+}
+
 static void test_lr_schedule(void **state) {
     (void)state;
     train_opts_t o = train_opts_default();
@@ -891,6 +1108,12 @@ int main(void) {
         cmocka_unit_test(test_mfu_unknown_on_an_unknown_gpu),
         cmocka_unit_test(test_warmup_longer_than_steps_warns),
         cmocka_unit_test(test_text_data_entropy_rate_unknown),
+        cmocka_unit_test(test_accum_gives_the_same_loss_and_grad_norm),
+        cmocka_unit_test(test_eval_and_print_cadence),
+        cmocka_unit_test(test_save_every_cadence),
+        cmocka_unit_test(test_clip_reaches_the_update),
+        cmocka_unit_test(test_first_adam_step_moves_by_lr),
+        cmocka_unit_test(test_tokens_per_s_and_mfu),
         cmocka_unit_test(test_resume_is_bit_identical),
         cmocka_unit_test(test_ci_run_reaches_entropy_rate),
     };

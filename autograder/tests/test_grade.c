@@ -235,6 +235,10 @@ static void test_speed_mfu_scores(void **state) {
     assert_true(fabs(r.score - 5.0) < 1e-9); /* no more than the test's points */
     assert_string_equal(r.figure, "MFU 62.0%");
 
+    r = score_bench(&t, "{\"mfu\": 1.0}"); /* the ceiling itself is possible: only above it fails */
+    assert_int_equal(r.status, ST_PASS);
+    assert_true(fabs(r.score - 5.0) < 1e-9);
+
     const double zero[] = {0.10, 0.04};
     const char *zero_json[] = {"{\"mfu\": 0.10}", "{\"mfu\": 0.04}"};
     for (int i = 0; i < 2; i++) {
@@ -433,6 +437,9 @@ static void test_speed_over_kernel(void **state) {
     r = score_bench(&t, json);
     assert_true(r.status == ST_FAIL && r.score == 0.0 && r.counted);
     assert_non_null(strstr(r.message, "no speed-up to grade"));
+    snprintf(json, sizeof json, fmt, "false", "1000.0", "ok", "ok"); /* 100x: at the limit, not above it */
+    r = score_bench(&t, json);
+    assert_true(r.status == ST_PASS && fabs(r.measured - 100.0) < 1e-9);
     snprintf(json, sizeof json, fmt, "false", "2000.0", "ok", "ok"); /* 200x */
     r = score_bench(&t, json);
     assert_true(r.status == ST_FAIL && r.score == 0.0 && r.counted && r.measured < 0);
@@ -469,6 +476,9 @@ static void test_speed_ratio_implausible(void **state) {
     result_t r = score_bench(&t, json);
     assert_int_equal(r.status, ST_PASS);
     assert_true(fabs(r.score - 5.0) < 1e-9);
+    snprintf(json, sizeof json, fmt, "1.25"); /* "above" 1.25 fails; 1.25 itself is a measurement */
+    r = score_bench(&t, json);
+    assert_int_equal(r.status, ST_PASS);
     const char *bad[] = {"1.26", "3.5", "250.0"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         snprintf(json, sizeof json, fmt, bad[i]);
@@ -580,6 +590,10 @@ static void test_rubric_absolute_validation(void **state) {
     assert_string_equal(r.tests[1].kernel, "");
     assert_string_equal(r.tests[1].baseline, "");
     assert_true(r.tests[1].full_at == 0.35 && r.tests[1].zero_at == 0.1);
+    /* full_at may be the metric's ceiling (an MFU of 1 can be reached); zero_at left out is 0. */
+    if (load_speed_rubric("\"metric\": \"mfu\", \"full_at\": 1", &r, err, sizeof err) != 0)
+        fail_msg("full_at 1 for mfu was refused: %s", err);
+    assert_true(r.tests[1].full_at == 1.0 && r.tests[1].zero_at == 0.0);
     if (load_speed_rubric("\"kernel\": \"k\", \"over\": \"u\", \"full_at\": 3, \"zero_at\": 1.5, "
                           "\"implausible_above\": 50", &r, err, sizeof err) != 0)
         fail_msg("a valid speed-up rubric was refused: %s", err);
@@ -616,6 +630,36 @@ static void test_rubric_absolute_validation(void **state) {
         if (!strstr(err, bad[i].want))
             fail_msg("rubric with {%s}: error '%s' does not say '%s'", bad[i].fields, err, bad[i].want);
         if (!strstr(err, "99.json, test 2")) fail_msg("error '%s' does not name the file and test", err);
+    }
+}
+
+/* The rubric's own fields: a test worth 0 points loads (a check that only
+ * gates others), a negative one does not; an empty list of tests would grade
+ * nothing; a student file named ".." or a dot-file is no plain file name. */
+static void test_rubric_file_fields(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512];
+    const char *head = "{\"lab\": \"99-test\", ";
+    const char *one = "\"tests\": [{\"name\": \"a\", \"kind\": \"numerics\", \"check\": \"check a\", \"points\": %s}]}";
+    char text[1024];
+    snprintf(text, sizeof text, "%s", head);
+    snprintf(text + strlen(text), sizeof text - strlen(text), one, "0");
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("a test of 0 points was refused: %s", err);
+    assert_true(r.ntests == 1 && r.tests[0].points == 0.0);
+    snprintf(text, sizeof text, "%s", head);
+    snprintf(text + strlen(text), sizeof text - strlen(text), one, "-1");
+    assert_int_equal(load_rubric_text(text, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "\"points\" must be a number >= 0"));
+    snprintf(text, sizeof text, "%s\"tests\": []}", head);
+    assert_int_equal(load_rubric_text(text, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "\"tests\" must be a list of 1 to"));
+    const char *files[] = {"..", ".hidden", "a/b.cu"};
+    for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
+        snprintf(text, sizeof text, "%s\"student_files\": [\"%s\"], ", head, files[i]);
+        snprintf(text + strlen(text), sizeof text - strlen(text), one, "1");
+        if (load_rubric_text(text, &r, err, sizeof err) == 0) fail_msg("student file '%s' was accepted", files[i]);
+        assert_non_null(strstr(err, "\"student_files\" must hold plain file names"));
     }
 }
 
@@ -860,6 +904,9 @@ static void test_bonus_is_extra_credit(void **state) {
     res[0].score = 2;
     res[0].status = ST_PASS;
     assert_true(results_total(res, 2, &max) == 2.0 && max == 2.0); /* bonus not done: still 2 / 2 */
+    char none[96];
+    results_points(none, sizeof none, res, 2); /* and no "+ 0.00 bonus" */
+    assert_string_equal(none, "2.00 / 2.00 points");
     res[1].score = 1;
     res[1].status = ST_PASS;
     assert_true(results_total(res, 2, &max) == 3.0 && max == 2.0); /* bonus done: 3 / 2 */
@@ -985,6 +1032,29 @@ static const char *table_of(const result_t *r, int n) {
     return end_capture(saved, path);
 }
 
+/* The TOTAL line counts only counted tests (a "needs GPU" test's points are
+ * in neither figure), names each status left out, and shows points without
+ * trailing zeros ("2.5", "3"). */
+static void test_table_total(void **state) {
+    (void)state;
+    rubric_test_t num = {0}, speed = {0}, broken = {0};
+    snprintf(num.name, sizeof num.name, "mma: primes");
+    num.points = 3;
+    snprintf(speed.name, sizeof speed.name, "mma speed");
+    speed.kind = KIND_SPEED;
+    speed.points = 5;
+    snprintf(broken.name, sizeof broken.name, "mma: launch");
+    broken.points = 2;
+    result_t r[4] = {made_result(&num, ST_PARTIAL, 2.5, 1), made_result(&num, ST_FAIL, 0, 1),
+                     made_result(&speed, ST_NEEDS_GPU, 0, 0), made_result(&broken, ST_ERROR, 0, 0)};
+    double max;
+    assert_true(results_total(r, 4, &max) == 2.5 && max == 6.0);
+    const char *text = table_of(r, 4);
+    if (!strstr(text, "TOTAL 2.5 / 6 points (41.7%); left out of the total: 1 needs GPU, 1 grader error;"))
+        fail_msg("the TOTAL line should be 2.5 / 6 and name the two tests left out:\n%s", text);
+    if (!strstr(text, " 2.5/3 ")) fail_msg("a partial score should read 2.5/3:\n%s", text);
+}
+
 /* Test names of any length keep the table's columns: a name up to 56
  * characters is shown whole with two spaces after it, a longer one is cut
  * with "...", and every status starts under the header's "status". */
@@ -1066,6 +1136,15 @@ static void test_rerun_hint(void **state) {
         fail_msg("another folder: the hint should say to put its files in labs/:\n%s", h);
     h = hint_of(r, 1, "labs");
     if (h[0]) fail_msg("nothing failed, yet a hint:\n%s", h);
+    /* A crashed check is a failed one; past three, the rest are counted, not listed. */
+    r[0] = made_result(&t[0], ST_CRASH, 0, 1);
+    r[3] = made_result(&t[3], ST_FAIL, 0, 1);
+    r[4] = made_result(&t[4], ST_FAIL, 0, 1);
+    t[4].kind = KIND_NUMERICS;
+    h = hint_of(r, 5, "labs");
+    if (!strstr(h, "ONLY='mma: test_0'") || !strstr(h, "ONLY='mma: test_2'") || strstr(h, "ONLY='mma: test_3'") ||
+        !strstr(h, "(and 2 more failed checks"))
+        fail_msg("five failed checks, one crashed: the hint should list the first three and count two more:\n%s", h);
 }
 
 /* Run the grader; returns its exit status; the table goes to log. */
@@ -2885,10 +2964,12 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_speed_needs_requires);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_implausible);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_implausible_above);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_file_fields);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_output_not_utf8);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_long_names);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_total);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rerun_hint);
     char wdir[PATH_MAX];
     snprintf(wdir, sizeof wdir, "%s/autograder/wrong", GRADE_ROOT);

@@ -1029,7 +1029,9 @@ static void test_first_adam_step_moves_by_lr(void **state) {
 
 /* The CPU backend with each forward pass taking at least 10 ms, so that a
  * step's time is known from below: the tokens/s a run reports cannot be above
- * batch x seq over that, and is well above half of it. */
+ * batch x seq over that. The lower bound, 0.3 of it, leaves a busy machine
+ * more than twice the slept time for the rest of a step, and still catches
+ * tokens counted for one micro-batch of the 4 (0.25). */
 static double sleepy_forward(void *m, const int *in, const int *tg) {
     struct timespec ts = {0, 10 * 1000 * 1000};
     nanosleep(&ts, NULL);
@@ -1068,12 +1070,12 @@ static void test_tokens_per_s_and_mfu(void **state) {
     const double most = (double)o.batch * o.seq / (o.accum * 0.010); /* tokens over the slept time */
     const double flops_tok = model_flops_per_token(&o.cfg, o.seq);
     print_message("  %.0f tok/s (at most %.0f), MFU %.4g\n", r.tokens_per_s, most, r.mfu);
-    assert_true(r.tokens_per_s <= most && r.tokens_per_s > 0.5 * most);
+    assert_true(r.tokens_per_s <= most && r.tokens_per_s > 0.3 * most);
     assert_true(fabs(r.mfu - flops_tok * r.tokens_per_s / (o.peak_tflops * 1e12)) < 1e-9 * r.mfu);
     const char *csv = slurp(log);
     for (int step = 1; step <= o.steps; step++) {
         const double tps = log_field(csv, step, 5), mfu = log_field(csv, step, 6);
-        assert_true(tps <= most * 1.0001 && tps > 0.5 * most);
+        assert_true(tps <= most * 1.0001 && tps > 0.3 * most);
         assert_true(fabs(mfu - flops_tok * tps / (o.peak_tflops * 1e12)) < 1e-3 * mfu);
     }
 }

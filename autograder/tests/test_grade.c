@@ -392,6 +392,13 @@ static void test_speed_ratio_unchanged(void **state) {
                         "\"ratio\": null, \"status\": \"wrong\"}]}");
     assert_int_equal(r.status, ST_FAIL);
     assert_true(r.score == 0.0 && r.counted);
+    /* Only the bench's own "baseline": null leaves a test out of the total: JSON without the
+     * key (rewritten by the code under test, which shares the bench's process) is a counted
+     * zero, not a way to drop a slow kernel from the total. */
+    r = score_bench(&t, "{\"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", "
+                        "\"tflops\": 0.001, \"ratio\": null, \"status\": \"ok\"}]}");
+    assert_int_equal(r.status, ST_FAIL);
+    assert_true(r.score == 0.0 && r.counted);
 }
 
 /* A ratio past the test's "implausible_above" (default 1.25) is no

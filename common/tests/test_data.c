@@ -193,13 +193,18 @@ static void write_file(const char *text, size_t len) {
     fclose(f);
 }
 
-static void test_text_files(void **state) {
-    (void)state;
+/* A fresh empty file in $TMPDIR for write_file(); its name goes to tmp_path. */
+static void new_tmp_path(void) {
     const char *base = getenv("TMPDIR");
     snprintf(tmp_path, sizeof tmp_path, "%s/test_data_XXXXXX", base && *base ? base : P_tmpdir);
     int fd = mkstemp(tmp_path);
     assert_true(fd >= 0);
     close(fd);
+}
+
+static void test_text_files(void **state) {
+    (void)state;
+    new_tmp_path();
     data_source_t d;
     char err[512];
     write_file("", 0);
@@ -253,11 +258,7 @@ static void test_text_files(void **state) {
  * it came from. */
 static void test_text_windows_stay_in_their_part(void **state) {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmp_path, sizeof tmp_path, "%s/test_data_XXXXXX", base && *base ? base : P_tmpdir);
-    int fd = mkstemp(tmp_path);
-    assert_true(fd >= 0);
-    close(fd);
+    new_tmp_path();
     char text[1000];
     uint32_t x = 1;
     for (int i = 0; i < 1000; i++) { /* an LCG's top bits: no 9-byte window repeats */

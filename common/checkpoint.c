@@ -1,6 +1,7 @@
 /* Checkpoint files (see checkpoint.h). Fields are serialised one by one, so
  * struct padding never reaches the file. */
 #include "checkpoint.h"
+#include "hash.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,16 +17,10 @@
 
 static const char MAGIC[8] = {'C', 'R', 'S', 'C', 'K', 'P', 'T', '\0'};
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
-    const uint8_t *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-    return h;
-}
-/* FNV-1a's 64-bit offset basis. Versions 2 and earlier were written with
- * 1469598103934665603, a digit short of it: a hash all the same, but not
- * FNV-1a as the format says, so version 3 uses the real one and a version-2
- * file is checked with the basis it was written with. */
-#define FNV_OFFSET 14695981039346656037ull
+/* Versions 2 and earlier were summed from 1469598103934665603, a digit short
+ * of FNV-1a's offset basis: a hash all the same, but not FNV-1a as the format
+ * says, so version 3 uses the real one and a version-2 file is checked with
+ * the basis it was written with. */
 #define FNV_OFFSET_V2 1469598103934665603ull
 
 /* A growing byte buffer for the header. */
@@ -141,12 +136,12 @@ int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *para
         host_free(h);
         return course_error(err, errlen, "%s: cannot create checkpoint (%s)", tmp, strerror(errno));
     }
-    uint64_t sum = fnv1a(FNV_OFFSET, h->buf, h->n);
+    uint64_t sum = course_fnv1a(COURSE_FNV1A_OFFSET, h->buf, h->n);
     int ok = fwrite(h->buf, 1, h->n, f) == h->n;
     const float *arrays[3] = {params, m, v};
     for (int a = 0; a < 3 && ok; a++) {
         ok = fwrite(arrays[a], sizeof(float), n, f) == n;
-        sum = fnv1a(sum, arrays[a], n * sizeof(float));
+        sum = course_fnv1a(sum, arrays[a], n * sizeof(float));
     }
     ok = ok && fwrite(&sum, 8, 1, f) == 1;
     ok = (fclose(f) == 0) && ok;
@@ -284,7 +279,7 @@ static uint8_t *read_checked(const char *path, size_t *len_out, size_t *header_o
     }
     uint64_t stored;
     memcpy(&stored, buf + len - 8, 8);
-    if (fnv1a(version < 3 ? FNV_OFFSET_V2 : FNV_OFFSET, buf, (size_t)len - 8) != stored) {
+    if (course_fnv1a(version < 3 ? FNV_OFFSET_V2 : COURSE_FNV1A_OFFSET, buf, (size_t)len - 8) != stored) {
         host_free(buf);
         course_error(err, errlen, "%s: checksum mismatch: the file is corrupt; resume from an earlier "
              "checkpoint or start again", path);

@@ -25,6 +25,7 @@
 #include "comm.h"
 #include "error.h"
 #include "half.h"
+#include "hash.h"
 #include "log.h"
 
 #include <limits.h>
@@ -367,15 +368,14 @@ static int call_id(const char *fn) {
     FATAL("comm: %s is not a collective the argument check knows", fn);
 }
 
-/* FNV-1a over the block sizes of a "v" collective, kept to 63 bits. */
+/* FNV-1a over the block sizes of a "v" collective, each as 8 little-endian bytes (the same
+ * on every host), kept to 63 bits. */
 static int64_t counts_hash(const size_t *counts, int size) {
-    uint64_t h = 14695981039346656037ull;
+    uint64_t h = COURSE_FNV1A_OFFSET;
     for (int r = 0; r < size; r++) {
-        uint64_t v = counts[r];
-        for (int b = 0; b < 8; b++) {
-            h ^= (v >> (8 * b)) & 0xff;
-            h *= 1099511628211ull;
-        }
+        uint8_t le[8];
+        for (int b = 0; b < 8; b++) le[b] = (uint8_t)((uint64_t)counts[r] >> (8 * b));
+        h = course_fnv1a(h, le, sizeof le);
     }
     return (int64_t)(h >> 1);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "error.h"
+#include "hash.h"
 #include "memory.h"
 #include "rng.h"
 
@@ -151,8 +152,7 @@ int data_open_text(data_source_t *d, const char *path, int seq_len, char *err, s
     }
     d->text_len = len;
     d->train_len = d->text_len - d->text_len / 10;
-    uint64_t h = 14695981039346656037ull; /* FNV-1a 64, offset basis */
-    for (size_t i = 0; i < d->text_len; i++) h = (h ^ d->text[i]) * 1099511628211ull;
+    const uint64_t h = course_fnv1a(COURSE_FNV1A_OFFSET, d->text, d->text_len);
     d->text_hash = h;
     snprintf(d->desc, sizeof d->desc, "text bytes=%zu fnv1a=%016llx", d->text_len,
              (unsigned long long)h);

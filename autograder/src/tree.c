@@ -12,6 +12,7 @@
  * a link to some other file is not copied.
  */
 #include "grade.h"
+#include "hash.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -113,12 +114,6 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip) {
     return rc;
 }
 
-/* FNV-1a, 64-bit: not a defence against anyone, only a name for a tree's state. */
-static uint64_t fnv(uint64_t h, const void *p, size_t n) {
-    const unsigned char *b = p;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 0x100000001b3ULL;
-    return h;
-}
 
 static int in_list(const char *s, const char *const *list, int n) {
     for (int i = 0; i < n; i++)
@@ -143,23 +138,23 @@ static uint64_t hash_dir(const char *root, const char *rel, const char *const *s
         snprintf(path, sizeof path, "%s/%s", root, r);
         struct stat st;
         if (!skipped && lstat(path, &st) == 0) {
-            h = fnv(h, r, strlen(r) + 1);
+            h = course_fnv1a(h, r, strlen(r) + 1);
             char kind = S_ISDIR(st.st_mode) ? 'd' : S_ISREG(st.st_mode) ? 'f' : S_ISLNK(st.st_mode) ? 'l' : '?';
-            h = fnv(h, &kind, 1);
+            h = course_fnv1a(h, &kind, 1);
             if (S_ISDIR(st.st_mode)) {
                 h = hash_dir(root, r, skip, names_only, n_names_only, h, err);
             } else if (S_ISLNK(st.st_mode)) {
                 char target[4096];
                 ssize_t n = readlink(path, target, sizeof target);
-                if (n > 0) h = fnv(h, target, (size_t)n);
+                if (n > 0) h = course_fnv1a(h, target, (size_t)n);
             } else if (S_ISREG(st.st_mode) && !in_list(r, names_only, n_names_only)) {
                 unsigned mode = st.st_mode & 0777;
-                h = fnv(h, &mode, sizeof mode);
+                h = course_fnv1a(h, &mode, sizeof mode);
                 int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
                 if (fd < 0) *err = 1;
                 char buf[65536];
                 ssize_t got;
-                while (fd >= 0 && (got = read(fd, buf, sizeof buf)) > 0) h = fnv(h, buf, (size_t)got);
+                while (fd >= 0 && (got = read(fd, buf, sizeof buf)) > 0) h = course_fnv1a(h, buf, (size_t)got);
                 if (fd >= 0) close(fd);
             }
         }
@@ -172,7 +167,8 @@ static uint64_t hash_dir(const char *root, const char *rel, const char *const *s
 uint64_t tree_hash(const char *root, const char *const *skip, const char *const *names_only, int n_names_only,
                    const char *salt, int *err) {
     *err = 0;
-    return hash_dir(root, "", skip, names_only, n_names_only, fnv(0xcbf29ce484222325ULL, salt, strlen(salt) + 1), err);
+    return hash_dir(root, "", skip, names_only, n_names_only,
+                    course_fnv1a(COURSE_FNV1A_OFFSET, salt, strlen(salt) + 1), err);
 }
 
 /* See copy_dir(); the public name reads better at the call sites. */

@@ -12,6 +12,7 @@
 #include "checkpoint.h"
 #include "error.h"
 #include "data.h"
+#include "hash.h"
 #include "memory.h"
 #include "cpu/model_cpu.h"
 #include "cpu/model_ops.h"
@@ -557,11 +558,8 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         res->peak_tflops = peak;
         res->peak_rss = peak_rss_bytes();
         res->n_params = m.n_params;
-        uint64_t h = 14695981039346656037ull; /* FNV-1a */
         m.state(m.model, &st_params, &st_m, &st_v);
-        const uint8_t *b = (const uint8_t *)st_params;
-        for (size_t i = 0; i < m.n_params * sizeof(float); i++) h = (h ^ b[i]) * 1099511628211ull;
-        res->params_hash = h;
+        res->params_hash = course_fnv1a(COURSE_FNV1A_OFFSET, st_params, m.n_params * sizeof(float));
     }
     if (o->print_every && t_run > 0 && rc == 0) {
         char mem[64];

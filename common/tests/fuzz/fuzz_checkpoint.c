@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "checkpoint.h"
+#include "hash.h"
 
 static int fd = -1;
 static char path[64];
@@ -29,9 +30,7 @@ static char path[64];
 static uint64_t fnv1a(const uint8_t *b, size_t n) {
     uint32_t version = 0;
     if (n >= 12) memcpy(&version, b + 8, 4);
-    uint64_t h = version == 2 ? 1469598103934665603ull : 14695981039346656037ull;
-    for (size_t i = 0; i < n; i++) h = (h ^ b[i]) * 1099511628211ull;
-    return h;
+    return course_fnv1a(version == 2 ? 1469598103934665603ull : COURSE_FNV1A_OFFSET, b, n);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

@@ -31,6 +31,7 @@
 #include <limits.h>
 #include <math.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -39,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #ifdef COURSE_HAVE_NCCL
 _Static_assert(sizeof(ncclUniqueId) == COMM_NCCL_ID_BYTES, "COMM_NCCL_ID_BYTES != sizeof(ncclUniqueId)");
@@ -58,6 +60,7 @@ struct comm {
     int size;               /**< number of ranks in mpi */
     int is_world;           /**< owned by comm_finalize(), not by comm_free() */
     int check_args;         /**< COMM_CHECK_ARGS: collectives first agree on their arguments */
+    long collectives;       /**< collectives started on this rank so far, for COMM_TIMEOUT's message */
 #ifdef COURSE_HAVE_NCCL
     ncclComm_t nccl;        /**< the NCCL communicator over the same ranks */
     cudaStream_t stream;    /**< where NCCL work is enqueued */
@@ -82,10 +85,10 @@ struct comm_request {
     comm_backend_t backend; /**< which kind of wait it needs */
     MPI_Request mpi;        /**< MPI: the request of the MPI_I* call */
     finish_t finish;        /**< MPI: what to do once it has completed */
+    const char *fn;         /**< the comm_i* call that started it, for the messages */
 #ifdef COURSE_HAVE_NCCL
     cudaEvent_t event;      /**< NCCL: recorded on the stream after the operation */
     comm_t *comm;           /**< NCCL: whose error state the wait polls, and which to abort */
-    const char *fn;         /**< NCCL: the comm_i* call that started it, for the message */
 #endif
 };
 
@@ -319,7 +322,7 @@ static comm_request_t request_new(comm_backend_t backend) {
 }
 
 /* Blocking: finish now. Non-blocking: hand the started MPI request and the finish record back. */
-static comm_request_t mpi_done(int nonblocking, MPI_Request mreq, const finish_t *f) {
+static comm_request_t mpi_done(int nonblocking, MPI_Request mreq, const finish_t *f, const char *fn) {
     if (!nonblocking) {
         run_finish(f);
         return COMM_REQUEST_NULL;
@@ -327,6 +330,7 @@ static comm_request_t mpi_done(int nonblocking, MPI_Request mreq, const finish_t
     comm_request_t req = request_new(COMM_BACKEND_MPI);
     req->mpi = mreq;
     req->finish = *f;
+    req->fn = fn;
     return req;
 }
 
@@ -709,6 +713,132 @@ static void no_nccl(const char *fn) {
           fn);
 }
 
+/* ------------------------------------------------------------ the watchdog */
+
+/* COMM_TIMEOUT=S: a rank that has waited S seconds in one communicator call ends the job, saying
+ * which call it was in. Neither MPI nor NCCL can tell a peer that is slow from one that will
+ * never come (it skipped the call, called another one, sends with no matching receive), so
+ * without a limit that mistake is a job that hangs without a word. The watch is a thread of its
+ * own that looks at the clock a few times a second: the waiting thread is inside MPI or NCCL and
+ * cannot look itself. The waiting thread only records, under a mutex, which call it entered and
+ * when; the watchdog never calls MPI (the ranks run MPI_THREAD_SINGLE), so it ends the process
+ * with _exit() and mpirun, seeing a rank exit non-zero, ends the others. */
+static struct {
+    pthread_mutex_t mu;
+    double timeout_s;   /* 0: off */
+    int depth;          /* > 0 while inside a watched call (the public calls nest: waitall, wait) */
+    double since;       /* when the outermost one started, CLOCK_MONOTONIC seconds */
+    char what[320];     /* which call, for the message */
+} watch = {PTHREAD_MUTEX_INITIALIZER, 0, 0, 0, ""};
+
+/* After the first report, ranks that waited as long report in this time too before the job
+ * ends: the message of each waiting rank (which call, which collective by number) is how a
+ * student sees where the ranks' sequences of calls parted. */
+static const double WATCH_GRACE_S = 1.0;
+
+static double monotonic_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void *watchdog(void *arg) {
+    (void)arg;
+    double limit = watch.timeout_s, poll = limit / 10 < 0.1 ? limit / 10 : 0.1;
+    if (poll < 0.001) poll = 0.001;
+    struct timespec nap = {(time_t)poll, (long)((poll - (double)(time_t)poll) * 1e9)};
+    for (;;) {
+        nanosleep(&nap, NULL);
+        pthread_mutex_lock(&watch.mu);
+        double waited = watch.depth > 0 ? monotonic_s() - watch.since : 0;
+        char what[sizeof watch.what];
+        snprintf(what, sizeof what, "%s", watch.what);
+        pthread_mutex_unlock(&watch.mu);
+        if (waited < limit) continue;
+        char prefix[64];
+        log_prefix(prefix, (int)sizeof prefix);
+        fflush(stdout);
+        fprintf(stderr,
+                "%scomm: COMM_TIMEOUT: %s has waited %.1f s for the other ranks (COMM_TIMEOUT=%g). Some rank "
+                "has not made the matching call: it skipped it, made another call first, or is still "
+                "computing. Every rank still waiting reports its call like this; compare them. If a rank "
+                "can rightly take this long, raise COMM_TIMEOUT (0 waits forever)\n",
+                prefix, what, waited, limit);
+        nap.tv_sec = (time_t)WATCH_GRACE_S;
+        nap.tv_nsec = (long)((WATCH_GRACE_S - (double)(time_t)WATCH_GRACE_S) * 1e9);
+        nanosleep(&nap, NULL);
+        fprintf(stderr, "%scomm: ending the whole job (exit code 1)\n", prefix);
+        fflush(stdout);
+        fflush(stderr);
+        _exit(1);
+    }
+    return NULL;
+}
+
+/* Read COMM_TIMEOUT and start the watchdog if it is set. Once per process. */
+static void watch_start(void) {
+    static int started = 0;
+    const char *v = getenv("COMM_TIMEOUT");
+    if (started || !v || !*v) return;
+    char *end = NULL;
+    double s = strtod(v, &end);
+    CHECK(end != v && *end == '\0' && s >= 0 && s <= 1e6,
+          "COMM_TIMEOUT is '%s'; set it to the seconds a rank may wait in one communicator call before "
+          "the job is ended with a message naming the call (e.g. 60), or to 0 (or leave it unset) to "
+          "wait forever", v);
+    if (s == 0) return;
+    watch.timeout_s = s;
+    pthread_t t;
+    int rc = pthread_create(&t, NULL, watchdog, NULL);
+    CHECK(rc == 0, "COMM_TIMEOUT: could not start the thread that watches the waits (pthread_create: %s); "
+          "unset COMM_TIMEOUT to run without it", strerror(rc));
+    pthread_detach(t);
+    started = 1;
+}
+
+/* Enter a watched call. what is printf-formatted; it is formatted only when the watch is on. */
+static void watch_begin(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void watch_begin(const char *fmt, ...) {
+    if (watch.timeout_s == 0) return;
+    pthread_mutex_lock(&watch.mu);
+    if (watch.depth++ == 0) {
+        watch.since = monotonic_s();
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(watch.what, sizeof watch.what, fmt, ap);
+        va_end(ap);
+    }
+    pthread_mutex_unlock(&watch.mu);
+}
+
+static void watch_end(void) {
+    if (watch.timeout_s == 0) return;
+    pthread_mutex_lock(&watch.mu);
+    watch.depth--;
+    pthread_mutex_unlock(&watch.mu);
+}
+
+/* A collective on comm: numbered, so that the ranks' reports show where their sequences part. */
+static void watch_collective(comm_t *comm, const char *fn) {
+    if (!comm) { /* check_comm() refuses it next */
+        watch_begin("%s", fn);
+        return;
+    }
+    comm->collectives++;
+    watch_begin("%s (collective number %ld on this rank's communicator of %d ranks, where it is rank %d)",
+                fn, comm->collectives, comm->size, comm->rank);
+}
+
+/* A point-to-point call on comm: dir is "to" or "from". */
+static void watch_p2p(const comm_t *comm, const char *fn, const char *dir, int peer) {
+    if (!comm) {
+        watch_begin("%s", fn);
+        return;
+    }
+    watch_begin("%s %s rank %d (on a communicator of %d ranks, where this rank is %d)", fn, dir, peer,
+                comm->size, comm->rank);
+}
+
 /* ------------------------------------------------------------------ setup */
 
 static void comm_abort_hook(int code) {
@@ -748,6 +878,7 @@ void comm_init(int *argc, char ***argv) {
           "COMM_CHECK_ARGS is '%s'; set it to 1 to check that every rank passes the same arguments to "
           "each collective, or to 0 (or leave it unset) for no check", check);
     check_args_env = check && !strcmp(check, "1");
+    watch_start();
 
     /* By op: SUM, PROD, MAX, MIN. All commute: MPI may combine the ranks in any order. */
     MPI_User_function *fns[COMM_DTYPE_COUNT][4] = {
@@ -776,6 +907,7 @@ static void comm_destroy(comm_t *comm, const char *fn) {
 
 void comm_finalize(void) {
     if (!comm_initialized) return;
+    watch_begin("comm_finalize (which every rank must call)");
     for (int b = 0; b < 2; b++) {
         if (world_comms[b]) comm_destroy(world_comms[b], "comm_finalize");
         world_comms[b] = NULL;
@@ -787,6 +919,7 @@ void comm_finalize(void) {
     course_set_abort_hook(NULL);
     if (comm_started_mpi) MPI_CHECK(MPI_Finalize());
     comm_started_mpi = 0;
+    watch_end();
 }
 
 static comm_t *comm_new(comm_backend_t backend, MPI_Comm mpi) {
@@ -826,6 +959,7 @@ comm_t *comm_world(comm_backend_t backend) {
           "comm_world: invalid comm_backend_t %d", (int)backend);
     if (backend == COMM_BACKEND_NCCL && !comm_nccl_compiled()) no_nccl("comm_world");
     if (world_comms[backend]) return world_comms[backend];
+    watch_begin("comm_world (making the world communicator, which every rank must do)");
     /* A private copy of MPI_COMM_WORLD: the library's messages never match the program's own. */
     MPI_Comm dup;
     MPI_CHECK(MPI_Comm_dup(MPI_COMM_WORLD, &dup));
@@ -836,16 +970,21 @@ comm_t *comm_world(comm_backend_t backend) {
     if (backend == COMM_BACKEND_NCCL) nccl_setup(comm, -1);
 #endif
     world_comms[backend] = comm;
+    watch_end();
     return comm;
 }
 
 comm_t *comm_split(comm_t *parent, int color, int key) {
+    watch_collective(parent, "comm_split");
     check_comm(parent, "comm_split");
     CHECK(color >= 0 || color == COMM_SPLIT_NONE, "comm_split: color %d must be >= 0 or COMM_SPLIT_NONE",
           color);
     MPI_Comm sub;
     MPI_CHECK(MPI_Comm_split(parent->mpi, color == COMM_SPLIT_NONE ? MPI_UNDEFINED : color, key, &sub));
-    if (sub == MPI_COMM_NULL) return NULL;
+    if (sub == MPI_COMM_NULL) {
+        watch_end();
+        return NULL;
+    }
     comm_t *comm = comm_new(parent->backend, sub);
     comm->check_args = parent->check_args; /* the same on every rank of parent, so of comm */
 #ifdef COURSE_HAVE_NCCL
@@ -853,12 +992,15 @@ comm_t *comm_split(comm_t *parent, int color, int key) {
      * and it works on every NCCL version. */
     if (parent->backend == COMM_BACKEND_NCCL) nccl_setup(comm, parent->device);
 #endif
+    watch_end();
     return comm;
 }
 
 void comm_free(comm_t *comm) {
     if (comm == NULL || comm->is_world) return;
+    watch_begin("comm_free (of a communicator of %d ranks, which each of them must free)", comm->size);
     comm_destroy(comm, "comm_free");
+    watch_end();
 }
 
 int comm_rank(const comm_t *comm) {
@@ -921,6 +1063,8 @@ void comm_shard_range(size_t total, int rank, int size, size_t *offset, size_t *
 }
 
 void comm_nccl_bootstrap_id(const comm_t *comm, void *id) {
+    if (comm) watch_begin("comm_nccl_bootstrap_id (a broadcast from rank 0 of %d ranks)", comm->size);
+    else watch_begin("comm_nccl_bootstrap_id");
     check_comm(comm, "comm_nccl_bootstrap_id");
     CHECK(id != NULL, "comm_nccl_bootstrap_id: NULL id buffer");
 #ifdef COURSE_HAVE_NCCL
@@ -930,6 +1074,7 @@ void comm_nccl_bootstrap_id(const comm_t *comm, void *id) {
         memcpy(id, &uid, sizeof uid);
     }
     MPI_CHECK(MPI_Bcast(id, COMM_NCCL_ID_BYTES, MPI_BYTE, 0, comm->mpi));
+    watch_end();
 #else
     no_nccl("comm_nccl_bootstrap_id");
 #endif
@@ -952,7 +1097,7 @@ static comm_request_t do_send(comm_t *comm, const void *buf, size_t count, comm_
             MPI_CHECK(MPI_Isend(buf, n, mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, &r));
         else
             MPI_CHECK(MPI_Send(buf, n, mpi_dtype(dtype), peer, COMM_TAG, comm->mpi));
-        return mpi_done(nonblocking, r, &f);
+        return mpi_done(nonblocking, r, &f, fn);
     }
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclSend(buf, count, nccl_dtype(dtype), peer, comm->nccl, comm->stream));
@@ -974,7 +1119,7 @@ static comm_request_t do_recv(comm_t *comm, void *buf, size_t count, comm_dtype_
             MPI_CHECK(MPI_Irecv(buf, n, mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, &r));
         else
             MPI_CHECK(MPI_Recv(buf, n, mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, MPI_STATUS_IGNORE));
-        return mpi_done(nonblocking, r, &f);
+        return mpi_done(nonblocking, r, &f, fn);
     }
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclRecv(buf, count, nccl_dtype(dtype), peer, comm->nccl, comm->stream));
@@ -984,12 +1129,17 @@ static comm_request_t do_recv(comm_t *comm, void *buf, size_t count, comm_dtype_
 #endif
 }
 
+/* The non-blocking calls below are not watched: they return without waiting for anyone. */
 void comm_send(comm_t *comm, const void *buf, size_t count, comm_dtype_t dtype, int peer) {
+    watch_p2p(comm, "comm_send", "to", peer);
     do_send(comm, buf, count, dtype, peer, 0, "comm_send");
+    watch_end();
 }
 
 void comm_recv(comm_t *comm, void *buf, size_t count, comm_dtype_t dtype, int peer) {
+    watch_p2p(comm, "comm_recv", "from", peer);
     do_recv(comm, buf, count, dtype, peer, 0, "comm_recv");
+    watch_end();
 }
 
 comm_request_t comm_isend(comm_t *comm, const void *buf, size_t count, comm_dtype_t dtype, int peer) {
@@ -1000,8 +1150,8 @@ comm_request_t comm_irecv(comm_t *comm, void *buf, size_t count, comm_dtype_t dt
     return do_recv(comm, buf, count, dtype, peer, 1, "comm_irecv");
 }
 
-void comm_sendrecv(comm_t *comm, const void *sendbuf, size_t sendcount, int dest, void *recvbuf,
-                   size_t recvcount, int source, comm_dtype_t dtype) {
+static void do_sendrecv(comm_t *comm, const void *sendbuf, size_t sendcount, int dest, void *recvbuf,
+                        size_t recvcount, int source, comm_dtype_t dtype) {
     const char *fn = "comm_sendrecv";
     check_args(comm, fn, sendcount, sendbuf, sendbuf, dtype);
     check_args(comm, fn, recvcount, recvbuf, recvbuf, dtype);
@@ -1028,6 +1178,17 @@ void comm_sendrecv(comm_t *comm, const void *sendbuf, size_t sendcount, int dest
 #endif
 }
 
+void comm_sendrecv(comm_t *comm, const void *sendbuf, size_t sendcount, int dest, void *recvbuf,
+                   size_t recvcount, int source, comm_dtype_t dtype) {
+    if (comm)
+        watch_begin("comm_sendrecv to rank %d and from rank %d (on a communicator of %d ranks, where this "
+                    "rank is %d)", dest, source, comm->size, comm->rank);
+    else
+        watch_begin("comm_sendrecv");
+    do_sendrecv(comm, sendbuf, sendcount, dest, recvbuf, recvcount, source, dtype);
+    watch_end();
+}
+
 /* ------------------------------------------------------------ collectives */
 
 static comm_request_t do_allreduce(comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
@@ -1049,7 +1210,7 @@ static comm_request_t do_allreduce(comm_t *comm, const void *sendbuf, void *recv
             MPI_CHECK(MPI_Iallreduce(src, recvbuf, n, mpi_dtype(dtype), mpi_op(dtype, op), comm->mpi, &r));
         else
             MPI_CHECK(MPI_Allreduce(src, recvbuf, n, mpi_dtype(dtype), mpi_op(dtype, op), comm->mpi));
-        return mpi_done(nonblocking, r, &f);
+        return mpi_done(nonblocking, r, &f, fn);
     }
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclAllReduce(sendbuf, recvbuf, count, nccl_dtype(dtype), nccl_op(op), comm->nccl,
@@ -1062,12 +1223,17 @@ static comm_request_t do_allreduce(comm_t *comm, const void *sendbuf, void *recv
 
 void comm_allreduce(comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                     comm_dtype_t dtype, comm_op_t op) {
+    watch_collective(comm, "comm_allreduce");
     do_allreduce(comm, sendbuf, recvbuf, count, dtype, op, 0, "comm_allreduce");
+    watch_end();
 }
 
 comm_request_t comm_iallreduce(comm_t *comm, const void *sendbuf, void *recvbuf, size_t count,
                                comm_dtype_t dtype, comm_op_t op) {
-    return do_allreduce(comm, sendbuf, recvbuf, count, dtype, op, 1, "comm_iallreduce");
+    watch_collective(comm, "comm_iallreduce");
+    comm_request_t req = do_allreduce(comm, sendbuf, recvbuf, count, dtype, op, 1, "comm_iallreduce");
+    watch_end();
+    return req;
 }
 
 static comm_request_t do_reduce_scatter(comm_t *comm, const void *sendbuf, void *recvbuf,
@@ -1099,7 +1265,7 @@ static comm_request_t do_reduce_scatter(comm_t *comm, const void *sendbuf, void 
             MPI_CHECK(MPI_Ireduce_scatter_block(src, dst, n, mpi_dtype(dtype), mpi_op(dtype, op), comm->mpi, &r));
         else
             MPI_CHECK(MPI_Reduce_scatter_block(src, dst, n, mpi_dtype(dtype), mpi_op(dtype, op), comm->mpi));
-        return mpi_done(nonblocking, r, &f);
+        return mpi_done(nonblocking, r, &f, fn);
     }
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclReduceScatter(sendbuf, recvbuf, recvcount, nccl_dtype(dtype), nccl_op(op),
@@ -1112,12 +1278,17 @@ static comm_request_t do_reduce_scatter(comm_t *comm, const void *sendbuf, void 
 
 void comm_reduce_scatter(comm_t *comm, const void *sendbuf, void *recvbuf, size_t recvcount,
                          comm_dtype_t dtype, comm_op_t op) {
+    watch_collective(comm, "comm_reduce_scatter");
     do_reduce_scatter(comm, sendbuf, recvbuf, recvcount, dtype, op, 0, "comm_reduce_scatter");
+    watch_end();
 }
 
 comm_request_t comm_ireduce_scatter(comm_t *comm, const void *sendbuf, void *recvbuf,
                                     size_t recvcount, comm_dtype_t dtype, comm_op_t op) {
-    return do_reduce_scatter(comm, sendbuf, recvbuf, recvcount, dtype, op, 1, "comm_ireduce_scatter");
+    watch_collective(comm, "comm_ireduce_scatter");
+    comm_request_t req = do_reduce_scatter(comm, sendbuf, recvbuf, recvcount, dtype, op, 1, "comm_ireduce_scatter");
+    watch_end();
+    return req;
 }
 
 static comm_request_t do_allgather(comm_t *comm, const void *sendbuf, void *recvbuf,
@@ -1140,7 +1311,7 @@ static comm_request_t do_allgather(comm_t *comm, const void *sendbuf, void *recv
             MPI_CHECK(MPI_Iallgather(src, n, mpi_dtype(dtype), recvbuf, n, mpi_dtype(dtype), comm->mpi, &r));
         else
             MPI_CHECK(MPI_Allgather(src, n, mpi_dtype(dtype), recvbuf, n, mpi_dtype(dtype), comm->mpi));
-        return mpi_done(nonblocking, r, &f);
+        return mpi_done(nonblocking, r, &f, fn);
     }
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclAllGather(sendbuf, recvbuf, sendcount, nccl_dtype(dtype), comm->nccl, comm->stream));
@@ -1152,12 +1323,17 @@ static comm_request_t do_allgather(comm_t *comm, const void *sendbuf, void *recv
 
 void comm_allgather(comm_t *comm, const void *sendbuf, void *recvbuf, size_t sendcount,
                     comm_dtype_t dtype) {
+    watch_collective(comm, "comm_allgather");
     do_allgather(comm, sendbuf, recvbuf, sendcount, dtype, 0, "comm_allgather");
+    watch_end();
 }
 
 comm_request_t comm_iallgather(comm_t *comm, const void *sendbuf, void *recvbuf, size_t sendcount,
                                comm_dtype_t dtype) {
-    return do_allgather(comm, sendbuf, recvbuf, sendcount, dtype, 1, "comm_iallgather");
+    watch_collective(comm, "comm_iallgather");
+    comm_request_t req = do_allgather(comm, sendbuf, recvbuf, sendcount, dtype, 1, "comm_iallgather");
+    watch_end();
+    return req;
 }
 
 /* Checks the block sizes of a "v" collective and returns their sum; *my_offset is where this
@@ -1189,8 +1365,8 @@ static void v_layout(const comm_t *comm, const size_t *counts, int *icounts, int
     }
 }
 
-void comm_reduce_scatterv(comm_t *comm, const void *sendbuf, void *recvbuf, const size_t *counts,
-                          comm_dtype_t dtype, comm_op_t op) {
+static void do_reduce_scatterv(comm_t *comm, const void *sendbuf, void *recvbuf, const size_t *counts,
+                               comm_dtype_t dtype, comm_op_t op) {
     const char *fn = "comm_reduce_scatterv";
     check_comm(comm, fn);
     check_op(fn, op);
@@ -1240,8 +1416,15 @@ void comm_reduce_scatterv(comm_t *comm, const void *sendbuf, void *recvbuf, cons
 #endif
 }
 
-void comm_allgatherv(comm_t *comm, const void *sendbuf, void *recvbuf, const size_t *counts,
-                     comm_dtype_t dtype) {
+void comm_reduce_scatterv(comm_t *comm, const void *sendbuf, void *recvbuf, const size_t *counts,
+                          comm_dtype_t dtype, comm_op_t op) {
+    watch_collective(comm, "comm_reduce_scatterv");
+    do_reduce_scatterv(comm, sendbuf, recvbuf, counts, dtype, op);
+    watch_end();
+}
+
+static void do_allgatherv(comm_t *comm, const void *sendbuf, void *recvbuf, const size_t *counts,
+                          comm_dtype_t dtype) {
     const char *fn = "comm_allgatherv";
     check_comm(comm, fn);
     size_t my_off = 0, total = v_total(comm, fn, counts, &my_off), mine = counts[comm->rank];
@@ -1282,6 +1465,13 @@ void comm_allgatherv(comm_t *comm, const void *sendbuf, void *recvbuf, const siz
 #endif
 }
 
+void comm_allgatherv(comm_t *comm, const void *sendbuf, void *recvbuf, const size_t *counts,
+                     comm_dtype_t dtype) {
+    watch_collective(comm, "comm_allgatherv");
+    do_allgatherv(comm, sendbuf, recvbuf, counts, dtype);
+    watch_end();
+}
+
 static comm_request_t do_broadcast(comm_t *comm, void *buf, size_t count, comm_dtype_t dtype,
                                    int root, int nonblocking, const char *fn) {
     check_args(comm, fn, count, buf, buf, dtype);
@@ -1295,7 +1485,7 @@ static comm_request_t do_broadcast(comm_t *comm, void *buf, size_t count, comm_d
             MPI_CHECK(MPI_Ibcast(buf, n, mpi_dtype(dtype), root, comm->mpi, &r));
         else
             MPI_CHECK(MPI_Bcast(buf, n, mpi_dtype(dtype), root, comm->mpi));
-        return mpi_done(nonblocking, r, &f);
+        return mpi_done(nonblocking, r, &f, fn);
     }
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclBroadcast(buf, buf, count, nccl_dtype(dtype), root, comm->nccl, comm->stream));
@@ -1306,20 +1496,27 @@ static comm_request_t do_broadcast(comm_t *comm, void *buf, size_t count, comm_d
 }
 
 void comm_broadcast(comm_t *comm, void *buf, size_t count, comm_dtype_t dtype, int root) {
+    watch_collective(comm, "comm_broadcast");
     do_broadcast(comm, buf, count, dtype, root, 0, "comm_broadcast");
+    watch_end();
 }
 
 comm_request_t comm_ibroadcast(comm_t *comm, void *buf, size_t count, comm_dtype_t dtype, int root) {
-    return do_broadcast(comm, buf, count, dtype, root, 1, "comm_ibroadcast");
+    watch_collective(comm, "comm_ibroadcast");
+    comm_request_t req = do_broadcast(comm, buf, count, dtype, root, 1, "comm_ibroadcast");
+    watch_end();
+    return req;
 }
 
 void comm_barrier(comm_t *comm) {
+    watch_collective(comm, "comm_barrier");
     check_comm(comm, "comm_barrier");
     agree_on_args(comm, "comm_barrier", -1, -1, -1, -1, NULL);
 #ifdef COURSE_HAVE_NCCL
     if (comm->backend == COMM_BACKEND_NCCL) nccl_wait(comm, NULL, "comm_barrier");
 #endif
     MPI_CHECK(MPI_Barrier(comm->mpi));
+    watch_end();
 }
 
 /* ------------------------------------------------------------------ waiting */
@@ -1328,6 +1525,7 @@ void comm_wait(comm_request_t *req) {
     CHECK(req != NULL, "comm_wait: NULL pointer to a request");
     comm_request_t r = *req;
     if (r == COMM_REQUEST_NULL) return;
+    watch_begin("comm_wait for the request of %s", r->fn);
     if (r->backend == COMM_BACKEND_MPI) {
         MPI_CHECK(MPI_Wait(&r->mpi, MPI_STATUS_IGNORE));
         run_finish(&r->finish);
@@ -1341,6 +1539,7 @@ void comm_wait(comm_request_t *req) {
     }
     free(r);
     *req = COMM_REQUEST_NULL;
+    watch_end();
 }
 
 void comm_waitall(int n, comm_request_t *reqs) {

@@ -42,7 +42,18 @@
  * measurement would include (and it makes a non-blocking call wait for all
  * ranks to start it): turn it on while writing or debugging a lab, off to time
  * it. A rank that never calls the collective at all still leaves the others
- * waiting: there is nothing to compare.
+ * waiting: there is nothing to compare. For that, set COMM_TIMEOUT=S (seconds;
+ * comm_init() reads it once): a rank that has waited S seconds in one call
+ * that waits for other ranks (a blocking send, receive or collective,
+ * comm_wait, comm_barrier, comm_split, comm_free, comm_finalize) prints which
+ * call it is in, with the collective's number on its communicator or the peer
+ * rank, and ends the job. Every rank still waiting prints its own line, so a
+ * rank that skipped a collective shows up as the one whose number differs.
+ * A thread of the communicator's watches the clock, since the waiting thread
+ * is inside MPI or NCCL; it never calls MPI, and ends its process with
+ * _exit(1), which mpirun turns into the end of the job. Off by default: a rank
+ * can rightly wait long (for rank 0 to write a checkpoint, say), so choose S
+ * above the longest such wait.
  *
  * What this is not: a tuned collective library. The MPI backend calls the
  * MPI collectives as they are; the labs write their own ring all-reduce and

@@ -11,7 +11,7 @@
 #                libraries: link with $(MPICC) ... $(LIBCOMM) $(LIBCOMMON) $(COMM_LDLIBS).
 #   MPI_TESTS    += $(BUILD)/tests/test_comm, run as `mpirun -np N test_comm`
 #                (passes for any N >= 1; the suite runs N = 2 and N = 4, and
-#                N = 4 again with COMM_CHECK_ARGS=1).
+#                N = 4 again with COMM_CHECK_ARGS=1 and COMM_TIMEOUT=60).
 #   UNIT_TESTS   += $(BUILD)/tests/test_comm_abort, run WITHOUT mpirun. It
 #                launches its own MPI jobs of $(BUILD)/tests/comm_fail_rank
 #                (found next to the test binary; override with the first
@@ -20,7 +20,9 @@
 #                and checks that a job in which one rank fails ends quickly,
 #                non-zero, naming the rank, and that with COMM_CHECK_ARGS=1 a
 #                job whose ranks pass different arguments to a collective ends
-#                the same way, naming the argument.
+#                the same way, naming the argument, and that with COMM_TIMEOUT
+#                set a job whose ranks' calls do not match ends, each waiting
+#                rank naming its call.
 #   UNIT_TESTS   += $(BUILD)/tests/test_comm_nccl_wait, with HAVE_NCCL only; run
 #                WITHOUT mpirun, like test_comm_abort. It launches jobs of
 #                $(BUILD)/tests/comm_nccl_standin, which is libcomm's NCCL
@@ -33,8 +35,8 @@ LIBCOMM := $(BUILD)/lib/libcomm.a
 COMM_OBJS := $(BUILD)/obj/common/comm.o
 
 COMM_CPPFLAGS := -Icommon
-# -lm: the MPI backend's max and min (fmax, fmin).
-COMM_LDLIBS := -lm
+# -lm: the MPI backend's max and min (fmax, fmin); -pthread: COMM_TIMEOUT's watchdog thread.
+COMM_LDLIBS := -lm -pthread
 ifneq ($(strip $(HAVE_NCCL)),)
 COMM_CPPFLAGS += -DCOURSE_HAVE_NCCL $(CUDA_CPPFLAGS)
 COMM_LDLIBS += $(NCCL_LDLIBS) $(CUDA_LDLIBS)
@@ -84,7 +86,7 @@ $(COMM_STANDIN_OBJS): $(COMM_TEST_OBJ)/%.o: common/tests/%.c
 $(COMM_TEST_DIR)/comm_nccl_standin: $(COMM_TEST_OBJ)/comm_nccl_standin.o $(COMM_TEST_OBJ)/nccl_standin.o \
                                     $(LIBCOMM) $(LIBCOMMON)
 	@mkdir -p $(@D)
-	$(Q)$(MPICC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LIBCOMM) $(LIBCOMMON) -lm
+	$(Q)$(MPICC) $(CFLAGS) -o $@ $(filter %.o,$^) $(LIBCOMM) $(LIBCOMMON) -lm -pthread
 
 $(COMM_TEST_DIR)/test_comm_nccl_wait: $(COMM_TEST_OBJ)/test_comm_nccl_wait.o $(COMM_TEST_DIR)/comm_nccl_standin
 	@mkdir -p $(@D)

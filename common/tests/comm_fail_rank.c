@@ -42,6 +42,15 @@
  *       and reduce-scatterv-counts (rank 1's counts[2] is 4, the others' 3).
  *       none: every collective once, the same arguments on every rank; must
  *       pass the check and exit 0.
+ *   comm_fail_rank hang CASE
+ *       Run with COMM_TIMEOUT set (it refuses to run without it: the calls
+ *       below would then hang for ever). The ranks' calls do not match, so
+ *       some rank waits until COMM_TIMEOUT ends the job: skip (4 ranks; after
+ *       one collective that all make, rank 2 skips the comm_allreduce the
+ *       others make and goes on to comm_barrier), recv (rank 0 receives from
+ *       rank 1, which never sends and calls comm_barrier) and send-order (2
+ *       ranks, both comm_recv first: the classic deadlock of a ring written
+ *       with blocking calls). none: every call matched; must exit 0.
  */
 #include "comm.h"
 #include "error.h"
@@ -56,7 +65,7 @@
 
 static void usage(void) {
     fprintf(stderr, "usage: comm_fail_rank RANK [barrier|allreduce|exit] | ok | nccl | badarg CASE | "
-                    "mismatch CASE\n");
+                    "mismatch CASE | hang CASE\n");
     exit(2);
 }
 
@@ -174,6 +183,37 @@ static void mismatched_call(comm_t *world, const char *what) {
     log_error("the mismatched call '%s' was not refused", what);
 }
 
+/* Calls that do not match across the ranks; returns only if the job was not ended. */
+static void hanging_calls(comm_t *world, const char *what) {
+    CHECK(getenv("COMM_TIMEOUT") && atof(getenv("COMM_TIMEOUT")) > 0,
+          "hang: run with COMM_TIMEOUT set to a few seconds");
+    int rank = comm_rank(world), size = comm_size(world);
+    double x[4] = {1, 2, 3, 4}, y[4] = {0};
+    if (!strcmp(what, "none")) {
+        comm_allreduce(world, x, y, 4, COMM_FLOAT64, COMM_SUM);
+        if (size >= 2 && rank < 2) comm_sendrecv(world, x, 4, 1 - rank, y, 4, 1 - rank, COMM_FLOAT64);
+        comm_barrier(world);
+        if (rank == 0) printf("comm_fail_rank: every call matched\n");
+        return;
+    } else if (!strcmp(what, "skip")) {
+        CHECK(size == 4, "hang skip: run with 4 ranks");
+        comm_allreduce(world, x, y, 4, COMM_FLOAT64, COMM_SUM);
+        if (rank != 2) comm_allreduce(world, x, y, 4, COMM_FLOAT64, COMM_SUM);
+        comm_barrier(world);
+    } else if (!strcmp(what, "recv")) {
+        CHECK(size == 2, "hang recv: run with 2 ranks");
+        if (rank == 0) comm_recv(world, y, 4, COMM_FLOAT64, 1);
+        comm_barrier(world);
+    } else if (!strcmp(what, "send-order")) {
+        CHECK(size == 2, "hang send-order: run with 2 ranks");
+        comm_recv(world, y, 4, COMM_FLOAT64, 1 - rank);
+        comm_send(world, x, 4, COMM_FLOAT64, 1 - rank);
+    } else {
+        FATAL("unknown hang '%s' (none, skip, recv, send-order)", what);
+    }
+    log_error("the mismatched calls of '%s' completed", what);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) usage();
     comm_init(&argc, &argv);
@@ -197,6 +237,12 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "mismatch")) {
         if (argc < 3) usage();
         mismatched_call(world, argv[2]);
+        comm_finalize();
+        return 0;
+    }
+    if (!strcmp(argv[1], "hang")) {
+        if (argc < 3) usage();
+        hanging_calls(world, argv[2]);
         comm_finalize();
         return 0;
     }

@@ -28,6 +28,11 @@
  *       rank 0 count 4, and the work never finishes, as real NCCL's would not:
  *       the argument check, over the backend's MPI group, must end the job
  *       naming the count before anything reaches NCCL.
+ *   comm_nccl_standin hang
+ *       Run with COMM_TIMEOUT set. The work of a comm_allreduce never
+ *       finishes and NCCL reports no error (a peer that never made the call):
+ *       the watchdog must end the job, naming the call, once a rank has
+ *       waited COMM_TIMEOUT seconds.
  */
 #include "comm.h"
 #include "error.h"
@@ -40,7 +45,7 @@
 
 static void usage(void) {
     fprintf(stderr, "usage: comm_nccl_standin ok | fail allreduce|wait|barrier|free|finalize | fail-call | "
-                    "mismatch\n");
+                    "mismatch | hang\n");
     exit(2);
 }
 
@@ -141,6 +146,17 @@ static void run_mismatch(void) {
     exit(0);
 }
 
+static void run_hang(void) {
+    standin_scenario_t s = {/*ready_after=*/-1, /*fail_rank=*/-1, 0, 0, 0};
+    standin_set_scenario(&s);
+    CHECK(getenv("COMM_TIMEOUT"), "hang: run with COMM_TIMEOUT set to a few seconds");
+    comm_t *nccl = comm_world(COMM_BACKEND_NCCL);
+    float x[4] = {0};
+    comm_allreduce(nccl, x, x, 4, COMM_FLOAT32, COMM_SUM);
+    log_error("returned from comm_allreduce although its NCCL work never finished");
+    exit(0);
+}
+
 int main(int argc, char **argv) {
     if (argc < 2) usage();
     comm_init(&argc, &argv);
@@ -148,5 +164,6 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "fail") && argc == 3) run_fail(argv[2]);
     if (!strcmp(argv[1], "fail-call")) run_fail("call");
     if (!strcmp(argv[1], "mismatch")) run_mismatch();
+    if (!strcmp(argv[1], "hang")) run_hang();
     usage();
 }

@@ -110,10 +110,11 @@ for prog in $mpi; do
     for np in $(printf '%s\n' 2 "$NP" | sort -un); do
         run_suite "$(basename "$prog") (mpirun -np $np)" $MPIRUN -np "$np" "$prog"
     done
-    # Once more with the communicator's argument check on (common/comm.h): a program whose
-    # ranks agree must pass it unchanged. Off above, as the labs run by default.
-    run_suite "$(basename "$prog") (mpirun -np $NP, COMM_CHECK_ARGS=1)" \
-        env COMM_CHECK_ARGS=1 $MPIRUN -np "$NP" "$prog"
+    # Once more with the communicator's argument check and its watchdog on (common/comm.h): a
+    # program whose ranks agree must pass both unchanged, no call of it waiting anywhere near
+    # COMM_TIMEOUT. Off above, as the labs run by default.
+    run_suite "$(basename "$prog") (mpirun -np $NP, COMM_CHECK_ARGS=1 COMM_TIMEOUT=60)" \
+        env COMM_CHECK_ARGS=1 COMM_TIMEOUT=60 $MPIRUN -np "$NP" "$prog"
 done
 
 # Each lab: the solution passes its checks, the unmodified starter does not.

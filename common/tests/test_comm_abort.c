@@ -308,6 +308,70 @@ static void test_check_args_bad_value_refused(void **state) {
     assert_failed_job(&job, "COMM_CHECK_ARGS is 'yes'; set it to 1", ABORTED_BY_HOOK);
 }
 
+/* ---- COMM_TIMEOUT: a rank waiting too long in one call ends the job, naming the call ---- */
+
+static void run_job_with_timeout(int np, const char *value, const char *args, job_t *job) {
+    setenv("COMM_TIMEOUT", value, 1);
+    run_job_np(np, args, job);
+    unsetenv("COMM_TIMEOUT");
+}
+
+#define TIMED_OUT "comm: COMM_TIMEOUT: "
+#define ENDED_BY_WATCHDOG "comm: ending the whole job (exit code 1)"
+
+/* Control: calls that match finish well inside the limit and the job exits 0. */
+static void test_timeout_passes_matched_calls(void **state) {
+    (void)state;
+    static job_t job;
+    run_job_with_timeout(4, "20", "hang none", &job);
+    int ok = job.exited && job.status == 0 && strstr(job.out, "every call matched") && !strstr(job.out, TIMED_OUT);
+    show_output_if(!ok, &job);
+    assert_true(ok);
+}
+
+/* Rank 2 skips a collective: the three ranks in it and rank 2, waiting in the next one, each
+ * report which call they are in and its number, which is where the sequences part. */
+static void test_timeout_skipped_collective(void **state) {
+    (void)state;
+    static job_t job;
+    run_job_with_timeout(4, "2", "hang skip", &job);
+    assert_failed_job(&job, "[rank 0/4] " TIMED_OUT "comm_allreduce (collective number 2 on this rank's "
+                            "communicator of 4 ranks, where it is rank 0) has waited ",
+                      "(COMM_TIMEOUT=2)");
+    assert_failed_job(&job, "[rank 2/4] " TIMED_OUT "comm_barrier (collective number 2 ", ENDED_BY_WATCHDOG);
+    assert_null(strstr(job.out, "the mismatched calls of 'skip' completed"));
+    /* Not before the limit: each report gives at least the 2 s asked for. */
+    const char *w = strstr(job.out, "has waited ");
+    assert_non_null(w);
+    assert_true(atof(w + strlen("has waited ")) >= 2.0);
+}
+
+/* Point to point: a receive with no send, and both ranks receiving first. */
+static void test_timeout_unmatched_receive(void **state) {
+    (void)state;
+    static job_t job;
+    run_job_with_timeout(2, "1.5", "hang recv", &job);
+    assert_failed_job(&job, "[rank 0/2] " TIMED_OUT "comm_recv from rank 1 (on a communicator of 2 ranks, "
+                            "where this rank is 0) has waited ",
+                      "(COMM_TIMEOUT=1.5)");
+    run_job_with_timeout(2, "1.5", "hang send-order", &job);
+    assert_failed_job(&job, "[rank 1/2] " TIMED_OUT "comm_recv from rank 0 ", ENDED_BY_WATCHDOG);
+}
+
+/* A value that is not a number of seconds is refused, as is a negative one; 0 is off. */
+static void test_timeout_bad_value_refused(void **state) {
+    (void)state;
+    static job_t job;
+    run_job_with_timeout(2, "10s", "ok", &job);
+    assert_failed_job(&job, "COMM_TIMEOUT is '10s'; set it to the seconds", ABORTED_BY_HOOK);
+    run_job_with_timeout(2, "-1", "ok", &job);
+    assert_failed_job(&job, "COMM_TIMEOUT is '-1'; set it to the seconds", ABORTED_BY_HOOK);
+    run_job_with_timeout(2, "0", "ok", &job);
+    int ok = job.exited && job.status == 0 && strstr(job.out, "all 2 ranks finished");
+    show_output_if(!ok, &job);
+    assert_true(ok);
+}
+
 int main(int argc, char **argv) {
     const char *given = argc > 1 ? argv[1] : getenv("COMM_FAIL_RANK");
     if (given && *given) {
@@ -351,6 +415,10 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_check_args_different_calls),
         cmocka_unit_test(test_check_args_v_counts),
         cmocka_unit_test(test_check_args_bad_value_refused),
+        cmocka_unit_test(test_timeout_passes_matched_calls),
+        cmocka_unit_test(test_timeout_skipped_collective),
+        cmocka_unit_test(test_timeout_unmatched_receive),
+        cmocka_unit_test(test_timeout_bad_value_refused),
     };
     return cmocka_run_group_tests_name("comm_abort", tests, NULL, NULL) ? 1 : 0;
 }

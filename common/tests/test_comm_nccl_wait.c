@@ -164,6 +164,25 @@ static void test_check_args_on_the_nccl_backend(void **state) {
     assert_true(ok);
 }
 
+/* COMM_TIMEOUT on the NCCL backend: a wait for work that never finishes, with no error from
+ * NCCL (a peer that never made the call), ends the job once the limit has passed, naming the
+ * call; the polling wait does not keep the watchdog from seeing it. */
+static void test_timeout_on_the_nccl_backend(void **state) {
+    (void)state;
+    static job_t job;
+    setenv("COMM_TIMEOUT", "1.5", 1);
+    run_job2("hang", &job);
+    unsetenv("COMM_TIMEOUT");
+    int ok = job.exited && job.status != 0 && job.seconds < MAX_END_S &&
+             strstr(job.out, "comm: COMM_TIMEOUT: comm_allreduce (collective number 1 on this rank's communicator "
+                             "of 2 ranks") &&
+             strstr(job.out, "(COMM_TIMEOUT=1.5)") && strstr(job.out, "comm: ending the whole job (exit code 1)") &&
+             !strstr(job.out, "returned from");
+    if (!ok) fprintf(stderr, "---- job output ----\n%s---- end ----\n", job.out);
+    assert_true(job.exited);
+    assert_true(ok);
+}
+
 int main(int argc, char **argv) {
     const char *given = argc > 1 ? argv[1] : getenv("COMM_NCCL_STANDIN");
     if (given && *given) {
@@ -191,6 +210,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_error_in_finalize),
         cmocka_unit_test(test_failed_call_message_has_nccl_detail),
         cmocka_unit_test(test_check_args_on_the_nccl_backend),
+        cmocka_unit_test(test_timeout_on_the_nccl_backend),
     };
     return cmocka_run_group_tests_name("comm_nccl_wait", tests, NULL, NULL) ? 1 : 0;
 }

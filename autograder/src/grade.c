@@ -729,9 +729,16 @@ static void make_workdir(char *out, size_t n, const char *nn, int number, const 
     if (O.run_as) tree_chown(out, run_uid, run_gid);
 }
 
+/* The wall-clock limit of one run of test t: the bench's or the check's. */
+static int run_timeout_s(const rubric_test_t *t, int bench) {
+    if (O.timeout_s) return O.timeout_s;
+    if (t->timeout_s) return t->timeout_s;
+    return bench ? 300 : 120;
+}
+
 /* Limits of one test. */
 static void test_limits(sandbox_opts_t *so, const rubric_test_t *t) {
-    so->timeout_s = O.timeout_s ? O.timeout_s : t->timeout_s ? t->timeout_s : 120;
+    so->timeout_s = run_timeout_s(t, 0);
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     so->cpu_s = (long)so->timeout_s * (ncpu < 1 ? 1 : ncpu) + 10;
     /* The CUDA driver reserves far more address space than it uses. */
@@ -776,6 +783,7 @@ typedef struct {
     int ranks;          /* 0: no launcher */
     char channel[48];   /* the abstract socket's name */
     char env_channel[64];
+    char env_wait[48];  /* COMM_TIMEOUT=S for the ranks */
 } launch_t;
 
 /* Fill L for test t and program prog; -1 with a message when the launcher is missing. */
@@ -816,17 +824,21 @@ static int launch_prepare(launch_t *L, const rubric_test_t *t, const char *prog,
 }
 
 /* The environment entries a launch adds to a child's, after the caller's
- * own (NULL-ended, at most 8 in all). For ranks: the channel's name and, unless
- * the grader's environment sets them, Open MPI kept to shared memory on this
- * machine (no network interfaces, no cross-process copies a container may
- * forbid), and allowed to run as root when the grader is root without
- * --run-as (as in CI). */
-static void launch_env(const launch_t *L, const char **extra, int n_given) {
+ * own (NULL-ended, at most 8 in all). For ranks: the channel's name; the
+ * communicator's watchdog (common/comm.h) at half the run's time limit, so
+ * that ranks which wait for each other for ever (a deadlock) say in which
+ * calls before the limit stops them; and, unless the grader's environment
+ * sets them, Open MPI kept to shared memory on this machine (no network
+ * interfaces, no cross-process copies a container may forbid), and allowed
+ * to run as root when the grader is root without --run-as (as in CI). */
+static void launch_env(launch_t *L, const char **extra, int n_given, int timeout_s) {
     int n = n_given;
     if (L->ranks) {
         static const char *const defaults[] = {"OMPI_MCA_btl=self,vader",
                                                "OMPI_MCA_btl_vader_single_copy_mechanism=none", NULL};
         extra[n++] = L->env_channel;
+        snprintf(L->env_wait, sizeof L->env_wait, "COMM_TIMEOUT=%d", timeout_s / 2 > 1 ? timeout_s / 2 : 1);
+        extra[n++] = L->env_wait;
         for (const char *const *d = defaults; *d; d++) {
             char key[64];
             snprintf(key, sizeof key, "%.*s", (int)(strchr(*d, '=') - *d), *d);
@@ -926,10 +938,8 @@ static void launch_run(const launch_t *L, const rubric_test_t *t, int bench, con
                        const char *token, sandbox_opts_t *so, sandbox_result_t *r) {
     memset(so, 0, sizeof *so);
     test_limits(so, t);
-    if (bench) {
-        if (!O.timeout_s && !t->timeout_s) so->timeout_s = 300;
-        so->cpu_s = 0;
-    }
+    so->timeout_s = run_timeout_s(t, bench);
+    if (bench) so->cpu_s = 0;
     so->cwd = wd;
     so->env = env;
     so->token = token;
@@ -983,6 +993,44 @@ static void judge_numerics(result_t *res, const char *v, const sandbox_result_t 
         if (!res->message[0]) find_line(r->out, "[  ERROR   ] --- ", "--- ", res->message, sizeof res->message);
         if (!res->message[0]) snprintf(res->message, sizeof res->message, "the check failed; see the output");
     }
+}
+
+/* Ranks that waited for each other until the communicator's watchdog ended
+ * the job (COMM_TIMEOUT, set by launch_env): each waiting rank printed
+ * "[rank R/N] comm: COMM_TIMEOUT: <call> (...) has waited S s ...". Turns
+ * those lines into one message, "rank 0 in comm_recv from rank 3; rank 1 in
+ * ...", which is where the ranks' sequences of calls parted. The lines are
+ * the child's output and could be forged, but they only relabel a run that
+ * has no verdict anyway: it earns nothing either way. 0 when there are none. */
+static int deadlock_report(const char *out, char *msg, size_t n) {
+    static const char mark[] = "] comm: COMM_TIMEOUT: ";
+    int found = 0;
+    double waited = 0;
+    char calls[768] = "";
+    for (const char *p = out ? strstr(out, mark) : NULL; p; p = strstr(p + 1, mark)) {
+        const char *bol = p;
+        while (bol > out && bol[-1] != '\n') bol--;
+        int rank = -1, size = 0;
+        if (sscanf(bol, "[rank %d/%d", &rank, &size) != 2) continue;
+        const char *call = p + strlen(mark), *eol = strchr(call, '\n');
+        const char *w = strstr(call, " has waited ");
+        if (!w || (eol && w > eol)) continue;
+        /* The call's name and peer, up to its " (...)"; a collective keeps its number. */
+        const char *paren = memchr(call, '(', (size_t)(w - call));
+        const char *end = paren && paren > call && paren[-1] == ' ' ? paren - 1 : w;
+        char num[32] = "";
+        long k;
+        if (paren && sscanf(paren, "(collective number %ld", &k) == 1) snprintf(num, sizeof num, " (collective %ld)", k);
+        size_t used = strlen(calls);
+        snprintf(calls + used, sizeof calls - used, "%srank %d in %.*s%s", found ? "; " : "", rank,
+                 (int)(end - call > 80 ? 80 : end - call), call, num);
+        if (!found) waited = atof(w + strlen(" has waited "));
+        found++;
+    }
+    if (!found) return 0;
+    snprintf(msg, n, "deadlock: the ranks waited for each other for %.0f s and were stopped: %s", waited, calls);
+    sanitize(msg);
+    return 1;
 }
 
 /* A test on several ranks: say which rank the result is about. A rank with
@@ -1071,7 +1119,7 @@ static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
     snprintf(seed, sizeof seed, "%llu", O.seed);
     snprintf(gt, sizeof gt, "GRADE_TEST=%s", t->check);
     const char *extra[12] = {gt};
-    launch_env(&L, extra, 1);
+    launch_env(&L, extra, 1, run_timeout_s(t, 0));
     char **env = child_env(wd, extra);
     L.argv[L.argc++] = "--seed";
     L.argv[L.argc++] = seed;
@@ -1090,7 +1138,10 @@ static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
     } else if (L.ranks) {
         int bad = rank_verdicts(&r, token, L.ranks, want, v, sizeof v);
         judge_numerics(res, v, &r, so.timeout_s);
-        if (bad >= 0) blame_rank(res, &r, token, L.ranks, bad, v);
+        if (bad >= 0 && !v[0] && deadlock_report(r.out, res->message, sizeof res->message))
+            res->status = ST_TIMEOUT;
+        else if (bad >= 0)
+            blame_rank(res, &r, token, L.ranks, bad, v);
     } else {
         find_verdict(r.report, token, v, sizeof v);
         judge_numerics(res, v, &r, so.timeout_s);
@@ -1135,7 +1186,7 @@ static void run_speed(const char *bench_bin, const char *nn, result_t *res, benc
     snprintf(jpath, sizeof jpath, "%s/bench.json", wd);
     snprintf(jenv, sizeof jenv, "GRADE_BENCH_JSON=%s", jpath);
     const char *extra[12] = {jenv};
-    launch_env(&L, extra, 1);
+    launch_env(&L, extra, 1, run_timeout_s(t, 1));
     char **env = child_env(wd, extra);
     L.argv[L.argc++] = "--json";
     L.argv[L.argc++] = jpath;
@@ -1155,7 +1206,10 @@ static void run_speed(const char *bench_bin, const char *nn, result_t *res, benc
         snprintf(res->message, sizeof res->message, "the verdict channel was tampered with: %s", r.channel_problem);
     } else if (!v || !v[0] || strncmp(v, "BENCH ", 6)) {
         no_verdict(res, &r, so.timeout_s);
-        if (L.ranks) blame_rank(res, &r, token, L.ranks, 0, "");
+        if (L.ranks && deadlock_report(r.out, res->message, sizeof res->message))
+            res->status = ST_TIMEOUT;
+        else if (L.ranks)
+            blame_rank(res, &r, token, L.ranks, 0, "");
     } else {
         /* "BENCH <exit code> <the JSON the bench wrote, on one line>" */
         const char *js = strchr(v + 6, ' ');

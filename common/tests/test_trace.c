@@ -9,6 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "child.h"
+#include "timer.h"
 #include "trace.h"
 
 static char dir[64];
@@ -126,6 +128,73 @@ static void test_nonfinite_and_long_names(void **state) {
     json_decref(root);
 }
 
+/* The first event in ev with this phase and name, else NULL. */
+static json_t *find_event(json_t *ev, const char *ph, const char *name) {
+    size_t i;
+    json_t *e;
+    json_array_foreach(ev, i, e) {
+        const char *p = json_string_value(json_object_get(e, "ph"));
+        const char *n = json_string_value(json_object_get(e, "name"));
+        if (p && n && !strcmp(p, ph) && !strcmp(n, name)) return e;
+    }
+    return NULL;
+}
+
+/* Each kind of event carries what the viewer reads: the metadata names it
+ * knows (process_name, process_sort_index, thread_name), phases, the instant's
+ * scope, times below a microsecond, a counter's value to the last bit, and
+ * the time unit. A wrong key is still valid JSON: the viewer would just drop
+ * the row's label, its order, or the event. */
+static void test_events_carry_what_was_given(void **state) {
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/fields.json", dir);
+    const double value = 1234567.891234567; /* needs all 17 digits to come back */
+    trace_t *t = trace_open(path, 3, "rank 3");
+    assert_non_null(t);
+    trace_thread_name(t, 1, "comm \"NCCL\"");
+    trace_complete(t, "backward", NULL, 1, 10.25, 0.125);
+    trace_instant(t, "step", 2, 30.5);
+    trace_counter(t, "loss", 40.75, value);
+    assert_int_equal(trace_close(t), 0);
+
+    json_t *root = load(path);
+    assert_string_equal(json_string_value(json_object_get(root, "displayTimeUnit")), "ms");
+    json_t *ev = json_object_get(root, "traceEvents");
+    json_t *e = find_event(ev, "M", "process_name");
+    assert_non_null(e);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")), "rank 3");
+    e = find_event(ev, "M", "process_sort_index");
+    assert_non_null(e);
+    assert_int_equal(json_integer_value(json_object_get(e, "pid")), 3);
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(e, "args"), "sort_index")), 3);
+    e = find_event(ev, "M", "thread_name");
+    assert_non_null(e);
+    assert_int_equal(json_integer_value(json_object_get(e, "tid")), 1);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(e, "args"), "name")), "comm \"NCCL\"");
+
+    e = find_event(ev, "X", "backward");
+    assert_non_null(e);
+    assert_string_equal(json_string_value(json_object_get(e, "cat")), ""); /* no category given */
+    assert_int_equal(json_integer_value(json_object_get(e, "tid")), 1);
+    assert_true(json_number_value(json_object_get(e, "ts")) == 10.25);
+    assert_true(json_number_value(json_object_get(e, "dur")) == 0.125);
+
+    e = find_event(ev, "i", "step");
+    assert_non_null(e);
+    assert_string_equal(json_string_value(json_object_get(e, "s")), "t"); /* drawn on its thread row */
+    assert_int_equal(json_integer_value(json_object_get(e, "pid")), 3);
+    assert_int_equal(json_integer_value(json_object_get(e, "tid")), 2);
+    assert_true(json_number_value(json_object_get(e, "ts")) == 30.5);
+
+    e = find_event(ev, "C", "loss");
+    assert_non_null(e);
+    assert_int_equal(json_integer_value(json_object_get(e, "pid")), 3);
+    assert_true(json_number_value(json_object_get(e, "ts")) == 40.75);
+    assert_true(json_number_value(json_object_get(json_object_get(e, "args"), "value")) == value);
+    json_decref(root);
+}
+
 /* Write text to path. */
 static void put_file(const char *path, const char *text) {
     FILE *f = fopen(path, "w");
@@ -188,6 +257,7 @@ int main(void) {
         cmocka_unit_test(test_single_file_is_valid),
         cmocka_unit_test(test_merge_keeps_every_rank),
         cmocka_unit_test(test_nonfinite_and_long_names),
+        cmocka_unit_test(test_events_carry_what_was_given),
         cmocka_unit_test(test_merge_leaves_out_a_cut_line),
         cmocka_unit_test(test_merge_refuses_other_files),
         cmocka_unit_test(test_bad_path_and_null_trace),

@@ -154,7 +154,14 @@ int trace_merge(const char *out_path, const char *const *in_paths, int n) {
             fwrite(line, 1, len, out);
             first = 0;
         }
+        const int read_errno = errno; /* getline's, before free and fprintf can change it */
         free(line);
+        /* A read error first: a directory opens but reads nothing, and is not
+         * "empty" in the sense of a rank that stopped before trace_open. */
+        if (ferror(in)) {
+            fprintf(stderr, "trace: reading '%s' failed: %s\n", in_paths[i], strerror(read_errno));
+            rc = -1;
+        }
         if (rc == 0 && lineno == 0) {
             fprintf(stderr, "trace: '%s' is empty (did its rank stop before trace_open?); leave it out of the "
                     "merge\n", in_paths[i]);
@@ -164,13 +171,16 @@ int trace_merge(const char *out_path, const char *const *in_paths, int n) {
             fprintf(stderr, "trace: warning: '%s': left out %ld line%s that %s not a complete event (line %ld "
                     "first)%s\n", in_paths[i], n_bad, n_bad == 1 ? "" : "s", n_bad == 1 ? "is" : "are", first_bad,
                     closed ? "" : "; the file has no closing line, so its rank stopped before trace_close");
-        if (ferror(in)) {
-            fprintf(stderr, "trace: reading '%s' failed: %s\n", in_paths[i], strerror(errno));
-            rc = -1;
-        }
         fclose(in);
     }
     fputs("\n],\"displayTimeUnit\":\"ms\"}\n", out);
-    if (fclose(out) != 0) rc = -1;
+    /* As in trace_close: a write that failed on the way, or the last flush;
+     * either way the merged file is cut short and the caller must be told why. */
+    int bad = ferror(out);
+    bad |= fclose(out) != 0;
+    if (bad) {
+        fprintf(stderr, "trace: writing '%s' failed (disk full?)\n", out_path);
+        rc = -1;
+    }
     return rc;
 }

@@ -88,7 +88,8 @@ int trace_close(trace_t *t);
  * @param in_paths files written by trace_open/trace_close
  * @param n how many
  * @return 0 on success, -1 with a message on stderr (a file that cannot be
- *         read, is empty, or does not begin as trace_open() begins a file)
+ *         read, is empty, or does not begin as trace_open() begins a file;
+ *         or the merged file could not be written whole)
  */
 int trace_merge(const char *out_path, const char *const *in_paths, int n);
 

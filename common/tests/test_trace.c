@@ -239,6 +239,61 @@ static void test_merge_refuses_other_files(void **state) {
     assert_int_equal(trace_merge(out, in, 2), -1);
 }
 
+/* A merge run in a child, so that the test can read what it printed. */
+typedef struct {
+    const char *out;
+    const char *const *in;
+    int n;
+} merge_args_t;
+
+static int merge_in_child(void *arg) {
+    const merge_args_t *m = arg;
+    return trace_merge(m->out, m->in, m->n) == 0 ? 0 : 1;
+}
+
+/* A directory given as a rank's file reads nothing: the merge says it could
+ * not be read, not that its rank stopped before trace_open. */
+static void test_merge_names_a_directory(void **state) {
+    (void)state;
+    char p0[128], out[128];
+    snprintf(p0, sizeof p0, "%s/d0.json", dir);
+    snprintf(out, sizeof out, "%s/d-merged.json", dir);
+    write_rank(p0, 0);
+    const char *in[2] = {p0, dir};
+    merge_args_t m = {out, in, 2};
+    child_result_t r = run_in_child(merge_in_child, &m);
+    assert_int_equal(r.exit_code, 1);
+    char want[160];
+    snprintf(want, sizeof want, "trace: reading '%s' failed: Is a directory", dir);
+    assert_non_null(strstr(r.out, want));
+    assert_null(strstr(r.out, "is empty"));
+}
+
+/* A merged file that cannot be created, or cannot be written whole (a full
+ * disk: /dev/full fails every write), is an error with a message; a trace of
+ * one rank that cannot be written whole is an error too. */
+static void test_write_failures_are_reported(void **state) {
+    (void)state;
+    char p0[128], out[128];
+    snprintf(p0, sizeof p0, "%s/w0.json", dir);
+    snprintf(out, sizeof out, "%s/no-such-dir/merged.json", dir);
+    write_rank(p0, 0);
+    const char *in[1] = {p0};
+    merge_args_t m = {out, in, 1};
+    child_result_t r = run_in_child(merge_in_child, &m);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "trace: cannot create"));
+    if (access("/dev/full", W_OK) != 0) skip();
+    m.out = "/dev/full";
+    r = run_in_child(merge_in_child, &m);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "trace: writing '/dev/full' failed"));
+    trace_t *t = trace_open("/dev/full", 0, "rank 0");
+    assert_non_null(t);
+    trace_complete(t, "forward", "compute", 0, 1.0, 2.0);
+    assert_int_equal(trace_close(t), -1);
+}
+
 static void test_bad_path_and_null_trace(void **state) {
     (void)state;
     assert_null(trace_open("no/such/dir/t.json", 0, "x"));
@@ -261,6 +316,8 @@ int main(void) {
         cmocka_unit_test(test_merge_leaves_out_a_cut_line),
         cmocka_unit_test(test_merge_refuses_other_files),
         cmocka_unit_test(test_bad_path_and_null_trace),
+        cmocka_unit_test(test_merge_names_a_directory),
+        cmocka_unit_test(test_write_failures_are_reported),
     };
     return cmocka_run_group_tests_name("trace", tests, setup, teardown);
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -294,6 +295,24 @@ static void test_write_failures_are_reported(void **state) {
     assert_int_equal(trace_close(t), -1);
 }
 
+static double test_start_s; /* wall_time() when main began, before any trace_now_us() */
+
+/* trace_now_us() counts microseconds from its first call in this process: it
+ * lies between 0 and the time since main began, and a 2 ms sleep (at least
+ * 2 ms on the same monotonic clock) moves it on by at least 2000. */
+static void test_now_counts_microseconds_from_the_first_call(void **state) {
+    (void)state;
+    const double a = trace_now_us();
+    const double since_start_a = (wall_time() - test_start_s) * 1e6;
+    struct timespec nap = {0, 2000000};
+    while (nanosleep(&nap, &nap) != 0) {}
+    const double b = trace_now_us();
+    const double since_start_b = (wall_time() - test_start_s) * 1e6;
+    assert_true(a >= 0 && a <= since_start_a + 1.0);
+    assert_true(b - a >= 1999.0);
+    assert_true(b <= since_start_b + 1.0);
+}
+
 static void test_bad_path_and_null_trace(void **state) {
     (void)state;
     assert_null(trace_open("no/such/dir/t.json", 0, "x"));
@@ -308,6 +327,7 @@ static void test_bad_path_and_null_trace(void **state) {
 }
 
 int main(void) {
+    test_start_s = wall_time();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_file_is_valid),
         cmocka_unit_test(test_merge_keeps_every_rank),
@@ -318,6 +338,7 @@ int main(void) {
         cmocka_unit_test(test_bad_path_and_null_trace),
         cmocka_unit_test(test_merge_names_a_directory),
         cmocka_unit_test(test_write_failures_are_reported),
+        cmocka_unit_test(test_now_counts_microseconds_from_the_first_call),
     };
     return cmocka_run_group_tests_name("trace", tests, setup, teardown);
 }

@@ -295,6 +295,86 @@ static void test_write_failures_are_reported(void **state) {
     assert_int_equal(trace_close(t), -1);
 }
 
+/* What a merge kept: the number of events in the merged file. */
+static size_t merged_events(const char *path) {
+    json_t *root = load(path);
+    size_t n = json_array_size(json_object_get(root, "traceEvents"));
+    json_decref(root);
+    return n;
+}
+
+/* The merge reads a rank's file that went through a CRLF copy, a trace with
+ * no events (closed, or cut right after its first line), and refuses a trace
+ * on one line (as Chrome writes them): its events would be lost, not merged. */
+static void test_merge_reads_crlf_and_empty_traces(void **state) {
+    (void)state;
+    char p0[128], crlf[128], none[128], head[128], one[128], out[128];
+    snprintf(p0, sizeof p0, "%s/e0.json", dir);
+    snprintf(crlf, sizeof crlf, "%s/e1-crlf.json", dir);
+    snprintf(none, sizeof none, "%s/e2-none.json", dir);
+    snprintf(head, sizeof head, "%s/e3-head.json", dir);
+    snprintf(one, sizeof one, "%s/e4-one-line.json", dir);
+    snprintf(out, sizeof out, "%s/e-merged.json", dir);
+    write_rank(p0, 0);
+    FILE *f = fopen(p0, "r"), *g = fopen(crlf, "w");
+    assert_non_null(f);
+    assert_non_null(g);
+    for (int c; (c = fgetc(f)) != EOF;) {
+        if (c == '\n') fputc('\r', g);
+        fputc(c, g);
+    }
+    fclose(f);
+    assert_int_equal(fclose(g), 0);
+    trace_t *t = trace_open(none, 2, NULL); /* no metadata, no events */
+    assert_non_null(t);
+    assert_int_equal(trace_close(t), 0);
+    put_file(head, "{\"traceEvents\":[");
+    const char *in[4] = {p0, crlf, none, head};
+    assert_int_equal(trace_merge(out, in, 4), 0);
+    assert_int_equal(merged_events(out), 7 + 7);
+    put_file(one, "{\"traceEvents\":[{\"ph\":\"i\",\"s\":\"t\",\"name\":\"step\",\"pid\":0,\"tid\":0,\"ts\":1.0}]}\n");
+    const char *in1[2] = {p0, one};
+    assert_int_equal(trace_merge(out, in1, 2), -1);
+}
+
+/* The warning for lines left out comes once per file that has them: how many
+ * (singular or plural), the first one's line number, and whether the file
+ * lacks its closing line. A file with none gets no warning. */
+static void test_merge_warns_about_lines_left_out(void **state) {
+    (void)state;
+    char good[128], cut[128], bad2[128], out[128];
+    snprintf(good, sizeof good, "%s/g-good.json", dir);
+    snprintf(cut, sizeof cut, "%s/g-cut.json", dir);
+    snprintf(bad2, sizeof bad2, "%s/g-bad2.json", dir);
+    snprintf(out, sizeof out, "%s/g-merged.json", dir);
+    write_rank(good, 0);
+    put_file(cut, "{\"traceEvents\":[\n"
+                  "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"a\",\"pid\":1,\"tid\":0,\"ts\":1.000},\n"
+                  "{\"ph\":\"i\",\"s\":\"t\",\"na");
+    put_file(bad2, "{\"traceEvents\":[\n"
+                   "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"a\",\"pid\":2,\"tid\":0,\"ts\":1.000},\n"
+                   "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"b\",\"pid\":2,\n"
+                   "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"c\",\"pid\":2,\"tid\":0,\"ts\":3.000},\n"
+                   "{\"ph\":\"i\",\"s\":\"t\",\"name\":\"d\"\n"
+                   "],\"displayTimeUnit\":\"ms\"}\n");
+    const char *in[3] = {good, cut, bad2};
+    merge_args_t m = {out, in, 3};
+    child_result_t r = run_in_child(merge_in_child, &m);
+    assert_int_equal(r.exit_code, 0);
+    assert_int_equal(merged_events(out), 7 + 1 + 2);
+    char want[512];
+    snprintf(want, sizeof want, "trace: warning: '%s': left out 1 line that is not a complete event (line 3 "
+             "first); the file has no closing line, so its rank stopped before trace_close\n", cut);
+    assert_non_null(strstr(r.out, want));
+    snprintf(want, sizeof want, "trace: warning: '%s': left out 2 lines that are not a complete event (line 3 "
+             "first)\n", bad2);
+    assert_non_null(strstr(r.out, want));
+    assert_null(strstr(r.out, good));
+    int warnings = 0;
+    for (const char *p = r.out; (p = strstr(p, "warning")); p++) warnings++;
+    assert_int_equal(warnings, 2);
+}
+
 static double test_start_s; /* wall_time() when main began, before any trace_now_us() */
 
 /* trace_now_us() counts microseconds from its first call in this process: it
@@ -338,6 +418,8 @@ int main(void) {
         cmocka_unit_test(test_bad_path_and_null_trace),
         cmocka_unit_test(test_merge_names_a_directory),
         cmocka_unit_test(test_write_failures_are_reported),
+        cmocka_unit_test(test_merge_reads_crlf_and_empty_traces),
+        cmocka_unit_test(test_merge_warns_about_lines_left_out),
         cmocka_unit_test(test_now_counts_microseconds_from_the_first_call),
     };
     return cmocka_run_group_tests_name("trace", tests, setup, teardown);

@@ -62,7 +62,7 @@ UNIT_TESTS += $(BUILD)/tests/test_gpu_emu $(BUILD)/tests/test_rng_device_emu $(B
 endif
 
 # ---- tests -------------------------------------------------------------------
-COMMON_TESTS := test_error test_log test_memory test_rng test_numerics test_half test_args test_trace \
+COMMON_TESTS := test_error test_log test_memory test_timer test_rng test_numerics test_half test_args test_trace \
                 test_json test_model test_data test_checkpoint
 $(foreach t,$(COMMON_TESTS),$(eval $(BUILD)/tests/$(t): common/tests/$(t).c $(LIBCOMMON)))
 $(COMMON_TESTS:%=$(BUILD)/tests/%):

@@ -45,25 +45,82 @@ static void test_fatal_names_rank(void **state) {
     assert_non_null(strstr(r.out, "[rank 2/4] error: "));
 }
 
+/* Like MPI_Abort: ends the process at once, without flushing stdio. */
 static void hook_exit_7(int code) {
-    (void)code;
-    fputs("hook ran\n", stderr);
+    fprintf(stderr, "hook ran with code %d\n", code);
     _exit(7);
 }
 
 static int fatal_with_hook(void *arg) {
     (void)arg;
     course_set_abort_hook(hook_exit_7);
+    printf("step 10 done; "); /* no newline: still in stdout's buffer */
     FATAL("with hook");
     return 0;
 }
 
+/* The hook gets exit code 1 and ends the process; what the program had
+ * printed to stdout is flushed before it runs (MPI_Abort would lose it). */
 static void test_fatal_calls_abort_hook(void **state) {
     (void)state;
     child_result_t r = run_in_child(fatal_with_hook, NULL);
     assert_int_equal(r.exit_code, 7); /* the hook, not exit(1), ended the process */
     assert_non_null(strstr(r.out, "with hook"));
-    assert_non_null(strstr(r.out, "hook ran"));
+    assert_non_null(strstr(r.out, "hook ran with code 1\n"));
+    assert_non_null(strstr(r.out, "step 10 done; "));
+}
+
+/* A message of 1500 characters, and the line it was raised on, printed first
+ * so that the parent can check it. */
+static int fatal_long(void *arg) {
+    (void)arg;
+    char msg[1501];
+    memset(msg, 'm', sizeof msg - 1);
+    msg[sizeof msg - 1] = '\0';
+    fprintf(stderr, "line %d\n", __LINE__); FATAL("%s|end", msg);
+    return 0;
+}
+
+/* The location is the FATAL's own line, and a long message comes out whole. */
+static void test_fatal_line_and_long_message(void **state) {
+    (void)state;
+    child_result_t r = run_in_child(fatal_long, NULL);
+    assert_int_equal(r.exit_code, 1);
+    int line = 0;
+    assert_int_equal(sscanf(r.out, "line %d", &line), 1);
+    char want[64];
+    snprintf(want, sizeof want, "test_error.c:%d: m", line);
+    assert_non_null(strstr(r.out, want));
+    const char *m = strstr(r.out, want) + strlen(want) - 1;
+    assert_int_equal(strspn(m, "m"), 1500);
+    assert_int_equal(strncmp(m + 1500, "|end\n", 5), 0);
+}
+
+/* A file the program was writing (a loss log) keeps what it had buffered:
+ * without a hook the job ends through exit(), which flushes every stream. */
+static int fatal_with_open_log(void *arg) {
+    FILE *log = fopen((const char *)arg, "w");
+    if (!log) return 3;
+    fputs("step 1 loss 2.50\n", log);
+    FATAL("diverged");
+    return 0;
+}
+
+static void test_fatal_keeps_open_files(void **state) {
+    (void)state;
+    char dir[] = "/tmp/test_error.XXXXXX", path[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/loss.csv", dir);
+    child_result_t r = run_in_child(fatal_with_open_log, path);
+    assert_int_equal(r.exit_code, 1);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char got[64] = "";
+    assert_non_null(fgets(got, sizeof got, f));
+    fclose(f);
+    assert_string_equal(got, "step 1 loss 2.50\n");
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
 }
 
 static int check_false(void *arg) {
@@ -79,6 +136,7 @@ static void test_course_error(void **state) {
     assert_int_equal(course_error(err, sizeof err, "--heads %d is %s", 5, "wrong"), -1);
     assert_string_equal(err, "--heads 5 is wr"); /* cut to the buffer, still terminated */
     assert_int_equal(course_error(NULL, 0, "no buffer %d", 1), -1);
+    assert_int_equal(course_error(NULL, 16, "no buffer, a length %d", 16), -1); /* NULL err wins */
     char keep[4] = "abc";
     assert_int_equal(course_error(keep, 0, "x"), -1);
     assert_string_equal(keep, "abc");
@@ -179,6 +237,8 @@ int main(void) {
         cmocka_unit_test(test_fatal_names_location_and_exits),
         cmocka_unit_test(test_fatal_names_rank),
         cmocka_unit_test(test_fatal_calls_abort_hook),
+        cmocka_unit_test(test_fatal_line_and_long_message),
+        cmocka_unit_test(test_fatal_keeps_open_files),
         cmocka_unit_test(test_check_macro),
         cmocka_unit_test(test_course_error),
         cmocka_unit_test(test_create_output),

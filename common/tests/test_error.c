@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "child.h"
@@ -179,6 +182,66 @@ static void test_create_output(void **state) {
     assert_int_equal(rmdir(dir), 0);
 }
 
+/* course_open_regular: a regular file opens with its size (and is not handed
+ * to programs this one starts); anything else gets a message that says what
+ * the path is and what to give instead, under the name the caller gave. */
+static void test_open_regular(void **state) {
+    (void)state;
+    char dir[] = "/tmp/test_error.XXXXXX", path[64], err[512], want[256];
+    const char *hint = "give a regular text file";
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/corpus.txt", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("hello", f);
+    assert_int_equal(fclose(f), 0);
+    size_t size = 0;
+    f = course_open_regular(path, "--data corpus.txt", hint, &size, err, sizeof err);
+    assert_non_null(f);
+    assert_int_equal(size, 5);
+    assert_true(fcntl(fileno(f), F_GETFD) & FD_CLOEXEC);
+    char got[8] = "";
+    assert_non_null(fgets(got, sizeof got, f));
+    assert_string_equal(got, "hello");
+    fclose(f);
+    f = course_open_regular(path, "--data", hint, NULL, err, sizeof err); /* no size wanted */
+    assert_non_null(f);
+    fclose(f);
+
+    char missing[64];
+    snprintf(missing, sizeof missing, "%s/missing.txt", dir);
+    assert_null(course_open_regular(missing, "--data missing.txt", hint, &size, err, sizeof err));
+    assert_string_equal(err, "--data missing.txt: cannot open (No such file or directory); give a regular text file");
+    assert_null(course_open_regular(dir, "--data DIR", hint, &size, err, sizeof err));
+    assert_string_equal(err, "--data DIR is a directory; give a regular text file");
+
+    char fifo[64], sock[64];
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    snprintf(sock, sizeof sock, "%s/sock", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    snprintf(addr.sun_path, sizeof addr.sun_path, "%s", sock);
+    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    const struct {
+        const char *path, *kind;
+    } others[] = {{fifo, "a FIFO (named pipe)"}, {sock, "a socket"}, {"/dev/null", "a character device"},
+                  {"/dev/loop0", "a block device"}};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        struct stat st;
+        if (i == 3 && (stat(others[i].path, &st) != 0 || !S_ISBLK(st.st_mode))) continue; /* none here */
+        assert_null(course_open_regular(others[i].path, "--data X", hint, &size, err, sizeof err));
+        snprintf(want, sizeof want, "--data X is %s, not a regular file; give a regular text file", others[i].kind);
+        assert_string_equal(err, want);
+    }
+    close(fd);
+    assert_int_equal(unlink(sock), 0);
+    assert_int_equal(unlink(fifo), 0);
+    assert_int_equal(unlink(path), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 /* course_same_file: existing files by device and inode, whatever the spelling
  * or link; files not yet there by name once the folder is resolved. */
 static void test_same_file(void **state) {
@@ -213,6 +276,9 @@ static void test_same_file(void **state) {
     assert_false(course_same_file(n1, b));
     assert_true(course_same_file("no-such-dir/x", "no-such-dir/x")); /* as given */
     assert_false(course_same_file("no-such-dir/x", "no-such-dir/y"));
+    assert_false(course_same_file("no-such-dir/x", "no-such-dir-2/x")); /* two folders, neither there */
+    assert_true(course_same_file("test-error-new.csv", "./test-error-new.csv")); /* no folder is "." */
+    assert_true(course_same_file("/test-error-new.csv", "/./test-error-new.csv")); /* the folder is "/" */
     unlink(a);
     unlink(b);
     unlink(sym);
@@ -242,6 +308,7 @@ int main(void) {
         cmocka_unit_test(test_check_macro),
         cmocka_unit_test(test_course_error),
         cmocka_unit_test(test_create_output),
+        cmocka_unit_test(test_open_regular),
         cmocka_unit_test(test_same_file),
     };
     return cmocka_run_group_tests_name("error", tests, NULL, NULL);

@@ -29,7 +29,7 @@ trace_t *trace_open(const char *path, int pid, const char *process_name);
 
 /**
  * @brief Name a thread row (tid), e.g. "compute" or "comm".
- * @param t the trace
+ * @param t the trace (may be NULL)
  * @param tid thread id within the process
  * @param name label
  */

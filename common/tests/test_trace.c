@@ -196,6 +196,21 @@ static void test_events_carry_what_was_given(void **state) {
     json_decref(root);
 }
 
+/* A rerun that writes its trace where an older one lies replaces it: two
+ * traces in one file would not be JSON. */
+static void test_open_overwrites_an_old_trace(void **state) {
+    (void)state;
+    char path[128];
+    snprintf(path, sizeof path, "%s/again.json", dir);
+    write_rank(path, 0);
+    write_rank(path, 1);
+    json_t *root = load(path);
+    json_t *ev = json_object_get(root, "traceEvents");
+    assert_int_equal(json_array_size(ev), 7);
+    assert_int_equal(json_integer_value(json_object_get(json_array_get(ev, 0), "pid")), 1);
+    json_decref(root);
+}
+
 /* Write text to path. */
 static void put_file(const char *path, const char *text) {
     FILE *f = fopen(path, "w");
@@ -397,6 +412,9 @@ static void test_bad_path_and_null_trace(void **state) {
     (void)state;
     assert_null(trace_open("no/such/dir/t.json", 0, "x"));
     trace_complete(NULL, "x", "y", 0, 0, 0); /* tracing off: a no-op */
+    trace_thread_name(NULL, 0, "compute");
+    trace_instant(NULL, "step", 0, 0);
+    trace_counter(NULL, "loss", 0, 1.0);
     assert_int_equal(trace_close(NULL), 0);
     const char *in[1] = {"no/such/file.json"};
     char out[128];
@@ -413,6 +431,7 @@ int main(void) {
         cmocka_unit_test(test_merge_keeps_every_rank),
         cmocka_unit_test(test_nonfinite_and_long_names),
         cmocka_unit_test(test_events_carry_what_was_given),
+        cmocka_unit_test(test_open_overwrites_an_old_trace),
         cmocka_unit_test(test_merge_leaves_out_a_cut_line),
         cmocka_unit_test(test_merge_refuses_other_files),
         cmocka_unit_test(test_bad_path_and_null_trace),

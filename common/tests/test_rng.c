@@ -105,6 +105,28 @@ static void test_split_is_deterministic_and_independent(void **state) {
     assert_true(same_parent < 5);
 }
 
+/* rng_split's streams, pinned: every seeded parameter initialisation, Markov corpus and graded
+ * input is drawn from a split stream, so a change to the mixing (its constants, the id + 1, the
+ * xor with the parent's stream) would silently change every recorded loss curve, checkpoint and
+ * grader input while every statistical test above still passed. The values are this
+ * implementation's (SplitMix64's finaliser over the id, then over parent stream ^ that). */
+static void test_split_streams_are_pinned(void **state) {
+    (void)state;
+    rng_t root;
+    rng_init(&root, 1234);
+    static const uint64_t streams[3] = {0x5e41ab087439611eull, 0x64684c4f0fd784b4ull, 0xbccdfd9c96a18897ull};
+    static const uint64_t grand[3] = {0xb9b6d1896060b357ull, 0xea5539bd0f25b78cull, 0xeb8dc2add6795cb5ull};
+    static const uint32_t first[3] = {0x1148b27eu, 0x37243334u, 0xd0ee058eu};
+    for (int id = 0; id < 3; id++) {
+        rng_t c = rng_split(&root, (uint64_t)id);
+        assert_int_equal(c.seed, 1234);
+        assert_int_equal(c.counter, 0);
+        assert_int_equal(c.stream, streams[id]);
+        assert_int_equal(rng_split(&c, 5).stream, grand[id]); /* a split of a split: the parent's stream counts */
+        assert_int_equal(rng_u32(&c), first[id]);
+    }
+}
+
 static void test_uniform_moments(void **state) {
     (void)state;
     rng_t r;
@@ -176,6 +198,7 @@ int main(void) {
         cmocka_unit_test(test_sequential_matches_indexed),
         cmocka_unit_test(test_u64_and_double),
         cmocka_unit_test(test_split_is_deterministic_and_independent),
+        cmocka_unit_test(test_split_streams_are_pinned),
         cmocka_unit_test(test_uniform_moments),
         cmocka_unit_test(test_normal_moments),
         cmocka_unit_test(test_below_is_in_range_and_uniform),

@@ -119,8 +119,7 @@ static void test_round_trip(void **state) {
 
 /* The device and the library are recorded, not compared: the same kernels on
  * another GPU, or another cuBLAS or OpenBLAS version, are the same run to
- * within rounding (the training program warns). A library name that fills
- * its field comes back NUL-ended, one byte shorter. */
+ * within rounding (the training program warns). */
 static void test_library_is_recorded_not_compared(void **state) {
     (void)state;
     ckpt_meta_t want = meta(), got;
@@ -131,16 +130,35 @@ static void test_library_is_recorded_not_compared(void **state) {
     assert_int_equal(checkpoint_load(path, &want, &got, x, y, z, err, sizeof err), 0);
     assert_memory_equal(a, x, sizeof a);
     assert_string_equal(got.library, meta().library); /* the file's, not this run's */
+}
 
-    ckpt_meta_t full = meta();
-    memset(full.library, 'x', sizeof full.library); /* no terminating 0 */
-    char fpath[300];
+/* Every name that fills its field (no terminating 0 in the file: a made or edited one)
+ * comes back NUL-ended, one byte shorter, and never runs into the next field. */
+static void test_full_names_come_back_ended(void **state) {
+    (void)state;
+    ckpt_meta_t full = meta(), got;
+    memset(full.data_desc, 'd', sizeof full.data_desc);
+    memset(full.backend, 'b', sizeof full.backend);
+    memset(full.precision, 'p', sizeof full.precision);
+    memset(full.attention, 'a', sizeof full.attention);
+    memset(full.matmul, 'm', sizeof full.matmul);
+    memset(full.device, 'v', sizeof full.device);
+    memset(full.library, 'l', sizeof full.library);
+    char fpath[300], err[1024];
     snprintf(fpath, sizeof fpath, "%s.full", path);
     assert_int_equal(checkpoint_save(fpath, &full, a, b, c, err, sizeof err), 0);
+    memset(&got, 'z', sizeof got);
     int rc = checkpoint_read_meta(fpath, &got, err, sizeof err);
     remove(fpath);
     assert_int_equal(rc, 0);
+    assert_int_equal(strlen(got.data_desc), sizeof got.data_desc - 1);
+    assert_int_equal(strlen(got.backend), CKPT_NAME_LEN - 1);
+    assert_int_equal(strlen(got.precision), CKPT_NAME_LEN - 1);
+    assert_int_equal(strlen(got.attention), CKPT_NAME_LEN - 1);
+    assert_int_equal(strlen(got.matmul), CKPT_NAME_LEN - 1);
+    assert_int_equal(strlen(got.device), CKPT_DEVICE_LEN - 1);
     assert_int_equal(strlen(got.library), CKPT_LIBRARY_LEN - 1);
+    assert_true(got.data_desc[0] == 'd' && got.matmul[0] == 'm' && got.device[0] == 'v');
 }
 
 /* A version-2 file (written here field by field, as the build before version 3
@@ -292,6 +310,37 @@ static void version_2_long_header(FILE *f) {
     fseek(f, 8, SEEK_SET);
     fputc(2, f);
 }
+/* The magic's terminating 0 is part of it. */
+static void bad_magic_end(FILE *f) {
+    fseek(f, 7, SEEK_SET);
+    fputc('X', f);
+}
+/* Version 0 was never written: it is unknown, not old. */
+static void version_0(FILE *f) {
+    fseek(f, 8, SEEK_SET);
+    fputc(0, f);
+}
+static long cut_at;
+static void cut_file(FILE *f) { assert_int_equal(ftruncate(fileno(f), cut_at), 0); }
+
+/* Bytes from the magic to n_params: magic, version, header bytes, six i32, two f64. */
+#define N_PARAMS_AT (16 + 6 * 4 + 2 * 8)
+
+/* n_params = 2^62 + 1000: at 12 bytes a parameter, its arrays' size wraps around 2^64
+ * to the 12,000 bytes of 1000 parameters, so the file has the size its header implies.
+ * The checksum is made again over the edit, as in a made file: only the bound on
+ * n_params refuses it. */
+static void wrapping_n_params(FILE *f) {
+    static uint8_t file[1 << 16];
+    size_t n = fread(file, 1, sizeof file, f);
+    assert_true(n > N_PARAMS_AT + 8 && n < sizeof file);
+    uint64_t np = ((uint64_t)1 << 62) + NP;
+    memcpy(file + N_PARAMS_AT, &np, 8);
+    uint64_t sum = ckpt_v2_fnv1a(0xcbf29ce484222325ull, file, n - 8);
+    memcpy(file + n - 8, &sum, 8);
+    rewind(f);
+    assert_int_equal(fwrite(file, 1, n, f), n);
+}
 
 static void test_damage_is_refused(void **state) {
     (void)state;
@@ -305,6 +354,24 @@ static void test_damage_is_refused(void **state) {
     damaged(old_version, "this build reads versions 2 to 3");
     damaged(version_2_long_header, "format version 2 (header 636 bytes); this program reads version 3 "
             "(header 636 bytes) and version 2 (header 508 bytes)");
+    damaged(bad_magic_end, "bad magic");
+    damaged(version_0, "format version 0 (header 636 bytes); this program reads version 3");
+    /* Cut at each boundary the reader checks: the 16 bytes of magic, version and header
+     * size; the header and checksum of the file's version; the size the header implies. */
+    cut_at = 0;
+    damaged(cut_file, "0 bytes is too short to be a checkpoint (the header alone is 508 or more); "
+            "if it was copied, copy it again");
+    cut_at = 15;
+    damaged(cut_file, "15 bytes is too short to be a checkpoint");
+    cut_at = 16;
+    damaged(cut_file, "truncated: 16 bytes, less than the 636-byte header and checksum; if it was copied");
+    cut_at = 100;
+    damaged(cut_file, "truncated: 100 bytes, less than the 636-byte header and checksum");
+    cut_at = 636 + 7;
+    damaged(cut_file, "truncated: 643 bytes, less than the 636-byte header and checksum");
+    cut_at = 636 + 8;
+    damaged(cut_file, "644 bytes, but a checkpoint of 1000 parameters has 12644 bytes");
+    damaged(wrapping_n_params, "a checkpoint of 4611686018427388904 parameters has");
     ckpt_meta_t m = meta(), got;
     char err[512];
     assert_int_equal(checkpoint_load("no/such/dir/x.ckpt", &m, &got, x, y, z, err, sizeof err), -1);
@@ -346,6 +413,39 @@ static void test_non_finite_field_is_refused(void **state) {
     assert_non_null(strstr(err, "--lr is not a finite number"));
     assert_null(strstr(err, "this run"));
     for (int i = 0; i < NP; i++) assert_true(x[i] == 0.0f); /* untouched */
+}
+
+/* Every floating-point field, NaN or infinite of either sign, is refused by its own name. */
+static void test_every_non_finite_field_is_named(void **state) {
+    (void)state;
+    static const struct { const char *name; size_t at; int is_float; } fields[] = {
+        {"rope theta", offsetof(ckpt_meta_t, cfg.rope_theta), 1},
+        {"norm eps", offsetof(ckpt_meta_t, cfg.norm_eps), 1},
+        {"--lr", offsetof(ckpt_meta_t, lr), 0},
+        {"--min-lr", offsetof(ckpt_meta_t, min_lr), 0},
+        {"--weight-decay", offsetof(ckpt_meta_t, weight_decay), 0},
+        {"--beta1", offsetof(ckpt_meta_t, beta1), 0},
+        {"--beta2", offsetof(ckpt_meta_t, beta2), 0},
+        {"--adam-eps", offsetof(ckpt_meta_t, adam_eps), 0},
+        {"--clip", offsetof(ckpt_meta_t, clip), 0},
+    };
+    const double odd[] = {NAN, INFINITY, -INFINITY};
+    char file[300], err[1024], expect[128];
+    snprintf(file, sizeof file, "%s.odd", path);
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        for (size_t k = 0; k < sizeof odd / sizeof odd[0]; k++) {
+            ckpt_meta_t m = meta(), got;
+            void *p = (char *)&m + fields[i].at;
+            if (fields[i].is_float) *(float *)p = (float)odd[k];
+            else *(double *)p = odd[k];
+            assert_int_equal(checkpoint_save(file, &m, a, b, c, err, sizeof err), 0);
+            int rc = checkpoint_read_meta(file, &got, err, sizeof err);
+            remove(file);
+            assert_int_equal(rc, -1);
+            snprintf(expect, sizeof expect, "the checkpoint's %s is not a finite number", fields[i].name);
+            assert_non_null(strstr(err, expect));
+        }
+    }
 }
 
 static void test_large_other_file_is_refused_unread(void **state) {
@@ -484,11 +584,13 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_library_is_recorded_not_compared),
+        cmocka_unit_test(test_full_names_come_back_ended),
         cmocka_unit_test(test_version_2_still_loads),
         cmocka_unit_test(test_mismatch_names_the_field),
         cmocka_unit_test(test_compute_mismatch_names_the_setting),
         cmocka_unit_test(test_damage_is_refused),
         cmocka_unit_test(test_non_finite_field_is_refused),
+        cmocka_unit_test(test_every_non_finite_field_is_named),
         cmocka_unit_test(test_load_path_must_be_a_regular_file),
         cmocka_unit_test(test_large_other_file_is_refused_unread),
         cmocka_unit_test(test_grown_checkpoint_is_refused_unread),

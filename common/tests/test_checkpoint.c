@@ -266,6 +266,106 @@ static void test_mismatch_names_the_field(void **state) {
     assert_non_null(strstr(err, "--lr: checkpoint 0.01, this run 0.003"));
     assert_non_null(strstr(err, "data: checkpoint 'markov seed=1 states=256 branch=2', this run 'text bytes=10'"));
     for (int i = 0; i < NP; i++) assert_true(x[i] == 0.0f); /* untouched */
+    /* The whole message: the file, every difference in the order of the format, and what to do. */
+    char expect[2048];
+    snprintf(expect, sizeof expect, "%s does not match this run: --d-model: checkpoint 64, this run 128; --lr: "
+             "checkpoint 0.01, this run 0.003; data: checkpoint 'markov seed=1 states=256 branch=2', this run "
+             "'text bytes=10'; resume with the flags it was written with", path);
+    assert_string_equal(err, expect);
+}
+
+/* Every compared field, changed alone, is named alone, by the flag that sets it, with the
+ * checkpoint's value first. The step, the device and the library are not compared. */
+static void test_every_field_is_compared(void **state) {
+    (void)state;
+    enum { I32, U64, F32, F64 };
+    static const struct { const char *flag; size_t at; int kind; } fields[] = {
+        {"vocab", offsetof(ckpt_meta_t, cfg.vocab), I32},
+        {"--d-model", offsetof(ckpt_meta_t, cfg.d_model), I32},
+        {"--layers", offsetof(ckpt_meta_t, cfg.n_layers), I32},
+        {"--heads", offsetof(ckpt_meta_t, cfg.n_heads), I32},
+        {"--ffn", offsetof(ckpt_meta_t, cfg.d_ff), I32},
+        {"--max-seq", offsetof(ckpt_meta_t, cfg.max_seq), I32},
+        {"rope theta", offsetof(ckpt_meta_t, cfg.rope_theta), F32},
+        {"norm eps", offsetof(ckpt_meta_t, cfg.norm_eps), F32},
+        {"parameter count", offsetof(ckpt_meta_t, n_params), U64},
+        {"--seed", offsetof(ckpt_meta_t, seed), U64},
+        {"--batch", offsetof(ckpt_meta_t, batch), I32},
+        {"--seq", offsetof(ckpt_meta_t, seq_len), I32},
+        {"--accum", offsetof(ckpt_meta_t, accum), I32},
+        {"--steps", offsetof(ckpt_meta_t, total_steps), I32},
+        {"--warmup", offsetof(ckpt_meta_t, warmup), I32},
+        {"--lr", offsetof(ckpt_meta_t, lr), F64},
+        {"--min-lr", offsetof(ckpt_meta_t, min_lr), F64},
+        {"--weight-decay", offsetof(ckpt_meta_t, weight_decay), F64},
+        {"--beta1", offsetof(ckpt_meta_t, beta1), F64},
+        {"--beta2", offsetof(ckpt_meta_t, beta2), F64},
+        {"--adam-eps", offsetof(ckpt_meta_t, adam_eps), F64},
+        {"--clip", offsetof(ckpt_meta_t, clip), F64},
+    };
+    const ckpt_meta_t got = meta();
+    char err[1024], expect[256];
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+        ckpt_meta_t want = got;
+        void *p = (char *)&want + fields[i].at;
+        const void *q = (const char *)&got + fields[i].at;
+        switch (fields[i].kind) { /* one more than the checkpoint's */
+        case I32:
+            *(int *)p += 1;
+            snprintf(expect, sizeof expect, "%s: checkpoint %d, this run %d", fields[i].flag, *(const int *)q,
+                     *(int *)p);
+            break;
+        case U64:
+            *(uint64_t *)p += 1;
+            snprintf(expect, sizeof expect, "%s: checkpoint %llu, this run %llu", fields[i].flag,
+                     (unsigned long long)*(const uint64_t *)q, (unsigned long long)*(uint64_t *)p);
+            break;
+        case F32:
+            *(float *)p += 1.0f;
+            snprintf(expect, sizeof expect, "%s: checkpoint %g, this run %g", fields[i].flag,
+                     (double)*(const float *)q, (double)*(float *)p);
+            break;
+        default:
+            *(double *)p += 1.0;
+            snprintf(expect, sizeof expect, "%s: checkpoint %g, this run %g", fields[i].flag, *(const double *)q,
+                     *(double *)p);
+        }
+        err[0] = '\0';
+        assert_int_equal(checkpoint_compare_meta(&want, &got, err, sizeof err), -1);
+        assert_string_equal(err, expect);
+    }
+    ckpt_meta_t want = got;
+    want.step = 0;
+    snprintf(want.device, sizeof want.device, "another device");
+    snprintf(want.library, sizeof want.library, "another library");
+    assert_int_equal(checkpoint_compare_meta(&want, &got, err, sizeof err), 0);
+}
+
+/* A text file's description is "text bytes=N fnv1a=H". The same length with another hash
+ * may be an edited file or a checkpoint from before format version 3, and the message says
+ * so; another length, or another kind of source, is only a different data source. */
+static void test_data_mismatch_hint(void **state) {
+    (void)state;
+    ckpt_meta_t want = meta(), got = meta();
+    char err[1024];
+    const char *hint = "a file of the same length with other bytes";
+    snprintf(got.data_desc, sizeof got.data_desc, "text bytes=100 fnv1a=0123456789abcdef");
+    snprintf(want.data_desc, sizeof want.data_desc, "text bytes=100 fnv1a=f123456789abcdef");
+    assert_int_equal(checkpoint_compare_meta(&want, &got, err, sizeof err), -1);
+    print_message("  %s\n", err);
+    assert_non_null(strstr(err, "data: checkpoint 'text bytes=100 fnv1a=0123456789abcdef', this run "
+                                "'text bytes=100 fnv1a=f123456789abcdef' (a file of the same length"));
+    assert_non_null(strstr(err, "format version 3"));
+    snprintf(want.data_desc, sizeof want.data_desc, "text bytes=101 fnv1a=0123456789abcdef");
+    assert_int_equal(checkpoint_compare_meta(&want, &got, err, sizeof err), -1);
+    assert_null(strstr(err, hint));
+    snprintf(want.data_desc, sizeof want.data_desc, "text bytes=1000 fnv1a=f123456789abcdef");
+    assert_int_equal(checkpoint_compare_meta(&want, &got, err, sizeof err), -1);
+    assert_null(strstr(err, hint));
+    got = meta();
+    snprintf(want.data_desc, sizeof want.data_desc, "markov seed=2 states=256 branch=2");
+    assert_int_equal(checkpoint_compare_meta(&want, &got, err, sizeof err), -1);
+    assert_null(strstr(err, hint));
 }
 
 /* Copy the good file, damage it with f, and check the load error contains `want`. */
@@ -587,6 +687,8 @@ int main(void) {
         cmocka_unit_test(test_full_names_come_back_ended),
         cmocka_unit_test(test_version_2_still_loads),
         cmocka_unit_test(test_mismatch_names_the_field),
+        cmocka_unit_test(test_every_field_is_compared),
+        cmocka_unit_test(test_data_mismatch_hint),
         cmocka_unit_test(test_compute_mismatch_names_the_setting),
         cmocka_unit_test(test_damage_is_refused),
         cmocka_unit_test(test_non_finite_field_is_refused),

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -652,6 +653,58 @@ static void test_failed_rename_removes_tmp(void **state) {
     assert_false(left);
 }
 
+/* Save path over a good checkpoint in a child whose files may not grow past `limit` bytes
+ * (a disk that fills up mid-save); exit 0 if the save was refused, 1 if it succeeded. */
+static long fsize_limit;
+static int save_over_limit_in_child(void *arg) {
+    const char *p = arg;
+    signal(SIGXFSZ, SIG_IGN); /* the write fails with EFBIG instead of ending the process */
+    struct rlimit rl = {(rlim_t)fsize_limit, (rlim_t)fsize_limit};
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 2;
+    ckpt_meta_t m = meta();
+    m.step = 999;
+    char err[1024];
+    if (checkpoint_save(p, &m, a, b, c, err, sizeof err) == 0) return 1;
+    printf("%s\n", err);
+    return 0;
+}
+
+/* A save that cannot write the whole file (the disk fills up: here, a file-size limit)
+ * says so, naming the file, removes its path.tmp and leaves the checkpoint it was to
+ * replace as it was. The limit cuts it early (an fwrite fails) and 4 bytes before the
+ * end (only the flush in fclose fails). */
+static void test_failed_write_keeps_the_old_checkpoint(void **state) {
+    (void)state;
+    char file[300], tmp[320], err[1024];
+    snprintf(file, sizeof file, "%s.full-disk", path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", file);
+    const long size = 636 + 3 * NP * (long)sizeof(float) + 8; /* header, arrays, checksum */
+    const long limits[] = {1000, size - 4};
+    for (size_t i = 0; i < sizeof limits / sizeof limits[0]; i++) {
+        ckpt_meta_t m = meta(), got;
+        assert_int_equal(checkpoint_save(file, &m, a, b, c, err, sizeof err), 0);
+        fsize_limit = limits[i];
+        child_result_t r = run_in_child(save_over_limit_in_child, file);
+        print_message("  %s", r.out);
+        int left = exists(tmp);
+        remove(tmp);
+        int rc = checkpoint_load(file, &m, &got, x, y, z, err, sizeof err);
+        remove(file);
+        assert_true(r.exited && r.exit_code == 0);
+        assert_non_null(strstr(r.out, file));
+        assert_non_null(strstr(r.out, "writing the checkpoint failed (File too large); is the disk full?"));
+        assert_false(left);
+        assert_int_equal(rc, 0); /* the old one, whole */
+        assert_int_equal(got.step, 123);
+        assert_memory_equal(a, x, sizeof a);
+    }
+    /* A folder that does not exist: the message names the file it could not create and why. */
+    ckpt_meta_t m = meta();
+    assert_int_equal(checkpoint_save("no/such/dir/x.ckpt", &m, a, b, c, err, sizeof err), -1);
+    print_message("  %s\n", err);
+    assert_non_null(strstr(err, "no/such/dir/x.ckpt.tmp: cannot create checkpoint (No such file or directory)"));
+}
+
 /* What the train program runs before its first step: can path be written? */
 static void test_check_writable(void **state) {
     (void)state;
@@ -697,6 +750,7 @@ int main(void) {
         cmocka_unit_test(test_large_other_file_is_refused_unread),
         cmocka_unit_test(test_grown_checkpoint_is_refused_unread),
         cmocka_unit_test(test_failed_rename_removes_tmp),
+        cmocka_unit_test(test_failed_write_keeps_the_old_checkpoint),
         cmocka_unit_test(test_check_writable),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -120,8 +120,21 @@ static size_t header_bytes(uint32_t version) {
     return 16 + h.n;
 }
 
+/* path.tmp, the file a save writes before renaming it over path, into tmp[n]. A path
+ * too long to take the suffix is refused rather than cut to fit: at 4095 characters the
+ * cut name is path itself, which a save would overwrite in place and
+ * checkpoint_check_writable() would delete. */
+static int tmp_name(const char *path, char *tmp, size_t n, char *err, size_t errlen) {
+    if ((size_t)snprintf(tmp, n, "%s.tmp", path) < n) return 0;
+    return course_error(err, errlen, "the checkpoint path is too long (%zu characters): with \".tmp\" added "
+                        "for the file a save writes first, it is longer than the %zu a path may have; give a "
+                        "shorter path", strlen(path), n - 1);
+}
+
 int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *params, const float *m,
                     const float *v, char *err, size_t errlen) {
+    char tmp[4096];
+    if (tmp_name(path, tmp, sizeof tmp, err, errlen)) return -1;
     hdr_t *h = host_calloc(1, sizeof *h);
     uint32_t version = CKPT_VERSION, hbytes = (uint32_t)header_bytes(version);
     put(h, MAGIC, 8);
@@ -129,8 +142,6 @@ int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *para
     put(h, &hbytes, 4);
     encode_meta(h, meta, version);
     size_t n = (size_t)meta->n_params;
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
     FILE *f = fopen(tmp, "wb");
     if (!f) {
         host_free(h);
@@ -168,7 +179,7 @@ int checkpoint_check_writable(const char *path, char *err, size_t errlen) {
     /* Create and remove the same path.tmp that checkpoint_save() writes: the
      * rename then only needs the folder we just wrote into. */
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    if (tmp_name(path, tmp, sizeof tmp, err, errlen)) return -1;
     FILE *f = fopen(tmp, "wb");
     if (!f)
         return course_error(err, errlen, "%s: cannot create %s (%s); check that the folder exists and is "

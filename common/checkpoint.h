@@ -102,7 +102,8 @@ typedef struct {
 /**
  * @brief Write a checkpoint atomically (to path.tmp, then renamed over path).
  *
- * On any failure path.tmp is removed and path is left as it was.
+ * On any failure path.tmp is removed and path is left as it was. A path with
+ * no room for ".tmp" in a path's 4095 characters is refused.
  * @param path file to write
  * @param meta the metadata (n_params must be the length of the three arrays)
  * @param params parameters
@@ -124,7 +125,7 @@ int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *para
  * @param path the checkpoint file a run will write
  * @param err message on failure, naming the path, the system error and what to do
  * @param errlen size of err
- * @return 0, or -1 if path is a directory or path.tmp cannot be created
+ * @return 0, or -1 if path is a directory or path.tmp cannot be created (or is too long a name)
  */
 int checkpoint_check_writable(const char *path, char *err, size_t errlen);
 

@@ -2,7 +2,9 @@
  * too); a version-2 file, which does not record the library, still loads;
  * corruption, truncation, a foreign file, a version-1 file and every kind of
  * mismatch (the way of computing too) are refused with a message that names
- * it, and a refused load leaves the caller's arrays untouched. */
+ * it, and a refused load leaves the caller's arrays untouched; a save that
+ * fails, or whose path has no room for ".tmp", leaves the checkpoint it would
+ * replace as it was. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -733,6 +735,54 @@ static void test_check_writable(void **state) {
     assert_non_null(strstr(err, "is a directory"));
 }
 
+/* A path of exactly len characters naming dir/ckpt: dir, then "./" and "/" to pad it. */
+static void long_path(char *out, size_t len, const char *dir) {
+    size_t n = (size_t)snprintf(out, len + 1, "%s/", dir);
+    while (n + 2 + 4 <= len) n += (size_t)snprintf(out + n, len + 1 - n, "./");
+    while (n + 4 < len) n += (size_t)snprintf(out + n, len + 1 - n, "/");
+    snprintf(out + n, len + 1 - n, "ckpt");
+    assert_int_equal(strlen(out), len);
+}
+
+/* path.tmp must fit in the 4095 characters a path may have. A longer path is refused by
+ * both functions: its path.tmp was cut to fit, and at 4095 characters the cut name was
+ * path itself, so the check before a run deleted the checkpoint there and a save
+ * overwrote it in place. 4091 characters, path.tmp 4095, still save and load. */
+static void test_path_too_long_for_its_tmp(void **state) {
+    (void)state;
+    char dir[300], file[320], err[1024];
+    static char lp[4096];
+    snprintf(dir, sizeof dir, "%s.long", path);
+    snprintf(file, sizeof file, "%s/ckpt", dir);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    ckpt_meta_t m = meta(), got;
+    assert_int_equal(checkpoint_save(file, &m, a, b, c, err, sizeof err), 0);
+    long_path(lp, 4095, dir);
+    int rc_check = checkpoint_check_writable(lp, err, sizeof err);
+    print_message("  %s\n", err);
+    int refused_check = rc_check == -1 && strstr(err, "too long") != NULL;
+    ckpt_meta_t later = meta();
+    later.step = 999;
+    int rc_save = checkpoint_save(lp, &later, a, b, c, err, sizeof err);
+    int refused_save = rc_save == -1 && strstr(err, "too long") != NULL;
+    int rc_old = checkpoint_read_meta(file, &got, err, sizeof err);
+    long_path(lp, 4092, dir);
+    int rc_4092 = checkpoint_check_writable(lp, err, sizeof err);
+    long_path(lp, 4091, dir);
+    int rc_4091 = checkpoint_save(lp, &later, a, b, c, err, sizeof err);
+    int rc_4091_load = checkpoint_read_meta(lp, &m, err, sizeof err);
+    remove(file);
+    rmdir(dir);
+    assert_true(refused_check);
+    assert_true(refused_save);
+    assert_int_equal(rc_old, 0); /* the checkpoint there is still whole, and the old one */
+    assert_int_equal(got.step, 123);
+    assert_int_equal(rc_4092, -1);
+    assert_int_equal(rc_4091, 0);
+    assert_int_equal(rc_4091_load, 0);
+    assert_int_equal(m.step, 999);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
@@ -752,6 +802,7 @@ int main(void) {
         cmocka_unit_test(test_failed_rename_removes_tmp),
         cmocka_unit_test(test_failed_write_keeps_the_old_checkpoint),
         cmocka_unit_test(test_check_writable),
+        cmocka_unit_test(test_path_too_long_for_its_tmp),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -271,8 +271,17 @@ static uint8_t *read_checked(const char *path, size_t *len_out, size_t *header_o
         return NULL;
     }
     decode_meta(&r, meta, version);
+    /* Bounded before the size is computed from it: 12 bytes a parameter of a larger count
+     * can wrap around 2^64 to any size, the file's own included, and the size message
+     * would then read "12644 bytes, but a checkpoint of ... parameters has 12644 bytes". */
+    if (meta->n_params > ((size_t)1 << 40)) {
+        fclose(f);
+        course_error(err, errlen, "%s: its header gives %llu parameters, more than a checkpoint may hold "
+             "(2^40): the file is corrupt; " DAMAGED_HINT, path, (unsigned long long)meta->n_params);
+        return NULL;
+    }
     size_t want_len = hb + 3 * (size_t)meta->n_params * sizeof(float) + 8;
-    if (meta->n_params > ((size_t)1 << 40) || (size_t)len != want_len) {
+    if ((size_t)len != want_len) {
         fclose(f);
         course_error(err, errlen, "%s: %ld bytes, but a checkpoint of %llu parameters has %zu bytes "
              "(truncated or corrupt); " DAMAGED_HINT, path, len, (unsigned long long)meta->n_params, want_len);

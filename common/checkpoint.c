@@ -342,6 +342,19 @@ static void diff_add(diff_t *d, const char *fmt, ...) {
     if (d->used >= sizeof d->buf) d->used = sizeof d->buf - 1;
 }
 
+/* A floating-point field that differs, with as many digits as tell the two values
+ * apart: %g's six would print "--lr: checkpoint 0.001, this run 0.001" for 0.001 and
+ * 0.0010000001, naming the field but not the difference. 17 always tell doubles apart. */
+static void diff_f(diff_t *d, const char *flag, double got, double want) {
+    char g[32], w[32];
+    for (int digits = 6; digits <= 17; digits++) {
+        snprintf(g, sizeof g, "%.*g", digits, got);
+        snprintf(w, sizeof w, "%.*g", digits, want);
+        if (strcmp(g, w) != 0) break;
+    }
+    diff_add(d, "%s: checkpoint %s, this run %s", flag, g, w);
+}
+
 int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, char *err,
                             size_t errlen) {
     diff_t d = {"", 0, 0};
@@ -349,8 +362,7 @@ int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, cha
     if (want->field != got->field)                                                             \
         diff_add(&d, "%s: checkpoint %lld, this run %lld", flag, (long long)got->field, (long long)want->field);
 #define DIFF_F(flag, field)                                                                    \
-    if (!(want->field == got->field))                                                          \
-        diff_add(&d, "%s: checkpoint %g, this run %g", flag, (double)got->field, (double)want->field);
+    if (!(want->field == got->field)) diff_f(&d, flag, (double)got->field, (double)want->field);
     DIFF_I("vocab", cfg.vocab)
     DIFF_I("--d-model", cfg.d_model)
     DIFF_I("--layers", cfg.n_layers)

@@ -344,6 +344,26 @@ static void test_every_field_is_compared(void **state) {
     assert_int_equal(checkpoint_compare_meta(&want, &got, err, sizeof err), 0);
 }
 
+/* Values that differ past %g's six digits are printed with as many as tell them apart:
+ * "--lr: checkpoint 0.01, this run 0.01" would name the field but not the difference. */
+static void test_close_values_are_told_apart(void **state) {
+    (void)state;
+    ckpt_meta_t want = meta(), got = meta();
+    char err[1024];
+    want.lr = 0.01 * (1 + 1e-9);
+    assert_int_equal(checkpoint_compare_meta(&want, &got, err, sizeof err), -1);
+    print_message("  %s\n", err);
+    assert_string_equal(err, "--lr: checkpoint 0.01, this run 0.01000000001");
+    want.lr = nextafter(0.01, 1.0); /* the next double: 17 digits tell them apart */
+    assert_int_equal(checkpoint_compare_meta(&want, &got, err, sizeof err), -1);
+    assert_string_equal(err, "--lr: checkpoint 0.01, this run 0.010000000000000002");
+    want = meta();
+    want.cfg.rope_theta = nextafterf(got.cfg.rope_theta, INFINITY);
+    assert_int_equal(checkpoint_compare_meta(&want, &got, err, sizeof err), -1);
+    print_message("  %s\n", err);
+    assert_string_equal(err, "rope theta: checkpoint 10000, this run 10000.001");
+}
+
 /* A text file's description is "text bytes=N fnv1a=H". The same length with another hash
  * may be an edited file or a checkpoint from before format version 3, and the message says
  * so; another length, or another kind of source, is only a different data source. */
@@ -792,6 +812,7 @@ int main(void) {
         cmocka_unit_test(test_version_2_still_loads),
         cmocka_unit_test(test_mismatch_names_the_field),
         cmocka_unit_test(test_every_field_is_compared),
+        cmocka_unit_test(test_close_values_are_told_apart),
         cmocka_unit_test(test_data_mismatch_hint),
         cmocka_unit_test(test_compute_mismatch_names_the_setting),
         cmocka_unit_test(test_damage_is_refused),

@@ -313,6 +313,16 @@ static uint8_t *read_checked(const char *path, size_t *len_out, size_t *header_o
              "or start again", path, odd);
         return NULL;
     }
+    /* A run saves at most at its last step. A step past it (a made or edited file) would also
+     * not fit the trainer's int step counter: resuming from 2^32 + 5 would start at step 5. */
+    if (meta->total_steps < 0 || meta->step > (uint64_t)meta->total_steps) {
+        host_free(buf);
+        course_error(err, errlen, "%s: the checkpoint is at step %llu of --steps %d, past the end of its run, "
+             "which no run writes (the file was made or edited by something other than checkpoint_save); "
+             "resume from another checkpoint or start again", path, (unsigned long long)meta->step,
+             meta->total_steps);
+        return NULL;
+    }
     *len_out = (size_t)len;
     *header_out = hb;
     return buf;

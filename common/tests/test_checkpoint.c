@@ -572,6 +572,36 @@ static void test_every_non_finite_field_is_named(void **state) {
     }
 }
 
+/* A step past the run's --steps (no run saves one; a made file may hold 2^32 + 5, which the
+ * trainer's int counter would read as 5) is refused, by read_meta and load alike; the last
+ * step itself loads, as every finished run's final checkpoint does. */
+static void test_step_past_the_run_is_refused(void **state) {
+    (void)state;
+    char file[300], err[1024];
+    snprintf(file, sizeof file, "%s.step", path);
+    const uint64_t steps[] = {501, (1ull << 32) + 5};
+    for (size_t i = 0; i < 2; i++) {
+        ckpt_meta_t m = meta(), got; /* total_steps 500 */
+        m.step = steps[i];
+        assert_int_equal(checkpoint_save(file, &m, a, b, c, err, sizeof err), 0);
+        int rc_meta = checkpoint_read_meta(file, &got, err, sizeof err);
+        memset(x, 0, sizeof x);
+        int rc = checkpoint_load(file, &m, &got, x, y, z, err, sizeof err);
+        print_message("  %s\n", err);
+        assert_int_equal(rc_meta, -1);
+        assert_int_equal(rc, -1);
+        assert_non_null(strstr(err, "of --steps 500, past the end of its run"));
+        for (int k = 0; k < NP; k++) assert_true(x[k] == 0.0f); /* untouched */
+    }
+    ckpt_meta_t m = meta(), got;
+    m.step = 500;
+    assert_int_equal(checkpoint_save(file, &m, a, b, c, err, sizeof err), 0);
+    int rc = checkpoint_load(file, &m, &got, x, y, z, err, sizeof err);
+    remove(file);
+    assert_int_equal(rc, 0);
+    assert_int_equal(got.step, 500);
+}
+
 static void test_large_other_file_is_refused_unread(void **state) {
     (void)state;
     char big[300];
@@ -685,7 +715,7 @@ static int save_over_limit_in_child(void *arg) {
     struct rlimit rl = {(rlim_t)fsize_limit, (rlim_t)fsize_limit};
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0) return 2;
     ckpt_meta_t m = meta();
-    m.step = 999;
+    m.step = 456;
     char err[1024];
     if (checkpoint_save(p, &m, a, b, c, err, sizeof err) == 0) return 1;
     printf("%s\n", err);
@@ -783,7 +813,7 @@ static void test_path_too_long_for_its_tmp(void **state) {
     print_message("  %s\n", err);
     int refused_check = rc_check == -1 && strstr(err, "too long") != NULL;
     ckpt_meta_t later = meta();
-    later.step = 999;
+    later.step = 456;
     int rc_save = checkpoint_save(lp, &later, a, b, c, err, sizeof err);
     int refused_save = rc_save == -1 && strstr(err, "too long") != NULL;
     int rc_old = checkpoint_read_meta(file, &got, err, sizeof err);
@@ -801,7 +831,7 @@ static void test_path_too_long_for_its_tmp(void **state) {
     assert_int_equal(rc_4092, -1);
     assert_int_equal(rc_4091, 0);
     assert_int_equal(rc_4091_load, 0);
-    assert_int_equal(m.step, 999);
+    assert_int_equal(m.step, 456);
 }
 
 int main(void) {
@@ -818,6 +848,7 @@ int main(void) {
         cmocka_unit_test(test_damage_is_refused),
         cmocka_unit_test(test_non_finite_field_is_refused),
         cmocka_unit_test(test_every_non_finite_field_is_named),
+        cmocka_unit_test(test_step_past_the_run_is_refused),
         cmocka_unit_test(test_load_path_must_be_a_regular_file),
         cmocka_unit_test(test_large_other_file_is_refused_unread),
         cmocka_unit_test(test_grown_checkpoint_is_refused_unread),

@@ -160,8 +160,10 @@ int checkpoint_compare_meta(const ckpt_meta_t *want, const ckpt_meta_t *got, cha
  * @brief Load a checkpoint that must match `want` (every field but the step, the device and the library).
  *
  * path must be a regular file: a directory, FIFO or device is refused from
- * stat() without being opened (a FIFO would block the open). Verifies magic, version, size and checksum, then the metadata; only then
- * are the arrays overwritten, so a failed load leaves them untouched.
+ * stat() without being opened (a FIFO would block the open). Verifies magic, version, size and
+ * checksum; then that no number is one a run never writes (a NaN or infinite hyperparameter, a
+ * step past the run's --steps); then that the metadata matches want. Only then are the arrays
+ * overwritten, so a failed load leaves them untouched.
  * @param path the file
  * @param want the expected metadata
  * @param got filled with the checkpoint's metadata (its step says where to continue; library empty

@@ -18,7 +18,21 @@ struct trace {
     FILE *f;
     int pid;
     int first; /* no comma before the first event */
+    int warned; /* said once that events with a time that is not a number were left out */
 };
+
+/* JSON has no NaN or Inf: printf's "nan" would make the whole file unreadable to the viewer.
+ * A time that is not finite is a bug in the caller's clock arithmetic, and there is no place
+ * on a timeline to draw the event, so it is left out, and the first one is reported. */
+static int times_finite(trace_t *t, const char *name, double ts_us, double dur_us) {
+    if (isfinite(ts_us) && isfinite(dur_us)) return 1;
+    if (!t->warned)
+        fprintf(stderr, "trace: warning: event '%s' has a time that is not a finite number (ts %g us, "
+                "dur %g us); it and any later such events are left out of the trace\n", name ? name : "",
+                ts_us, dur_us);
+    t->warned = 1;
+    return 0;
+}
 
 static void begin_event(trace_t *t) {
     fputs(t->first ? "\n" : ",\n", t->f);
@@ -36,6 +50,7 @@ trace_t *trace_open(const char *path, int pid, const char *process_name) {
     t->f = f;
     t->pid = pid;
     t->first = 1;
+    t->warned = 0;
     fputs("{\"traceEvents\":[", f);
     if (process_name) {
         begin_event(t);
@@ -61,7 +76,7 @@ void trace_thread_name(trace_t *t, int tid, const char *name) {
 
 void trace_complete(trace_t *t, const char *name, const char *cat, int tid, double ts_us,
                     double dur_us) {
-    if (!t) return;
+    if (!t || !times_finite(t, name, ts_us, dur_us)) return;
     begin_event(t);
     fputs("{\"ph\":\"X\",\"name\":", t->f);
     course_json_string(t->f, name);
@@ -71,7 +86,7 @@ void trace_complete(trace_t *t, const char *name, const char *cat, int tid, doub
 }
 
 void trace_instant(trace_t *t, const char *name, int tid, double ts_us) {
-    if (!t) return;
+    if (!t || !times_finite(t, name, ts_us, 0)) return;
     begin_event(t);
     fputs("{\"ph\":\"i\",\"s\":\"t\",\"name\":", t->f);
     course_json_string(t->f, name);
@@ -79,7 +94,7 @@ void trace_instant(trace_t *t, const char *name, int tid, double ts_us) {
 }
 
 void trace_counter(trace_t *t, const char *name, double ts_us, double value) {
-    if (!t) return;
+    if (!t || !times_finite(t, name, ts_us, 0)) return;
     begin_event(t);
     fputs("{\"ph\":\"C\",\"name\":", t->f);
     course_json_string(t->f, name);

@@ -43,6 +43,10 @@ void trace_thread_name(trace_t *t, int tid, const char *name);
  * @param tid thread row
  * @param ts_us start time in microseconds
  * @param dur_us duration in microseconds
+ *
+ * An event whose ts_us or dur_us is NaN or infinite (JSON cannot hold it) is left out, and
+ * the first such event of a trace is reported on stderr; the same holds for the times of
+ * trace_instant() and trace_counter().
  */
 void trace_complete(trace_t *t, const char *name, const char *cat, int tid, double ts_us,
                     double dur_us);

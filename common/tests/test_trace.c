@@ -129,6 +129,46 @@ static void test_nonfinite_and_long_names(void **state) {
     json_decref(root);
 }
 
+/* An event whose time is NaN or infinite cannot be written as JSON: it is left out, with one
+ * warning for the trace, and the file stays valid with every other event. */
+static void test_nonfinite_times_are_left_out(void **state) {
+    (void)state;
+    char p0[128];
+    snprintf(p0, sizeof p0, "%s/t0.json", dir);
+    fflush(stderr);
+    int saved = dup(2);
+    char errs[128];
+    snprintf(errs, sizeof errs, "%s/stderr.txt", dir);
+    FILE *e = fopen(errs, "w");
+    assert_non_null(e);
+    dup2(fileno(e), 2);
+    trace_t *t = trace_open(p0, 0, NULL);
+    assert_non_null(t);
+    trace_complete(t, "bad start", "compute", 0, NAN, 1.0);
+    trace_complete(t, "bad length", "compute", 0, 1.0, INFINITY);
+    trace_instant(t, "bad instant", 0, -INFINITY);
+    trace_counter(t, "bad counter", NAN, 1.0);
+    trace_complete(t, "good", "compute", 0, 2.0, 1.0);
+    assert_int_equal(trace_close(t), 0);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    fclose(e);
+    json_t *root = load(p0);
+    json_t *ev = json_object_get(root, "traceEvents");
+    assert_int_equal(json_array_size(ev), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(ev, 0), "name")), "good");
+    json_decref(root);
+    char text[1024] = "";
+    FILE *r = fopen(errs, "r");
+    assert_non_null(r);
+    size_t n = fread(text, 1, sizeof text - 1, r);
+    text[n] = '\0';
+    fclose(r);
+    assert_non_null(strstr(text, "trace: warning: event 'bad start' has a time that is not a finite number"));
+    assert_null(strstr(text, "bad length")); /* once per trace */
+}
+
 /* The first event in ev with this phase and name, else NULL. */
 static json_t *find_event(json_t *ev, const char *ph, const char *name) {
     size_t i;
@@ -428,6 +468,7 @@ int main(void) {
     test_start_s = wall_time();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_single_file_is_valid),
+        cmocka_unit_test(test_nonfinite_times_are_left_out),
         cmocka_unit_test(test_merge_keeps_every_rank),
         cmocka_unit_test(test_nonfinite_and_long_names),
         cmocka_unit_test(test_events_carry_what_was_given),

@@ -286,14 +286,61 @@ static void test_allreduce_half_rounding(void **state) {
     ASSERT_ALL(ok);
 }
 
+/* Products and averages of bf16 and fp16 round to nearest even too, not only sums. Products:
+ * rank 0 holds 1.5, rank 1 holds 1 + one step of the type (2^-7 for bf16, 2^-10 for fp16),
+ * the others 1. 1.5 * (1 + 2^-7) is 65.5 bf16 steps above 1, a tie that rounds to 66
+ * (1.515625); truncation gives 65. For fp16, 513.5 steps round to 514 (1.501953125).
+ * Averages: 1 + one step on every rank averages to itself, which needs the type's last bit;
+ * and k times the smallest subnormal on rank 0 (0 elsewhere) averages to k / P of it, which
+ * for even P and odd k is a tie between two subnormals (3 / 2 -> 2, 5 / 2 -> 2, 7 / 2 -> 4). */
+static void test_half_prod_and_avg_rounding(void **state) {
+    (void)state;
+    static const comm_dtype_t types[2] = {COMM_BF16, COMM_FP16};
+    static const double prod_want[2] = {1.515625, 1.501953125};
+    enum { K = 9 }; /* element 0: 1 + one step; elements 1..K: k subnormal steps on rank 0 */
+    int ok = 1;
+    for (int ti = 0; ti < 2; ti++) {
+        comm_dtype_t t = types[ti];
+        double step = ti ? ldexp(1, -10) : ldexp(1, -7);
+        double tiny = ti ? ldexp(1, -24) : ldexp(1, -133); /* the smallest subnormal */
+        if (P >= 2) {
+            uint16_t x;
+            put(&x, t, 0, R == 0 ? 1.5 : R == 1 ? 1 + step : 1);
+            comm_allreduce(W, &x, &x, 1, t, COMM_PROD);
+            if (get(&x, t, 0) != prod_want[ti]) {
+                fprintf(stderr, "rank %d: %s product 1.5 * (1 + %g) is %.9g, expected %.9g\n", R,
+                        DTYPE_NAMES[t], step, get(&x, t, 0), prod_want[ti]);
+                ok = 0;
+            }
+        }
+        uint16_t avg[K + 1];
+        put(avg, t, 0, 1 + step);
+        for (int k = 1; k <= K; k++) put(avg, t, (size_t)k, R == 0 ? k * tiny : 0);
+        comm_allreduce(W, avg, avg, K + 1, t, COMM_AVG);
+        for (int k = 0; k <= K; k++) {
+            double want = k ? as_dtype(t, k * tiny / P) : 1 + step;
+            if (get(avg, t, (size_t)k) != want) {
+                fprintf(stderr, "rank %d: %s average %d is %.9g (%d subnormal steps), expected %.9g\n", R,
+                        DTYPE_NAMES[t], k, get(avg, t, (size_t)k), (int)(get(avg, t, (size_t)k) / tiny), want);
+                ok = 0;
+            }
+        }
+        if (P == 2 && as_dtype(t, 3 * tiny / 2) != 2 * tiny) ok = 0; /* the reference itself ties to even */
+    }
+    ASSERT_ALL(ok);
+}
+
 /* max and min of floating-point types, as NCCL's kernels compute them (fmax/fmin): a NaN
  * loses to a number whichever rank holds it, and -0 counts as below +0 in either order.
  * Element i < P is NaN on rank i only; element P is NaN everywhere; element P + 1 is +0 on
- * even ranks and -0 on odd ones. The rest hold r + 1 on rank r. */
+ * even ranks and -0 on odd ones, element P + 2 the other way round (MPI hands the operands
+ * to the reduction in an order of its own, so only both together show that neither order
+ * decides the sign). The rest hold r + 1 on rank r. */
 static double mm_input(int r, size_t i) {
     if (i < (size_t)P) return (size_t)r == i ? (double)NAN : r + 1;
     if (i == (size_t)P) return (double)NAN;
     if (i == (size_t)P + 1) return r % 2 ? -0.0 : 0.0;
+    if (i == (size_t)P + 2) return r % 2 ? 0.0 : -0.0;
     return r + 1;
 }
 
@@ -307,6 +354,7 @@ static double mm_expect(comm_op_t op, size_t i) {
     }
     if (i == (size_t)P) return (double)NAN;
     if (i == (size_t)P + 1) return is_max || P == 1 ? 0.0 : -0.0;
+    if (i == (size_t)P + 2) return is_max && P > 1 ? 0.0 : -0.0; /* one rank: its own -0 */
     return is_max ? P : 1;
 }
 
@@ -339,7 +387,8 @@ static void test_max_min_nan_and_signed_zero(void **state) {
 }
 
 /* Integer sums wrap around (two's complement), as NCCL's do, and the average of integers is
- * that sum divided by the number of ranks, truncated toward zero. */
+ * that sum divided by the number of ranks, truncated toward zero, for int32 and int64 alike
+ * (rounding down instead differs only for negative sums). */
 static void test_integer_wrap_and_avg_truncation(void **state) {
     (void)state;
     int32_t a = INT32_MAX;
@@ -352,10 +401,12 @@ static void test_integer_wrap_and_avg_truncation(void **state) {
     int32_t c = -(R + 1);
     comm_allreduce(W, &c, &c, 1, COMM_INT32, COMM_AVG);
     int32_t want_c = -((P * (P + 1) / 2) / P);
-    int ok = a == want_a && b == want_b && c == want_c;
+    int64_t d = -(int64_t)(R + 1);
+    comm_allreduce(W, &d, &d, 1, COMM_INT64, COMM_AVG);
+    int ok = a == want_a && b == want_b && c == want_c && d == want_c;
     if (!ok)
-        fprintf(stderr, "rank %d: int32 sum %d (want %d), int64 sum %lld (want %lld), int32 avg %d (want %d)\n",
-                R, a, want_a, (long long)b, (long long)want_b, c, want_c);
+        fprintf(stderr, "rank %d: int32 sum %d (want %d), int64 sum %lld (want %lld), int32 avg %d, int64 avg "
+                "%lld (want %d)\n", R, a, want_a, (long long)b, (long long)want_b, c, (long long)d, want_c);
     ASSERT_ALL(ok);
 }
 
@@ -579,6 +630,63 @@ static void test_reduce_scatterv(void **state) {
     ASSERT_ALL(ok);
 }
 
+/* COMM_AVG on the reduce-scatters: MPI has no average, so the MPI backend sums and then
+ * divides, and in place it also moves the block from where MPI leaves it (the start of
+ * sendbuf) to this rank's block: the move must come first and the division must cover the
+ * whole block, for the blocking, non-blocking and "v" calls alike. Inputs (r + 1) * s with
+ * s = j % 13 + 1 average to s (P + 1) / 2, truncated toward zero for int32. */
+typedef struct {
+    size_t base; /* global index of element 0 of the checked block */
+    comm_dtype_t t;
+} avg_ctx;
+
+static double avg_expect(size_t i, const void *vctx) {
+    const avg_ctx *c = (const avg_ctx *)vctx;
+    double s = (double)((c->base + i) % 13 + 1);
+    if (c->t == COMM_INT32) return (double)((int64_t)(s * P * (P + 1) / 2) / P);
+    return as_dtype(c->t, s * (P + 1) / 2.0);
+}
+
+static void test_reduce_scatter_avg(void **state) {
+    (void)state;
+    static const comm_dtype_t types[] = {COMM_INT32, COMM_FLOAT32, COMM_BF16};
+    size_t *counts = xmalloc((size_t)P * sizeof(size_t));
+    int ok = 1;
+    char what[128];
+    for (size_t ti = 0; ti < 3; ti++)
+        for (int kind = 0; kind < 4; kind++) /* blocking, non-blocking, v even shards, v uneven */
+            for (int in_place = 0; in_place < 2; in_place++) {
+                comm_dtype_t t = types[ti];
+                size_t es = comm_dtype_size(t), c = 7, n = c * (size_t)P, off = (size_t)R * c;
+                if (kind >= 2) {
+                    n = make_counts(counts, 1001, kind == 3);
+                    off = 0;
+                    for (int r = 0; r < R; r++) off += counts[r];
+                    c = counts[R];
+                }
+                char *send = xmalloc(n * es), *own = xmalloc(c * es);
+                for (size_t j = 0; j < n; j++) put(send, t, j, rs_input(R, j, 0));
+                char *recv = in_place ? send + off * es : own;
+                if (!in_place) poison(recv, t, c);
+                if (kind == 0) {
+                    comm_reduce_scatter(W, send, recv, c, t, COMM_AVG);
+                } else if (kind == 1) {
+                    comm_request_t req = comm_ireduce_scatter(W, send, recv, c, t, COMM_AVG);
+                    comm_wait(&req);
+                } else {
+                    comm_reduce_scatterv(W, send, recv, counts, t, COMM_AVG);
+                }
+                avg_ctx ctx = {off, t};
+                label(what, sizeof what, "%s %s avg%s", kind == 0 ? "reduce_scatter" : kind == 1 ? "ireduce_scatter"
+                      : "reduce_scatterv", DTYPE_NAMES[t], in_place ? " in place" : "");
+                ok &= check_buf(what, recv, t, c, avg_expect, &ctx);
+                free(send);
+                free(own);
+            }
+    free(counts);
+    ASSERT_ALL(ok);
+}
+
 /* ---------------------------------------------------------------- barrier */
 
 static void test_barrier(void **state) {
@@ -770,6 +878,14 @@ static void test_split_even_odd(void **state) {
     comm_broadcast(half, &token, 1, COMM_INT32, 0);
     ok &= token == 100 + parity;
 
+    /* The average divides by the group's size, not the world's. */
+    double avg = R + 1;
+    comm_allreduce(half, &avg, &avg, 1, COMM_FLOAT64, COMM_AVG);
+    if (avg != want / want_size) {
+        fprintf(stderr, "rank %d: group average gave %g, expected %g\n", R, avg, want / want_size);
+        ok = 0;
+    }
+
     int32_t *ranks = xmalloc((size_t)want_size * sizeof(int32_t)), me = R;
     comm_allgather(half, &me, ranks, 1, COMM_INT32);
     for (int k = 0; k < want_size; k++) ok &= ranks[k] == parity + 2 * k;
@@ -783,6 +899,66 @@ static void test_split_even_odd(void **state) {
     comm_free(evens);
     comm_free(rev);
     comm_free(half);
+    ASSERT_ALL(ok);
+}
+
+/* Every color makes its own group (not only 0 and 1), ordered by key: color R % 3 with key
+ * -R puts the group's highest world rank first. */
+static void test_split_three_colors(void **state) {
+    (void)state;
+    int color = R % 3, want_size = 0, want_rank = 0;
+    int64_t want_sum = 0;
+    for (int r = color; r < P; r += 3) {
+        want_size++;
+        want_rank += r > R;
+        want_sum += r;
+    }
+    comm_t *g = comm_split(W, color, -R);
+    int ok = g != NULL && comm_size(g) == want_size && comm_rank(g) == want_rank;
+    int64_t sum = R;
+    comm_allreduce(g, &sum, &sum, 1, COMM_INT64, COMM_SUM);
+    if (!ok || sum != want_sum) {
+        fprintf(stderr, "rank %d: color %d: group rank %d of %d, sum of world ranks %lld; expected rank %d "
+                "of %d, sum %lld\n", R, color, comm_rank(g), comm_size(g), (long long)sum, want_rank, want_size,
+                (long long)want_sum);
+        ok = 0;
+    }
+    comm_free(g);
+    ASSERT_ALL(ok);
+}
+
+/* Nothing to move, nothing to touch: a count of 0 takes NULL buffers, and so does a rank's
+ * empty block of a "v" collective (its own receive or send buffer), wherever the other buffer
+ * is. A zero-length block overlaps nothing, so it may point anywhere, inside the large buffer
+ * too. Counts r * 3 leave rank 0's block empty. */
+static void test_zero_counts_and_empty_blocks(void **state) {
+    (void)state;
+    comm_allreduce(W, NULL, NULL, 0, COMM_FLOAT32, COMM_SUM);
+    comm_reduce_scatter(W, NULL, NULL, 0, COMM_FLOAT32, COMM_SUM);
+    comm_allgather(W, NULL, NULL, 0, COMM_FLOAT32);
+    comm_broadcast(W, NULL, 0, COMM_FLOAT32, 0);
+    comm_request_t req = comm_iallreduce(W, NULL, NULL, 0, COMM_INT32, COMM_AVG);
+    comm_wait(&req);
+
+    size_t *counts = xmalloc((size_t)P * sizeof(size_t));
+    size_t n = make_counts(counts, 0, 1), off = 0, mine = counts[R];
+    for (int r = 0; r < R; r++) off += counts[r];
+    int ok = 1;
+    for (int where = 0; where < 2; where++) { /* the empty block: NULL, or one element into the buffer */
+        int32_t *send = xmalloc((n + 1) * sizeof(int32_t)), *recv = xmalloc((n + 1) * sizeof(int32_t));
+        for (size_t j = 0; j < n; j++) send[j] = (int32_t)((R + 1) * (int)(j % 11 + 1));
+        int32_t *empty_recv = where ? send + 1 : NULL, *empty_send = where ? recv + 1 : NULL;
+        int32_t *rs_recv = mine ? recv : empty_recv;
+        comm_reduce_scatterv(W, send, rs_recv, counts, COMM_INT32, COMM_SUM);
+        ok &= check_buf("reduce_scatterv with an empty block", rs_recv, COMM_INT32, mine, rsv_expect, &off);
+        for (size_t j = 0; j < mine; j++) send[j] = (int32_t)v_value(off + j);
+        poison(recv, COMM_INT32, n);
+        comm_allgatherv(W, mine ? send : empty_send, recv, counts, COMM_INT32);
+        ok &= check_buf("allgatherv with an empty block", recv, COMM_INT32, n, v_expect_full, NULL);
+        free(send);
+        free(recv);
+    }
+    free(counts);
     ASSERT_ALL(ok);
 }
 
@@ -879,6 +1055,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_allreduce_all_dtypes_ops_sizes),
         cmocka_unit_test(test_allreduce_in_place),
         cmocka_unit_test(test_allreduce_half_rounding),
+        cmocka_unit_test(test_half_prod_and_avg_rounding),
         cmocka_unit_test(test_max_min_nan_and_signed_zero),
         cmocka_unit_test(test_integer_wrap_and_avg_truncation),
         cmocka_unit_test(test_half_sum_same_bits_on_every_rank),
@@ -887,12 +1064,15 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_broadcast),
         cmocka_unit_test(test_allgatherv),
         cmocka_unit_test(test_reduce_scatterv),
+        cmocka_unit_test(test_reduce_scatter_avg),
         cmocka_unit_test(test_barrier),
         cmocka_unit_test(test_send_recv_ring),
         cmocka_unit_test(test_sendrecv),
         cmocka_unit_test(test_isend_irecv),
         cmocka_unit_test(test_nonblocking_collectives),
         cmocka_unit_test(test_split_even_odd),
+        cmocka_unit_test(test_split_three_colors),
+        cmocka_unit_test(test_zero_counts_and_empty_blocks),
         cmocka_unit_test(test_nccl_bootstrap_id),
         cmocka_unit_test(test_check_args_follows_environment),
     };

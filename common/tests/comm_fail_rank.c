@@ -22,12 +22,18 @@
  *       allgather-overlap and reduce-scatter-overlap (the same buffer as
  *       sendbuf and recvbuf, which is NCCL's in-place layout on rank 0 only;
  *       run with 2 ranks, rank 1 must refuse it), waitall-negative (n = -1)
- *       and waitall-null (a NULL array for 2 requests); with 2 ranks,
+ *       and waitall-null (a NULL array for 2 requests), null-recv (a NULL
+ *       recvbuf), negative-peer (comm_send to rank -1), allreduce-overlap and
+ *       sendrecv-overlap (buffers that overlap, in an allreduce not as the same
+ *       pointer), allgatherv-overlap (rank 0 in place, rank 1 one element off
+ *       its block), counts-null (a NULL counts array), split-color (color -2)
+ *       and shard-rank (shard 2 of 2); with 2 ranks,
  *       reduce-scatter-intmax, allgather-intmax and allgatherv-intmax (a whole
  *       buffer of INT_MAX + 1 elements, over MPI's limit although each block
  *       is under it) and reduce-scatter-too-long and allgather-too-long (a
- *       block count whose total no buffer can hold); none of their buffers is
- *       ever touched.
+ *       block count whose total no buffer can hold), and allgatherv-too-long
+ *       (two counts that each pass but add up to more); none of their buffers
+ *       is ever touched.
  *   comm_fail_rank mismatch CASE
  *       Run with COMM_CHECK_ARGS=1 and 4 ranks (it refuses to run without the
  *       check: the calls below would then hang or corrupt memory). One rank
@@ -39,7 +45,12 @@
  *       nonblocking (rank 1 calls comm_iallreduce, the others comm_allreduce),
  *       reduce-scatter-count (rank 3 recvcount 3, the others 4),
  *       iallgather-count (rank 0 sendcount 5, the others 4), allgatherv-counts
- *       and reduce-scatterv-counts (rank 1's counts[2] is 4, the others' 3).
+ *       and reduce-scatterv-counts (rank 1's counts[2] is 4, the others' 3),
+ *       reduce-scatter-op (rank 1 COMM_MAX), reduce-scatterv-op (rank 2
+ *       COMM_MIN), broadcast-dtype (rank 3 COMM_INT32), allgather-dtype (rank 0
+ *       COMM_INT32), allgatherv-dtype (rank 1 COMM_INT32), ireduce-scatter
+ *       (rank 2 calls comm_ireduce_scatter, the others comm_reduce_scatter) and
+ *       ibroadcast (rank 3 calls comm_ibroadcast, the others comm_broadcast).
  *       none: every collective once, the same arguments on every rank; must
  *       pass the check and exit 0.
  *   comm_fail_rank hang CASE
@@ -50,13 +61,20 @@
  *       others make and goes on to comm_barrier), recv (rank 0 receives from
  *       rank 1, which never sends and calls comm_barrier) and send-order (2
  *       ranks, both comm_recv first: the classic deadlock of a ring written
- *       with blocking calls). none: every call matched; must exit 0.
+ *       with blocking calls), wait (3 ranks; after a comm_split of the world
+ *       and a barrier on the new group, rank 0 calls comm_sendrecv to rank 1
+ *       and from rank 2, rank 1 comm_irecv from rank 2 then comm_wait, and
+ *       rank 2 comm_barrier on the world). none: every call matched; must exit
+ *       0. compute: every call matched, but between them every rank computes
+ *       (sleeps) for twice COMM_TIMEOUT, after each kind of call that is
+ *       watched; the time outside the calls must not count, so it must exit 0.
  */
 #include "comm.h"
 #include "error.h"
 #include "log.h"
 
 #include <limits.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -105,10 +123,34 @@ static void bad_call(comm_t *world, const char *what) {
         comm_waitall(-1, reqs);
     } else if (!strcmp(what, "waitall-null")) {
         comm_waitall(2, NULL);
+    } else if (!strcmp(what, "null-recv")) {
+        comm_allreduce(world, buf, NULL, 5, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "negative-peer")) {
+        comm_send(world, buf, 8, COMM_FLOAT32, -1);
+    } else if (!strcmp(what, "allreduce-overlap")) {
+        comm_allreduce(world, buf, buf + 1, 4, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "sendrecv-overlap")) {
+        int peer = (comm_rank(world) + 1) % comm_size(world);
+        comm_sendrecv(world, buf, 4, peer, buf + 2, 4, peer, COMM_FLOAT32);
+    } else if (!strcmp(what, "allgatherv-overlap")) {
+        size_t counts[2] = {2, 2}; /* run with 2 ranks: rank 1's block starts at element 2 */
+        comm_allgatherv(world, comm_rank(world) == 0 ? buf : buf + 1, buf, counts, COMM_FLOAT32);
+    } else if (!strcmp(what, "counts-null")) {
+        comm_allgatherv(world, buf, other, NULL, COMM_FLOAT32);
+    } else if (!strcmp(what, "allgatherv-too-long")) {
+        size_t counts[2] = {(size_t)PTRDIFF_MAX / 8, (size_t)PTRDIFF_MAX / 8};
+        comm_allgatherv(world, other, buf, counts, COMM_FLOAT32);
+    } else if (!strcmp(what, "split-color")) {
+        comm_split(world, -2, 0);
+    } else if (!strcmp(what, "shard-rank")) {
+        size_t off, cnt;
+        comm_shard_range(10, 2, 2, &off, &cnt);
     } else {
         FATAL("unknown bad call '%s' (null, root, negative, intmax, allgather-overlap, "
               "reduce-scatter-overlap, reduce-scatter-intmax, allgather-intmax, allgatherv-intmax, "
-              "reduce-scatter-too-long, allgather-too-long, waitall-negative, waitall-null)", what);
+              "reduce-scatter-too-long, allgather-too-long, waitall-negative, waitall-null, null-recv, "
+              "negative-peer, allreduce-overlap, sendrecv-overlap, allgatherv-overlap, counts-null, "
+              "allgatherv-too-long, split-color, shard-rank)", what);
     }
 }
 
@@ -175,10 +217,37 @@ static void mismatched_call(comm_t *world, const char *what) {
         comm_allgatherv(world, a, b, counts, COMM_FLOAT32);
     } else if (!strcmp(what, "reduce-scatterv-counts")) {
         comm_reduce_scatterv(world, a, b, counts, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "reduce-scatter-op")) {
+        comm_reduce_scatter(world, a, b, 4, COMM_FLOAT32, rank == 1 ? COMM_MAX : COMM_SUM);
+    } else if (!strcmp(what, "reduce-scatterv-op")) {
+        size_t even[4] = {3, 3, 3, 3};
+        comm_reduce_scatterv(world, a, b, even, COMM_FLOAT32, rank == 2 ? COMM_MIN : COMM_SUM);
+    } else if (!strcmp(what, "broadcast-dtype")) {
+        comm_broadcast(world, a, MISMATCH_N, rank == 3 ? COMM_INT32 : COMM_FLOAT32, 0);
+    } else if (!strcmp(what, "allgather-dtype")) {
+        comm_allgather(world, a, b, 4, rank == 0 ? COMM_INT32 : COMM_FLOAT32);
+    } else if (!strcmp(what, "allgatherv-dtype")) {
+        size_t even[4] = {3, 3, 3, 3};
+        comm_allgatherv(world, a, b, even, rank == 1 ? COMM_INT32 : COMM_FLOAT32);
+    } else if (!strcmp(what, "ireduce-scatter")) {
+        if (rank == 2) {
+            comm_request_t r = comm_ireduce_scatter(world, a, b, 4, COMM_FLOAT32, COMM_SUM);
+            comm_wait(&r);
+        } else {
+            comm_reduce_scatter(world, a, b, 4, COMM_FLOAT32, COMM_SUM);
+        }
+    } else if (!strcmp(what, "ibroadcast")) {
+        if (rank == 3) {
+            comm_request_t r = comm_ibroadcast(world, a, MISMATCH_N, COMM_FLOAT32, 0);
+            comm_wait(&r);
+        } else {
+            comm_broadcast(world, a, MISMATCH_N, COMM_FLOAT32, 0);
+        }
     } else {
         FATAL("unknown mismatch '%s' (none, allreduce-count, allreduce-dtype, allreduce-op, broadcast-root, "
               "call, nonblocking, reduce-scatter-count, iallgather-count, allgatherv-counts, "
-              "reduce-scatterv-counts)", what);
+              "reduce-scatterv-counts, reduce-scatter-op, reduce-scatterv-op, broadcast-dtype, allgather-dtype, "
+              "allgatherv-dtype, ireduce-scatter, ibroadcast)", what);
     }
     log_error("the mismatched call '%s' was not refused", what);
 }
@@ -208,8 +277,38 @@ static void hanging_calls(comm_t *world, const char *what) {
         CHECK(size == 2, "hang send-order: run with 2 ranks");
         comm_recv(world, y, 4, COMM_FLOAT64, 1 - rank);
         comm_send(world, x, 4, COMM_FLOAT64, 1 - rank);
+    } else if (!strcmp(what, "wait")) {
+        CHECK(size == 3, "hang wait: run with 3 ranks");
+        comm_t *group = comm_split(world, 0, -rank); /* collective 1 on the world */
+        comm_barrier(group);                         /* collective 1 on the group */
+        if (rank == 0) {
+            comm_sendrecv(world, x, 4, 1, y, 4, 2, COMM_FLOAT64); /* the send completes, the receive not */
+        } else if (rank == 1) {
+            comm_request_t r = comm_irecv(world, y, 4, COMM_FLOAT64, 2);
+            comm_wait(&r);
+        } else {
+            comm_barrier(world); /* collective 2 on the world */
+        }
+    } else if (!strcmp(what, "compute")) {
+        /* Twice the limit outside any call, after each kind of watched call: a watch that a
+         * call left running would end the job here. */
+        double limit = atof(getenv("COMM_TIMEOUT"));
+        struct timespec nap = {(time_t)(2 * limit), (long)((2 * limit - (double)(time_t)(2 * limit)) * 1e9)};
+        comm_allreduce(world, x, y, 4, COMM_FLOAT64, COMM_SUM);
+        comm_t *group = comm_split(world, rank == 0 ? COMM_SPLIT_NONE : 0, rank);
+        comm_request_t r = comm_iallreduce(world, x, y, 4, COMM_FLOAT64, COMM_SUM);
+        comm_wait(&r);
+        if (size >= 2 && rank < 2) comm_sendrecv(world, x, 4, 1 - rank, y, 4, 1 - rank, COMM_FLOAT64);
+        if (size >= 2 && rank == 0) comm_send(world, x, 4, COMM_FLOAT64, 1);
+        if (size >= 2 && rank == 1) comm_recv(world, y, 4, COMM_FLOAT64, 0);
+        comm_free(group);
+        comm_barrier(world);
+        nanosleep(&nap, NULL);
+        comm_barrier(world);
+        if (rank == 0) printf("comm_fail_rank: the time between the calls did not count\n");
+        return;
     } else {
-        FATAL("unknown hang '%s' (none, skip, recv, send-order)", what);
+        FATAL("unknown hang '%s' (none, skip, recv, send-order, wait, compute)", what);
     }
     log_error("the mismatched calls of '%s' completed", what);
 }

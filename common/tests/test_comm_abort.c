@@ -220,6 +220,42 @@ static void test_refuses_waitall_null_array(void **state) {
     assert_refused("waitall-null", "comm_waitall: reqs is NULL but n is 2");
 }
 
+/* Both buffers are checked for NULL (the receive buffer too), and a peer below 0 is named as
+ * one, not left to MPI's own error about an invalid rank. */
+static void test_refuses_null_recvbuf_and_negative_peer(void **state) {
+    (void)state;
+    assert_refused("null-recv", "comm_allreduce: NULL buffer for 5 elements");
+    assert_refused("negative-peer", "comm_send: peer -1 is not a rank of this communicator (size 2)");
+}
+
+/* Overlaps other than NCCL's in-place layout: partly overlapping buffers of an allreduce, the
+ * two buffers of a sendrecv, and an allgatherv block one element off its offset (rank 0 is in
+ * place and goes on into the collective; rank 1 refuses). Open MPI would run each of them. */
+static void test_refuses_other_overlaps(void **state) {
+    (void)state;
+    assert_refused("allreduce-overlap", "comm_allreduce: sendbuf and recvbuf overlap but are not the same pointer");
+    assert_refused("sendrecv-overlap", "comm_sendrecv: sendbuf and recvbuf overlap; the data received would "
+                                       "overwrite the data being sent");
+    assert_refused("allgatherv-overlap", "comm_allgatherv: sendbuf overlaps recvbuf but is not recvbuf + (offset "
+                                         "of this rank's block) (recvbuf + 2 elements on rank 1)");
+}
+
+/* The "v" collectives' counts: a NULL array, and two counts that each pass but together are
+ * more than any buffer holds (before, the sum was only checked against MPI's int limit, so the
+ * message blamed that). */
+static void test_refuses_v_counts(void **state) {
+    (void)state;
+    assert_refused("counts-null", "comm_allgatherv: counts is NULL; pass one block size per rank");
+    assert_refused("allgatherv-too-long", "comm_allgatherv: counts add up to more than 1152921504606846975 elements");
+}
+
+/* A color below 0 other than COMM_SPLIT_NONE, and a shard that is not one of size. */
+static void test_refuses_split_color_and_shard_rank(void **state) {
+    (void)state;
+    assert_refused("split-color", "comm_split: color -2 must be >= 0 or COMM_SPLIT_NONE");
+    assert_refused("shard-rank", "comm_shard_range: rank 2 of size 2");
+}
+
 /* ---------------------------------------------- COMM_CHECK_ARGS: arguments that differ by rank */
 
 /* A job of comm_fail_rank with COMM_CHECK_ARGS set to value; mpirun passes the launching
@@ -244,9 +280,9 @@ static void test_check_args_passes_matched_calls(void **state) {
 
 /* One rank passes something else: the job must end by itself (not hang, as it may without the
  * check), through the abort hook, with a message that names the call and the argument ("count
- * is ...") and lists which ranks passed which value. Every rank prints the same list, so the
- * test does not depend on which rank's line reaches the output before MPI_Abort ends the
- * others. */
+ * is ...") and lists which ranks passed which value, and names no argument the ranks agree on.
+ * Every rank prints the same list, so the test does not depend on which rank's line reaches
+ * the output before MPI_Abort ends the others. */
 static void assert_mismatch_refused(const char *mismatch, const char *call, const char *field,
                                     const char *values) {
     static job_t job;
@@ -256,6 +292,14 @@ static void assert_mismatch_refused(const char *mismatch, const char *call, cons
     assert_failed_job(&job, call, ABORTED_BY_HOOK);
     assert_failed_job(&job, field, values);
     assert_null(strstr(job.out, "was not refused"));
+    /* Exactly one "X is V on this rank (...)" in the first rank's message: one field differs. */
+    const char *line = strstr(job.out, "COMM_CHECK_ARGS: the ranks ");
+    assert_non_null(line);
+    const char *end = strchr(line, '\n'), *first = strstr(line, " on this rank (");
+    assert_true(first && (!end || first < end));
+    const char *second = strstr(first + 1, " on this rank (");
+    if (second && (!end || second < end)) show_output_if(1, &job);
+    assert_true(!second || (end && second > end));
 }
 
 #define DIFFERENT_ARGS "COMM_CHECK_ARGS: the ranks passed different arguments to this collective"
@@ -289,6 +333,32 @@ static void test_check_args_different_calls(void **state) {
     assert_mismatch_refused("nonblocking", "COMM_CHECK_ARGS: the ranks are not in the same collective",
                             "the call is ",
                             "on this rank (comm_iallreduce on rank 1; comm_allreduce on ranks 0, 2, 3)");
+}
+
+/* The op of the reduce-scatters and the dtype of the broadcast and the gathers are part of
+ * what the ranks compare, as they are for the allreduce. */
+static void test_check_args_op_and_dtype_of_every_collective(void **state) {
+    (void)state;
+    assert_mismatch_refused("reduce-scatter-op", "comm_reduce_scatter: " DIFFERENT_ARGS, "op is ",
+                            "on this rank (COMM_MAX on rank 1; COMM_SUM on ranks 0, 2, 3)");
+    assert_mismatch_refused("reduce-scatterv-op", "comm_reduce_scatterv: " DIFFERENT_ARGS, "op is ",
+                            "on this rank (COMM_MIN on rank 2; COMM_SUM on ranks 0, 1, 3)");
+    assert_mismatch_refused("broadcast-dtype", "comm_broadcast: " DIFFERENT_ARGS, "dtype is ",
+                            "on this rank (COMM_INT32 on rank 3; COMM_FLOAT32 on ranks 0, 1, 2)");
+    assert_mismatch_refused("allgather-dtype", "comm_allgather: " DIFFERENT_ARGS, "dtype is ",
+                            "on this rank (COMM_INT32 on rank 0; COMM_FLOAT32 on ranks 1, 2, 3)");
+    assert_mismatch_refused("allgatherv-dtype", "comm_allgatherv: " DIFFERENT_ARGS, "dtype is ",
+                            "on this rank (COMM_INT32 on rank 1; COMM_FLOAT32 on ranks 0, 2, 3)");
+}
+
+/* Every non-blocking collective is a call of its own, not only comm_iallreduce. */
+static void test_check_args_nonblocking_is_another_call(void **state) {
+    (void)state;
+    assert_mismatch_refused("ireduce-scatter", "COMM_CHECK_ARGS: the ranks are not in the same collective",
+                            "the call is ",
+                            "on this rank (comm_ireduce_scatter on rank 2; comm_reduce_scatter on ranks 0, 1, 3)");
+    assert_mismatch_refused("ibroadcast", "COMM_CHECK_ARGS: the ranks are not in the same collective",
+                            "the call is ", "on this rank (comm_ibroadcast on rank 3; comm_broadcast on ranks 0, 1, 2)");
 }
 
 /* The v collectives compare a hash of counts; on a mismatch the message names the entry. */
@@ -358,6 +428,32 @@ static void test_timeout_unmatched_receive(void **state) {
     assert_failed_job(&job, "[rank 1/2] " TIMED_OUT "comm_recv from rank 0 ", ENDED_BY_WATCHDOG);
 }
 
+/* The other waits name themselves: a sendrecv both its peers, a comm_wait the call that
+ * started its request. Collectives are numbered per communicator, comm_split counting as one
+ * on its parent: rank 2's barrier is the world's second (after the split), not the third call. */
+static void test_timeout_names_wait_sendrecv_and_numbers_per_communicator(void **state) {
+    (void)state;
+    static job_t job;
+    run_job_with_timeout(3, "1.5", "hang wait", &job);
+    assert_failed_job(&job, "[rank 0/3] " TIMED_OUT "comm_sendrecv to rank 1 and from rank 2 (on a communicator "
+                            "of 3 ranks, where this rank is 0) has waited ", ENDED_BY_WATCHDOG);
+    assert_failed_job(&job, "[rank 1/3] " TIMED_OUT "comm_wait for the request of comm_irecv has waited ", NULL);
+    assert_failed_job(&job, "[rank 2/3] " TIMED_OUT "comm_barrier (collective number 2 on this rank's "
+                            "communicator of 3 ranks, where it is rank 2) has waited ", NULL);
+}
+
+/* Only time inside a call counts: ranks that compute for twice the limit between calls, after
+ * every kind of watched call (a split that leaves a rank out included), are not ended. */
+static void test_timeout_ignores_time_between_calls(void **state) {
+    (void)state;
+    static job_t job;
+    run_job_with_timeout(4, "1", "hang compute", &job);
+    int ok = job.exited && job.status == 0 && strstr(job.out, "the time between the calls did not count") &&
+             !strstr(job.out, TIMED_OUT);
+    show_output_if(!ok, &job);
+    assert_true(ok);
+}
+
 /* A value that is not a number of seconds is refused, as is a negative one; 0 is off. */
 static void test_timeout_bad_value_refused(void **state) {
     (void)state;
@@ -409,15 +505,23 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_refuses_allgather_total_too_long),
         cmocka_unit_test(test_refuses_waitall_negative_n),
         cmocka_unit_test(test_refuses_waitall_null_array),
+        cmocka_unit_test(test_refuses_null_recvbuf_and_negative_peer),
+        cmocka_unit_test(test_refuses_other_overlaps),
+        cmocka_unit_test(test_refuses_v_counts),
+        cmocka_unit_test(test_refuses_split_color_and_shard_rank),
         cmocka_unit_test(test_check_args_passes_matched_calls),
         cmocka_unit_test(test_check_args_count),
         cmocka_unit_test(test_check_args_dtype_op_root),
         cmocka_unit_test(test_check_args_different_calls),
+        cmocka_unit_test(test_check_args_op_and_dtype_of_every_collective),
+        cmocka_unit_test(test_check_args_nonblocking_is_another_call),
         cmocka_unit_test(test_check_args_v_counts),
         cmocka_unit_test(test_check_args_bad_value_refused),
         cmocka_unit_test(test_timeout_passes_matched_calls),
         cmocka_unit_test(test_timeout_skipped_collective),
         cmocka_unit_test(test_timeout_unmatched_receive),
+        cmocka_unit_test(test_timeout_names_wait_sendrecv_and_numbers_per_communicator),
+        cmocka_unit_test(test_timeout_ignores_time_between_calls),
         cmocka_unit_test(test_timeout_bad_value_refused),
     };
     return cmocka_run_group_tests_name("comm_abort", tests, NULL, NULL) ? 1 : 0;

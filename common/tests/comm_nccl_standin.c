@@ -9,8 +9,11 @@
  *       NCCL's first error poll says ncclInProgress (not a failure). Each
  *       wait (a blocking allreduce, comm_wait, comm_barrier) must return
  *       only once the work is done, having asked NCCL for errors meanwhile,
- *       without aborting anything and without a blind synchronize. Exits 0
- *       and rank 0 says "all N ranks finished" when every rank saw that.
+ *       without aborting anything and without a blind synchronize. And the
+ *       "v" collectives, which NCCL lacks, must become one ncclReduce (or
+ *       ncclBroadcast) per non-empty block, rooted at the block's owner, with
+ *       the block's offset, count, NCCL dtype and op. Exits 0 and rank 0 says
+ *       "all N ranks finished" when every rank saw all that.
  *   comm_nccl_standin fail CALL
  *       The work never finishes (kernels waiting for a dead peer) and on
  *       rank 1 NCCL reports ncclRemoteError on its third error poll. Every
@@ -39,6 +42,8 @@
 #include "log.h"
 #include "nccl_standin.h"
 
+#include <nccl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +75,59 @@ static void check_wait(const char *what, standin_counts_t before, int by_event) 
              READY_AFTER, aborts, syncs);
 }
 
+/* Whether call k of the recorded ones is fn(send, recv, count, datatype, op, root). */
+static int called(int k, const char *fn, const void *send, const void *recv, size_t count, int datatype, int op,
+                  int root) {
+    int n = 0;
+    const standin_call_t *c = standin_calls(&n);
+    int ok = k < n && !strcmp(c[k].fn, fn) && c[k].sendbuff == send && c[k].recvbuff == recv &&
+             c[k].count == count && c[k].datatype == datatype && c[k].op == op && c[k].root == root;
+    if (!ok) {
+        failures++;
+        if (k < n)
+            log_error("FAIL call %d: %s(send %p, recv %p, count %zu, dtype %d, op %d, root %d), expected "
+                      "%s(%p, %p, %zu, %d, %d, %d)", k, c[k].fn, c[k].sendbuff, c[k].recvbuff, c[k].count,
+                      c[k].datatype, c[k].op, c[k].root, fn, send, recv, count, datatype, op, root);
+        else
+            log_error("FAIL call %d: only %d calls, expected %s", k, n, fn);
+    }
+    return ok;
+}
+
+/* The "v" collectives on NCCL: one call per non-empty block, rooted at its owner. Run with 2
+ * ranks; blocks of 1 and 3 elements (offsets 0 and 1), then of 0 and 1 (block 0 skipped). */
+static void check_v_layout(comm_t *nccl) {
+    int me = comm_rank(nccl), n = 0;
+    uint16_t send[4], recv[4], mine[3];
+    size_t counts[2] = {1, 3}, off[2] = {0, 1};
+    standin_clear_calls();
+    comm_reduce_scatterv(nccl, send, recv, counts, COMM_BF16, COMM_AVG);
+    for (int r = 0; r < 2; r++) /* a non-root's recvbuff is its own block, unused */
+        called(r, "ncclReduce", send + off[r], r == me ? recv : send + off[r], counts[r], /*ncclBfloat16=*/9,
+               ncclAvg, r);
+    standin_calls(&n);
+    if (n != 2) failures++;
+
+    standin_clear_calls();
+    comm_allgatherv(nccl, mine, recv, counts, COMM_FP16);
+    for (int r = 0; r < 2; r++) /* the owner sends its own buffer; the others' is where it lands */
+        called(r, "ncclBroadcast", r == me ? (void *)mine : recv + off[r], recv + off[r], counts[r], ncclFloat16,
+               -1, r);
+
+    size_t skip[2] = {0, 1};
+    standin_clear_calls();
+    comm_reduce_scatterv(nccl, send, me == 1 ? recv : NULL, skip, COMM_FLOAT32, COMM_MAX);
+    called(0, "ncclReduce", send, me == 1 ? (void *)recv : send, 1, ncclFloat32, ncclMax, 1);
+    standin_calls(&n);
+    if (n != 1) failures++;
+    standin_clear_calls();
+    comm_allgatherv(nccl, me == 1 ? mine : NULL, recv, skip, COMM_INT32);
+    called(0, "ncclBroadcast", me == 1 ? (void *)mine : recv, recv, 1, ncclInt32, -1, 1);
+    standin_calls(&n);
+    if (n != 1) failures++;
+    if (!failures) log_info("ok the v collectives' NCCL calls");
+}
+
 static void run_ok(void) {
     standin_scenario_t s = {READY_AFTER, /*fail_rank=*/-1, 0, /*in_progress_polls=*/1, 0};
     standin_set_scenario(&s);
@@ -90,6 +148,8 @@ static void run_ok(void) {
     comm_barrier(nccl);
     check_wait("comm_barrier with a broadcast on the stream", c, 0);
     comm_wait(&r); /* the work is done: one query */
+
+    if (comm_size(nccl) == 2) check_v_layout(nccl);
 
     /* Every rank's verdict, over MPI (the NCCL stand-in moves no data). */
     comm_t *world = comm_world(COMM_BACKEND_MPI);

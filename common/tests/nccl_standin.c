@@ -49,6 +49,22 @@ static char last_error[256] = "";
 void standin_set_scenario(const standin_scenario_t *s) { scenario = *s; }
 standin_counts_t standin_counts(void) { return counts; }
 
+static standin_call_t calls[STANDIN_MAX_CALLS];
+static int ncalls = 0; /* may pass STANDIN_MAX_CALLS: only the first ones are kept */
+
+void standin_clear_calls(void) { ncalls = 0; }
+
+const standin_call_t *standin_calls(int *n) {
+    *n = ncalls < STANDIN_MAX_CALLS ? ncalls : STANDIN_MAX_CALLS;
+    return calls;
+}
+
+static void record(const char *fn, const void *send, const void *recv, size_t count, int datatype, int op,
+                   int root) {
+    if (ncalls < STANDIN_MAX_CALLS) calls[ncalls] = (standin_call_t){fn, send, recv, count, datatype, op, root};
+    ncalls++;
+}
+
 static void *new_zeroed(size_t n) {
     void *p = calloc(1, n);
     if (!p) {
@@ -219,7 +235,7 @@ static ncclResult_t enqueue(cudaStream_t stream) {
 
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-    (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)op;
+    record("ncclAllReduce", sendbuff, recvbuff, count, (int)datatype, (int)op, -1);
     if (scenario.call_fails && comm->rank == scenario.fail_rank) {
         snprintf(last_error, sizeof last_error, "%s", STANDIN_CALL_ERROR);
         return ncclSystemError;
@@ -241,13 +257,15 @@ ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcoun
 
 ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                            ncclComm_t comm, cudaStream_t stream) {
-    (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)root, (void)comm;
+    (void)comm;
+    record("ncclBroadcast", sendbuff, recvbuff, count, (int)datatype, -1, root);
     return enqueue(stream);
 }
 
 ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                         ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
-    (void)sendbuff, (void)recvbuff, (void)count, (void)datatype, (void)op, (void)root, (void)comm;
+    (void)comm;
+    record("ncclReduce", sendbuff, recvbuff, count, (int)datatype, (int)op, root);
     return enqueue(stream);
 }
 

@@ -8,6 +8,8 @@
 #ifndef COURSE_TESTS_NCCL_STANDIN_H
 #define COURSE_TESTS_NCCL_STANDIN_H
 
+#include <stddef.h>
+
 /* What the stand-ins do; the same on every rank of a job. */
 typedef struct {
     int ready_after;       /* after each NCCL call, the stream (and an event recorded on it)
@@ -30,6 +32,25 @@ typedef struct {
 
 void standin_set_scenario(const standin_scenario_t *scenario);
 standin_counts_t standin_counts(void);
+
+/* One collective as comm.c called it (ncclAllReduce, ncclReduce or ncclBroadcast), so a test
+ * can check the arguments, such as the blocks of the "v" collectives, though no data moves. */
+typedef struct {
+    const char *fn;       /* "ncclAllReduce", "ncclReduce" or "ncclBroadcast" */
+    const void *sendbuff; /* the pointers as passed */
+    const void *recvbuff;
+    size_t count;
+    int datatype;         /* ncclDataType_t */
+    int op;               /* ncclRedOp_t; -1 for ncclBroadcast */
+    int root;             /* -1 for ncclAllReduce */
+} standin_call_t;
+
+enum { STANDIN_MAX_CALLS = 16 };
+
+/* Forget the calls recorded so far. */
+void standin_clear_calls(void);
+/* The calls since standin_clear_calls() (the first STANDIN_MAX_CALLS); *n gets their number. */
+const standin_call_t *standin_calls(int *n);
 
 /* The details ncclGetLastError() returns after an asynchronous failure and after a failed
  * call, for the test to look for. */

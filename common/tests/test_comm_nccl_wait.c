@@ -63,7 +63,9 @@ static void line_with(const char *out, const char *key, char *line, size_t size)
 }
 
 /* Control, and the normal case: every wait returns once its work is done, having polled
- * NCCL's error state, without an abort (comm_nccl_standin checks the counts on each rank).
+ * NCCL's error state, without an abort (comm_nccl_standin checks the counts on each rank), and
+ * the "v" collectives become one NCCL call per non-empty block, rooted at its owner, with the
+ * block's pointers and count and the NCCL dtype and op (it checks the recorded calls).
  * Without it, a broken MPIRUN or stand-in would make the failure cases pass too. */
 static void test_waits_return_when_the_work_is_done(void **state) {
     (void)state;

@@ -1055,7 +1055,9 @@ void *comm_stream(const comm_t *comm) {
 }
 
 void comm_shard_range(size_t total, int rank, int size, size_t *offset, size_t *count) {
-    CHECK(size >= 1 && rank >= 0 && rank < size, "comm_shard_range: rank %d of size %d", rank, size);
+    CHECK(size >= 1 && rank >= 0 && rank < size,
+          "comm_shard_range: rank %d of size %d is not a rank of the communicator; pass a size of 1 or more "
+          "and a rank in [0, size), as comm_rank() and comm_size() give them", rank, size);
     CHECK(offset != NULL && count != NULL, "comm_shard_range: NULL output pointer");
     size_t base = total / (size_t)size, extra = total % (size_t)size, r = (size_t)rank;
     *count = base + (r < extra ? 1 : 0);
@@ -1346,7 +1348,9 @@ static size_t v_total(const comm_t *comm, const char *fn, const size_t *counts, 
         char what[32];
         snprintf(what, sizeof what, "counts[%d]", r);
         check_count(fn, what, counts[r]);
-        CHECK(counts[r] <= COMM_COUNT_MAX - total, "%s: counts add up to more than %zu elements", fn,
+        CHECK(counts[r] <= COMM_COUNT_MAX - total,
+              "%s: counts add up to more than %zu elements, more than any buffer can hold; counts[r] is the "
+              "number of elements in rank r's block, and all the blocks together make one buffer", fn,
               (size_t)COMM_COUNT_MAX);
         if (r == comm->rank) *my_offset = total;
         total += counts[r];

@@ -31,7 +31,8 @@
  * distributed program can have, since neither library reports it: MPI may
  * hang, cut the data short or combine unrelated elements, and NCCL hangs. Set
  * COMM_CHECK_ARGS=1 in the environment (comm_init() reads it once) and every
- * collective, the non-blocking ones and comm_barrier() included, first
+ * collective, the non-blocking ones, comm_barrier() and comm_split() included
+ * (of a split only the call: its color and key differ by design), first
  * compares what each rank passed: the call, count, dtype, op and root, and a
  * hash of the counts of the "v" collectives. Where they differ the job ends
  * before any data moves, and each rank's message names the call, the argument

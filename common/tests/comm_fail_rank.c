@@ -50,7 +50,8 @@
  *       COMM_MIN), broadcast-dtype (rank 3 COMM_INT32), allgather-dtype (rank 0
  *       COMM_INT32), allgatherv-dtype (rank 1 COMM_INT32), ireduce-scatter
  *       (rank 2 calls comm_ireduce_scatter, the others comm_reduce_scatter) and
- *       ibroadcast (rank 3 calls comm_ibroadcast, the others comm_broadcast).
+ *       ibroadcast (rank 3 calls comm_ibroadcast, the others comm_broadcast),
+ *       split (rank 2 calls comm_split, the others comm_barrier).
  *       none: every collective once, the same arguments on every rank; must
  *       pass the check and exit 0.
  *   comm_fail_rank hang CASE
@@ -173,6 +174,13 @@ static void matched_calls(comm_t *world, float *a, float *b) {
         comm_ibroadcast(world, a + 300, 16, COMM_FP16, 0),
     };
     comm_waitall(4, reqs);
+    /* Colors and keys that differ from rank to rank, as they do in every split; one rank in none. */
+    int rank = comm_rank(world);
+    comm_t *pair = comm_split(world, rank == 3 ? COMM_SPLIT_NONE : rank % 2, -rank);
+    if (pair) {
+        comm_allreduce(pair, a, b, 4, COMM_FLOAT32, COMM_SUM);
+        comm_free(pair);
+    }
     comm_barrier(world);
 }
 
@@ -196,6 +204,11 @@ static void mismatched_call(comm_t *world, const char *what) {
         comm_allreduce(world, a, b, MISMATCH_N, COMM_FLOAT32, rank == 3 ? COMM_MAX : COMM_SUM);
     } else if (!strcmp(what, "broadcast-root")) {
         comm_broadcast(world, a, MISMATCH_N, COMM_FLOAT32, rank == 2 ? 1 : 0);
+    } else if (!strcmp(what, "split")) {
+        if (rank == 2)
+            comm_split(world, 0, rank);
+        else
+            comm_barrier(world);
     } else if (!strcmp(what, "call")) {
         if (rank == 0)
             comm_barrier(world);
@@ -247,7 +260,7 @@ static void mismatched_call(comm_t *world, const char *what) {
         FATAL("unknown mismatch '%s' (none, allreduce-count, allreduce-dtype, allreduce-op, broadcast-root, "
               "call, nonblocking, reduce-scatter-count, iallgather-count, allgatherv-counts, "
               "reduce-scatterv-counts, reduce-scatter-op, reduce-scatterv-op, broadcast-dtype, allgather-dtype, "
-              "allgatherv-dtype, ireduce-scatter, ibroadcast)", what);
+              "allgatherv-dtype, ireduce-scatter, ibroadcast, split)", what);
     }
     log_error("the mismatched call '%s' was not refused", what);
 }

@@ -333,6 +333,9 @@ static void test_check_args_different_calls(void **state) {
     assert_mismatch_refused("nonblocking", "COMM_CHECK_ARGS: the ranks are not in the same collective",
                             "the call is ",
                             "on this rank (comm_iallreduce on rank 1; comm_allreduce on ranks 0, 2, 3)");
+    /* comm_split is a collective too: its color and key differ by design, the call does not. */
+    assert_mismatch_refused("split", "COMM_CHECK_ARGS: the ranks are not in the same collective", "the call is ",
+                            "on this rank (comm_split on rank 2; comm_barrier on ranks 0, 1, 3)");
 }
 
 /* The op of the reduce-scatters and the dtype of the broadcast and the gathers are part of

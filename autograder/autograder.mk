@@ -37,6 +37,16 @@ $(GRADE_SELFTEST): autograder/tests/test_grade.c $(GRADE_UNIT_SRCS) $(GRADE_HDRS
 	    -ljansson -lm $(CMOCKA_LIBS)
 UNIT_TESTS += $(GRADE_SELFTEST)
 
+# The sandbox's own tests (autograder/tests/test_sandbox.c): sandbox_run on
+# tiny children, field by field, in seconds; test_grade reaches it only
+# through whole gradings. SANDBOX_TEST_FILTER='test_channel*' runs some.
+SANDBOX_TEST := $(BUILD)/tests/test_sandbox
+$(SANDBOX_TEST): autograder/tests/test_sandbox.c autograder/src/sandbox.c $(GRADE_HDRS)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Iautograder/src \
+	    $< autograder/src/sandbox.c -o $@ $(CMOCKA_LIBS)
+UNIT_TESTS += $(SANDBOX_TEST)
+
 .PHONY: grade grade-run gradescope-zip
 grade: deps
 	$(Q)$(MAKE) --no-print-directory grade-run

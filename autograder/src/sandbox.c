@@ -414,7 +414,10 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
     for (;;) {
         int conns_open = 0;
         for (int i = 0; i < nconn; i++) conns_open += conns[i].fd >= 0;
-        if (!out_open && !rep_open && !conns_open && (reaped || lfd < 0)) break;
+        /* Not before the child is reaped: a program may close its stdout and
+         * stderr before it exits (make and coreutils do, at exit), and a kill
+         * in between would turn its exit code into SIGKILL. */
+        if (!out_open && !rep_open && !conns_open && reaped) break;
         struct pollfd pf[3 + CONN_MAX];
         int pc[CONN_MAX]; /* which connection each poll entry past the first ones is */
         int np = 0, io = -1, ir = -1, il = -1, first_conn;

@@ -296,6 +296,12 @@ static void test_env_and_cwd(void **state) {
     sandbox_result_t r;
     o.env = env;
     o.cwd = tmpdir;
+    char *argv[] = {"/usr/bin/env", NULL};
+    run(argv, &o, &r);
+    assert_exit(&r, 0);
+    assert_string_equal(r.out, "PATH=/usr/bin:/bin\nCOURSE_X=1\n");
+    sandbox_result_free(&r);
+
     char want[PATH_MAX + 2];
     snprintf(want, sizeof want, "%s\n", tmpdir);
     run_sh("pwd -P", &o, &r);
@@ -308,6 +314,30 @@ static void test_env_and_cwd(void **state) {
     run_sh("echo started", &o, &r);
     assert_exit(&r, 127);
     assert_string_equal(r.out, "");
+    sandbox_result_free(&r);
+}
+
+/* A child that closes its stdout and stderr before it exits (as make and
+ * every coreutils program do at exit): its exit code, not a kill, however
+ * long it takes to exit after the EOF. */
+static void test_output_closed_early(void **state) {
+    (void)state;
+    sandbox_opts_t o = plain();
+    sandbox_result_t r;
+    run_sh("echo bye; exec >&- 2>&-; sleep 0.3; exit 4", &o, &r);
+    assert_exit(&r, 4);
+    assert_string_equal(r.out, "bye\n");
+    sandbox_result_free(&r);
+    o.token = "t0k";
+    run_sh("exec >&- 2>&- 3<&- 4>&-; sleep 0.3", &o, &r);
+    assert_exit(&r, 0);
+    sandbox_result_free(&r);
+    /* With the output closed the timeout still holds. */
+    o.timeout_s = 1;
+    run_sh("exec >&- 2>&- 3<&- 4>&-; sleep 30", &o, &r);
+    assert_int_equal(r.timed_out, 1);
+    assert_killed(&r, SIGKILL);
+    assert_true(r.wall_s < 10);
     sandbox_result_free(&r);
 }
 
@@ -956,6 +986,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_output_interleaved),
         cmocka_unit_test(test_output_cap),
         cmocka_unit_test(test_output_kill),
+        cmocka_unit_test(test_output_closed_early),
         cmocka_unit_test(test_stdin),
         cmocka_unit_test(test_env_and_cwd),
         cmocka_unit_test(test_signal_state),

@@ -342,6 +342,7 @@ static void not_started(sandbox_result_t *res, int ranks, const char *why) {
     res->exited = 1;
     res->exit_code = 127;
     res->out = strdup(why);
+    res->out_len = res->out ? strlen(res->out) : 0;
     res->report = strdup("");
     for (int k = 0; k < ranks; k++) res->rank_report[k] = strdup("");
 }
@@ -357,6 +358,11 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
     double t0 = now_s();
     if (pipe2(outp, O_CLOEXEC) != 0 || (pipes && (pipe2(tokp, O_CLOEXEC) != 0 || pipe2(repp, O_CLOEXEC) != 0)) ||
         (ranks && (lfd = channel_listen(o->channel)) < 0)) {
+        /* What did open is closed: a grader that grades many tests must not
+         * run out of descriptors because some of them could not start. */
+        int opened[] = {outp[0], outp[1], tokp[0], tokp[1], repp[0], repp[1], lfd};
+        for (size_t i = 0; i < sizeof opened / sizeof *opened; i++)
+            if (opened[i] >= 0) close(opened[i]);
         not_started(res, ranks, ranks ? "grade: could not open the verdict channel for the ranks"
                                       : "grade: could not create pipes for the child");
         return;

@@ -869,6 +869,32 @@ static void test_channel_flood(void **state) {
     sandbox_result_free(&r);
 }
 
+/* A channel that cannot be opened (its name taken): exit 127, a message,
+ * every rank's report "", and no descriptor left open. */
+static void test_channel_taken(void **state) {
+    (void)state;
+    sandbox_opts_t o = on_ranks(2);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a = {0};
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path + 1, channel, strlen(channel));
+    socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(channel));
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, alen), 0);
+    sandbox_result_t r;
+    run_sh("echo started", &o, &r);
+    close(fd);
+    assert_exit(&r, 127);
+    assert_non_null(strstr(r.out, "could not open the verdict channel"));
+    assert_string_equal(r.rank_report[0], "");
+    assert_string_equal(r.rank_report[1], "");
+    sandbox_result_free(&r);
+
+    /* The name is free again once the run is over. */
+    run_sh("echo started", &o, &r);
+    assert_exit(&r, 0);
+    sandbox_result_free(&r);
+}
+
 /* ---- the "child" modes of this program ------------------------------------------------- */
 
 /* Connect to the channel in GRADE_CHANNEL; -1 on failure. */
@@ -1011,6 +1037,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_channel_too_many),
         cmocka_unit_test(test_channel_one_process_twice),
         cmocka_unit_test(test_channel_flood),
+        cmocka_unit_test(test_channel_taken),
     };
     if (getenv("SANDBOX_TEST_FILTER") && getenv("SANDBOX_TEST_FILTER")[0])
         cmocka_set_test_filter(getenv("SANDBOX_TEST_FILTER"));

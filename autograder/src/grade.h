@@ -139,6 +139,9 @@ void speed_format(const speed_metric_t *m, double value, char *out, size_t n);
 
 /* ---- running untrusted children ---------------------------------------------- */
 
+/* The longest token sandbox_run sends (it goes out as one line of a fixed buffer). */
+#define GRADE_TOKEN_MAX 126
+
 typedef struct {
     int timeout_s;         /* wall clock; the process group is killed after it */
     long cpu_s;            /* RLIMIT_CPU */
@@ -151,7 +154,8 @@ typedef struct {
     int run_as;
     const char *cwd;
     char *const *env;      /* the whole environment (allow-listed by the caller) */
-    const char *token;     /* when set: sent on fd 3; fd 4 collects reports */
+    const char *token;     /* when set: sent on fd 3; fd 4 collects reports. At most
+                            * GRADE_TOKEN_MAX characters: a longer one is not started */
     /* A launcher of ranks (mpirun): with ranks > 0 and a token, the verdicts come
      * on a listening socket (abstract name channel) instead of fds 3 and 4, which
      * mpirun does not pass on. Each rank connects once, says "HELLO <rank>" and

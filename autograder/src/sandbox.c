@@ -329,7 +329,7 @@ static void channel_read(conn_t *k, conn_t *all, int nc, int ranks, const char *
         k->rank = rank;
         res->ranks_heard++;
         off++; /* the newline */
-        char line[128];
+        char line[GRADE_TOKEN_MAX + 2];
         int n = snprintf(line, sizeof line, "%s\n", token);
         if (write(k->fd, line, (size_t)n) != n) { /* the rank then sends nothing valid */ }
     }
@@ -356,6 +356,13 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
     int ranks = o->token && o->ranks > 0 && o->channel ? (o->ranks < GRADE_MAX_RANKS ? o->ranks : GRADE_MAX_RANKS) : 0;
     int pipes = o->token && !ranks; /* fds 3 and 4 */
     double t0 = now_s();
+    /* A longer token would be cut, or sent with what follows its line's buffer. */
+    if (o->token && strlen(o->token) > GRADE_TOKEN_MAX) {
+        char why[96];
+        snprintf(why, sizeof why, "grade: the token is longer than %d characters", GRADE_TOKEN_MAX);
+        not_started(res, ranks, why);
+        return;
+    }
     if (pipe2(outp, O_CLOEXEC) != 0 || (pipes && (pipe2(tokp, O_CLOEXEC) != 0 || pipe2(repp, O_CLOEXEC) != 0)) ||
         (ranks && (lfd = channel_listen(o->channel)) < 0)) {
         /* What did open is closed: a grader that grades many tests must not
@@ -369,7 +376,7 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
     }
     if (pipes) {
         /* The token is short: it fits in the pipe before the child starts. */
-        char line[128];
+        char line[GRADE_TOKEN_MAX + 2];
         int n = snprintf(line, sizeof line, "%s\n", o->token);
         if (write(tokp[1], line, (size_t)n) != n) { /* reported as a missing verdict */ }
         close(tokp[1]);

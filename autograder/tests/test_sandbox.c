@@ -713,6 +713,41 @@ static void test_token_pipes(void **state) {
     sandbox_result_free(&r);
 }
 
+static sandbox_opts_t on_ranks(int ranks);
+
+/* A token too long for the line the sandbox sends it in is refused, not
+ * sent cut (or with the bytes past the line's buffer). */
+static void test_token_length(void **state) {
+    (void)state;
+    char tok[300];
+    memset(tok, 'k', sizeof tok);
+    tok[GRADE_TOKEN_MAX] = '\0';
+    sandbox_opts_t o = plain();
+    sandbox_result_t r;
+    o.token = tok;
+    run_sh("cat <&3 >&4", &o, &r);
+    assert_exit(&r, 0);
+    char want[sizeof tok + 16];
+    snprintf(want, sizeof want, "%s\n", tok);
+    assert_string_equal(r.report, want);
+    sandbox_result_free(&r);
+    sandbox_opts_t c = on_ranks(1); /* the same on the channel */
+    c.token = tok;
+    char *rank[] = {self_exe, "child", "rank", "0", "ok", NULL};
+    run(rank, &c, &r);
+    snprintf(want, sizeof want, "%s PASS rank0\n", tok);
+    assert_string_equal(r.rank_report[0], want);
+    sandbox_result_free(&r);
+
+    tok[GRADE_TOKEN_MAX] = 'k';
+    tok[GRADE_TOKEN_MAX + 1] = '\0';
+    run_sh("cat <&3 >&4", &o, &r);
+    assert_exit(&r, 127);
+    assert_string_equal(r.report, "");
+    assert_non_null(strstr(r.out, "token"));
+    sandbox_result_free(&r);
+}
+
 /* ---- the channel of a test on several ranks -------------------------------------------- */
 
 #define TOKEN "f00dfeed"
@@ -1029,6 +1064,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_run_as_cwd),
         cmocka_unit_test(test_run_as_kill),
         cmocka_unit_test(test_token_pipes),
+        cmocka_unit_test(test_token_length),
         cmocka_unit_test(test_channel_ranks),
         cmocka_unit_test(test_channel_silent_rank),
         cmocka_unit_test(test_channel_bad_hello),

@@ -169,6 +169,16 @@ static void test_exit_code(void **state) {
     assert_exit(&r, 0);
     sandbox_result_free(&r);
     assert_null(r.out);
+    /* The end of a child is seen at once, not after the 2 s that the loop
+     * allows for a pipe held open outside the tree: 5 runs in 8 s would be
+     * 1.6 s each for a program that takes milliseconds. */
+    double wall = 0;
+    for (int i = 0; i < 5; i++) {
+        run_sh("echo hi", &o, &r);
+        wall += r.wall_s;
+        sandbox_result_free(&r);
+    }
+    assert_true(wall < 8.0);
 }
 
 static void test_signal(void **state) {
@@ -178,6 +188,19 @@ static void test_signal(void **state) {
     run_sh("kill -TERM $$; sleep 5", &o, &r);
     assert_killed(&r, SIGTERM);
     assert_int_equal(r.timed_out, 0);
+    sandbox_result_free(&r);
+}
+
+/* The child leads a session and a process group of its own: a Ctrl-C at
+ * the grader's terminal does not reach it, and its kill(0, ...) or a read
+ * of /dev/tty does not reach the grader's. */
+static void test_own_session(void **state) {
+    (void)state;
+    sandbox_opts_t o = plain();
+    sandbox_result_t r;
+    run_sh("read pid comm state ppid pgrp sid rest < /proc/$$/stat; echo $((pgrp - $$)) $((sid - $$))", &o, &r);
+    assert_exit(&r, 0);
+    assert_string_equal(r.out, "0 0\n");
     sandbox_result_free(&r);
 }
 
@@ -363,9 +386,18 @@ static void test_signal_state(void **state) {
  * without, whatever the grader holds open. */
 static void test_fds_closed(void **state) {
     (void)state;
-    int stray = open("/dev/null", O_RDONLY); /* no O_CLOEXEC */
-    int stray2 = dup2(stray, 40);
-    assert_true(stray >= 0 && stray2 == 40);
+    /* Open in the grader without O_CLOEXEC, just where the child's own
+     * descriptors go and far past them. */
+    const int stray[] = {3, 4, 5, 40};
+    int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int src = fcntl(devnull, F_DUPFD_CLOEXEC, 50); /* not at 3: dup2 onto itself would keep O_CLOEXEC */
+    close(devnull);
+    assert_true(src >= 50);
+    for (int i = 0; i < 4; i++) {
+        assert_true(fcntl(stray[i], F_GETFD) < 0); /* free here */
+        assert_int_equal(dup2(src, stray[i]), stray[i]);
+    }
+    close(src);
     sandbox_opts_t o = plain();
     sandbox_result_t r;
     char *argv[] = {self_exe, "child", "fds", NULL};
@@ -378,8 +410,7 @@ static void test_fds_closed(void **state) {
     assert_exit(&r, 0);
     assert_string_equal(r.out, "fds: 3 4\n");
     sandbox_result_free(&r);
-    close(stray);
-    close(40);
+    for (int i = 0; i < 4; i++) close(stray[i]);
 }
 
 /* ---- limits ----------------------------------------------------------------------- */
@@ -519,10 +550,13 @@ static void test_timeout_escaped(void **state) {
 static void test_left_behind(void **state) {
     (void)state;
     char script[PATH_MAX * 2 + 512];
+    /* It waits until the oddly named one runs: killed while still a fork of
+     * sh, it would not test the parsing of its name. */
     snprintf(script, sizeof script,
-             "cp /bin/sleep '%s/a) (b c'; sleep 30 & setsid sleep 30 & (setsid sh -c 'sleep 30 & sleep 30' &); "
-             "'%s/a) (b c' 30 & sh -c 'setsid sleep 30 & exec sleep 30' & echo started",
-             tmpdir, tmpdir);
+             "d='%s'; cp /bin/sleep \"$d/a) (b c\"; sleep 30 & setsid sleep 30 & (setsid sh -c 'sleep 30 & sleep 30' &); "
+             "setsid \"$d/a) (b c\" 30 & p=$!; sh -c 'setsid sleep 30 & exec sleep 30' & "
+             "until [ \"$(readlink /proc/$p/exe)\" = \"$d/a) (b c\" ]; do sleep 0.01; done; echo started",
+             tmpdir);
     sandbox_opts_t o = plain();
     sandbox_result_t r;
     run_sh(script, &o, &r);
@@ -541,6 +575,58 @@ static void test_many_left_behind(void **state) {
     assert_int_equal(r.timed_out, 1);
     assert_string_equal(r.out, "forked\n");
     sandbox_result_free(&r);
+}
+
+/* A chain of processes, each in a session of its own below the one before,
+ * all alive when the child exits: every one is found in one pass (a pass
+ * kills only what it found; the next finds the orphans, but there are only
+ * a few passes). */
+static void test_left_behind_chain(void **state) {
+    (void)state;
+    sandbox_opts_t o = plain();
+    sandbox_result_t r;
+    char *argv[] = {self_exe, "child", "chain", "20", "top", NULL};
+    run(argv, &o, &r);
+    assert_exit(&r, 0);
+    sandbox_result_free(&r);
+}
+
+/* Processes that fork while they are being killed: the forks made during a
+ * pass are found by the next. */
+static void test_fork_storm(void **state) {
+    (void)state;
+    sandbox_opts_t o = plain();
+    sandbox_result_t r;
+    o.timeout_s = 1;
+    run_sh("for i in 1 2 3 4; do (while :; do sleep 30 & done) & done; wait", &o, &r);
+    assert_int_equal(r.timed_out, 1);
+    sandbox_result_free(&r);
+}
+
+/* A grader that is not yet a child subreaper (a fresh --parallel worker: a
+ * fork does not inherit it) still finds what escaped into a session of its
+ * own: sandbox_run makes it one. */
+static void test_fresh_grader(void **state) {
+    (void)state;
+    pid_t g = fork();
+    if (g == 0) {
+        prctl(PR_SET_CHILD_SUBREAPER, 0);
+        sandbox_opts_t o = plain();
+        sandbox_result_t r;
+        char *argv[] = {"/bin/sh", "-c", "setsid sleep 30 & (setsid sleep 30 &); sleep 0.2; echo started", NULL};
+        sandbox_run(argv, &o, &r);
+        _exit(r.exited && r.exit_code == 0 && !strcmp(r.out, "started\n") ? 0 : 1);
+    }
+    assert_true(g > 0);
+    int st = 0;
+    assert_int_equal(waitpid(g, &st, 0), g);
+    int left = live_children(5.0); /* what escaped comes here: this process is the subreaper above */
+    if (left) {
+        sandbox_kill_all();
+        live_children(5.0);
+    }
+    assert_int_equal(left, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 }
 
 /* sandbox_kill_all (the grader's signal handler) with no test running: it
@@ -796,6 +882,19 @@ static void test_channel_ranks(void **state) {
     assert_int_equal(count(r.out, "token " TOKEN "\n"), 3);
     assert_int_equal(count(r.out, "fds:\n"), 1);
     sandbox_result_free(&r);
+
+    /* A run ends when the ranks close their connections, not 2 s later
+     * (the wait for a pipe held outside the tree): 5 runs in 8 s. */
+    double wall = 0;
+    for (int i = 0; i < 5; i++) {
+        o = on_ranks(1);
+        char *argv[] = {self_exe, "child", "rank", "0", "ok", NULL};
+        run(argv, &o, &r);
+        assert_string_equal(r.rank_report[0], TOKEN " PASS rank0\n");
+        wall += r.wall_s;
+        sandbox_result_free(&r);
+    }
+    assert_true(wall < 8.0);
 }
 
 /* A rank that never connects: its report is "", not NULL. */
@@ -967,7 +1066,7 @@ static int child_hello(const char *rank, char *tok, size_t n) {
     return fd;
 }
 
-/* argv: fds | alloc MB | rank R ok|split|say TEXT|cut TEXT|twice|flood */
+/* argv: fds | alloc MB | chain N [top] | rank R ok|split|say TEXT|cut TEXT|twice|flood */
 static int child_main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0); /* a line in one write: other children share the pipe */
     if (argc >= 1 && !strcmp(argv[0], "fds")) {
@@ -982,6 +1081,28 @@ static int child_main(int argc, char **argv) {
         char *p = malloc(bytes);
         printf(p ? "got\n" : "refused\n");
         free(p);
+        return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[0], "chain")) {
+        /* chain N [top]: N processes, each in a session of its own below the
+         * one before; the top one leaves once the last one runs. */
+        int n = atoi(argv[1]);
+        if (argc >= 3) {
+            int p[2];
+            if (pipe(p) || dup2(p[0], 8) < 0 || dup2(p[1], 9) < 0) return 1;
+        }
+        if (n == 0) return write(9, "x", 1) == 1 ? (pause(), 0) : 1;
+        pid_t c = fork();
+        if (c == 0) {
+            char nb[16];
+            snprintf(nb, sizeof nb, "%d", n - 1);
+            setsid();
+            execl("/proc/self/exe", "test_sandbox", "child", "chain", nb, (char *)NULL);
+            _exit(127);
+        }
+        char x;
+        if (argc >= 3) return close(9) == 0 && read(8, &x, 1) == 1 ? 0 : 1;
+        waitpid(c, NULL, 0);
         return 0;
     }
     if (argc < 3 || strcmp(argv[0], "rank")) return 2;
@@ -1043,6 +1164,7 @@ int main(int argc, char **argv) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exit_code),
         cmocka_unit_test(test_signal),
+        cmocka_unit_test(test_own_session),
         cmocka_unit_test(test_not_found),
         cmocka_unit_test(test_output_interleaved),
         cmocka_unit_test(test_output_cap),
@@ -1058,6 +1180,9 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_timeout_escaped),
         cmocka_unit_test(test_left_behind),
         cmocka_unit_test(test_many_left_behind),
+        cmocka_unit_test(test_left_behind_chain),
+        cmocka_unit_test(test_fork_storm),
+        cmocka_unit_test(test_fresh_grader),
         cmocka_unit_test(test_kill_all),
         cmocka_unit_test(test_dies_with_grader),
         cmocka_unit_test(test_run_as),

@@ -365,16 +365,25 @@ static void test_output_closed_early(void **state) {
 }
 
 /* Signals: none blocked or ignored in the child, even when the grader
- * ignores SIGPIPE (a child writing to a closed pipe must die of it). */
+ * ignores or blocks some (SIGPIPE: a child writing to a closed pipe must die
+ * of it; SIGHUP, as under nohup), and whatever it inherited (under make this
+ * test itself starts with signals 32 and 33 ignored). */
 static void test_signal_state(void **state) {
     (void)state;
-    struct sigaction ign = {0}, old;
+    struct sigaction ign = {0}, old_pipe, old_hup;
     ign.sa_handler = SIG_IGN;
-    sigaction(SIGPIPE, &ign, &old);
+    sigaction(SIGPIPE, &ign, &old_pipe);
+    sigaction(SIGHUP, &ign, &old_hup);
+    sigset_t usr1, old_mask;
+    sigemptyset(&usr1);
+    sigaddset(&usr1, SIGUSR1);
+    sigprocmask(SIG_BLOCK, &usr1, &old_mask);
     sandbox_opts_t o = plain();
     sandbox_result_t r;
     run_sh("grep -E '^Sig(Blk|Ign)' /proc/self/status", &o, &r);
-    sigaction(SIGPIPE, &old, NULL);
+    sigprocmask(SIG_SETMASK, &old_mask, NULL);
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
     assert_exit(&r, 0);
     assert_string_equal(r.out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
     sandbox_result_free(&r);

@@ -43,9 +43,22 @@ excerpt() {
     [ -n "$lines" ] || lines=$(tail -n 8 <<<"$2")
     details+=("--- $1:" "$(sed 's/^/    /' <<<"$lines")")
 }
-# "SECONDS LABEL" per item, for the list of the slowest at the end: where
-# make test's time goes, on any machine.
+# "SECONDS CPU LABEL" per item, for the list of the slowest at the end: where
+# make test's time goes, on any machine. CPU is the seconds its processes
+# ran on a core (user + system): an item whose wall time is far above it
+# spends most of that time waiting (timeouts, sleeps), not computing.
 timings=()
+# cpu_now: the user + system CPU of every child this shell has waited for,
+# in clock ticks (fields 16 and 17 of /proc/PID/stat, after the command name;
+# read for $$, since `times` in a command substitution sees the subshell's).
+cpu_now() {
+    local st; st=$(cat /proc/$$/stat 2>/dev/null) || { echo 0; return; }
+    st=${st##*) }
+    awk '{ print $14 + $15 }' <<<"$st"
+}
+TICKS=$(getconf CLK_TCK 2>/dev/null || echo 100)
+# cpu_since TICKS: the seconds of CPU since cpu_now said TICKS.
+cpu_since() { echo $((($(cpu_now) - $1 + TICKS / 2) / TICKS)); }
 
 count() { # sum the N of every "[  TAG ] N test(s)" line in $1
     grep -oE "\[  $2 *\] [0-9]+ test" <<<"$1" | grep -oE '[0-9]+ test' | grep -oE '[0-9]+' |
@@ -57,11 +70,11 @@ run_suite() {
     local label="$1"; shift
     echo "=== $label"
     local out rc
-    local limit=$TIMEOUT t0=$SECONDS
+    local limit=$TIMEOUT t0=$SECONDS c0; c0=$(cpu_now)
     case "$label" in test_grade*) limit=$GRADE_TIMEOUT ;; esac
     out=$(timeout --kill-after=10 "$limit" "$@" 2>&1); rc=$?
     printf '%s\n' "$out"
-    timings+=("$((SECONDS - t0)) $label")
+    timings+=("$((SECONDS - t0)) $(cpu_since "$c0") $label")
     local p f s
     p=$(count "$out" PASSED); f=$(count "$out" FAILED); s=$(count "$out" SKIPPED)
     if [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; then
@@ -83,10 +96,10 @@ run_suite() {
 expect() {
     local label="$1" want="$2" pattern="$3"; shift 3
     echo "=== $label"
-    local out rc t0=$SECONDS
+    local out rc t0=$SECONDS c0; c0=$(cpu_now)
     out=$(timeout --kill-after=10 "$TIMEOUT" "$@" 2>&1); rc=$?
     printf '%s\n' "$out" | tail -n 25
-    timings+=("$((SECONDS - t0)) $label")
+    timings+=("$((SECONDS - t0)) $(cpu_since "$c0") $label")
     local ok=1
     if [ "$want" = 0 ] && [ "$rc" -ne 0 ]; then ok=0; fi
     if [ "$want" != 0 ] && { [ "$rc" -eq 0 ] || [ "$rc" -eq 124 ] || [ "$rc" -eq 137 ]; }; then ok=0; fi
@@ -259,8 +272,9 @@ echo
 if [ ${#timings[@]} -gt 0 ]; then
     total=0
     for t in "${timings[@]}"; do total=$((total + ${t%% *})); done
-    echo "Slowest of ${#timings[@]} items (${total}s in all):"
-    printf '%s\n' "${timings[@]}" | sort -k1,1nr | head -n 5 | while read -r t l; do printf '  %5ss  %s\n' "$t" "$l"; done
+    echo "Slowest of ${#timings[@]} items (${total}s in all; wall, then CPU seconds of its processes):"
+    printf '%s\n' "${timings[@]}" | sort -k1,1nr | head -n 12 |
+        while read -r t c l; do printf '  %5ss %5ss  %s\n' "$t" "$c" "$l"; done
 fi
 if [ ${#failures[@]} -gt 0 ]; then
     echo "What the failures printed (their full output is above):"

@@ -147,20 +147,23 @@ int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *para
         host_free(h);
         return course_error(err, errlen, "%s: cannot create checkpoint (%s)", tmp, strerror(errno));
     }
+    /* e keeps the errno of the first call that failed: fclose, free and
+     * remove below may each set it again. */
     uint64_t sum = course_fnv1a(COURSE_FNV1A_OFFSET, h->buf, h->n);
-    int ok = fwrite(h->buf, 1, h->n, f) == h->n;
+    int ok = fwrite(h->buf, 1, h->n, f) == h->n, e = ok ? 0 : errno;
     const float *arrays[3] = {params, m, v};
     for (int a = 0; a < 3 && ok; a++) {
         ok = fwrite(arrays[a], sizeof(float), n, f) == n;
+        if (!ok) e = errno;
         sum = course_fnv1a(sum, arrays[a], n * sizeof(float));
     }
-    ok = ok && fwrite(&sum, 8, 1, f) == 1;
-    ok = (fclose(f) == 0) && ok;
+    if (ok && fwrite(&sum, 8, 1, f) != 1) ok = 0, e = errno;
+    if (fclose(f) != 0 && ok) ok = 0, e = errno;
     host_free(h);
     if (!ok) {
         remove(tmp);
         return course_error(err, errlen, "%s: writing the checkpoint failed (%s); is the disk full?", path,
-                    strerror(errno));
+                    strerror(e ? e : EIO));
     }
     if (rename(tmp, path) != 0) {
         int e = errno;

@@ -101,10 +101,31 @@ FILE *course_create_output(const char *path, const char *flag, char *err, size_t
     return f;
 }
 
-/* A path that need not exist yet, with its folder resolved: "./runs/../x.csv" -> "/home/me/x.csv".
- * -1 if the folder does not exist either. */
-static int resolved_name(const char *path, char *out, size_t len) {
-    char dir[PATH_MAX];
+/* Where a path that does not exist yet will be created: itself, or, for a
+ * symbolic link whose target is missing (which fopen(path, "w") creates),
+ * that target, followed through further links (at most 40, as the kernel
+ * does); a relative target is relative to its link's folder. */
+static void link_target(const char *path, char *out, size_t len) {
+    snprintf(out, len, "%s", path);
+    for (int hop = 0; hop < 40; hop++) {
+        char target[PATH_MAX], next[2 * PATH_MAX];
+        ssize_t n = readlink(out, target, sizeof target - 1);
+        if (n < 0) return; /* not a link: where the file will be */
+        target[n] = '\0';
+        const char *slash = strrchr(out, '/');
+        if (target[0] == '/' || !slash) snprintf(next, sizeof next, "%s", target);
+        else snprintf(next, sizeof next, "%.*s/%s", (int)(slash - out), out, target);
+        if (strlen(next) >= len) return;
+        snprintf(out, len, "%s", next);
+    }
+}
+
+/* A path that need not exist yet, with its folder resolved (and a dangling
+ * link's target taken): "./runs/../x.csv" -> "/home/me/x.csv". -1 if the
+ * folder does not exist either. */
+static int resolved_name(const char *given, char *out, size_t len) {
+    char path[PATH_MAX], dir[PATH_MAX];
+    link_target(given, path, sizeof path);
     snprintf(dir, sizeof dir, "%s", path);
     char *slash = strrchr(dir, '/');
     const char *base = slash ? path + (slash - dir) + 1 : path;
@@ -113,8 +134,7 @@ static int resolved_name(const char *path, char *out, size_t len) {
     else *slash = '\0';
     char real[PATH_MAX];
     if (!realpath(dir, real)) return -1;
-    snprintf(out, len, "%s/%s", real, base);
-    return 0;
+    return (size_t)snprintf(out, len, "%s/%s", real, base) < len ? 0 : -1;
 }
 
 int course_same_file(const char *a, const char *b) {

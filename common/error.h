@@ -96,7 +96,8 @@ FILE *course_create_output(const char *path, const char *flag, char *err, size_t
  * Where both exist, by device and inode (so "x", "./x", a hard link and a
  * symbolic link to it all match); where neither does yet, by name once the
  * folder part is resolved with realpath() (or as given, if the folder does
- * not exist either); one that exists and one that does not are different.
+ * not exist either), a symbolic link to a missing file standing for the
+ * file it would create; one that exists and one that does not are different.
  * @param a a path
  * @param b another path
  * @return 1 if they name the same file, else 0

@@ -279,6 +279,31 @@ static void test_same_file(void **state) {
     assert_false(course_same_file("no-such-dir/x", "no-such-dir-2/x")); /* two folders, neither there */
     assert_true(course_same_file("test-error-new.csv", "./test-error-new.csv")); /* no folder is "." */
     assert_true(course_same_file("/test-error-new.csv", "/./test-error-new.csv")); /* the folder is "/" */
+    /* Links to files not there yet: writing through one creates its target,
+     * so a dangling link is the file it points to (relative to its folder,
+     * through a chain of links), and two links to one missing file match. */
+    char dl[64], dl2[64], dl3[64], loop[64];
+    snprintf(dl, sizeof dl, "%s/dangling.csv", dir);
+    snprintf(dl2, sizeof dl2, "%s/sub/chain.csv", dir);
+    snprintf(dl3, sizeof dl3, "%s/other.csv", dir);
+    snprintf(loop, sizeof loop, "%s/loop.csv", dir);
+    assert_int_equal(symlink("new.csv", dl), 0);         /* relative: <dir>/new.csv */
+    assert_int_equal(symlink("../dangling.csv", dl2), 0); /* a link to the link */
+    assert_int_equal(symlink("elsewhere.csv", dl3), 0);
+    assert_int_equal(symlink("loop.csv", loop), 0);       /* to itself: never resolves */
+    assert_true(course_same_file(dl, n1));
+    assert_true(course_same_file(n2, dl));
+    assert_true(course_same_file(dl2, n1));
+    assert_true(course_same_file(dl, dl2));
+    assert_false(course_same_file(dl3, n1));
+    assert_false(course_same_file(dl3, dl));
+    assert_true(course_same_file(loop, loop));
+    assert_false(course_same_file(loop, n1));
+    assert_false(course_same_file(dl, b)); /* a missing target and an existing file */
+    unlink(dl);
+    unlink(dl2);
+    unlink(dl3);
+    unlink(loop);
     unlink(a);
     unlink(b);
     unlink(sym);

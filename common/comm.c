@@ -86,12 +86,17 @@ struct comm_request {
     MPI_Request mpi;        /**< MPI: the request of the MPI_I* call */
     finish_t finish;        /**< MPI: what to do once it has completed */
     const char *fn;         /**< the comm_i* call that started it, for the messages */
+    size_t recv_count;      /**< MPI, comm_irecv: the elements it asked for, checked by the wait */
+    comm_dtype_t recv_dtype; /**< MPI, comm_irecv: their type */
+    int recv_peer;          /**< MPI, comm_irecv: the source rank; -1 for every other request */
 #ifdef COURSE_HAVE_NCCL
     cudaEvent_t event;      /**< NCCL: recorded on the stream after the operation */
     comm_t *comm;           /**< NCCL: whose error state the wait polls, and which to abort */
 #endif
 };
 
+static const char *DTYPE_NAMES[COMM_DTYPE_COUNT] = {"COMM_FLOAT32", "COMM_FLOAT64", "COMM_INT32",
+                                                    "COMM_INT64",   "COMM_BF16",    "COMM_FP16"};
 static int comm_started_mpi = 0; /* comm_init() called MPI_Init, so comm_finalize() ends it */
 static int comm_initialized = 0;
 static int check_args_env = 0;   /* COMM_CHECK_ARGS=1 on this rank, read once by comm_init() */
@@ -331,7 +336,31 @@ static comm_request_t mpi_done(int nonblocking, MPI_Request mreq, const finish_t
     req->mpi = mreq;
     req->finish = *f;
     req->fn = fn;
+    req->recv_peer = -1;
     return req;
+}
+
+/* A receive's result against what it asked for. comm.h's receives take exactly the
+ * sender's count: MPI itself fills a shorter message in silently, leaving the rest of the
+ * buffer as it was (last step's data, in a ring), and ends a longer one with a bare
+ * "message truncated". rc is the receive's return code, st its status. */
+static void check_received(int rc, const MPI_Status *st, size_t count, comm_dtype_t dtype, int peer,
+                           const char *fn) {
+    const size_t es = comm_dtype_size(dtype), want = count * es;
+    int cls = MPI_SUCCESS;
+    if (rc != MPI_SUCCESS) MPI_Error_class(rc, &cls);
+    if (cls == MPI_ERR_TRUNCATE)
+        FATAL("%s from rank %d: rank %d sent more than the %zu elements of %s (%zu bytes) this receive takes; "
+              "a send and its receive must pass the same count and dtype", fn, peer, peer, count,
+              DTYPE_NAMES[dtype], want);
+    MPI_CHECK(rc);
+    int bytes = 0;
+    MPI_CHECK(MPI_Get_count(st, MPI_BYTE, &bytes));
+    if ((size_t)bytes != want)
+        FATAL("%s from rank %d: rank %d sent %d bytes (%.6g elements of %s), but this receive takes %zu "
+              "elements (%zu bytes), so the rest of the buffer would be left as it was; a send and its "
+              "receive must pass the same count and dtype", fn, peer, peer, bytes, (double)bytes / (double)es,
+              DTYPE_NAMES[dtype], count, want);
 }
 
 /* ------------------------------------------- argument agreement (COMM_CHECK_ARGS) */
@@ -360,8 +389,6 @@ static const struct {
 };
 enum { NCALLS = (int)(sizeof CALLS / sizeof CALLS[0]) };
 
-static const char *DTYPE_NAMES[COMM_DTYPE_COUNT] = {"COMM_FLOAT32", "COMM_FLOAT64", "COMM_INT32",
-                                                    "COMM_INT64",   "COMM_BF16",    "COMM_FP16"};
 static const char *OP_NAMES[COMM_OP_COUNT] = {"COMM_SUM", "COMM_PROD", "COMM_MAX", "COMM_MIN", "COMM_AVG"};
 
 /* The signature's fields. A field the call does not take is -1 on every rank. Every value is
@@ -1120,11 +1147,18 @@ static comm_request_t do_recv(comm_t *comm, void *buf, size_t count, comm_dtype_
     if (comm->backend == COMM_BACKEND_MPI) {
         MPI_Request r = MPI_REQUEST_NULL;
         int n = mpi_count(fn, "count", count);
-        if (nonblocking)
+        if (nonblocking) {
             MPI_CHECK(MPI_Irecv(buf, n, mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, &r));
-        else
-            MPI_CHECK(MPI_Recv(buf, n, mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, MPI_STATUS_IGNORE));
-        return mpi_done(nonblocking, r, &f, fn);
+            comm_request_t req = mpi_done(1, r, &f, fn);
+            req->recv_count = count;
+            req->recv_dtype = dtype;
+            req->recv_peer = peer;
+            return req;
+        }
+        MPI_Status st;
+        check_received(MPI_Recv(buf, n, mpi_dtype(dtype), peer, COMM_TAG, comm->mpi, &st), &st, count, dtype,
+                       peer, fn);
+        return mpi_done(0, r, &f, fn);
     }
 #ifdef COURSE_HAVE_NCCL
     NCCL_CHECK(ncclRecv(buf, count, nccl_dtype(dtype), peer, comm->nccl, comm->stream));
@@ -1167,8 +1201,10 @@ static void do_sendrecv(comm_t *comm, const void *sendbuf, size_t sendcount, int
           "pass buffers that do not overlap", fn);
     if (comm->backend == COMM_BACKEND_MPI) {
         int ns = mpi_count(fn, "sendcount", sendcount), nr = mpi_count(fn, "recvcount", recvcount);
-        MPI_CHECK(MPI_Sendrecv(sendbuf, ns, mpi_dtype(dtype), dest, COMM_TAG, recvbuf, nr, mpi_dtype(dtype),
-                               source, COMM_TAG, comm->mpi, MPI_STATUS_IGNORE));
+        MPI_Status st;
+        check_received(MPI_Sendrecv(sendbuf, ns, mpi_dtype(dtype), dest, COMM_TAG, recvbuf, nr, mpi_dtype(dtype),
+                                    source, COMM_TAG, comm->mpi, &st),
+                       &st, recvcount, dtype, source, fn);
         return;
     }
 #ifdef COURSE_HAVE_NCCL
@@ -1534,7 +1570,10 @@ void comm_wait(comm_request_t *req) {
     if (r == COMM_REQUEST_NULL) return;
     watch_begin("comm_wait for the request of %s", r->fn);
     if (r->backend == COMM_BACKEND_MPI) {
-        MPI_CHECK(MPI_Wait(&r->mpi, MPI_STATUS_IGNORE));
+        MPI_Status st;
+        int rc = MPI_Wait(&r->mpi, &st);
+        if (r->recv_peer >= 0) check_received(rc, &st, r->recv_count, r->recv_dtype, r->recv_peer, r->fn);
+        else MPI_CHECK(rc);
         run_finish(&r->finish);
     } else {
 #ifdef COURSE_HAVE_NCCL

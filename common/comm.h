@@ -297,6 +297,12 @@ void comm_send(comm_t *comm, const void *buf, size_t count, comm_dtype_t dtype, 
 
 /**
  * @brief Receive count elements from rank peer.
+ *
+ * count and dtype must match the sender's. On the MPI backend a message of
+ * another size in bytes ends the job, naming the sender and both sizes (MPI
+ * alone would fill a shorter one in silently and leave the rest of buf as it
+ * was); so does the receive of comm_sendrecv() and, in its comm_wait(), of
+ * comm_irecv(). On NCCL a mismatched pair hangs (see COMM_TIMEOUT above).
  * @param comm communicator
  * @param buf where the data goes
  * @param count number of elements (must match the sender's)
@@ -312,7 +318,7 @@ void comm_recv(comm_t *comm, void *buf, size_t count, comm_dtype_t dtype, int pe
  * @param sendcount elements to send
  * @param dest destination rank
  * @param recvbuf where received data goes (must not overlap sendbuf)
- * @param recvcount elements to receive
+ * @param recvcount elements to receive: source's sendcount (checked, as comm_recv() says)
  * @param source source rank
  * @param dtype element type of both buffers
  */

@@ -27,7 +27,11 @@
  *       sendrecv-overlap (buffers that overlap, in an allreduce not as the same
  *       pointer), allgatherv-overlap (rank 0 in place, rank 1 one element off
  *       its block), counts-null (a NULL counts array), split-color (color -2)
- *       and shard-rank (shard 2 of 2); with 2 ranks,
+ *       and shard-rank (shard 2 of 2); recv-short, recv-long, recv-dtype,
+ *       irecv-short, irecv-long, sendrecv-short and sendrecv-long (2 ranks:
+ *       rank 1 sends rank 0 3 or 5 floats, or 4 bf16, where rank 0 receives
+ *       4 floats with comm_recv, comm_irecv and comm_wait, or comm_sendrecv);
+ *       with 2 ranks,
  *       reduce-scatter-intmax, allgather-intmax and allgatherv-intmax (a whole
  *       buffer of INT_MAX + 1 elements, over MPI's limit although each block
  *       is under it) and reduce-scatter-too-long and allgather-too-long (a
@@ -128,6 +132,28 @@ static void bad_call(comm_t *world, const char *what) {
         comm_allreduce(world, buf, NULL, 5, COMM_FLOAT32, COMM_SUM);
     } else if (!strcmp(what, "negative-peer")) {
         comm_send(world, buf, 8, COMM_FLOAT32, -1);
+    } else if (!strcmp(what, "recv-short") || !strcmp(what, "recv-long") || !strcmp(what, "recv-dtype") ||
+               !strcmp(what, "irecv-short") || !strcmp(what, "irecv-long") || !strcmp(what, "sendrecv-short") ||
+               !strcmp(what, "sendrecv-long")) {
+        /* Rank 1 sends rank 0 a message of another size than rank 0's receive takes (short: 3
+         * floats for 4; long: 5; dtype: 4 bf16, 8 bytes, for 4 floats), then waits in a barrier
+         * that rank 0 never reaches: rank 0's receive must end the job. */
+        const char *kind = strchr(what, '-') + 1;
+        size_t sent = !strcmp(kind, "short") ? 3 : !strcmp(kind, "long") ? 5 : 4;
+        comm_dtype_t sent_dtype = !strcmp(kind, "dtype") ? COMM_BF16 : COMM_FLOAT32;
+        if (what[0] == 's') { /* a ring of two: rank 0 sends the right size, rank 1 not */
+            int peer = 1 - comm_rank(world);
+            comm_sendrecv(world, buf, comm_rank(world) == 1 ? sent : 4, peer, other, 4, peer, COMM_FLOAT32);
+            if (comm_rank(world) == 1) comm_barrier(world);
+        } else if (comm_rank(world) == 1) {
+            comm_send(world, buf, sent, sent_dtype, 0);
+            comm_barrier(world);
+        } else if (comm_rank(world) == 0 && what[0] == 'i') {
+            comm_request_t r = comm_irecv(world, other, 4, COMM_FLOAT32, 1);
+            comm_wait(&r);
+        } else if (comm_rank(world) == 0) {
+            comm_recv(world, other, 4, COMM_FLOAT32, 1);
+        }
     } else if (!strcmp(what, "allreduce-overlap")) {
         comm_allreduce(world, buf, buf + 1, 4, COMM_FLOAT32, COMM_SUM);
     } else if (!strcmp(what, "sendrecv-overlap")) {

@@ -250,6 +250,28 @@ static void test_refuses_v_counts(void **state) {
 }
 
 /* A color below 0 other than COMM_SPLIT_NONE, and a shard that is not one of size. */
+/* A receive given a message of another size than it takes: MPI fills a shorter one in
+ * silently (the rest of the buffer keeps its old data) and ends a longer one with a bare
+ * "message truncated". Each receiving call names the sender, both sizes and the rule. */
+static void test_refuses_receive_of_another_size(void **state) {
+    (void)state;
+    const char *rule = "; a send and its receive must pass the same count and dtype";
+    assert_refused("recv-short", "comm_recv from rank 1: rank 1 sent 12 bytes (3 elements of "
+                                 "COMM_FLOAT32), but this receive takes 4 elements (16 bytes), so the rest of "
+                                 "the buffer would be left as it was");
+    assert_refused("recv-long", "comm_recv from rank 1: rank 1 sent more than the 4 elements of "
+                                "COMM_FLOAT32 (16 bytes) this receive takes");
+    assert_refused("recv-dtype", "comm_recv from rank 1: rank 1 sent 8 bytes (2 elements of COMM_FLOAT32), but "
+                                 "this receive takes 4 elements (16 bytes)");
+    assert_refused("irecv-short", "comm_irecv from rank 1: rank 1 sent 12 bytes (3 elements");
+    assert_refused("irecv-long", "comm_irecv from rank 1: rank 1 sent more than the 4 elements");
+    assert_refused("sendrecv-short", "comm_sendrecv from rank 1: rank 1 sent 12 bytes (3 elements");
+    assert_refused("sendrecv-long", "comm_sendrecv from rank 1: rank 1 sent more than the 4 elements");
+    static job_t job;
+    run_job_np(2, "badarg recv-short", &job);
+    assert_failed_job(&job, "[rank 0/2] error: ", rule); /* the receiving rank, and the rule */
+}
+
 static void test_refuses_split_color_and_shard_rank(void **state) {
     (void)state;
     assert_refused("split-color", "comm_split: color -2 must be >= 0 or COMM_SPLIT_NONE");
@@ -521,6 +543,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_check_args_v_counts),
         cmocka_unit_test(test_check_args_bad_value_refused),
         cmocka_unit_test(test_timeout_passes_matched_calls),
+        cmocka_unit_test(test_refuses_receive_of_another_size),
         cmocka_unit_test(test_timeout_skipped_collective),
         cmocka_unit_test(test_timeout_unmatched_receive),
         cmocka_unit_test(test_timeout_names_wait_sendrecv_and_numbers_per_communicator),

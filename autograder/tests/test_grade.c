@@ -2809,6 +2809,10 @@ static const mpi_case_t mpi_cases[] = {
     /* A cycle of blocking receives in the uneven test: a timeout, stopped by the communicator's
      * watchdog (COMM_TIMEOUT), whose lines name each waiting rank's call. */
     {"deadlock", {1, 0, 2, 1}, "deadlock: the ranks waited for each other for ", " in comm_recv from rank "},
+    /* Receives as many as it sends where the shards differ: the communicator ends the job on
+     * the first receive of another size, naming the sender and both sizes. */
+    {"recv_count_of_send_shard", {0, 0, 0, 0}, "comm_sendrecv from rank ",
+     "a send and its receive must pass the same count and dtype"},
     /* Prints cmocka's pass lines and leaves. */
     {"fake_pass", {0, 0, 0, 0}, "without the check's verdict", NULL},
     /* Does the work right, but first claims every rank on the channel and sends passes. */

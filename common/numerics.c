@@ -32,7 +32,9 @@ static int account(cmp_report_t *r, size_t i, double got, double want, double bo
     else if (want != 0.0 && !isnan(r->max_rel_err) && err / fabs(want) > r->max_rel_err)
         r->max_rel_err = err / fabs(want);
     double ratio = bound > 0 ? err / bound : (err > 0 ? INFINITY : 0.0);
-    if (isnan(ratio)) ratio = INFINITY;
+    /* A miss outranks every element within its bound: one that fails only
+     * because its bound is infinite (a finite reference) has err / bound = 0. */
+    if (isnan(ratio) || (!ok && !(ratio > 1.0))) ratio = INFINITY;
     if (i == 0 || ratio > *worst_ratio) {
         *worst_ratio = ratio;
         r->worst_index = i;

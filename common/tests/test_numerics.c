@@ -78,10 +78,15 @@ static void test_inf_reference(void **state) {
     assert_false(check_gemm_bound(gg, gw, absAB, 2, 2, 1, EPS_FP32, 1.0, &r));
     gg[1] = INFINITY;
     assert_true(check_gemm_bound(gg, gw, absAB, 2, 2, 1, EPS_FP32, 1.0, &r));
-    /* A finite reference with an infinite bound: met only exactly. */
+    /* A finite reference with an infinite bound: met only exactly. The miss
+     * is the element reported, not element 0, which is within its bound
+     * (7 - 2 is no part of an infinite bound, yet it is the only miss). */
     gw[1] = 2.0;
     gg[1] = 7.0f;
     assert_false(check_gemm_bound(gg, gw, absAB, 2, 2, 1, EPS_FP32, 1.0, &r));
+    assert_int_equal(r.mismatches, 1);
+    assert_int_equal(r.worst_index, 1);
+    assert_true(r.worst_got == 7.0 && r.worst_want == 2.0);
     gg[1] = 2.0f;
     assert_true(check_gemm_bound(gg, gw, absAB, 2, 2, 1, EPS_FP32, 1.0, &r));
 }

@@ -3,7 +3,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <float.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "numerics.h"
@@ -50,6 +53,8 @@ static void test_nan_and_inf_fail(void **state) {
     got[1] = INFINITY;
     assert_false(compare_close(got, want, 3, 1e30, 1e30, &r));
     assert_int_equal(r.worst_index, 1);
+    assert_int_equal(r.nonfinite, 1); /* Inf where 1 is wanted is non-finite too, not only NaN */
+    assert_int_equal(r.mismatches, 1);
 }
 
 /* An infinite reference: only the same infinity meets it. Its bound is
@@ -67,6 +72,7 @@ static void test_inf_reference(void **state) {
     got[1] = INFINITY;
     assert_true(compare_close(got, want, 3, 1e-5, 0, &r));
     assert_int_equal(r.nonfinite, 0); /* Inf where Inf is wanted is not a non-finite result */
+    assert_true(r.max_abs_err == 0.0); /* Inf - Inf is NaN; a match has no error */
     const float wantf[3] = {1, -INFINITY, 2};
     got[1] = -3.0f;
     assert_false(compare_close_f(got, wantf, 3, 1e-5, 0, &r));
@@ -99,6 +105,7 @@ static void test_reports_worst_element(void **state) {
     assert_false(compare_close(got, want, 5, 1e-3, 0, &r));
     assert_int_equal(r.mismatches, 1); /* 2.001 is within 1e-3 relative; 4.1 is not */
     assert_int_equal(r.worst_index, 3);
+    assert_true(r.worst_got == 4.1f && r.worst_want == 4.0);
     assert_true(fabs(r.max_abs_err - 0.1) < 1e-6);
     assert_true(fabs(r.max_rel_err - 0.025) < 1e-6);
     char line[512];
@@ -132,11 +139,100 @@ static void test_reports_worst_element(void **state) {
     assert_non_null(strstr(line, "(0 non-finite)"));
 }
 
+/* Every miss is counted, and a report's line is exactly the one documented:
+ * the counts, the worst element with its own bound, the largest errors. */
+static void test_report_lines(void **state) {
+    (void)state;
+    float got[5] = {1.5f, 2.0f, 3.25f, 4.0f, INFINITY};
+    double want[5] = {1, 2, 3, 4, 5};
+    cmp_report_t r;
+    assert_false(compare_close(got, want, 5, 0.01, 0, &r));
+    assert_int_equal(r.mismatches, 3);
+    assert_int_equal(r.nonfinite, 1);
+    char line[512];
+    assert_string_equal(cmp_report_format(line, sizeof line, "C", &r),
+                        "C: 3 of 5 outside bound (1 non-finite); worst at [4]: got inf want 5 (bound 0.05); "
+                        "max abs err inf, max rel err inf");
+    assert_string_equal(cmp_report_format_rc(line, sizeof line, "C", &r, 2),
+                        "C: 3 of 5 outside bound (1 non-finite); worst at [2][0]: got inf want 5 (bound 0.05); "
+                        "max abs err inf, max rel err inf");
+    /* 0 columns: the flat index, as cmp_report_format. */
+    assert_string_equal(cmp_report_format_rc(line, sizeof line, "C", &r, 0),
+                        cmp_report_format(line + 256, 256, "C", &r));
+    /* Finite misses: the largest absolute error (0.75, at 4) and relative
+     * error (0.5, at 1) are reported apart; the worst element is the one
+     * furthest out in units of its own bound (1.5 for 1: 50 bounds). */
+    got[4] = 5.0f;
+    got[3] = 4.75f;
+    assert_false(compare_close(got, want, 5, 0.01, 0, &r));
+    assert_int_equal(r.mismatches, 3);
+    assert_string_equal(cmp_report_format(line, sizeof line, "out", &r),
+                        "out: 3 of 5 outside bound (0 non-finite); worst at [0]: got 1.5 want 1 (bound 0.01); "
+                        "max abs err 0.75, max rel err 0.5");
+    assert_string_equal(cmp_report_format_rc(line, sizeof line, "out", &r, 5),
+                        "out: 3 of 5 outside bound (0 non-finite); worst at [0][0]: got 1.5 want 1 (bound 0.01); "
+                        "max abs err 0.75, max rel err 0.5");
+    /* With no tolerance every miss is infinitely far out; the first is named,
+     * with the digits that tell got from want (1 + 2^-10 is not "1"). */
+    const float near[3] = {2.0f, 1.0009765625f, 3.0f};
+    assert_false(compare_close(near, want, 3, 0, 0, &r));
+    assert_true(fabs(r.worst_bound) == 0.0);
+    assert_string_equal(cmp_report_format(line, sizeof line, "out", &r),
+                        "out: 2 of 3 outside bound (0 non-finite); worst at [0]: got 2 want 1 (bound 0); "
+                        "max abs err 1, max rel err 1");
+    assert_false(compare_close(near + 1, want, 1, 0, 0, &r));
+    assert_string_equal(cmp_report_format(line, sizeof line, "out", &r),
+                        "out: 1 of 1 outside bound (0 non-finite); worst at [0]: got 1.00097656 want 1 (bound 0); "
+                        "max abs err 0.000977, max rel err 0.000977");
+    assert_string_equal(cmp_report_format_rc(line, sizeof line, "out", &r, 1),
+                        "out: 1 of 1 outside bound (0 non-finite); worst at [0][0]: got 1.00097656 want 1 (bound 0); "
+                        "max abs err 0.000977, max rel err 0.000977");
+    /* A passing comparison still says its largest errors (here 0). */
+    assert_true(compare_close(got, want, 1, 0.5, 0, &r));
+    assert_string_equal(cmp_report_format(line, sizeof line, "C", &r),
+                        "C: 0 of 1 outside bound (0 non-finite); worst at [0]: got 1.5 want 1 (bound 0.5); "
+                        "max abs err 0.5, max rel err 0.5");
+    const float same[1] = {1.0f};
+    assert_true(compare_close(same, want, 1, 0, 0, &r));
+    assert_string_equal(cmp_report_format(line, sizeof line, "C", &r),
+                        "C: 0 of 1 outside bound (0 non-finite); worst at [0]: got 1 want 1 (bound 0); "
+                        "max abs err 0, max rel err 0");
+    /* cmp_report_print writes the same line, and a newline. */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    cmp_report_print(f, "C", &r);
+    assert_int_equal(fclose(f), 0);
+    assert_string_equal(buf, "C: 0 of 1 outside bound (0 non-finite); worst at [0]: got 1 want 1 (bound 0); "
+                             "max abs err 0, max rel err 0\n");
+    free(buf);
+}
+
+/* An exact match whose bound is 0 (0 / 0) is not worse than a miss: the
+ * miss is reported. */
+static void test_zero_bound_exact_match(void **state) {
+    (void)state;
+    float got[3] = {0.0f, 1e-3f, 2.0f};
+    double want[3] = {0, 0, 2};
+    cmp_report_t r;
+    assert_false(compare_close(got, want, 3, 0, 0, &r));
+    assert_int_equal(r.mismatches, 1);
+    assert_int_equal(r.worst_index, 1);
+    const float wantf[3] = {0.0f, 0.0f, 2.0f};
+    assert_false(compare_close_f(got, wantf, 3, 0, 0, &r));
+    assert_int_equal(r.worst_index, 1);
+}
+
 static void test_float_reference(void **state) {
     (void)state;
     float got[2] = {1.0f, 2.0f}, want[2] = {1.0f, 2.0f + 1e-3f};
     assert_true(compare_close_f(got, want, 2, 1e-3, 0, NULL));
     assert_false(compare_close_f(got, want, 2, 1e-5, 0, NULL));
+    /* atol carries a reference of 0, rtol does not: each in its place. */
+    const float g0[2] = {1.0f, 1e-4f}, w0[2] = {1.0f, 0.0f};
+    assert_true(compare_close_f(g0, w0, 2, 0, 1e-3, NULL));
+    assert_false(compare_close_f(g0, w0, 2, 1e-3, 0, NULL));
 }
 
 /* A 2x2x3 matmul whose exact result we know, perturbed by multiples of the bound. */
@@ -175,6 +271,46 @@ static void test_gemm_bound(void **state) {
     assert_true(check_gemm_bound(got, want, absAB, M, N, K, EPS_FP32, 1.0, &r));
 }
 
+/* The bound is c * K * eps * absAB + FLT_MIN, no looser and no tighter: at
+ * K = 1000 a bound of (K + 1), 2 c, 1.5 c or sqrt(K) would let a wrong result
+ * through or fail a right one. bf16, c = 2, |A||B| = 3: 23.4375 (+ FLT_MIN). */
+static void test_gemm_bound_is_c_K_eps(void **state) {
+    (void)state;
+    const int K = 1000;
+    const double c = 2.0, bound = c * K * EPS_BF16 * 3.0;
+    double want[2] = {100, -50}, absAB[2] = {3, 3};
+    float got[2] = {100.0f, -50.0f};
+    cmp_report_t r;
+    assert_true(check_gemm_bound(got, want, absAB, 1, 2, K, EPS_BF16, c, &r));
+    assert_true(r.worst_bound == bound + FLT_MIN);
+    got[0] = 123.375f; /* 0.99 of the bound off: passes */
+    assert_true(check_gemm_bound(got, want, absAB, 1, 2, K, EPS_BF16, c, &r));
+    got[0] = 123.5f; /* 1.003 of it: fails, and is named */
+    assert_false(check_gemm_bound(got, want, absAB, 1, 2, K, EPS_BF16, c, &r));
+    assert_int_equal(r.worst_index, 0);
+    assert_true(r.worst_bound == bound + FLT_MIN);
+    /* The same error is within the bound of c = 4 (twice as loose), not of c = 1. */
+    assert_true(check_gemm_bound(got, want, absAB, 1, 2, K, EPS_BF16, 4.0, &r));
+    got[0] = 100.0f;
+    got[1] = -50.0f - 11.75f; /* just over c = 1's bound of 11.71875 */
+    assert_true(check_gemm_bound(got, want, absAB, 1, 2, K, EPS_BF16, c, &r));
+    assert_false(check_gemm_bound(got, want, absAB, 1, 2, K, EPS_BF16, 1.0, &r));
+    assert_int_equal(r.worst_index, 1);
+    /* K counts: at K = 500 the bound halves. */
+    assert_false(check_gemm_bound(got, want, absAB, 1, 2, K / 2, EPS_BF16, c, &r));
+    /* The floor is FLT_MIN, no more: where |A||B| is 0 (a zero row of A),
+     * 2 * FLT_MIN where 0 belongs fails; half of FLT_MIN (a subnormal) passes. */
+    double zw[2] = {0, 0}, zab[2] = {0, 0};
+    float zg[2] = {0.0f, 2 * FLT_MIN};
+    assert_false(check_gemm_bound(zg, zw, zab, 2, 1, K, EPS_FP32, c, &r));
+    assert_int_equal(r.worst_index, 1);
+    assert_true(r.worst_bound == FLT_MIN);
+    zg[1] = FLT_MIN / 2;
+    assert_true(check_gemm_bound(zg, zw, zab, 2, 1, K, EPS_FP32, c, &r));
+    zg[1] = 1e-30f;
+    assert_false(check_gemm_bound(zg, zw, zab, 2, 1, K, EPS_FP32, c, &r));
+}
+
 /* rel_l2_diff: exact on a hand-made case, zero for equal tensors, NaN-propagating. */
 static void test_rel_l2_diff(void **state) {
     (void)state;
@@ -185,6 +321,10 @@ static void test_rel_l2_diff(void **state) {
     assert_true(rel_l2_diff(two, zero, 2) == 2.0); /* ref all zero: the plain norm */
     const float nan[3] = {3.0f, NAN, 4.0f};
     assert_true(isnan(rel_l2_diff(nan, ref, 3)));
+    /* The difference is taken in double: in float, 1 - 2^-30 is 1, and the
+     * answer would be 2^30 instead of 2^30 - 1. */
+    const float one[1] = {1.0f}, tiny[1] = {0x1p-30f};
+    assert_true(fabs(rel_l2_diff(one, tiny, 1) - (0x1p30 - 1.0)) < 0.25);
 }
 
 int main(void) {
@@ -195,8 +335,11 @@ int main(void) {
         cmocka_unit_test(test_nan_and_inf_fail),
         cmocka_unit_test(test_inf_reference),
         cmocka_unit_test(test_reports_worst_element),
+        cmocka_unit_test(test_report_lines),
+        cmocka_unit_test(test_zero_bound_exact_match),
         cmocka_unit_test(test_float_reference),
         cmocka_unit_test(test_gemm_bound),
+        cmocka_unit_test(test_gemm_bound_is_c_K_eps),
     };
     return cmocka_run_group_tests_name("numerics", tests, NULL, NULL);
 }

@@ -5,9 +5,12 @@
 #include <stddef.h>
 #include <cmocka.h>
 #include <jansson.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "json.h"
 
@@ -21,6 +24,26 @@ static char *written(const char *s) {
     assert_int_equal(fclose(f), 0);
     return buf;
 }
+
+/* n bytes of s placed so that the byte after them is the first of a page
+ * that cannot be read: a check that reads past the text it was given (a
+ * line cut short, with no NUL after it) dies here instead of reading on. */
+static const char *guarded(const char *s, size_t n) {
+    static char *pages = NULL;
+    static size_t page = 0;
+    if (!pages) {
+        page = (size_t)sysconf(_SC_PAGESIZE);
+        pages = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        assert_true(pages != MAP_FAILED);
+        assert_int_equal(mprotect(pages + page, page, PROT_NONE), 0);
+    }
+    assert_true(n <= page);
+    char *p = pages + page - n;
+    memcpy(p, s, n);
+    return p;
+}
+
+static int valid_guarded(const char *s, size_t n) { return course_json_valid(guarded(s, n), n); }
 
 /* The exact bytes for each kind of character. */
 static void test_escapes(void **state) {
@@ -40,6 +63,15 @@ static void test_escapes(void **state) {
         {"\xe0\x80\xaf", "\"\\ufffd\\ufffd\\ufffd\""},            /* an overlong '/' in 3 bytes */
         {"\xf0\x8f\xbf\xbf", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* U+FFFF overlong in 4 bytes */
         {"\xc3\xc3", "\"\\ufffd\\ufffd\""},                         /* a lead byte where a continuation belongs */
+        {"\x1f\x7f", "\"\\u001f\x7f\""},                 /* DEL is no control character to JSON */
+        {"\xc2\x80\xdf\xbf", "\"\xc2\x80\xdf\xbf\""},           /* U+0080 and U+07FF, the 2-byte ends */
+        {"\xe0\xa0\x80\xef\xbf\xbd", "\"\xe0\xa0\x80\xef\xbf\xbd\""}, /* U+0800 and U+FFFD, 3 bytes */
+        {"\xf4\x8f\xbf\xbf", "\"\xf4\x8f\xbf\xbf\""},             /* U+10FFFF, the last code point */
+        {"\xed\x9f\xbf\xee\x80\x80", "\"\xed\x9f\xbf\xee\x80\x80\""}, /* either side of the surrogates */
+        {"\xe0\x9f\xbf", "\"\\ufffd\\ufffd\\ufffd\""},            /* U+07FF overlong in 3 bytes */
+        {"\xed\xbf\xbf", "\"\\ufffd\\ufffd\\ufffd\""},            /* the last surrogate, U+DFFF */
+        {"\xf5\x80\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* a lead byte past F4 */
+        {"a\x80" "b", "\"a\\ufffd" "b\""},                              /* a stray continuation byte */
         {"", "\"\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -50,6 +82,24 @@ static void test_escapes(void **state) {
     char *got = written(NULL);
     assert_string_equal(got, "\"\"");
     free(got);
+}
+
+/* course_utf8_len: each length at its ends, and no byte read past a
+ * sequence's own length (here the text ends at an unreadable page). */
+static void test_utf8_len(void **state) {
+    (void)state;
+    static const struct { const char *s; int len; } cases[] = {
+        {"\x7f", 1},     {"\xc2\x80", 2},     {"\xdf\xbf", 2},         {"\xe0\xa0\x80", 3}, {"\xef\xbf\xbf", 3},
+        {"\xf0\x90\x80\x80", 4}, {"\xf4\x8f\xbf\xbf", 4}, {"\xc1\xbf", 0}, {"\xe0\x9f\xbf", 0}, {"\xed\xa0\x80", 0},
+        {"\xed\xbf\xbf", 0}, {"\xf0\x8f\xbf\xbf", 0}, {"\xf4\x90\x80\x80", 0}, {"\xf5\x80\x80\x80", 0}, {"\x80", 0},
+        {"\xc3\x28", 0}, {"\xe2\x82\x28", 0}, {"\xf0\x9f\x99\x28", 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const size_t n = strlen(cases[i].s);
+        const int got = course_utf8_len((const unsigned char *)guarded(cases[i].s, n));
+        if (got != cases[i].len) fail_msg("course_utf8_len(case %zu) = %d, expected %d", i, got, cases[i].len);
+    }
+    assert_int_equal(course_utf8_len((const unsigned char *)"\xf0\x9f\x99"), 0); /* stops at the NUL */
 }
 
 /* Every ASCII character, and UTF-8 text, survive a round trip through a
@@ -119,11 +169,105 @@ static void test_valid(void **state) {
     }
 }
 
+/* Each kind of value and escape, cut at every byte: every cut is refused
+ * (a rank that died mid-line), the whole is accepted, and nothing is read
+ * past the end of the text. */
+static void test_every_cut_is_refused(void **state) {
+    (void)state;
+    static const char *const docs[] = {
+        "{\"ph\":\"X\",\"name\":\"caf\xc3\xa9 \xf0\x9f\x99\x82\",\"ts\":-12.5e+3,\"args\":{\"ok\":true,\"no\":false,\"v\":null}}",
+        "[\"\\u00e9\\ud83d\\ude00\\\"\\\\\\/\\b\\f\\n\\r\\t\", 0, -0.25E-2, 1e5, [], {}, [[1],{\"a\":[]}]]",
+        "{\"\xe2\x86\x92\": \"\xef\xbf\xbd\\uFFFD\", \"k\" : [ true , false , null ] }",
+    };
+    for (size_t d = 0; d < sizeof docs / sizeof *docs; d++) {
+        const size_t n = strlen(docs[d]);
+        if (!valid_guarded(docs[d], n)) fail_msg("refused valid JSON: %s", docs[d]);
+        for (size_t cut = 0; cut < n; cut++)
+            if (valid_guarded(docs[d], cut)) fail_msg("accepted a cut at %zu of: %s", cut, docs[d]);
+    }
+    /* Cuts inside a literal, an escape and a surrogate pair, each alone. */
+    static const char *const cut[] = {"tru", "fals", "nul", "-", "1e", "1e+", "1.", "\"\\", "\"\\u", "\"\\u00e",
+                                      "\"\\ud83d", "\"\\ud83d\\", "\"\\ud83d\\u", "\"\\ud83d\\ude0", "\"\xc3",
+                                      "\"\xf0\x9f\x99", "\"abc", "[1", "[1,", "{\"a\"", "{\"a\":", "{\"a\":1"};
+    for (size_t i = 0; i < sizeof cut / sizeof *cut; i++)
+        if (valid_guarded(cut[i], strlen(cut[i]))) fail_msg("accepted a cut value: %s", cut[i]);
+    assert_true(valid_guarded("true", 4));
+    assert_true(valid_guarded("1e5", 3));
+}
+
+/* The edges of each rule, as RFC 8259 and RFC 3629 draw them. */
+static void test_valid_edges(void **state) {
+    (void)state;
+    static const char *const good[] = {
+        "\"\\u00E9\\u00e9\"", "1E5", "1e-5", "1E+5", "-0", "0.5", "\"\\ud800\\udc00\"", "\"\\udbff\\udfff\"",
+        "\"\\\"\\\\\"", " \t\r\n[1]\r\n", "\"\xef\xbf\xbd\"", "\"\xdf\xbf\"", "\"\xc2\x80\"", "\"\xe0\xa0\x80\"",
+        "\"\xf0\x90\x80\x80\"", "\"\xf4\x8f\xbf\xbf\"", "\"\x7f\"", "\"\xed\x9f\xbf\"", "\"\xee\x80\x80\"",
+        "{\"a\":{\"b\":[]}}", "[\t1\n,\r2 ]",
+    };
+    static const char *const bad[] = {
+        "[1}", "{\"a\":1]", "{1:2}", "{null:1}", "{[]:1}", "\"\\v\"", "\"\\ud800\\/dc00\"", "\"\\ud800\\\\udc00\"",
+        "\"\x80\"", "\"\xbf\"", "\"\xc1\xbf\"", "\"\xe0\x9f\xbf\"", "\"\xed\xbf\xbf\"", "\"\xf4\x90\x80\x80\"",
+        "\"\xf5\x80\x80\x80\"", "\"\xf0\x8f\xbf\xbf\"", "\"\xc3\x41\"", "\"\xe2\x86\"", "[1]\v", "\v[1]",
+        "\"\\U00e9\"", "\"\\u00e\"", "{\"a\":1,}", "[,1]", "{,}", "True", "nulll", "[01]", "[-]", "[1.e5]", "[.5]",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++)
+        if (!valid_guarded(good[i], strlen(good[i]))) fail_msg("refused valid JSON: %s", good[i]);
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        if (valid_guarded(bad[i], strlen(bad[i]))) fail_msg("accepted invalid JSON: %s", bad[i]);
+    /* A NUL inside a string, or after a backslash, is not JSON. */
+    assert_false(course_json_valid("\"a\0b\"", 5));
+    assert_false(course_json_valid("\"\\\0\"", 4));
+    assert_false(course_json_valid(NULL, 3));
+    assert_false(course_json_valid(NULL, 0));
+}
+
+/* The same verdict as jansson on a few thousand near-misses: valid records
+ * with a byte changed, inserted or removed (RFC 8259's grammar, with jansson
+ * told to allow \u0000 and to read integers as doubles). */
+static void test_agrees_with_jansson(void **state) {
+    (void)state;
+    static const char *const seeds[] = {
+        "{\"ph\":\"X\",\"name\":\"gemm \\\"v2\\\"\",\"ts\":1.5e3,\"dur\":-2,\"args\":{\"k\":[true,false,null]}}",
+        "[\"caf\xc3\xa9\",\"\\u00e9\\ud83d\\ude00\",0,-0.5,12e-1,{\"\xe2\x86\x92\":\"\xf0\x9f\x99\x82\"}]",
+        "{\"a\": [1, 2.25, {\"b\": \"\\n\\t\\/\"}], \"c\": {}}",
+    };
+    static const unsigned char alphabet[] = "{}[]:,\"\\u019-+.eEdD8aftnl \t\n\rx\x80\xc3\xa9\xed\xa0\xf0\x9f\xff\x01\x1f\x7f";
+    uint64_t x = 0x2545f4914f6cdd1dull;
+    char buf[256];
+    int checked = 0;
+    for (int round = 0; round < 20000; round++) {
+        const char *seed = seeds[round % 3];
+        size_t n = strlen(seed);
+        memcpy(buf, seed, n);
+        for (int edits = 0; edits < 1 + round % 3; edits++) {
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            const size_t at = (size_t)(x >> 8) % n;
+            const unsigned char c = alphabet[(x >> 40) % (sizeof alphabet - 1)];
+            switch ((x >> 56) % 3) {
+            case 0: buf[at] = (char)c; break;                                          /* change */
+            case 1: memmove(buf + at + 1, buf + at, n - at), buf[at] = (char)c, n++; break; /* insert */
+            default: memmove(buf + at, buf + at + 1, n - at - 1), n--; break;             /* remove */
+            }
+        }
+        json_error_t err;
+        json_t *j = json_loadb(buf, n, JSON_DECODE_ANY | JSON_ALLOW_NUL | JSON_DECODE_INT_AS_REAL, &err);
+        const int ours = valid_guarded(buf, n), theirs = j != NULL;
+        json_decref(j);
+        if (ours != theirs) fail_msg("course_json_valid says %d, jansson %d (%s) on: %.*s", ours, theirs, err.text, (int)n, buf);
+        checked += ours;
+    }
+    assert_true(checked > 500); /* some edits keep the record valid */
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escapes),
+        cmocka_unit_test(test_utf8_len),
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_valid),
+        cmocka_unit_test(test_every_cut_is_refused),
+        cmocka_unit_test(test_valid_edges),
+        cmocka_unit_test(test_agrees_with_jansson),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include "args.h"
+#include "child.h"
 
 static int steps, verbose, seed;
 static long long tokens;
@@ -25,8 +26,8 @@ static const arg_spec_t specs[] = {
 };
 static const args_t table = {"train", "train a small model", specs, 6};
 
-/* Parse a NULL-terminated argument list; return the result and the message text. */
-static int parse(char *msg, size_t len, const char **argv_in) {
+/* Parse a NULL-terminated argument list against t; return the result and the message text. */
+static int parse_with(const args_t *t, char *msg, size_t len, const char **argv_in) {
     char *argv[16];
     int argc = 0;
     while (argv_in[argc]) {
@@ -40,13 +41,15 @@ static int parse(char *msg, size_t len, const char **argv_in) {
     verbose = 0;
     seed = 0;
     FILE *f = tmpfile();
-    int rc = args_parse(&table, argc, argv, f);
+    int rc = args_parse(t, argc, argv, f);
     rewind(f);
     size_t n = fread(msg, 1, len - 1, f);
     msg[n] = '\0';
     fclose(f);
     return rc;
 }
+
+static int parse(char *msg, size_t len, const char **argv_in) { return parse_with(&table, msg, len, argv_in); }
 
 static void test_values_are_stored(void **state) {
     (void)state;
@@ -255,7 +258,8 @@ static void test_flag_as_value_is_missing_value(void **state) {
     const char *argv[] = {"train", "--steps", "--lr", "0.1", NULL};
     assert_int_equal(parse(msg, sizeof msg, argv), ARGS_ERROR);
     print_message("  %s", msg);
-    assert_non_null(strstr(msg, "--steps needs a value"));
+    assert_non_null(strstr(msg, "train: --steps needs a value, but the next argument is the flag '--lr'; write "
+                                "--steps VALUE (or --steps=VALUE for a value that starts with --)"));
     assert_null(strstr(msg, "expects an integer"));
     const char *str[] = {"train", "--data", "--verbose", NULL};
     assert_int_equal(parse(msg, sizeof msg, str), ARGS_ERROR);
@@ -283,9 +287,136 @@ static void test_help_lists_flags_with_defaults(void **state) {
     assert_non_null(strstr(msg, "--help"));
     /* Every kind of value shows its default; -h is --help. */
     assert_non_null(strstr(msg, "learning rate (default 0.0003)"));
+    assert_non_null(strstr(msg, "--data STR"));
+    assert_non_null(strstr(msg, "--tokens N"));
+    assert_null(strstr(msg, "(null)")); /* no --data given: no default shown */
+    const char *with_tokens[] = {"train", "--tokens", "123", "--help", NULL};
+    assert_int_equal(parse(msg, sizeof msg, with_tokens), ARGS_HELP);
+    assert_non_null(strstr(msg, "token budget (default 123)"));
     const char *with_data[] = {"train", "--data", "x.txt", "-h", NULL};
     assert_int_equal(parse(msg, sizeof msg, with_data), ARGS_HELP);
     assert_non_null(strstr(msg, "text file to train on (default x.txt)"));
+}
+
+/* The edges of what is accepted: the low end of a range, the most negative
+ * int, and what strtoll would forgive (a trailing blank, an uppercase 0X). */
+static void test_accepted_edges(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *low[] = {"train", "--steps", "1", NULL};
+    assert_int_equal(parse(msg, sizeof msg, low), ARGS_OK);
+    assert_int_equal(steps, 1);
+    const char *trailing[] = {"train", "--steps", "12 ", NULL};
+    assert_int_equal(parse(msg, sizeof msg, trailing), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--steps expects an integer, got '12 '"));
+    const char *below_int[] = {"train", "--seed", "-2147483649", NULL};
+    assert_int_equal(parse(msg, sizeof msg, below_int), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--seed -2147483649 does not fit in a 32-bit integer"));
+    assert_int_equal(seed, 0);
+    const char *hex_upper[] = {"train", "--lr", "0X1p-3", NULL};
+    assert_int_equal(parse(msg, sizeof msg, hex_upper), ARGS_ERROR);
+    assert_non_null(strstr(msg, "--lr expects a finite number, got '0X1p-3'"));
+    const char *one_dash[] = {"train", "-steps", "5", NULL};
+    assert_int_equal(parse(msg, sizeof msg, one_dash), ARGS_ERROR);
+    assert_non_null(strstr(msg, "train: unexpected argument '-steps'; flags look like --name value"));
+}
+
+/* A range of one value, a fractional range (its message keeps the fraction),
+ * and a number flag with no range, which takes any finite value. */
+static int world;
+static double dropout, scale;
+static const arg_spec_t more_specs[] = {
+    {"world", ARG_INT, &world, "ranks", 4, 4},
+    {"dropout", ARG_DOUBLE, &dropout, "dropout rate", 0, 0.5},
+    {"scale", ARG_DOUBLE, &scale, NULL, 0, -1},
+};
+static const args_t more = {"lab", NULL, more_specs, 3};
+
+static void test_ranges_of_other_kinds(void **state) {
+    (void)state;
+    char msg[2048];
+    const char *four[] = {"lab", "--world", "4", "--scale", "-1e300", NULL};
+    assert_int_equal(parse_with(&more, msg, sizeof msg, four), ARGS_OK);
+    assert_int_equal(world, 4);
+    assert_true(scale == -1e300);
+    const char *three[] = {"lab", "--world", "3", NULL};
+    assert_int_equal(parse_with(&more, msg, sizeof msg, three), ARGS_ERROR);
+    assert_string_equal(msg, "lab: --world 3 is out of range; pick a value in [4, 4]\n");
+    const char *half[] = {"lab", "--dropout", "0.5", "--scale", "1e300", NULL};
+    assert_int_equal(parse_with(&more, msg, sizeof msg, half), ARGS_OK);
+    assert_true(dropout == 0.5 && scale == 1e300);
+    const char *over[] = {"lab", "--dropout", "0.75", NULL};
+    assert_int_equal(parse_with(&more, msg, sizeof msg, over), ARGS_ERROR);
+    assert_string_equal(msg, "lab: --dropout 0.75 is out of range; pick a value in [0, 0.5]\n");
+    /* No summary and no help line: nothing printed as "(null)". */
+    const char *help[] = {"lab", "--help", NULL};
+    assert_int_equal(parse_with(&more, msg, sizeof msg, help), ARGS_HELP);
+    assert_non_null(strstr(msg, "usage: lab [options]\n\n\noptions:\n"));
+    assert_non_null(strstr(msg, "  --scale X"));
+    assert_null(strstr(msg, "(null)"));
+}
+
+/* What a typo is taken for: two letters missing or two too many is close
+ * enough; the closest flag wins over one seen earlier that is farther. */
+static void test_suggestion_distances(void **state) {
+    (void)state;
+    char msg[2048];
+    static const struct { const char *typed, *meant; } cases[] = {
+        {"--sps", "--steps"},     /* two letters left out */
+        {"--steeeps", "--steps"}, /* two letters too many */
+        {"--steds", "--steps"},   /* one edit from --steps, two from --seed (later in the table) */
+        {"--sede", "--seed"},     /* two from --seed, three from --steps */
+        {"--verbsoe", "--verbose"},
+        {"--tat", "--data"},      /* two edits, one of them a letter added */
+        {"--sde", "--seed"},
+        {"--ose", "--verbose"},   /* part of --verbose: not --seed, though that is two edits too */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *argv[] = {"train", cases[i].typed, NULL};
+        assert_int_equal(parse(msg, sizeof msg, argv), ARGS_ERROR);
+        char want[128];
+        snprintf(want, sizeof want, "unknown option '%s'; did you mean '%s'?", cases[i].typed, cases[i].meant);
+        if (!strstr(msg, want)) fail_msg("%s: got \"%s\", expected \"%s\"", cases[i].typed, msg, want);
+    }
+    /* A long name is shown cut to its first 100 characters. */
+    char name[160] = "--";
+    memset(name + 2, 'q', 150);
+    name[152] = '\0';
+    const char *argv[] = {"train", name, NULL};
+    assert_int_equal(parse(msg, sizeof msg, argv), ARGS_ERROR);
+    char want[192];
+    snprintf(want, sizeof want, "unknown option '--%.100s'; run 'train --help' for the list", name + 2);
+    assert_non_null(strstr(msg, want));
+}
+
+/* args_parse_or_exit, in a child: help to stdout and exit 0 (also after a
+ * flag that takes no value); an error to stderr and exit 2. */
+static int or_exit_child(void *arg) {
+    char **argv = arg;
+    int argc = 0;
+    while (argv[argc]) argc++;
+    /* Keep only the stream this case is about: the other goes to /dev/null. */
+    const int want_stdout = strcmp(argv[argc - 1], "-h") == 0;
+    if (!freopen("/dev/null", "w", want_stdout ? stderr : stdout)) return 9;
+    args_parse_or_exit(&table, argc, argv);
+    return 7;
+}
+
+static void test_parse_or_exit(void **state) {
+    (void)state;
+    char *help[] = {"train", "--verbose", "-h", NULL};
+    child_result_t r = run_in_child(or_exit_child, help);
+    assert_true(r.exited);
+    assert_int_equal(r.exit_code, 0);
+    assert_non_null(strstr(r.out, "usage: train [options]"));
+    char *bad[] = {"train", "--steps", "x", NULL};
+    r = run_in_child(or_exit_child, bad);
+    assert_int_equal(r.exit_code, 2);
+    assert_non_null(strstr(r.out, "train: --steps expects an integer, got 'x'"));
+    char *ok[] = {"train", "--steps", "4", NULL};
+    r = run_in_child(or_exit_child, ok);
+    assert_int_equal(r.exit_code, 7);
+    assert_string_equal(r.out, "");
 }
 
 int main(void) {
@@ -302,6 +433,10 @@ int main(void) {
         cmocka_unit_test(test_integers_are_decimal),
         cmocka_unit_test(test_flag_as_value_is_missing_value),
         cmocka_unit_test(test_help_lists_flags_with_defaults),
+        cmocka_unit_test(test_accepted_edges),
+        cmocka_unit_test(test_ranges_of_other_kinds),
+        cmocka_unit_test(test_suggestion_distances),
+        cmocka_unit_test(test_parse_or_exit),
     };
     return cmocka_run_group_tests_name("args", tests, NULL, NULL);
 }

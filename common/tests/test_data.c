@@ -115,6 +115,73 @@ static void test_markov_bad_args(void **state) {
     assert_non_null(strstr(err, "--markov-states 1 is out of range"));
     assert_int_equal(markov_init(&m, 1, 16, 17, err, sizeof err), -1);
     assert_non_null(strstr(err, "--markov-branch 17 is out of range"));
+    assert_int_equal(markov_init(&m, 1, 257, 3, err, sizeof err), -1);
+    assert_string_equal(err, "--markov-states 257 is out of range; pick a value in [2, 256]");
+    assert_int_equal(markov_init(&m, 1, 16, 0, err, sizeof err), -1);
+    assert_string_equal(err, "--markov-branch 0 is out of range; pick a value in [1, 16] (--markov-states)");
+    assert_int_equal(markov_init(&m, 1, 16, -2, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--markov-branch -2 is out of range"));
+    /* data_open_markov passes the refusal on. */
+    data_source_t d;
+    assert_int_equal(data_open_markov(&d, 1, 16, 0, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--markov-branch 0 is out of range"));
+    data_free(&d);
+}
+
+/* Each state's row is drawn from its own stream: rows differ in their
+ * successors and their probabilities (one shared stream gave every row the
+ * same random part). */
+static void test_markov_rows_differ(void **state) {
+    (void)state;
+    markov_t m;
+    assert_int_equal(markov_init(&m, 5, 64, 3, NULL, 0), 0);
+    int same_prob = 0, same_next = 0;
+    for (int s = 1; s < 64; s++) {
+        same_prob += m.prob[s * 3 + 1] == m.prob[1] && m.prob[s * 3 + 2] == m.prob[2];
+        same_next += m.next[s * 3 + 1] == m.next[1] && m.next[s * 3 + 2] == m.next[2];
+    }
+    assert_int_equal(same_prob, 0);
+    assert_true(same_next < 4);
+    markov_free(&m);
+}
+
+/* The data of a seed does not change from one build to the next: a run
+ * resumed from a checkpoint (which stores the source's description, not its
+ * bytes) must see the batches the first part of the run would have seen
+ * next. These values are what this source gave when the test was written;
+ * if they change on purpose, old checkpoints no longer resume the same run. */
+static void test_markov_data_is_stable(void **state) {
+    (void)state;
+    data_source_t d;
+    assert_int_equal(data_open_markov(&d, 3, 256, 4, NULL, 0), 0);
+    assert_string_equal(d.desc, "markov seed=3 states=256 branch=4");
+    assert_true(fabs(data_entropy_rate(&d) - 1.0614186022303265) < 1e-12);
+    int in[2 * 8], tg[2 * 8];
+    /* rank 1 of 2, global batch 4: sequences 22 and 23 of the run at step 5 */
+    data_batch(&d, SPLIT_TRAIN, 7, 5, 1, 2, 4, 8, in, tg);
+    static const int train[16] = {180, 181, 106, 141, 142, 214, 215, 111, 68, 71, 179, 224, 215, 216, 253, 164};
+    assert_memory_equal(in, train, sizeof train);
+    assert_int_equal(tg[7], 101);
+    assert_int_equal(tg[15], 165);
+    data_batch(&d, SPLIT_EVAL, 7, 5, 1, 2, 4, 8, in, tg);
+    static const int eval[16] = {186, 187, 169, 12, 112, 156, 74, 75, 81, 115, 229, 46, 17, 69, 155, 26};
+    assert_memory_equal(in, eval, sizeof eval);
+    assert_int_equal(tg[7], 50);
+    assert_int_equal(tg[15], 38);
+    data_free(&d);
+}
+
+/* Sequences start in the stationary distribution, not in one fixed state:
+ * the first bytes of a batch of 64 are many different bytes. */
+static void test_batch_first_bytes_vary(void **state) {
+    (void)state;
+    data_source_t d;
+    assert_int_equal(data_open_markov(&d, 3, 256, 4, NULL, 0), 0);
+    int in[64 * 4], tg[64 * 4], seen[256] = {0}, distinct = 0;
+    data_batch(&d, SPLIT_TRAIN, 1, 0, 0, 1, 64, 4, in, tg);
+    for (int b = 0; b < 64; b++) distinct += !seen[in[b * 4]]++;
+    assert_true(distinct > 30);
+    data_free(&d);
 }
 
 static void test_batches_are_pure_and_sharded(void **state) {
@@ -182,6 +249,10 @@ static void test_shard_refuses_bad_splits(void **state) {
     r = run_in_child(shard_in_child, past);
     assert_int_equal(r.exit_code, 1);
     assert_non_null(strstr(r.out, "rank 4 of world 4"));
+    int negative[3] = {8, -1, 4};
+    r = run_in_child(shard_in_child, negative);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "rank -1 of world 4"));
 }
 
 static char tmp_path[256];
@@ -227,6 +298,7 @@ static void test_text_files(void **state) {
      * 64 of these bytes as the reference algorithm gives it (offset basis
      * 0xcbf29ce484222325, prime 0x100000001b3). */
     assert_string_equal(d.desc, "text bytes=1000 fnv1a=4f5fa917e8477084");
+    assert_true(d.text_hash == 0x4f5fa917e8477084ull);
     int in[4 * 8], tg[4 * 8], seen_e = 0;
     for (int step = 0; step < 50; step++) {
         data_batch(&d, SPLIT_TRAIN, 1, (uint64_t)step, 0, 1, 4, 8, in, tg);
@@ -247,6 +319,11 @@ static void test_text_files(void **state) {
     write_file(text, 89);
     assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), -1);
     assert_non_null(strstr(err, "it needs at least 90 bytes"));
+    /* The eval part is the last len / 10 bytes, rounded down: 9 of 95. */
+    write_file(text, 95);
+    assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), 0);
+    assert_int_equal(d.train_len, 86);
+    data_free(&d);
     remove(tmp_path);
     assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), -1);
     assert_non_null(strstr(err, "cannot open"));
@@ -283,6 +360,75 @@ static void test_text_windows_stay_in_their_part(void **state) {
                 for (size_t o = lo; o + T + 1 <= hi && !found; o++) found = !memcmp(text + o, win, T + 1);
                 if (!found) fail_msg("step %d %s row %d: not a window of its part", step, split ? "eval" : "train", b);
             }
+        }
+    data_free(&d);
+    remove(tmp_path);
+}
+
+/* In the shortest file that --seq 8 accepts (90 bytes: 81 train, 9 eval),
+ * every train window [o, o + 9) with o in [0, 72] is drawn, the last one
+ * included (it ends at the last train byte), and eval has exactly one
+ * window, the whole eval part. Then: where the windows of a 1000-byte file
+ * start, for steps far apart (as drawn when the test was written; see
+ * test_markov_data_is_stable). */
+/* Where the T bytes in[0..T) first occur in text[0..n), or -1. */
+static int find_window(const char *text, int n, const int *in, int T) {
+    for (int o = 0; o + T <= n; o++) {
+        int t = 0;
+        while (t < T && (unsigned char)text[o + t] == in[t]) t++;
+        if (t == T) return o;
+    }
+    return -1;
+}
+
+static void test_text_windows_cover_their_part(void **state) {
+    (void)state;
+    new_tmp_path();
+    char text[1000];
+    uint32_t x = 1;
+    for (int i = 0; i < 1000; i++) { /* as in test_text_windows_stay_in_their_part */
+        x = x * 1664525u + 1013904223u;
+        text[i] = (char)('a' + (x >> 24) % 26);
+    }
+    write_file(text, 90);
+    data_source_t d;
+    char err[512];
+    assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), 0);
+    assert_int_equal(d.train_len, 81);
+    int in[16 * 8], tg[16 * 8], drawn[81] = {0};
+    for (int step = 0; step < 100; step++) {
+        data_batch(&d, SPLIT_TRAIN, 1, (uint64_t)step, 0, 1, 16, 8, in, tg);
+        for (int b = 0; b < 16; b++) {
+            const int o = find_window(text, 81, in + b * 8, 8);
+            assert_true(o >= 0 && o <= 72);
+            assert_int_equal(tg[b * 8 + 7], (unsigned char)text[o + 8]);
+            drawn[o]++;
+        }
+        data_batch(&d, SPLIT_EVAL, 1, (uint64_t)step, 0, 1, 16, 8, in, tg);
+        for (int b = 0; b < 16; b++)
+            for (int t = 0; t < 8; t++) {
+                assert_int_equal(in[b * 8 + t], (unsigned char)text[81 + t]);
+                assert_int_equal(tg[b * 8 + t], (unsigned char)text[82 + t]);
+            }
+    }
+    for (int o = 0; o <= 72; o++)
+        if (!drawn[o]) fail_msg("no train window starts at %d of [0, 72] in 1600 draws", o);
+    data_free(&d);
+
+    write_file(text, 1000);
+    assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), 0);
+    static const uint64_t steps[3] = {0, 1, 1ull << 32};
+    static const int starts[2][3][4] = {
+        {{728, 182, 137, 73}, {414, 427, 888, 156}, {433, 444, 886, 765}},
+        {{954, 962, 906, 944}, {974, 966, 922, 975}, {962, 991, 927, 967}},
+    };
+    for (int split = 0; split < 2; split++)
+        for (int k = 0; k < 3; k++) {
+            data_batch(&d, (data_split_t)split, 3, steps[k], 0, 1, 4, 8, in, tg);
+            for (int b = 0; b < 4; b++)
+                if (find_window(text, 1000, in + b * 8, 8) != starts[split][k][b])
+                    fail_msg("%s step %llu row %d: not the window at %d", split ? "eval" : "train",
+                             (unsigned long long)steps[k], b, starts[split][k][b]);
         }
     data_free(&d);
     remove(tmp_path);
@@ -346,10 +492,14 @@ int main(void) {
         cmocka_unit_test(test_markov_samples_follow_the_table),
         cmocka_unit_test(test_markov_first_symbol_is_stationary),
         cmocka_unit_test(test_markov_bad_args),
+        cmocka_unit_test(test_markov_rows_differ),
+        cmocka_unit_test(test_markov_data_is_stable),
+        cmocka_unit_test(test_batch_first_bytes_vary),
         cmocka_unit_test(test_batches_are_pure_and_sharded),
         cmocka_unit_test(test_shard_refuses_bad_splits),
         cmocka_unit_test(test_text_files),
         cmocka_unit_test(test_text_windows_stay_in_their_part),
+        cmocka_unit_test(test_text_windows_cover_their_part),
         cmocka_unit_test(test_text_path_must_be_a_regular_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,11 +3,13 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <malloc.h>
 #include <math.h>
 #include <string.h>
 
 #include "memory.h"
 #include "model.h"
+#include "rng.h"
 
 static void test_validate_messages(void **state) {
     (void)state;
@@ -41,6 +43,30 @@ static void test_validate_messages(void **state) {
     assert_non_null(strstr(err, "RMSNorm epsilon 0 must be positive"));
     c.norm_eps = NAN;
     assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    c = model_config_default();
+    c.rope_theta = NAN;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "RoPE theta nan must be greater than 1"));
+    c = model_config_default();
+    c.vocab = 255;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_string_equal(err, "vocabulary size 255 is not 256; the model is byte-level");
+    /* No heads, or a negative count: refused with the choices, not a division by zero. */
+    c = model_config_default();
+    c.n_heads = 0;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_string_equal(err, "--heads 0 does not divide --d-model 64; pick heads in {1,2,4,8,16,32}");
+    c.n_heads = -4;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--heads -4 does not divide --d-model 64"));
+    c = model_config_default();
+    c.max_seq = 0;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_string_equal(err, "--max-seq 0 is out of range; pick a value in [1, 65536]");
+    c = model_config_default();
+    c.d_model = 0;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), -1);
+    assert_string_equal(err, "--d-model 0 is out of range; pick an even value in [2, 16384]");
 }
 
 /* The ranges the messages give are inclusive: their ends are accepted, one
@@ -63,6 +89,14 @@ static void test_validate_range_ends(void **state) {
         assert_int_equal(model_config_validate(&past[i], err, sizeof err), -1);
         assert_non_null(strstr(err, "is out of range"));
     }
+    /* The low ends, all at once: the smallest model there is. */
+    c = model_config_default();
+    c.d_model = 2;
+    c.n_heads = 1;
+    c.n_layers = 1;
+    c.d_ff = 1;
+    c.max_seq = 1;
+    assert_int_equal(model_config_validate(&c, err, sizeof err), 0);
 }
 
 /* The defaults every run starts from (model.h): Llama's RoPE base and RMSNorm epsilon. */
@@ -117,7 +151,21 @@ static void test_param_table(void **state) {
     assert_int_equal(t.slices[param_index_tok_emb(&t)].decay, 1);
     assert_int_equal(t.slices[param_index_lm_head(&t)].decay, 1);
     assert_null(param_find(&t, "layers.3.wq"));
+    /* The embedding is [V, D] (a row per byte), the output projection [D, V];
+     * the slices outside the blocks have no layer. */
+    const param_slice_t *emb = &t.slices[param_index_tok_emb(&t)], *head = &t.slices[param_index_lm_head(&t)];
+    assert_true(emb->rows == 256 && emb->cols == 16);
+    assert_true(head->rows == 16 && head->cols == 256);
+    assert_true(emb->layer == -1 && head->layer == -1 && t.slices[param_index_final_norm(&t)].layer == -1);
+    for (int l = 0; l < 3; l++)
+        for (int p = 0; p < P_LAYER_COUNT; p++) assert_int_equal(t.slices[param_index(&t, l, p)].layer, l);
+    assert_int_equal(t.cfg.d_model, 16); /* the shape it was built for */
+    assert_int_equal(t.cfg.d_ff, 40);
+    assert_true(malloc_usable_size(t.slices) >= (size_t)t.n * sizeof *t.slices);
     param_table_free(&t);
+    assert_null(t.slices);
+    assert_int_equal(t.n, 0);
+    assert_int_equal(t.total, 0);
 }
 
 static double slice_std(const float *p, size_t n) {
@@ -151,6 +199,26 @@ static void test_init(void **state) {
     /* Each slice has its own stream: wq and wk do not start equal. */
     const param_slice_t *k = &t.slices[param_index(&t, 0, P_WK)];
     assert_memory_not_equal(a + q->offset, a + k->offset, q->numel * sizeof(float));
+    /* Exactly as model.h says: slice i is N(0, std^2) from the stream
+     * rng_split(seed, i), std 0.02, or 0.02 / sqrt(2 L) for wo and w_down;
+     * a gain (final_norm too) is all ones. */
+    float *want = host_malloc(t.total * sizeof(float));
+    rng_t root;
+    rng_init(&root, 42);
+    for (int i = 0; i < t.n; i++) {
+        const param_slice_t *sl = &t.slices[i];
+        if (sl->cols == 1) {
+            for (size_t j = 0; j < sl->numel; j++) want[sl->offset + j] = 1.0f;
+            continue;
+        }
+        const int resid = strstr(sl->name, ".wo") || strstr(sl->name, ".w_down");
+        rng_t r = rng_split(&root, (uint64_t)i);
+        rng_fill_normal(&r, want + sl->offset, sl->numel, 0.0f, resid ? 0.02f * (1.0f / sqrtf(4.0f)) : 0.02f);
+    }
+    for (int i = 0; i < t.n; i++)
+        if (memcmp(a + t.slices[i].offset, want + t.slices[i].offset, t.slices[i].numel * sizeof(float)))
+            fail_msg("%s is not what its stream gives", t.slices[i].name);
+    host_free(want);
     host_free(a);
     host_free(b);
     param_table_free(&t);
@@ -195,6 +263,34 @@ static void test_peak_matches_whole_names(void **state) {
     }
     assert_true(model_peak_tflops("NVIDIA A100-SXM4-80GB", "fp32") == 19.5);
     assert_true(model_peak_tflops("NVIDIA H100 PCIe", "tf32") == 378.0);
+    /* Any run of spaces or punctuation between words; the name as words
+     * from its start ("GA100" is not an A100); a long name read whole. */
+    assert_true(model_peak_tflops("NVIDIA H100  PCIe", "bf16") == 756.0);
+    assert_true(model_peak_tflops("NVIDIA H100 -- PCIe", "bf16") == 756.0);
+    assert_true(model_peak_tflops("NVIDIA GA100", "bf16") == 0.0);
+    assert_true(model_peak_tflops("NVIDIA Engineering Sample Board Rev 2 (H100 PCIe)", "bf16") == 756.0);
+}
+
+/* Every figure of the table, in each precision, as model.h gives them. */
+static void test_peak_table(void **state) {
+    (void)state;
+    static const struct { const char *name; double bf16, tf32, fp32; } rows[] = {
+        {"NVIDIA H100 PCIe", 756.0, 378.0, 51.0}, {"NVIDIA H100 NVL", 835.0, 418.0, 60.0},
+        {"NVIDIA H200 NVL", 835.0, 418.0, 60.0},  {"NVIDIA H200", 989.0, 495.0, 67.0},
+        {"NVIDIA GH200 480GB", 989.0, 495.0, 67.0}, {"NVIDIA H100 80GB HBM3", 989.0, 495.0, 67.0},
+        {"NVIDIA A100-SXM4-80GB", 312.0, 156.0, 19.5}, {"NVIDIA L40S", 362.0, 183.0, 91.6},
+        {"NVIDIA GeForce RTX 4090", 165.2, 82.6, 82.6}, {"NVIDIA A10", 125.0, 62.5, 31.2},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        const double got[4] = {model_peak_tflops(rows[i].name, "bf16"), model_peak_tflops(rows[i].name, "fp16"),
+                               model_peak_tflops(rows[i].name, "tf32"), model_peak_tflops(rows[i].name, "fp32")};
+        if (got[0] != rows[i].bf16 || got[1] != rows[i].bf16 || got[2] != rows[i].tf32 || got[3] != rows[i].fp32)
+            fail_msg("'%s': %g %g %g %g, expected %g %g %g %g", rows[i].name, got[0], got[1], got[2], got[3],
+                     rows[i].bf16, rows[i].bf16, rows[i].tf32, rows[i].fp32);
+        assert_true(model_peak_tflops(rows[i].name, "fp8") == 0.0); /* not in the table: unknown */
+    }
+    assert_true(model_peak_tflops(NULL, "bf16") == 0.0);
+    assert_true(model_peak_tflops("NVIDIA H100", NULL) == 0.0);
 }
 
 int main(void) {
@@ -206,6 +302,7 @@ int main(void) {
         cmocka_unit_test(test_init),
         cmocka_unit_test(test_flops_and_peak),
         cmocka_unit_test(test_peak_matches_whole_names),
+        cmocka_unit_test(test_peak_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,6 +58,9 @@ void log_msg(log_level_t level, const char *fmt, ...) {
     va_start(ap, fmt);
     int m = vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
     va_end(ap);
+    /* A message that cannot be formatted (a %ls whose text the locale cannot
+     * write) is said to be missing, and from which call, not left out. */
+    if (m < 0) m = snprintf(line + n, sizeof line - (size_t)n, "(log message could not be formatted: \"%s\")", fmt);
     n = (m < 0 || n + m >= (int)sizeof line - 1) ? (int)sizeof line - 2 : n + m;
     line[n] = '\n';
     line[n + 1] = '\0';

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <wchar.h>
 
 #include "child.h"
 #include "log.h"
@@ -167,6 +168,24 @@ static void test_line_length_edge(void **state) {
     }
 }
 
+/* A message vsnprintf cannot format (wide text the "C" locale cannot write)
+ * still gives a line, which says so and names the format; it printed
+ * nothing at all, not even its newline. */
+static void emit_unformattable(void) {
+    log_warn("%ls", L"caf\u00e9");
+    log_info("next");
+}
+
+static void test_unformattable_message(void **state) {
+    (void)state;
+    char out[512];
+    log_set_rank(2, 4);
+    log_set_level(LOG_INFO);
+    capture(out, sizeof out, emit_unformattable);
+    assert_string_equal(out, "[rank 2/4] warning: (log message could not be formatted: \"%ls\")\n[rank 2/4] next\n");
+    log_set_rank(-1, 1);
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && !strcmp(argv[1], "--print-level")) { /* see test_level_from_environment */
         printf("%d\n", (int)log_level());
@@ -181,6 +200,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_level_from_environment),
         cmocka_unit_test(test_default_stream_is_stderr),
         cmocka_unit_test(test_prefix_in_a_small_buffer),
+        cmocka_unit_test(test_unformattable_message),
     };
     return cmocka_run_group_tests_name("log", tests, NULL, NULL);
 }

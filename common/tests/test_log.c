@@ -3,6 +3,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,49 @@ static void test_rank_prefix(void **state) {
     capture(out, sizeof out, emit_two);
     assert_string_equal(out, "[rank 1/4] step 3\n[rank 1/4] warning: slow\n");
     assert_int_equal(log_rank(), 1);
+    /* Rank 0 is a rank like any other. */
+    log_set_rank(0, 2);
+    capture(out, sizeof out, emit_two);
+    assert_string_equal(out, "[rank 0/2] step 3\n[rank 0/2] warning: slow\n");
     log_set_rank(-1, 1);
+    assert_int_equal(log_rank(), -1);
+}
+
+/* A process that never called log_set_rank is in no job: no prefix, rank -1
+ * (the test program runs itself again with --print-fresh). */
+static int print_fresh(void *arg) {
+    (void)arg;
+    unsetenv("COURSE_LOG_LEVEL"); /* info, whatever the runner's environment says */
+    execl("/proc/self/exe", "test_log", "--print-fresh", (char *)NULL);
+    return 99;
+}
+
+static void test_fresh_process_has_no_rank(void **state) {
+    (void)state;
+    child_result_t r = run_in_child(print_fresh, NULL);
+    assert_int_equal(r.exit_code, 0);
+    assert_string_equal(r.out, "rank -1\nhello\n");
+}
+
+/* Each line is flushed as it is written: a reader sees it at once, and a
+ * process that dies right after it has not lost it in a buffer. */
+static void test_each_line_is_flushed(void **state) {
+    (void)state;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    FILE *w = fdopen(fds[1], "w");
+    assert_non_null(w);
+    log_set_rank(-1, 1);
+    log_set_level(LOG_INFO);
+    log_set_stream(w);
+    log_info("now");
+    log_set_stream(NULL);
+    assert_int_equal(fcntl(fds[0], F_SETFL, O_NONBLOCK), 0);
+    char buf[16] = {0};
+    assert_int_equal(read(fds[0], buf, sizeof buf - 1), 4);
+    assert_string_equal(buf, "now\n");
+    fclose(w);
+    close(fds[0]);
 }
 
 static void emit_all_levels(void) {
@@ -89,6 +132,7 @@ static void test_level_from_environment(void **state) {
     /* Names are matched ignoring case; an unknown name, or none, gives info. */
     static const struct { const char *value, *level; } cases[] = {
         {"Error", "0\n"}, {"WARN", "1\n"}, {"info", "2\n"}, {"Debug", "3\n"}, {"loud", "2\n"}, {NULL, "2\n"},
+        {"warnx", "2\n"}, {"err", "2\n"}, {"", "2\n"}, /* a name is the whole word */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         child_result_t r = run_in_child(print_level_with, (void *)cases[i].value);
@@ -125,6 +169,13 @@ static void test_prefix_in_a_small_buffer(void **state) {
     assert_int_equal(log_prefix(b, sizeof b), 7);
     assert_string_equal(b, "[rank 1");
     assert_int_equal(log_prefix(b, 0), 0);
+    /* One byte short of "[rank 12/16] " and its NUL: 12 characters written. */
+    char e[13];
+    assert_int_equal(log_prefix(e, sizeof e), 12);
+    assert_string_equal(e, "[rank 12/16]");
+    char f[14];
+    assert_int_equal(log_prefix(f, sizeof f), 13);
+    assert_string_equal(f, "[rank 12/16] ");
     log_set_rank(-1, 1);
 }
 
@@ -191,9 +242,18 @@ int main(int argc, char **argv) {
         printf("%d\n", (int)log_level());
         return 0;
     }
+    if (argc == 2 && !strcmp(argv[1], "--print-fresh")) { /* see test_fresh_process_has_no_rank */
+        printf("rank %d\n", log_rank());
+        fflush(stdout);
+        log_set_stream(stdout);
+        log_info("hello");
+        return 0;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_no_prefix_outside_a_job),
         cmocka_unit_test(test_rank_prefix),
+        cmocka_unit_test(test_fresh_process_has_no_rank),
+        cmocka_unit_test(test_each_line_is_flushed),
         cmocka_unit_test(test_levels_filter),
         cmocka_unit_test(test_long_line_is_truncated_not_overflowed),
         cmocka_unit_test(test_line_length_edge),

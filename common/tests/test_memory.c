@@ -50,8 +50,37 @@ static void test_out_of_memory_is_fatal_and_clear(void **state) {
     child_result_t r = run_in_child(alloc_too_much, NULL);
     assert_int_equal(r.exit_code, 1);
     assert_non_null(strstr(r.out, "out of host memory"));
-    assert_non_null(strstr(r.out, "1.00 TiB"));
+    assert_non_null(strstr(r.out, "could not allocate 1.00 TiB (1099511627776 bytes); use a smaller size"));
     assert_non_null(strstr(r.out, "test_memory.c:"));
+}
+
+/* The largest n for its size is no overflow: n * size fits in size_t, and
+ * the allocation fails for want of memory, which is what is said. */
+static int calloc_largest_n(void *arg) {
+    (void)arg;
+    struct rlimit rl = {256u << 20, 256u << 20};
+    setrlimit(RLIMIT_AS, &rl);
+    host_calloc(SIZE_MAX >> 40, (size_t)1 << 40); /* 2^64 - 2^40 bytes */
+    return 0;
+}
+
+static void test_calloc_largest_n_is_out_of_memory(void **state) {
+    (void)state;
+    child_result_t r = run_in_child(calloc_largest_n, NULL);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "out of host memory: could not allocate 16777215.0 TiB"));
+    assert_null(strstr(r.out, "overflows"));
+}
+
+/* host_free gives the memory back: a large block (mapped on its own by
+ * glibc) is unmapped again. */
+static void test_free_returns_memory(void **state) {
+    (void)state;
+    const size_t before = mallinfo2().hblkhd;
+    void *p = host_malloc(64u << 20);
+    assert_true(mallinfo2().hblkhd >= before + (64u << 20));
+    host_free(p);
+    assert_true(mallinfo2().hblkhd <= before);
 }
 
 static int calloc_overflow(void *arg) {
@@ -102,6 +131,11 @@ static void test_format_bytes(void **state) {
     assert_string_equal(format_bytes(1024, b, sizeof b), "1.00 KiB");
     assert_string_equal(format_bytes(1023, b, sizeof b), "1023 B");
     assert_string_equal(format_bytes(10 * 1024, b, sizeof b), "10.0 KiB");
+    /* Every unit, and TiB the last: a PiB is 1024 TiB. */
+    assert_string_equal(format_bytes(5.0 * 1024 * 1024, b, sizeof b), "5.00 MiB");
+    assert_string_equal(format_bytes(2.0 * 1024 * 1024 * 1024 * 1024, b, sizeof b), "2.00 TiB");
+    assert_string_equal(format_bytes(1024.0 * 1024 * 1024 * 1024 * 1024, b, sizeof b), "1024.0 TiB");
+    assert_string_equal(format_bytes(0, b, sizeof b), "0 B");
 }
 
 int main(void) {
@@ -111,6 +145,8 @@ int main(void) {
         cmocka_unit_test(test_out_of_memory_is_fatal_and_clear),
         cmocka_unit_test(test_calloc_overflow_is_caught),
         cmocka_unit_test(test_sizes_that_wrap_are_caught),
+        cmocka_unit_test(test_calloc_largest_n_is_out_of_memory),
+        cmocka_unit_test(test_free_returns_memory),
         cmocka_unit_test(test_format_bytes),
     };
     return cmocka_run_group_tests_name("memory", tests, NULL, NULL);

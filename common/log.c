@@ -28,11 +28,15 @@ log_level_t log_level(void) {
     if (log_level_ < 0) {
         const char *env = getenv("COURSE_LOG_LEVEL");
         log_level_ = LOG_INFO;
-        if (env) {
+        if (env && *env) {
             if (!strcasecmp(env, "error")) log_level_ = LOG_ERROR;
-            else if (!strcasecmp(env, "warn")) log_level_ = LOG_WARN;
+            else if (!strcasecmp(env, "warn") || !strcasecmp(env, "warning")) log_level_ = LOG_WARN;
             else if (!strcasecmp(env, "info")) log_level_ = LOG_INFO;
             else if (!strcasecmp(env, "debug")) log_level_ = LOG_DEBUG;
+            /* Said once, not ignored: a misspelt "debug" would otherwise look like a program
+             * that has nothing more to say. */
+            else fprintf(stderr, "COURSE_LOG_LEVEL is '%s', which is not a level; set it to error, warn, "
+                                 "info or debug (info is used)\n", env);
         }
     }
     return (log_level_t)log_level_;

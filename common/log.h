@@ -4,7 +4,8 @@
  * Every line starts with "[rank r/n]" once the communicator has told the log
  * which rank this process is, so the interleaved output of an MPI job can be
  * read (and grepped) per rank. Verbosity comes from COURSE_LOG_LEVEL
- * (error, warn, info, debug; default info).
+ * (error, warn or warning, info, debug, in any case; default info, and an
+ * unknown name is said on stderr once and gives info).
  */
 #ifndef COURSE_LOG_H
 #define COURSE_LOG_H

@@ -129,11 +129,16 @@ static int print_level_with(void *value) {
 
 static void test_level_from_environment(void **state) {
     (void)state;
-    /* Names are matched ignoring case; an unknown name, or none, gives info. */
+    /* Names are matched ignoring case; none, or an empty one, gives info; an unknown name gives
+     * info and says so once, with the names to use. */
+#define UNKNOWN(v) "COURSE_LOG_LEVEL is '" v "', which is not a level; set it to error, warn, info or debug " \
+                   "(info is used)\n2\n"
     static const struct { const char *value, *level; } cases[] = {
-        {"Error", "0\n"}, {"WARN", "1\n"}, {"info", "2\n"}, {"Debug", "3\n"}, {"loud", "2\n"}, {NULL, "2\n"},
-        {"warnx", "2\n"}, {"err", "2\n"}, {"", "2\n"}, /* a name is the whole word */
+        {"Error", "0\n"}, {"WARN", "1\n"}, {"Warning", "1\n"}, {"info", "2\n"}, {"Debug", "3\n"},
+        {"loud", UNKNOWN("loud")}, {NULL, "2\n"}, {"", "2\n"},
+        {"warnx", UNKNOWN("warnx")}, {"err", UNKNOWN("err")}, /* a name is the whole word */
     };
+#undef UNKNOWN
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         child_result_t r = run_in_child(print_level_with, (void *)cases[i].value);
         assert_int_equal(r.exit_code, 0);

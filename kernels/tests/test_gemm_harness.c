@@ -1,0 +1,912 @@
+/*
+ * The matmul labs' harness (kernels/gemm_harness.h) against kernels that are
+ * wrong on purpose. Each way of being wrong that gemm_check_case() promises
+ * to catch must fail with its message (and name the element, the guard
+ * index or the case), a right kernel must pass on odd shapes, in every input
+ * precision and with every fill, and an error just inside the bound must
+ * pass while one just outside fails. Then gemm_trace_pattern(), field by
+ * field.
+ *
+ * Emulator only (TARGET=emu). Most of the kernels here are host functions
+ * that read and write the device buffers directly, which the emulator's
+ * device memory allows: that makes each mistake one plain line. The few
+ * that only a launch can show (a fault, a refused launch, a load in a guard
+ * zone that reaches no element of C) are in gemm_harness_kernels.cu.
+ *
+ * gemm_check_case() fails through cmocka's fail_msg, and a fault spoils the
+ * device for the rest of a process, so each case runs in a forked child
+ * (common/tests/child.h) with a cmocka run of its own; the parent reads the
+ * child's verdict and output. The parent makes no device call and runs no
+ * OpenMP region: neither the emulator's threads nor OpenMP's survive fork.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include <float.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gemm_harness.h"
+#include "gpu.h"
+#include "half.h"
+#include "lab.h"
+#include "numerics.h"
+#include "tests/child.h"
+
+/* gemm_harness_kernels.cu */
+int hk_naive(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
+int hk_naive_unchecked(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
+int hk_float4_a(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
+int hk_float4_a_unchecked(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
+int hk_past_a(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
+int hk_before_b(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
+int hk_uncoalesced(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
+int hk_shared(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
+
+/* ---- running a case in a child ---------------------------------------------- */
+
+/* What the child runs, one cmocka test each (a second one runs after the
+ * first fails): set before the fork, which copies them. */
+static void (*child_body[2])(void);
+
+static void child_test(void **state) {
+    void (*const *body)(void) = *state;
+    (*body)();
+}
+
+/* The child: a cmocka run of its own around child_body, whose fail_msg
+ * ends the test that called it; the exit code is the count of failed
+ * tests. */
+static int child_run(void *arg) {
+    (void)arg;
+    const struct CMUnitTest t[] = {
+        {"first", child_test, NULL, NULL, &child_body[0]},
+        {"second", child_test, NULL, NULL, &child_body[1]},
+    };
+    return _cmocka_run_group_tests("child", t, child_body[1] ? 2 : 1, NULL, NULL);
+}
+
+static child_result_t run_body(void (*body)(void)) {
+    child_body[0] = body;
+    child_body[1] = NULL;
+    return run_in_child(child_run, NULL);
+}
+
+/* One gemm_check_case() call. */
+typedef struct {
+    gemm_kernel_t k;
+    int M, N, K;
+    float alpha, beta;
+    gemm_input_t input;
+    gemm_fill_t fill;
+} case_t;
+
+static case_t the_case;
+
+static void check_the_case(void) {
+    const case_t *c = &the_case;
+    gemm_check_case(&c->k, c->M, c->N, c->K, c->alpha, c->beta, 77, c->input, c->fill);
+}
+
+static child_result_t run_case(case_t c) {
+    the_case = c;
+    return run_body(check_the_case);
+}
+
+static const char *child_status(const child_result_t *r, char *buf, size_t n) {
+    if (r->exited) snprintf(buf, n, "exited with %d", r->exit_code);
+    else snprintf(buf, n, "died on signal %d", r->signal);
+    return buf;
+}
+
+/* cmocka cuts a message at about a kilobyte: the child's output goes to
+ * stdout whole, before the failure that points at it, less the lines of
+ * the child's cmocka run that start with '[' (its summary would add to the
+ * counts a test runner takes from this program's output). */
+static void show_child(const child_result_t *r) {
+    char st[48];
+    printf("--- the child %s; its output:\n", child_status(r, st, sizeof st));
+    for (const char *p = r->out; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t n = e ? (size_t)(e - p) + 1 : strlen(p);
+        if (*p != '[') fwrite(p, 1, n, stdout);
+        p += n;
+    }
+    printf("--- end of the child's output\n");
+    fflush(stdout);
+}
+
+static void require_pass_at(const child_result_t *r, const char *what, int line) {
+    if (!r->exited || r->exit_code != 0) {
+        show_child(r);
+        fail_msg("line %d, %s: should pass, but did not (its output is above)", line, what);
+    }
+}
+
+/* texts: NULL-terminated; each must be in the child's output. */
+static void require_fail_at(const child_result_t *r, const char *what, const char *const *texts, int line) {
+    if (!r->exited || r->exit_code != 1) {
+        show_child(r);
+        fail_msg("line %d, %s: should fail its check, but did not (its output is above)", line, what);
+    }
+    for (; *texts; texts++)
+        if (!strstr(r->out, *texts)) {
+            show_child(r);
+            fail_msg("line %d, %s: failed, but its output (above) lacks \"%s\"", line, what, *texts);
+        }
+}
+
+#define REQUIRE_PASS(r, what) require_pass_at(&(r), (what), __LINE__)
+#define REQUIRE_FAIL(r, what, ...) require_fail_at(&(r), (what), (const char *const[]){__VA_ARGS__, NULL}, __LINE__)
+/* The output must not have this text. */
+#define REQUIRE_NOT_IN(r, text)                                                                  \
+    do {                                                                                         \
+        if (strstr((r).out, (text))) {                                                           \
+            show_child(&(r));                                                                    \
+            fail_msg("line %d: the output (above) has \"%s\"", __LINE__, (text));                 \
+        }                                                                                        \
+    } while (0)
+
+static void require_in_at(const child_result_t *r, const char *text, int line) {
+    if (!strstr(r->out, text)) {
+        show_child(r);
+        fail_msg("line %d: the output (above) lacks \"%s\"", line, text);
+    }
+}
+#define REQUIRE_IN(r, text) require_in_at(&(r), (text), __LINE__)
+
+#define F32(fn) {#fn, fn, NULL}
+#define BF16(fn) {#fn, NULL, fn}
+
+/* ---- host kernels: right, and wrong in one way each -------------------------- */
+
+/* Knobs of the host kernels, set by a test before its child runs. */
+static struct {
+    double near;       /* every element is moved this many of its bounds away from the exact value */
+    double far;        /* ...except [far_i][far_j], moved this many */
+    int far_i, far_j;
+    double c;          /* the bound's c: 3 for fp32 inputs, 6 for tf32 and bf16 */
+    long long at;      /* an index into C (h_writes_at) or into A or B (h_reads_at), from its start;
+                          for b_wrong_on_calls, a bit per call (bit 1: the first) */
+    float value;       /* what h_writes_at writes there */
+    int operand;       /* 'A' or 'B': which one h_reads_at reads */
+    gemm_fill_t fill;  /* what h_fill_probe expects to find */
+    int status;        /* what h_status returns */
+} knob;
+
+/* alpha * (A B)_ij + beta * C_ij in double, the products summed in the
+ * order k = 0, 1, ..., K - 1 as the harness's reference does, and the
+ * bound's magnitude |alpha| (|A| |B|)_ij + |beta| |C_ij| in *mag. C is not
+ * read when beta == 0. A and B are fp32 here (bf16 kernels widen first). */
+static double exact_at(int N, int K, float alpha, const float *A, const float *B, float beta, const float *C,
+                       int i, int j, double *mag) {
+    double acc = 0.0, m = 0.0;
+    for (int k = 0; k < K; k++) {
+        double ab = (double)A[(size_t)i * K + k] * (double)B[(size_t)k * N + j];
+        acc += ab;
+        m += fabs(ab);
+    }
+    double c = beta != 0.0f ? (double)C[(size_t)i * N + j] : 0.0;
+    if (mag) *mag = fabs((double)alpha) * m + fabs((double)beta * c);
+    return (double)alpha * acc + (double)beta * c;
+}
+
+/* The exact value rounded once, plus the knob's bumps (none by default). */
+static void exact_gemm(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    float *out = malloc((size_t)M * N * sizeof(float));
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double mag, want = exact_at(N, K, alpha, A, B, beta, C, i, j, &mag);
+            double times = i == knob.far_i && j == knob.far_j ? knob.far : knob.near;
+            out[(size_t)i * N + j] = (float)(want + times * knob.c * K * EPS_FP32 * mag);
+        }
+    memcpy(C, out, (size_t)M * N * sizeof(float));
+    free(out);
+}
+
+static float *widen_bf16(const uint16_t *x, size_t n) {
+    float *f = malloc(n * sizeof(float));
+    float_from_bf16_array(f, x, n);
+    return f;
+}
+
+/* Right (with knob.near = knob.far = 0). */
+static int h_exact(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    exact_gemm(M, N, K, alpha, A, B, beta, C);
+    return LAB_OK;
+}
+
+/* The same on bf16 inputs. */
+static int h_exact_bf16(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B, float beta,
+                        float *C) {
+    float *a = widen_bf16(A, (size_t)M * K), *b = widen_bf16(B, (size_t)K * N);
+    exact_gemm(M, N, K, alpha, a, b, beta, C);
+    free(a);
+    free(b);
+    return LAB_OK;
+}
+
+/* Refuses inputs that are not tf32 values (the low 13 bits of the
+ * significand zero), else h_exact: proves the harness rounded them, and
+ * to tf32. */
+static int h_tf32_only(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    for (size_t i = 0; i < (size_t)M * K + (size_t)K * N; i++) {
+        float x = i < (size_t)M * K ? A[i] : B[i - (size_t)M * K];
+        uint32_t u;
+        memcpy(&u, &x, sizeof u);
+        if (u & 0x1fffu) {
+            printf("h_tf32_only: input %zu is %.9g, not a tf32 value\n", i, x);
+            return LAB_BAD_ARGUMENT;
+        }
+    }
+    /* ...and not to something coarser (bf16 keeps 8 bits, tf32 11): among
+     * 16 or more random inputs, some use the 3 bits bf16 has not. */
+    int finer = 0;
+    for (size_t i = 0; i < (size_t)M * K; i++) {
+        uint32_t u;
+        memcpy(&u, &A[i], sizeof u);
+        finer |= (u & 0xe000u) != 0;
+    }
+    if (!finer && (size_t)M * K >= 16) {
+        printf("h_tf32_only: every value of A is a bf16 value: rounded to bf16, not tf32?\n");
+        return LAB_BAD_ARGUMENT;
+    }
+    return h_exact(M, N, K, alpha, A, B, beta, C);
+}
+
+/* Reads C even when beta == 0 (0 * NaN is NaN). */
+static int h_reads_c(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double want = exact_at(N, K, alpha, A, B, 0.0f, C, i, j, NULL);
+            C[(size_t)i * N + j] = (float)want + beta * C[(size_t)i * N + j];
+        }
+    return LAB_OK;
+}
+
+/* Right, except that C[1][2] is never written. */
+static int h_skips_one(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    float keep = C[(size_t)1 * N + 2];
+    exact_gemm(M, N, K, alpha, A, B, beta, C);
+    C[(size_t)1 * N + 2] = keep;
+    return LAB_OK;
+}
+
+/* Right, except that C[1][2] and C[3][4] are never written. */
+static int h_skips_two(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    float keep = C[(size_t)3 * N + 4];
+    h_skips_one(M, N, K, alpha, A, B, beta, C);
+    C[(size_t)3 * N + 4] = keep;
+    return LAB_OK;
+}
+
+/* Takes NaN inputs for 0 (as a max(x, 0) or a zero-skip would). */
+static int h_nan_as_zero(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    float *a = malloc((size_t)M * K * sizeof(float)), *b = malloc((size_t)K * N * sizeof(float));
+    for (size_t i = 0; i < (size_t)M * K; i++) a[i] = isnan(A[i]) ? 0.0f : A[i];
+    for (size_t i = 0; i < (size_t)K * N; i++) b[i] = isnan(B[i]) ? 0.0f : B[i];
+    exact_gemm(M, N, K, alpha, a, b, beta, C);
+    free(a);
+    free(b);
+    return LAB_OK;
+}
+
+/* Right, plus a NaN in the row below A's NaN row (M / 2 + 1), column 0. */
+static int h_nan_too_wide(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    exact_gemm(M, N, K, alpha, A, B, beta, C);
+    C[(size_t)(M / 2 + 1) * N] = NAN;
+    return LAB_OK;
+}
+
+/* Right, then writes knob.value at C[knob.at] (outside C, in the tests). */
+static int h_writes_at(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    exact_gemm(M, N, K, alpha, A, B, beta, C);
+    C[knob.at] = knob.value;
+    return LAB_OK;
+}
+
+/* Right, then adds A[knob.at] (or B's) into the last element of C. */
+static int h_reads_at(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    exact_gemm(M, N, K, alpha, A, B, beta, C);
+    C[(size_t)M * N - 1] += knob.operand == 'A' ? A[knob.at] : B[knob.at];
+    return LAB_OK;
+}
+
+/* The same for a bf16 kernel. */
+static int h_reads_at_bf16(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B, float beta,
+                           float *C) {
+    h_exact_bf16(M, N, K, alpha, A, B, beta, C);
+    C[(size_t)M * N - 1] += float_from_bf16(knob.operand == 'A' ? A[knob.at] : B[knob.at]);
+    return LAB_OK;
+}
+
+/* Returns knob.status and does nothing. */
+static int h_status(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    (void)M; (void)N; (void)K; (void)alpha; (void)A; (void)B; (void)beta; (void)C;
+    return knob.status;
+}
+
+static int count_nan(const float *x, size_t n) {
+    int c = 0;
+    for (size_t i = 0; i < n; i++) c += isnan(x[i]) != 0;
+    return c;
+}
+
+/* Whether A, B and C start where knob.fill promises: 16-byte aligned, or
+ * one element past that for GEMM_FILL_MISALIGNED. esize: bytes of an
+ * element of A and B. */
+static int probe_alignment(const void *A, const void *B, const float *C, size_t esize) {
+    const size_t off = knob.fill == GEMM_FILL_MISALIGNED;
+    const size_t a = (uintptr_t)A % 16, b = (uintptr_t)B % 16, c = (uintptr_t)C % 16;
+    if (a == off * esize && b == off * esize && c == off * sizeof(float)) return 1;
+    printf("probe: A, B, C start %zu, %zu, %zu bytes past a 16-byte boundary\n", a, b, c);
+    return 0;
+}
+
+/* Whether the values not NaN lie in [-1, 1), and, where there are 32 or
+ * more of them, spread over it (some below -0.5, some above 0.5). */
+static int probe_range(const char *what, const float *x, size_t n) {
+    size_t finite = 0;
+    float lo = 1.0f, hi = -1.0f;
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(x[i])) continue;
+        if (!(x[i] >= -1.0f && x[i] < 1.0f)) {
+            printf("probe: %s[%zu] = %g, outside [-1, 1)\n", what, i, x[i]);
+            return 0;
+        }
+        finite++;
+        lo = fminf(lo, x[i]);
+        hi = fmaxf(hi, x[i]);
+    }
+    if (finite < 32 || (lo < -0.5f && hi > 0.5f)) return 1;
+    printf("probe: %s spans only [%g, %g]\n", what, lo, hi);
+    return 0;
+}
+
+/* Whether the NaNs in A, B and C are exactly where knob.fill puts them,
+ * and the other values as random as promised. */
+static int probe_values(int M, int N, int K, const float *A, const float *B, const float *C) {
+    const size_t nA = (size_t)M * K, nB = (size_t)K * N, nC = (size_t)M * N;
+    int nanA = count_nan(A, nA), nanB = count_nan(B, nB), nanC = count_nan(C, nC);
+    int ok = 1;
+    switch (knob.fill) {
+    case GEMM_FILL_RANDOM:
+    case GEMM_FILL_MISALIGNED: ok = nanA == 0 && nanB == 0 && nanC == 0; break;
+    case GEMM_FILL_NAN_C:
+        ok = nanA == 0 && nanB == 0 && nanC == (int)nC;
+        for (size_t i = 0; ok && i < nC; i++) {
+            uint32_t u;
+            memcpy(&u, &C[i], sizeof u);
+            ok = u == 0x7f80c0deu; /* a signalling NaN: arithmetic on it changes its bits */
+        }
+        break;
+    case GEMM_FILL_NAN_ROW_COL:
+        ok = nanA == 1 && nanB == 1 && nanC == 0 && isnan(A[(size_t)(M / 2) * K + K / 2]) &&
+             isnan(B[(size_t)(K / 3) * N + N / 2]);
+        break;
+    case GEMM_FILL_NAN_ALL: ok = nanA == (int)nA && nanB == 0 && nanC == 0; break;
+    }
+    if (!ok) printf("probe: fill %d has %d NaN in A, %d in B, %d in C\n", (int)knob.fill, nanA, nanB, nanC);
+    return ok && probe_range("A", A, nA) && probe_range("B", B, nB) && probe_range("C", C, nC);
+}
+
+/* Checks that A, B and C are what knob.fill promises, saying what is not
+ * (LAB_BAD_ARGUMENT), else computes C right. */
+static int h_fill_probe(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    if (!probe_alignment(A, B, C, sizeof(float)) || !probe_values(M, N, K, A, B, C)) return LAB_BAD_ARGUMENT;
+    return h_exact(M, N, K, alpha, A, B, beta, C);
+}
+
+static int h_fill_probe_bf16(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B, float beta,
+                             float *C) {
+    float *a = widen_bf16(A, (size_t)M * K), *b = widen_bf16(B, (size_t)K * N);
+    int ok = probe_alignment(A, B, C, sizeof(uint16_t)) && probe_values(M, N, K, a, b, C);
+    free(a);
+    free(b);
+    return ok ? h_exact_bf16(M, N, K, alpha, A, B, beta, C) : LAB_BAD_ARGUMENT;
+}
+
+/* Prints the first element of A, B and C as it found them, then computes C right. */
+static int h_print_inputs(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    printf("inputs A %a B %a C %a\n", A[0], B[0], C[0]);
+    return h_exact(M, N, K, alpha, A, B, beta, C);
+}
+
+static void reset_knobs(void) {
+    memset(&knob, 0, sizeof knob);
+    knob.far_i = knob.far_j = -1;
+    knob.c = 3.0;
+}
+
+static int setup_test(void **state) {
+    (void)state;
+    reset_knobs();
+    return 0;
+}
+
+/* ---- gemm_check_case: right kernels pass ------------------------------------ */
+
+static void test_right_kernel_passes(void **state) {
+    (void)state;
+    const int shapes[][3] = {{1, 1, 1}, {1, 7, 1}, {13, 1, 3}, {17, 31, 13}, {37, 5, 61}};
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int M = shapes[s][0], N = shapes[s][1], K = shapes[s][2];
+        child_result_t r = run_case((case_t){F32(h_exact), M, N, K, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+        REQUIRE_PASS(r, "h_exact");
+        r = run_case((case_t){F32(h_exact), M, N, K, -0.5f, 2.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+        REQUIRE_PASS(r, "h_exact, alpha -0.5, beta 2");
+        r = run_case((case_t){BF16(h_exact_bf16), M, N, K, 1.0f, 0.0f, GEMM_INPUT_BF16, GEMM_FILL_RANDOM});
+        REQUIRE_PASS(r, "h_exact_bf16");
+        r = run_case((case_t){F32(h_tf32_only), M, N, K, 1.0f, 0.5f, GEMM_INPUT_TF32, GEMM_FILL_RANDOM});
+        REQUIRE_PASS(r, "h_tf32_only on tf32 inputs");
+    }
+    /* The launched kernels too, on the emulator. */
+    child_result_t r = run_case((case_t){F32(hk_naive), 33, 9, 20, 1.0f, 1.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_PASS(r, "hk_naive");
+    r = run_case((case_t){F32(hk_uncoalesced), 40, 33, 20, 1.0f, 0.5f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_PASS(r, "hk_uncoalesced");
+    r = run_case((case_t){F32(hk_shared), 40, 64, 20, 1.0f, 0.5f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_PASS(r, "hk_shared");
+}
+
+/* Every fill, as gemm_fill_t describes it, reaches the kernel; a right
+ * kernel passes each, with beta 0 and not, fp32 and bf16. */
+static void test_fills_are_as_promised(void **state) {
+    (void)state;
+    const gemm_fill_t fills[] = {GEMM_FILL_RANDOM, GEMM_FILL_NAN_C, GEMM_FILL_NAN_ROW_COL, GEMM_FILL_NAN_ALL,
+                                 GEMM_FILL_MISALIGNED};
+    for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
+        knob.fill = fills[f];
+        for (int b = 0; b < 2; b++) {
+            float beta = b ? -1.5f : 0.0f;
+            /* M and N even: row M / 2 and column N / 2 are not (M - 1) / 2 and (N - 1) / 2. */
+            child_result_t r = run_case((case_t){F32(h_fill_probe), 10, 12, 7, 0.5f, beta, GEMM_INPUT_FP32, fills[f]});
+            char what[64];
+            snprintf(what, sizeof what, "fill %d, beta %g", (int)fills[f], beta);
+            REQUIRE_PASS(r, what);
+            r = run_case((case_t){BF16(h_fill_probe_bf16), 10, 12, 7, 0.5f, beta, GEMM_INPUT_BF16, fills[f]});
+            REQUIRE_PASS(r, what);
+        }
+    }
+    /* The misaligned fill is not the aligned one: the probe refuses it when told to expect alignment. */
+    knob.fill = GEMM_FILL_RANDOM;
+    child_result_t r = run_case((case_t){F32(h_fill_probe), 9, 11, 7, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_MISALIGNED});
+    REQUIRE_FAIL(r, "probe expecting alignment", "4, 4, 4 bytes past a 16-byte boundary", "returned 'bad argument' (2)");
+}
+
+/* ---- the bound ------------------------------------------------------------- */
+
+/* Each element 0.99 of its bound off passes; one 1.01 off fails, named.
+ * c K u (|alpha||A||B| + |beta||C|)_ij, with c = 3 for fp32 inputs and 6
+ * for tf32 and bf16 (check_gemm_bound in common/numerics.h). K = 128: the
+ * final rounding to float moves an element by at most 1 / (c K) of its
+ * bound (0.26%), well inside the 1% either side. */
+static void check_bound(gemm_kernel_t k, gemm_input_t input, double c) {
+    const int M = 6, N = 9, K = 128;
+    knob.c = c;
+    knob.near = 0.99;
+    child_result_t r = run_case((case_t){k, M, N, K, -0.5f, 2.0f, input, GEMM_FILL_RANDOM});
+    REQUIRE_PASS(r, "every element 0.99 of its bound off");
+    knob.near = -0.99;
+    r = run_case((case_t){k, M, N, K, 1.0f, 0.0f, input, GEMM_FILL_RANDOM});
+    REQUIRE_PASS(r, "every element 0.99 of its bound off, below");
+    knob.near = 0.5;
+    knob.far = -1.01;
+    knob.far_i = 4;
+    knob.far_j = 7;
+    r = run_case((case_t){k, M, N, K, -0.5f, 2.0f, input, GEMM_FILL_RANDOM});
+    char head[160];
+    snprintf(head, sizeof head, "%s: C = -0.5*A*B + 2*C, M=6 N=9 K=128 (%s inputs)", k.name,
+             input == GEMM_INPUT_FP32 ? "fp32" : input == GEMM_INPUT_TF32 ? "tf32" : "bf16");
+    REQUIRE_FAIL(r, "one element 1.01 of its bound off", head, "1 of 54 outside bound (0 non-finite); worst at [4][7]");
+    /* Not "never written", not "every input is finite": the element was written, and nothing is NaN. */
+    REQUIRE_NOT_IN(r, "never written");
+    REQUIRE_NOT_IN(r, "every input is finite");
+    REQUIRE_FAIL(r, "one element off", "SANITIZE=thread");
+    reset_knobs();
+}
+
+static void test_bound_fp32(void **state) {
+    (void)state;
+    check_bound((gemm_kernel_t)F32(h_exact), GEMM_INPUT_FP32, 3.0);
+}
+
+static void test_bound_tf32(void **state) {
+    (void)state;
+    check_bound((gemm_kernel_t)F32(h_tf32_only), GEMM_INPUT_TF32, 6.0);
+}
+
+static void test_bound_bf16(void **state) {
+    (void)state;
+    check_bound((gemm_kernel_t)BF16(h_exact_bf16), GEMM_INPUT_BF16, 6.0);
+}
+
+/* ---- guards around C, A and B ---------------------------------------------- */
+
+static void writes_at(int M, int N, long long at, float value, gemm_fill_t fill, const char *want) {
+    knob.at = at;
+    knob.value = value;
+    child_result_t r = run_case((case_t){F32(h_writes_at), M, N, 5, 1.0f, 0.0f, GEMM_INPUT_FP32, fill});
+    char what[96];
+    snprintf(what, sizeof what, "a write at C[%lld] (fill %d)", at, (int)fill);
+    REQUIRE_FAIL(r, what, want);
+}
+
+/* A write anywhere in the guard zones, NaN or not, is found and its index
+ * named: one past the end, a whole row and 64 past it (a loop that runs to
+ * row <= M, with a float4 overshoot), the element just before the start,
+ * and a row and 64 before it. M = 3, N = 70: C has 210 elements, and its
+ * guards (one row plus 64) are longer than a guard sized by M would be. */
+static void test_writes_outside_c(void **state) {
+    (void)state;
+    const int M = 3, N = 70;
+    writes_at(M, N, 210, 0.0f, GEMM_FILL_RANDOM,
+              "h_writes_at: C = 1*A*B + 0*C, M=3 N=70 K=5 (fp32 inputs): wrote past the end of C, at C[210] "
+              "(C has 210 elements)");
+    writes_at(M, N, 210 + N + 63, 1.0f, GEMM_FILL_RANDOM, "wrote past the end of C, at C[343] (C has 210 elements)");
+    writes_at(M, N, 210, NAN, GEMM_FILL_RANDOM, "wrote past the end of C, at C[210]");
+    writes_at(M, N, -1, 0.0f, GEMM_FILL_RANDOM, "wrote before the start of C, at C[-1]");
+    writes_at(M, N, -(N + 64), 2.0f, GEMM_FILL_RANDOM, "wrote before the start of C, at C[-134]");
+    writes_at(M, N, -1, NAN, GEMM_FILL_RANDOM, "wrote before the start of C, at C[-1]");
+    /* With C one element past the boundary, the element before it is still guarded. */
+    writes_at(M, N, -1, 0.0f, GEMM_FILL_MISALIGNED, "wrote before the start of C, at C[-1]");
+    writes_at(M, N, -(N + 64), 0.0f, GEMM_FILL_MISALIGNED, "wrote before the start of C, at C[-134]");
+    writes_at(M, N, 210 + N + 63, 0.0f, GEMM_FILL_MISALIGNED, "wrote past the end of C, at C[343]");
+    /* N = 64: the guards are exactly a row and 64, and these are their outermost elements. */
+    writes_at(2, 64, 128 + 127, 0.0f, GEMM_FILL_RANDOM, "wrote past the end of C, at C[255] (C has 128 elements)");
+    writes_at(2, 64, -128, 0.0f, GEMM_FILL_RANDOM, "wrote before the start of C, at C[-128]");
+}
+
+static void reads_at(gemm_kernel_t k, gemm_input_t input, int N, int K, int operand, long long at, gemm_fill_t fill) {
+    const int M = 7;
+    knob.operand = operand;
+    knob.at = at;
+    child_result_t r = run_case((case_t){k, M, N, K, 1.0f, 0.0f, input, fill});
+    char what[96], report[96];
+    snprintf(what, sizeof what, "%s reads %c[%lld] (N=%d K=%d, fill %d)", k.name, operand, at, N, K, (int)fill);
+    snprintf(report, sizeof report, "1 of %d outside bound (1 non-finite); worst at [%d][%d]", M * N, M - 1, N - 1);
+    REQUIRE_FAIL(r, what, report, "every input is finite, so a NaN came from",
+                 "or from a read past the end of A or B (NaN guard zones surround them)");
+    REQUIRE_NOT_IN(r, "SANITIZE=thread"); /* a NaN, not a race */
+}
+
+/* A read past either end of A or B, as far as a whole row and 64 more,
+ * brings NaN into C. K and N differ, so that a guard sized by the other
+ * would be too short. */
+static void test_reads_outside_a_b(void **state) {
+    (void)state;
+    const gemm_kernel_t f = F32(h_reads_at), h = BF16(h_reads_at_bf16);
+    const gemm_fill_t fills[] = {GEMM_FILL_RANDOM, GEMM_FILL_MISALIGNED};
+    const int shapes[][2] = {{10, 70}, {70, 10}}; /* N, K */
+    for (int s = 0; s < 2; s++)
+        for (int i = 0; i < 2; i++) {
+            const int N = shapes[s][0], K = shapes[s][1], nA = 7 * K, nB = K * N;
+            reads_at(f, GEMM_INPUT_FP32, N, K, 'A', nA, fills[i]);
+            reads_at(f, GEMM_INPUT_FP32, N, K, 'A', nA + K + 63, fills[i]);
+            reads_at(f, GEMM_INPUT_FP32, N, K, 'A', -1, fills[i]);
+            reads_at(f, GEMM_INPUT_FP32, N, K, 'A', -(K + 64), fills[i]);
+            reads_at(f, GEMM_INPUT_FP32, N, K, 'B', nB, fills[i]);
+            reads_at(f, GEMM_INPUT_FP32, N, K, 'B', nB + N + 63, fills[i]);
+            reads_at(f, GEMM_INPUT_FP32, N, K, 'B', -1, fills[i]);
+            reads_at(f, GEMM_INPUT_FP32, N, K, 'B', -(N + 64), fills[i]);
+            reads_at(h, GEMM_INPUT_BF16, N, K, 'A', nA + K + 63, fills[i]);
+            reads_at(h, GEMM_INPUT_BF16, N, K, 'A', -(K + 64), fills[i]);
+            reads_at(h, GEMM_INPUT_BF16, N, K, 'B', nB + N + 63, fills[i]);
+            reads_at(h, GEMM_INPUT_BF16, N, K, 'B', -(N + 64), fills[i]);
+        }
+}
+
+/* A load in a guard zone whose value reaches no element of C is stopped by
+ * the emulator's watch on the zones, which names the matrix. */
+static void test_guard_watch_names_the_matrix(void **state) {
+    (void)state;
+    child_result_t r = run_case((case_t){F32(hk_past_a), 16, 40, 8, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "hk_past_a", "hk_past_a returned 'launch failed' for M=16 N=40 K=8: the device reports",
+                 "past the end of A (the M x K matrix)");
+    r = run_case((case_t){F32(hk_before_b), 16, 40, 8, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_MISALIGNED});
+    REQUIRE_FAIL(r, "hk_before_b", "hk_before_b returned 'launch failed' for M=16 N=40 K=8 (A, B and C one element "
+                 "past a 16-byte boundary): the device reports", "before the start of B (the K x N matrix)");
+}
+
+/* ---- C with beta == 0, NaN inputs ------------------------------------------- */
+
+static void test_beta_zero_c_not_read(void **state) {
+    (void)state;
+    child_result_t r = run_case((case_t){F32(h_exact), 5, 6, 7, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_NAN_C});
+    REQUIRE_PASS(r, "h_exact, C NaN, beta 0");
+    r = run_case((case_t){F32(h_reads_c), 5, 6, 7, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_NAN_C});
+    REQUIRE_FAIL(r, "h_reads_c",
+                 "h_reads_c: C = 1*A*B + 0*C, M=5 N=6 K=7 (fp32 inputs, C starts as NaN): C[0][0] is NaN: with "
+                 "beta == 0 the old C (NaN here) must not be read");
+    r = run_case((case_t){F32(h_skips_one), 5, 6, 7, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_NAN_C});
+    REQUIRE_FAIL(r, "h_skips_one, C NaN", "C[1][2] was never written: it still holds the NaN C started with");
+    /* With beta != 0 the NaN in C is read, and every element must be NaN. */
+    r = run_case((case_t){F32(h_reads_c), 5, 6, 7, 1.0f, 1.0f, GEMM_INPUT_FP32, GEMM_FILL_NAN_C});
+    REQUIRE_PASS(r, "h_reads_c, C NaN, beta 1");
+    r = run_case((case_t){F32(h_skips_one), 5, 6, 7, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "h_skips_one", "1 of 30 outside bound (0 non-finite); worst at [1][2]",
+                 "1 element(s) still hold the value C started with, first C[1][2]: never written?");
+    r = run_case((case_t){F32(h_skips_two), 5, 6, 7, -1.0f, 0.5f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "h_skips_two", "2 of 30 outside bound (0 non-finite)",
+                 "2 element(s) still hold the value C started with, first C[1][2]: never written?");
+    /* With alpha = 0 every right element holds C's first value: only a wrong one that does is unwritten. */
+    knob.far = 2.0;
+    knob.far_i = 2;
+    knob.far_j = 3;
+    r = run_case((case_t){F32(h_exact), 5, 6, 7, 0.0f, 1.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "alpha 0, one element off", "1 of 30 outside bound (0 non-finite); worst at [2][3]");
+    REQUIRE_NOT_IN(r, "never written");
+    reset_knobs();
+    /* Reading C with beta == 0 does no harm when C is finite: that is what the NaN fill is for. */
+    r = run_case((case_t){F32(h_reads_c), 5, 6, 7, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_PASS(r, "h_reads_c, C random");
+}
+
+static void test_nan_inputs(void **state) {
+    (void)state;
+    const int M = 9, N = 8, K = 7; /* NaN at A[4][3] and B[2][4] */
+    child_result_t r = run_case((case_t){F32(h_exact), M, N, K, 1.0f, 0.5f, GEMM_INPUT_FP32, GEMM_FILL_NAN_ROW_COL});
+    REQUIRE_PASS(r, "h_exact, NaN row and column");
+    r = run_case((case_t){F32(h_exact), M, N, K, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_NAN_ALL});
+    REQUIRE_PASS(r, "h_exact, A all NaN");
+    r = run_case((case_t){BF16(h_exact_bf16), M, N, K, 1.0f, 0.0f, GEMM_INPUT_BF16, GEMM_FILL_NAN_ROW_COL});
+    REQUIRE_PASS(r, "h_exact_bf16, NaN row and column");
+    /* The first element that should be NaN is row 0's in column N / 2. */
+    r = run_case((case_t){F32(h_nan_as_zero), M, N, K, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_NAN_ROW_COL});
+    REQUIRE_FAIL(r, "h_nan_as_zero, NaN row and column",
+                 "h_nan_as_zero: C = 1*A*B + 0*C, M=9 N=8 K=7 (fp32 inputs, one NaN in A and one in B): C[0][4] = ",
+                 "but must be NaN (a NaN input reaches it");
+    r = run_case((case_t){F32(h_nan_as_zero), M, N, K, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_NAN_ALL});
+    REQUIRE_FAIL(r, "h_nan_as_zero, A all NaN", "(fp32 inputs, A all NaN): C[0][0] = 0 but must be NaN");
+    r = run_case((case_t){F32(h_nan_too_wide), M, N, K, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_NAN_ROW_COL});
+    REQUIRE_FAIL(r, "h_nan_too_wide", "1 of 72 outside bound (1 non-finite); worst at [5][0]");
+    /* The inputs hold NaN: the message must not claim they are all finite, and a NaN is not a race. */
+    REQUIRE_NOT_IN(r, "every input is finite");
+    REQUIRE_NOT_IN(r, "SANITIZE=thread");
+}
+
+/* ---- status codes, faults, refused launches ---------------------------------- */
+
+static void test_status_codes(void **state) {
+    (void)state;
+    knob.status = LAB_NOT_IMPLEMENTED;
+    child_result_t r = run_case((case_t){F32(h_status), 3, 4, 5, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "LAB_NOT_IMPLEMENTED", "not implemented: h_status still has its TODO (see the lab's README)");
+    knob.status = LAB_BAD_ARGUMENT;
+    r = run_case((case_t){F32(h_status), 3, 4, 5, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "LAB_BAD_ARGUMENT", "h_status returned 'bad argument' (2) for M=3 N=4 K=5");
+    knob.status = 42;
+    r = run_case((case_t){F32(h_status), 3, 4, 5, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "status 42", "h_status returned 'unknown status' (42) for M=3 N=4 K=5");
+    knob.status = LAB_LAUNCH_FAILED; /* with nothing launched: the device has no fault to report */
+    r = run_case((case_t){F32(h_status), 3, 4, 5, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_NAN_C});
+    REQUIRE_FAIL(r, "LAB_LAUNCH_FAILED", "h_status returned 'launch failed' for M=3 N=4 K=5 (C starts as NaN) and the "
+                 "device reports no fault: either the launch was refused");
+}
+
+/* Refuse the launch of the next kernel, then run it (the emulator's hook). */
+static int refused_checked(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    gpu_refuse_next_launch(1);
+    return hk_naive(M, N, K, alpha, A, B, beta, C);
+}
+
+static int refused_unchecked(int M, int N, int K, float alpha, const float *A, const float *B, float beta,
+                             float *C) {
+    gpu_refuse_next_launch(1);
+    return hk_naive_unchecked(M, N, K, alpha, A, B, beta, C);
+}
+
+static void test_faults_and_refusals(void **state) {
+    (void)state;
+    /* float4 loads of an aligned A are fine; of a misaligned one they fault. */
+    child_result_t r = run_case((case_t){F32(hk_float4_a), 16, 40, 8, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_PASS(r, "hk_float4_a, aligned");
+    r = run_case((case_t){F32(hk_float4_a), 16, 40, 8, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_MISALIGNED});
+    REQUIRE_FAIL(r, "hk_float4_a, misaligned",
+                 "hk_float4_a returned 'launch failed' for M=16 N=40 K=8 (A, B and C one element past a 16-byte "
+                 "boundary): the device reports", "misaligned");
+    r = run_case((case_t){F32(hk_float4_a_unchecked), 16, 40, 8, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_MISALIGNED});
+    REQUIRE_FAIL(r, "hk_float4_a_unchecked, misaligned",
+                 "hk_float4_a_unchecked faulted while running for M=16 N=40 K=8 (A, B and C one element past a "
+                 "16-byte boundary): the device reports", "misaligned");
+    r = run_case((case_t){F32(refused_unchecked), 6, 5, 4, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "refused_unchecked", "refused_unchecked returned LAB_OK for M=6 N=5 K=4, but its launch was "
+                 "refused: ", "return LAB_LAUNCH_FAILED");
+    r = run_case((case_t){F32(refused_checked), 6, 5, 4, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "refused_checked", "refused_checked returned 'launch failed' for M=6 N=5 K=4 and the device "
+                 "reports no fault");
+}
+
+static void misaligned_float4_case(void) {
+    const gemm_kernel_t k = F32(hk_float4_a);
+    gemm_check_case(&k, 16, 40, 8, 1.0f, 0.0f, 1, GEMM_INPUT_FP32, GEMM_FILL_MISALIGNED);
+}
+
+static void right_case(void) {
+    const gemm_kernel_t k = F32(h_exact);
+    gemm_check_case(&k, 4, 4, 4, 1.0f, 0.0f, 2, GEMM_INPUT_FP32, GEMM_FILL_RANDOM);
+}
+
+/* After a fault every device call fails until the process ends: the next
+ * case, even of a right kernel, is not run, and says why. */
+static void test_case_after_a_fault(void **state) {
+    (void)state;
+    child_body[0] = misaligned_float4_case;
+    child_body[1] = right_case;
+    child_result_t r = run_in_child(child_run, NULL);
+    if (!r.exited || r.exit_code != 2 ||
+        !strstr(r.out, "h_exact, M=4 N=4 K=4: not run, because the device has reported") ||
+        !strstr(r.out, "a fault in a kernel is sticky and fails every later call, so fix the first failure")) {
+        show_child(&r);
+        fail_msg("both cases should fail, the second as not run (the child's output is above)");
+    }
+}
+
+static void shape_fp32_probe(void) {
+    gemm_check_shape(h_fill_probe, "h_fill_probe", 10, 12, 9, 1.0f, 0.5f, 3, GEMM_INPUT_FP32);
+}
+
+static void shape_bf16_probe(void) {
+    gemm_check_shape_bf16(h_fill_probe_bf16, "h_fill_probe_bf16", 10, 12, 9, 1.0f, 0.5f, 3);
+}
+
+static void shape_tf32(void) {
+    gemm_check_shape(h_tf32_only, "h_tf32_only", 10, 12, 9, 1.0f, 0.5f, 3, GEMM_INPUT_TF32);
+}
+
+static void shape_tf32_kernel_fp32_inputs(void) {
+    gemm_check_shape(h_tf32_only, "h_tf32_only", 10, 12, 9, 1.0f, 0.5f, 3, GEMM_INPUT_FP32);
+}
+
+/* gemm_check_shape() and gemm_check_shape_bf16(): random inputs (aligned,
+ * no NaN), rounded as asked. */
+static void test_check_shape(void **state) {
+    (void)state;
+    knob.fill = GEMM_FILL_RANDOM;
+    child_result_t r = run_body(shape_fp32_probe);
+    REQUIRE_PASS(r, "gemm_check_shape, fp32");
+    r = run_body(shape_bf16_probe);
+    REQUIRE_PASS(r, "gemm_check_shape_bf16");
+    r = run_body(shape_tf32);
+    REQUIRE_PASS(r, "gemm_check_shape, tf32");
+    r = run_body(shape_tf32_kernel_fp32_inputs);
+    REQUIRE_FAIL(r, "gemm_check_shape, fp32 inputs to a tf32-only kernel", "not a tf32 value",
+                 "h_tf32_only returned 'bad argument' (2) for M=10 N=12 K=9");
+}
+
+static void seed3_k5(void) { gemm_check_shape(h_print_inputs, "h_print_inputs", 4, 6, 5, 1.0f, 1.0f, 3, GEMM_INPUT_FP32); }
+static void seed3_k9(void) { gemm_check_shape(h_print_inputs, "h_print_inputs", 4, 6, 9, 1.0f, 1.0f, 3, GEMM_INPUT_FP32); }
+static void seed4_k5(void) { gemm_check_shape(h_print_inputs, "h_print_inputs", 4, 6, 5, 1.0f, 1.0f, 4, GEMM_INPUT_FP32); }
+
+/* The first element of A, B and C from a child of h_print_inputs. */
+static void first_inputs(const child_result_t *r, char out[3][40]) {
+    const char *p = strstr(r->out, "inputs A ");
+    if (!p || sscanf(p, "inputs A %39s B %39s C %39s", out[0], out[1], out[2]) != 3) {
+        show_child(r);
+        fail_msg("no inputs line in the output above");
+    }
+}
+
+/* The seed decides the inputs; A, B and C are drawn from streams of their
+ * own, so a shape's K does not change its C (and A is not B). */
+static void test_seed_and_streams(void **state) {
+    (void)state;
+    char a[3][40], b[3][40], c[3][40];
+    child_result_t r = run_body(seed3_k5);
+    REQUIRE_PASS(r, "seed 3, K 5");
+    first_inputs(&r, a);
+    r = run_body(seed3_k9);
+    REQUIRE_PASS(r, "seed 3, K 9");
+    first_inputs(&r, b);
+    r = run_body(seed4_k5);
+    REQUIRE_PASS(r, "seed 4, K 5");
+    first_inputs(&r, c);
+    assert_string_not_equal(a[0], a[1]);  /* A, B and C differ */
+    assert_string_not_equal(a[0], a[2]);
+    assert_string_not_equal(a[1], a[2]);
+    assert_string_equal(a[2], b[2]);      /* C does not depend on K */
+    assert_string_not_equal(a[0], c[0]);  /* another seed, other inputs */
+    assert_string_not_equal(a[2], c[2]);
+}
+
+/* Argument mistakes of a check.c. */
+static void shape_bf16_through_f32(void) {
+    gemm_check_shape(h_exact, "h_exact", 2, 2, 2, 1.0f, 0.0f, 1, GEMM_INPUT_BF16);
+}
+
+static void test_refused_arguments(void **state) {
+    (void)state;
+    child_result_t r = run_case((case_t){F32(h_exact), 0, 4, 5, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "M = 0", "gemm_check_case: sizes must be >= 1, got 0x4x5");
+    r = run_case((case_t){F32(h_exact), 3, 4, 0, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "K = 0", "gemm_check_case: sizes must be >= 1, got 3x4x0");
+    r = run_case((case_t){F32(h_exact), 3, 4, 5, 1.0f, 0.0f, GEMM_INPUT_BF16, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "fp32 kernel, bf16 inputs", "gemm_check_case: bf16 needs a bf16 kernel");
+    r = run_case((case_t){BF16(h_exact_bf16), 3, 4, 5, 1.0f, 0.0f, GEMM_INPUT_TF32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "bf16 kernel, tf32 inputs", "gemm_check_case: tf32 needs a fp32 kernel");
+    r = run_body(shape_bf16_through_f32);
+    REQUIRE_FAIL(r, "gemm_check_shape with bf16", "gemm_check_shape: bf16 inputs need gemm_check_shape_bf16");
+}
+
+/* ---- gemm_trace_pattern ------------------------------------------------------ */
+
+static gemm_pattern_t traced;
+
+static void trace_case(void) {
+    gemm_trace_pattern(&the_case.k, the_case.M, the_case.N, the_case.K, "TT", &traced);
+    printf("pattern %.3f %.3f %.3f %.3f %.3f %.3f %.3f\n", traced.global_load, traced.global_store,
+           traced.shared_load, traced.shared_store, traced.global_load_width, traced.global_store_width,
+           traced.shared_load_width);
+}
+
+static child_result_t run_trace(gemm_kernel_t k, int M, int N, int K) {
+    the_case = (case_t){k, M, N, K, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM};
+    return run_body(trace_case);
+}
+
+/* Each field of gemm_pattern_t, from kernels whose costs differ field by
+ * field. The naive coalesced kernel costs the fewest sectors (a warp reads
+ * 32 neighbouring floats of B and one of A, writes 32 neighbouring floats
+ * of C), 4 bytes a thread, and no shared memory. With rows along
+ * threadIdx.x, a warp's loads of A touch 32 sectors for 4 sectors' worth,
+ * of B 1 for 1: 33 over 5, 6.6; its stores 32 over 4, 8. hk_shared stores
+ * down a column of a shared tile (32 passes over 1) and loads along a row
+ * (1 over 1). */
+static void test_trace_pattern(void **state) {
+    (void)state;
+    child_result_t r = run_trace((gemm_kernel_t)F32(hk_naive), 32, 64, 32);
+    REQUIRE_PASS(r, "hk_naive traced");
+    REQUIRE_IN(r, "pattern 1.000 1.000 0.000 0.000 4.000 4.000 0.000\n");
+    REQUIRE_IN(r, "hk_naive at M=32 N=64 K=32, cost over the fewest possible (1.00 is the best): global loads 1.00 "
+                  "(4.0 bytes a thread), stores 1.00 (4.0 bytes a thread); no shared memory");
+    r = run_trace((gemm_kernel_t)F32(hk_uncoalesced), 32, 64, 32);
+    REQUIRE_PASS(r, "hk_uncoalesced traced");
+    REQUIRE_IN(r, "pattern 6.600 8.000 0.000 0.000 4.000 4.000 0.000\n");
+    r = run_trace((gemm_kernel_t)F32(hk_shared), 32, 64, 32);
+    REQUIRE_PASS(r, "hk_shared traced");
+    REQUIRE_IN(r, "pattern 1.000 1.000 1.000 32.000 4.000 4.000 4.000\n");
+    REQUIRE_IN(r, "; shared loads 1.00 (4.0 bytes a thread), stores 32.00\n");
+    /* float4 loads of A (8 of 16 bytes a thread at K = 32) beside 32 float loads of B: 6.4 bytes a load. */
+    r = run_trace((gemm_kernel_t)F32(hk_float4_a), 32, 64, 32);
+    REQUIRE_PASS(r, "hk_float4_a traced");
+    REQUIRE_IN(r, " 6.400 4.000 0.000\n");
+
+    r = run_trace((gemm_kernel_t)F32(h_exact), 32, 64, 32);
+    REQUIRE_FAIL(r, "a host function traced", "h_exact: no global loads or stores were recorded; the lab's .cu file "
+                 "must be compiled with simtcc --memtrace, as make check LAB=TT TARGET=emu does");
+    knob.status = LAB_NOT_IMPLEMENTED;
+    r = run_trace((gemm_kernel_t)F32(h_status), 32, 64, 32);
+    REQUIRE_FAIL(r, "TODO traced", "not implemented: h_status still has its TODO");
+    r = run_trace((gemm_kernel_t){"nothing", NULL, NULL}, 32, 64, 32);
+    REQUIRE_FAIL(r, "no function", "gemm_trace_pattern: nothing has no function");
+    r = run_trace((gemm_kernel_t)F32(refused_unchecked), 32, 64, 32);
+    REQUIRE_FAIL(r, "refused launch traced", "refused_unchecked returned LAB_OK, but its launch was refused");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup(test_right_kernel_passes, setup_test),
+        cmocka_unit_test_setup(test_fills_are_as_promised, setup_test),
+        cmocka_unit_test_setup(test_bound_fp32, setup_test),
+        cmocka_unit_test_setup(test_bound_tf32, setup_test),
+        cmocka_unit_test_setup(test_bound_bf16, setup_test),
+        cmocka_unit_test_setup(test_writes_outside_c, setup_test),
+        cmocka_unit_test_setup(test_reads_outside_a_b, setup_test),
+        cmocka_unit_test_setup(test_guard_watch_names_the_matrix, setup_test),
+        cmocka_unit_test_setup(test_beta_zero_c_not_read, setup_test),
+        cmocka_unit_test_setup(test_nan_inputs, setup_test),
+        cmocka_unit_test_setup(test_status_codes, setup_test),
+        cmocka_unit_test_setup(test_faults_and_refusals, setup_test),
+        cmocka_unit_test_setup(test_case_after_a_fault, setup_test),
+        cmocka_unit_test_setup(test_check_shape, setup_test),
+        cmocka_unit_test_setup(test_seed_and_streams, setup_test),
+        cmocka_unit_test_setup(test_refused_arguments, setup_test),
+        cmocka_unit_test_setup(test_trace_pattern, setup_test),
+    };
+    return cmocka_run_group_tests_name("gemm_harness", tests, NULL, NULL);
+}

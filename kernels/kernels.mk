@@ -122,11 +122,11 @@ $(BUILD)/tests/test_flash_attention_emu: kernels/tests/test_flash_attention.c $(
 UNIT_TESTS += $(BUILD)/tests/test_flash_attention_emu
 
 # The matmul labs' harness itself (gemm_harness.c): kernels wrong in each way
-# it promises to catch fail with its message, and right ones pass. Emulator
-# only: most of its kernels are host functions on the emulator's device
-# memory; the few that must be launched are compiled as the labs' are
-# (simtcc --memtrace), so that the emulator's tracer and its watch on the
-# guard zones see their accesses.
+# it promises to catch fail with its message, and right ones pass; its
+# benchmark's flags, JSON and screen. Emulator only: most of its kernels are
+# host functions on the emulator's device memory; the few that must be
+# launched are compiled as the labs' are (simtcc --memtrace), so that the
+# emulator's tracer and its watch on the guard zones see their accesses.
 GEMM_HARNESS_TEST_CU := $(BUILD)/emu/obj/kernels/tests/gemm_harness_kernels.cu.o
 $(GEMM_HARNESS_TEST_CU): kernels/tests/gemm_harness_kernels.cu $(SIMT_COMPILE_DEPS) | $(SIMTCC)
 	@mkdir -p $(@D)
@@ -136,7 +136,7 @@ $(BUILD)/tests/test_gemm_harness_emu: kernels/tests/test_gemm_harness.c $(GEMM_H
 	@mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(SIMT_CPPFLAGS) -DCOURSE_SIMT $(CFLAGS) -MMD -MP -MT $@ -c $< -o $@.o
 	$(Q)$(CXX) -rdynamic -o $@ $@.o $(GEMM_HARNESS_TEST_CU) $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) $(EMU_LIBCOMMON) \
-	    $(LIBCOMMON) $(SIMT_LIB) $(SIMT_LDLIBS) $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
+	    $(LIBCOMMON) $(SIMT_LIB) $(SIMT_LDLIBS) $(BLAS_LDLIBS) $(CMOCKA_LIBS) -ljansson $(LDLIBS)
 UNIT_TESTS += $(BUILD)/tests/test_gemm_harness_emu
 endif
 

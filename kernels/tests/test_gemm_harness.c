@@ -4,8 +4,9 @@
  * to catch must fail with its message (and name the element, the guard
  * index or the case), a right kernel must pass on odd shapes, in every input
  * precision and with every fill, and an error just inside the bound must
- * pass while one just outside fails. Then gemm_trace_pattern(), field by
- * field.
+ * pass while one just outside fails. Then gemm_bench_main(): --sizes, the
+ * --json rows, and the screen, which must call wrong a kernel that is
+ * wrong, does nothing, or hands back an earlier run's result.
  *
  * Emulator only (TARGET=emu). Most of the kernels here are host functions
  * that read and write the device buffers directly, which the emulator's
@@ -25,11 +26,13 @@
 #include <cmocka.h>
 
 #include <float.h>
+#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gemm_harness.h"
 #include "gpu.h"
@@ -833,6 +836,466 @@ static void test_refused_arguments(void **state) {
     REQUIRE_FAIL(r, "gemm_check_shape with bf16", "gemm_check_shape: bf16 inputs need gemm_check_shape_bf16");
 }
 
+/* ---- gemm_bench_main -------------------------------------------------------- */
+
+/* The bench's kernels print a line per call, so the test can count the
+ * calls and see each one's shape. */
+static void say_call(const char *name, int M, int N, int K) {
+    printf("call %s %dx%dx%d\n", name, M, N, K);
+}
+
+static int b_exact(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    say_call("b_exact", M, N, K);
+    return h_exact(M, N, K, alpha, A, B, beta, C);
+}
+
+/* Returns at once: C keeps whatever it held. */
+static int b_lazy(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    (void)alpha; (void)A; (void)B; (void)beta; (void)C;
+    say_call("b_lazy", M, N, K);
+    return LAB_OK;
+}
+
+/* Right on its first call; from then on it hands back that first result. */
+static int b_memo(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    static float *saved;
+    say_call("b_memo", M, N, K);
+    if (saved) {
+        memcpy(C, saved, (size_t)M * N * sizeof(float));
+        return LAB_OK;
+    }
+    h_exact(M, N, K, alpha, A, B, beta, C);
+    saved = malloc((size_t)M * N * sizeof(float));
+    memcpy(saved, C, (size_t)M * N * sizeof(float));
+    return LAB_OK;
+}
+
+/* Right, except on the calls whose bits are set in knob.at (bit 1: the
+ * first call, the warm-up), where rows knob.far_i to knob.far_j are off
+ * by 1. */
+static int b_wrong_on_calls(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    static int calls;
+    calls++;
+    say_call("b_wrong_on_calls", M, N, K);
+    h_exact(M, N, K, alpha, A, B, beta, C);
+    if (knob.at >> calls & 1)
+        for (int i = knob.far_i; i <= knob.far_j; i++)
+            for (int j = 0; j < N; j++) C[(size_t)i * N + j] += 1.0f;
+    return LAB_OK;
+}
+
+/* Returns at once on its first call (the warm-up), right on the others. */
+static int b_lazy_once(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    static int calls;
+    say_call("b_lazy_once", M, N, K);
+    if (calls++ == 0) return LAB_OK;
+    return h_exact(M, N, K, alpha, A, B, beta, C);
+}
+
+/* Right, every element off by knob.far of itself. */
+static int b_scaled(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    say_call("b_scaled", M, N, K);
+    float *out = malloc((size_t)M * N * sizeof(float));
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++)
+            out[(size_t)i * N + j] = (float)((1.0 + knob.far) * exact_at(N, K, alpha, A, B, beta, C, i, j, NULL));
+    memcpy(C, out, (size_t)M * N * sizeof(float));
+    free(out);
+    return LAB_OK;
+}
+
+/* Right, and slow on the timed runs of --reps 3: 1, 20 and 200 ms
+ * (calls 2, 3 and 4), so that their median is 20 ms and their mean 74. */
+static int b_sleepy(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    static int calls;
+    calls++;
+    say_call("b_sleepy", M, N, K);
+    usleep(calls == 2 ? 1000 : calls == 3 ? 20000 : calls == 4 ? 200000 : 0);
+    return h_exact(M, N, K, alpha, A, B, beta, C);
+}
+
+static int b_todo(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    (void)alpha; (void)A; (void)B; (void)beta; (void)C;
+    say_call("b_todo", M, N, K);
+    return LAB_NOT_IMPLEMENTED;
+}
+
+static int b_bad(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    (void)alpha; (void)A; (void)B; (void)beta; (void)C;
+    say_call("b_bad", M, N, K);
+    return LAB_BAD_ARGUMENT;
+}
+
+static int b16_exact(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B, float beta, float *C) {
+    say_call("b16_exact", M, N, K);
+    return h_exact_bf16(M, N, K, alpha, A, B, beta, C);
+}
+
+static int b16_memo(int M, int N, int K, float alpha, const uint16_t *A, const uint16_t *B, float beta, float *C) {
+    static float *saved;
+    say_call("b16_memo", M, N, K);
+    if (saved) {
+        memcpy(C, saved, (size_t)M * N * sizeof(float));
+        return LAB_OK;
+    }
+    h_exact_bf16(M, N, K, alpha, A, B, beta, C);
+    saved = malloc((size_t)M * N * sizeof(float));
+    memcpy(saved, C, (size_t)M * N * sizeof(float));
+    return LAB_OK;
+}
+
+/* One gemm_bench_main() run: its flags (after the program's name) and its ladder. */
+static struct {
+    const char *argv[16];
+    int argc;
+    gemm_kernel_t k[8];
+    int n;
+} bench;
+
+static int bench_child(void *arg) {
+    (void)arg;
+    return gemm_bench_main("TT", "the harness's own test", bench.k, bench.n, bench.argc, (char **)bench.argv);
+}
+
+/* Runs the bench with the flags (a NULL-terminated list) on the ladder. */
+static child_result_t run_bench(const char *const *flags, const gemm_kernel_t *k, int n) {
+    bench.argc = 0;
+    bench.argv[bench.argc++] = "bench";
+    for (; *flags; flags++) bench.argv[bench.argc++] = *flags;
+    bench.argv[bench.argc] = NULL;
+    memcpy(bench.k, k, (size_t)n * sizeof *k);
+    bench.n = n;
+    child_result_t r = run_in_child(bench_child, NULL);
+    if (strlen(r.out) == sizeof r.out - 1) fail_msg("the bench's output is longer than the %zu bytes kept", sizeof r.out - 1);
+    return r;
+}
+
+#define RUN_BENCH(k, ...) run_bench((const char *const[]){__VA_ARGS__, NULL}, (k), (int)(sizeof(k) / sizeof((k)[0])))
+
+static int count_text(const char *s, const char *text) {
+    int n = 0;
+    for (const char *p = strstr(s, text); p; p = strstr(p + 1, text)) n++;
+    return n;
+}
+
+static void require_exit_at(const child_result_t *r, int code, const char *what, int line) {
+    if (!r->exited || r->exit_code != code) {
+        show_child(r);
+        fail_msg("line %d, %s: the bench should exit with %d (its output is above)", line, what, code);
+    }
+}
+#define REQUIRE_EXIT(r, code, what) require_exit_at(&(r), (code), (what), __LINE__)
+
+/* A file name for --json, in TMPDIR. */
+static char json_file[512];
+
+static int setup_json(void **state) {
+    setup_test(state);
+    const char *base = getenv("TMPDIR");
+    snprintf(json_file, sizeof json_file, "%s/test_gemm_harness_XXXXXX", base && *base ? base : P_tmpdir);
+    int fd = mkstemp(json_file);
+    if (fd < 0) return -1;
+    close(fd);
+    return 0;
+}
+
+static int teardown_json(void **state) {
+    (void)state;
+    remove(json_file);
+    return 0;
+}
+
+static json_t *load_json(const child_result_t *r) {
+    json_error_t e;
+    json_t *j = json_load_file(json_file, 0, &e);
+    if (!j) {
+        show_child(r);
+        fail_msg("--json wrote no valid JSON: %s, line %d", e.text, e.line);
+    }
+    return j;
+}
+
+/* The row of kernel name at size M x N x K. */
+static json_t *json_row(json_t *j, const char *name, int M, int N, int K) {
+    json_t *rows = json_object_get(j, "results"), *row;
+    size_t i;
+    json_array_foreach(rows, i, row) {
+        if (!strcmp(json_string_value(json_object_get(row, "kernel")), name) &&
+            json_integer_value(json_object_get(row, "M")) == M && json_integer_value(json_object_get(row, "N")) == N &&
+            json_integer_value(json_object_get(row, "K")) == K)
+            return row;
+    }
+    fail_msg("no JSON row for %s at %dx%dx%d", name, M, N, K);
+    return NULL;
+}
+
+static const char *row_status(json_t *j, const char *name, int M, int N, int K) {
+    return json_string_value(json_object_get(json_row(j, name, M, N, K), "status"));
+}
+
+static void test_bench_sizes_refused(void **state) {
+    (void)state;
+    const gemm_kernel_t k[] = {F32(b_exact)};
+    const char *bad[] = {"", "0", "65537", "8x8", "8x8x8x8", "8,,8", ",8", "8;8", "abc", "8.5", "-8", "8x0x8",
+                         "x8", "8x", "99999999999999999999",
+                         "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        child_result_t r = RUN_BENCH(k, "--sizes", bad[i]);
+        char want[400];
+        snprintf(want, sizeof want, "bench: --sizes '%s' is not a list like 1024,2048 or 512x256x128 (each "
+                 "dimension 1..65536, at most 32 entries)", bad[i]);
+        REQUIRE_EXIT(r, 2, bad[i]);
+        REQUIRE_IN(r, want);
+        assert_null(strstr(r.out, "call "));
+    }
+    /* Past the emulator's limit of M*N*K = 1024^3: refused before anything runs, with the estimate. */
+    child_result_t r = RUN_BENCH(k, "--sizes", "16,1025x1024x1024");
+    REQUIRE_EXIT(r, 2, "1025x1024x1024");
+    REQUIRE_IN(r, "bench: 1025x1024x1024 is too large for the emulator: M*N*K is 1.07e+09, over its limit of 1024^3");
+    assert_null(strstr(r.out, "call "));
+    /* 1024^3 itself is allowed (a TODO kernel, so nothing is timed). */
+    const gemm_kernel_t todo[] = {F32(b_todo)};
+    r = RUN_BENCH(todo, "--sizes", "1024", "--reps", "1");
+    REQUIRE_EXIT(r, 0, "1024^3");
+    REQUIRE_IN(r, "call b_todo 1024x1024x1024\n");
+    /* A --json file that cannot be written costs no run either. */
+    char path[600];
+    snprintf(path, sizeof path, "%s.d/rows.json", json_file);
+    r = RUN_BENCH(k, "--sizes", "8", "--json", path);
+    REQUIRE_EXIT(r, 2, "--json in a missing folder");
+    REQUIRE_IN(r, "bench: ");
+    REQUIRE_IN(r, path);
+    assert_null(strstr(r.out, "call "));
+}
+
+/* Square and M x N x K entries, 32 of them, each size run warm-up + reps +
+ * one traced time, in the order given, at the size given. */
+static void test_bench_sizes_accepted(void **state) {
+    (void)state;
+    const gemm_kernel_t k[] = {F32(b_exact)};
+    child_result_t r = RUN_BENCH(k, "--sizes", "3x5x7,4", "--reps", "2", "--json", json_file);
+    REQUIRE_EXIT(r, 0, "3x5x7,4");
+    const char *p = r.out;
+    for (int i = 0; i < 8; i++) {
+        const char *want = i < 4 ? "call b_exact 3x5x7\n" : "call b_exact 4x4x4\n";
+        p = strstr(p, "call ");
+        if (!p || strncmp(p, want, strlen(want))) {
+            show_child(&r);
+            fail_msg("call %d of 8 should be \"%.*s\"", i + 1, (int)strlen(want) - 1, want);
+        }
+        p++;
+    }
+    assert_int_equal(count_text(r.out, "call "), 8);
+    json_t *j = load_json(&r);
+    assert_int_equal(json_array_size(json_object_get(j, "results")), 2);
+    assert_string_equal(row_status(j, "b_exact", 3, 5, 7), "ok");
+    assert_string_equal(row_status(j, "b_exact", 4, 4, 4), "ok");
+    assert_int_equal(json_integer_value(json_object_get(j, "reps")), 2);
+    json_decref(j);
+    r = RUN_BENCH(k, "--sizes", "1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,1,2", "--reps", "1");
+    REQUIRE_EXIT(r, 0, "32 sizes");
+    assert_int_equal(count_text(r.out, "call b_exact 1x1x1\n"), 31 * 3);
+    assert_int_equal(count_text(r.out, "call b_exact 2x2x2\n"), 3);
+}
+
+/* Without flags: 128^3 under the emulator, 3 repetitions after 1 warm-up. */
+static void test_bench_defaults(void **state) {
+    (void)state;
+    const gemm_kernel_t k[] = {F32(b_exact)};
+    child_result_t r = RUN_BENCH(k, "--json", json_file);
+    REQUIRE_EXIT(r, 0, "no flags");
+    assert_int_equal(count_text(r.out, "call b_exact 128x128x128\n"), 1 + 3 + 1);
+    assert_int_equal(count_text(r.out, "call "), 5);
+    json_t *j = load_json(&r);
+    assert_int_equal(json_integer_value(json_object_get(j, "reps")), 3);
+    assert_string_equal(row_status(j, "b_exact", 128, 128, 128), "ok");
+    json_decref(j);
+}
+
+/* Every field of --json, for each kind of row, and the table's status column. */
+static void test_bench_json_rows(void **state) {
+    (void)state;
+    const gemm_kernel_t k[] = {F32(b_exact), F32(b_todo), F32(b_bad), F32(b_lazy)};
+    child_result_t r = RUN_BENCH(k, "--sizes", "9x6x5", "--reps", "2", "--json", json_file);
+    REQUIRE_EXIT(r, 1, "a ladder with failed and wrong kernels");
+    REQUIRE_IN(r, "not implemented (TODO)");
+    REQUIRE_IN(r, "bad argument");
+    assert_int_equal(count_text(r.out, "WRONG"), 1);
+    json_t *j = load_json(&r);
+    assert_string_equal(json_string_value(json_object_get(j, "lab")), "TT");
+    assert_true(json_is_string(json_object_get(j, "device")));
+    assert_true(json_is_true(json_object_get(j, "emulator")));
+    assert_int_equal(json_integer_value(json_object_get(j, "reps")), 2);
+    assert_true(json_is_null(json_object_get(j, "baseline")));
+    assert_int_equal(json_array_size(json_object_get(j, "results")), 4);
+    json_t *ok = json_row(j, "b_exact", 9, 6, 5);
+    assert_string_equal(json_string_value(json_object_get(ok, "status")), "ok");
+    assert_true(json_number_value(json_object_get(ok, "ms")) > 0);
+    assert_true(json_number_value(json_object_get(ok, "tflops")) > 0);
+    assert_true(json_is_null(json_object_get(ok, "baseline_ms")));
+    assert_true(json_is_null(json_object_get(ok, "ratio")));
+    assert_true(json_is_number(json_object_get(ok, "err")));
+    assert_true(json_number_value(json_object_get(ok, "err")) < 1e-6);
+    const char *names[] = {"b_todo", "b_bad", "b_lazy"};
+    const char *status[] = {"not implemented", "failed", "wrong"};
+    for (int i = 0; i < 3; i++) {
+        json_t *row = json_row(j, names[i], 9, 6, 5);
+        assert_string_equal(json_string_value(json_object_get(row, "status")), status[i]);
+        /* No measure of a kernel that did not run, and no number for an error that is not one. */
+        assert_true(json_is_null(json_object_get(row, "err")));
+        assert_true(json_is_null(json_object_get(row, "baseline_ms")));
+        assert_true(json_is_null(json_object_get(row, "ratio")));
+        if (i < 2) assert_true(json_is_null(json_object_get(row, "ms")) && json_is_null(json_object_get(row, "tflops")));
+        else assert_true(json_number_value(json_object_get(row, "ms")) > 0);
+    }
+    json_decref(j);
+    /* A kernel that fails alone makes the exit status 1. */
+    const gemm_kernel_t bad_alone[] = {F32(b_exact), F32(b_bad)};
+    r = RUN_BENCH(bad_alone, "--sizes", "4", "--reps", "1");
+    REQUIRE_EXIT(r, 1, "a right kernel and a failing one");
+    /* A kernel still marked TODO fails nothing: the rest of the ladder runs, and the exit status is 0. */
+    const gemm_kernel_t todo_first[] = {F32(b_todo), F32(b_exact)};
+    r = RUN_BENCH(todo_first, "--sizes", "4", "--reps", "1");
+    REQUIRE_EXIT(r, 0, "TODO, then a right kernel");
+    assert_int_equal(count_text(r.out, "call b_exact 4x4x4\n"), 3);
+}
+
+/* The screen: a kernel that hands back an earlier run's result, or is
+ * wrong only on some runs, or in one row, is WRONG. */
+static void test_bench_screen(void **state) {
+    (void)state;
+    const gemm_kernel_t memo[] = {F32(b_exact), F32(b_memo), BF16(b16_exact), BF16(b16_memo)};
+    child_result_t r = RUN_BENCH(memo, "--sizes", "12x10x8", "--reps", "3", "--json", json_file);
+    REQUIRE_EXIT(r, 1, "memoising kernels");
+    json_t *j = load_json(&r);
+    assert_string_equal(row_status(j, "b_exact", 12, 10, 8), "ok");
+    assert_string_equal(row_status(j, "b_memo", 12, 10, 8), "wrong");
+    assert_string_equal(row_status(j, "b16_exact", 12, 10, 8), "ok");
+    assert_string_equal(row_status(j, "b16_memo", 12, 10, 8), "wrong");
+    /* The bf16 kernel against the product of the rounded inputs: fp32 rounding only, not bf16's. */
+    assert_true(json_number_value(json_object_get(json_row(j, "b16_exact", 12, 10, 8), "err")) < 1e-5);
+    json_decref(j);
+    /* Every row but row 0 wrong, on the two middle runs of --reps 3 only:
+     * M = 80 > 64, so those are screened on 64 rows drawn at random. */
+    const gemm_kernel_t calls[] = {F32(b_wrong_on_calls)};
+    knob.at = 1 << 2 | 1 << 3;
+    knob.far_i = 1;
+    knob.far_j = 79;
+    r = RUN_BENCH(calls, "--sizes", "80x8x8", "--reps", "3");
+    REQUIRE_EXIT(r, 1, "wrong on the middle runs");
+    REQUIRE_IN(r, "WRONG");
+    /* One row of 4096 wrong, on the warm-up only, then on the last timed
+     * run only (--reps 2: calls 1 and 3): those runs are screened whole (64
+     * rows drawn at random would miss it 98 times in 100). */
+    knob.far_i = knob.far_j = 2771;
+    knob.at = 1 << 1;
+    r = RUN_BENCH(calls, "--sizes", "4096x8x8", "--reps", "2");
+    REQUIRE_EXIT(r, 1, "one row wrong on the warm-up");
+    REQUIRE_IN(r, "WRONG");
+    knob.at = 1 << 3;
+    r = RUN_BENCH(calls, "--sizes", "4096x8x8", "--reps", "2");
+    REQUIRE_EXIT(r, 1, "one row wrong on the last run");
+    REQUIRE_IN(r, "WRONG");
+    /* C left as NaN on the warm-up, right after: the NaN is not forgotten. */
+    const gemm_kernel_t lazy[] = {F32(b_lazy_once)};
+    r = RUN_BENCH(lazy, "--sizes", "8", "--reps", "2");
+    REQUIRE_EXIT(r, 1, "lazy on the warm-up");
+    REQUIRE_IN(r, "nan  WRONG");
+}
+
+/* The screen's threshold: errors up to 1e-2 of the largest element are ok
+ * (room for tf32), beyond are WRONG; err is that relative error. */
+static void test_bench_screen_threshold(void **state) {
+    (void)state;
+    const gemm_kernel_t k[] = {F32(b_scaled)};
+    knob.far = 0.5e-2;
+    child_result_t r = RUN_BENCH(k, "--sizes", "16", "--reps", "1", "--json", json_file);
+    REQUIRE_EXIT(r, 0, "off by 0.5e-2");
+    REQUIRE_IN(r, "5.00e-03  ok\n");
+    json_t *j = load_json(&r);
+    json_t *row = json_row(j, "b_scaled", 16, 16, 16);
+    assert_string_equal(json_string_value(json_object_get(row, "status")), "ok");
+    assert_true(fabs(json_number_value(json_object_get(row, "err")) - 0.5e-2) < 1e-5);
+    json_decref(j);
+    knob.far = 2e-2;
+    r = RUN_BENCH(k, "--sizes", "16", "--reps", "1", "--json", json_file);
+    REQUIRE_EXIT(r, 1, "off by 2e-2");
+    REQUIRE_IN(r, "2.00e-02  WRONG\n");
+    j = load_json(&r);
+    row = json_row(j, "b_scaled", 16, 16, 16);
+    assert_string_equal(json_string_value(json_object_get(row, "status")), "wrong");
+    assert_true(fabs(json_number_value(json_object_get(row, "err")) - 2e-2) < 1e-5);
+    json_decref(j);
+}
+
+/* The time is the median of the timed runs (not the mean, the minimum or
+ * the maximum), and TFLOP/s is 2MNK over it. */
+static void test_bench_median(void **state) {
+    (void)state;
+    const gemm_kernel_t k[] = {F32(b_sleepy)};
+    child_result_t r = RUN_BENCH(k, "--sizes", "8", "--reps", "3", "--json", json_file);
+    REQUIRE_EXIT(r, 0, "b_sleepy");
+    json_t *j = load_json(&r);
+    json_t *row = json_row(j, "b_sleepy", 8, 8, 8);
+    double ms = json_number_value(json_object_get(row, "ms")), tf = json_number_value(json_object_get(row, "tflops"));
+    if (!(ms >= 20.0 && ms < 150.0)) fail_msg("median of 1, 20 and 200 ms (and a little): got %g ms", ms);
+    assert_true(fabs(tf / (2.0 * 8 * 8 * 8 / (ms * 1e-3) * 1e-12) - 1.0) < 1e-4);
+    json_decref(j);
+}
+
+/* The fields of the row of kernel name in the bench's table (from time(ms) on). */
+static void table_row(const child_result_t *r, const char *name, int M, int N, int K, char f[7][24]) {
+    char head[96];
+    snprintf(head, sizeof head, "  %5d %6d %6d  %-30s ", M, N, K, name);
+    const char *row = strstr(r->out, head);
+    if (!row || sscanf(row + strlen(head), "%23s %23s %23s %23s %23s %23s %23s", f[0], f[1], f[2], f[3], f[4], f[5],
+                       f[6]) != 7) {
+        show_child(r);
+        fail_msg("no row \"%s\" with 7 fields in the table above", head);
+    }
+}
+
+/* The emulator's memory columns (FLOP/B, sect%, bank%), from one more run
+ * under the tracer, at 32^3 (32 warps, K = 32 steps each): hk_naive loads
+ * 5 sectors a step per warp (one of A, four of B), all bytes used: FLOP/B
+ * 2 * 32^3 / (32 B * 32 * 32 * 5) = 0.4, sect% 100, no shared memory.
+ * hk_uncoalesced loads 33 sectors a step and stores 32 where 4 would do:
+ * FLOP/B 0.0606, sect% (5 * 32 + 4) / (33 * 32 + 32) = 15. hk_shared: 0.4
+ * and 100, and 2 passes where 33 were taken: bank% 6. At 1 x 1 x 8192 the
+ * one thread makes more accesses than the tracer keeps: "-*", and a note.
+ * A host function leaves no trace: dashes. */
+static void test_bench_memory_columns(void **state) {
+    (void)state;
+    const gemm_kernel_t k[] = {F32(hk_naive), F32(hk_uncoalesced), F32(hk_shared), F32(b_exact)};
+    child_result_t r = RUN_BENCH(k, "--sizes", "32,1x1x8192", "--reps", "1");
+    REQUIRE_EXIT(r, 1, "memory columns (hk_shared refuses 1 x 1)");
+    const struct { const char *name; int M, K; const char *flop_b, *sect, *bank, *status; } want[] = {
+        {"hk_naive", 32, 32, "0.4", "100", "-", "ok"},
+        {"hk_uncoalesced", 32, 32, "0.0606", "15", "-", "ok"},
+        {"hk_shared", 32, 32, "0.4", "100", "6", "ok"},
+        {"b_exact", 32, 32, "-", "-", "-", "ok"},
+        {"hk_naive", 1, 8192, "-*", "-*", "-*", "ok"},
+    };
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        char f[7][24];
+        table_row(&r, want[i].name, want[i].M, want[i].M, want[i].K, f);
+        if (strcmp(f[2], want[i].flop_b) || strcmp(f[3], want[i].sect) || strcmp(f[4], want[i].bank) ||
+            strcmp(f[6], want[i].status)) {
+            show_child(&r);
+            fail_msg("%s at %dx%dx%d: FLOP/B %s sect%% %s bank%% %s status %s, want %s %s %s %s", want[i].name,
+                     want[i].M, want[i].M, want[i].K, f[2], f[3], f[4], f[6], want[i].flop_b, want[i].sect,
+                     want[i].bank, want[i].status);
+        }
+    }
+    REQUIRE_IN(r, "# -*: a thread made more memory accesses than the emulator's tracer keeps");
+    r = RUN_BENCH(k, "--sizes", "32", "--reps", "1");
+    REQUIRE_EXIT(r, 0, "memory columns at 32 only");
+    if (strstr(r.out, "-*")) {
+        show_child(&r);
+        fail_msg("no thread at 32^3 makes more accesses than the tracer keeps: no -* (above)");
+    }
+}
+
 /* ---- gemm_trace_pattern ------------------------------------------------------ */
 
 static gemm_pattern_t traced;
@@ -907,6 +1370,14 @@ int main(void) {
         cmocka_unit_test_setup(test_seed_and_streams, setup_test),
         cmocka_unit_test_setup(test_refused_arguments, setup_test),
         cmocka_unit_test_setup(test_trace_pattern, setup_test),
+        cmocka_unit_test_setup_teardown(test_bench_sizes_refused, setup_json, teardown_json),
+        cmocka_unit_test_setup_teardown(test_bench_sizes_accepted, setup_json, teardown_json),
+        cmocka_unit_test_setup_teardown(test_bench_defaults, setup_json, teardown_json),
+        cmocka_unit_test_setup_teardown(test_bench_json_rows, setup_json, teardown_json),
+        cmocka_unit_test_setup_teardown(test_bench_screen, setup_json, teardown_json),
+        cmocka_unit_test_setup_teardown(test_bench_screen_threshold, setup_json, teardown_json),
+        cmocka_unit_test_setup_teardown(test_bench_median, setup_json, teardown_json),
+        cmocka_unit_test_setup_teardown(test_bench_memory_columns, setup_json, teardown_json),
     };
     return cmocka_run_group_tests_name("gemm_harness", tests, NULL, NULL);
 }

@@ -182,9 +182,11 @@ void gemm_trace_pattern(const gemm_kernel_t *k, int M, int N, int K, const char 
  * wrong). It prints one fixed-column row per kernel: M, N, K, time in ms,
  * TFLOP/s (2MNK / time), percent of cuBLAS, and the largest error against
  * the baseline's product relative to its largest element, over all runs (a
- * screen for gross errors: the numerics are check.c's job). A kernel still
- * marked TODO gets a "not implemented" row and the rest still run. Under
- * the emulator there is no cuBLAS: the rows carry CPU timings of the
+ * screen for gross errors: the numerics are check.c's job). In the JSON, a
+ * figure that is not a finite number (the error of a run that left NaN or
+ * an infinity in C) is null, as are those of a kernel that did not run. A
+ * kernel still marked TODO gets a "not implemented" row and the rest still
+ * run. Under the emulator there is no cuBLAS: the rows carry CPU timings of the
  * emulated kernels, compared with OpenBLAS's result for correctness, and in
  * place of the ratio, from one more run under the memory-access tracer,
  * FLOPs per byte of the sectors the loads of A and B touch, the share of

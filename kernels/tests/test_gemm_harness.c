@@ -914,6 +914,14 @@ static int b_sleepy(int M, int N, int K, float alpha, const float *A, const floa
     return h_exact(M, N, K, alpha, A, B, beta, C);
 }
 
+/* Right, except for an infinity in C[0][0] (an overflow, a division by 0). */
+static int b_inf(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    say_call("b_inf", M, N, K);
+    h_exact(M, N, K, alpha, A, B, beta, C);
+    C[0] = INFINITY;
+    return LAB_OK;
+}
+
 static int b_todo(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
     (void)alpha; (void)A; (void)B; (void)beta; (void)C;
     say_call("b_todo", M, N, K);
@@ -1115,19 +1123,19 @@ static void test_bench_defaults(void **state) {
 /* Every field of --json, for each kind of row, and the table's status column. */
 static void test_bench_json_rows(void **state) {
     (void)state;
-    const gemm_kernel_t k[] = {F32(b_exact), F32(b_todo), F32(b_bad), F32(b_lazy)};
+    const gemm_kernel_t k[] = {F32(b_exact), F32(b_todo), F32(b_bad), F32(b_lazy), F32(b_inf)};
     child_result_t r = RUN_BENCH(k, "--sizes", "9x6x5", "--reps", "2", "--json", json_file);
     REQUIRE_EXIT(r, 1, "a ladder with failed and wrong kernels");
     REQUIRE_IN(r, "not implemented (TODO)");
     REQUIRE_IN(r, "bad argument");
-    assert_int_equal(count_text(r.out, "WRONG"), 1);
+    assert_int_equal(count_text(r.out, "WRONG"), 2);
     json_t *j = load_json(&r);
     assert_string_equal(json_string_value(json_object_get(j, "lab")), "TT");
     assert_true(json_is_string(json_object_get(j, "device")));
     assert_true(json_is_true(json_object_get(j, "emulator")));
     assert_int_equal(json_integer_value(json_object_get(j, "reps")), 2);
     assert_true(json_is_null(json_object_get(j, "baseline")));
-    assert_int_equal(json_array_size(json_object_get(j, "results")), 4);
+    assert_int_equal(json_array_size(json_object_get(j, "results")), 5);
     json_t *ok = json_row(j, "b_exact", 9, 6, 5);
     assert_string_equal(json_string_value(json_object_get(ok, "status")), "ok");
     assert_true(json_number_value(json_object_get(ok, "ms")) > 0);
@@ -1136,9 +1144,11 @@ static void test_bench_json_rows(void **state) {
     assert_true(json_is_null(json_object_get(ok, "ratio")));
     assert_true(json_is_number(json_object_get(ok, "err")));
     assert_true(json_number_value(json_object_get(ok, "err")) < 1e-6);
-    const char *names[] = {"b_todo", "b_bad", "b_lazy"};
-    const char *status[] = {"not implemented", "failed", "wrong"};
-    for (int i = 0; i < 3; i++) {
+    /* b_lazy leaves C NaN (err NaN), b_inf writes an infinity (err inf): null, not nan or inf, which no
+     * JSON parser reads. */
+    const char *names[] = {"b_todo", "b_bad", "b_lazy", "b_inf"};
+    const char *status[] = {"not implemented", "failed", "wrong", "wrong"};
+    for (int i = 0; i < 4; i++) {
         json_t *row = json_row(j, names[i], 9, 6, 5);
         assert_string_equal(json_string_value(json_object_get(row, "status")), status[i]);
         /* No measure of a kernel that did not run, and no number for an error that is not one. */

@@ -615,8 +615,10 @@ static void json_figure(FILE *f, const char *key, const char *fmt, double v) {
  * (simt_memtrace.h), fills three columns. FLOP/B: the FLOPs per byte of the
  * 32-byte sectors the warps' loads of A and B touch (what the SMs' load/store
  * units request, before L1 and L2 catch the repeats), which tiling raises:
- * the point of labs 02 and 03. sect%: the share of the bytes of the sectors
- * that loads and stores touch which the warps use (100: coalesced). bank%:
+ * the point of labs 02 and 03. sect%: the fewest sectors the warps' loads
+ * and stores could take for the bytes they ask for, as a share of the
+ * sectors they touch (100: coalesced; a broadcast of one float, one sector
+ * for 4 of its 32 bytes, is 100 too). bank%:
  * the fewest shared-memory passes as a share of those taken (100: no bank
  * conflicts; "-" without shared memory). All "-" when the build cannot
  * trace (a sanitizer build) or no global load was recorded (TMA loads, which
@@ -718,8 +720,8 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
                any_bf16 ? " (bf16 kernels: cuBLAS bf16 GemmEx)" : "");
     if (emulated) {
         printf("# from one more, traced run: FLOP/B, FLOPs per byte of the 32-byte sectors the warps' loads "
-               "of A and B touch (tiling raises it); sect%%, the share of the touched sectors' bytes used "
-               "(100: coalesced); bank%%, the fewest shared-memory passes over those taken (100: no bank "
+               "of A and B touch (tiling raises it); sect%%, the fewest sectors the loads and stores could "
+               "take over those they touch (100: coalesced); bank%%, the fewest shared-memory passes over those taken (100: no bank "
                "conflicts)\n");
         printf("# %5s %6s %6s  %-30s %10s %10s %8s %6s %6s %9s  %s\n", "M", "N", "K", "kernel", "time(ms)",
                "TFLOP/s", "FLOP/B", "sect%", "bank%", "err", "status");

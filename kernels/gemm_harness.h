@@ -189,9 +189,9 @@ void gemm_trace_pattern(const gemm_kernel_t *k, int M, int N, int K, const char 
  * run. Under the emulator there is no cuBLAS: the rows carry CPU timings of the
  * emulated kernels, compared with OpenBLAS's result for correctness, and in
  * place of the ratio, from one more run under the memory-access tracer,
- * FLOPs per byte of the sectors the loads of A and B touch, the share of
- * the touched sectors' bytes used, and of the fewest shared-memory passes
- * among those taken.
+ * FLOPs per byte of the sectors the loads of A and B touch, the fewest
+ * sectors the loads and stores could take as a share of those they touch,
+ * and the fewest shared-memory passes as a share of those taken.
  * @param lab the lab's number, e.g. "02" (table title and JSON)
  * @param summary one line for --help
  * @param kernels the ladder, earliest lab first

@@ -508,6 +508,121 @@ static void test_speed_ratio_implausible(void **state) {
     assert_non_null(strstr(r.message, "4.00x"));
 }
 
+/* The speed-up ("over") needs both kernels timed: a row without "ms", or
+ * with a time of 0 or below, is no measurement. It is a counted zero that
+ * names the kernel, with no figure and no leaderboard value; a missing row
+ * of either kernel is named by its own name. */
+static void test_speed_over_unmeasured(void **state) {
+    (void)state;
+    rubric_test_t t = ratio_test();
+    snprintf(t.kernel, sizeof t.kernel, "01 matmul_naive");
+    snprintf(t.over, sizeof t.over, "01 matmul_naive_uncoalesced");
+    snprintf(t.baseline, sizeof t.baseline, "01 matmul_naive_uncoalesced");
+    t.points = 2;
+    t.full_at = 3.0;
+    t.zero_at = 1.5;
+    t.implausible_above = 100.0;
+    const char *fmt = "{\"results\": [{\"kernel\": \"01 matmul_naive_uncoalesced\"%s},"
+                      " {\"kernel\": \"01 matmul_naive\"%s}]}";
+    const struct { const char *over, *kernel, *want; } bad[] = {
+        {", \"ms\": 40.0", "", "the benchmark says 'ok' for 01 matmul_naive"},
+        {", \"ms\": 40.0", ", \"ms\": 0", "the benchmark says 'ok' for 01 matmul_naive"},
+        {", \"ms\": 40.0", ", \"ms\": -10.0", "the benchmark says 'ok' for 01 matmul_naive"},
+        {", \"ms\": 40.0", ", \"ms\": \"10\"", "the benchmark says 'ok' for 01 matmul_naive"},
+        {"", ", \"ms\": 10.0", "the benchmark says 'ok' for 01 matmul_naive_uncoalesced, so there is no speed-up"},
+        {", \"ms\": 0", ", \"ms\": 10.0", "the benchmark says 'ok' for 01 matmul_naive_uncoalesced, so there is no speed-up"},
+        {", \"ms\": -40.0", ", \"ms\": 10.0", "the benchmark says 'ok' for 01 matmul_naive_uncoalesced, so there is no speed-up"},
+    };
+    char json[512];
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(json, sizeof json, fmt, bad[i].over, bad[i].kernel);
+        result_t r = score_bench(&t, json);
+        if (r.status != ST_FAIL || r.score != 0.0 || !r.counted || r.measured >= 0 || r.figure[0])
+            fail_msg("%s: status %s, %g points, counted %d, measured %g, figure '%s'; want a counted fail with 0, "
+                     "no measure and no figure", json, status_name(r.status), r.score, r.counted, r.measured,
+                     r.figure);
+        if (!strstr(r.message, bad[i].want)) fail_msg("%s: the message '%s' does not say '%s'", json, r.message, bad[i].want);
+    }
+    result_t r = score_bench(&t, "{\"results\": [{\"kernel\": \"01 matmul_naive_uncoalesced\", \"ms\": 40.0}]}");
+    assert_int_equal(r.status, ST_ERROR);
+    assert_string_equal(r.message, "no row for kernel '01 matmul_naive' in the benchmark's JSON");
+}
+
+/* A ratio that is no measurement (0, negative, not a number) earns nothing
+ * and counts, with no leaderboard value; so does a slow kernel whose JSON
+ * says "baseline": null next to a ratio (only a row without a ratio is the
+ * emulator's "nothing to divide by"). A missing row names the kernel. */
+static void test_speed_ratio_unmeasured(void **state) {
+    (void)state;
+    const rubric_test_t t = ratio_test();
+    const char *bad[] = {
+        "{\"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", \"ratio\": 0, \"status\": \"ok\"}]}",
+        "{\"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", \"ratio\": -0.5, \"status\": \"ok\"}]}",
+        "{\"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", \"ratio\": \"0.4\", \"status\": \"ok\"}]}",
+        "{\"baseline\": null, \"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", \"ratio\": 0, \"status\": \"ok\"}]}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        result_t r = score_bench(&t, bad[i]);
+        if (r.status != ST_FAIL || r.score != 0.0 || !r.counted || r.measured >= 0 || r.figure[0])
+            fail_msg("%s: status %s, %g points, counted %d, measured %g, figure '%s'; want a counted fail with 0",
+                     bad[i], status_name(r.status), r.score, r.counted, r.measured, r.figure);
+        if (strcmp(r.message, "the benchmark says 'ok' for 04 matmul_mma (bf16)"))
+            fail_msg("%s: message '%s'", bad[i], r.message);
+    }
+    result_t r = score_bench(&t, "{\"baseline\": null, \"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", "
+                                 "\"ratio\": 0.1, \"status\": \"ok\"}]}");
+    if (r.status != ST_FAIL || r.score != 0.0 || !r.counted)
+        fail_msg("a slow kernel with \"baseline\": null: status %s, counted %d; want a counted fail",
+                 status_name(r.status), r.counted);
+    assert_true(fabs(r.measured - 0.1) < 1e-12);
+    r = score_bench(&t, "{\"results\": [{\"kernel\": \"04 matmul_mma (fp16)\", \"ratio\": 0.4}]}");
+    assert_int_equal(r.status, ST_ERROR);
+    assert_string_equal(r.message, "no row for kernel '04 matmul_mma (bf16)' in the benchmark's JSON");
+}
+
+/* An MFU of 0 or below is no measurement: a counted zero with no
+ * leaderboard value (a figure of 0.0% would rank it). */
+static void test_speed_mfu_zero_is_no_measure(void **state) {
+    (void)state;
+    const rubric_test_t t = mfu_test();
+    const char *bad[] = {"{\"mfu\": 0}", "{\"mfu\": 0.0}", "{\"mfu\": -0.3}", "{\"mfu\": -0.0}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        result_t r = score_bench(&t, bad[i]);
+        if (r.status != ST_FAIL || r.score != 0.0 || !r.counted || r.measured >= 0)
+            fail_msg("%s: status %s, %g points, counted %d, measured %g; want a counted fail, no measure", bad[i],
+                     status_name(r.status), r.score, r.counted, r.measured);
+        if (!strstr(r.message, "which no run can measure")) fail_msg("%s: message '%s'", bad[i], r.message);
+    }
+}
+
+/* speed_score() sets the score itself: what the result held before (a
+ * reused result) does not survive unreadable JSON; a metric named NULL or
+ * unknown is no metric. */
+static void test_speed_unit_edges(void **state) {
+    (void)state;
+    const rubric_test_t t = mfu_test();
+    result_t r;
+    memset(&r, 0, sizeof r);
+    r.t = &t;
+    r.counted = 1;
+    r.measured = -1;
+    r.score = 5;
+    r.status = ST_PASS;
+    speed_score(&r, "not json");
+    assert_int_equal(r.status, ST_FAIL);
+    assert_true(r.score == 0.0);
+    assert_string_equal(r.message, "the benchmark wrote no readable JSON");
+    assert_null(speed_metric_find(NULL));
+    assert_null(speed_metric_find(""));
+    assert_null(speed_metric_find("mfu "));
+    assert_non_null(speed_metric_find("tokens_per_s"));
+    char names[64];
+    speed_metric_names(names, sizeof names);
+    assert_string_equal(names, "mfu, tokens_per_s");
+    speed_metric_names(names, 6); /* cut, never overflowed */
+    assert_string_equal(names, "mfu, ");
+}
+
 /* Load rubric 99 with this text from a scratch course tree. */
 static int load_rubric_text(const char *text, rubric_t *r, char *err, size_t errlen) {
     char root[PATH_MAX], path[PATH_MAX + 64];
@@ -2971,6 +3086,10 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_tokens_per_s);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_unchanged);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_over_kernel);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_over_unmeasured);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_unmeasured);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_mfu_zero_is_no_measure);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_unit_edges);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_absolute_validation);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_course_speed_tests);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_student_files_are_the_solution);

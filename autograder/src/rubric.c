@@ -69,6 +69,33 @@ static int get_ranks(json_t *o, int *dst, int dflt, char *err, size_t errlen) {
     return 0;
 }
 
+/* The fields a rubric, a numerics test and a speed test may have (NULL-ended). */
+static const char *const top_fields[] = {"lab", "title", "timeout_s", "ranks", "student_files", "tests", NULL};
+static const char *const numerics_fields[] = {"name", "kind", "points", "bonus", "timeout_s", "ranks", "requires",
+                                              "check", "may_skip", NULL};
+static const char *const speed_fields[] = {"name", "kind", "points", "bonus", "timeout_s", "ranks", "requires",
+                                           "kernel", "over", "baseline", "metric", "full_at", "zero_at",
+                                           "implausible_above", "bench_args", NULL};
+
+/* Every member of o is one of fields: a misspelt "zero_At" or "may_skp",
+ * or a speed test's "check", would otherwise be ignored, and the test
+ * graded on defaults (zero_at 0, not left out when it skips) without a word. */
+static int known_fields(json_t *o, const char *const *fields, const char *what, char *err, size_t errlen) {
+    const char *key;
+    json_t *v;
+    json_object_foreach(o, key, v) {
+        int known = 0;
+        for (const char *const *f = fields; *f; f++) known |= !strcmp(*f, key);
+        if (known) continue;
+        char list[256] = "";
+        for (const char *const *f = fields; *f; f++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", f == fields ? "" : ", ", *f);
+        snprintf(err, errlen, "\"%.40s\" is no field of %s (misspelt?); it may have: %s", key, what, list);
+        return -1;
+    }
+    return 0;
+}
+
 /* The two kinds of speed test, and thresholds that can be reached: a test
  * that is neither kind, or both, or whose full marks lie beyond what can be
  * measured, would grade every submission the same. */
@@ -143,14 +170,15 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
         snprintf(err, errlen, "autograder/rubrics/%s.json: %s (line %d)", nn, je.text, je.line);
         return -1;
     }
-    char e[256] = "";
+    char e[384] = "";
     int rc = -1;
     double dflt_timeout = 0;
     int dflt_ranks = 1;
     json_t *tests = json_object_get(j, "tests");
     if (!json_is_object(j) || get_str(j, "lab", r->lab, sizeof r->lab, 1, e, sizeof e) ||
         get_str(j, "title", r->title, sizeof r->title, 0, e, sizeof e) ||
-        get_num(j, "timeout_s", &dflt_timeout, 0, e, sizeof e) || get_ranks(j, &dflt_ranks, 1, e, sizeof e))
+        get_num(j, "timeout_s", &dflt_timeout, 0, e, sizeof e) || get_ranks(j, &dflt_ranks, 1, e, sizeof e) ||
+        known_fields(j, top_fields, "a rubric", e, sizeof e))
         goto out;
     snprintf(r->nn, sizeof r->nn, "%s", nn);
     json_t *files = json_object_get(j, "student_files"), *fv;
@@ -191,13 +219,16 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
         x->timeout_s = (int)timeout;
         if (!strcmp(kind, "numerics")) {
             x->kind = KIND_NUMERICS;
-            if (get_str(t, "check", x->check, sizeof x->check, 1, e, sizeof e)) goto bad_test;
+            if (known_fields(t, numerics_fields, "a numerics test", e, sizeof e) ||
+                get_str(t, "check", x->check, sizeof x->check, 1, e, sizeof e))
+                goto bad_test;
             json_t *ms = json_object_get(t, "may_skip");
             if (ms && !json_is_boolean(ms)) { snprintf(e, sizeof e, "\"may_skip\" must be true or false"); goto bad_test; }
             x->may_skip = json_is_true(ms);
         } else if (!strcmp(kind, "speed")) {
             x->kind = KIND_SPEED;
-            if (get_str(t, "kernel", x->kernel, sizeof x->kernel, 0, e, sizeof e) ||
+            if (known_fields(t, speed_fields, "a speed test", e, sizeof e) ||
+                get_str(t, "kernel", x->kernel, sizeof x->kernel, 0, e, sizeof e) ||
                 get_str(t, "metric", x->metric, sizeof x->metric, 0, e, sizeof e) ||
                 get_str(t, "baseline", x->baseline, sizeof x->baseline, 0, e, sizeof e) ||
                 get_str(t, "over", x->over, sizeof x->over, 0, e, sizeof e) ||

@@ -785,6 +785,44 @@ static void test_rubric_file_fields(void **state) {
     }
 }
 
+/* A field a rubric does not know is refused, naming it and the fields that
+ * may be there: a misspelt "zero_At" or "may_skp", or a field of the other
+ * kind of test (a speed test's "check", a numerics test's "kernel"), would
+ * be ignored and the test graded on defaults. The course's rubrics and the
+ * MPI fixture's load. */
+static void test_rubric_unknown_fields(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512], text[1024];
+    const char *fmt = "{\"lab\": \"99-test\"%s, \"tests\": [\n"
+                      "  {\"name\": \"a\", \"kind\": \"numerics\", \"check\": \"check a\", \"points\": 1%s},\n"
+                      "  {\"name\": \"speed\", \"kind\": \"speed\", \"points\": 5, \"kernel\": \"k\", \"full_at\": 0.8,"
+                      " \"requires\": [\"check a\"]%s}]}\n";
+    snprintf(text, sizeof text, fmt, "", "", ", \"zero_at\": 0.2");
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("the control rubric was refused: %s", err);
+    const struct { const char *top, *num, *speed, *want; } bad[] = {
+        {", \"timeout\": 30", "", "", "99.json: \"timeout\" is no field of a rubric (misspelt?); it may have: lab, "
+                                     "title, timeout_s, ranks, student_files, tests"},
+        {"", ", \"may_skp\": true", "", "test 1: \"may_skp\" is no field of a numerics test"},
+        {"", ", \"kernel\": \"k\"", "", "test 1: \"kernel\" is no field of a numerics test"},
+        {"", ", \"Points\": 2", "", "test 1: \"Points\" is no field of a numerics test"},
+        {"", "", ", \"zero_At\": 0.2", "test 2: \"zero_At\" is no field of a speed test (misspelt?); it may have: name, "
+                                        "kind, points, bonus, timeout_s, ranks, requires, kernel, over, baseline, "
+                                        "metric, full_at, zero_at, implausible_above, bench_args"},
+        {"", "", ", \"check\": \"check a\"", "test 2: \"check\" is no field of a speed test"},
+        {"", "", ", \"may_skip\": true", "test 2: \"may_skip\" is no field of a speed test"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, fmt, bad[i].top, bad[i].num, bad[i].speed[0] ? bad[i].speed : ", \"zero_at\": 0.2");
+        if (load_rubric_text(text, &r, err, sizeof err) == 0)
+            fail_msg("a rubric with {%s%s%s} was accepted", bad[i].top + 2, bad[i].num, bad[i].speed);
+        if (!strstr(err, bad[i].want)) fail_msg("error '%s' does not say '%s'", err, bad[i].want);
+    }
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "%s/autograder/tests/mpi-lab", GRADE_ROOT);
+    if (rubric_load(root, "90", &r, err, sizeof err) != 0) fail_msg("the MPI fixture's rubric: %s", err);
+}
+
 /* "implausible_above": 1.25 unless a ratio test says otherwise; it must lie
  * above full_at (or full points could not be earned) and is refused on an
  * absolute test, whose metric has its own ceiling. */
@@ -3100,6 +3138,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_implausible);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_implausible_above);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_file_fields);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_unknown_fields);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_output_not_utf8);

@@ -69,6 +69,18 @@ static int get_ranks(json_t *o, int *dst, int dflt, char *err, size_t errlen) {
     return 0;
 }
 
+/* "timeout_s": a whole number of seconds, 1 to a day (what --timeout allows); dflt when absent. */
+static int get_timeout(json_t *o, int *dst, int dflt, char *err, size_t errlen) {
+    json_t *v = json_object_get(o, "timeout_s");
+    if (!v) { *dst = dflt; return 0; }
+    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 86400) {
+        snprintf(err, errlen, "\"timeout_s\" must be a whole number of seconds from 1 to 86400");
+        return -1;
+    }
+    *dst = (int)json_integer_value(v);
+    return 0;
+}
+
 /* The fields a rubric, a numerics test and a speed test may have (NULL-ended). */
 static const char *const top_fields[] = {"lab", "title", "timeout_s", "ranks", "student_files", "tests", NULL};
 static const char *const numerics_fields[] = {"name", "kind", "points", "bonus", "timeout_s", "ranks", "requires",
@@ -172,12 +184,12 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
     }
     char e[384] = "";
     int rc = -1;
-    double dflt_timeout = 0;
+    int dflt_timeout = 0;
     int dflt_ranks = 1;
     json_t *tests = json_object_get(j, "tests");
     if (!json_is_object(j) || get_str(j, "lab", r->lab, sizeof r->lab, 1, e, sizeof e) ||
         get_str(j, "title", r->title, sizeof r->title, 0, e, sizeof e) ||
-        get_num(j, "timeout_s", &dflt_timeout, 0, e, sizeof e) || get_ranks(j, &dflt_ranks, 1, e, sizeof e) ||
+        get_timeout(j, &dflt_timeout, 0, e, sizeof e) || get_ranks(j, &dflt_ranks, 1, e, sizeof e) ||
         known_fields(j, top_fields, "a rubric", e, sizeof e))
         goto out;
     snprintf(r->nn, sizeof r->nn, "%s", nn);
@@ -205,18 +217,16 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
     json_array_foreach(tests, i, t) {
         rubric_test_t *x = &r->tests[r->ntests];
         char kind[32] = "numerics";
-        double timeout = dflt_timeout;
         if (!json_is_object(t) || get_str(t, "name", x->name, sizeof x->name, 1, e, sizeof e) ||
             get_str(t, "kind", kind, sizeof kind, 0, e, sizeof e) ||
             get_num(t, "points", &x->points, -1, e, sizeof e) ||
-            get_num(t, "timeout_s", &timeout, dflt_timeout, e, sizeof e) ||
+            get_timeout(t, &x->timeout_s, dflt_timeout, e, sizeof e) ||
             get_ranks(t, &x->ranks, dflt_ranks, e, sizeof e))
             goto bad_test;
         if (!(x->points >= 0)) { snprintf(e, sizeof e, "\"points\" must be a number >= 0"); goto bad_test; }
         json_t *bo = json_object_get(t, "bonus");
         if (bo && !json_is_boolean(bo)) { snprintf(e, sizeof e, "\"bonus\" must be true or false"); goto bad_test; }
         x->bonus = json_is_true(bo);
-        x->timeout_s = (int)timeout;
         if (!strcmp(kind, "numerics")) {
             x->kind = KIND_NUMERICS;
             if (known_fields(t, numerics_fields, "a numerics test", e, sizeof e) ||

@@ -823,6 +823,40 @@ static void test_rubric_unknown_fields(void **state) {
     if (rubric_load(root, "90", &r, err, sizeof err) != 0) fail_msg("the MPI fixture's rubric: %s", err);
 }
 
+/* "timeout_s": the file's value is its tests' default and a test may set
+ * its own; each is a whole number of seconds from 1 to 86400. A negative
+ * one was an hour per test (the sandbox's fallback) with no CPU limit, a
+ * fraction below 1 the run's default of 120 s. */
+static void test_rubric_timeouts(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512], text[1024];
+    const char *fmt = "{\"lab\": \"99-test\"%s, \"tests\": [{\"name\": \"a\", \"check\": \"a\", \"points\": 1},"
+                      " {\"name\": \"b\", \"check\": \"b\", \"points\": 1%s}]}";
+    snprintf(text, sizeof text, fmt, ", \"timeout_s\": 30", ", \"timeout_s\": 300");
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("valid timeouts refused: %s", err);
+    assert_int_equal(r.tests[0].timeout_s, 30);
+    assert_int_equal(r.tests[1].timeout_s, 300);
+    snprintf(text, sizeof text, fmt, "", ", \"timeout_s\": 86400");
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("a timeout of a day refused: %s", err);
+    assert_int_equal(r.tests[0].timeout_s, 0); /* none: the run's default */
+    assert_int_equal(r.tests[1].timeout_s, 86400);
+    snprintf(text, sizeof text, fmt, ", \"timeout_s\": 1", "");
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("a timeout of 1 s refused: %s", err);
+    assert_int_equal(r.tests[1].timeout_s, 1);
+    const char *bad[] = {", \"timeout_s\": 0", ", \"timeout_s\": -60", ", \"timeout_s\": 0.5", ", \"timeout_s\": 30.5",
+                         ", \"timeout_s\": 86401", ", \"timeout_s\": 1e12", ", \"timeout_s\": \"60\"",
+                         ", \"timeout_s\": null"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+        for (int level = 0; level < 2; level++) {
+            snprintf(text, sizeof text, fmt, level ? "" : bad[i], level ? bad[i] : "");
+            if (load_rubric_text(text, &r, err, sizeof err) == 0)
+                fail_msg("rubric with {%s} (%s) was accepted", bad[i] + 2, level ? "a test's" : "the lab's");
+            if (!strstr(err, "\"timeout_s\" must be a whole number of seconds from 1 to 86400"))
+                fail_msg("rubric with {%s}: error '%s' does not say what timeout_s may be", bad[i] + 2, err);
+        }
+}
+
 /* "implausible_above": 1.25 unless a ratio test says otherwise; it must lie
  * above full_at (or full points could not be earned) and is refused on an
  * absolute test, whose metric has its own ceiling. */
@@ -3139,6 +3173,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_implausible_above);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_file_fields);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_unknown_fields);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_timeouts);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_output_not_utf8);

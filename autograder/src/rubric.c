@@ -30,15 +30,24 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Copy a string member into a fixed field; 0 when absent (and not needed). */
-static int get_str(json_t *o, const char *key, char *dst, size_t n, int required, char *err, size_t errlen) {
+/* get_str's flags: the member must be there; it must not be "" (a name:
+ * "over": "" would silently make a plain ratio test). */
+#define STR_REQUIRED 1
+#define STR_NONEMPTY 2
+
+/* Copy a string member into a fixed field; 0 when absent (and not required). */
+static int get_str(json_t *o, const char *key, char *dst, size_t n, int flags, char *err, size_t errlen) {
     json_t *v = json_object_get(o, key);
     if (!v) {
-        if (required) snprintf(err, errlen, "missing \"%s\"", key);
-        return required ? -1 : 0;
+        if (flags & STR_REQUIRED) snprintf(err, errlen, "missing \"%s\"", key);
+        return flags & STR_REQUIRED ? -1 : 0;
     }
     if (!json_is_string(v) || strlen(json_string_value(v)) >= n) {
         snprintf(err, errlen, "\"%s\" must be a string shorter than %zu characters", key, n);
+        return -1;
+    }
+    if ((flags & STR_NONEMPTY) && !json_string_value(v)[0]) {
+        snprintf(err, errlen, "\"%s\" must not be empty", key);
         return -1;
     }
     snprintf(dst, n, "%s", json_string_value(v));
@@ -177,7 +186,8 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
         snprintf(err, errlen, "no rubric yet (autograder/rubrics/%s.json)", nn);
         return -1;
     }
-    json_t *j = json_load_file(path, 0, &je);
+    /* A key given twice would be read as its last value, with no word about the first. */
+    json_t *j = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
     if (!j) {
         snprintf(err, errlen, "autograder/rubrics/%s.json: %s (line %d)", nn, je.text, je.line);
         return -1;
@@ -187,7 +197,11 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
     int dflt_timeout = 0;
     int dflt_ranks = 1;
     json_t *tests = json_object_get(j, "tests");
-    if (!json_is_object(j) || get_str(j, "lab", r->lab, sizeof r->lab, 1, e, sizeof e) ||
+    if (!json_is_object(j)) {
+        snprintf(e, sizeof e, "a rubric is one JSON object: {\"lab\": ..., \"tests\": [...]}");
+        goto out;
+    }
+    if (get_str(j, "lab", r->lab, sizeof r->lab, STR_REQUIRED | STR_NONEMPTY, e, sizeof e) ||
         get_str(j, "title", r->title, sizeof r->title, 0, e, sizeof e) ||
         get_timeout(j, &dflt_timeout, 0, e, sizeof e) || get_ranks(j, &dflt_ranks, 1, e, sizeof e) ||
         known_fields(j, top_fields, "a rubric", e, sizeof e))
@@ -217,7 +231,11 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
     json_array_foreach(tests, i, t) {
         rubric_test_t *x = &r->tests[r->ntests];
         char kind[32] = "numerics";
-        if (!json_is_object(t) || get_str(t, "name", x->name, sizeof x->name, 1, e, sizeof e) ||
+        if (!json_is_object(t)) {
+            snprintf(e, sizeof e, "a test is a JSON object: {\"name\": ..., \"kind\": ..., \"points\": ...}");
+            goto bad_test;
+        }
+        if (get_str(t, "name", x->name, sizeof x->name, STR_REQUIRED | STR_NONEMPTY, e, sizeof e) ||
             get_str(t, "kind", kind, sizeof kind, 0, e, sizeof e) ||
             get_num(t, "points", &x->points, -1, e, sizeof e) ||
             get_timeout(t, &x->timeout_s, dflt_timeout, e, sizeof e) ||
@@ -230,7 +248,7 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
         if (!strcmp(kind, "numerics")) {
             x->kind = KIND_NUMERICS;
             if (known_fields(t, numerics_fields, "a numerics test", e, sizeof e) ||
-                get_str(t, "check", x->check, sizeof x->check, 1, e, sizeof e))
+                get_str(t, "check", x->check, sizeof x->check, STR_REQUIRED | STR_NONEMPTY, e, sizeof e))
                 goto bad_test;
             json_t *ms = json_object_get(t, "may_skip");
             if (ms && !json_is_boolean(ms)) { snprintf(e, sizeof e, "\"may_skip\" must be true or false"); goto bad_test; }
@@ -238,10 +256,10 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
         } else if (!strcmp(kind, "speed")) {
             x->kind = KIND_SPEED;
             if (known_fields(t, speed_fields, "a speed test", e, sizeof e) ||
-                get_str(t, "kernel", x->kernel, sizeof x->kernel, 0, e, sizeof e) ||
+                get_str(t, "kernel", x->kernel, sizeof x->kernel, STR_NONEMPTY, e, sizeof e) ||
                 get_str(t, "metric", x->metric, sizeof x->metric, 0, e, sizeof e) ||
-                get_str(t, "baseline", x->baseline, sizeof x->baseline, 0, e, sizeof e) ||
-                get_str(t, "over", x->over, sizeof x->over, 0, e, sizeof e) ||
+                get_str(t, "baseline", x->baseline, sizeof x->baseline, STR_NONEMPTY, e, sizeof e) ||
+                get_str(t, "over", x->over, sizeof x->over, STR_NONEMPTY, e, sizeof e) ||
                 get_str(t, "bench_args", x->bench_args, sizeof x->bench_args, 0, e, sizeof e) ||
                 get_num(t, "full_at", &x->full_at, -1, e, sizeof e) ||
                 get_num(t, "zero_at", &x->zero_at, 0, e, sizeof e) ||

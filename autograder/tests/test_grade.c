@@ -857,6 +857,93 @@ static void test_rubric_timeouts(void **state) {
         }
 }
 
+/* A rubric of text must be refused with a message that says want (and
+ * names the file); fails the test otherwise. */
+static void rubric_refused(const char *text, const char *want) {
+    static rubric_t r;
+    char err[512];
+    if (load_rubric_text(text, &r, err, sizeof err) == 0) fail_msg("this rubric was accepted:\n%s", text);
+    if (!strstr(err, want) || !strstr(err, "autograder/rubrics/99.json"))
+        fail_msg("the error '%s' does not say '%s' (and the file) for this rubric:\n%s", err, want, text);
+}
+
+/* Malformed rubrics are refused, each with a message that says what is
+ * wrong: not an object, a test that is not one, a key given twice (its
+ * first value was dropped), an empty name, check, kernel, "over" or
+ * "baseline", a field of the wrong type, lists that are not lists or are
+ * too long, a check that is required but graded by no numerics test, JSON
+ * that does not parse (with its line), and no file at all. */
+static void test_rubric_malformed(void **state) {
+    (void)state;
+    const char *num = "{\"name\": \"a\", \"kind\": \"numerics\", \"check\": \"check a\", \"points\": 1}";
+    char text[8192];
+    const struct { const char *lab, *tests, *want; } bad[] = {
+        {"", "", "a rubric is one JSON object"}, /* the text is the list below */
+        {"\"lab\": \"99-test\"", "[1]", "test 1: a test is a JSON object"},
+        {"\"lab\": \"99-test\", \"lab\": \"98-other\"", NULL, "duplicate object key"},
+        {"\"lab\": \"99-test\"",
+         "[{\"name\": \"a\", \"kind\": \"numerics\", \"check\": \"check a\", \"points\": 1, \"points\": 9}]",
+         "duplicate object key"},
+        {"\"lab\": \"\"", NULL, "\"lab\" must not be empty"},
+        {"\"title\": \"t\"", NULL, "missing \"lab\""},
+        {"\"lab\": 99", NULL, "\"lab\" must be a string shorter than 96 characters"},
+        {"\"lab\": \"99-test\", \"title\": 5", NULL, "\"title\" must be a string shorter than 160 characters"},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"\", \"check\": \"check a\", \"points\": 1}]", "test 1: \"name\" must not be empty"},
+        {"\"lab\": \"99-test\"", "[{\"check\": \"check a\", \"points\": 1}]", "test 1: missing \"name\""},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"\", \"points\": 1}]", "test 1: \"check\" must not be empty"},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"points\": 1}]", "test 1: missing \"check\""},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\"}]", "test 1: \"points\" must be a number >= 0"},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": \"1\"}]",
+         "test 1: \"points\" must be a number"},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"kind\": \"sped\", \"check\": \"check a\", \"points\": 1}]",
+         "test 1: \"kind\" must be \"numerics\" or \"speed\", not \"sped\""},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": 1, \"bonus\": 1}]",
+         "test 1: \"bonus\" must be true or false"},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": 1, \"may_skip\": \"yes\"}]",
+         "test 1: \"may_skip\" must be true or false"},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": 1, \"requires\": \"check b\"}]",
+         "test 1: \"requires\" must be a list of check names"},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": 1, \"requires\": [1]}]",
+         "test 1: \"requires\" must be a list of check names"},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": 1, \"requires\": [\"check b\"]}]",
+         "test \"a\" requires \"check b\", which no numerics test checks"},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": 1, \"requires\": [\"\"]}]",
+         "test \"a\" requires \"\", which no numerics test checks"},
+        {"\"lab\": \"99-test\"", "{}", "\"tests\" must be a list of 1 to 64 tests"},
+        {"\"lab\": \"99-test\"", "null", "\"tests\" must be a list of 1 to 64 tests"},
+        {"\"lab\": \"99-test\", \"student_files\": \"a.cu\"", NULL, "\"student_files\" must be a list of at most 16"},
+        {"\"lab\": \"99-test\", \"student_files\": [\"\"]", NULL, "\"student_files\" must hold plain file names"},
+        {"\"lab\": \"99-test\", \"student_files\": [3]", NULL, "\"student_files\" must hold plain file names"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (i == 0) snprintf(text, sizeof text, "[%s]", num);
+        else snprintf(text, sizeof text, "{%s%s%s%s}", bad[i].lab, bad[i].tests ? ", \"tests\": " : "",
+                      bad[i].tests ? bad[i].tests : "", bad[i].tests ? "" : ", \"tests\": [{\"name\": \"a\", \"check\": "
+                                                                         "\"check a\", \"points\": 1}]");
+        rubric_refused(text, bad[i].want);
+    }
+    /* A speed test: an empty kernel, "over" or "baseline" is refused, not read as absent
+     * ("over": "" would make a plain ratio test against the baseline). */
+    const char *empty[] = {"\"kernel\": \"\"", "\"kernel\": \"k\", \"over\": \"\"", "\"kernel\": \"k\", \"baseline\": \"\""};
+    const char *empty_want[] = {"\"kernel\" must not be empty", "\"over\" must not be empty",
+                                "\"baseline\" must not be empty"};
+    for (int i = 0; i < 3; i++) {
+        snprintf(text, sizeof text,
+                 "{\"lab\": \"99-test\", \"tests\": [%s, {\"name\": \"s\", \"kind\": \"speed\", \"points\": 1, %s, "
+                 "\"full_at\": 0.8, \"zero_at\": 0.2, \"implausible_above\": 50, \"requires\": [\"check a\"]}]}",
+                 num, empty[i]);
+        rubric_refused(text, empty_want[i]);
+    }
+    /* JSON that does not parse: the reason and its line. */
+    rubric_refused("{\"lab\": \"99-test\",\n \"tests\": [\n}", "(line 3)");
+    static rubric_t r;
+    char err[512];
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "%s/rubric-root", tmp);
+    assert_int_equal(rubric_load(root, "98", &r, err, sizeof err), -1);
+    assert_string_equal(err, "no rubric yet (autograder/rubrics/98.json)");
+}
+
 /* "implausible_above": 1.25 unless a ratio test says otherwise; it must lie
  * above full_at (or full points could not be earned) and is refused on an
  * absolute test, whose metric has its own ceiling. */
@@ -3174,6 +3261,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_file_fields);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_unknown_fields);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_timeouts);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_malformed);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_output_not_utf8);

@@ -934,6 +934,13 @@ static void test_rubric_malformed(void **state) {
                  num, empty[i]);
         rubric_refused(text, empty_want[i]);
     }
+    /* A check is required of a numerics test: a speed test, which has none, does not
+     * answer for an empty name. */
+    snprintf(text, sizeof text,
+             "{\"lab\": \"99-test\", \"tests\": [{\"name\": \"a\", \"check\": \"check a\", \"points\": 1, "
+             "\"requires\": [\"\"]}, {\"name\": \"s\", \"kind\": \"speed\", \"points\": 1, \"kernel\": \"k\", "
+             "\"full_at\": 0.8, \"requires\": [\"check a\"]}]}");
+    rubric_refused(text, "test \"a\" requires \"\", which no numerics test checks");
     /* JSON that does not parse: the reason and its line. */
     rubric_refused("{\"lab\": \"99-test\",\n \"tests\": [\n}", "(line 3)");
     static rubric_t r;
@@ -942,6 +949,140 @@ static void test_rubric_malformed(void **state) {
     snprintf(root, sizeof root, "%s/rubric-root", tmp);
     assert_int_equal(rubric_load(root, "98", &r, err, sizeof err), -1);
     assert_string_equal(err, "no rubric yet (autograder/rubrics/98.json)");
+}
+
+/* The limits of a rubric's lists and strings, one past and at each: 64
+ * tests, 16 student files of up to 127 characters, 32 requires of up to
+ * 95, names up to 95, ranks 1 and 64. A longer string is refused, never
+ * cut (a cut check name would name another check, or none). */
+static void test_rubric_limits(void **state) {
+    (void)state;
+    static rubric_t r;
+    static char text[65536];
+    char err[512], s96[97], s128[129];
+    memset(s96, 'x', 96);
+    s96[96] = '\0';
+    memset(s128, 'f', 128);
+    s128[128] = '\0';
+    /* n tests, each requiring the first */
+    for (int n = 64; n <= 65; n++) {
+        snprintf(text, sizeof text, "{\"lab\": \"99-test\", \"tests\": [");
+        for (int i = 0; i < n; i++)
+            snprintf(text + strlen(text), sizeof text - strlen(text),
+                     "%s{\"name\": \"t%d\", \"check\": \"c%d\", \"points\": 1, \"requires\": [\"c0\"]}", i ? ", " : "", i, i);
+        snprintf(text + strlen(text), sizeof text - strlen(text), "]}");
+        int rc = load_rubric_text(text, &r, err, sizeof err);
+        if (n == 64 && (rc != 0 || r.ntests != 64)) fail_msg("64 tests: %s", rc ? err : "not all read");
+        if (n == 65 && (rc == 0 || !strstr(err, "\"tests\" must be a list of 1 to 64 tests")))
+            fail_msg("65 tests were not refused as such: %s", rc ? err : "accepted");
+    }
+    for (int n = 16; n <= 17; n++) {
+        snprintf(text, sizeof text, "{\"lab\": \"99-test\", \"student_files\": [");
+        for (int i = 0; i < n; i++)
+            snprintf(text + strlen(text), sizeof text - strlen(text), "%s\"f%d.cu\"", i ? ", " : "", i);
+        snprintf(text + strlen(text), sizeof text - strlen(text),
+                 "], \"tests\": [{\"name\": \"a\", \"check\": \"a\", \"points\": 1}]}");
+        int rc = load_rubric_text(text, &r, err, sizeof err);
+        if (n == 16 && (rc != 0 || r.nfiles != 16 || strcmp(r.files[15], "f15.cu")))
+            fail_msg("16 student files: %s", rc ? err : "not all read");
+        if (n == 17 && (rc == 0 || !strstr(err, "\"student_files\" must be a list of at most 16 file names")))
+            fail_msg("17 student files were not refused as such: %s", rc ? err : "accepted");
+    }
+    for (int len = 127; len <= 128; len++) {
+        snprintf(text, sizeof text, "{\"lab\": \"99-test\", \"student_files\": [\"%.*s\"], "
+                 "\"tests\": [{\"name\": \"a\", \"check\": \"a\", \"points\": 1}]}", len, s128);
+        int rc = load_rubric_text(text, &r, err, sizeof err);
+        if (len == 127 && (rc != 0 || strlen(r.files[0]) != 127)) fail_msg("a file name of 127: %s", rc ? err : "cut");
+        if (len == 128 && (rc == 0 || !strstr(err, "\"student_files\" must hold plain file names")))
+            fail_msg("a file name of 128 characters was not refused: %s", rc ? err : "accepted");
+    }
+    for (int n = 32; n <= 33; n++) {
+        snprintf(text, sizeof text, "{\"lab\": \"99-test\", \"tests\": [{\"name\": \"a\", \"check\": \"a\", \"points\": 1, "
+                 "\"requires\": [");
+        for (int i = 0; i < n; i++) snprintf(text + strlen(text), sizeof text - strlen(text), "%s\"a\"", i ? ", " : "");
+        snprintf(text + strlen(text), sizeof text - strlen(text), "]}]}");
+        int rc = load_rubric_text(text, &r, err, sizeof err);
+        if (n == 32 && (rc != 0 || r.tests[0].nrequires != 32)) fail_msg("32 requires: %s", rc ? err : "not all read");
+        if (n == 33 && (rc == 0 || !strstr(err, "test 1: \"requires\" must be a list of check names")))
+            fail_msg("33 requires were not refused as such: %s", rc ? err : "accepted");
+    }
+    /* Strings of 95 characters fit the 96-byte fields; 96 are refused. The
+     * second test checks what the first requires. */
+    const char *where[] = {"name", "check", "requires"};
+    for (int w = 0; w < 3; w++)
+        for (int len = 95; len <= 96; len++) {
+            char name[100], check[100], req[100];
+            snprintf(name, sizeof name, "%.*s", w == 0 ? len : 1, s96);
+            snprintf(check, sizeof check, "%.*s", w == 1 ? len : 1, s96);
+            snprintf(req, sizeof req, "%.*s", w == 2 ? len : 2, s96);
+            snprintf(text, sizeof text, "{\"lab\": \"99-test\", \"tests\": [{\"name\": \"%s\", \"check\": \"%s\", "
+                     "\"points\": 1, \"requires\": [\"%s\"]}, {\"name\": \"b\", \"check\": \"%s\", \"points\": 1}]}",
+                     name, check, req, req);
+            int rc = load_rubric_text(text, &r, err, sizeof err);
+            if (len == 95) {
+                if (rc != 0) fail_msg("a %s of 95 characters was refused: %s", where[w], err);
+                assert_string_equal(r.tests[0].name, name);
+                assert_string_equal(r.tests[0].check, check);
+                assert_string_equal(r.tests[0].requires[0], req);
+                continue;
+            }
+            if (rc == 0) fail_msg("a %s of 96 characters was accepted", where[w]);
+            const char *want = w < 2 ? "must be a string shorter than 96 characters" : "\"requires\" must be a list of check names";
+            if (!strstr(err, want) || !strstr(err, "test 1:")) fail_msg("a %s of 96 characters: error '%s'", where[w], err);
+        }
+    const char *ranks[] = {"1", "64"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(text, sizeof text, "{\"lab\": \"99-test\", \"ranks\": %s, \"tests\": [{\"name\": \"a\", \"check\": \"a\", "
+                 "\"points\": 1}, {\"name\": \"b\", \"check\": \"b\", \"points\": 1, \"ranks\": %s}]}", ranks[1 - i], ranks[i]);
+        if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("ranks %s and %s: %s", ranks[0], ranks[1], err);
+        assert_int_equal(r.tests[0].ranks, atoi(ranks[1 - i]));
+        assert_int_equal(r.tests[1].ranks, atoi(ranks[i]));
+    }
+}
+
+/* Every field of a valid rubric is read into its place, with its default
+ * where it is left out: the lab, its number and title, the student files,
+ * a numerics test's check, points, bonus, may_skip and requires, a speed
+ * test's kernel, thresholds, bench arguments and "the baseline" in
+ * messages when it names none. */
+static void test_rubric_fields_read(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512];
+    const char *text =
+        "{\"lab\": \"99-test\", \"title\": \"a test lab\", \"student_files\": [\"k.cu\", \"h.h\"], \"tests\": [\n"
+        "  {\"name\": \"plain\", \"check\": \"check a\", \"points\": 2.5},\n"
+        "  {\"name\": \"extra\", \"kind\": \"numerics\", \"check\": \"check b\", \"points\": 1, \"bonus\": true,"
+        " \"may_skip\": true, \"requires\": [\"check a\"]},\n"
+        "  {\"name\": \"not extra\", \"kind\": \"numerics\", \"check\": \"check c\", \"points\": 0, \"bonus\": false,"
+        " \"may_skip\": false},\n"
+        "  {\"name\": \"fast\", \"kind\": \"speed\", \"kernel\": \"02 k\", \"points\": 3, \"full_at\": 0.5,"
+        " \"zero_at\": 0.1, \"bench_args\": \"--sizes 64\", \"requires\": [\"check a\", \"check c\"]}]}\n";
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("a valid rubric was refused: %s", err);
+    assert_string_equal(r.lab, "99-test");
+    assert_string_equal(r.nn, "99");
+    assert_string_equal(r.title, "a test lab");
+    assert_int_equal(r.nfiles, 2);
+    assert_string_equal(r.files[0], "k.cu");
+    assert_string_equal(r.files[1], "h.h");
+    assert_int_equal(r.ntests, 4);
+    const rubric_test_t *a = &r.tests[0], *b = &r.tests[1], *c = &r.tests[2], *s = &r.tests[3];
+    assert_string_equal(a->name, "plain");
+    assert_string_equal(a->check, "check a");
+    assert_int_equal(a->kind, KIND_NUMERICS);
+    assert_true(a->points == 2.5);
+    assert_true(!a->bonus && !a->may_skip && a->nrequires == 0 && a->ranks == 1 && a->timeout_s == 0);
+    assert_true(b->bonus && b->may_skip && b->nrequires == 1);
+    assert_string_equal(b->requires[0], "check a");
+    assert_true(!c->bonus && !c->may_skip && c->points == 0.0);
+    assert_int_equal(s->kind, KIND_SPEED);
+    assert_string_equal(s->kernel, "02 k");
+    assert_string_equal(s->baseline, "the baseline");
+    assert_string_equal(s->bench_args, "--sizes 64");
+    assert_string_equal(s->check, "");
+    assert_true(s->full_at == 0.5 && s->zero_at == 0.1 && s->implausible_above == GRADE_IMPLAUSIBLE_RATIO);
+    assert_int_equal(s->nrequires, 2);
+    assert_string_equal(s->requires[1], "check c");
 }
 
 /* "implausible_above": 1.25 unless a ratio test says otherwise; it must lie
@@ -3262,6 +3403,8 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_unknown_fields);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_timeouts);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_malformed);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_limits);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_fields_read);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_output_not_utf8);

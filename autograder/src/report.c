@@ -143,12 +143,20 @@ void report_table(const result_t *r, int n, const char *title, double wall_s) {
                "them whole)\n");
 }
 
+/* Whether the folder src is called name: "labs", "/course/labs", "labs/"
+ * (a trailing slash, as the shell completes a folder, names the same one). */
+static int folder_named(const char *src, const char *name) {
+    size_t sl = strlen(src), nl = strlen(name);
+    while (sl > 1 && src[sl - 1] == '/') sl--;
+    if (sl < nl || strncmp(src + sl - nl, name, nl)) return 0;
+    return sl == nl || src[sl - nl - 1] == '/';
+}
+
 void report_rerun_hint(const result_t *r, int n, unsigned long long seed, const char *src) {
     /* make check reads labs/ or solutions/ of this tree; from elsewhere the files must be put there first. */
-    size_t sl = strlen(src);
     const char *tree = "", *elsewhere = NULL;
-    if (!strcmp(src, "solutions") || (sl >= 10 && !strcmp(src + sl - 10, "/solutions"))) tree = " SRC=solutions";
-    else if (strcmp(src, "labs") && !(sl >= 5 && !strcmp(src + sl - 5, "/labs"))) elsewhere = src;
+    if (folder_named(src, "solutions")) tree = " SRC=solutions";
+    else if (!folder_named(src, "labs")) elsewhere = src;
     int shown = 0, more = 0;
     for (int i = 0; i < n; i++) {
         const rubric_test_t *t = r[i].t;

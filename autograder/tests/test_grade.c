@@ -1569,6 +1569,37 @@ static void test_rerun_hint(void **state) {
         fail_msg("five failed checks, one crashed: the hint should list the first three and count two more:\n%s", h);
 }
 
+/* The folder --src names decides the hint's SRC= and its note, whatever
+ * the path before it and a trailing slash ("make grade SRC=solutions/", as
+ * the shell completes a folder, gave the note for another folder and no
+ * SRC=solutions); a folder whose name only ends in "labs" is another. */
+static void test_rerun_hint_folders(void **state) {
+    (void)state;
+    rubric_test_t t;
+    memset(&t, 0, sizeof t);
+    snprintf(t.name, sizeof t.name, "test 1");
+    snprintf(t.check, sizeof t.check, "mma: test_1");
+    t.points = 1;
+    result_t r = made_result(&t, ST_FAIL, 0, 1);
+    const struct { const char *src; int solutions, elsewhere; } cases[] = {
+        {"solutions", 1, 0}, {"/c/solutions", 1, 0}, {"/c/solutions/", 1, 0}, {"solutions//", 1, 0},
+        {"labs", 0, 0},      {"/c/labs", 0, 0},      {"/c/labs/", 0, 0},      {"labs/", 0, 0},
+        {"/c/mysolutions", 0, 1}, {"/c/xlabs", 0, 1}, {"/c/labs/x", 0, 1},    {"/c/solutions/x/", 0, 1},
+        {"/", 0, 1},         {"/c/sub", 0, 1},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        const char *h = hint_of(&r, 1, cases[i].src);
+        char want[160];
+        snprintf(want, sizeof want, "make check LAB=04%s SEED=42 ONLY='mma: test_1'\n",
+                 cases[i].solutions ? " SRC=solutions" : "");
+        char note[160];
+        snprintf(note, sizeof note, "(make check reads labs/: put the files of %s there first)", cases[i].src);
+        if (!strstr(h, want) || !strstr(h, note) != !cases[i].elsewhere)
+            fail_msg("--src %s: want '%s'%s, got:\n%s", cases[i].src, want,
+                     cases[i].elsewhere ? " and the note to put its files in labs/" : " and no note", h);
+    }
+}
+
 /* Run the grader; returns its exit status; the table goes to log. */
 static int grade(const char *src, const char *labs, const char *extra, const char *json, const char *log) {
     return sh("timeout -k 10 600 '%s' --root '%s' --src '%s' %s --target emu --jobs 2 %s --json '%s' %s > '%s' 2>&1",
@@ -3411,6 +3442,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_long_names);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_total);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rerun_hint);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rerun_hint_folders);
     char wdir[PATH_MAX];
     snprintf(wdir, sizeof wdir, "%s/autograder/wrong", GRADE_ROOT);
     struct dirent **labs;

@@ -1484,6 +1484,8 @@ static void test_table_long_names(void **state) {
     (void)state;
     static const char *const names[] = {"one element", "uncoalesced: 1024^3 GPU, 256^3 emu",
                                         "a name of forty characters, more or less",
+                                        "a name of exactly fifty-six characters, to the very last",
+                                        "a name of exactly fifty-seven characters: one too many ..",
                                         "a name far longer than any column of the table should hold, about ninety chars"};
     enum { N = sizeof names / sizeof *names };
     rubric_test_t t[N];
@@ -1546,6 +1548,8 @@ static void test_rerun_hint(void **state) {
     r[3] = made_result(&t[3], ST_NOT_STARTED, 0, 1);
     r[4] = made_result(&t[4], ST_FAIL, 0, 1);
     const char *h = hint_of(r, 5, "labs");
+    const char *head = strstr(h, "To run a failed check alone");
+    if (!head || strstr(head + 1, "To run a failed check alone")) fail_msg("the hint's first line should come once:\n%s", h);
     if (!strstr(h, "make check LAB=04 SEED=42 ONLY='mma: test_1'\n") ||
         !strstr(h, "make check LAB=04 SEED=42 ONLY='mma: test_2'\n") || strstr(h, "test_0") || strstr(h, "test_3") ||
         strstr(h, "test_4") || strstr(h, "SRC=") || strstr(h, "put the files"))
@@ -1585,7 +1589,7 @@ static void test_rerun_hint_folders(void **state) {
         {"solutions", 1, 0}, {"/c/solutions", 1, 0}, {"/c/solutions/", 1, 0}, {"solutions//", 1, 0},
         {"labs", 0, 0},      {"/c/labs", 0, 0},      {"/c/labs/", 0, 0},      {"labs/", 0, 0},
         {"/c/mysolutions", 0, 1}, {"/c/xlabs", 0, 1}, {"/c/labs/x", 0, 1},    {"/c/solutions/x/", 0, 1},
-        {"/", 0, 1},         {"/c/sub", 0, 1},
+        {"/", 0, 1},         {"/c/sub", 0, 1},        {"/c/labz", 0, 1},       {"/c/solutionz/", 0, 1},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         const char *h = hint_of(&r, 1, cases[i].src);
@@ -1598,6 +1602,242 @@ static void test_rerun_hint_folders(void **state) {
             fail_msg("--src %s: want '%s'%s, got:\n%s", cases[i].src, want,
                      cases[i].elsewhere ? " and the note to put its files in labs/" : " and no note", h);
     }
+}
+
+/* The word of each status, as autograder/README.md lists them for the
+ * table, results.json and the CSV's notes. */
+static void test_report_status_names(void **state) {
+    (void)state;
+    const char *want[] = {"pass",        "partial", "fail",      "not started", "timeout",     "crashed",
+                          "build error", "skipped", "needs GPU", "not graded",  "grader error"};
+    assert_int_equal(sizeof want / sizeof *want, ST_ERROR + 1);
+    for (int s = 0; s <= ST_ERROR; s++) assert_string_equal(status_name((status_t)s), want[s]);
+    assert_string_equal(status_name((status_t)(ST_ERROR + 1)), "?");
+}
+
+/* A row's points: "+1/1" for extra credit, "-/5" for a test left out of the
+ * total, two decimals at most ("1.25/2"); a figure is cut to its 12
+ * characters, so the message column stays in place. The TOTAL keeps the
+ * bonus apart from the regular points and their percentage, and a test left
+ * out adds nothing, bonus or not. */
+static void test_table_rows(void **state) {
+    (void)state;
+    rubric_test_t num = {0}, bonus = {0}, speed = {0}, skipped_bonus = {0};
+    snprintf(num.name, sizeof num.name, "mma: primes");
+    num.points = 2;
+    snprintf(bonus.name, sizeof bonus.name, "wgmma: primes");
+    bonus.points = 1;
+    bonus.bonus = 1;
+    snprintf(speed.name, sizeof speed.name, "mma speed");
+    speed.kind = KIND_SPEED;
+    speed.points = 5;
+    snprintf(skipped_bonus.name, sizeof skipped_bonus.name, "wgmma: large");
+    skipped_bonus.points = 1;
+    skipped_bonus.bonus = 1;
+    result_t r[5] = {made_result(&num, ST_PASS, 2, 1), made_result(&bonus, ST_PASS, 1, 1),
+                     made_result(&speed, ST_NEEDS_GPU, 0, 0), made_result(&skipped_bonus, ST_SKIPPED, 1, 0),
+                     made_result(&speed, ST_PARTIAL, 1.25, 1)};
+    r[4].max_score = 2;
+    snprintf(r[4].figure, sizeof r[4].figure, "25000.0%% cuBLAS bf16");
+    snprintf(r[4].message, sizeof r[4].message, "full points at 50%%");
+    double max;
+    assert_true(results_total(r, 5, &max) == 4.25 && max == 4.0);
+    assert_true(results_bonus(r, 5) == 1.0);
+    char pts[96];
+    results_points(pts, sizeof pts, r, 5);
+    assert_string_equal(pts, "3.25 / 4.00 points + 1.00 bonus");
+    char text[8192];
+    snprintf(text, sizeof text, "%s", table_of(r, 5));
+    const char *rows[] = {"mma: primes", "wgmma: primes", "mma speed", "wgmma: large", "mma speed"};
+    const char *points[] = {"      2/2 ", "     +1/1 ", "      -/5 ", "      -/1 ", "   1.25/2 "};
+    const char *line = text;
+    for (int i = 0; i < 5; i++) {
+        line = strstr(line, "\n04-tensor-cores");
+        if (!line) fail_msg("row %d is missing:\n%s", i, text);
+        line++;
+        char row[512];
+        snprintf(row, sizeof row, "%.*s", (int)strcspn(line, "\n"), line);
+        /* lab (26), a space, the test column (35 here), a space, status (12), a space, then the points (9) */
+        if (strncmp(row + 27, rows[i], strlen(rows[i])) || strncmp(row + 27 + 36 + 13, points[i], 10))
+            fail_msg("row %d should show '%s' with points '%s':\n%s", i, rows[i], points[i], row);
+    }
+    char rule[160] = "\n"; /* as wide as the table was with its old 34-character test column, plus 1 */
+    memset(rule + 1, '-', 131);
+    snprintf(rule + 132, sizeof rule - 132, "\n");
+    if (!strstr(text, rule)) fail_msg("the rules should be 131 dashes for a 35-character test column:\n%s", text);
+    if (!strstr(text, "  1.25/2 25000.0% cuB  full points at 50%\n"))
+        fail_msg("the figure should be cut to 12 characters before the message:\n%s", text);
+    if (!strstr(text, "TOTAL 3.25 / 4 points (81.2%) + 1 bonus; left out of the total: 1 skipped, 1 needs GPU; "
+                      "graded in 1 s\n"))
+        fail_msg("the TOTAL line should be 3.25 / 4 (81.2%%) + 1 bonus, two tests left out:\n%s", text);
+}
+
+/* Messages are cut at 100 characters in the table, with a line under it
+ * that says so and where to read them whole; one of 100 is shown whole,
+ * without that line. */
+static void test_table_message_cut(void **state) {
+    (void)state;
+    rubric_test_t num = {0};
+    snprintf(num.name, sizeof num.name, "mma: primes");
+    num.points = 2;
+    result_t r = made_result(&num, ST_FAIL, 0, 1);
+    for (int len = 100; len <= 101; len++) {
+        memset(r.message, 0, sizeof r.message);
+        for (int i = 0; i < len; i++) r.message[i] = (char)('a' + i % 26);
+        const char *text = table_of(&r, 1);
+        char whole[128];
+        snprintf(whole, sizeof whole, "  %.100s\n", r.message);
+        if (!strstr(text, whole)) fail_msg("a message of %d characters should show its first 100:\n%s", len, text);
+        int note = strstr(text, "(messages are cut at 100 characters here") != NULL;
+        if (note != (len > 100)) fail_msg("a message of %d characters: the note on cut messages is %s:\n%s", len,
+                                          note ? "there" : "missing", text);
+    }
+}
+
+/* Under the table: a numerics test without a check name gets no command
+ * (there is nothing for ONLY=); a check with a quote in it is named, not
+ * put in ONLY='...'; one failed check past three is "1 more failed check". */
+static void test_rerun_hint_edges(void **state) {
+    (void)state;
+    rubric_test_t t[4];
+    result_t r[4];
+    for (int i = 0; i < 4; i++) {
+        memset(&t[i], 0, sizeof t[i]);
+        snprintf(t[i].name, sizeof t[i].name, "test %d", i);
+        snprintf(t[i].check, sizeof t[i].check, "test_%d", i);
+        t[i].points = 1;
+        r[i] = made_result(&t[i], ST_FAIL, 0, 1);
+    }
+    t[0].check[0] = '\0';
+    const char *h = hint_of(r, 1, "labs");
+    if (h[0]) fail_msg("a test with no check name got a hint:\n%s", h);
+    snprintf(t[0].check, sizeof t[0].check, "it's: test_0");
+    h = hint_of(r, 4, "labs");
+    if (!strstr(h, "  make check LAB=04 SEED=42 (the check 'it's: test_0')\n") || strstr(h, "ONLY='it's"))
+        fail_msg("a check with a quote should be named, not passed to ONLY=:\n%s", h);
+    if (!strstr(h, "  (and 1 more failed check: the ONLY= names are the rubric's \"check\" fields)\n"))
+        fail_msg("four failed checks: the hint should count one more:\n%s", h);
+}
+
+/* results.json, field by field: the run's score, its time rounded to whole
+ * seconds, visibility; each test's name, number ("04.1"), score (0 when left
+ * out of the total, whatever it held), max_score, status ("passed" only for
+ * a counted pass: partial points are "failed"), visibility, and output: the
+ * status, figure and message parted by " | " where each is there, then the
+ * check's own output. Only a measured speed test goes to the leaderboard,
+ * and without one there is no leaderboard. */
+static void test_json_fields(void **state) {
+    (void)state;
+    rubric_test_t num = {0}, speed = ratio_test();
+    snprintf(num.name, sizeof num.name, "mma: primes");
+    num.points = 2;
+    result_t r[5] = {made_result(&num, ST_PASS, 2, 1), made_result(&speed, ST_PARTIAL, 2.5, 1),
+                     made_result(&num, ST_ERROR, 3, 0), made_result(&num, ST_FAIL, 0, 1),
+                     made_result(&num, ST_PASS, 0, 0)};
+    snprintf(r[0].figure, sizeof r[0].figure, "0.11 s");
+    r[0].measured = 0.5; /* a numerics test has no measure for the leaderboard, whatever this holds */
+    r[1].measured = 0.325;
+    snprintf(r[1].figure, sizeof r[1].figure, "32.5%% cuBLAS bf16");
+    snprintf(r[1].message, sizeof r[1].message, "full points at 50%% of cuBLAS bf16, none at 15%%");
+    snprintf(r[2].message, sizeof r[2].message, "no check 'x\xe9' in check.c");
+    r[2].output = ""; /* none: the head alone */
+    snprintf(r[3].message, sizeof r[3].message, "C[0] = 1.5, want 2 (caf\xe9)");
+    r[3].output = "[ RUN      ] mma: primes\n";
+    for (int i = 0; i < 5; i++) r[i].number = i + 1;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/fields.json", tmp);
+    assert_int_equal(report_json(path, r, 5, 1.5, "notes"), 0);
+    json_t *j = json_load_file(path, 0, NULL);
+    if (!j) fail_msg("report_json wrote no readable %s", path);
+    assert_true(json_number_value(json_object_get(j, "score")) == 4.5);
+    assert_int_equal(json_integer_value(json_object_get(j, "execution_time")), 2);
+    assert_string_equal(json_string_value(json_object_get(j, "output")), "notes");
+    assert_string_equal(json_string_value(json_object_get(j, "visibility")), "visible");
+    assert_string_equal(json_string_value(json_object_get(j, "stdout_visibility")), "hidden");
+    const struct { const char *name, *number, *status, *output; double score, max; } want[5] = {
+        {"lab 04: mma: primes", "04.1", "passed", "pass | 0.11 s\n", 2, 2},
+        {"lab 04: mma speed", "04.2", "failed",
+         "partial | 32.5% cuBLAS bf16 | full points at 50% of cuBLAS bf16, none at 15%\n", 2.5, 5},
+        {"lab 04: mma: primes", "04.3", "failed", "grader error | no check 'x\xef\xbf\xbd' in check.c\n", 0, 0},
+        {"lab 04: mma: primes", "04.4", "failed",
+         "fail | C[0] = 1.5, want 2 (caf\xef\xbf\xbd)\n\n[ RUN      ] mma: primes\n", 0, 2},
+        {"lab 04: mma: primes", "04.5", "failed", "pass\n", 0, 0}, /* left out: never "passed" */
+    };
+    json_t *tests = json_object_get(j, "tests");
+    assert_int_equal(json_array_size(tests), 5);
+    for (size_t i = 0; i < 5; i++) {
+        json_t *t = json_array_get(tests, i);
+        const char *name = json_string_value(json_object_get(t, "name")),
+                   *number = json_string_value(json_object_get(t, "number")),
+                   *status = json_string_value(json_object_get(t, "status")),
+                   *output = json_string_value(json_object_get(t, "output")),
+                   *vis = json_string_value(json_object_get(t, "visibility"));
+        double score = json_number_value(json_object_get(t, "score")), max = json_number_value(json_object_get(t, "max_score"));
+        if (!name || strcmp(name, want[i].name) || !number || strcmp(number, want[i].number) || !status ||
+            strcmp(status, want[i].status) || !output || strcmp(output, want[i].output) || !vis ||
+            strcmp(vis, "visible") || score != want[i].score || max != want[i].max)
+            fail_msg("test %zu: name '%s', number '%s', status '%s', score %g of %g, visibility '%s', output '%s'; "
+                     "want '%s', '%s', '%s', %g of %g, 'visible', '%s'", i, name, number, status, score, max, vis,
+                     output, want[i].name, want[i].number, want[i].status, want[i].score, want[i].max, want[i].output);
+    }
+    json_t *board = json_object_get(j, "leaderboard");
+    assert_int_equal(json_array_size(board), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(board, 0), "name")),
+                        "lab 04 04 matmul_mma (bf16) (% of cuBLAS bf16)");
+    json_decref(j);
+    r[1].measured = -1;
+    assert_int_equal(report_json(path, r, 4, 1.49, NULL), 0);
+    j = json_load_file(path, 0, NULL);
+    if (!j) fail_msg("report_json wrote no readable %s", path);
+    assert_null(json_object_get(j, "leaderboard"));
+    assert_int_equal(json_integer_value(json_object_get(j, "execution_time")), 1);
+    assert_string_equal(json_string_value(json_object_get(j, "output")), "");
+    json_decref(j);
+    snprintf(path, sizeof path, "%s/no such folder/results.json", tmp);
+    assert_int_not_equal(report_json(path, r, 4, 1.0, "notes"), 0);
+}
+
+/* What a student's program prints reaches results.json as it was where it
+ * is valid UTF-8: quotes, backslashes, control bytes, DEL and characters of
+ * 2, 3 and 4 bytes come back byte for byte; each byte that is not, however
+ * many, becomes one U+FFFD. */
+static void test_json_output_bytes(void **state) {
+    (void)state;
+    rubric_test_t num = {0};
+    snprintf(num.name, sizeof num.name, "mma: primes");
+    num.points = 2;
+    result_t r = made_result(&num, ST_FAIL, 0, 1);
+    const char *valid = "quote \" backslash \\ tab \t bell \x07 esc \x1b[2J del \x7f cr \r "
+                        "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80 end";
+    static char out[16384];
+    snprintf(out, sizeof out, "%s", valid);
+    r.output = out;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/bytes.json", tmp);
+    assert_int_equal(report_json(path, &r, 1, 1.0, valid), 0);
+    json_t *j = json_load_file(path, 0, NULL);
+    if (!j) fail_msg("report_json wrote no readable %s", path);
+    const char *got = json_string_value(json_object_get(json_array_get(json_object_get(j, "tests"), 0), "output"));
+    assert_non_null(got);
+    if (strncmp(got, "fail\n\n", 6) || strcmp(got + 6, valid))
+        fail_msg("the output did not come back byte for byte: '%s'", got);
+    assert_string_equal(json_string_value(json_object_get(j, "output")), valid);
+    json_decref(j);
+    /* 5000 bytes that are no UTF-8 at all: 5000 replacement characters. */
+    memset(out, 0xff, 5000);
+    out[5000] = '\0';
+    assert_int_equal(report_json(path, &r, 1, 1.0, out), 0);
+    j = json_load_file(path, 0, NULL);
+    if (!j) fail_msg("report_json wrote no readable %s", path);
+    got = json_string_value(json_object_get(json_array_get(json_object_get(j, "tests"), 0), "output"));
+    const char *notes = json_string_value(json_object_get(j, "output"));
+    assert_non_null(got);
+    assert_non_null(notes);
+    assert_int_equal(strlen(got), 6 + 3 * 5000);
+    assert_int_equal(strlen(notes), 3 * 5000);
+    for (size_t i = 6; i < strlen(got); i += 3)
+        if (memcmp(got + i, "\xef\xbf\xbd", 3)) fail_msg("byte %zu of the output is not U+FFFD", i);
+    json_decref(j);
 }
 
 /* Run the grader; returns its exit status; the table goes to log. */
@@ -3443,6 +3683,12 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_total);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rerun_hint);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rerun_hint_folders);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rerun_hint_edges);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_report_status_names);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_rows);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_message_cut);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_fields);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_output_bytes);
     char wdir[PATH_MAX];
     snprintf(wdir, sizeof wdir, "%s/autograder/wrong", GRADE_ROOT);
     struct dirent **labs;

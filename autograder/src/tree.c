@@ -25,7 +25,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/* mkdir -p: working folders are created deep in the private tree. */
+/* mkdir -p: working folders are created deep in the private tree. 0 when
+ * path is a folder at the end; -1 with errno set (ENOTDIR where a file is
+ * in the way). */
 int mkdirs(const char *path, mode_t mode) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s", path);
@@ -35,7 +37,15 @@ int mkdirs(const char *path, mode_t mode) {
         if (mkdir(tmp, mode) != 0 && errno != EEXIST) return -1;
         *p = '/';
     }
-    if (mkdir(tmp, mode) != 0 && errno != EEXIST) return -1;
+    if (mkdir(tmp, mode) != 0) {
+        /* There already: fine if it is a folder (or a link to one), not if it is a file. */
+        struct stat st;
+        if (errno != EEXIST) return -1;
+        if (stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            errno = ENOTDIR;
+            return -1;
+        }
+    }
     return 0;
 }
 

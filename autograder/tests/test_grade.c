@@ -2372,6 +2372,33 @@ static void test_tree_hash(void **state) {
     tree_remove(copy);
 }
 
+/* mkdirs: a path and its parents made, one already there is fine; a file
+ * where the folder should be, at the end or on the way, is refused with
+ * ENOTDIR (it said 0 for a file at the end, and the caller went on to
+ * write into it: "--base-cache FILE" failed later at its lock, with a
+ * message about the lock). */
+static void test_tree_mkdirs(void **state) {
+    (void)state;
+    char d[PATH_MAX], p[PATH_MAX + 64];
+    snprintf(d, sizeof d, "%s/mkdirs", tmp);
+    tree_remove(d);
+    snprintf(p, sizeof p, "%s/a/b/c", d);
+    assert_int_equal(mkdirs(p, 0755), 0);
+    struct stat st;
+    assert_true(stat(p, &st) == 0 && S_ISDIR(st.st_mode));
+    assert_int_equal(mkdirs(p, 0755), 0); /* there already */
+    snprintf(p, sizeof p, "%s/a/b/c/", d);
+    assert_int_equal(mkdirs(p, 0755), 0);
+    snprintf(p, sizeof p, "%s/a/file", d);
+    if (sh("echo x > '%s'", p) != 0) fail_msg("cannot write %s", p);
+    errno = 0;
+    assert_int_equal(mkdirs(p, 0755), -1);
+    assert_int_equal(errno, ENOTDIR);
+    snprintf(p, sizeof p, "%s/a/file/below", d);
+    assert_int_equal(mkdirs(p, 0755), -1);
+    tree_remove(d);
+}
+
 /* The total score in a results.json; -1 when it cannot be read. */
 static double json_load_score(const char *path) {
     json_t *j = json_load_file(path, 0, NULL);
@@ -3677,6 +3704,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_limits);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_fields_read);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_mkdirs);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_output_not_utf8);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_long_names);

@@ -2399,6 +2399,325 @@ static void test_tree_mkdirs(void **state) {
     tree_remove(d);
 }
 
+/* Write len bytes of a pattern that depends on seed into path. */
+static void write_pattern(const char *path, size_t len, unsigned seed) {
+    FILE *f = fopen(path, "w");
+    if (!f) fail_msg("cannot write %s", path);
+    for (size_t i = 0; i < len; i++) fputc((int)((i * 2654435761u + seed) >> 13 & 0xff), f);
+    fclose(f);
+}
+
+/* Do the files at a and b hold the same bytes? */
+static int same_bytes(const char *a, const char *b) {
+    return sh("cmp -s '%s' '%s'", a, b) == 0;
+}
+
+/* file_copy: the bytes (more than one 64 KiB buffer), the mode (also over an
+ * existing file of another mode), the modification time to the nanosecond
+ * (make must see prebuilt outputs as up to date), a longer old file cut to
+ * the new length; a read error fails it. It copies only a regular file, and
+ * never through a link: a link or a folder as the source, or a link as the
+ * destination, is refused and nothing is written. */
+static void test_tree_file_copy(void **state) {
+    (void)state;
+    char d[PATH_MAX], a[PATH_MAX + 32], b[PATH_MAX + 32], c[PATH_MAX + 32], l[PATH_MAX + 32];
+    snprintf(d, sizeof d, "%s/file-copy", tmp);
+    tree_remove(d);
+    assert_int_equal(mkdirs(d, 0755), 0);
+    snprintf(a, sizeof a, "%s/a", d);
+    snprintf(b, sizeof b, "%s/b", d);
+    write_pattern(a, 200000, 1);
+    chmod(a, 0750);
+    struct timespec ts[2] = {{1000000000, 123456789}, {1100000000, 987654321}};
+    assert_int_equal(utimensat(AT_FDCWD, a, ts, 0), 0);
+    assert_int_equal(file_copy(a, b), 0);
+    struct stat sa, sb;
+    assert_true(stat(a, &sa) == 0 && stat(b, &sb) == 0);
+    if (!same_bytes(a, b)) fail_msg("the copy's bytes differ from %s", a);
+    assert_int_equal(sb.st_mode & 07777, 0750);
+    assert_true(sb.st_mtim.tv_sec == 1100000000 && sb.st_mtim.tv_nsec == 987654321);
+    /* Over an existing file: shorter, another mode. */
+    write_pattern(a, 1000, 2);
+    chmod(a, 0600);
+    chmod(b, 0644);
+    assert_int_equal(file_copy(a, b), 0);
+    assert_true(stat(b, &sb) == 0);
+    assert_int_equal(sb.st_size, 1000);
+    if (!same_bytes(a, b)) fail_msg("a shorter copy over a longer file differs from %s", a);
+    assert_int_equal(sb.st_mode & 07777, 0600);
+    /* A link as the source, a folder as the source: refused, nothing made. */
+    snprintf(l, sizeof l, "%s/link", d);
+    snprintf(c, sizeof c, "%s/c", d);
+    assert_int_equal(symlink(a, l), 0);
+    assert_int_equal(file_copy(l, c), -1);
+    assert_int_not_equal(access(c, F_OK), 0);
+    assert_int_equal(file_copy(d, c), -1);
+    assert_int_not_equal(access(c, F_OK), 0);
+    /* A regular file that cannot be read (reading /proc/self/mem at 0 is an I/O error):
+     * a failed copy, not an empty file. */
+    struct stat smem;
+    if (lstat("/proc/self/mem", &smem) == 0 && S_ISREG(smem.st_mode)) assert_int_equal(file_copy("/proc/self/mem", c), -1);
+    unlink(c);
+    /* A link as the destination: refused, its target unchanged. */
+    write_pattern(c, 10, 3);
+    snprintf(l, sizeof l, "%s/link-to-c", d);
+    assert_int_equal(symlink(c, l), 0);
+    assert_int_equal(file_copy(a, l), -1);
+    assert_true(stat(c, &sb) == 0 && sb.st_size == 10);
+    tree_remove(d);
+}
+
+/* tree_copy keeps what make and the checks see: bytes, modes, times of
+ * files and of folders; a link is copied as a link with its target, never
+ * followed (a link to a folder outside the tree does not bring that
+ * folder's files in, a dangling one stays dangling); a FIFO is left out.
+ * It says it failed when a file cannot be written (a link already where
+ * it should go), without writing through the link. */
+static void test_tree_copy_links(void **state) {
+    (void)state;
+    char d[PATH_MAX], src[PATH_MAX + 16], dst[PATH_MAX + 16], out[PATH_MAX + 16], p[PATH_MAX + 64], q[PATH_MAX + 64];
+    snprintf(d, sizeof d, "%s/tree-copy", tmp);
+    snprintf(src, sizeof src, "%s/src", d);
+    snprintf(dst, sizeof dst, "%s/dst", d);
+    snprintf(out, sizeof out, "%s/outside", d);
+    tree_remove(d);
+    if (sh("set -e; cd '%s/..'; mkdir -p tree-copy; cd tree-copy; mkdir -p src/sub/deeper outside;"
+           " echo secret > outside/secret; echo top > src/top; echo deep > src/sub/deeper/f; chmod 0700 src/sub/deeper/f;"
+           " ln -s ../top src/sub/rel; ln -s '%s' src/out; ln -s nowhere src/dangling; mkfifo src/fifo;"
+           " touch -d '2001-02-03 04:05:06' src/sub/deeper src/sub",
+           d, out) != 0)
+        fail_msg("could not lay out %s", d);
+    struct stat ssub;
+    snprintf(p, sizeof p, "%s/sub", src);
+    assert_int_equal(stat(p, &ssub), 0);
+    assert_int_equal(tree_copy(src, dst, NULL), 0);
+    const char *links[][2] = {{"sub/rel", "../top"}, {"out", out}, {"dangling", "nowhere"}};
+    for (int i = 0; i < 3; i++) {
+        struct stat st;
+        char target[PATH_MAX];
+        snprintf(p, sizeof p, "%s/%s", dst, links[i][0]);
+        ssize_t n = readlink(p, target, sizeof target - 1);
+        if (lstat(p, &st) != 0 || !S_ISLNK(st.st_mode) || n < 0)
+            fail_msg("%s was not copied as a link", links[i][0]);
+        target[n] = '\0';
+        if (strcmp(target, links[i][1])) fail_msg("the link %s points to '%s', not '%s'", links[i][0], target, links[i][1]);
+    }
+    snprintf(p, sizeof p, "%s/sub/deeper/f", src);
+    snprintf(q, sizeof q, "%s/sub/deeper/f", dst);
+    struct stat sf, sq;
+    assert_true(stat(p, &sf) == 0 && stat(q, &sq) == 0);
+    if (!same_bytes(p, q) || (sq.st_mode & 07777) != 0700 || sq.st_mtim.tv_sec != sf.st_mtim.tv_sec ||
+        sq.st_mtim.tv_nsec != sf.st_mtim.tv_nsec)
+        fail_msg("sub/deeper/f was not copied with its bytes, mode and time");
+    snprintf(q, sizeof q, "%s/sub", dst);
+    assert_int_equal(stat(q, &sq), 0);
+    if (sq.st_mtim.tv_sec != ssub.st_mtim.tv_sec) fail_msg("the folder sub/ did not keep its time");
+    snprintf(q, sizeof q, "%s/fifo", dst);
+    assert_int_not_equal(access(q, F_OK), 0);
+    /* Into a copy that has a link where a file goes: refused, and the link's target untouched. */
+    tree_remove(dst);
+    snprintf(q, sizeof q, "%s/top", dst);
+    assert_int_equal(mkdirs(dst, 0755), 0);
+    snprintf(p, sizeof p, "%s/secret", out);
+    assert_int_equal(symlink(p, q), 0);
+    assert_int_equal(tree_copy(src, dst, NULL), -1);
+    if (!file_has(p, "secret\n") || file_has(p, "top")) fail_msg("tree_copy wrote through a link in its destination");
+    /* Into a copy that has a file where a link goes: refused. */
+    tree_remove(dst);
+    assert_int_equal(mkdirs(dst, 0755), 0);
+    snprintf(q, sizeof q, "%s/dangling", dst);
+    write_pattern(q, 10, 4);
+    assert_int_equal(tree_copy(src, dst, NULL), -1);
+    tree_remove(d);
+}
+
+/* Run fn(arg) in a child process as the user nobody when this test runs as
+ * root (where permissions would not stop anything), else as this user; fn
+ * returns NULL or what went wrong, which fails the test. */
+static void as_plain_user(const char *(*fn)(const char *), const char *arg) {
+    char msg_path[PATH_MAX + 16];
+    snprintf(msg_path, sizeof msg_path, "%s/child-msg", tmp);
+    unlink(msg_path);
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (getuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) _exit(3);
+        const char *why = fn(arg);
+        if (!why) _exit(0);
+        FILE *f = fopen(msg_path, "w");
+        if (f) fputs(why, f), fclose(f);
+        _exit(1);
+    }
+    int st = 0;
+    if (pid < 0 || waitpid(pid, &st, 0) != pid) fail_msg("could not run a child");
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 3) fail_msg("could not become the user nobody");
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("as %s: %s", getuid() == 0 ? "nobody" : "this user", file_text(msg_path));
+}
+
+/* A folder, empty, that the user nobody may write (for as_plain_user). */
+static void nobody_folder(const char *d) {
+    tree_remove(d);
+    if (mkdirs(d, 0755) != 0) fail_msg("cannot create %s", d);
+    if (getuid() == 0 && chown(d, 65534, 65534) != 0) fail_msg("cannot give %s to nobody", d);
+}
+
+/* A file the hash cannot read is an error the caller hears about. */
+static const char *hash_unreadable(const char *d) {
+    if (sh("set -e; cd '%s'; mkdir t; echo a > t/a; echo b > t/b; chmod 000 t/b", d) != 0) return "no tree";
+    char t[PATH_MAX + 8];
+    snprintf(t, sizeof t, "%s/t", d);
+    int err = 0;
+    tree_hash(t, NULL, NULL, 0, "emu", &err);
+    return err ? NULL : "a file it could not read did not set *err";
+}
+
+/* What the hash names, beyond test_tree_hash: a link's target, a file's
+ * place in the tree (the same name moved into a folder), a names-only path
+ * matched whole (not as a prefix of a longer one), and an unreadable file
+ * (an error, not a hash of what could be read). */
+static void test_tree_hash_more(void **state) {
+    (void)state;
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%s/hash-more", tmp);
+    tree_remove(d);
+    if (sh("set -e; mkdir -p '%s/a'; cd '%s'; echo m > a/m; echo z > z; echo s > a/s; ln -s a/m link", d, d) != 0)
+        fail_msg("could not lay out %s", d);
+    int err = 0;
+    uint64_t h0 = tree_hash(d, NULL, NULL, 0, "emu", &err);
+    assert_int_equal(err, 0);
+    sh("cd '%s'; ln -sfn a/s link", d);
+    uint64_t h1 = tree_hash(d, NULL, NULL, 0, "emu", &err);
+    assert_true(h1 != h0); /* a link's target */
+    sh("cd '%s'; rm link; mv z a/z", d); /* a/m a/s z, then a/m a/s a/z: the same names in the same order */
+    uint64_t h2 = tree_hash(d, NULL, NULL, 0, "emu", &err);
+    sh("cd '%s'; mv a/z z", d);
+    assert_true(tree_hash(d, NULL, NULL, 0, "emu", &err) != h2);
+    sh("cd '%s'; mv z a/z", d);
+    const char *names_only[] = {"a/s.cu", "a/"};
+    uint64_t h3 = tree_hash(d, NULL, names_only, 2, "emu", &err);
+    sh("echo changed > '%s/a/s'", d);
+    assert_true(tree_hash(d, NULL, names_only, 2, "emu", &err) != h3); /* a/s is not a/s.cu */
+    assert_int_equal(err, 0);
+    nobody_folder(d);
+    as_plain_user(hash_unreadable, d);
+    tree_remove(d);
+}
+
+/* tree_remove empties what a child left: deep folders, more entries than
+ * one read of the folder returns, folders made read-only (the top one too)
+ * or unreadable (as a plain user, whom permissions stop), and never follows
+ * a link: the folder a link points to keeps its files. mkdirs says why it
+ * could not make a folder. */
+static const char *remove_as_user(const char *d) {
+    char t[PATH_MAX + 8];
+    snprintf(t, sizeof t, "%s/t", d);
+    if (sh("set -e; cd '%s'; mkdir -p t/1/2/3/4/5/6/7/8/9/10 t/many t/ro/sub t/unreadable/sub outside;"
+           " echo keep > outside/keep; echo x > t/1/2/3/4/5/6/7/8/9/10/f; ln -s '%s/outside' t/link;"
+           " for i in $(seq 1 600); do : > t/many/a-rather-long-file-name-to-fill-the-buffer-$i; done;"
+           " echo r > t/ro/sub/f; chmod 555 t/ro/sub t/ro; echo u > t/unreadable/sub/f; chmod 000 t/unreadable; chmod 555 t",
+           d, d) != 0)
+        return "could not lay out the tree";
+    tree_remove(t);
+    if (access(t, F_OK) == 0 || errno != ENOENT) return "the tree is still there";
+    char keep[PATH_MAX + 32];
+    snprintf(keep, sizeof keep, "%s/outside/keep", d);
+    if (access(keep, F_OK) != 0) return "a file behind a link was removed";
+    char ro[PATH_MAX + 32];
+    snprintf(ro, sizeof ro, "%s/ro", d);
+    if (mkdir(ro, 0555) != 0) return "could not make a read-only folder";
+    for (int depth = 1; depth <= 2; depth++) {
+        snprintf(ro, sizeof ro, "%s/ro/a%s", d, depth == 2 ? "/b" : "");
+        errno = 0;
+        if (mkdirs(ro, 0755) != -1 || errno != EACCES) return "mkdirs in a read-only folder did not fail with EACCES";
+    }
+    return NULL;
+}
+
+static void test_tree_remove(void **state) {
+    (void)state;
+    char d[PATH_MAX], p[PATH_MAX + 32], q[PATH_MAX + 32];
+    snprintf(d, sizeof d, "%s/remove", tmp);
+    nobody_folder(d);
+    as_plain_user(remove_as_user, d);
+    /* A link named itself: the link goes, its folder stays. */
+    snprintf(p, sizeof p, "%s/outside", d);
+    snprintf(q, sizeof q, "%s/link", d);
+    assert_int_equal(symlink(p, q), 0);
+    tree_remove(q);
+    struct stat st;
+    assert_int_not_equal(lstat(q, &st), 0);
+    snprintf(q, sizeof q, "%s/outside/keep", d);
+    assert_int_equal(access(q, F_OK), 0);
+    tree_remove(q); /* a file */
+    assert_int_not_equal(access(q, F_OK), 0);
+    tree_remove(d);
+    assert_int_not_equal(access(d, F_OK), 0);
+}
+
+/* tree_chown (root only, for --run-as): every entry of the tree, links
+ * themselves and not what they point to: a link to a file or a folder
+ * outside leaves them and what the folder holds their owner. */
+static void test_tree_chown(void **state) {
+    (void)state;
+    if (getuid() != 0) skip();
+    char d[PATH_MAX], p[PATH_MAX + 32];
+    snprintf(d, sizeof d, "%s/chown", tmp);
+    tree_remove(d);
+    if (sh("set -e; mkdir -p '%s/t/a/b' '%s/dir'; cd '%s'; echo o > outside; echo f > t/a/b/f; echo g > dir/g;"
+           " ln -s '%s/outside' t/a/link; ln -s '%s/dir' t/a/dirlink",
+           d, d, d, d, d) != 0)
+        fail_msg("could not lay out %s", d);
+    snprintf(p, sizeof p, "%s/t", d);
+    tree_chown(p, 65534, 65534);
+    const char *owned[] = {"t", "t/a", "t/a/b", "t/a/b/f", "t/a/link", "t/a/dirlink"};
+    for (int i = 0; i < 6; i++) {
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", d, owned[i]);
+        if (lstat(p, &st) != 0 || st.st_uid != 65534 || st.st_gid != 65534) fail_msg("%s was not given to nobody", owned[i]);
+    }
+    const char *outside[] = {"outside", "dir", "dir/g"};
+    for (int i = 0; i < 3; i++) {
+        struct stat st;
+        snprintf(p, sizeof p, "%s/%s", d, outside[i]);
+        assert_int_equal(stat(p, &st), 0);
+        if (st.st_uid != 0) fail_msg("tree_chown followed a link out of the tree to %s", outside[i]);
+    }
+    tree_remove(d);
+}
+
+/* The student files of a lab: its regular files but the harness (check.c,
+ * bench.c, README.md, lab.mk), in name order; no dot-file, folder, link, or
+ * name of 128 characters or more (the caller's slots hold 127); at most
+ * max of them, none written past. A lab with no folder has none. */
+static void test_lab_student_files(void **state) {
+    (void)state;
+    char root[PATH_MAX];
+    snprintf(root, sizeof root, "%s/student-files", tmp);
+    tree_remove(root);
+    char n127[128], n128[129];
+    memset(n127, 'n', 127);
+    n127[127] = '\0';
+    memset(n128, 'o', 128);
+    n128[128] = '\0';
+    if (sh("set -e; mkdir -p '%s/labs/99-x/sub'; cd '%s/labs/99-x'; for f in check.c bench.c README.md lab.mk c.h b.cu"
+           " a.cu .hidden.cu %s %s; do echo x > \"$f\"; done; ln -s a.cu link.cu", root, root, n127, n128) != 0)
+        fail_msg("could not lay out %s", root);
+    char names[5][128];
+    memset(names, 0, sizeof names);
+    assert_int_equal(lab_student_files(root, "99-x", names, 5), 4);
+    assert_string_equal(names[0], "a.cu");
+    assert_string_equal(names[1], "b.cu");
+    assert_string_equal(names[2], "c.h");
+    assert_string_equal(names[3], n127);
+    memset(names, 0, sizeof names);
+    snprintf(names[2], sizeof names[2], "untouched");
+    assert_int_equal(lab_student_files(root, "99-x", names, 2), 2);
+    assert_string_equal(names[2], "untouched");
+    assert_int_equal(lab_student_files(root, "98-none", names, 4), 0);
+    tree_remove(root);
+}
+
 /* The total score in a results.json; -1 when it cannot be read. */
 static double json_load_score(const char *path) {
     json_t *j = json_load_file(path, 0, NULL);
@@ -3705,6 +4024,12 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_fields_read);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_mkdirs);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_file_copy);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_copy_links);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash_more);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_remove);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_chown);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_lab_student_files);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_output_not_utf8);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_long_names);

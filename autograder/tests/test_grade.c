@@ -596,8 +596,8 @@ static void test_speed_mfu_zero_is_no_measure(void **state) {
 }
 
 /* speed_score() sets the score itself: what the result held before (a
- * reused result) does not survive unreadable JSON; a metric named NULL or
- * unknown is no metric. */
+ * reused result) does not survive unreadable JSON, nor does JSON with more
+ * after it count; a metric named NULL or unknown is no metric. */
 static void test_speed_unit_edges(void **state) {
     (void)state;
     const rubric_test_t t = mfu_test();
@@ -612,6 +612,14 @@ static void test_speed_unit_edges(void **state) {
     assert_int_equal(r.status, ST_FAIL);
     assert_true(r.score == 0.0);
     assert_string_equal(r.message, "the benchmark wrote no readable JSON");
+    /* Two values, or one and more text: which is the measurement? Neither. */
+    const char *trailing[] = {"{\"mfu\": 0.35} {\"mfu\": 0.9}", "{\"mfu\": 0.35}\nPASS"};
+    for (int i = 0; i < 2; i++) {
+        r = score_bench(&t, trailing[i]);
+        if (r.status != ST_FAIL || r.score != 0.0 || !r.counted || strcmp(r.message, "the benchmark wrote no readable JSON"))
+            fail_msg("'%s': status %s, %g points, '%s'; want no readable JSON", trailing[i], status_name(r.status),
+                     r.score, r.message);
+    }
     assert_null(speed_metric_find(NULL));
     assert_null(speed_metric_find(""));
     assert_null(speed_metric_find("mfu "));
@@ -1057,7 +1065,9 @@ static void test_rubric_fields_read(void **state) {
         "  {\"name\": \"not extra\", \"kind\": \"numerics\", \"check\": \"check c\", \"points\": 0, \"bonus\": false,"
         " \"may_skip\": false},\n"
         "  {\"name\": \"fast\", \"kind\": \"speed\", \"kernel\": \"02 k\", \"points\": 3, \"full_at\": 0.5,"
-        " \"zero_at\": 0.1, \"bench_args\": \"--sizes 64\", \"requires\": [\"check a\", \"check c\"]}]}\n";
+        " \"zero_at\": 0.1, \"bench_args\": \"--sizes 64\", \"requires\": [\"check a\", \"check c\"]},\n"
+        "  {\"name\": \"coalescing\", \"kind\": \"speed\", \"kernel\": \"01 k\", \"over\": \"01 k uncoalesced\","
+        " \"points\": 1, \"full_at\": 3, \"zero_at\": 1.5, \"implausible_above\": 100, \"requires\": [\"check a\"]}]}\n";
     if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("a valid rubric was refused: %s", err);
     assert_string_equal(r.lab, "99-test");
     assert_string_equal(r.nn, "99");
@@ -1065,8 +1075,8 @@ static void test_rubric_fields_read(void **state) {
     assert_int_equal(r.nfiles, 2);
     assert_string_equal(r.files[0], "k.cu");
     assert_string_equal(r.files[1], "h.h");
-    assert_int_equal(r.ntests, 4);
-    const rubric_test_t *a = &r.tests[0], *b = &r.tests[1], *c = &r.tests[2], *s = &r.tests[3];
+    assert_int_equal(r.ntests, 5);
+    const rubric_test_t *a = &r.tests[0], *b = &r.tests[1], *c = &r.tests[2], *s = &r.tests[3], *o = &r.tests[4];
     assert_string_equal(a->name, "plain");
     assert_string_equal(a->check, "check a");
     assert_int_equal(a->kind, KIND_NUMERICS);
@@ -1083,6 +1093,9 @@ static void test_rubric_fields_read(void **state) {
     assert_true(s->full_at == 0.5 && s->zero_at == 0.1 && s->implausible_above == GRADE_IMPLAUSIBLE_RATIO);
     assert_int_equal(s->nrequires, 2);
     assert_string_equal(s->requires[1], "check c");
+    assert_string_equal(o->over, "01 k uncoalesced");
+    assert_string_equal(o->baseline, "01 k uncoalesced"); /* what its messages name */
+    assert_true(o->implausible_above == 100.0);
 }
 
 /* "implausible_above": 1.25 unless a ratio test says otherwise; it must lie
@@ -1475,6 +1488,9 @@ static void test_table_total(void **state) {
     if (!strstr(text, "TOTAL 2.5 / 6 points (41.7%); left out of the total: 1 needs GPU, 1 grader error;"))
         fail_msg("the TOTAL line should be 2.5 / 6 and name the two tests left out:\n%s", text);
     if (!strstr(text, " 2.5/3 ")) fail_msg("a partial score should read 2.5/3:\n%s", text);
+    text = table_of(&r[2], 1); /* nothing counted: no percentage to take */
+    if (!strstr(text, "TOTAL 0 / 0 points (0.0%); left out of the total: 1 needs GPU; graded in 1 s\n"))
+        fail_msg("a table of one test left out should total 0 / 0 and say why:\n%s", text);
 }
 
 /* Test names of any length keep the table's columns: a name up to 56
@@ -1648,6 +1664,7 @@ static void test_table_rows(void **state) {
     assert_string_equal(pts, "3.25 / 4.00 points + 1.00 bonus");
     char text[8192];
     snprintf(text, sizeof text, "%s", table_of(r, 5));
+    if (strncmp(text, "\ntitle\nlab ", 11)) fail_msg("the table should start with its title, then the header:\n%s", text);
     const char *rows[] = {"mma: primes", "wgmma: primes", "mma speed", "wgmma: large", "mma speed"};
     const char *points[] = {"      2/2 ", "     +1/1 ", "      -/5 ", "      -/1 ", "   1.25/2 "};
     const char *line = text;

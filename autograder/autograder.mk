@@ -24,9 +24,10 @@ $(GRADE_BIN): $(GRADE_SRCS) $(GRADE_HDRS)
 
 # The grader's self-test (autograder/tests/test_grade.c): the known-wrong
 # submissions in autograder/wrong/, solutions, starters, --batch, Gradescope,
-# and unit tests of the parts that need no child process (rubric validation,
-# speed scoring, the leaderboard, the tree hash), linked in directly: speed cannot be run
-# without a GPU, but its scoring can be tested anywhere.
+# and unit tests of the parts that need no grading run (rubric validation,
+# speed scoring, the table and results.json, copying, hashing and removing
+# trees), linked in directly: speed cannot be run without a GPU, but its
+# scoring can be tested anywhere.
 # GRADE_TEST_FILTER='test_speed*' runs only the tests whose names match.
 GRADE_SELFTEST := $(BUILD)/tests/test_grade
 GRADE_UNIT_SRCS := autograder/src/rubric.c autograder/src/speed.c autograder/src/report.c autograder/src/tree.c common/json.c

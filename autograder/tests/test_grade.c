@@ -25,11 +25,18 @@
  * and no solution in it, --target cuda without a device (a fake lab), and a
  * grader stopped by a signal leaving nothing behind.
  *
- * First, unit tests of the parts that need no child process, linked in from
- * autograder/src: rubric validation, the scoring of speed tests from a
- * bench's JSON (speed cannot run without a GPU, its scoring can) and the
- * leaderboard. GRADE_TEST_FILTER (a cmocka glob, e.g. 'test_speed*') runs
- * only the tests whose names match.
+ * First, unit tests of the parts that need no grading run, linked in from
+ * autograder/src, in a few seconds: rubric validation (test_rubric_*), the
+ * scoring of speed tests from a bench's JSON (test_speed_*: speed cannot run
+ * without a GPU, its scoring can), the table, the rerun hint and
+ * results.json with its leaderboard (test_table_*, test_rerun_*, test_json_*,
+ * test_report_*, test_leaderboard_*, test_bonus_*), and the private copy:
+ * copying, hashing, removing and handing over a tree, the student files of a
+ * lab (test_tree_*, test_lab_*), and the points the handouts state
+ * (test_handout_points). GRADE_TEST_FILTER (a cmocka glob, e.g.
+ * 'test_rubric*') runs only the tests whose names match; every test not
+ * named here grades whole submissions, and so does test_speed_path_on_emulator
+ * among the test_speed_* ones.
  *
  * One cmocka test per case, so the runner counts them.
  */

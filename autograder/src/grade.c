@@ -2573,6 +2573,17 @@ int main(int argc, char **argv) {
         }
         nrub++;
     }
+    /* Every lab asked for has a rubric that cannot be read: say why now, not after building the
+     * course libraries and under a table with no rows. On Gradescope the run goes on, so that
+     * results.json carries the reason to the course's page. */
+    if (bad_rubric && nrub == 0 && !O.gradescope && !O.prepare) {
+        for (char *line = notes, *end; *line; line = end + 1) {
+            end = strchr(line, '\n');
+            if (!end) end = line + strlen(line) - 1;
+            fprintf(stderr, "grade: %.*s\n", (int)(end - line), line);
+        }
+        return 2;
+    }
     for (int i = 0; O.parallel > 1 && !strcmp(O.target, "cuda") && i < nrub; i++)
         for (int k = 0; k < rubrics[i].ntests; k++)
             if (rubrics[i].tests[k].kind == KIND_SPEED && selected(&rubrics[i].tests[k])) {

@@ -2971,6 +2971,16 @@ static void test_usage_checked_before_build(void **state) {
     snprintf(args, sizeof args, "--src '%s/empty' --json '%s/no-dir/x.json'", d, d);
     expect_usage_error(args, "no-dir: No such file or directory");
 
+    /* The only lab asked for has a rubric that cannot be read (here a misspelt field): its
+     * reason, at once, not a build and an empty table. */
+    if (sh("set -e; r='%s/badroot'; mkdir -p \"$r/autograder/rubrics\" \"$r/labs/01-naive-matmul\";"
+           " printf '{\"lab\": \"01-naive-matmul\", \"tests\": [{\"name\": \"a\", \"check\": \"x\","
+           " \"points\": 1, \"may_skp\": true}]}\\n' > \"$r/autograder/rubrics/01.json\"", d) != 0)
+        fail_msg("could not lay out %s/badroot", d);
+    snprintf(args, sizeof args, "--root '%s/badroot' --src '%s/empty' --lab 01", d, d);
+    expect_usage_error(args, "grade: lab 01-naive-matmul: not graded: autograder/rubrics/01.json, test 1: "
+                             "\"may_skp\" is no field of a numerics test (misspelt?)");
+
     /* --src must be a folder. */
     snprintf(args, sizeof args, "--src '%s/zips/alice.zip'", d);
     expect_usage_error(args, "is not a folder; a submission is a folder of files (unzip it first)");

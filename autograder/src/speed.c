@@ -102,6 +102,19 @@ static int find_row(json_t *j, const char *kernel, const char **st, double *rati
     return -1;
 }
 
+/* A row that gives no measurement: its status if that is not "ok", else
+ * which figure is missing or impossible (the bench says "ok" but wrote no
+ * time or ratio above 0: a broken JSON, not a slow kernel). */
+static void say_unmeasured(result_t *res, const char *st, const char *kernel, const char *figure,
+                           const char *then) {
+    if (strcmp(st, "ok"))
+        snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s%s", st, kernel, then);
+    else
+        snprintf(res->message, sizeof res->message,
+                 "the benchmark says 'ok' for %s, but its %s is missing, 0 or below: nothing was measured%s", kernel,
+                 figure, then);
+}
+
 /* Ratio kind with "over": the other kernel's time over this one's. */
 static void score_over(result_t *res, json_t *j) {
     const rubric_test_t *t = res->t;
@@ -118,11 +131,10 @@ static void score_over(result_t *res, json_t *j) {
                  "the times are the emulator's CPU times, so the speed-up over %s is graded only on a GPU", t->over);
     } else if (strcmp(st, "ok") || !(ms > 0) || !isfinite(ms)) {
         res->status = ST_FAIL;
-        snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s", st, t->kernel);
+        say_unmeasured(res, st, t->kernel, "time (ms)", "");
     } else if (strcmp(ost, "ok") || !(oms > 0) || !isfinite(oms)) {
         res->status = ST_FAIL;
-        snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s, so there is no speed-up to grade",
-                 ost, t->over);
+        say_unmeasured(res, ost, t->over, "time (ms)", ", so there is no speed-up to grade");
     } else {
         const double up = oms / ms;
         snprintf(res->figure, sizeof res->figure, "%.2fx %s", up, t->over);
@@ -161,7 +173,7 @@ static void score_ratio(result_t *res, json_t *j) {
                  "no baseline was measured (no %s in this run), so there is no ratio to grade", t->baseline);
     } else if (strcmp(st, "ok") || !(ratio > 0) || !isfinite(ratio)) {
         res->status = ST_FAIL;
-        snprintf(res->message, sizeof res->message, "the benchmark says '%s' for %s", st, t->kernel);
+        say_unmeasured(res, st, t->kernel, "ratio", "");
     } else if (ratio > implausible_above(t)) {
         /* Faster than the baseline by more than any kernel of the lab can be:
          * the time did not measure the work (a result kept from an earlier

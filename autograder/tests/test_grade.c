@@ -532,13 +532,13 @@ static void test_speed_over_unmeasured(void **state) {
     const char *fmt = "{\"results\": [{\"kernel\": \"01 matmul_naive_uncoalesced\"%s},"
                       " {\"kernel\": \"01 matmul_naive\"%s}]}";
     const struct { const char *over, *kernel, *want; } bad[] = {
-        {", \"ms\": 40.0", "", "the benchmark says 'ok' for 01 matmul_naive"},
-        {", \"ms\": 40.0", ", \"ms\": 0", "the benchmark says 'ok' for 01 matmul_naive"},
-        {", \"ms\": 40.0", ", \"ms\": -10.0", "the benchmark says 'ok' for 01 matmul_naive"},
-        {", \"ms\": 40.0", ", \"ms\": \"10\"", "the benchmark says 'ok' for 01 matmul_naive"},
-        {"", ", \"ms\": 10.0", "the benchmark says 'ok' for 01 matmul_naive_uncoalesced, so there is no speed-up"},
-        {", \"ms\": 0", ", \"ms\": 10.0", "the benchmark says 'ok' for 01 matmul_naive_uncoalesced, so there is no speed-up"},
-        {", \"ms\": -40.0", ", \"ms\": 10.0", "the benchmark says 'ok' for 01 matmul_naive_uncoalesced, so there is no speed-up"},
+        {", \"ms\": 40.0", "", "the benchmark says 'ok' for 01 matmul_naive, but its time (ms) is missing, 0 or below: nothing was measured"},
+        {", \"ms\": 40.0", ", \"ms\": 0", "the benchmark says 'ok' for 01 matmul_naive, but its time (ms) is missing, 0 or below: nothing was measured"},
+        {", \"ms\": 40.0", ", \"ms\": -10.0", "the benchmark says 'ok' for 01 matmul_naive, but its time (ms) is missing, 0 or below: nothing was measured"},
+        {", \"ms\": 40.0", ", \"ms\": \"10\"", "the benchmark says 'ok' for 01 matmul_naive, but its time (ms) is missing, 0 or below: nothing was measured"},
+        {"", ", \"ms\": 10.0", "the benchmark says 'ok' for 01 matmul_naive_uncoalesced, but its time (ms) is missing, 0 or below: nothing was measured, so there is no speed-up to grade"},
+        {", \"ms\": 0", ", \"ms\": 10.0", "the benchmark says 'ok' for 01 matmul_naive_uncoalesced, but its time (ms) is missing, 0 or below: nothing was measured, so there is no speed-up to grade"},
+        {", \"ms\": -40.0", ", \"ms\": 10.0", "the benchmark says 'ok' for 01 matmul_naive_uncoalesced, but its time (ms) is missing, 0 or below: nothing was measured, so there is no speed-up to grade"},
     };
     char json[512];
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
@@ -573,7 +573,8 @@ static void test_speed_ratio_unmeasured(void **state) {
         if (r.status != ST_FAIL || r.score != 0.0 || !r.counted || r.measured >= 0 || r.figure[0])
             fail_msg("%s: status %s, %g points, counted %d, measured %g, figure '%s'; want a counted fail with 0",
                      bad[i], status_name(r.status), r.score, r.counted, r.measured, r.figure);
-        if (strcmp(r.message, "the benchmark says 'ok' for 04 matmul_mma (bf16)"))
+        if (strcmp(r.message, "the benchmark says 'ok' for 04 matmul_mma (bf16), but its ratio is missing, 0 or "
+                              "below: nothing was measured"))
             fail_msg("%s: message '%s'", bad[i], r.message);
     }
     result_t r = score_bench(&t, "{\"baseline\": null, \"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", "

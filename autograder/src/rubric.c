@@ -66,28 +66,28 @@ static int get_num(json_t *o, const char *key, double *dst, double dflt, char *e
     return 0;
 }
 
-/* "ranks": a whole number of MPI ranks, 1 (no mpirun) to GRADE_MAX_RANKS; dflt when absent. */
-static int get_ranks(json_t *o, int *dst, int dflt, char *err, size_t errlen) {
-    json_t *v = json_object_get(o, "ranks");
+/* A whole-number member from lo to hi ("ranks", "timeout_s"); dflt when absent.
+ * what names the unit in the message: "MPI ranks", "seconds". */
+static int get_int(json_t *o, const char *key, const char *what, long lo, long hi, int *dst, int dflt, char *err,
+                   size_t errlen) {
+    json_t *v = json_object_get(o, key);
     if (!v) { *dst = dflt; return 0; }
-    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > GRADE_MAX_RANKS) {
-        snprintf(err, errlen, "\"ranks\" must be a whole number of MPI ranks from 1 to %d", GRADE_MAX_RANKS);
+    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
+        snprintf(err, errlen, "\"%s\" must be a whole number of %s from %ld to %ld", key, what, lo, hi);
         return -1;
     }
     *dst = (int)json_integer_value(v);
     return 0;
 }
 
-/* "timeout_s": a whole number of seconds, 1 to a day (what --timeout allows); dflt when absent. */
+/* "ranks": 1 (no mpirun) to GRADE_MAX_RANKS. */
+static int get_ranks(json_t *o, int *dst, int dflt, char *err, size_t errlen) {
+    return get_int(o, "ranks", "MPI ranks", 1, GRADE_MAX_RANKS, dst, dflt, err, errlen);
+}
+
+/* "timeout_s": 1 s to a day (what --timeout allows). */
 static int get_timeout(json_t *o, int *dst, int dflt, char *err, size_t errlen) {
-    json_t *v = json_object_get(o, "timeout_s");
-    if (!v) { *dst = dflt; return 0; }
-    if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > 86400) {
-        snprintf(err, errlen, "\"timeout_s\" must be a whole number of seconds from 1 to 86400");
-        return -1;
-    }
-    *dst = (int)json_integer_value(v);
-    return 0;
+    return get_int(o, "timeout_s", "seconds", 1, 86400, dst, dflt, err, errlen);
 }
 
 /* The fields a rubric, a numerics test and a speed test may have (NULL-ended). */

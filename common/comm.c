@@ -353,7 +353,12 @@ static void check_received(int rc, const MPI_Status *st, size_t count, comm_dtyp
         FATAL("%s from rank %d: rank %d sent more than the %zu elements of %s (%zu bytes) this receive takes; "
               "a send and its receive must pass the same count and dtype", fn, peer, peer, count,
               DTYPE_NAMES[dtype], want);
-    MPI_CHECK(rc);
+    if (rc != MPI_SUCCESS) { /* MPI_CHECK would name only "rc": name the receive and its peer */
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        MPI_Error_string(rc, msg, &len);
+        FATAL("%s from rank %d failed: %s", fn, peer, msg);
+    }
     int bytes = 0;
     MPI_CHECK(MPI_Get_count(st, MPI_BYTE, &bytes));
     if ((size_t)bytes != want)

@@ -163,13 +163,16 @@ int args_parse(const args_t *a, int argc, char **argv, FILE *msg) {
             val = "1";
         } else if (eq) {
             val = eq + 1;
-        } else if (i + 1 < argc && !(strncmp(argv[i + 1], "--", 2) == 0 && argv[i + 1][2] != '\0')) {
+        } else if (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
             val = argv[++i];
         } else if (i + 1 < argc) {
-            /* "--warmup --steps 2": the value was forgotten; "--steps" is not the value. */
-            fprintf(msg, "%s: --%s needs a value, but the next argument is the flag '%s'; write --%s VALUE "
-                    "(or --%s=VALUE for a value that starts with --)\n", a->prog, s->name, argv[i + 1],
-                    s->name, s->name);
+            /* "--warmup --steps 2": the value was forgotten; "--steps" is not the value. A bare
+             * "--" is not one either: elsewhere it ends the options, and a file named "--" is
+             * far rarer than a forgotten value. */
+            fprintf(msg, "%s: --%s needs a value, but the next argument is %s '%s'; write --%s VALUE "
+                    "(or --%s=VALUE for a value that starts with --)\n", a->prog, s->name,
+                    argv[i + 1][2] ? "the flag" : "the end-of-options marker", argv[i + 1], s->name,
+                    s->name);
             return ARGS_ERROR;
         } else {
             fprintf(msg, "%s: --%s needs a value; run '%s --help' for usage\n", a->prog, s->name,

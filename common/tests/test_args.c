@@ -264,6 +264,16 @@ static void test_flag_as_value_is_missing_value(void **state) {
     const char *str[] = {"train", "--data", "--verbose", NULL};
     assert_int_equal(parse(msg, sizeof msg, str), ARGS_ERROR);
     assert_non_null(strstr(msg, "--data needs a value"));
+    /* A bare "--" is no value either (it ends the options elsewhere), and the
+     * message calls it what it is; --data=-- still names a file "--". */
+    const char *dashes[] = {"train", "--data", "--", NULL};
+    assert_int_equal(parse(msg, sizeof msg, dashes), ARGS_ERROR);
+    assert_non_null(strstr(msg, "train: --data needs a value, but the next argument is the end-of-options "
+                                "marker '--'; write --data VALUE (or --data=VALUE"));
+    assert_null(data);
+    const char *dashes_eq[] = {"train", "--data=--", NULL};
+    assert_int_equal(parse(msg, sizeof msg, dashes_eq), ARGS_OK);
+    assert_string_equal(data, "--");
     /* --name=--x is how to pass a value that starts with two dashes. */
     const char *eq[] = {"train", "--data=--odd-name.txt", NULL};
     assert_int_equal(parse(msg, sizeof msg, eq), ARGS_OK);

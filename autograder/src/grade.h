@@ -197,10 +197,12 @@ void sandbox_kill_all(void);
 int tree_copy(const char *src, const char *dst, const char *const *skip);
 /* A 64-bit hash of the tree at root: every entry's relative path and kind, a
  * file's mode and bytes, a link's target, in name order, skipping top-level
- * names in skip[] (NULL-ended). The n_names_only relative paths in
+ * names in skip[] (NULL-ended); a file's size comes before its bytes, so
+ * no file's bytes can pass for the next entry. The n_names_only relative paths in
  * names_only (e.g. "labs/01-naive-matmul/matmul_naive.cu") count by name
  * only, not by contents. salt mixes in whatever else the result depends on.
- * *err is set when something could not be read. */
+ * *err is set when something could not be read, or a file's size changed
+ * while it was read. */
 uint64_t tree_hash(const char *root, const char *const *skip, const char *const *names_only, int n_names_only,
                    const char *salt, int *err);
 /* rm -rf; best effort. Async-signal-safe: the grader's signal handler removes

@@ -131,6 +131,32 @@ static int in_list(const char *s, const char *const *list, int n) {
     return 0;
 }
 
+/* A file's size, then its bytes. The size keeps one file's bytes from running
+ * on into the next entry's name: without it, a holding "X" beside b holding
+ * "Y" hashed as a alone holding "X", b's name, kind and mode, then "Y". A read
+ * that fails partway, or a file that grows or shrinks while it is read, sets
+ * *err: the hash would not name what is there. */
+static uint64_t hash_file(const char *path, uint64_t h, int *err) {
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        *err = 1;
+        if (fd >= 0) close(fd);
+        return h;
+    }
+    uint64_t size = (uint64_t)st.st_size, total = 0;
+    h = course_fnv1a(h, &size, sizeof size);
+    char buf[65536];
+    ssize_t got;
+    while ((got = read(fd, buf, sizeof buf)) > 0) {
+        h = course_fnv1a(h, buf, (size_t)got);
+        total += (uint64_t)got;
+    }
+    if (got < 0 || total != size) *err = 1;
+    close(fd);
+    return h;
+}
+
 /* Hash the entries of root/rel (rel "" at the top), in name order. */
 static uint64_t hash_dir(const char *root, const char *rel, const char *const *skip, const char *const *names_only,
                          int n_names_only, uint64_t h, int *err) {
@@ -160,12 +186,7 @@ static uint64_t hash_dir(const char *root, const char *rel, const char *const *s
             } else if (S_ISREG(st.st_mode) && !in_list(r, names_only, n_names_only)) {
                 unsigned mode = st.st_mode & 0777;
                 h = course_fnv1a(h, &mode, sizeof mode);
-                int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-                if (fd < 0) *err = 1;
-                char buf[65536];
-                ssize_t got;
-                while (fd >= 0 && (got = read(fd, buf, sizeof buf)) > 0) h = course_fnv1a(h, buf, (size_t)got);
-                if (fd >= 0) close(fd);
+                h = hash_file(path, h, err);
             }
         }
         free(ents[i]);

@@ -2629,6 +2629,46 @@ static void test_tree_hash_more(void **state) {
     tree_remove(d);
 }
 
+/* tree_hash: one file's bytes cannot pass for the next entry. a holding "X"
+ * beside b holding "Y" once hashed as a alone holding "X", then b's name, its
+ * kind, its mode bytes and "Y": one run of bytes, so one name for two trees.
+ * A file's size now comes before its bytes. */
+static void test_tree_hash_file_bounds(void **state) {
+    (void)state;
+    char one[PATH_MAX], two[PATH_MAX], p[PATH_MAX + 16];
+    snprintf(one, sizeof one, "%s/hash-two-files", tmp);
+    snprintf(two, sizeof two, "%s/hash-one-file", tmp);
+    tree_remove(one);
+    tree_remove(two);
+    assert_int_equal(mkdirs(one, 0755), 0);
+    assert_int_equal(mkdirs(two, 0755), 0);
+    unsigned mode = 0644;
+    char glued[16] = "Xb";
+    size_t n = 3; /* "X", "b" and the NUL that ends b's name */
+    glued[n++] = 'f';
+    memcpy(glued + n, &mode, sizeof mode);
+    n += sizeof mode;
+    glued[n++] = 'Y';
+    const struct { const char *dir, *name, *bytes; size_t len; } files[] = {
+        {one, "a", "X", 1}, {one, "b", "Y", 1}, {two, "a", glued, n}};
+    for (int i = 0; i < 3; i++) {
+        snprintf(p, sizeof p, "%s/%s", files[i].dir, files[i].name);
+        int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, files[i].bytes, files[i].len), (ssize_t)files[i].len);
+        assert_int_equal(fchmod(fd, 0644), 0);
+        close(fd);
+    }
+    int err = 1;
+    uint64_t h1 = tree_hash(one, NULL, NULL, 0, "emu", &err);
+    assert_int_equal(err, 0);
+    uint64_t h2 = tree_hash(two, NULL, NULL, 0, "emu", &err);
+    assert_int_equal(err, 0);
+    assert_true(h1 != h2);
+    tree_remove(one);
+    tree_remove(two);
+}
+
 /* tree_remove empties what a child left: deep folders, more entries than
  * one read of the folder returns, folders made read-only (the top one too)
  * or unreadable (as a plain user, whom permissions stop), and never follows
@@ -4062,6 +4102,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_file_copy);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_copy_links);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash_more);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash_file_bounds);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_remove);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_chown);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_lab_student_files);

@@ -215,7 +215,9 @@ void tree_chown(const char *path, uid_t uid, gid_t gid);
 /* Copy one regular file (no links followed); returns 0 or -1. */
 int file_copy(const char *src, const char *dst);
 /* The student files of a lab: every regular file in root/labs/<lab>/ except
- * the harness (check.c, bench.c, README.md, lab.mk). Returns how many. */
+ * the harness (check.c, bench.c, README.md, lab.mk), in name order. Past max,
+ * the first max by name are taken and stderr says how many were not.
+ * Returns how many were stored. */
 int lab_student_files(const char *root, const char *lab, char names[][128], int max);
 
 /* ---- output ------------------------------------------------------------------ */

@@ -293,7 +293,9 @@ void tree_chown(const char *path, uid_t uid, gid_t gid) {
 }
 
 /* Sort names so the order of files (and messages) is stable. */
-static int cmp_names(const void *a, const void *b) { return strcmp(a, b); }
+static int cmp_dirents(const struct dirent **a, const struct dirent **b) {
+    return strcmp((*a)->d_name, (*b)->d_name);
+}
 
 /* What the student may change is whatever the lab folder has besides the
  * harness; taken from the grader's tree, never from the submission. */
@@ -301,22 +303,29 @@ int lab_student_files(const char *root, const char *lab, char names[][128], int 
     static const char *const harness[] = {"check.c", "bench.c", "README.md", "lab.mk", NULL};
     char dir[4096];
     snprintf(dir, sizeof dir, "%s/labs/%s", root, lab);
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && n < max) {
-        if (e->d_name[0] == '.') continue;
-        int h = 0;
-        for (const char *const *s = harness; *s; s++) h |= !strcmp(*s, e->d_name);
-        if (h || strlen(e->d_name) >= 128) continue;
+    /* In name order, so that past max the same files are taken on every run
+     * and every machine, whatever order the folder lists them in. */
+    struct dirent **ents;
+    int m = scandir(dir, &ents, NULL, cmp_dirents);
+    if (m < 0) return 0;
+    int n = 0, more = 0;
+    for (int i = 0; i < m; i++) {
+        const char *nm = ents[i]->d_name;
+        int h = nm[0] == '.' || strlen(nm) >= 128;
+        for (const char *const *s = harness; *s; s++) h |= !strcmp(*s, nm);
         char p[4096];
-        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        snprintf(p, sizeof p, "%s/%s", dir, nm);
         struct stat st;
-        if (lstat(p, &st) != 0 || !S_ISREG(st.st_mode)) continue;
-        snprintf(names[n++], 128, "%s", e->d_name);
+        if (!h && lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (n < max) snprintf(names[n++], 128, "%s", nm);
+            else more++;
+        }
+        free(ents[i]);
     }
-    closedir(d);
-    qsort(names, (size_t)n, 128, cmp_names);
+    free(ents);
+    if (more)
+        fprintf(stderr, "grade: labs/%s has %d student files, more than the %d the grader takes; the first %d "
+                "by name are graded and the other %d are not; list the student files in the rubric's \"files\"\n",
+                lab, n + more, max, max, more);
     return n;
 }

@@ -2775,10 +2775,31 @@ static void test_lab_student_files(void **state) {
     assert_string_equal(names[1], "b.cu");
     assert_string_equal(names[2], "c.h");
     assert_string_equal(names[3], n127);
+    /* Past max, the first by name, on every file system, and stderr says
+     * how many were left: a file left out of the grade is not left silently. */
+    if (sh("set -e; cd '%s/labs/99-x'; for f in z.cu y.cu x.cu w.cu v.cu u.cu; do echo x > \"$f\"; done", root) != 0)
+        fail_msg("could not add files to %s", root);
     memset(names, 0, sizeof names);
     snprintf(names[2], sizeof names[2], "untouched");
-    assert_int_equal(lab_student_files(root, "99-x", names, 2), 2);
+    char err[PATH_MAX + 16];
+    snprintf(err, sizeof err, "%s/files.err", tmp);
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    int got = lab_student_files(root, "99-x", names, 2);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    assert_int_equal(got, 2);
+    assert_string_equal(names[0], "a.cu");
+    assert_string_equal(names[1], "b.cu");
     assert_string_equal(names[2], "untouched");
+    if (!file_has(err, "grade: labs/99-x has 10 student files, more than the 2 the grader takes; the first 2 by "
+                       "name are graded and the other 8 are not; list the student files in the rubric's \"files\""))
+        fail_msg("no warning of the files left out in %s", err);
     assert_int_equal(lab_student_files(root, "98-none", names, 4), 0);
     tree_remove(root);
 }

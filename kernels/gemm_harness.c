@@ -656,13 +656,13 @@ static void emu_memory_columns(const gemm_kernel_t *k, const bench_bufs_t *b, ch
 int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *kernels,
                     int nkernels, int argc, char **argv) {
     const int emulated = !HAVE_CUBLAS;
-    /* Defaults depend on where kernels run; set before parsing so --help shows them. */
-    static const char *sizes_arg;
-    static const char *json_path = NULL;
-    static int reps;
-    sizes_arg = emulated ? "128" : "1024,2048,4096";
-    reps = emulated ? 3 : 10;
-    static const arg_spec_t specs[] = {
+    /* Defaults depend on where kernels run; set before parsing so --help shows
+     * them. Locals, not statics: a second call (a test's) starts from the
+     * defaults, not from the first call's --json. */
+    const char *sizes_arg = emulated ? "128" : "1024,2048,4096";
+    const char *json_path = NULL;
+    int reps = emulated ? 3 : 10;
+    const arg_spec_t specs[] = {
         {"sizes", ARG_STRING, &sizes_arg, "comma-separated sizes, N (square) or MxNxK (emulator: M*N*K up to 1024^3)", 0, -1},
         {"reps", ARG_INT, &reps, "timed repetitions, median reported", 1, 1000},
         {"json", ARG_STRING, &json_path, "also write the rows as JSON to this file", 0, -1},

@@ -1120,6 +1120,32 @@ static void test_bench_defaults(void **state) {
     json_decref(j);
 }
 
+/* Two runs in one process: the second starts from the defaults, not from the
+ * first run's flags (they were statics once: a second call without --json
+ * wrote the first call's file again, with the first call's repetitions). */
+static int bench_twice_child(void *arg) {
+    (void)arg;
+    const gemm_kernel_t k[] = {F32(b_exact)};
+    char *first[] = {"bench", "--sizes", "4", "--reps", "7", "--json", json_file, NULL};
+    char *second[] = {"bench", "--sizes", "5", NULL};
+    int rc = gemm_bench_main("TT", "the harness's own test", k, 1, 7, first);
+    if (rc != 0 || remove(json_file) != 0) return 10 + rc;
+    rc = gemm_bench_main("TT", "the harness's own test", k, 1, 3, second);
+    return access(json_file, F_OK) == 0 ? 20 : rc;
+}
+
+static void test_bench_called_twice(void **state) {
+    (void)state;
+    child_result_t r = run_in_child(bench_twice_child, NULL);
+    if (!r.exited || r.exit_code != 0) {
+        show_child(&r);
+        fail_msg("exit %d: 1x is the first run failing, 20 the second writing the first run's --json file",
+                 r.exit_code);
+    }
+    assert_int_equal(count_text(r.out, "call b_exact 4x4x4\n"), 1 + 7 + 1);
+    assert_int_equal(count_text(r.out, "call b_exact 5x5x5\n"), 1 + 3 + 1);
+}
+
 /* Every field of --json, for each kind of row, and the table's status column. */
 static void test_bench_json_rows(void **state) {
     (void)state;
@@ -1383,6 +1409,7 @@ int main(void) {
         cmocka_unit_test_setup_teardown(test_bench_sizes_refused, setup_json, teardown_json),
         cmocka_unit_test_setup_teardown(test_bench_sizes_accepted, setup_json, teardown_json),
         cmocka_unit_test_setup_teardown(test_bench_defaults, setup_json, teardown_json),
+        cmocka_unit_test_setup_teardown(test_bench_called_twice, setup_json, teardown_json),
         cmocka_unit_test_setup_teardown(test_bench_json_rows, setup_json, teardown_json),
         cmocka_unit_test_setup_teardown(test_bench_screen, setup_json, teardown_json),
         cmocka_unit_test_setup_teardown(test_bench_screen_threshold, setup_json, teardown_json),

@@ -708,15 +708,18 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
     int any_bf16 = 0;
     for (int i = 0; i < nkernels; i++) any_bf16 |= kernels[i].bf16 != NULL;
 
-    char dev[128];
+    char dev[128], blas[64] = "";
     gpu_device_name(dev, sizeof dev);
+#if HAVE_CUBLAS
+    cublas_version(blas, sizeof blas);
+#endif
     printf("# lab %s matmul ladder: C = A*B (alpha 1, beta 0), row-major, fp32 accumulation\n", lab);
     printf("# device: %s; median of %d reps, L2 flushed before each\n", dev, reps);
     if (emulated)
         printf("# no cuBLAS baseline under the emulator: times are CPU timings of the emulated kernels, "
                "not GPU speeds; err is against OpenBLAS\n");
     else
-        printf("# baseline: cuBLAS sgemm, TF32 off%s; err is against the baseline's result\n",
+        printf("# baseline: %s sgemm, TF32 off%s; err is against the baseline's result\n", blas,
                any_bf16 ? " (bf16 kernels: cuBLAS bf16 GemmEx)" : "");
     if (emulated) {
         printf("# from one more, traced run: FLOP/B, FLOPs per byte of the 32-byte sectors the warps' loads "
@@ -733,8 +736,11 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
     if (jf) {
         fprintf(jf, "{\"lab\":\"%s\",\"device\":", lab);
         course_json_string(jf, dev);
-        fprintf(jf, ",\"emulator\":%s,\"reps\":%d,\"baseline\":%s,\"results\":[",
+        fprintf(jf, ",\"emulator\":%s,\"reps\":%d,\"baseline\":%s,\"baseline_version\":",
                 emulated ? "true" : "false", reps, emulated ? "null" : "\"cublas\"");
+        if (emulated) fprintf(jf, "null");
+        else course_json_string(jf, blas);
+        fprintf(jf, ",\"results\":[");
     }
     int first_json = 1, bad = 0, truncated = 0;
     for (int s = 0; s < nsizes; s++) {

@@ -184,7 +184,9 @@ void gemm_trace_pattern(const gemm_kernel_t *k, int M, int N, int K, const char 
  * the baseline's product relative to its largest element, over all runs (a
  * screen for gross errors: the numerics are check.c's job). In the JSON, a
  * figure that is not a finite number (the error of a run that left NaN or
- * an infinity in C) is null, as are those of a kernel that did not run. A
+ * an infinity in C) is null, as are those of a kernel that did not run.
+ * The header line and the JSON's "baseline_version" name the cuBLAS library
+ * the run loaded (null under the emulator): its figures differ by release. A
  * kernel still marked TODO gets a "not implemented" row and the rest still
  * run. Under the emulator there is no cuBLAS: the rows carry CPU timings of the
  * emulated kernels, compared with OpenBLAS's result for correctness, and in

@@ -6,6 +6,7 @@
  */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
+#include <stdio.h>
 
 #include "cublas_gemm.h"
 #include "error.h"
@@ -42,6 +43,14 @@ extern "C" int cublas_gemm_bf16_rowmajor(int M, int N, int K, float alpha, const
                               B, CUDA_R_16BF, N, A, CUDA_R_16BF, K, &beta, C, CUDA_R_32F, N,
                               CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
     return LAB_OK;
+}
+
+extern "C" void cublas_version(char *out, size_t n) {
+    int major = 0, minor = 0, patch = 0;
+    CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &major));
+    CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &minor));
+    CUBLAS_CHECK(cublasGetProperty(PATCH_LEVEL, &patch));
+    snprintf(out, n, "cuBLAS %d.%d.%d", major, minor, patch);
 }
 
 extern "C" void cublas_gemm_shutdown(void) {

@@ -14,6 +14,7 @@
 #ifndef COURSE_CUBLAS_GEMM_H
 #define COURSE_CUBLAS_GEMM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -60,6 +61,18 @@ int cublas_sgemm_rowmajor(int M, int N, int K, float alpha, const float *A, cons
  */
 int cublas_gemm_bf16_rowmajor(int M, int N, int K, float alpha, const uint16_t *A,
                               const uint16_t *B, float beta, float *C);
+
+/**
+ * @brief The cuBLAS library this process runs, as "cuBLAS 13.1.0".
+ *
+ * The version of the shared library loaded at run time (cublasGetProperty),
+ * which may differ from the headers the program was built with. A baseline
+ * figure means little without it: cuBLAS releases differ by several per cent
+ * on the same GPU. Needs no handle.
+ * @param out where the text goes
+ * @param n size of out in bytes
+ */
+void cublas_version(char *out, size_t n);
 
 /**
  * @brief Destroy the cuBLAS handle the two functions above created (safe to call twice).

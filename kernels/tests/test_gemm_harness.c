@@ -1161,6 +1161,7 @@ static void test_bench_json_rows(void **state) {
     assert_true(json_is_true(json_object_get(j, "emulator")));
     assert_int_equal(json_integer_value(json_object_get(j, "reps")), 2);
     assert_true(json_is_null(json_object_get(j, "baseline")));
+    assert_true(json_is_null(json_object_get(j, "baseline_version"))); /* no cuBLAS under the emulator */
     assert_int_equal(json_array_size(json_object_get(j, "results")), 5);
     json_t *ok = json_row(j, "b_exact", 9, 6, 5);
     assert_string_equal(json_string_value(json_object_get(ok, "status")), "ok");

@@ -39,6 +39,9 @@
 #include "json.h"
 #include "lab.h"
 #include "train/matmul_switch.h"
+#ifndef COURSE_SIMT
+#include "cuda/cublas_gemm.h"
+#endif
 #include "memory.h"
 #include "model.h"
 #include "rng.h"
@@ -428,7 +431,11 @@ int main(int argc, char **argv) {
     }
     printf("# device: %s; d_model %d, %d layers, %d heads, ffn %d, seq %d, batch %d; %zu parameters; %.2f GB on the device\n",
            dev, d_model, layers, heads, ffn, seq, batch, m.n_params, model_gpu_bytes(&m) / 1e9);
-#ifdef COURSE_SIMT
+#ifndef COURSE_SIMT
+    char blas[64];
+    cublas_version(blas, sizeof blas); /* MFU depends on it wherever cuBLAS does the matmuls */
+    printf("# matmuls: %s; %s loaded\n", kernel, blas);
+#else
     printf("# emulator: the times below are CPU times of the emulated kernels, not GPU times\n");
 #endif
     /* One step more than the timed ones, placed among them at random (a new

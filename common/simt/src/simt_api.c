@@ -128,7 +128,9 @@ const char *cudaGetErrorName(cudaError_t e)
 {
     for (size_t i = 0; i < sizeof(error_table) / sizeof(error_table[0]); i++)
         if (error_table[i].code == e) return error_table[i].name;
-    return "cudaErrorUnknown";
+    /* As the toolkit's does (CUDA Runtime API, cudaGetErrorName), not the
+     * name of cudaErrorUnknown, a code the program never got. */
+    return "unrecognized error code";
 }
 
 /* --- devices ------------------------------------------------------------- */

@@ -80,6 +80,40 @@ static void test_events(void **state)
     cudaEventDestroy(b);
 }
 
+/* The toolkit's descriptions of the errors a course program meets most, and
+ * "unrecognized error code" from both functions for a code that is not one
+ * (CUDA Runtime API, cudaGetErrorName and cudaGetErrorString). */
+static void test_error_strings(void **state)
+{
+    (void)state;
+    static const struct {
+        cudaError_t e;
+        const char *name, *text;
+    } want[] = {
+        {cudaSuccess, "cudaSuccess", "no error"},
+        {cudaErrorMemoryAllocation, "cudaErrorMemoryAllocation", "out of memory"},
+        {cudaErrorInvalidConfiguration, "cudaErrorInvalidConfiguration", "invalid configuration argument"},
+        {cudaErrorInvalidMemcpyDirection, "cudaErrorInvalidMemcpyDirection", "invalid copy direction for memcpy"},
+        {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
+        {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
+        {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
+        {cudaErrorLaunchOutOfResources, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"},
+        {cudaErrorAssert, "cudaErrorAssert", "device-side assert triggered"},
+        {cudaErrorMisalignedAddress, "cudaErrorMisalignedAddress", "misaligned address"},
+        {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        assert_string_equal(cudaGetErrorName(want[i].e), want[i].name);
+        assert_string_equal(cudaGetErrorString(want[i].e), want[i].text);
+    }
+    assert_int_equal(cudaErrorIllegalAddress, 700);
+    assert_int_equal(cudaErrorMisalignedAddress, 716);
+    assert_int_equal(cudaErrorInvalidMemcpyDirection, 21);
+    assert_int_equal(cudaErrorInvalidResourceHandle, 400);
+    assert_string_equal(cudaGetErrorString((cudaError_t)12345), "unrecognized error code");
+    assert_string_equal(cudaGetErrorName((cudaError_t)12345), "unrecognized error code");
+}
+
 static void test_vector_types(void **state)
 {
     (void)state;
@@ -125,6 +159,7 @@ int main(void)
         cmocka_unit_test(test_error_values_match_toolkit),
         cmocka_unit_test(test_device_and_memory),
         cmocka_unit_test(test_events),
+        cmocka_unit_test(test_error_strings),
         cmocka_unit_test(test_vector_types),
         cmocka_unit_test(test_conversions_agree_with_common_half),
     };

@@ -80,6 +80,25 @@ static void test_events(void **state)
     cudaEventDestroy(b);
 }
 
+/* cudaGetLastError returns the last error and resets it; cudaPeekAtLastError
+ * returns it and leaves it; a call that succeeds does not reset it (CUDA
+ * Runtime API, Error Handling). */
+static void test_last_error_get_and_peek(void **state)
+{
+    (void)state;
+    int dev = -1;
+    cudaGetLastError();
+    assert_int_equal(cudaSetDevice(3), cudaErrorInvalidDevice);
+    assert_int_equal(cudaGetDevice(&dev), cudaSuccess);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(cudaStreamSynchronize(0), cudaSuccess);
+    assert_int_equal(cudaPeekAtLastError(), cudaErrorInvalidDevice);
+    assert_int_equal(cudaPeekAtLastError(), cudaErrorInvalidDevice);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidDevice);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaPeekAtLastError(), cudaSuccess);
+}
+
 /* The toolkit's descriptions of the errors a course program meets most, and
  * "unrecognized error code" from both functions for a code that is not one
  * (CUDA Runtime API, cudaGetErrorName and cudaGetErrorString). */
@@ -159,6 +178,7 @@ int main(void)
         cmocka_unit_test(test_error_values_match_toolkit),
         cmocka_unit_test(test_device_and_memory),
         cmocka_unit_test(test_events),
+        cmocka_unit_test(test_last_error_get_and_peek),
         cmocka_unit_test(test_error_strings),
         cmocka_unit_test(test_vector_types),
         cmocka_unit_test(test_conversions_agree_with_common_half),

@@ -133,6 +133,43 @@ static void test_error_strings(void **state)
     assert_string_equal(cudaGetErrorName((cudaError_t)12345), "unrecognized error code");
 }
 
+/* Copies of every kind, cudaMemcpyDefault included, move all count bytes;
+ * a kind outside the enum is refused; cudaMemset sets each byte to value
+ * converted to unsigned char; a 2-D copy whose rows are wider than either
+ * pitch is refused (CUDA Runtime API, Memory Management). */
+static void test_memcpy_kinds_and_memset_bytes(void **state)
+{
+    (void)state;
+    unsigned char h[256], back[256], *a = NULL, *b = NULL;
+    for (int i = 0; i < 256; i++) h[i] = (unsigned char)(i * 7 + 1);
+    assert_int_equal(cudaMalloc((void **)&a, sizeof(h)), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&b, sizeof(h)), cudaSuccess);
+    assert_int_equal(cudaMemcpy(a, h, sizeof(h), cudaMemcpyHostToDevice), cudaSuccess);
+    assert_int_equal(cudaMemcpy(b, a, sizeof(h), cudaMemcpyDeviceToDevice), cudaSuccess);
+    memset(back, 0, sizeof(back));
+    assert_int_equal(cudaMemcpy(back, b, sizeof(h), cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_memory_equal(back, h, sizeof(h));
+    assert_int_equal(cudaMemset(b, 0, sizeof(h)), cudaSuccess);
+    assert_int_equal(cudaMemcpy(b, a, sizeof(h), cudaMemcpyDefault), cudaSuccess);
+    memset(back, 0, sizeof(back));
+    assert_int_equal(cudaMemcpy(back, b, sizeof(h), cudaMemcpyDefault), cudaSuccess);
+    assert_memory_equal(back, h, sizeof(h));
+    assert_int_equal(cudaMemcpy(back, b, 4, (enum cudaMemcpyKind)-1), cudaErrorInvalidMemcpyDirection);
+    assert_int_equal(cudaMemcpy(back, b, 4, (enum cudaMemcpyKind)5), cudaErrorInvalidMemcpyDirection);
+    cudaGetLastError();
+
+    assert_int_equal(cudaMemset(a, 0xa5, 100), cudaSuccess);
+    assert_int_equal(cudaMemset(a + 100, 0x1ff, 156), cudaSuccess); /* only the low byte, 0xff */
+    assert_int_equal(cudaMemcpy(back, a, sizeof(back), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < 256; i++) assert_int_equal(back[i], i < 100 ? 0xa5 : 0xff);
+
+    assert_int_equal(cudaMemcpy2D(a, 64, h, 16, 32, 4, cudaMemcpyHostToDevice), cudaErrorInvalidPitchValue);
+    assert_int_equal(cudaMemcpy2D(a, 16, h, 64, 32, 4, cudaMemcpyHostToDevice), cudaErrorInvalidPitchValue);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidPitchValue);
+    assert_int_equal(cudaFree(a), cudaSuccess);
+    assert_int_equal(cudaFree(b), cudaSuccess);
+}
+
 static void test_vector_types(void **state)
 {
     (void)state;
@@ -180,6 +217,7 @@ int main(void)
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_last_error_get_and_peek),
         cmocka_unit_test(test_error_strings),
+        cmocka_unit_test(test_memcpy_kinds_and_memset_bytes),
         cmocka_unit_test(test_vector_types),
         cmocka_unit_test(test_conversions_agree_with_common_half),
     };

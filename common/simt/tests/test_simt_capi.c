@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -170,6 +171,46 @@ static void test_memcpy_kinds_and_memset_bytes(void **state)
     assert_int_equal(cudaFree(b), cudaSuccess);
 }
 
+/* cudaEventElapsedTime gives the milliseconds from start to end: at least
+ * the host's own measure of the work between the two records and not much
+ * more. It refuses events created with cudaEventDisableTiming and an end
+ * event never recorded (cudaErrorInvalidResourceHandle). */
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static void test_event_timing(void **state)
+{
+    (void)state;
+    cudaEvent_t a, b, c, off;
+    assert_int_equal(cudaEventCreate(&a), cudaSuccess);
+    assert_int_equal(cudaEventCreate(&b), cudaSuccess);
+    assert_int_equal(cudaEventCreate(&c), cudaSuccess);
+    assert_int_equal(cudaEventCreateWithFlags(&off, cudaEventDisableTiming), cudaSuccess);
+    assert_int_equal(cudaEventRecord(a, 0), cudaSuccess);
+    double t0 = now_ms();
+    volatile double x = 0;
+    while (now_ms() - t0 < 20.0) x += 1.0;
+    double t1 = now_ms();
+    assert_int_equal(cudaEventRecord(b, 0), cudaSuccess);
+    float ms = -1.0f;
+    assert_int_equal(cudaEventElapsedTime(&ms, a, b), cudaSuccess);
+    assert_true(ms >= (float)(t1 - t0) * 0.999f);
+    assert_true(ms < (float)(t1 - t0) + 1000.0f);
+    assert_int_equal(cudaEventElapsedTime(&ms, a, c), cudaErrorInvalidResourceHandle); /* c never recorded */
+    assert_int_equal(cudaEventRecord(off, 0), cudaSuccess);
+    assert_int_equal(cudaEventElapsedTime(&ms, a, off), cudaErrorInvalidResourceHandle);
+    assert_int_equal(cudaEventElapsedTime(&ms, off, b), cudaErrorInvalidResourceHandle);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidResourceHandle);
+    cudaEventDestroy(a);
+    cudaEventDestroy(b);
+    cudaEventDestroy(c);
+    cudaEventDestroy(off);
+}
+
 static void test_vector_types(void **state)
 {
     (void)state;
@@ -218,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_last_error_get_and_peek),
         cmocka_unit_test(test_error_strings),
         cmocka_unit_test(test_memcpy_kinds_and_memset_bytes),
+        cmocka_unit_test(test_event_timing),
         cmocka_unit_test(test_vector_types),
         cmocka_unit_test(test_conversions_agree_with_common_half),
     };

@@ -32,30 +32,66 @@ __global__ void write_coords(uint4 *out)
                         gridDim.x * 100 + gridDim.y * 10 + gridDim.z, blockDim.x * 100 + blockDim.y * 10 + blockDim.z);
 }
 
+/* Two shapes, the second with y and z different in both the grid and the
+ * block, so that a linearisation that swaps them shows. */
 static void test_indexing_3d(void **state)
 {
     (void)state;
-    dim3 grid(3, 2, 2), block(4, 3, 2);
-    int n = 3 * 2 * 2 * 4 * 3 * 2;
-    uint4 *d;
-    assert_int_equal(cudaMalloc(&d, n * sizeof(uint4)), cudaSuccess);
-    write_coords<<<grid, block>>>(d);
-    assert_int_equal(cudaGetLastError(), cudaSuccess);
-    uint4 *h = (uint4 *)malloc(n * sizeof(uint4));
-    cudaMemcpy(h, d, n * sizeof(uint4), cudaMemcpyDeviceToHost);
-    int i = 0;
-    for (unsigned bz = 0; bz < 2; bz++)
-        for (unsigned by = 0; by < 2; by++)
-            for (unsigned bx = 0; bx < 3; bx++)
-                for (unsigned tz = 0; tz < 2; tz++)
-                    for (unsigned ty = 0; ty < 3; ty++)
-                        for (unsigned tx = 0; tx < 4; tx++, i++) {
-                            assert_int_equal(h[i].x, bx * 100 + by * 10 + bz);
-                            assert_int_equal(h[i].y, tx * 100 + ty * 10 + tz);
-                            assert_int_equal(h[i].z, 322);
-                            assert_int_equal(h[i].w, 432);
-                        }
-    free(h);
+    const dim3 grids[2] = {dim3(3, 2, 2), dim3(2, 3, 4)}, blocks[2] = {dim3(4, 3, 2), dim3(2, 4, 3)};
+    for (int s = 0; s < 2; s++) {
+        dim3 grid = grids[s], block = blocks[s];
+        int n = (int)(grid.x * grid.y * grid.z * block.x * block.y * block.z);
+        uint4 *d;
+        assert_int_equal(cudaMalloc(&d, n * sizeof(uint4)), cudaSuccess);
+        write_coords<<<grid, block>>>(d);
+        assert_int_equal(cudaGetLastError(), cudaSuccess);
+        uint4 *h = (uint4 *)malloc(n * sizeof(uint4));
+        cudaMemcpy(h, d, n * sizeof(uint4), cudaMemcpyDeviceToHost);
+        int i = 0;
+        for (unsigned bz = 0; bz < grid.z; bz++)
+            for (unsigned by = 0; by < grid.y; by++)
+                for (unsigned bx = 0; bx < grid.x; bx++)
+                    for (unsigned tz = 0; tz < block.z; tz++)
+                        for (unsigned ty = 0; ty < block.y; ty++)
+                            for (unsigned tx = 0; tx < block.x; tx++, i++) {
+                                assert_int_equal(h[i].x, bx * 100 + by * 10 + bz);
+                                assert_int_equal(h[i].y, tx * 100 + ty * 10 + tz);
+                                assert_int_equal(h[i].z, grid.x * 100 + grid.y * 10 + grid.z);
+                                assert_int_equal(h[i].w, block.x * 100 + block.y * 10 + block.z);
+                            }
+        free(h);
+        cudaFree(d);
+    }
+}
+
+/* Warps are cut from the block's linear thread index, threadIdx.x fastest
+ * (CUDA C++ Programming Guide, SIMT Architecture): in an 8 x 8 block warp 0
+ * is rows 0-3, lane 8 is thread (0, 1), and rows 2-3 are lanes 16-31, which
+ * may vote among themselves with mask 0xffff0000. */
+__global__ void warps_of_2d_block(unsigned int *out)
+{
+    unsigned int b = __ballot_sync(0xffffffffu, threadIdx.y % 4 == 1);
+    unsigned int from = (unsigned int)__shfl_sync(0xffffffffu, (int)(threadIdx.y * 10 + threadIdx.x), 8);
+    unsigned int half = __ballot_sync(threadIdx.y % 4 < 2 ? 0x0000ffffu : 0xffff0000u, threadIdx.x == 7);
+    unsigned int *o = out + threadIdx.y / 4 * 4;
+    if (threadIdx.x == 0 && threadIdx.y % 4 == 0) o[0] = b, o[1] = from, o[2] = half;
+    if (threadIdx.x == 0 && threadIdx.y % 4 == 2) o[3] = half;
+}
+
+static void test_warps_of_2d_block(void **state)
+{
+    (void)state;
+    unsigned int *d, h[8];
+    cudaMalloc(&d, sizeof(h));
+    warps_of_2d_block<<<1, dim3(8, 8)>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    for (int w = 0; w < 2; w++) {
+        assert_int_equal(h[w * 4 + 0], 0x0000ff00u);
+        assert_int_equal(h[w * 4 + 1], 40u * w + 10u); /* thread (0, 1) or (0, 5) */
+        assert_int_equal(h[w * 4 + 2], 0x00008080u);  /* lanes 7 and 15 */
+        assert_int_equal(h[w * 4 + 3], 0x80800000u);  /* lanes 23 and 31 */
+    }
     cudaFree(d);
 }
 
@@ -1312,6 +1348,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_indexing_3d),
+        cmocka_unit_test(test_warps_of_2d_block),
         cmocka_unit_test(test_shared_static_reverse),
         cmocka_unit_test(test_missing_syncthreads_gives_wrong_result),
         cmocka_unit_test(test_missing_barrier_between_warps),

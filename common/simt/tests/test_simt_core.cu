@@ -360,6 +360,29 @@ static void test_syncthreads_predicates(void **state)
     cudaFree(d);
 }
 
+/* __syncthreads_count counts the threads whose predicate is non-zero, not
+ * the predicates' sum, and __syncthreads_and is non-zero when every
+ * predicate is, whatever their bits (CUDA C++ Programming Guide,
+ * Synchronization Functions). */
+__global__ void count_nonzero(int *out)
+{
+    int c = __syncthreads_count((int)threadIdx.x * 3);
+    int a = __syncthreads_and((int)threadIdx.x + 2);
+    if (threadIdx.x == 0) out[0] = c, out[1] = a;
+}
+
+static void test_syncthreads_predicate_values(void **state)
+{
+    (void)state;
+    int *c;
+    cudaMallocManaged(&c, 2 * sizeof(int));
+    count_nonzero<<<1, 100>>>(c);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(c[0], 99);
+    assert_true(c[1] != 0);
+    cudaFree(c);
+}
+
 /* Threads that return early no longer count at later barriers (sm_70+). */
 __global__ void early_exit_then_barrier(int *out)
 {
@@ -379,6 +402,31 @@ static void test_barrier_after_early_exit(void **state)
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
     for (int i = 0; i < 40; i++) assert_int_equal(h[i], 39 - i);
+    cudaFree(d);
+}
+
+/* Threads that return before the others reach a barrier no longer count
+ * there either: here threads 0-23, which run first, leave, and the barrier
+ * must open when the 40 still running arrive. */
+__global__ void early_exit_before_barrier(int *out)
+{
+    __shared__ int s[64];
+    int t = threadIdx.x;
+    if (t < 24) return;
+    s[t] = t;
+    __syncthreads();
+    out[t - 24] = s[87 - t];
+}
+
+static void test_barrier_after_exit_of_first_threads(void **state)
+{
+    (void)state;
+    int *d, h[40];
+    cudaMalloc(&d, sizeof(h));
+    early_exit_before_barrier<<<1, 64>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 40; i++) assert_int_equal(h[i], 63 - i);
     cudaFree(d);
 }
 
@@ -1357,7 +1405,9 @@ int main(void)
         cmocka_unit_test(test_shared_starts_filled),
         cmocka_unit_test(test_shared_per_block),
         cmocka_unit_test(test_syncthreads_predicates),
+        cmocka_unit_test(test_syncthreads_predicate_values),
         cmocka_unit_test(test_barrier_after_early_exit),
+        cmocka_unit_test(test_barrier_after_exit_of_first_threads),
         cmocka_unit_test(test_divergent_syncthreads_is_a_fault),
         cmocka_unit_test(test_shuffle_after_early_exit),
         cmocka_unit_test(test_shuffle_reduction),

@@ -658,6 +658,161 @@ static void test_votes(void **state)
     cudaFree(d);
 }
 
+/* Widths 16 and 1 (CUDA C++ Programming Guide, Warp Shuffle Functions:
+ * width splits the warp into segments of that many lanes; a lane whose
+ * source falls past its segment's end (up, down) or in a later segment
+ * (xor) gets its own value back, not the segment's last lane's). */
+__global__ void shuffle_widths(int *out)
+{
+    int lane = threadIdx.x;
+    int v = 1000 + lane;
+    out[0 * 32 + lane] = __shfl_sync(0xffffffffu, v, 5, 16);
+    out[1 * 32 + lane] = __shfl_up_sync(0xffffffffu, v, 4, 16);
+    out[2 * 32 + lane] = __shfl_down_sync(0xffffffffu, v, 4, 16);
+    out[3 * 32 + lane] = __shfl_xor_sync(0xffffffffu, v, 16, 16);
+    out[4 * 32 + lane] = __shfl_xor_sync(0xffffffffu, v, 4, 16);
+    out[5 * 32 + lane] = __shfl_sync(0xffffffffu, v, 3, 1);
+    out[6 * 32 + lane] = __shfl_down_sync(0xffffffffu, v, 1, 1);
+}
+
+static void test_shuffle_widths_16_and_1(void **state)
+{
+    (void)state;
+    int *d, h[7 * 32];
+    cudaMalloc(&d, sizeof(h));
+    shuffle_widths<<<1, 32>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    for (int l = 0; l < 32; l++) {
+        int seg = l & ~15;
+        assert_int_equal(h[0 * 32 + l], 1000 + seg + 5);
+        assert_int_equal(h[1 * 32 + l], 1000 + ((l & 15) >= 4 ? l - 4 : l));
+        assert_int_equal(h[2 * 32 + l], 1000 + ((l & 15) + 4 < 16 ? l + 4 : l));
+        assert_int_equal(h[3 * 32 + l], 1000 + (l < 16 ? l : l - 16)); /* the upper half reads the lower */
+        assert_int_equal(h[4 * 32 + l], 1000 + (l ^ 4));
+        assert_int_equal(h[5 * 32 + l], 1000 + l); /* segments of one lane: each its own */
+        assert_int_equal(h[6 * 32 + l], 1000 + l);
+    }
+    cudaFree(d);
+}
+
+/* __reduce_*_sync (CUDA C++ Programming Guide, Warp Reduce Functions): the
+ * unsigned overloads of min and max compare as unsigned, the int ones as
+ * signed; and, or and xor are bitwise. Lanes 0-15 reduce with mask
+ * 0x0000ffff, so the other half's values must not count. __match_any_sync
+ * gives the lanes of the mask holding the same value, __match_all_sync the
+ * mask when all agree and 0 otherwise. */
+__global__ void warp_reductions(unsigned int *out, const unsigned int *uv, const int *iv)
+{
+    int lane = threadIdx.x;
+    unsigned int u = uv[lane], *o = out + lane * 16;
+    int i = iv[lane];
+    o[0] = __reduce_add_sync(0xffffffffu, u);
+    o[1] = __reduce_min_sync(0xffffffffu, u);
+    o[2] = __reduce_max_sync(0xffffffffu, u);
+    o[3] = (unsigned int)__reduce_min_sync(0xffffffffu, i);
+    o[4] = (unsigned int)__reduce_max_sync(0xffffffffu, i);
+    o[5] = __reduce_and_sync(0xffffffffu, u);
+    o[6] = __reduce_or_sync(0xffffffffu, u);
+    o[7] = __reduce_xor_sync(0xffffffffu, u);
+    unsigned int half = lane < 16 ? 0x0000ffffu : 0xffff0000u;
+    o[8] = __reduce_max_sync(half, u);
+    o[9] = (unsigned int)__reduce_add_sync(half, i);
+    o[10] = __match_any_sync(0xffffffffu, lane % 3);
+    o[11] = __match_any_sync(half, lane / 4);
+    int pred = -1;
+    o[12] = __match_all_sync(0xffffffffu, 7, &pred);
+    o[13] = (unsigned int)pred;
+    o[14] = __match_all_sync(0xffffffffu, lane == 9, &pred);
+    o[15] = (unsigned int)pred;
+}
+
+static void test_warp_reductions(void **state)
+{
+    (void)state;
+    unsigned int hu[32], *out, *du, h[32 * 16];
+    int hi[32], *di;
+    for (int l = 0; l < 32; l++) {
+        hu[l] = l == 5 ? 0x80000001u : 0x0f0f0f00u | (unsigned int)(l + 1) | (l == 20 ? 0x40000000u : 0u);
+        hi[l] = l - 16; /* -16 .. 15: as unsigned, -1 would be the largest */
+    }
+    cudaMalloc(&du, sizeof(hu));
+    cudaMalloc(&di, sizeof(hi));
+    cudaMalloc(&out, sizeof(h));
+    cudaMemcpy(du, hu, sizeof(hu), cudaMemcpyHostToDevice);
+    cudaMemcpy(di, hi, sizeof(hi), cudaMemcpyHostToDevice);
+    warp_reductions<<<1, 32>>>(out, du, di);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, out, sizeof(h), cudaMemcpyDeviceToHost);
+    unsigned int add = 0, mn = 0xffffffffu, mx = 0, an = 0xffffffffu, orr = 0, xr = 0, mx_lo = 0, mx_hi = 0;
+    int add_lo = 0, add_hi = 0;
+    for (int l = 0; l < 32; l++) {
+        add += hu[l];
+        mn = hu[l] < mn ? hu[l] : mn;
+        mx = hu[l] > mx ? hu[l] : mx;
+        an &= hu[l];
+        orr |= hu[l];
+        xr ^= hu[l];
+        if (l < 16) mx_lo = hu[l] > mx_lo ? hu[l] : mx_lo, add_lo += hi[l];
+        else mx_hi = hu[l] > mx_hi ? hu[l] : mx_hi, add_hi += hi[l];
+    }
+    for (int l = 0; l < 32; l++) {
+        const unsigned int *o = h + l * 16;
+        assert_int_equal(o[0], add);
+        assert_int_equal(o[1], mn);
+        assert_int_equal(o[2], 0x80000001u);
+        assert_int_equal(o[3], (unsigned int)-16);
+        assert_int_equal(o[4], 15u);
+        assert_int_equal(o[5], an);
+        assert_int_equal(o[6], orr);
+        assert_int_equal(o[7], xr);
+        assert_int_equal(o[8], l < 16 ? mx_lo : mx_hi);
+        assert_int_equal(o[9], (unsigned int)(l < 16 ? add_lo : add_hi));
+        unsigned int same = 0, quad = 0;
+        for (int k = 0; k < 32; k++) {
+            if (k % 3 == l % 3) same |= 1u << k;
+            if (k / 4 == l / 4) quad |= 1u << k;
+        }
+        assert_int_equal(o[10], same);
+        assert_int_equal(o[11], quad);
+        assert_int_equal(o[12], 0xffffffffu);
+        assert_int_equal(o[13], 1u);
+        assert_int_equal(o[14], 0u);
+        assert_int_equal(o[15], 0u);
+    }
+    assert_int_equal(mn, 0x0f0f0f01u); /* the test's own premise: 0x80000001 is the least as a signed value */
+    cudaFree(du);
+    cudaFree(di);
+    cudaFree(out);
+}
+
+/* __activemask after lanes 20-31 of warp 0 have returned: only the lanes
+ * still running. The barrier makes sure the others have exited (they run
+ * after lanes 0-19 here) before anyone asks. Lane 0 asks, as the first
+ * lane to go on: here each lane runs to its end before the next goes on,
+ * so a later lane would find lane 0 gone, where a GPU's converged warp
+ * would not. */
+__global__ void activemask_after_exit(unsigned int *out)
+{
+    if (threadIdx.x >= 20 && threadIdx.x < 32) return;
+    __syncthreads();
+    unsigned int m = __activemask();
+    if (threadIdx.x % 32 == 0) out[threadIdx.x / 32] = m;
+}
+
+static void test_activemask_after_exit(void **state)
+{
+    (void)state;
+    unsigned int *d, h[2];
+    cudaMalloc(&d, sizeof(h));
+    activemask_after_exit<<<1, 64>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    assert_int_equal(h[0], 0x000fffffu);
+    assert_int_equal(h[1], 0xffffffffu);
+    cudaFree(d);
+}
+
 /* A lane must name itself in the mask of its *_sync call: PTX ISA,
  * shfl.sync, vote.sync and bar.warp.sync: "The behavior ... is undefined if
  * the executing thread is not in the membermask". mode 0: each half of the
@@ -1413,6 +1568,9 @@ int main(void)
         cmocka_unit_test(test_shuffle_reduction),
         cmocka_unit_test(test_shuffle_forms),
         cmocka_unit_test(test_votes),
+        cmocka_unit_test(test_shuffle_widths_16_and_1),
+        cmocka_unit_test(test_warp_reductions),
+        cmocka_unit_test(test_activemask_after_exit),
         cmocka_unit_test(test_mask_must_name_the_caller),
         cmocka_unit_test(test_tiled_matmul),
         cmocka_unit_test(test_atomic_histogram),

@@ -964,6 +964,99 @@ static void test_atomic_histogram(void **state)
     cudaFree(cas);
 }
 
+/* What each atomic returns and where it wraps (CUDA C++ Programming Guide,
+ * Atomic Functions): atomicAdd, atomicSub and atomicExch return the old
+ * value, so n threads adding 1 see each of 0 .. n-1 once; atomicInc(p, v)
+ * stores ((old >= v) ? 0 : old + 1) and atomicDec(p, v) stores
+ * (((old == 0) || (old > v)) ? v : old - 1); atomicMin keeps the least;
+ * the unsigned long long forms carry past 32 bits and compare as unsigned. */
+__global__ void atomic_returns(int *iold, float *fold, int *sold, unsigned int *xold, int *counters, float *fcount,
+                               unsigned int *wrap, unsigned long long *wide)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    iold[i] = atomicAdd(&counters[0], 1);
+    fold[i] = atomicAdd(fcount, 1.0f);
+    sold[i] = atomicSub(&counters[1], 1);
+    xold[i] = atomicExch(&wrap[4], (unsigned int)i + 1);
+    atomicMin(&counters[2], 1000 - (i * 37) % 1000);
+    atomicInc(&wrap[0], 9);  /* 0 .. 9, then 0 again */
+    atomicDec(&wrap[1], 6);  /* from 0: 6, 5, .. 0, 6, .. */
+    atomicDec(&wrap[2], 5);  /* from 100 (past 5): 5, 4, .. */
+    atomicInc(&wrap[3], 0);  /* a limit of 0: always 0 */
+    atomicAdd(&wide[0], 0x10000001ull);
+    atomicMax(&wide[1], (unsigned long long)i << 58); /* i = 32 .. 63 set the top bit */
+    atomicMin(&wide[2], 0xffffffff00000000ull + (unsigned long long)i);
+}
+
+static void test_atomic_returns_and_wraps(void **state)
+{
+    (void)state;
+    const int n = 64;
+    int *iold, *sold, *counters;
+    float *fold, *fcount;
+    unsigned int *xold, *wrap;
+    unsigned long long *wide;
+    cudaMallocManaged(&iold, n * sizeof(int));
+    cudaMallocManaged(&fold, n * sizeof(float));
+    cudaMallocManaged(&sold, n * sizeof(int));
+    cudaMallocManaged(&xold, n * sizeof(unsigned int));
+    cudaMallocManaged(&counters, 3 * sizeof(int));
+    cudaMallocManaged(&fcount, sizeof(float));
+    cudaMallocManaged(&wrap, 5 * sizeof(unsigned int));
+    cudaMallocManaged(&wide, 3 * sizeof(unsigned long long));
+    counters[0] = 0;
+    counters[1] = 100;
+    counters[2] = 5000;
+    *fcount = 0.0f;
+    wrap[0] = wrap[1] = wrap[3] = 0;
+    wrap[2] = 100;
+    wrap[4] = 0;
+    wide[0] = 0xfffffff0ull;
+    wide[1] = 0;
+    wide[2] = ~0ull;
+    atomic_returns<<<2, n / 2>>>(iold, fold, sold, xold, counters, fcount, wrap, wide);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    int seen_i[64] = {0}, seen_f[64] = {0}, seen_s[64] = {0}, seen_x[65] = {0};
+    for (int i = 0; i < n; i++) {
+        assert_true(iold[i] >= 0 && iold[i] < n);
+        seen_i[iold[i]]++;
+        assert_true(fold[i] >= 0.0f && fold[i] < (float)n && fold[i] == (float)(int)fold[i]);
+        seen_f[(int)fold[i]]++;
+        assert_true(sold[i] > 100 - n && sold[i] <= 100);
+        seen_s[100 - sold[i]]++;
+        assert_true(xold[i] <= (unsigned int)n);
+        seen_x[xold[i]]++;
+    }
+    seen_x[wrap[4]]++; /* the last value stored: every value but one was returned to someone */
+    for (int k = 0; k < n; k++) {
+        assert_int_equal(seen_i[k], 1);
+        assert_int_equal(seen_f[k], 1);
+        assert_int_equal(seen_s[k], 1);
+    }
+    for (int k = 0; k <= n; k++) assert_int_equal(seen_x[k], 1);
+    assert_int_equal(counters[0], n);
+    assert_int_equal(counters[1], 100 - n);
+    int mn = 5000;
+    for (int i = 0; i < n; i++) mn = 1000 - (i * 37) % 1000 < mn ? 1000 - (i * 37) % 1000 : mn;
+    assert_int_equal(counters[2], mn);
+    assert_true(*fcount == (float)n);
+    assert_int_equal(wrap[0], n % 10);
+    assert_int_equal(wrap[1], (7 - n % 7) % 7);
+    assert_int_equal(wrap[2], 5 - (n - 1) % 6); /* 100 -> 5 on the first, then 4, .., 0, 5, .. */
+    assert_int_equal(wrap[3], 0u);
+    assert_true(wide[0] == 0xfffffff0ull + (unsigned long long)n * 0x10000001ull);
+    assert_true(wide[1] == 63ull << 58);
+    assert_true(wide[2] == 0xffffffff00000000ull);
+    cudaFree(iold);
+    cudaFree(fold);
+    cudaFree(sold);
+    cudaFree(xold);
+    cudaFree(counters);
+    cudaFree(fcount);
+    cudaFree(wrap);
+    cudaFree(wide);
+}
+
 /* --- math and vector types --------------------------------------------------------- */
 
 __device__ __forceinline__ float sq(float x) { return x * x; }
@@ -1574,6 +1667,7 @@ int main(void)
         cmocka_unit_test(test_mask_must_name_the_caller),
         cmocka_unit_test(test_tiled_matmul),
         cmocka_unit_test(test_atomic_histogram),
+        cmocka_unit_test(test_atomic_returns_and_wraps),
         cmocka_unit_test(test_math_intrinsics),
         cmocka_unit_test(test_allocation_bounds),
         cmocka_unit_test(test_launch_errors),

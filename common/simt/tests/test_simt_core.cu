@@ -1228,6 +1228,52 @@ static void test_launch_errors(void **state)
     assert_int_equal(cudaGetLastError(), cudaSuccess);
 }
 
+/* The launch limits of CUDA's Compute Capabilities table (all current
+ * devices): 1024 threads per block in x * y * z, a block's z at most 64, a
+ * grid's y and z at most 65535, and no dimension of 0. Each limit is
+ * checked on its own dimension, and a launch exactly at it runs. */
+__global__ void count_blocks(unsigned int *n) { atomicAdd(n, 1u); }
+
+static void test_launch_limits_each_dimension(void **state)
+{
+    (void)state;
+    const dim3 bad_blocks[] = {dim3(16, 16, 8), dim3(32, 0, 1), dim3(32, 1, 0), dim3(1, 1, 65)};
+    for (const dim3 &b : bad_blocks) {
+        noop<<<1, b>>>(NULL);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaErrorInvalidConfiguration)
+            fail_msg("block (%u,%u,%u): got %s, want cudaErrorInvalidConfiguration", b.x, b.y, b.z, cudaGetErrorName(e));
+    }
+    const dim3 bad_grids[] = {dim3(1, 0, 1), dim3(1, 1, 0), dim3(1, 1, 65536), dim3(1, 65536, 1)};
+    for (const dim3 &g : bad_grids) {
+        noop<<<g, 32>>>(NULL);
+        cudaError_t e = cudaGetLastError();
+        if (e != cudaErrorInvalidConfiguration)
+            fail_msg("grid (%u,%u,%u): got %s, want cudaErrorInvalidConfiguration", g.x, g.y, g.z, cudaGetErrorName(e));
+    }
+    unsigned int *n;
+    cudaMallocManaged(&n, sizeof(unsigned int));
+    *n = 0;
+    count_blocks<<<dim3(1, 65535, 1), 1>>>(n);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    count_blocks<<<dim3(1, 1, 65535), 1>>>(n);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    count_blocks<<<dim3(2, 3, 5), dim3(8, 8, 16)>>>(n); /* 1024 threads, in all three dimensions */
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    count_blocks<<<1, dim3(1, 1, 64)>>>(n);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(*n, 2u * 65535u + 30u * 1024u + 64u);
+    int v = 0;
+    assert_int_equal(cudaDeviceGetAttribute(&v, cudaDevAttrMaxGridDimY, 0), cudaSuccess);
+    assert_int_equal(v, 65535);
+    assert_int_equal(cudaDeviceGetAttribute(&v, cudaDevAttrMaxGridDimZ, 0), cudaSuccess);
+    assert_int_equal(v, 65535);
+    assert_int_equal(cudaDeviceGetAttribute(&v, cudaDevAttrMaxBlockDimZ, 0), cudaSuccess);
+    assert_int_equal(v, 64);
+    cudaFree(n);
+}
+
 __global__ void traps_in_block_two(int *out)
 {
     if (blockIdx.x == 2 && threadIdx.x == 5) __trap();
@@ -1671,6 +1717,7 @@ int main(void)
         cmocka_unit_test(test_math_intrinsics),
         cmocka_unit_test(test_allocation_bounds),
         cmocka_unit_test(test_launch_errors),
+        cmocka_unit_test(test_launch_limits_each_dimension),
         cmocka_unit_test(test_trap_and_deadlock_are_faults),
         cmocka_unit_test(test_misaligned_access_is_a_fault),
         cmocka_unit_test(test_array_overrun_is_a_fault),

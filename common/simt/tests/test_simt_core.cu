@@ -1449,6 +1449,60 @@ static void test_shared_memory_limits(void **state)
     cudaFree(out);
 }
 
+/* A float4 store at the start of dynamic shared memory: its base is aligned
+ * for any vector type whatever the size launched (the emulator gives 128
+ * bytes), or the alignment check stops the launch. */
+__global__ void dynamic_base_float4(float *out)
+{
+    extern __shared__ float4 dyn4[];
+    dyn4[0] = make_float4(1.0f, 2.0f, 3.0f, 4.0f);
+    out[0] = dyn4[0].w;
+}
+
+/* The dynamic shared-memory limits at their edges: exactly 48 KiB runs
+ * without cudaFuncSetAttribute, 4 bytes past what 40 KB of static memory
+ * leaves does not; cudaFuncGetAttributes reports the limit last set (also
+ * after many sets); and a raised limit is checked against the device's
+ * opt-in maximum as SIMT_SHARED_OPTIN_KB sets it. */
+static void test_shared_memory_limit_edges(void **state)
+{
+    (void)state;
+    float *out;
+    cudaMallocManaged(&out, 32 * sizeof(float));
+    uses_dynamic<<<1, 32, 48 * 1024>>>(NULL);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    static_and_dynamic<1><<<1, 32, 8 * 1024 + 4>>>(out);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    dynamic_base_float4<<<1, 1, 100>>>(out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_true(out[0] == 4.0f);
+
+    cudaFuncAttributes fa;
+    for (int k = 1; k <= 300; k++)
+        assert_int_equal(cudaFuncSetAttribute(dynamic_base_float4, cudaFuncAttributeMaxDynamicSharedMemorySize, 256 * k),
+                         cudaSuccess);
+    assert_int_equal(cudaFuncGetAttributes(&fa, (const void *)dynamic_base_float4), cudaSuccess);
+    assert_int_equal(fa.maxDynamicSharedSizeBytes, 256 * 300);
+    assert_int_equal(cudaFuncGetAttributes(&fa, (const void *)count_blocks), cudaSuccess);
+    assert_int_equal(fa.maxDynamicSharedSizeBytes, 48 * 1024); /* never set: the default */
+
+    /* 40 KB static and 60 KB dynamic: within an H100's 227 KB, not within
+     * the 99 KB of an RTX 30/40. */
+    setenv("SIMT_SHARED_OPTIN_KB", "99", 1);
+    assert_int_equal(cudaFuncSetAttribute(static_and_dynamic<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, 60 * 1024),
+                     cudaSuccess);
+    static_and_dynamic<2><<<1, 32, 60 * 1024>>>(out);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    unsetenv("SIMT_SHARED_OPTIN_KB");
+    assert_int_equal(cudaFuncGetAttributes(&fa, (const void *)dynamic_base_float4), cudaSuccess);
+    assert_int_equal(fa.maxDynamicSharedSizeBytes, 256 * 300); /* each kernel keeps its own */
+    static_and_dynamic<2><<<1, 32, 60 * 1024>>>(out);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_true(out[31] == 5.0f);
+    cudaFree(out);
+}
+
 /* --- uninitialised locals ---------------------------------------------------------------- */
 
 /* An accumulator never zeroed: simtcc starts it as 0xfe bytes every time
@@ -1722,6 +1776,7 @@ int main(void)
         cmocka_unit_test(test_misaligned_access_is_a_fault),
         cmocka_unit_test(test_array_overrun_is_a_fault),
         cmocka_unit_test(test_shared_memory_limits),
+        cmocka_unit_test(test_shared_memory_limit_edges),
         cmocka_unit_test(test_launch_bounds),
         cmocka_unit_test(test_uninitialised_locals_are_a_pattern),
         cmocka_unit_test(test_runtime_api),

@@ -1330,6 +1330,27 @@ static void test_trap_and_deadlock_are_faults(void **state)
     cudaFree(d);
 }
 
+/* After a fault the copies, memsets and allocations fail too (sticky until
+ * cudaDeviceReset), and the reset leaves no error behind. */
+static void test_fault_stops_memory_calls(void **state)
+{
+    (void)state;
+    int *d, h[64] = {0};
+    cudaMalloc(&d, 8 * 64 * sizeof(int));
+    traps_in_block_two<<<8, 64>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
+    int *e = NULL;
+    assert_int_equal(cudaMalloc(&e, 64), cudaErrorLaunchFailure);
+    assert_int_equal(cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost), cudaErrorLaunchFailure);
+    assert_int_equal(cudaMemcpy(d, h, sizeof(h), cudaMemcpyHostToDevice), cudaErrorLaunchFailure);
+    assert_int_equal(cudaMemset(d, 0, sizeof(h)), cudaErrorLaunchFailure);
+    assert_int_equal(cudaPeekAtLastError(), cudaErrorLaunchFailure);
+    cudaDeviceReset();
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaMemset(d, 0, sizeof(h)), cudaSuccess);
+    cudaFree(d);
+}
+
 /* --- misaligned accesses ------------------------------------------------------------- */
 
 /* Thread 3 of block 1 reads a float4 off + 4 floats into p; everyone else
@@ -1773,6 +1794,7 @@ int main(void)
         cmocka_unit_test(test_launch_errors),
         cmocka_unit_test(test_launch_limits_each_dimension),
         cmocka_unit_test(test_trap_and_deadlock_are_faults),
+        cmocka_unit_test(test_fault_stops_memory_calls),
         cmocka_unit_test(test_misaligned_access_is_a_fault),
         cmocka_unit_test(test_array_overrun_is_a_fault),
         cmocka_unit_test(test_shared_memory_limits),

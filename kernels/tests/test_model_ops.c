@@ -265,6 +265,47 @@ static void test_rope(void **state) {
     host_free(c.out); host_free(c.x); host_free(c.cs); host_free(c.sn); host_free(w); host_free(dx);
 }
 
+/* The tables at long positions: each entry against cos and sin of the angle
+ * in double, within one fp32 rounding of a value in [-1, 1] (2^-24). An
+ * angle t * freq formed in fp32 is off by up to half an ulp of t * freq
+ * (about 1e-4 near t = 4000), which this sees. Then the rotation itself with
+ * three heads (two heads would not tell head h from head h % 2) at positions
+ * up to 2047, against the formula in double. */
+static void test_rope_long_positions(void **state) {
+    (void)state;
+    const int T = 4096, hd = 64, half = hd / 2;
+    float *cs = zeros((size_t)T * half), *sn = zeros((size_t)T * half);
+    const float thetas[2] = {10000.0f, 500000.0f};
+    for (int k = 0; k < 2; k++) {
+        rope_tables(cs, sn, T, hd, thetas[k]);
+        double worst = 0;
+        for (int t = 0; t < T; t++)
+            for (int i = 0; i < half; i++) {
+                double a = t * pow((double)thetas[k], -2.0 * i / hd);
+                worst = fmax(worst, fabs(cs[t * half + i] - cos(a)));
+                worst = fmax(worst, fabs(sn[t * half + i] - sin(a)));
+            }
+        print_message("  rope tables, theta %g: worst error %.2e\n", (double)thetas[k], worst);
+        assert_true(worst <= 0x1p-24);
+    }
+    const int H = 3, hd2 = 8, D = H * hd2, TT = 2048, N = TT;
+    float *c2 = zeros((size_t)TT * hd2 / 2), *s2 = zeros((size_t)TT * hd2 / 2);
+    rope_tables(c2, s2, TT, hd2, 10000.0f);
+    float *x = randn((size_t)N * D, 40, 1.0f), *out = zeros((size_t)N * D);
+    rope_forward(out, x, c2, s2, N, TT, D, H);
+    for (int n = 0; n < N; n++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < hd2 / 2; i++) {
+                const int j = n * D + h * hd2 + 2 * i;
+                double a = (n % TT) * pow(10000.0, -2.0 * i / hd2), x0 = x[j], x1 = x[j + 1];
+                /* two products and a sum in fp32, and the tables' own rounding */
+                const double tol = 1e-6 * (1 + fabs(x0) + fabs(x1));
+                assert_true(fabs(out[j] - (x0 * cos(a) - x1 * sin(a))) <= tol);
+                assert_true(fabs(out[j + 1] - (x0 * sin(a) + x1 * cos(a))) <= tol);
+            }
+    host_free(cs); host_free(sn); host_free(c2); host_free(s2); host_free(x); host_free(out);
+}
+
 /* ---- attention ---- */
 typedef struct { float *out, *att, *q, *k, *v; int B, T, D, H; } att_ctx;
 static void att_fwd(void *c) {
@@ -570,6 +611,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_library),
         cmocka_unit_test(test_encoder),
         cmocka_unit_test(test_rope),
+        cmocka_unit_test(test_rope_long_positions),
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_swiglu_residual),
         cmocka_unit_test(test_crossentropy),

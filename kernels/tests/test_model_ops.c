@@ -364,6 +364,53 @@ static void test_attention(void **state) {
     host_free(w); host_free(dq); host_free(dk); host_free(dv);
 }
 
+/* Scores of a few hundred: q = k drawn with std 12, so each position's
+ * score with itself, |q_t|^2 / sqrt(hd), tops its row by well over 88, where
+ * expf overflows unless the row's maximum (over u <= t, the diagonal
+ * included) is taken out first. And att itself, laid out [B, H, T, T] as
+ * model_ops.h says, against the probabilities in double, with std 1 too:
+ * rows that are nearly one-hot on the diagonal look alike in every head, and
+ * a layout read back the same wrong way by the backward pass passes every
+ * gradient check. */
+static void test_attention_large_scores_and_layout(void **state) {
+    (void)state;
+    const int B = 2, T = 5, H = 3, D = 12, N = B * T, hd = D / H; /* B != H: [H, B] is not [B, H] */
+    const float stds[2] = {12.0f, 1.0f};
+    for (int k = 0; k < 2; k++) {
+        float *q = randn((size_t)N * D, 41 + k, stds[k]), *v = randn((size_t)N * D, 43, 1.0f);
+        float *out = zeros((size_t)N * D), *att = zeros((size_t)B * H * T * T);
+        attention_forward(out, att, q, q, v, B, T, D, H);
+        for (int b = 0; b < B; b++)
+            for (int h = 0; h < H; h++)
+                for (int t = 0; t < T; t++) {
+                    double s[5], mx = -1e300, sum = 0, mag = 0;
+                    for (int u = 0; u <= t; u++) {
+                        s[u] = 0;
+                        for (int i = 0; i < hd; i++) {
+                            double qk = (double)q[(b * T + t) * D + h * hd + i] * q[(b * T + u) * D + h * hd + i];
+                            s[u] += qk;
+                            mag = fmax(mag, fabs(qk));
+                        }
+                        s[u] /= sqrt((double)hd);
+                        mx = fmax(mx, s[u]);
+                    }
+                    for (int u = 0; u <= t; u++) sum += (s[u] = exp(s[u] - mx));
+                    /* A score is a dot product of length hd in fp32: off by about
+                     * hd * 2^-24 * hd * max|q_i k_i| / sqrt(hd) (a few 1e-4 for std
+                     * 12), and a probability by that much relative. */
+                    const double tol = 4.0 * hd * hd * 0x1p-24 * mag / sqrt((double)hd) + 1e-6;
+                    const float *p = att + (((size_t)b * H + h) * T + t) * T;
+                    for (int u = 0; u < T; u++) assert_true(fabs(p[u] - (u <= t ? s[u] / sum : 0.0)) <= tol);
+                    for (int i = 0; i < hd; i++) {
+                        double o = 0;
+                        for (int u = 0; u <= t; u++) o += s[u] / sum * v[(b * T + u) * D + h * hd + i];
+                        assert_true(fabs(out[(b * T + t) * D + h * hd + i] - o) <= 4 * tol); /* |v| < 4 */
+                    }
+                }
+        host_free(q); host_free(v); host_free(out); host_free(att);
+    }
+}
+
 /* ---- SwiGLU and residual ---- */
 typedef struct { float *out, *a, *b; size_t n; int kind; } ew_ctx;
 static void ew_fwd(void *c) {
@@ -613,6 +660,7 @@ int main(void) {
         cmocka_unit_test(test_rope),
         cmocka_unit_test(test_rope_long_positions),
         cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_attention_large_scores_and_layout),
         cmocka_unit_test(test_swiglu_residual),
         cmocka_unit_test(test_crossentropy),
         cmocka_unit_test(test_adamw_and_norm),

@@ -470,6 +470,47 @@ static void test_crossentropy(void **state) {
     host_free(c.losses); host_free(c.probs); host_free(c.logits); host_free(dl);
 }
 
+/* Logits far from 0, and probs written over the logits as the model does.
+ * Row 0: a logit of 1000 in the last column (expf(1000) is inf unless the
+ * row's maximum, the last column included, is taken out). Row 1: the target
+ * 200 below the rest, whose probability underflows fp32 (e^-200 < 1e-87),
+ * so its loss, about 200, must come from the logits, not from -log(prob).
+ * In place, the target's logit is read before its probability overwrites it:
+ * losses and probabilities bit for bit those of separate buffers. */
+static void test_crossentropy_extremes_in_place(void **state) {
+    (void)state;
+    const int N = 3, V = 6;
+    const int tg[3] = {2, 4, 0};
+    const float logits[18] = {1.0f, -2.0f, 3.0f, 0.5f, 2.0f, 1000.0f,
+                              0.0f, 1.0f, -1.0f, 0.5f, -200.0f, 2.0f,
+                              -1.5f, 0.25f, 4.0f, -3.0f, 0.0f, 1.0f};
+    float losses[3], probs[18], inplace[18], losses2[3];
+    crossentropy_forward(losses, probs, logits, tg, N, V);
+    for (int n = 0; n < N; n++) {
+        double mx = -1e300, s = 0;
+        for (int j = 0; j < V; j++) mx = fmax(mx, logits[n * V + j]);
+        for (int j = 0; j < V; j++) s += exp(logits[n * V + j] - mx);
+        double want = log(s) - (logits[n * V + tg[n]] - mx);
+        print_message("  cross-entropy row %d: loss %.6g (want %.6g)\n", n, (double)losses[n], want);
+        /* a sum of V exponentials and a log in fp32, relative to the loss */
+        assert_true(fabs(losses[n] - want) <= 1e-6 * (1 + want));
+        for (int j = 0; j < V; j++) assert_true(fabs(probs[n * V + j] - exp(logits[n * V + j] - mx) / s) <= 1e-6);
+    }
+    memcpy(inplace, logits, sizeof logits);
+    crossentropy_forward(losses2, inplace, inplace, tg, N, V);
+    assert_memory_equal(losses2, losses, sizeof losses);
+    assert_memory_equal(inplace, probs, sizeof probs);
+}
+
+/* The losses are summed in double: 2^24 + 1 + 1 is 2^24 in fp32 (each + 1
+ * rounds back to even) and 2^24 + 2 in double. */
+static void test_loss_sum_in_double(void **state) {
+    (void)state;
+    const float l[3] = {0x1p24f, 1.0f, 1.0f};
+    assert_true(loss_sum(l, 3) == 0x1p24 + 2.0);
+    assert_true(loss_sum(l, 1) == 0x1p24);
+}
+
 /* ---- AdamW, gradient norm, clipping ---- */
 static void test_adamw_and_norm(void **state) {
     (void)state;
@@ -663,6 +704,8 @@ int main(void) {
         cmocka_unit_test(test_attention_large_scores_and_layout),
         cmocka_unit_test(test_swiglu_residual),
         cmocka_unit_test(test_crossentropy),
+        cmocka_unit_test(test_crossentropy_extremes_in_place),
+        cmocka_unit_test(test_loss_sum_in_double),
         cmocka_unit_test(test_adamw_and_norm),
         cmocka_unit_test(test_whole_model_gradient),
         cmocka_unit_test(test_accumulation_matches_full_batch),

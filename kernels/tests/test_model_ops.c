@@ -628,6 +628,71 @@ static void test_whole_model_gradient(void **state) {
     model_cpu_free(&m);
 }
 
+/* The model's step around the ops: zero_grad clears every gradient, the
+ * global norm is the square root over all of them, and AdamW updates every
+ * slice, the last one too, as adamw_update() at the same step t, decaying
+ * the matrices (the embedding and lm_head included) and not the norm gains
+ * (the vectors). With zero gradients and moments the step is decay alone:
+ * p - lr * wd * p for a matrix, p untouched for a gain. Also the bytes held:
+ * the four parameter-sized buffers and every activation of model_cpu.h. */
+static void test_model_cpu_step(void **state) {
+    (void)state;
+    const model_config_t cfg = tiny_config();
+    const int B = 2, T = 5;
+    model_cpu_t m;
+    model_cpu_init(&m, &cfg, B, T, 21);
+    const size_t n = m.n_params;
+    for (size_t i = 0; i < n; i++) m.grads[i] = 1.0f;
+    model_cpu_zero_grad(&m);
+    for (size_t i = 0; i < n; i++) assert_true(m.grads[i] == 0.0f);
+    float *p0 = host_malloc(n * sizeof(float));
+    memcpy(p0, m.params, n * sizeof(float));
+    const float lr = 0.1f, wd = 0.5f;
+    model_cpu_adamw(&m, lr, 0.9f, 0.95f, 1e-8f, wd, 1);
+    for (int s = 0; s < m.table.n; s++) {
+        const param_slice_t *sl = &m.table.slices[s];
+        for (size_t i = sl->offset; i < sl->offset + sl->numel; i++) {
+            if (sl->cols == 1) assert_true(m.params[i] == p0[i]);
+            /* one product and one difference in fp32 */
+            else assert_true(fabsf(m.params[i] - (p0[i] - lr * wd * p0[i])) <= 2 * 0x1p-24f * fabsf(p0[i]));
+        }
+    }
+    /* Random gradients and moments at step 3, against adamw_update on copies, bit for bit. */
+    rng_t r;
+    rng_init(&r, 22);
+    rng_fill_normal(&r, m.grads, n, 0.0f, 1.0f);
+    rng_fill_normal(&r, m.adam_m, n, 0.0f, 0.1f);
+    rng_fill_uniform(&r, m.adam_v, n, 0.0f, 0.1f);
+    float *p = host_malloc(n * sizeof(float)), *mm = host_malloc(n * sizeof(float)), *vv = host_malloc(n * sizeof(float));
+    memcpy(p, m.params, n * sizeof(float));
+    memcpy(mm, m.adam_m, n * sizeof(float));
+    memcpy(vv, m.adam_v, n * sizeof(float));
+    for (int s = 0; s < m.table.n; s++) {
+        const param_slice_t *sl = &m.table.slices[s];
+        adamw_update(p + sl->offset, m.grads + sl->offset, mm + sl->offset, vv + sl->offset, sl->numel,
+                     1e-2f, 0.8f, 0.9f, 1e-6f, sl->cols == 1 ? 0.0f : 0.1f, 3);
+    }
+    model_cpu_adamw(&m, 1e-2f, 0.8f, 0.9f, 1e-6f, 0.1f, 3);
+    assert_memory_equal(m.params, p, n * sizeof(float));
+    assert_memory_equal(m.adam_m, mm, n * sizeof(float));
+    assert_memory_equal(m.adam_v, vv, n * sizeof(float));
+    /* The norm over every gradient: the last one alone, then all. */
+    memset(m.grads, 0, n * sizeof(float));
+    m.grads[n - 1] = 3.0f;
+    assert_true(model_cpu_grad_norm(&m) == 3.0);
+    double want = 0;
+    for (size_t i = 0; i < n; i++) want += (double)p[i] * p[i];
+    memcpy(m.grads, p, n * sizeof(float));
+    assert_true(fabs(model_cpu_grad_norm(&m) - sqrt(want)) <= 1e-12 * sqrt(want));
+    /* Activations, layer by layer as model_cpu.h lists them, and backward's scratch. */
+    const size_t N = (size_t)B * T, D = (size_t)cfg.d_model, F = (size_t)cfg.d_ff, V = (size_t)cfg.vocab;
+    const size_t per_layer = 8 * N * D + 2 * N + (size_t)B * cfg.n_heads * T * T + 3 * N * F;
+    const size_t acts = N * D + cfg.n_layers * per_layer + 2 * N * D + 2 * N + N * V;
+    assert_int_equal(model_cpu_bytes(&m), (4 * n + acts + 6 * N * D + 3 * N * F) * sizeof(float));
+    host_free(p0); host_free(p); host_free(mm); host_free(vv);
+    model_cpu_free(&m);
+}
+
 /* Two micro-batches at loss scale 1/2 give the gradient of the whole batch. */
 static void test_accumulation_matches_full_batch(void **state) {
     (void)state;
@@ -708,6 +773,7 @@ int main(void) {
         cmocka_unit_test(test_loss_sum_in_double),
         cmocka_unit_test(test_adamw_and_norm),
         cmocka_unit_test(test_whole_model_gradient),
+        cmocka_unit_test(test_model_cpu_step),
         cmocka_unit_test(test_accumulation_matches_full_batch),
         cmocka_unit_test(test_model_deterministic),
     };

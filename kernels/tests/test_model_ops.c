@@ -628,6 +628,85 @@ static void test_whole_model_gradient(void **state) {
     model_cpu_free(&m);
 }
 
+/* The forward pass is model.h's architecture, rebuilt here from the ops
+ * with the configuration's RoPE theta and RMSNorm epsilon (100 and 0.5, not
+ * the defaults): tokens -> embedding -> L x [x += Attn(RMSNorm(x));
+ * x += SwiGLU(RMSNorm(x))] -> RMSNorm -> lm_head -> mean cross-entropy, RoPE
+ * on q and k only. Each saved activation, and the loss, bit for bit: the
+ * same ops on the same inputs. The gradient checks cannot see a wiring that
+ * backward mirrors (RoPE on v and its inverse on dv is another model, with
+ * a right gradient), nor a default theta or epsilon used in place of the
+ * configuration's. */
+static void test_model_forward_composition(void **state) {
+    (void)state;
+    model_config_t cfg = tiny_config();
+    cfg.rope_theta = 100.0f;
+    cfg.norm_eps = 0.5f;
+    const int B = 2, T = 5, N = B * T, D = cfg.d_model, F = cfg.d_ff, H = cfg.n_heads, V = cfg.vocab;
+    const int hd = D / H;
+    model_cpu_t m;
+    model_cpu_init(&m, &cfg, B, T, 8);
+    int in[10], tg[10];
+    tiny_batch(B, T, in, tg);
+    const double loss = model_cpu_forward(&m, in, tg);
+    const size_t ND = (size_t)N * D * sizeof(float), NF = (size_t)N * F * sizeof(float);
+    float *cs = zeros((size_t)T * hd / 2), *sn = zeros((size_t)T * hd / 2);
+    rope_tables(cs, sn, T, hd, cfg.rope_theta);
+    float *x = zeros((size_t)N * D), *ln = zeros((size_t)N * D), *rstd = zeros(N);
+    float *q = zeros((size_t)N * D), *k = zeros((size_t)N * D), *v = zeros((size_t)N * D);
+    float *att = zeros((size_t)B * H * T * T), *y = zeros((size_t)N * D), *o = zeros((size_t)N * D);
+    float *gate = zeros((size_t)N * F), *up = zeros((size_t)N * F), *swi = zeros((size_t)N * F);
+    float *logits = zeros((size_t)N * V), *losses = zeros(N);
+    const float *P = m.params;
+#define W(l, which) (P + m.table.slices[param_index(&m.table, l, which)].offset)
+    encoder_forward(x, in, P + m.table.slices[param_index_tok_emb(&m.table)].offset, N, D);
+    assert_memory_equal(m.encoded, x, ND);
+    for (int l = 0; l < cfg.n_layers; l++) {
+        const layer_acts_t *a = &m.layers[l];
+        rmsnorm_forward(ln, rstd, x, W(l, P_ATTN_NORM), N, D, cfg.norm_eps);
+        assert_memory_equal(a->ln1, ln, ND);
+        assert_memory_equal(a->ln1_rstd, rstd, N * sizeof(float));
+        matmul_forward(q, ln, W(l, P_WQ), N, D, D);
+        matmul_forward(k, ln, W(l, P_WK), N, D, D);
+        matmul_forward(v, ln, W(l, P_WV), N, D, D);
+        rope_forward(q, q, cs, sn, N, T, D, H);
+        rope_forward(k, k, cs, sn, N, T, D, H);
+        assert_memory_equal(a->q, q, ND);
+        assert_memory_equal(a->k, k, ND);
+        assert_memory_equal(a->v, v, ND);
+        attention_forward(y, att, q, k, v, B, T, D, H);
+        assert_memory_equal(a->att, att, (size_t)B * H * T * T * sizeof(float));
+        assert_memory_equal(a->atty, y, ND);
+        matmul_forward(o, y, W(l, P_WO), N, D, D);
+        residual_forward(x, x, o, (size_t)N * D);
+        assert_memory_equal(a->res1, x, ND);
+        rmsnorm_forward(ln, rstd, x, W(l, P_MLP_NORM), N, D, cfg.norm_eps);
+        assert_memory_equal(a->ln2, ln, ND);
+        assert_memory_equal(a->ln2_rstd, rstd, N * sizeof(float));
+        matmul_forward(gate, ln, W(l, P_W_GATE), N, D, F);
+        matmul_forward(up, ln, W(l, P_W_UP), N, D, F);
+        swiglu_forward(swi, gate, up, (size_t)N * F);
+        assert_memory_equal(a->gate, gate, NF);
+        assert_memory_equal(a->up, up, NF);
+        assert_memory_equal(a->swi, swi, NF);
+        matmul_forward(o, swi, W(l, P_W_DOWN), N, F, D);
+        residual_forward(x, x, o, (size_t)N * D);
+        assert_memory_equal(a->res2, x, ND);
+    }
+#undef W
+    rmsnorm_forward(ln, rstd, x, P + m.table.slices[param_index_final_norm(&m.table)].offset, N, D, cfg.norm_eps);
+    assert_memory_equal(m.lnf, ln, ND);
+    matmul_forward(logits, ln, P + m.table.slices[param_index_lm_head(&m.table)].offset, N, D, V);
+    crossentropy_forward(losses, logits, logits, tg, N, V);
+    assert_memory_equal(m.losses, losses, N * sizeof(float));
+    assert_memory_equal(m.probs, logits, (size_t)N * V * sizeof(float));
+    assert_true(loss == loss_sum(losses, N) / N);
+    host_free(cs); host_free(sn); host_free(x); host_free(ln); host_free(rstd); host_free(q); host_free(k);
+    host_free(v); host_free(att); host_free(y); host_free(o); host_free(gate); host_free(up); host_free(swi);
+    host_free(logits); host_free(losses);
+    model_cpu_free(&m);
+}
+
 /* The model's step around the ops: zero_grad clears every gradient, the
  * global norm is the square root over all of them, and AdamW updates every
  * slice, the last one too, as adamw_update() at the same step t, decaying
@@ -773,6 +852,7 @@ int main(void) {
         cmocka_unit_test(test_loss_sum_in_double),
         cmocka_unit_test(test_adamw_and_norm),
         cmocka_unit_test(test_whole_model_gradient),
+        cmocka_unit_test(test_model_forward_composition),
         cmocka_unit_test(test_model_cpu_step),
         cmocka_unit_test(test_accumulation_matches_full_batch),
         cmocka_unit_test(test_model_deterministic),

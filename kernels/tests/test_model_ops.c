@@ -443,6 +443,29 @@ static void test_swiglu_residual(void **state) {
     host_free(c.out); host_free(c.a); host_free(c.b); host_free(w); host_free(da); host_free(db);
 }
 
+/* Gates far from 0, where exp of the wrong sign overflows: silu(g) and its
+ * derivative, from 1 / (1 + exp(-g)), stay finite and right; the same
+ * formula through exp(g) / (1 + exp(g)) gives inf / inf at g >= 89. The
+ * references in double take the exponential of -|g| only. */
+static void test_swiglu_large_gates(void **state) {
+    (void)state;
+    const float gate[8] = {-1000.0f, -100.0f, -20.0f, -0.5f, 0.5f, 20.0f, 100.0f, 1000.0f};
+    const float up[8] = {1.5f, -2.0f, 0.5f, 3.0f, -1.0f, 2.0f, -0.75f, 1.25f};
+    const float dout[8] = {0.5f, 1.0f, -2.0f, 1.0f, 0.25f, -1.0f, 2.0f, 1.0f};
+    float out[8], dg[8], du[8];
+    swiglu_forward(out, gate, up, 8);
+    swiglu_backward(dg, du, dout, gate, up, 8);
+    for (int i = 0; i < 8; i++) {
+        const double g = gate[i], e = exp(-fabs(g)), sg = g >= 0 ? 1 / (1 + e) : e / (1 + e);
+        const double silu = g * sg, want_dg = dout[i] * up[i] * sg * (1 + g * (1 - sg));
+        /* a few fp32 roundings, relative; the absolute part covers results
+         * below fp32's normal range (silu(-100) ~ -4e-42, which fp32 gives as 0) */
+        assert_true(fabs(out[i] - silu * up[i]) <= 1e-6 * fabs(silu * up[i]) + 1e-37);
+        assert_true(fabs(du[i] - dout[i] * silu) <= 1e-6 * fabs(dout[i] * silu) + 1e-37);
+        assert_true(fabs(dg[i] - want_dg) <= 1e-6 * fabs(want_dg) + 1e-37);
+    }
+}
+
 /* ---- cross-entropy ---- */
 typedef struct { float *losses, *probs, *logits; int *tg; int N, V; } ce_ctx;
 static void ce_fwd(void *c) {
@@ -549,6 +572,26 @@ static void test_adamw_and_norm(void **state) {
     assert_true(clip_grad_norm(g, n, 5.0, 0.0) == 1.0f);
     assert_memory_equal(g, p0, n * 4);
     host_free(p); host_free(g); host_free(m); host_free(v); host_free(p0); host_free(m0); host_free(v0);
+}
+
+/* AdamW by hand, with an eps large enough to see where it goes: b1 = 1/2,
+ * b2 = 3/4, eps = 1/2, lr = 1/2, wd = 1/4, p = 1, g = 2, m = v = 0. Step 1:
+ * m = 1, v = 1, m^ = 1 / (1 - 1/2) = 2, v^ = 1 / (1 - 3/4) = 4, so
+ * p = 1 - 1/2 (2 / (sqrt(4) + 1/2) + 1/4) = 0.475 (eps under the square
+ * root gives 0.4036, no bias correction 0.5417). Step 2 with g = 0:
+ * m = 1/2, v = 3/4, corrections 3/4 and 7/16, written out in double. */
+static void test_adamw_by_hand(void **state) {
+    (void)state;
+    float p = 1.0f, g = 2.0f, m = 0.0f, v = 0.0f;
+    adamw_update(&p, &g, &m, &v, 1, 0.5f, 0.5f, 0.75f, 0.5f, 0.25f, 1);
+    /* fp32 roundings of values near 1 */
+    assert_true(fabs(m - 1.0) <= 1e-7 && fabs(v - 1.0) <= 1e-7);
+    assert_true(fabs(p - 0.475) <= 1e-6);
+    g = 0.0f;
+    adamw_update(&p, &g, &m, &v, 1, 0.5f, 0.5f, 0.75f, 0.5f, 0.25f, 2);
+    const double p1 = 0.475, want = p1 - 0.5 * ((0.5 / 0.75) / (sqrt(0.75 / 0.4375) + 0.5) + 0.25 * p1);
+    assert_true(fabs(m - 0.5) <= 1e-7 && fabs(v - 0.75) <= 1e-7);
+    assert_true(fabs(p - want) <= 1e-6);
 }
 
 /* ---- the whole model ---- */
@@ -847,10 +890,12 @@ int main(void) {
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_attention_large_scores_and_layout),
         cmocka_unit_test(test_swiglu_residual),
+        cmocka_unit_test(test_swiglu_large_gates),
         cmocka_unit_test(test_crossentropy),
         cmocka_unit_test(test_crossentropy_extremes_in_place),
         cmocka_unit_test(test_loss_sum_in_double),
         cmocka_unit_test(test_adamw_and_norm),
+        cmocka_unit_test(test_adamw_by_hand),
         cmocka_unit_test(test_whole_model_gradient),
         cmocka_unit_test(test_model_forward_composition),
         cmocka_unit_test(test_model_cpu_step),

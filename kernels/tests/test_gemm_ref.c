@@ -89,11 +89,45 @@ static void test_sgemm_within_bound(void **state) {
     }
 }
 
+/* beta == 0 means C is not read (gemm_ref.h, and BLAS): with C full of NaN
+ * the reference, its magnitudes and sgemm stay finite and equal to A*B. The
+ * matmul checks fill C with NaN on purpose to catch a kernel that reads it,
+ * so a reference that reads it would fail every right kernel. Then sgemm with
+ * another alpha and beta (-0.25 and -1) within the bound: a beta taken
+ * as anything else is far outside it. */
+static void test_beta_zero_and_other_scales(void **state) {
+    (void)state;
+    const int M = 5, N = 7, K = 9;
+    float A[45], B[63], C[35], C1[35];
+    double want[35], mag[35], want0[35];
+    rng_t r;
+    rng_init(&r, 5);
+    rng_fill_uniform(&r, A, 45, -1, 1);
+    rng_fill_uniform(&r, B, 63, -1, 1);
+    for (int i = 0; i < M * N; i++) C[i] = NAN;
+    gemm_ref_double(M, N, K, 1.0, A, B, 0.0, NULL, want0, NULL);
+    gemm_ref_double(M, N, K, 1.0, A, B, 0.0, C, want, mag);
+    gemm_cpu_sgemm(M, N, K, 1.0f, A, B, 0.0f, C);
+    for (int i = 0; i < M * N; i++) {
+        assert_true(want[i] == want0[i]);
+        assert_true(isfinite(mag[i]));
+        assert_true(isfinite(C[i]));
+    }
+    cmp_report_t rep;
+    /* fp32 dot products of length K: Higham's bound with c = 2, as above */
+    assert_true(check_gemm_bound(C, want, mag, M, N, K, EPS_FP32, 2.0, &rep));
+    rng_fill_uniform(&r, C1, 35, -1, 1);
+    gemm_ref_double(M, N, K, -0.25, A, B, -1.0, C1, want, mag);
+    gemm_cpu_sgemm(M, N, K, -0.25f, A, B, -1.0f, C1);
+    assert_true(check_gemm_bound(C1, want, mag, M, N, K + 2, EPS_FP32, 2.0, &rep));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reference_small_exact),
         cmocka_unit_test(test_reference_matches_the_plain_loop),
         cmocka_unit_test(test_sgemm_within_bound),
+        cmocka_unit_test(test_beta_zero_and_other_scales),
     };
     return cmocka_run_group_tests_name("gemm_ref", tests, NULL, NULL);
 }

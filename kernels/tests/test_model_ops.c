@@ -689,6 +689,10 @@ static void test_model_forward_composition(void **state) {
     const int hd = D / H;
     model_cpu_t m;
     model_cpu_init(&m, &cfg, B, T, 8);
+    /* Norm gains start at 1, all alike: moved apart so that one gain read for another shows. */
+    rng_t r;
+    rng_init(&r, 9);
+    for (size_t i = 0; i < m.n_params; i++) m.params[i] += 0.3f * rng_normal(&r);
     int in[10], tg[10];
     tiny_batch(B, T, in, tg);
     const double loss = model_cpu_forward(&m, in, tg);

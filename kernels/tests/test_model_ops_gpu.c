@@ -3,7 +3,9 @@
  * CPU reference ops (kernels/cpu/model_ops.h), on the emulator or a GPU; each
  * test skips, visibly, where there is no device. Shapes are awkward on
  * purpose: widths that are not multiples of a warp or of the 16-wide matmul
- * tile, one row, prime lengths.
+ * tile, one row, prime lengths, lengths one past a whole block of 4-wide
+ * threads. Buffers sit between guard zones (gbuf), inputs between NaNs, so a
+ * kernel that reads or writes one element past its end fails too.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -45,50 +47,131 @@ static float *down(const float *d, size_t n) {
     return h;
 }
 
+/* ---- device buffers between guard zones ------------------------------------------- */
+
+/* A device buffer of `bytes` with GUARD_BYTES on each side, all of it filled
+ * with a 32-bit pattern. An input (IN_GUARD) is NaN past either end, in fp32
+ * and in both bf16 halves: a kernel that reads one element too far makes its
+ * result NaN even where it multiplies that element by 0. An output
+ * (OUT_GUARD, a finite value no kernel computes here) fails gcheck() if one
+ * element too many is written, whatever the value, NaN included; an element
+ * left unwritten keeps the pattern, which no reference value equals. */
+#define GUARD_BYTES 1024
+#define IN_GUARD 0x7fc17fc1u  /* fp32 NaN; as bf16, 0x7fc1: NaN */
+#define OUT_GUARD 0x4b1d4b1du /* fp32 10296605; as bf16, 0x4b1d: 10289152 */
+
+typedef struct {
+    unsigned char *base; /* device: GUARD_BYTES, the buffer, GUARD_BYTES */
+    size_t bytes;
+    uint32_t pattern;
+} gbuf_t;
+
+static gbuf_t gbuf(size_t bytes, uint32_t pattern) {
+    const size_t total = 2 * GUARD_BYTES + (bytes + 3) / 4 * 4;
+    gbuf_t g = {gpu_malloc(total), bytes, pattern};
+    uint32_t *h = host_malloc(total);
+    for (size_t i = 0; i < total / 4; i++) h[i] = pattern;
+    gpu_upload(g.base, h, total);
+    host_free(h);
+    return g;
+}
+
+static void *gin(gbuf_t g) { return g.base + GUARD_BYTES; }
+
+/* An input: h's bytes between NaN guards. */
+static gbuf_t gup(const void *h, size_t bytes) {
+    gbuf_t g = gbuf(bytes, IN_GUARD);
+    gpu_upload(gin(g), h, bytes);
+    return g;
+}
+
+/* Fails if a byte of either guard zone changed. */
+static void gcheck(gbuf_t g, const char *what) {
+    const size_t inner = (g.bytes + 3) / 4 * 4;
+    unsigned char *h = host_malloc(inner + 2 * GUARD_BYTES);
+    gpu_download(h, g.base, inner + 2 * GUARD_BYTES);
+    for (size_t i = 0; i < GUARD_BYTES; i += 4) {
+        uint32_t lo, hi;
+        memcpy(&lo, h + i, 4);
+        memcpy(&hi, h + GUARD_BYTES + inner + i, 4);
+        if (lo != g.pattern) fail_msg("%s: written %zu bytes before its start", what, GUARD_BYTES - i);
+        if (hi != g.pattern)
+            fail_msg("%s: written %zu bytes past its end", what, inner - g.bytes + i);
+    }
+    host_free(h);
+}
+
+static void gfree(gbuf_t g) { gpu_free(g.base); }
+
+/* The embedding forward and backward on one shape. The token buffer holds one
+ * valid token past N, and every other buffer sits between guard zones: a
+ * kernel that takes N + 1 rows reads that token and a NaN row of dout, or
+ * writes a row past out. */
+static void check_encoder(int N, int D, int V) {
+    const size_t ND = (size_t)N * D, VD = (size_t)V * D;
+    float *wte = rnd(VD, -1, 1, 1), *dout = rnd(ND, -1, 1, 2);
+    int *tok = host_malloc((N + 1) * sizeof(int));
+    for (int n = 0; n <= N; n++) tok[n] = (n * 7) % 5; /* repeated tokens: rows add into the same dwte row */
+    float *want = host_malloc(ND * sizeof(float)), *dwte = rnd(VD, -1, 1, 3);
+    gbuf_t g_wte = gup(wte, VD * 4), g_out = gbuf(ND * 4, OUT_GUARD), g_dout = gup(dout, ND * 4);
+    gbuf_t g_dwte = gbuf(VD * 4, OUT_GUARD);
+    gpu_upload(gin(g_dwte), dwte, VD * 4);
+    int *d_tok = up(tok, (N + 1) * sizeof(int));
+    char what[96];
+    encoder_forward(want, tok, wte, N, D);
+    gpu_encoder_forward(gin(g_out), d_tok, gin(g_wte), N, D);
+    float *got = down(gin(g_out), ND);
+    cmp_report_t rep;
+    snprintf(what, sizeof what, "embedding forward, N %d D %d (a copy: exact)", N, D);
+    LAB_REQUIRE_CLOSE(compare_close_f(got, want, ND, 0, 0, &rep), what, &rep);
+    gcheck(g_out, "embedding forward out");
+    encoder_backward(dwte, dout, tok, N, D);
+    gpu_encoder_backward(gin(g_dwte), gin(g_dout), d_tok, N, D, V);
+    host_free(got);
+    got = down(gin(g_dwte), VD);
+    /* The same additions in the same order (rows n = 0..N-1): exact. */
+    snprintf(what, sizeof what, "embedding backward, N %d D %d V %d (exact)", N, D, V);
+    LAB_REQUIRE_CLOSE(compare_close_f(got, dwte, VD, 0, 0, &rep), what, &rep);
+    gcheck(g_dwte, "embedding backward dwte");
+    gfree(g_wte); gfree(g_out); gfree(g_dout); gfree(g_dwte); gpu_free(d_tok);
+    host_free(wte); host_free(dout); host_free(tok); host_free(want); host_free(dwte); host_free(got);
+}
+
 static void test_encoder(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    const int N = 301, D = 19, V = 256; /* N above one 256-token chunk of the backward kernel */
-    float *wte = rnd((size_t)V * D, -1, 1, 1), *dout = rnd((size_t)N * D, -1, 1, 2);
-    int tok[301];
-    for (int n = 0; n < N; n++) tok[n] = (n * 7) % 5; /* repeated tokens: rows add into the same dwte row */
-    float *want = host_malloc((size_t)N * D * sizeof(float)), *dwte = rnd((size_t)V * D, -1, 1, 3);
-    float *d_wte = up(wte, (size_t)V * D * 4), *d_out = gpu_malloc((size_t)N * D * 4), *d_dout = up(dout, (size_t)N * D * 4);
-    float *d_dwte = up(dwte, (size_t)V * D * 4);
-    int *d_tok = up(tok, sizeof tok);
-    encoder_forward(want, tok, wte, N, D);
-    gpu_encoder_forward(d_out, d_tok, d_wte, N, D);
-    float *got = down(d_out, (size_t)N * D);
-    cmp_report_t rep;
-    LAB_REQUIRE_CLOSE(compare_close_f(got, want, (size_t)N * D, 0, 0, &rep), "embedding forward (a copy: exact)", &rep);
-    encoder_backward(dwte, dout, tok, N, D);
-    gpu_encoder_backward(d_dwte, d_dout, d_tok, N, D, V);
-    host_free(got);
-    got = down(d_dwte, (size_t)V * D);
-    /* The same additions in the same order (rows n = 0..N-1): exact. */
-    LAB_REQUIRE_CLOSE(compare_close_f(got, dwte, (size_t)V * D, 0, 0, &rep), "embedding backward", &rep);
-    gpu_free(d_wte); gpu_free(d_out); gpu_free(d_dout); gpu_free(d_dwte); gpu_free(d_tok);
-    host_free(wte); host_free(dout); host_free(want); host_free(dwte); host_free(got);
+    check_encoder(301, 19, 256); /* N above one 256-token chunk of the backward; D: one float at a time */
+    check_encoder(37, 32, 5);    /* D a multiple of 4: the 16-byte forward path */
+    check_encoder(70, 300, 7);   /* D above the backward's 256 columns a block: two column blocks */
 }
 
 static void test_rmsnorm_forward(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    const int shapes[][2] = {{1, 1}, {5, 33}, {40, 100}};
-    for (int s = 0; s < 3; s++) {
-        const int N = shapes[s][0], D = shapes[s][1];
-        float *x = rnd((size_t)N * D, -3, 3, 10 + s), *w = rnd((size_t)D, 0.5f, 1.5f, 20 + s);
+    /* N, D, and the inputs' amplitude: at 3e-3 the mean square (3e-6) is below eps (1e-5), so a
+     * norm without eps is off by a factor of about 2. */
+    const struct { int N, D; float amp; } shapes[] = {{1, 1, 3}, {5, 33, 3}, {40, 100, 3}, {9, 64, 3e-3f}};
+    for (int s = 0; s < 4; s++) {
+        const int N = shapes[s].N, D = shapes[s].D;
+        const float a = shapes[s].amp;
+        float *x = rnd((size_t)N * D, -a, a, 10 + s), *w = rnd((size_t)D, 0.5f, 1.5f, 20 + s);
         float *out = host_malloc((size_t)N * D * 4), *rs = host_malloc((size_t)N * 4);
         rmsnorm_forward(out, rs, x, w, N, D, 1e-5f);
-        float *d_x = up(x, (size_t)N * D * 4), *d_w = up(w, (size_t)D * 4);
-        float *d_out = gpu_malloc((size_t)N * D * 4), *d_rs = gpu_malloc((size_t)N * 4);
-        gpu_rmsnorm_forward(d_out, d_rs, d_x, d_w, N, D, 1e-5f);
-        float *got = down(d_out, (size_t)N * D), *grs = down(d_rs, (size_t)N);
+        /* between guards: a warp that takes row N reads NaN and writes past out and rstd */
+        gbuf_t g_x = gup(x, (size_t)N * D * 4), g_w = gup(w, (size_t)D * 4);
+        gbuf_t g_out = gbuf((size_t)N * D * 4, OUT_GUARD), g_rs = gbuf((size_t)N * 4, OUT_GUARD);
+        gpu_rmsnorm_forward(gin(g_out), gin(g_rs), gin(g_x), gin(g_w), N, D, 1e-5f);
+        float *got = down(gin(g_out), (size_t)N * D), *grs = down(gin(g_rs), (size_t)N);
         cmp_report_t rep;
+        char what[64];
         /* The mean square is a length-D fp32 sum in another order (D eps relative), then rsqrtf (2 ulp). */
-        LAB_REQUIRE_CLOSE(compare_close_f(grs, rs, (size_t)N, (D + 4) * FLT_EPSILON, 0, &rep), "rmsnorm rstd", &rep);
-        LAB_REQUIRE_CLOSE(compare_close_f(got, out, (size_t)N * D, (D + 6) * FLT_EPSILON, 1e-7, &rep), "rmsnorm out", &rep);
-        gpu_free(d_x); gpu_free(d_w); gpu_free(d_out); gpu_free(d_rs);
+        snprintf(what, sizeof what, "rmsnorm rstd (N %d D %d)", N, D);
+        LAB_REQUIRE_CLOSE(compare_close_f(grs, rs, (size_t)N, (D + 4) * FLT_EPSILON, 0, &rep), what, &rep);
+        snprintf(what, sizeof what, "rmsnorm out (N %d D %d)", N, D);
+        LAB_REQUIRE_CLOSE(compare_close_f(got, out, (size_t)N * D, (D + 6) * FLT_EPSILON, 1e-7, &rep), what, &rep);
+        gcheck(g_out, "rmsnorm out");
+        gcheck(g_rs, "rmsnorm rstd");
+        gfree(g_x); gfree(g_w); gfree(g_out); gfree(g_rs);
         host_free(x); host_free(w); host_free(out); host_free(rs); host_free(got); host_free(grs);
     }
 }
@@ -324,6 +407,10 @@ static void test_causal_softmax(void **state) {
     const int BH = 3, T = 37;
     const size_t n = (size_t)BH * T * T;
     float *S = rnd(n, -6, 6, 50);
+    /* Head 1's scores above the diagonal are far above the visible ones, as a full-square Q K^T
+     * can hold: a maximum taken over the whole row would underflow every visible exponential. */
+    for (int t = 0; t < T; t++)
+        for (int u = t + 1; u < T; u++) S[((size_t)T + t) * T + u] = 1000.0f + u;
     double *want = host_malloc(n * sizeof(double));
     for (size_t r = 0; r < (size_t)BH * T; r++) {
         int t = (int)(r % T);
@@ -346,6 +433,9 @@ static void test_causal_softmax(void **state) {
 static void check_gemm(int tA, int tB, int M, int N, int K, int batch, float beta, uint64_t seed) {
     const size_t sa = (size_t)M * K, sb = (size_t)K * N, sc = (size_t)M * N;
     float *a = rnd(sa * batch, -1, 1, seed), *b = rnd(sb * batch, -1, 1, seed + 1), *c0 = rnd(sc * batch, -1, 1, seed + 2);
+    /* beta 0: C is not read (the model passes uninitialised outputs), so NaN there must not show */
+    if (beta == 0.0f)
+        for (size_t i = 0; i < sc * batch; i++) c0[i] = NAN;
     uint16_t *ah = host_malloc(sa * batch * 2), *bh = host_malloc(sb * batch * 2);
     bf16_from_float_array(ah, a, sa * batch);
     bf16_from_float_array(bh, b, sb * batch);
@@ -363,11 +453,15 @@ static void check_gemm(int tA, int tB, int M, int N, int K, int batch, float bet
                     sabs += fabs(x * y);
                 }
                 size_t at = z * sc + (size_t)i * N + j;
-                want[at] = alpha * s + beta * c0[at];
+                const double c = beta == 0.0f ? 0.0 : beta * c0[at];
+                want[at] = alpha * s + c;
                 /* fp32 accumulation of K exact bf16 products: K eps |a||b| (Higham 3.1), plus the scaling. */
-                bound[at] = 2.0 * (K + 2) * FLT_EPSILON * (alpha * sabs + fabs(beta * c0[at]));
+                bound[at] = 2.0 * (K + 2) * FLT_EPSILON * (alpha * sabs + fabs(c));
             }
-    uint16_t *d_a = up(ah, sa * batch * 2), *d_b = up(bh, sb * batch * 2);
+    /* A and B between NaN guards: a tile that loads one element past K (or M, N) and multiplies it
+     * by a zero gets NaN, not 0 */
+    gbuf_t g_a = gup(ah, sa * batch * 2), g_b = gup(bh, sb * batch * 2);
+    uint16_t *d_a = gin(g_a), *d_b = gin(g_b);
     float *d_c = up(c0, sc * batch * 4);
     gpu_gemm_bf16(tA, tB, M, N, K, alpha, d_a, lda, (long long)sa, d_b, ldb, (long long)sb, beta, d_c, N,
                   (long long)sc, batch);
@@ -395,7 +489,7 @@ static void check_gemm(int tA, int tB, int M, int N, int K, int batch, float bet
     if (bad)
         fail_msg("gemm tA %d tB %d M %d N %d K %d batch %d: %zu outside the bound; worst at %zu: %g vs %g", tA, tB,
                  M, N, K, batch, bad, worst, (double)got[worst], want[worst]);
-    gpu_free(d_a); gpu_free(d_b); gpu_free(d_c);
+    gfree(g_a); gfree(g_b); gpu_free(d_c);
     host_free(a); host_free(b); host_free(c0); host_free(ah); host_free(bh); host_free(want); host_free(bound);
     host_free(got);
 }
@@ -411,41 +505,64 @@ static void test_gemm_bf16(void **state) {
         }
 }
 
-static void test_elementwise(void **state) {
-    (void)state;
-    LAB_REQUIRE_DEVICE();
-    const size_t n = 1031;
-    float *a = rnd(n, -8, 8, 70), *b = rnd(n, -2, 2, 71), *want = host_malloc(n * 4);
-    float *d_a = up(a, n * 4), *d_b = up(b, n * 4), *d_o = gpu_malloc(n * 4);
+/* The element-wise kernels at length n, every buffer between guards. */
+static void check_elementwise(size_t n) {
+    float *a = rnd(n, -8, 8, 70 + n), *b = rnd(n, -2, 2, 71 + n), *want = host_malloc(n * 4);
+    gbuf_t g_a = gup(a, n * 4), g_b = gup(b, n * 4), g_o = gbuf(n * 4, OUT_GUARD), g_h = gbuf(n * 2, OUT_GUARD);
+    float *d_a = gin(g_a), *d_b = gin(g_b), *d_o = gin(g_o);
     cmp_report_t rep;
+    char what[80];
     swiglu_forward(want, a, b, n);
     gpu_swiglu_forward(d_o, d_a, d_b, n);
     float *got = down(d_o, n);
     /* expf (a few ulps) and three roundings. */
-    LAB_REQUIRE_CLOSE(compare_close_f(got, want, n, 8 * FLT_EPSILON, 1e-7, &rep), "swiglu forward", &rep);
+    snprintf(what, sizeof what, "swiglu forward (n %zu)", n);
+    LAB_REQUIRE_CLOSE(compare_close_f(got, want, n, 8 * FLT_EPSILON, 1e-7, &rep), what, &rep);
     host_free(got);
     residual_forward(want, a, b, n);
     gpu_residual_forward(d_o, d_a, d_b, n);
     got = down(d_o, n);
-    LAB_REQUIRE_CLOSE(compare_close_f(got, want, n, 0, 0, &rep), "residual add (one rounding: exact)", &rep);
+    snprintf(what, sizeof what, "residual add (n %zu; one rounding: exact)", n);
+    LAB_REQUIRE_CLOSE(compare_close_f(got, want, n, 0, 0, &rep), what, &rep);
     host_free(got);
     gpu_add_inplace(d_o, d_a, n);
     got = down(d_o, n);
     for (size_t i = 0; i < n; i++) want[i] += a[i];
-    LAB_REQUIRE_CLOSE(compare_close_f(got, want, n, 0, 0, &rep), "add in place (exact)", &rep);
-    gpu_free(d_a); gpu_free(d_b); gpu_free(d_o);
-    host_free(a); host_free(b); host_free(want); host_free(got);
+    snprintf(what, sizeof what, "add in place (n %zu; exact)", n);
+    LAB_REQUIRE_CLOSE(compare_close_f(got, want, n, 0, 0, &rep), what, &rep);
+    gcheck(g_o, "element-wise out");
+    /* the cast: round to nearest even, bit for bit as the host rounds */
+    uint16_t *h = host_malloc(n * 2);
+    gpu_cast_to_bf16(gin(g_h), d_a, n);
+    gpu_download(h, gin(g_h), n * 2);
+    for (size_t i = 0; i < n; i++)
+        if (h[i] != bf16_from_float(a[i]))
+            fail_msg("cast to bf16 (n %zu): element %zu is 0x%04x, want 0x%04x", n, i, h[i], bf16_from_float(a[i]));
+    gcheck(g_h, "cast to bf16 out");
+    gfree(g_a); gfree(g_b); gfree(g_o); gfree(g_h);
+    host_free(a); host_free(b); host_free(want); host_free(got); host_free(h);
+}
+
+static void test_elementwise(void **state) {
+    (void)state;
+    LAB_REQUIRE_DEVICE();
+    check_elementwise(1031); /* 258 threads of 4: a second block, mostly idle */
+    check_elementwise(1027); /* 256 whole groups of 4 fill one block; the last 3 elements need a 257th thread */
+    check_elementwise(3);    /* shorter than one group of 4 */
 }
 
 static void test_crossentropy(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    const int N = 13, V = 256;
+    const int N = 13, V = 251; /* V not a multiple of the 256-thread block: the backward has a partial last block */
     float *logits = rnd((size_t)N * V, -5, 5, 80), *probs = host_malloc((size_t)N * V * 4), *loss = host_malloc(N * 4);
-    int tg[13];
-    for (int n = 0; n < N; n++) tg[n] = (n * 37) % V;
+    int tg[14];
+    for (int n = 0; n <= N; n++) tg[n] = (n * 37) % V; /* one valid target past N */
     crossentropy_forward(loss, probs, logits, tg, N, V);
-    float *d_l = up(logits, (size_t)N * V * 4), *d_loss = gpu_malloc(N * 4);
+    /* logits, probs and dlogits in place, between guards: a thread past N * V writes the guard */
+    gbuf_t g_l = gbuf((size_t)N * V * 4, OUT_GUARD);
+    float *d_l = gin(g_l), *d_loss = gpu_malloc(N * 4);
+    gpu_upload(d_l, logits, (size_t)N * V * 4);
     int *d_t = up(tg, sizeof tg);
     gpu_crossentropy_forward(d_loss, d_l, d_l, d_t, N, V); /* probs over the logits, as the model calls it */
     float *gl = down(d_loss, N), *gp = down(d_l, (size_t)N * V);
@@ -459,7 +576,8 @@ static void test_crossentropy(void **state) {
     gp = down(d_l, (size_t)N * V);
     LAB_REQUIRE_CLOSE(compare_close_f(gp, probs, (size_t)N * V, (V + 8) * FLT_EPSILON, 1e-9, &rep), "cross-entropy backward",
                   &rep);
-    gpu_free(d_l); gpu_free(d_loss); gpu_free(d_t);
+    gcheck(g_l, "cross-entropy logits, probs and dlogits");
+    gfree(g_l); gpu_free(d_loss); gpu_free(d_t);
     host_free(logits); host_free(probs); host_free(loss); host_free(gl); host_free(gp);
 }
 

@@ -115,7 +115,14 @@ static double *widen(const float *x, size_t n) {
     return d;
 }
 
-static problem_t make_problem(int B, int T, int H, int hd, uint64_t seed) {
+/* What make_problem_kind() draws besides the default inputs. */
+enum {
+    PROBLEM_PLAIN,     /* q, k in [-2, 2), v and dout in [-1, 1), all rounded to bf16 */
+    PROBLEM_FIRST_KEY, /* key 0 of every head far above the rest: the running maximum never moves after it */
+    PROBLEM_FP32_DOUT, /* dout left in fp32: the backward must round it to bf16 itself, Delta included */
+};
+
+static problem_t make_problem_kind(int B, int T, int H, int hd, uint64_t seed, int kind) {
     problem_t p;
     memset(&p, 0, sizeof p);
     p.B = B, p.T = T, p.H = H, p.hd = hd, p.D = H * hd;
@@ -128,11 +135,20 @@ static problem_t make_problem(int B, int T, int H, int hd, uint64_t seed) {
     p.k = rnd(p.ND, -2, 2, seed + 1);
     p.v = rnd(p.ND, -1, 1, seed + 2);
     p.dout = rnd(p.ND, -1, 1, seed + 3);
+    if (kind == PROBLEM_FIRST_KEY) {
+        /* q in [1, 2), k in [-2, -1) but 30 at position 0: at hd 16 key 0 scores about +180 and
+         * every other key about -9, so each row's maximum is set by the first tile, and exp2 of
+         * the later tiles' local maxima minus it (2^-270) underflows, as its inverse would overflow. */
+        for (size_t i = 0; i < p.ND; i++) {
+            p.q[i] = 1.5f + 0.25f * p.q[i];
+            p.k[i] = (i / D) % T == 0 ? 30.0f : -1.5f + 0.25f * p.k[i];
+        }
+    }
     for (size_t i = 0; i < p.ND; i++) { /* dout too: the bf16 backward reads it as bf16 */
         p.q[i] = round_to_bf16(p.q[i]);
         p.k[i] = round_to_bf16(p.k[i]);
         p.v[i] = round_to_bf16(p.v[i]);
-        p.dout[i] = round_to_bf16(p.dout[i]);
+        if (kind != PROBLEM_FP32_DOUT) p.dout[i] = round_to_bf16(p.dout[i]);
     }
     p.qh = split_bf16(p.q, B, T, D, H);
     p.kh = split_bf16(p.k, B, T, D, H);
@@ -214,6 +230,10 @@ static problem_t make_problem(int B, int T, int H, int hd, uint64_t seed) {
     host_free(E);
     host_free(att);
     return p;
+}
+
+static problem_t make_problem(int B, int T, int H, int hd, uint64_t seed) {
+    return make_problem_kind(B, T, H, hd, seed, PROBLEM_PLAIN);
 }
 
 static void free_problem(problem_t *p) {
@@ -304,10 +324,10 @@ static int head_size_fits(int hd) {
     return 0;
 }
 
-/* Forward and backward on one shape against the reference. */
-static void check_shape(int B, int T, int H, int hd, uint64_t seed) {
+/* Forward and backward on one shape and kind of input against the reference. */
+static void check_shape_kind(int B, int T, int H, int hd, uint64_t seed, int kind) {
     if (!head_size_fits(hd)) return;
-    problem_t p = make_problem(B, T, H, hd, seed);
+    problem_t p = make_problem_kind(B, T, H, hd, seed, kind);
     device_run_t d = upload(&p);
     char what[160];
     cmp_report_t rep;
@@ -341,6 +361,8 @@ static void check_shape(int B, int T, int H, int hd, uint64_t seed) {
     free_run(&d);
     free_problem(&p);
 }
+
+static void check_shape(int B, int T, int H, int hd, uint64_t seed) { check_shape_kind(B, T, H, hd, seed, PROBLEM_PLAIN); }
 
 /* ---- tests ----------------------------------------------------------------------------- */
 
@@ -376,6 +398,20 @@ static void test_long_sequence(void **state) {
     check_shape(1, 300, 2, 64, 500); /* the model's head size; 5 tiles, the last with 44 rows */
     check_shape(2, 257, 3, 16, 510); /* 6 (sequence, head) pairs, one row into the fifth tile */
     check_shape(1, 1024, 1, 64, 520); /* the model's sequence length: 16 tiles */
+}
+
+/* Inputs far from the default spread, on three K/V tiles and distinct heads:
+ * - key 0 dominating every row: the running maximum must only grow (a tile's
+ *   own maximum taken instead rescales by 2^270: inf, then NaN);
+ * - dout not representable in bf16: the backward's rounding of it, and
+ *   Delta from the rounded values (check_row_pass), as the comment of
+ *   flash_delta_kernel says; Delta from the fp32 dout is off by about 2^-9
+ *   of its terms, far above the fp32 bound. */
+static void test_extreme_inputs(void **state) {
+    (void)state;
+    LAB_REQUIRE_DEVICE();
+    check_shape_kind(2, 130, 2, 16, 800, PROBLEM_FIRST_KEY);
+    check_shape_kind(2, 70, 2, 32, 810, PROBLEM_FP32_DOUT);
 }
 
 /* Two backward passes (and forward passes) on the same inputs: bit-identical. */
@@ -427,12 +463,19 @@ static void test_misaligned_buffers(void **state) {
     const char *names[] = {"out", "lse", "dq", "dk", "dv"};
     guarded_t want[] = {a.out, a.lse, a.dq, a.dk, a.dv};
     float *got[] = {out, lse, dq, dk, dv};
-    for (int i = 0; i < 5; i++) {
-        float *x = guarded_down(want[i], names[i]), *y = host_malloc(want[i].n * 4 + 4);
-        gpu_download(y, got[i] + 1, want[i].n * 4);
-        if (memcmp(x, y, want[i].n * 4) != 0) fail_msg("%s from misaligned buffers differs from the aligned run", names[i]);
-        host_free(x);
-        host_free(y);
+    for (int pass = 0; pass < 2; pass++) {
+        if (pass == 1) /* q, k, v aligned and only the dout_bf16 scratch off: the tiles of dO must notice */
+            gpu_flash_attention_backward(dq + 1, dk + 1, dv + 1, dob + 1, delta + 1, dout + 1, out + 1, lse + 1, a.q,
+                                         a.k, a.v, p.B, p.T, p.D, p.H);
+        for (int i = pass ? 2 : 0; i < 5; i++) {
+            float *x = guarded_down(want[i], names[i]), *y = host_malloc(want[i].n * 4 + 4);
+            gpu_download(y, got[i] + 1, want[i].n * 4);
+            if (memcmp(x, y, want[i].n * 4) != 0)
+                fail_msg("%s from misaligned buffers%s differs from the aligned run", names[i],
+                         pass ? " (only dout_bf16 misaligned)" : "");
+            host_free(x);
+            host_free(y);
+        }
     }
     void *dev[] = {q, k, v, dob, out, dout, dq, dk, dv, lse, delta};
     for (size_t i = 0; i < sizeof dev / sizeof dev[0]; i++) gpu_free(dev[i]);
@@ -622,7 +665,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_short_sequences), cmocka_unit_test(test_tile_edges),
         cmocka_unit_test(test_head_sizes),      cmocka_unit_test(test_long_sequence),
-        cmocka_unit_test(test_deterministic),
+        cmocka_unit_test(test_extreme_inputs),  cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_misaligned_buffers), cmocka_unit_test(test_bf16_outputs),
         cmocka_unit_test(test_unsupported_head_size),
     };

@@ -10,7 +10,10 @@
  *   result rounded, then a whole forward and backward pass against the
  *   course's own tiled kernel;
  * - --attention flash (kernels/cuda/flash_attention.h) against the naive
- *   attention: the loss, every gradient and a short training run.
+ *   attention: the loss, every gradient and a short training run;
+ * - with either attention, what the trainer relies on between passes:
+ *   gradients that add up over micro-batches, the gradient norm over all
+ *   chunks, and AdamW's weight decay on exactly the slices marked for it.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpu/model_ops.h"
 #include "cuda/model_gpu.h"
 #include "cuda/model_ops_gpu.h"
 #include "gpu.h"
@@ -362,6 +366,108 @@ static void test_profile(void **state) {
     host_free(g1);
 }
 
+/* A fresh model's gradients after backward passes on `passes` micro-batches (seeds 20, 21, ...)
+ * with no zeroing in between; the model stays alive in *g for the caller. */
+static float *accumulated_grads(model_gpu_t *g, const model_config_t *cfg, model_attn_t attn, int B, int T,
+                                int first, int passes) {
+    model_gpu_init_attn(g, cfg, B, T, 11, attn);
+    model_gpu_zero_grad(g);
+    int *in = host_malloc((size_t)B * T * sizeof(int)), *tg = host_malloc((size_t)B * T * sizeof(int));
+    for (int k = first; k < first + passes; k++) {
+        rng_t r;
+        rng_init(&r, 20 + (uint64_t)k);
+        for (int i = 0; i < B * T; i++) {
+            in[i] = (int)rng_below(&r, (uint64_t)cfg->vocab);
+            tg[i] = (int)rng_below(&r, (uint64_t)cfg->vocab);
+        }
+        model_gpu_forward(g, in, tg);
+        model_gpu_backward(g, 1.0f);
+    }
+    float *h = host_malloc(g->n_params * sizeof(float));
+    gpu_download(h, g->grads, g->n_params * sizeof(float));
+    host_free(in);
+    host_free(tg);
+    return h;
+}
+
+/* Micro-batches a and b backward one after the other, without zeroing, give the sum of their
+ * separate gradients in every slice (a product that overwrote its weight gradient would keep
+ * only b's); then the gradient norm covers every chunk of GPU_NORM_CHUNK, the last partial one
+ * included; then one AdamW step decays the matrices and the embeddings and not the norm gains,
+ * as the CPU update does slice by slice. With the naive and the flash attention. */
+static void test_accumulate_norm_adamw(void **state) {
+    (void)state;
+    LAB_REQUIRE_DEVICE();
+    const model_config_t cfg = flash_config();
+    const int B = 2, T = 20;
+    for (int attn = 0; attn < 2; attn++) {
+        const model_attn_t at = attn ? MODEL_ATTN_FLASH : MODEL_ATTN_NAIVE;
+        model_gpu_t g;
+        float *ga = accumulated_grads(&g, &cfg, at, B, T, 0, 1);
+        model_gpu_free(&g);
+        float *gb = accumulated_grads(&g, &cfg, at, B, T, 1, 1);
+        model_gpu_free(&g);
+        float *gab = accumulated_grads(&g, &cfg, at, B, T, 0, 2);
+        const size_t n = g.n_params;
+        assert_true(n > 2 * GPU_NORM_CHUNK && n % GPU_NORM_CHUNK != 0);
+        for (size_t i = 0; i < n; i++) ga[i] += gb[i];
+        for (int i = 0; i < g.table.n; i++) {
+            const param_slice_t *sl = &g.table.slices[i];
+            /* The same sums, a + b added in another order here and there (the embedding's rows
+             * join a's one by one; cuBLAS may split K): fp32 roundings (seen: none, bit for bit, on
+             * the emulator), 1e-5 far above them and far below the 0.3 or more that a lost
+             * micro-batch moves a slice. */
+            const double rd = rel_l2_diff(gab + sl->offset, ga + sl->offset, sl->numel);
+            if (!(rd <= 1e-5))
+                fail_msg("%s attention: gradient of %s after two micro-batches differs from the sum of their "
+                         "separate gradients by %.3g (rel. L2; tolerance 1e-5)", attn ? "flash" : "naive", sl->name,
+                         rd);
+        }
+        /* The norm: partial sums in double on the device, in another order here: 1e-12 relative. */
+        double want = 0.0;
+        for (size_t i = 0; i < n; i++) want += (double)gab[i] * gab[i];
+        want = sqrt(want);
+        const double norm = model_gpu_grad_norm(&g);
+        if (!(fabs(norm - want) <= 1e-12 * want))
+            fail_msg("gradient norm %.17g, want %.17g over all %zu gradients", norm, want, n);
+        /* AdamW: the host update per slice, decay only where the slice says so. lr 1e-2 and decay 0.5
+         * make the decay term (lr wd |p|: 5e-3 on a gain of 1) a large part of the step (1e-2). */
+        const float lr = 1e-2f, wd = 0.5f;
+        float *p = host_malloc(n * sizeof(float)), *m = host_malloc(n * sizeof(float));
+        float *v = host_malloc(n * sizeof(float)), *p0 = host_malloc(n * sizeof(float));
+        float *got = host_malloc(n * sizeof(float));
+        gpu_download(p, g.params, n * sizeof(float));
+        gpu_download(m, g.adam_m, n * sizeof(float));
+        gpu_download(v, g.adam_v, n * sizeof(float));
+        memcpy(p0, p, n * sizeof(float));
+        for (int i = 0; i < g.table.n; i++) {
+            const param_slice_t *sl = &g.table.slices[i];
+            adamw_update(p + sl->offset, gab + sl->offset, m + sl->offset, v + sl->offset, sl->numel, lr, 0.9f,
+                         0.95f, 1e-8f, sl->decay ? wd : 0.0f, 1);
+        }
+        model_gpu_adamw(&g, lr, 0.9f, 0.95f, 1e-8f, wd, 1, 1.0f);
+        gpu_download(got, g.params, n * sizeof(float));
+        for (size_t i = 0; i < n; i++) {
+            got[i] -= p0[i];
+            p[i] -= p0[i];
+        }
+        for (int i = 0; i < g.table.n; i++) {
+            const param_slice_t *sl = &g.table.slices[i];
+            /* Steps of about lr, each computed in fp32 from parameters of order 1: a few ulps of
+             * 1 (1e-7) in 1e-2, 1e-5 relative (seen: 0 on the emulator); a decay applied where it
+             * should not be, or left out, moves the step of a gain by half and of a matrix by 1%
+             * or more. */
+            const double rd = rel_l2_diff(got + sl->offset, p + sl->offset, sl->numel);
+            if (!(rd <= 1e-3))
+                fail_msg("%s attention: AdamW step of %s (decay %s) differs from the CPU update by %.3g (rel. L2; "
+                         "tolerance 1e-3)", attn ? "flash" : "naive", sl->name, sl->decay ? "on" : "off", rd);
+        }
+        model_gpu_free(&g);
+        host_free(ga); host_free(gb); host_free(gab);
+        host_free(p); host_free(m); host_free(v); host_free(p0); host_free(got);
+    }
+}
+
 static void test_bad_names(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
@@ -392,6 +498,7 @@ int main(void) {
         cmocka_unit_test(test_flash_saves_memory),
         cmocka_unit_test(test_flash_rejects_head_size),
         cmocka_unit_test(test_profile),
+        cmocka_unit_test(test_accumulate_norm_adamw),
         cmocka_unit_test(test_bad_names),
     };
     return cmocka_run_group_tests_name("model_gpu_variants", tests, NULL, NULL);

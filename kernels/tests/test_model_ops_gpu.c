@@ -188,13 +188,26 @@ static void test_rope(void **state) {
     for (int dir = 0; dir < 2; dir++) {
         if (dir == 0) rope_forward(want, x, c, s, N, T, D, H);
         else rope_backward(want, x, c, s, N, T, D, H);
-        float *d_o = up(x, (size_t)N * D * 4);
+        gbuf_t g_o = gbuf((size_t)N * D * 4, OUT_GUARD);
+        float *d_o = gin(g_o);
+        gpu_upload(d_o, x, (size_t)N * D * 4);
         gpu_rope(d_o, d_o, d_c, d_s, N, T, D, H, dir == 0 ? 1.0f : -1.0f); /* in place */
         float *got = down(d_o, (size_t)N * D);
+        gcheck(g_o, dir == 0 ? "rope forward" : "rope backward");
+        /* Out of place, from an input between NaNs: in place, a thread past the end would rotate
+         * the guard by position 0's angle (the identity) and write it back unchanged. */
+        gbuf_t g_i = gup(x, (size_t)N * D * 4), g_o2 = gbuf((size_t)N * D * 4, OUT_GUARD);
+        gpu_rope(gin(g_o2), gin(g_i), d_c, d_s, N, T, D, H, dir == 0 ? 1.0f : -1.0f);
+        float *got2 = down(gin(g_o2), (size_t)N * D);
+        if (memcmp(got2, got, (size_t)N * D * 4) != 0) fail_msg("rope out of place differs from in place");
+        gcheck(g_o2, "rope out of place");
+        gfree(g_i);
+        gfree(g_o2);
+        host_free(got2);
         /* Two products and a sum, possibly fused into an FMA on a GPU: 2 ulps. */
         LAB_REQUIRE_CLOSE(compare_close_f(got, want, (size_t)N * D, 2 * FLT_EPSILON, 2 * FLT_EPSILON, &rep),
                       dir == 0 ? "rope forward" : "rope backward", &rep);
-        gpu_free(d_o);
+        gfree(g_o);
         host_free(got);
     }
     gpu_free(d_c); gpu_free(d_s); gpu_free(d_x);
@@ -207,8 +220,9 @@ static void test_heads_layout_and_cast(void **state) {
     const int B = 2, T = 5, H = 3, D = 12, hd = D / H;
     const size_t n = (size_t)B * T * D;
     float *x = rnd(n, -3, 3, 40);
-    float *d_x = up(x, n * 4), *d_back = gpu_malloc(n * 4);
-    uint16_t *d_h = gpu_malloc(n * 2), *d_c = gpu_malloc(n * 2), *h = host_malloc(n * 2), *c = host_malloc(n * 2);
+    gbuf_t g_x = gup(x, n * 4), g_back = gbuf(n * 4, OUT_GUARD), g_h = gbuf(n * 2, OUT_GUARD);
+    float *d_x = gin(g_x), *d_back = gin(g_back);
+    uint16_t *d_h = gin(g_h), *d_c = gpu_malloc(n * 2), *h = host_malloc(n * 2), *c = host_malloc(n * 2);
     gpu_heads_split_bf16(d_h, d_x, B, T, D, H);
     gpu_cast_to_bf16(d_c, d_x, n);
     gpu_download(h, d_h, n * 2);
@@ -228,7 +242,9 @@ static void test_heads_layout_and_cast(void **state) {
     gpu_heads_merge(d_back, d_perm, B, T, D, H);
     float *back = down(d_back, n);
     for (size_t i = 0; i < n; i++) assert_true(back[i] == round_to_bf16(x[i]));
-    gpu_free(d_x); gpu_free(d_back); gpu_free(d_h); gpu_free(d_c); gpu_free(d_perm);
+    gcheck(g_h, "heads split");
+    gcheck(g_back, "heads merge");
+    gfree(g_x); gfree(g_back); gfree(g_h); gpu_free(d_c); gpu_free(d_perm);
     host_free(x); host_free(h); host_free(c); host_free(perm); host_free(back);
 }
 
@@ -419,13 +435,16 @@ static void test_causal_softmax(void **state) {
         for (int u = 0; u <= t; u++) sum += exp(S[r * T + u] - mx);
         for (int u = 0; u < T; u++) want[r * T + u] = u <= t ? exp(S[r * T + u] - mx) / sum : 0.0;
     }
-    float *d = up(S, n * 4);
+    gbuf_t g = gbuf(n * 4, OUT_GUARD);
+    float *d = gin(g);
+    gpu_upload(d, S, n * 4);
     gpu_causal_softmax(d, d, BH, T);
     float *got = down(d, n);
+    gcheck(g, "causal softmax");
     cmp_report_t rep;
     /* expf (a few ulps) and a length-T fp32 sum: (T + 8) eps relative to each probability. */
     LAB_REQUIRE_CLOSE(compare_close(got, want, n, (T + 8) * FLT_EPSILON, 1e-9, &rep), "causal softmax", &rep);
-    gpu_free(d);
+    gfree(g);
     host_free(S); host_free(want); host_free(got);
 }
 
@@ -462,13 +481,15 @@ static void check_gemm(int tA, int tB, int M, int N, int K, int batch, float bet
      * by a zero gets NaN, not 0 */
     gbuf_t g_a = gup(ah, sa * batch * 2), g_b = gup(bh, sb * batch * 2);
     uint16_t *d_a = gin(g_a), *d_b = gin(g_b);
-    float *d_c = up(c0, sc * batch * 4);
+    gbuf_t g_c = gbuf(sc * batch * 4, OUT_GUARD); /* a row past M lands in the guard */
+    float *d_c = gin(g_c);
+    gpu_upload(d_c, c0, sc * batch * 4);
     gpu_gemm_bf16(tA, tB, M, N, K, alpha, d_a, lda, (long long)sa, d_b, ldb, (long long)sb, beta, d_c, N,
                   (long long)sc, batch);
     float *got = down(d_c, sc * batch);
     if (beta == 0.0f) { /* the bf16-output product: the same fp32 result, rounded once to nearest even */
-        uint16_t *d_h = gpu_malloc(sc * batch * 2), *h = host_malloc(sc * batch * 2);
-        gpu_memset(d_h, 0xff, sc * batch * 2); /* NaN: every element must be written */
+        gbuf_t g_h = gbuf(sc * batch * 2, OUT_GUARD); /* the pattern: every element must be written */
+        uint16_t *d_h = gin(g_h), *h = host_malloc(sc * batch * 2);
         gpu_gemm_bf16_out(tA, tB, M, N, K, alpha, d_a, lda, (long long)sa, d_b, ldb, (long long)sb, d_h, N,
                           (long long)sc, batch);
         gpu_download(h, d_h, sc * batch * 2);
@@ -477,7 +498,8 @@ static void check_gemm(int tA, int tB, int M, int N, int K, int batch, float bet
                 fail_msg("gemm bf16 out tA %d tB %d M %d N %d K %d batch %d: element %zu is 0x%04x, the fp32 "
                          "product %.9g rounds to 0x%04x", tA, tB, M, N, K, batch, i, h[i], (double)got[i],
                          bf16_from_float(got[i]));
-        gpu_free(d_h);
+        gcheck(g_h, "gemm bf16 C");
+        gfree(g_h);
         host_free(h);
     }
     size_t bad = 0, worst = 0;
@@ -489,7 +511,8 @@ static void check_gemm(int tA, int tB, int M, int N, int K, int batch, float bet
     if (bad)
         fail_msg("gemm tA %d tB %d M %d N %d K %d batch %d: %zu outside the bound; worst at %zu: %g vs %g", tA, tB,
                  M, N, K, batch, bad, worst, (double)got[worst], want[worst]);
-    gfree(g_a); gfree(g_b); gpu_free(d_c);
+    gcheck(g_c, "gemm C");
+    gfree(g_a); gfree(g_b); gfree(g_c);
     host_free(a); host_free(b); host_free(c0); host_free(ah); host_free(bh); host_free(want); host_free(bound);
     host_free(got);
 }

@@ -1092,6 +1092,23 @@ static void test_lr_schedule(void **state) {
     assert_true(fabs(train_lr_at(&o, 10) - 1.0) < 1e-12); /* cosine starts at the peak */
     assert_true(fabs(train_lr_at(&o, 99) - 0.1) < 1e-12); /* and ends at min_lr */
     assert_true(train_lr_at(&o, 50) < 1.0 && train_lr_at(&o, 50) > 0.1);
+    /* Every step against the formula: (s+1)/10 of the peak while warming up, then
+     * half a cosine over the 90 steps 10..99, from the peak to min_lr. */
+    for (int s = 0; s < o.steps; s++) {
+        const double want = s < 10 ? (s + 1) / 10.0 : 0.1 + 0.45 * (1.0 + cos(M_PI * (s - 10) / 89.0));
+        assert_true(fabs(train_lr_at(&o, s) - want) < 1e-12);
+    }
+    /* No warmup: the first step is at the peak. */
+    o.warmup = 0;
+    assert_true(fabs(train_lr_at(&o, 0) - 1.0) < 1e-12);
+    assert_true(fabs(train_lr_at(&o, 99) - 0.1) < 1e-12);
+    /* One step after the warmup: no decay to spread, so it is at the peak (a cosine over
+     * a span of 1 would divide 0 by 0). A warmup as long as the run peaks at the last step. */
+    o.steps = 11;
+    o.warmup = 10;
+    assert_true(train_lr_at(&o, 10) == 1.0);
+    o.steps = 10;
+    assert_true(fabs(train_lr_at(&o, 9) - 1.0) < 1e-12);
 }
 
 int main(void) {

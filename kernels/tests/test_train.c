@@ -204,6 +204,72 @@ static void test_bad_configs(void **state) {
     assert_int_equal(train_run(&o, NULL), -1);
 }
 
+/* Each configuration error with its message, and the value just inside each
+ * bound accepted: a bound moved by one (a --warmup 0 refused, a --beta1 1
+ * accepted) fails one of the pairs. */
+static void set_config(train_opts_t *o, int i) {
+    switch (i) {
+    case 0: o->seq = 0; break;
+    case 1: o->batch = 0; break;
+    case 2: o->accum = 0; break;
+    case 3: o->steps = 0; break;
+    case 4: o->warmup = -1; break;
+    case 5: o->lr = 0.0; break;
+    case 6: o->min_lr = -1e-9; break;
+    case 7: o->min_lr = 0.02; break;
+    case 8: o->beta1 = 1.0; break;
+    case 9: o->beta2 = 1.0; break;
+    case 10: o->beta1 = -0.1; break;
+    case 11: o->stop_at = -1; break;
+    case 12: o->stop_at = o->steps + 1; break;
+    case 13: o->eval_batches = 0; break;
+    case 14: o->log_format = "xml"; break;
+    /* accepted */
+    case 15: o->seq = o->cfg.max_seq; break;
+    case 16: o->accum = o->batch; break;
+    case 17: o->steps = 1; break;
+    case 18: o->warmup = 0; break;
+    case 19: o->min_lr = o->lr; break;
+    case 20: o->min_lr = 0.0; break;
+    case 21: o->beta1 = o->beta2 = 0.0; break;
+    case 22: o->stop_at = o->steps; break;
+    case 23: o->eval_batches = 1; break;
+    case 24: o->log_format = "csv"; break;
+    case 25: o->log_format = "json"; break;
+    }
+}
+
+static void test_each_config_error(void **state) {
+    (void)state;
+    static const char *const want[] = {
+        "--seq 0 must be at least 1",
+        "--batch 0 and --accum 1 must be at least 1",
+        "--batch 16 and --accum 0 must be at least 1",
+        "--steps 0 must be at least 1",
+        "--warmup -1 must be at least 0",
+        "--lr 0 and --min-lr 0.001: need 0 <= min-lr <= lr and lr > 0",
+        "--lr 0.01 and --min-lr -1e-09: need 0 <= min-lr <= lr and lr > 0",
+        "--lr 0.01 and --min-lr 0.02: need 0 <= min-lr <= lr and lr > 0",
+        "--beta1 1 and --beta2 0.95 must be in [0, 1)",
+        "--beta1 0.9 and --beta2 1 must be in [0, 1)",
+        "--beta1 -0.1 and --beta2 0.95 must be in [0, 1)",
+        "--stop-at -1 must be in [0, --steps 150]",
+        "--stop-at 151 must be in [0, --steps 150]",
+        "--eval-batches 0 must be at least 1",
+        "--log-format 'xml' is not known; pick csv or json",
+    };
+    const int n_refused = (int)(sizeof want / sizeof want[0]);
+    for (int i = 0; i <= 25; i++) {
+        train_opts_t o = train_opts_default();
+        set_config(&o, i);
+        char err[1024] = "";
+        const int rc = train_opts_validate(&o, err, sizeof err);
+        if (i < n_refused && (rc != -1 || strcmp(err, want[i])))
+            fail_msg("case %d: rc %d, '%s', expected '%s'", i, rc, err, want[i]);
+        if (i >= n_refused && rc != 0) fail_msg("case %d: refused: %s", i, err);
+    }
+}
+
 /* ---- a backend that goes wrong on purpose ------------------------------------
  * The CPU backend behind train_set_gpu_backend() ("--backend cuda"), with one
  * operation replaced: from call number fail_at on, the forward pass returns
@@ -1115,6 +1181,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lr_schedule),
         cmocka_unit_test(test_bad_configs),
+        cmocka_unit_test(test_each_config_error),
         cmocka_unit_test(test_adam_eps_must_be_positive),
         cmocka_unit_test(test_nan_stops_the_run),
         cmocka_unit_test(test_refuses_mismatched_or_corrupt_checkpoint),

@@ -789,6 +789,87 @@ static void test_resume_warns_on_another_library(void **state) {
     assert_string_equal(got.library, "cuBLAS 12.9.1"); /* what the resumed run saves is version 3 */
 }
 
+/* small_opts() with setting i of the list in the test below changed. */
+static void change_setting(train_opts_t *o, int i) {
+    switch (i) {
+    case 0: o->cfg.d_model = 64; break;
+    case 1: o->cfg.n_layers = 1; break;
+    case 2: o->cfg.n_heads = 4; break;
+    case 3: o->cfg.d_ff = 96; break;
+    case 4: o->cfg.max_seq = 64; break;
+    case 5: o->seed = 2; break;
+    case 6: o->batch = 16; break;
+    case 7: o->seq = 16; break;
+    case 8: o->accum = 4; break;
+    case 9: o->steps = 5; break;
+    case 10: o->warmup = 3; break;
+    case 11: o->lr = 0.02; break;
+    case 12: o->min_lr = 0.002; break;
+    case 13: o->weight_decay = 0.2; break;
+    case 14: o->beta1 = 0.8; break;
+    case 15: o->beta2 = 0.99; break;
+    case 16: o->adam_eps = 1e-7; break;
+    case 17: o->clip = 0.5; break;
+    case 18: o->markov_seed = 2; break;
+    case 19: o->markov_states = 32; break;
+    case 20: o->markov_branch = 3; break;
+    }
+}
+
+/* Each setting that shapes the run is written into the checkpoint and compared
+ * on resume: a resume with any one of them changed is refused, naming its
+ * flag (fill_meta() leaving one out would write 0 into the checkpoint and
+ * compare 0 with 0, and the changed run would go on). */
+static void test_resume_refuses_each_changed_setting(void **state) {
+    (void)state;
+    static char a_ckpt[512];
+    snprintf(a_ckpt, sizeof a_ckpt, "%s", path("a.ckpt"));
+    train_opts_t o = small_opts();
+    o.steps = 4;
+    o.warmup = 2;
+    o.weight_decay = 0.1;
+    o.save_path = a_ckpt;
+    o.stop_at = 2;
+    assert_int_equal(train_run(&o, NULL), 0);
+    o.save_path = NULL;
+    o.stop_at = 0;
+    o.resume_path = a_ckpt;
+    static const char *const want[] = {
+        "--d-model: checkpoint 32, this run 64",
+        "--layers: checkpoint 2, this run 1",
+        "--heads: checkpoint 2, this run 4",
+        "--ffn: checkpoint 64, this run 96",
+        "--max-seq: checkpoint 32, this run 64",
+        "--seed: checkpoint 1, this run 2",
+        "--batch: checkpoint 8, this run 16",
+        "--seq: checkpoint 32, this run 16",
+        "--accum: checkpoint 2, this run 4",
+        "--steps: checkpoint 4, this run 5",
+        "--warmup: checkpoint 2, this run 3",
+        "--lr: checkpoint 0.01, this run 0.02",
+        "--min-lr: checkpoint 0.001, this run 0.002",
+        "--weight-decay: checkpoint 0.1, this run 0.2",
+        "--beta1: checkpoint 0.9, this run 0.8",
+        "--beta2: checkpoint 0.95, this run 0.99",
+        "--adam-eps: checkpoint 1e-08, this run 1e-07",
+        "--clip: checkpoint 1, this run 0.5",
+        "data: checkpoint 'markov seed=1 states=64 branch=2', this run 'markov seed=2 states=64 branch=2'",
+        "data: checkpoint 'markov seed=1 states=64 branch=2', this run 'markov seed=1 states=32 branch=2'",
+        "data: checkpoint 'markov seed=1 states=64 branch=2', this run 'markov seed=1 states=64 branch=3'",
+    };
+    for (int i = 0; i < (int)(sizeof want / sizeof want[0]); i++) {
+        resume_opts = o;
+        change_setting(&resume_opts, i);
+        child_result_t c = run_in_child(run_resume_child, NULL);
+        if (!c.exited || c.exit_code != 1 || !strstr(c.out, "does not match this run") || !strstr(c.out, want[i]))
+            fail_msg("case %d: exit %d, expected '%s' in:\n%s", i, c.exit_code, want[i], c.out);
+    }
+    /* Unchanged, it resumes. */
+    resume_opts = o;
+    child_result_t c = run_in_child(run_resume_child, NULL);
+    assert_true(c.exited && c.exit_code == 0);
+}
+
 /* ---- a backend that records what it is shown ----------------------------------
  * The CPU backend, with a forward pass that also counts the sequences it is
  * given and adds up a hash of each, so that a test can tell which sequences a
@@ -1186,6 +1267,7 @@ int main(void) {
         cmocka_unit_test(test_nan_stops_the_run),
         cmocka_unit_test(test_refuses_mismatched_or_corrupt_checkpoint),
         cmocka_unit_test(test_resume_with_nothing_to_do_is_refused),
+        cmocka_unit_test(test_resume_refuses_each_changed_setting),
         cmocka_unit_test(test_resume_refuses_another_way_of_computing),
         cmocka_unit_test(test_resume_warns_on_another_library),
         cmocka_unit_test(test_eval_set_does_not_depend_on_accum),

@@ -20,6 +20,7 @@
 
 #include "checkpoint.h"
 #include "cpu/model_cpu.h"
+#include "cpu/model_ops.h"
 #include "tests/child.h"
 #include "tests/ckpt_v2.h"
 #include "memory.h"
@@ -1122,6 +1123,139 @@ static void test_clip_reaches_the_update(void **state) {
     assert_true(low.params_hash != off.params_hash);
 }
 
+/* The cpu backend's update clips by the global norm it is given: gradients
+ * whose norm is above --clip are scaled by clip/norm, and ones below it (or
+ * with --clip 0) are left alone. With beta1 = beta2 = 0 and an eps far above
+ * every gradient, AdamW's first step moves each parameter by lr * g / (|g| + eps),
+ * so the move shows the gradient the update saw: by norm squared, or by its
+ * square root, the scale would be another. */
+static void test_cpu_update_clips_by_the_norm(void **state) {
+    (void)state;
+    train_opts_t o = small_opts();
+    train_backend_t b;
+    char err[1024];
+    for (int k = 0; k < 4; k++) { /* --clip off, far above the norm, twice it, half of it */
+        assert_int_equal(train_backend_open(&b, &o, o.batch / o.accum, o.seq, err, sizeof err), 0);
+        model_cpu_t *m = b.model;
+        float *p, *am, *av;
+        b.state(b.model, &p, &am, &av);
+        float *p0 = host_malloc(m->n_params * sizeof(float));
+        memcpy(p0, p, m->n_params * sizeof(float));
+        for (size_t i = 0; i < m->n_params; i++) m->grads[i] = 0.25f * (float)((int)(i % 7) - 3);
+        const double norm = b.grad_norm(b.model);
+        /* Well above 1, so that norm, its square and its root are far apart. */
+        assert_true(norm > 10.0);
+        const double clip = k == 0 ? 0.0 : k == 1 ? 1e9 : k == 2 ? 2.0 * norm : 0.5 * norm;
+        const float scale = k == 3 ? (float)(clip / norm) : 1.0f, lr = 1.0f, eps = 1e3f;
+        b.step(b.model, norm, clip, lr, 0.0f, 0.0f, eps, 0.0f, 1);
+        double worst = 0.0;
+        for (size_t i = 0; i < m->n_params; i++) {
+            const float g = 0.25f * (float)((int)(i % 7) - 3) * scale;
+            const double want = (double)p0[i] - (double)lr * g / (fabsf(g) + eps);
+            worst = fmax(worst, fabs(p[i] - want));
+        }
+        print_message("  --clip %g (norm %g): largest error %.3g\n", clip, norm, worst);
+        /* The moves are up to 7.5e-4; a parameter near 1 rounds to 6e-8. */
+        assert_true(worst < 2e-7);
+        host_free(p0);
+        b.destroy(b.model);
+    }
+}
+
+/* The cpu backend's update is clip_grad_norm() then model_cpu_adamw() with the
+ * arguments in their places: against the two called by hand on a twin model,
+ * the same bits, for moments that are not zero and a step count past 1 (at
+ * t = 1 the bias correction hides the betas). */
+static void test_cpu_update_passes_its_arguments(void **state) {
+    (void)state;
+    train_opts_t o = small_opts();
+    train_backend_t b, twin;
+    char err[1024];
+    assert_int_equal(train_backend_open(&b, &o, o.batch / o.accum, o.seq, err, sizeof err), 0);
+    assert_int_equal(train_backend_open(&twin, &o, o.batch / o.accum, o.seq, err, sizeof err), 0);
+    model_cpu_t *m[2] = {b.model, twin.model};
+    for (int k = 0; k < 2; k++)
+        for (size_t i = 0; i < m[k]->n_params; i++) {
+            m[k]->grads[i] = 0.25f * (float)((int)(i % 7) - 3);
+            m[k]->adam_m[i] = 0.01f * (float)((int)(i % 5) - 2);
+            m[k]->adam_v[i] = 0.001f * (float)(1 + i % 3);
+        }
+    const double norm = b.grad_norm(b.model), clip = 0.5 * norm;
+    b.step(b.model, norm, clip, 1e-2f, 0.8f, 0.9f, 1e-6f, 0.1f, 3);
+    clip_grad_norm(m[1]->grads, m[1]->n_params, norm, clip);
+    model_cpu_adamw(m[1], 1e-2f, 0.8f, 0.9f, 1e-6f, 0.1f, 3);
+    assert_memory_equal(m[0]->params, m[1]->params, m[0]->n_params * sizeof(float));
+    assert_memory_equal(m[0]->adam_m, m[1]->adam_m, m[0]->n_params * sizeof(float));
+    assert_memory_equal(m[0]->adam_v, m[1]->adam_v, m[0]->n_params * sizeof(float));
+    b.destroy(b.model);
+    twin.destroy(twin.model);
+}
+
+/* ---- a backend that records the updates it is asked for ------------------------
+ * The CPU backend, writing down the arguments of each update: the loop passes
+ * the step's gradient norm (the one the log shows), --clip, the learning
+ * rate of the schedule at that step, both betas, eps and weight decay in
+ * their places, and AdamW's step count from 1, across a resume too. */
+typedef struct {
+    double gnorm, clip;
+    float lr, b1, b2, eps, wd;
+    long t;
+} update_args_t;
+static update_args_t updates[16];
+static int n_updates;
+static void recording_step(void *m, double gnorm, double clip, float lr, float b1, float b2, float eps, float wd,
+                           long t) {
+    if (n_updates < 16) updates[n_updates++] = (update_args_t){gnorm, clip, lr, b1, b2, eps, wd, t};
+    real.step(m, gnorm, clip, lr, b1, b2, eps, wd, t);
+}
+static int open_recording(train_backend_t *b, const char *name, const model_config_t *cfg, int B, int T,
+                          uint64_t seed, char *err, size_t errlen) {
+    (void)name;
+    if (open_cpu(b, cfg, B, T, seed, err, errlen)) return -1;
+    real = *b;
+    b->step = recording_step;
+    return 0;
+}
+
+/* Steps 1-3, and 4-6 resumed from the checkpoint of step 3. */
+static void test_update_arguments(void **state) {
+    (void)state;
+    static char log[512], a_ckpt[512];
+    snprintf(log, sizeof log, "%s", path("loss.csv"));
+    snprintf(a_ckpt, sizeof a_ckpt, "%s", path("a.ckpt"));
+    train_opts_t o = small_opts();
+    o.backend = "cuda";
+    o.steps = 6;
+    o.warmup = 2;
+    o.clip = 0.75;
+    o.beta1 = 0.8;
+    o.beta2 = 0.9;
+    o.adam_eps = 1e-6;
+    o.weight_decay = 0.1;
+    o.log_path = log;
+    train_set_gpu_backend(open_recording);
+    o.save_path = a_ckpt;
+    o.stop_at = 3;
+    n_updates = 0;
+    assert_int_equal(train_run(&o, NULL), 0);
+    o.save_path = NULL;
+    o.stop_at = 0;
+    o.resume_path = a_ckpt;
+    assert_int_equal(train_run(&o, NULL), 0);
+    train_set_gpu_backend(NULL);
+    assert_int_equal(n_updates, 6);
+    const char *csv = slurp(log); /* the resumed run's: steps 4 to 6 */
+    for (int i = 0; i < 6; i++) {
+        const update_args_t *u = &updates[i];
+        assert_int_equal(u->t, i + 1);
+        assert_true(u->lr == (float)train_lr_at(&o, i));
+        assert_true(u->clip == o.clip);
+        assert_true(u->b1 == (float)o.beta1 && u->b2 == (float)o.beta2);
+        assert_true(u->eps == (float)o.adam_eps && u->wd == (float)o.weight_decay);
+        if (i >= 3) assert_true(fabs(u->gnorm - log_field(csv, i + 1, 4)) <= 5e-6 * u->gnorm); /* %.6g */
+    }
+}
+
 /* The CPU backend, keeping a copy of the parameters when the run frees it. */
 static float *kept_params;
 static void keeping_destroy(void *m) {
@@ -1280,6 +1414,9 @@ int main(void) {
         cmocka_unit_test(test_eval_and_print_cadence),
         cmocka_unit_test(test_save_every_cadence),
         cmocka_unit_test(test_clip_reaches_the_update),
+        cmocka_unit_test(test_cpu_update_clips_by_the_norm),
+        cmocka_unit_test(test_cpu_update_passes_its_arguments),
+        cmocka_unit_test(test_update_arguments),
         cmocka_unit_test(test_first_adam_step_moves_by_lr),
         cmocka_unit_test(test_tokens_per_s_and_mfu),
         cmocka_unit_test(test_resume_is_bit_identical),

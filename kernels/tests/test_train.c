@@ -37,8 +37,8 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    const char *names[] = {"a.ckpt", "b.ckpt", "c.ckpt", "d.ckpt", "loss.csv", "nan.ckpt", "nan.json",
-                           "text.txt", "v2.ckpt", "x.ckpt"};
+    const char *names[] = {"a.ckpt", "b.ckpt", "c.ckpt", "d.ckpt", "loss.csv", "loss.json", "nan.ckpt",
+                           "nan.json", "text.txt", "v2.ckpt", "x.ckpt"};
     char p[512];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(p, sizeof p, "%s/%s", tmpdir, names[i]);
@@ -1361,6 +1361,73 @@ static void test_tokens_per_s_and_mfu(void **state) {
     }
 }
 
+/* The loss log, row by row: the CSV header names the columns in order; each
+ * row's lr is the schedule's for that step (the step is 1-based in the log,
+ * 0-based in train_lr_at()); the last row's train and eval losses are the
+ * run's result. The same run logged as JSON has the same numbers under the
+ * same keys, one object a line, separated by commas, in one array. A
+ * --log-format names the format whatever the file is called. */
+static void test_log_rows(void **state) {
+    (void)state;
+    static char csv_path[512], json_path[512], csv_text[1 << 16];
+    snprintf(csv_path, sizeof csv_path, "%s", path("loss.csv"));
+    snprintf(json_path, sizeof json_path, "%s", path("loss.json"));
+    train_opts_t o = small_opts();
+    o.steps = 6;
+    o.warmup = 2;
+    o.lr = 0.0123456789; /* rates that need all six digits of %.6g */
+    o.min_lr = 0.00123456789;
+    o.eval_every = 4;
+    o.log_path = csv_path;
+    train_result_t r;
+    assert_int_equal(train_run(&o, &r), 0);
+    snprintf(csv_text, sizeof csv_text, "%s", slurp(csv_path));
+    const char *header = "step,lr,train_loss,eval_loss,grad_norm,tokens_per_s,mfu\n";
+    assert_memory_equal(csv_text, header, strlen(header));
+    for (int step = 1; step <= o.steps; step++) {
+        const double lr = train_lr_at(&o, step - 1);
+        assert_true(log_field(csv_text, step, 0) == step);
+        assert_true(fabs(log_field(csv_text, step, 1) - lr) <= 1e-5 * lr); /* %.6g */
+    }
+    assert_true(fabs(log_field(csv_text, 6, 2) - r.last_train_loss) <= 5e-7); /* %.6f */
+    assert_true(fabs(log_field(csv_text, 6, 3) - r.eval_loss) <= 5e-7);
+
+    o.log_path = json_path;
+    assert_int_equal(train_run(&o, &r), 0);
+    const char *json = slurp(json_path);
+    assert_memory_equal(json, "[\n  {\"step\": 1, ", 15);
+    const char *at = json + 2;
+    for (int step = 1; step <= o.steps; step++) {
+        int got_step = 0, used = 0;
+        double lr, loss, gnorm, tps, mfu;
+        char ev[32];
+        assert_int_equal(sscanf(at, "  {\"step\": %d, \"lr\": %lf, \"train_loss\": %lf, \"eval_loss\": %31[^,], "
+                                    "\"grad_norm\": %lf, \"tokens_per_s\": %lf, \"mfu\": %lf}%n",
+                                &got_step, &lr, &loss, ev, &gnorm, &tps, &mfu, &used), 7);
+        assert_true(used > 0);
+        assert_int_equal(got_step, step);
+        /* The same run: the same numbers as the CSV's, in the same formats. */
+        assert_true(lr == log_field(csv_text, step, 1));
+        assert_true(loss == log_field(csv_text, step, 2));
+        assert_true(gnorm == log_field(csv_text, step, 4));
+        if (step % 4 == 0 || step == o.steps) assert_true(atof(ev) == log_field(csv_text, step, 3));
+        else assert_string_equal(ev, "null");
+        at += used;
+        assert_memory_equal(at, step < o.steps ? ",\n" : "\n]\n", step < o.steps ? 2 : 4);
+        at += 2;
+    }
+    /* --log-format over the file name, both ways. */
+    o.steps = 1;
+    o.warmup = 1;
+    o.log_format = "csv";
+    assert_int_equal(train_run(&o, NULL), 0);
+    assert_memory_equal(slurp(json_path), header, strlen(header));
+    o.log_path = csv_path;
+    o.log_format = "json";
+    assert_int_equal(train_run(&o, NULL), 0);
+    assert_memory_equal(slurp(csv_path), "[\n  {\"step\": 1, ", 15);
+}
+
 static void test_lr_schedule(void **state) {
     (void)state;
     train_opts_t o = train_opts_default();
@@ -1419,6 +1486,7 @@ int main(void) {
         cmocka_unit_test(test_update_arguments),
         cmocka_unit_test(test_first_adam_step_moves_by_lr),
         cmocka_unit_test(test_tokens_per_s_and_mfu),
+        cmocka_unit_test(test_log_rows),
         cmocka_unit_test(test_resume_is_bit_identical),
         cmocka_unit_test(test_ci_run_reaches_entropy_rate),
     };

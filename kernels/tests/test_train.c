@@ -877,12 +877,13 @@ static void test_resume_refuses_each_changed_setting(void **state) {
  * run evaluated, whatever order and micro-batches they came in. */
 static int seen_B, seen_T;
 static long seen_seqs;
-static uint64_t seen_sum;
+static uint64_t seen_sum, seen_hash[64]; /* the hashes of the first 64 sequences, in order */
 static double counting_forward(void *m, const int *in, const int *tg) {
     for (int b = 0; b < seen_B; b++) {
         uint64_t h = 14695981039346656037ull;
         for (int t = 0; t < seen_T; t++) h = (h ^ (uint64_t)in[(size_t)b * seen_T + t]) * 1099511628211ull;
         seen_sum += h;
+        if (seen_seqs < 64) seen_hash[seen_seqs] = h;
         seen_seqs++;
     }
     return real.forward(m, in, tg);
@@ -930,6 +931,36 @@ static void test_eval_set_does_not_depend_on_accum(void **state) {
         }
         assert_true(seen_sum == sum1);
         assert_true(fabs(r.eval_loss - ev1) < 1e-4);
+    }
+}
+
+/* The held-out set is held out: the eval split's sequences, not the training
+ * split's. One step of --batch 8 then an eval of 2 x 8 sequences: the first 8
+ * sequences the forward pass sees are trained on, and none of the 16 after
+ * them may be one of those (the eval taken from the training split would
+ * start with exactly the first step's batch). */
+static void test_eval_set_is_not_trained_on(void **state) {
+    (void)state;
+    train_opts_t o = small_opts();
+    o.backend = "cuda";
+    o.steps = 2;
+    o.warmup = 1;
+    o.eval_every = 1;
+    o.eval_batches = 2;
+    seen_seqs = 0;
+    train_set_gpu_backend(open_counting);
+    int rc = train_run(&o, NULL);
+    train_set_gpu_backend(NULL);
+    assert_int_equal(rc, 0);
+    /* step 1's batch, its eval, step 2's batch, its eval */
+    assert_int_equal(seen_seqs, 2 * (o.batch + o.eval_batches * o.batch));
+    const int B = o.batch, E = o.eval_batches * o.batch;
+    for (int e = 0; e < E; e++) {
+        assert_true(seen_hash[B + e] == seen_hash[B + E + B + e]); /* the same held-out set each time */
+        for (int t = 0; t < B; t++) {
+            assert_true(seen_hash[B + e] != seen_hash[t]);          /* not step 1's batch */
+            assert_true(seen_hash[B + e] != seen_hash[B + E + t]);  /* nor step 2's */
+        }
     }
 }
 
@@ -1472,6 +1503,7 @@ int main(void) {
         cmocka_unit_test(test_resume_refuses_another_way_of_computing),
         cmocka_unit_test(test_resume_warns_on_another_library),
         cmocka_unit_test(test_eval_set_does_not_depend_on_accum),
+        cmocka_unit_test(test_eval_set_is_not_trained_on),
         cmocka_unit_test(test_colliding_paths_are_refused),
         cmocka_unit_test(test_unwritable_save_fails_before_training),
         cmocka_unit_test(test_mfu_unknown_on_an_unknown_gpu),

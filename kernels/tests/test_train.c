@@ -1042,6 +1042,67 @@ static void test_colliding_paths_are_refused(void **state) {
     assert_int_equal((int)got.step, 4);
 }
 
+/* train_run() on print_opts, then its result on one line, for the progress
+ * lines a child printed to be checked against. */
+static int run_result_child(void *arg) {
+    (void)arg;
+    train_result_t r;
+    int rc = train_run(&print_opts, &r);
+    printf("result: loss %.17g eval %.17g entropy %.17g tps %.17g mfu %.17g\n", r.last_train_loss, r.eval_loss,
+           r.entropy_rate, r.tokens_per_s, r.mfu);
+    return rc == 0 ? 0 : 1;
+}
+
+/* The progress line and the summary show the run's own numbers: the step's
+ * train loss, tokens/s in thousands and MFU in percent (with --print-every
+ * the whole run, its window is the run's), the eval loss with the entropy
+ * rate and the gap eval - entropy, and at the end the steps this run trained
+ * (a resumed run counts from its checkpoint), its tokens/s and its MFU
+ * against the peak. */
+static void test_progress_lines_show_the_result(void **state) {
+    (void)state;
+    static char a_ckpt[512];
+    snprintf(a_ckpt, sizeof a_ckpt, "%s", path("a.ckpt"));
+    print_opts = small_opts();
+    print_opts.steps = 4;
+    print_opts.warmup = 2;
+    print_opts.print_every = 4;
+    print_opts.eval_every = 4;
+    for (int resumed = 0; resumed < 2; resumed++) {
+        if (resumed) {
+            print_opts.save_path = a_ckpt;
+            print_opts.stop_at = 1;
+            print_opts.print_every = 0;
+            assert_int_equal(train_run(&print_opts, NULL), 0);
+            print_opts.save_path = NULL;
+            print_opts.stop_at = 0;
+            print_opts.print_every = 4;
+            print_opts.resume_path = a_ckpt;
+        }
+        child_result_t c = run_in_child(run_result_child, NULL);
+        print_message("%s", c.out);
+        assert_true(c.exited && c.exit_code == 0);
+        double loss, ev, H, tps, mfu;
+        const char *res = strstr(c.out, "result: ");
+        assert_non_null(res);
+        assert_int_equal(sscanf(res, "result: loss %lf eval %lf entropy %lf tps %lf mfu %lf", &loss, &ev, &H,
+                                &tps, &mfu), 5);
+        char want[640];
+        snprintf(want, sizeof want, "step 4/4 | loss %.4f | %.1fk tok/s | MFU %.1f%% | ", loss, tps / 1e3,
+                 100.0 * mfu);
+        assert_non_null(strstr(c.out, want));
+        snprintf(want, sizeof want, " | eval %.4f (entropy rate %.4f, gap %+.4f)\n", ev, H, ev - H);
+        assert_non_null(strstr(c.out, want));
+        snprintf(want, sizeof want, "done: %d steps, %.1fk tok/s, MFU %.2f%% of 1 TFLOP/s, peak memory ",
+                 resumed ? 3 : 4, tps / 1e3, 100.0 * mfu);
+        assert_non_null(strstr(c.out, want));
+        if (resumed) {
+            snprintf(want, sizeof want, "resumed from %s at step 1\n", a_ckpt);
+            assert_non_null(strstr(c.out, want));
+        }
+    }
+}
+
 /* ---- the step's arithmetic, as the log and the result report it ---------------- */
 
 /* Field `col` (0: step) of the CSV log's row for `step`, as a number; NAN when
@@ -1511,6 +1572,7 @@ int main(void) {
         cmocka_unit_test(test_text_data_entropy_rate_unknown),
         cmocka_unit_test(test_accum_gives_the_same_loss_and_grad_norm),
         cmocka_unit_test(test_eval_and_print_cadence),
+        cmocka_unit_test(test_progress_lines_show_the_result),
         cmocka_unit_test(test_save_every_cadence),
         cmocka_unit_test(test_clip_reaches_the_update),
         cmocka_unit_test(test_cpu_update_clips_by_the_norm),

@@ -274,14 +274,15 @@ static void test_each_config_error(void **state) {
 /* ---- a backend that goes wrong on purpose ------------------------------------
  * The CPU backend behind train_set_gpu_backend() ("--backend cuda"), with one
  * operation replaced: from call number fail_at on, the forward pass returns
- * NaN, or the gradient norm inf, or the update leaves a NaN parameter. */
+ * NaN (or inf), or the gradient norm inf, or the update leaves a NaN parameter. */
 static train_backend_t real; /* the CPU backend's operations */
 static int calls, fail_at;
-static enum { BREAK_LOSS, BREAK_GRAD_NORM, BREAK_UPDATE } breaks;
+static enum { BREAK_LOSS, BREAK_GRAD_NORM, BREAK_UPDATE, BREAK_LOSS_INF } breaks;
 static const char *fake_device; /* NULL: the CPU backend's own name and peak */
 
 static double nan_forward(void *m, const int *in, const int *tg) {
     double loss = real.forward(m, in, tg);
+    if (breaks == BREAK_LOSS_INF && ++calls >= fail_at) return INFINITY;
     return (breaks == BREAK_LOSS && ++calls >= fail_at) ? NAN : loss;
 }
 static double inf_grad_norm(void *m) {
@@ -408,15 +409,24 @@ static void test_nan_stops_the_run(void **state) {
     /* {fault, from call, last good step, --eval-every}. Forward passes: accum 2 micro-batches, and
      * 2 eval batches of 2 micro-batches each (eval_every 1), a step, so call 13 is the first
      * micro-batch of step 3; the grad norm and the update are called once a step. A bad update is
-     * found by the eval after it, or without an eval by the check of the parameters before a save. */
+     * found by the eval after it, or without an eval by the check of the parameters before a save.
+     * An infinite eval loss (call 3 is step 1's eval) stops the run before step 1 is saved. */
     int cases[][4] = {{BREAK_LOSS, 13, 2, 1}, {BREAK_GRAD_NORM, 2, 1, 1}, {BREAK_UPDATE, 3, 2, 1},
-                      {BREAK_UPDATE, 3, 2, 0}, {BREAK_LOSS, 1, 0, 1}};
+                      {BREAK_UPDATE, 3, 2, 0}, {BREAK_LOSS, 1, 0, 1}, {BREAK_LOSS_INF, 3, 0, 1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         child_result_t c = run_in_child(run_breaking, cases[i]);
         print_message("%s", c.out);
         if (!c.exited || c.exit_code) fail_msg("case %zu failed", i);
-        assert_non_null(strstr(c.out, "became"));
+        assert_non_null(strstr(c.out, cases[i][0] == BREAK_LOSS_INF ? "eval loss became inf after step 1"
+                                                                     : "became"));
         assert_non_null(strstr(c.out, "lower --lr"));
+        /* The message says what the checkpoint on disk holds. */
+        char kept[600];
+        if (cases[i][2] > 0)
+            snprintf(kept, sizeof kept, "(%s holds step %d, from before it)\n", path("nan.ckpt"), cases[i][2]);
+        else
+            snprintf(kept, sizeof kept, "(%s was not written)\n", path("nan.ckpt"));
+        assert_non_null(strstr(c.out, kept));
     }
 }
 
@@ -560,7 +570,9 @@ static void test_warmup_longer_than_steps_warns(void **state) {
     child_result_t c = run_in_child(run_print_child, NULL);
     print_message("%s", c.out);
     assert_true(c.exited && c.exit_code == 0);
-    assert_non_null(strstr(c.out, "warning: --warmup 10 is longer than --steps 4"));
+    /* The last step's lr, 4/10 of the peak: the schedule's value at step 3 (0-based). */
+    assert_non_null(strstr(c.out, "warning: --warmup 10 is longer than --steps 4, so the learning rate only "
+                                  "reaches 0.004 (4/10 of --lr 0.01); lower --warmup to at most --steps"));
     print_opts.warmup = 4; /* peaks at the last step: no warning */
     c = run_in_child(run_print_child, NULL);
     assert_true(c.exited && c.exit_code == 0);

@@ -1412,13 +1412,15 @@ static void test_first_adam_step_moves_by_lr(void **state) {
     init.destroy(init.model);
 }
 
-/* The CPU backend with each forward pass taking at least 10 ms, so that a
- * step's time is known from below: the tokens/s a run reports cannot be above
- * batch x seq over that. The lower bound, 0.3 of it, leaves a busy machine
- * more than twice the slept time for the rest of a step, and still catches
- * tokens counted for one micro-batch of the 4 (0.25). */
+/* The CPU backend with each forward pass taking at least 10 ms (40 ms from
+ * call slow_from on), so that a step's time is known from below: the
+ * tokens/s a run reports cannot be above batch x seq over that. The lower
+ * bound, 0.3 of it, leaves a busy machine more than twice the slept time for
+ * the rest of a step, and still catches tokens counted for one micro-batch of
+ * the 4 (0.25). */
+static int sleepy_calls, slow_from;
 static double sleepy_forward(void *m, const int *in, const int *tg) {
-    struct timespec ts = {0, 10 * 1000 * 1000};
+    struct timespec ts = {0, (++sleepy_calls >= slow_from ? 40 : 10) * 1000 * 1000};
     nanosleep(&ts, NULL);
     return real.forward(m, in, tg);
 }
@@ -1434,7 +1436,9 @@ static int open_sleepy(train_backend_t *b, const char *name, const model_config_
 /* Tokens/s counts every sequence of the batch (not one micro-batch's), each
  * progress window on its own, and MFU is FLOPs/token x tokens/s over the peak
  * in TFLOP/s. The peak is made small so the log's 5 decimals of MFU are many
- * significant digits. */
+ * significant digits. Steps 3 and 4 are four times as slow as 1 and 2: the
+ * window after the progress line of step 2 must not count those before it,
+ * which would put its rate above what steps 3 and 4 can reach. */
 static void test_tokens_per_s_and_mfu(void **state) {
     (void)state;
     static char log[512];
@@ -1447,19 +1451,24 @@ static void test_tokens_per_s_and_mfu(void **state) {
     o.print_every = 2;
     o.peak_tflops = 1e-4;
     o.log_path = log;
+    sleepy_calls = 0;
+    slow_from = 2 * o.accum + 1; /* step 3's first forward pass */
     train_set_gpu_backend(open_sleepy);
     train_result_t r;
     int rc = train_run(&o, &r);
     train_set_gpu_backend(NULL);
     assert_int_equal(rc, 0);
-    const double most = (double)o.batch * o.seq / (o.accum * 0.010); /* tokens over the slept time */
+    /* Tokens over the slept time: of a fast step, a slow one, and the run's 2 of each. */
+    const double fast = (double)o.batch * o.seq / (o.accum * 0.010), slow = fast / 4;
+    const double run = 4 / (2 / fast + 2 / slow);
     const double flops_tok = model_flops_per_token(&o.cfg, o.seq);
-    print_message("  %.0f tok/s (at most %.0f), MFU %.4g\n", r.tokens_per_s, most, r.mfu);
-    assert_true(r.tokens_per_s <= most && r.tokens_per_s > 0.3 * most);
+    print_message("  %.0f tok/s (at most %.0f), MFU %.4g\n", r.tokens_per_s, run, r.mfu);
+    assert_true(r.tokens_per_s <= run && r.tokens_per_s > 0.3 * run);
     assert_true(fabs(r.mfu - flops_tok * r.tokens_per_s / (o.peak_tflops * 1e12)) < 1e-9 * r.mfu);
     const char *csv = slurp(log);
     for (int step = 1; step <= o.steps; step++) {
-        const double tps = log_field(csv, step, 5), mfu = log_field(csv, step, 6);
+        const double tps = log_field(csv, step, 5), mfu = log_field(csv, step, 6), most = step <= 2 ? fast : slow;
+        print_message("  step %d: %.0f tok/s (at most %.0f)\n", step, tps, most);
         assert_true(tps <= most * 1.0001 && tps > 0.3 * most);
         assert_true(fabs(mfu - flops_tok * tps / (o.peak_tflops * 1e12)) < 1e-3 * mfu);
     }

@@ -5,7 +5,8 @@
  * configurations, mismatched checkpoints (the way of computing too) and
  * output paths that name an input are refused; a resume on another device or
  * math library, or from a checkpoint that does not record its library, goes
- * on with a warning; the held-out set does not depend on --accum.
+ * on with a warning; the held-out set does not depend on --accum. The train
+ * program itself (train.c, built in below) is run with every flag.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -25,6 +26,12 @@
 #include "tests/ckpt_v2.h"
 #include "memory.h"
 #include "train/trainer.h"
+
+/* The train program's main (kernels/train/train.c, only the flags), built in
+ * under another name so that a test can run it with a command line. */
+#define main train_program_main
+#include "train/train.c"
+#undef main
 
 static char tmpdir[256];
 
@@ -1115,6 +1122,83 @@ static void test_progress_lines_show_the_result(void **state) {
     }
 }
 
+/* The train program with the command line in arg (a NULL-ended argv). */
+static int run_program_child(void *arg) {
+    char **argv = arg;
+    int argc = 0;
+    while (argv[argc]) argc++;
+    return train_program_main(argc, argv);
+}
+
+/* Each of the train program's flags reaches its field of train_opts_t: a run
+ * with every recorded setting away from its default writes them all into its
+ * checkpoint, and the flags that are not recorded show in what the run
+ * writes (the log's format and rows, the progress lines, the step it stops
+ * at); --save-every and --threads are left out, as nothing shows them here.
+ * A configuration error exits with 2, a failed run with 1. */
+static void test_train_program_flags(void **state) {
+    (void)state;
+    static char ckpt[512], log[512];
+    snprintf(ckpt, sizeof ckpt, "%s", path("a.ckpt"));
+    snprintf(log, sizeof log, "%s", path("loss.csv"));
+    char *argv[] = {"train", "--d-model", "32", "--layers", "1", "--heads", "4", "--ffn", "48",
+                    "--max-seq", "24", "--seq", "16", "--batch", "6", "--accum", "3", "--steps", "5",
+                    "--warmup", "1", "--lr", "0.02", "--min-lr", "0.002", "--weight-decay", "0.05",
+                    "--beta1", "0.8", "--beta2", "0.9", "--adam-eps", "1e-7", "--clip", "0.5", "--seed", "5",
+                    "--markov-seed", "3", "--markov-states", "32", "--markov-branch", "3", "--eval-every", "2",
+                    "--eval-batches", "1", "--print-every", "3", "--log", log, "--log-format", "json",
+                    "--save", ckpt, "--save-every", "2", "--stop-at", "4", "--threads", "1",
+                    "--peak-tflops", "2", NULL};
+    remove(ckpt);
+    child_result_t c = run_in_child(run_program_child, argv);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 0);
+    ckpt_meta_t got;
+    char err[1024];
+    assert_int_equal(checkpoint_read_meta(ckpt, &got, err, sizeof err), 0);
+    assert_int_equal(got.cfg.d_model, 32);
+    assert_int_equal(got.cfg.n_layers, 1);
+    assert_int_equal(got.cfg.n_heads, 4);
+    assert_int_equal(got.cfg.d_ff, 48);
+    assert_int_equal(got.cfg.max_seq, 24);
+    assert_int_equal(got.seq_len, 16);
+    assert_int_equal(got.batch, 6);
+    assert_int_equal(got.accum, 3);
+    assert_int_equal(got.total_steps, 5);
+    assert_int_equal(got.warmup, 1);
+    assert_true(got.lr == 0.02 && got.min_lr == 0.002 && got.weight_decay == 0.05);
+    assert_true(got.beta1 == 0.8 && got.beta2 == 0.9 && got.adam_eps == 1e-7 && got.clip == 0.5);
+    assert_int_equal(got.seed, 5);
+    assert_string_equal(got.data_desc, "markov seed=3 states=32 branch=3");
+    assert_string_equal(got.backend, "cpu");
+    assert_int_equal(got.step, 4); /* --stop-at */
+    /* --print-every 3: after step 3 and the last (--stop-at 4); --eval-every 2: an eval after step 2 and 4. */
+    assert_null(strstr(c.out, "step 2/5"));
+    assert_non_null(strstr(c.out, "step 3/5 | "));
+    assert_non_null(strstr(c.out, "step 4/5 | "));
+    assert_non_null(strstr(c.out, "peak 2 TFLOP/s (--peak-tflops)"));
+    const char *json = slurp(log);
+    assert_memory_equal(json, "[\n  {\"step\": 1, ", 15);
+    assert_non_null(strstr(json, "{\"step\": 1, \"lr\": 0.02, ")); /* --warmup 1 */
+    assert_non_null(strstr(json, "\"eval_loss\": null, \"grad_norm\""));
+    assert_null(strstr(json, "{\"step\": 5,"));
+    assert_non_null(strstr(json, "{\"step\": 4,"));
+    const char *row2 = strstr(json, "{\"step\": 2,"), *row3 = strstr(json, "{\"step\": 3,");
+    assert_true(row2 && row3 && strstr(row2, "\"eval_loss\": null") > row3); /* evaluated after step 2 */
+    /* A bad setting: 2, with the message. */
+    char *bad[] = {"train", "--heads", "3", "--log", log, NULL};
+    c = run_in_child(run_program_child, bad);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 2);
+    assert_non_null(strstr(c.out, "train: --heads 3 does not divide --d-model 64"));
+    /* A run that fails (a checkpoint that does not match): 1. */
+    char *mismatch[] = {"train", "--resume", ckpt, "--threads", "1", "--peak-tflops", "1", NULL};
+    c = run_in_child(run_program_child, mismatch);
+    print_message("%s", c.out);
+    assert_true(c.exited && c.exit_code == 1);
+    assert_non_null(strstr(c.out, "does not match this run"));
+}
+
 /* ---- the step's arithmetic, as the log and the result report it ---------------- */
 
 /* Field `col` (0: step) of the CSV log's row for `step`, as a number; NAN when
@@ -1576,6 +1660,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lr_schedule),
         cmocka_unit_test(test_bad_configs),
+        cmocka_unit_test(test_train_program_flags),
         cmocka_unit_test(test_each_config_error),
         cmocka_unit_test(test_adam_eps_must_be_positive),
         cmocka_unit_test(test_nan_stops_the_run),

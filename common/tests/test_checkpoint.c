@@ -593,7 +593,16 @@ static void test_step_past_the_run_is_refused(void **state) {
         assert_non_null(strstr(err, "of --steps 500, past the end of its run"));
         for (int k = 0; k < NP; k++) assert_true(x[k] == 0.0f); /* untouched */
     }
+    /* A negative --steps (no run has one) is no end at all: cast to the step's unsigned type it
+     * is 2^64 - 1, an end no step passes, so it is refused by its sign, even at step 0. */
     ckpt_meta_t m = meta(), got;
+    m.step = 0;
+    m.total_steps = -1;
+    assert_int_equal(checkpoint_save(file, &m, a, b, c, err, sizeof err), 0);
+    assert_int_equal(checkpoint_read_meta(file, &got, err, sizeof err), -1);
+    print_message("  %s\n", err);
+    assert_non_null(strstr(err, "at step 0 of --steps -1, past the end of its run"));
+    m = meta();
     m.step = 500;
     assert_int_equal(checkpoint_save(file, &m, a, b, c, err, sizeof err), 0);
     int rc = checkpoint_load(file, &m, &got, x, y, z, err, sizeof err);

@@ -4,7 +4,7 @@
  * every global-memory access; copies are memcpy; streams and events are
  * synchronous (work is finished when it is issued) and events record the
  * host's monotonic clock, so cudaEventElapsedTime measures the emulated
- * kernel's CPU time. Launch checks follow the limits of an sm_80 part.
+ * kernel's CPU time. Launch checks follow the limits of an sm_90 part (the device it reports).
  * Not here: multiple devices, the driver API, graphs, textures.
  */
 #ifndef _GNU_SOURCE

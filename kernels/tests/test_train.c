@@ -1625,6 +1625,92 @@ static void test_log_rows(void **state) {
     assert_memory_equal(slurp(csv_path), "[\n  {\"step\": 1, ", 15);
 }
 
+/* Writes text to p (replacing it); 0 on success. */
+static int write_text(const char *p, const char *text, size_t n) {
+    FILE *f = fopen(p, "wb");
+    if (!f) return -1;
+    size_t w = fwrite(text, 1, n, f);
+    return (fclose(f) == 0 && w == n) ? 0 : -1;
+}
+
+/* A resumed run adds to the log of the run instead of emptying it: the rows up to the
+ * checkpoint's step stay, rows an earlier resume wrote past it (trained again now) go, and the
+ * log ends as the uninterrupted run's (but for the timings). A row a crash cut short is dropped,
+ * in both formats, and the JSON log is still one array. A file that is not a log of the format
+ * is refused and left as it was. */
+static void test_resume_keeps_the_log(void **state) {
+    (void)state;
+    static char full[1 << 16], csv[512], json[512];
+    snprintf(csv, sizeof csv, "%s", path("loss.csv"));
+    snprintf(json, sizeof json, "%s", path("loss.json"));
+    train_opts_t o = small_opts();
+    o.steps = 12;
+    o.eval_every = 4;
+    o.log_path = csv;
+    assert_int_equal(train_run(&o, NULL), 0);
+    snprintf(full, sizeof full, "%s", slurp(csv));
+    /* Stopped after step 4; resumed from there to step 7; resumed again from step 4. */
+    o.save_path = path("a.ckpt");
+    o.stop_at = 4;
+    assert_int_equal(train_run(&o, NULL), 0);
+    o.resume_path = path("a.ckpt");
+    o.save_path = path("b.ckpt");
+    o.stop_at = 7;
+    assert_int_equal(train_run(&o, NULL), 0);
+    assert_int_equal(file_lines(csv), 1 + 7);
+    o.stop_at = 0;
+    assert_int_equal(train_run(&o, NULL), 0);
+    const char *got = slurp(csv);
+    assert_int_equal(file_lines(csv), 1 + 12);
+    assert_memory_equal(got, full, strchr(full, '\n') - full + 1); /* one header */
+    for (int step = 1; step <= 12; step++)
+        for (int col = 0; col <= 4; col++) { /* not tokens/s and MFU: timings */
+            double a = log_field(full, step, col), b = log_field(got, step, col);
+            if (!(a == b || (isnan(a) && isnan(b))))
+                fail_msg("step %d, column %d: %g in the uninterrupted run's log, %g in the resumed one's", step,
+                         col, a, b);
+        }
+
+    /* A CSV row cut short (the run crashed while writing it) is not kept. */
+    const char *row3 = strstr(full, "\n3,") + 1;
+    assert_int_equal(write_text(csv, full, (size_t)(row3 - full) + 5), 0);
+    assert_int_equal(train_run(&o, NULL), 0);
+    got = slurp(csv);
+    assert_memory_equal(got, full, (size_t)(row3 - full)); /* header, rows 1 and 2 */
+    assert_memory_equal(got + (row3 - full), "5,", 2);
+    assert_int_equal(file_lines(csv), 1 + 2 + 8);
+
+    /* JSON: a log whose run crashed in row 3 (no "]"), resumed at step 4. */
+    o.log_path = json;
+    o.resume_path = NULL;
+    o.save_path = NULL;
+    assert_int_equal(train_run(&o, NULL), 0);
+    snprintf(full, sizeof full, "%s", slurp(json));
+    const char *j3 = strstr(full, ",\n  {\"step\": 3,");
+    assert_non_null(j3);
+    assert_int_equal(write_text(json, full, (size_t)(j3 - full) + 20), 0);
+    o.resume_path = path("a.ckpt");
+    o.save_path = path("b.ckpt");
+    assert_int_equal(train_run(&o, NULL), 0);
+    got = slurp(json);
+    assert_memory_equal(got, full, (size_t)(j3 - full)); /* "[", rows 1 and 2 */
+    assert_memory_equal(got + (j3 - full), ",\n  {\"step\": 5, ", 15);
+    assert_null(strstr(got, "\"step\": 3,"));
+    size_t n = strlen(got);
+    assert_true(n > 4 && !strcmp(got + n - 4, "}\n]\n"));
+    /* Resumed with a log that does not exist yet: a new one, from the step after. */
+    remove(json);
+    assert_int_equal(train_run(&o, NULL), 0);
+    assert_memory_equal(slurp(json), "[\n  {\"step\": 5, ", 15);
+
+    /* Not a log of the format: refused, and the file is as it was. */
+    const char *other = "[\n  {\"step\": 1}\n]\n";
+    o.log_path = csv;
+    assert_int_equal(write_text(csv, other, strlen(other)), 0);
+    assert_int_not_equal(train_run(&o, NULL), 0);
+    assert_string_equal(slurp(csv), other);
+}
+
 static void test_lr_schedule(void **state) {
     (void)state;
     train_opts_t o = train_opts_default();
@@ -1687,6 +1773,7 @@ int main(void) {
         cmocka_unit_test(test_first_adam_step_moves_by_lr),
         cmocka_unit_test(test_tokens_per_s_and_mfu),
         cmocka_unit_test(test_log_rows),
+        cmocka_unit_test(test_resume_keeps_the_log),
         cmocka_unit_test(test_resume_is_bit_identical),
         cmocka_unit_test(test_ci_run_reaches_entropy_rate),
     };

@@ -4,7 +4,7 @@
  *     build/bin/train                                  # CI-sized run on the Markov source
  *     build/bin/train --data book.txt --d-model 384 --layers 6 --heads 6 --seq 256
  *     build/bin/train --save run.ckpt --stop-at 100    # ... later:
- *     build/bin/train --resume run.ckpt --save run.ckpt
+ *     build/bin/train --resume run.ckpt --save run.ckpt   # (a --log goes on from step 100)
  *
  * A resume must compute as the run did: the checkpoint records the backend,
  * precision, attention and matmul kernel, and other settings are refused with
@@ -68,7 +68,7 @@ int main(int argc, char **argv) {
         {"eval-every", ARG_INT, &o.eval_every, "eval loss every this many steps (0: only at the end)", 0, 1 << 30},
         {"eval-batches", ARG_INT, &o.eval_batches, "held-out batches of --batch sequences per eval (the same ones whatever --accum)", 1, 1 << 20},
         {"print-every", ARG_INT, &o.print_every, "progress line every this many steps (0: quiet)", 0, 1 << 30},
-        {"log", ARG_STRING, &o.log_path, "write a per-step loss log here (.json: JSON, else CSV)", 1, 0},
+        {"log", ARG_STRING, &o.log_path, "write a per-step loss log here (.json: JSON, else CSV; with --resume, added to)", 1, 0},
         {"log-format", ARG_STRING, &o.log_format, "csv or json (default: from the --log file name)", 1, 0},
         {"save", ARG_STRING, &o.save_path, "checkpoint file, written at the end (and every --save-every); checked writable before step 1", 1, 0},
         {"save-every", ARG_INT, &o.save_every, "also checkpoint every this many steps (0: only at the end)", 0, 1 << 30},

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -273,6 +274,98 @@ static void log_row(FILE *f, int json, int first, int step, double lr, double lo
     fputs(json ? "}" : "\n", f);
 }
 
+/* The step a log line records, or -1 when it is no complete row of this format: a CSV row is
+ * "STEP," then six more fields; a JSON row is '  {"step": STEP, ...}' with the "," between rows
+ * at its end. A crashed run may leave its last row cut short: that is no row. */
+static long log_line_step(const char *line, size_t len, int json) {
+    const char *p = line, *end = line + len;
+    if (json) {
+        static const char lead[] = "  {\"step\": ";
+        if (len < sizeof lead - 1 || memcmp(p, lead, sizeof lead - 1)) return -1;
+        p += sizeof lead - 1;
+        if (!(end[-1] == '}' || (len >= 2 && end[-2] == '}' && end[-1] == ','))) return -1;
+    } else {
+        int commas = 0;
+        for (const char *q = p; q < end; q++) commas += *q == ',';
+        if (commas != 6) return -1;
+    }
+    long step = 0;
+    const char *digits = p;
+    while (p < end && *p >= '0' && *p <= '9' && step < 1000000000L) step = step * 10 + (*p++ - '0');
+    if (p == digits || p == end || *p != ',') return -1;
+    return step;
+}
+
+/* The --log of a resumed run: the rows the earlier run wrote up to the checkpoint's step (rows
+ * after it were trained again from the checkpoint, and are written again), then this run's.
+ * Emptying it, as a new run does, would lose the first part of the loss curve. Returns the file,
+ * open for writing after the rows kept, and their count in *kept; NULL, with the reason in err,
+ * when the file holds something other than a log of this format (it is then left as it is). */
+static FILE *open_resumed_log(const char *path, int json, int start, int *kept, char *err, size_t errlen) {
+    *kept = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return course_create_output(path, "--log", err, errlen); /* none yet: a new log */
+    char *text = NULL;
+    size_t n = 0, cap = 0;
+    for (;;) {
+        if (n + 65536 + 1 > cap) {
+            cap = cap ? 2 * cap : 1 << 20;
+            char *t = realloc(text, cap);
+            if (!t) {
+                free(text);
+                fclose(f);
+                course_error(err, errlen, "--log %s: out of memory reading the log to resume it", path);
+                return NULL;
+            }
+            text = t;
+        }
+        size_t got = fread(text + n, 1, cap - n - 1, f);
+        n += got;
+        if (got == 0) break;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        free(text);
+        course_error(err, errlen, "--log %s: cannot read it to resume it; give a new name to start another log",
+                     path);
+        return NULL;
+    }
+    text[n] = '\0';
+    const char *header = json ? "[" : "step,lr,train_loss,eval_loss,grad_norm,tokens_per_s,mfu";
+    /* Keep the header line and the rows up to the checkpoint's step; cut the text there. */
+    size_t cut = 0;
+    int line_no = 0;
+    for (size_t at = 0; at < n;) {
+        const char *nl = memchr(text + at, '\n', n - at);
+        size_t len = nl ? (size_t)(nl - (text + at)) : n - at;
+        line_no++;
+        if (line_no == 1) {
+            if (len != strlen(header) || memcmp(text + at, header, len)) {
+                course_error(err, errlen, "--log %s does not hold a %s training log (its first line is not "
+                             "'%s'), and a resumed run adds its rows to the log of the run; give that log, or a "
+                             "new name", path, json ? "JSON" : "CSV", header);
+                free(text);
+                return NULL;
+            }
+            cut = at + len + 1;
+        } else {
+            /* A JSON log's last complete row has no newline until the next row comes. */
+            long step = (nl || json) ? log_line_step(text + at, len, json) : -1;
+            if (step < 0 || step > start) break; /* the rest was trained again, or is cut short */
+            (*kept)++;
+            cut = at + len + (json ? 0 : 1); /* JSON: the "," and newline come with the next row */
+            if (json && text[cut - 1] == ',') cut--;
+        }
+        at += len + 1;
+    }
+    if (*kept == 0) cut = 0; /* no rows: the caller writes the header, as for a new log */
+    f = course_create_output(path, "--log", err, errlen);
+    if (f) fwrite(text, 1, cut, f);
+    free(text);
+    return f;
+}
+
 static int all_finite(const float *x, size_t n) {
     int ok = 1;
     for (size_t i = 0; i < n; i++) ok &= isfinite(x[i]) != 0; /* no early exit: a plain vectorisable loop */
@@ -434,28 +527,35 @@ int train_run(const train_opts_t *o, train_result_t *res) {
                    m.matmul);
     }
     FILE *log = NULL;
-    int json = 0;
+    int json = 0, first_log = 1;
     if (o->log_path) {
         const char *fmt = o->log_format;
         size_t len = strlen(o->log_path);
         if (!fmt) fmt = (len >= 5 && !strcmp(o->log_path + len - 5, ".json")) ? "json" : "csv";
         json = !strcmp(fmt, "json");
         char lerr[256 + PATH_MAX];
-        log = course_create_output(o->log_path, "--log", lerr, sizeof lerr);
+        int kept = 0;
+        log = start > 0 ? open_resumed_log(o->log_path, json, start, &kept, lerr, sizeof lerr)
+                        : course_create_output(o->log_path, "--log", lerr, sizeof lerr);
         if (!log) {
             fprintf(stderr, "train: %s\n", lerr);
             m.destroy(m.model);
             data_free(&data);
             return -1;
         }
-        if (json) fprintf(log, "[\n");
-        else fprintf(log, "step,lr,train_loss,eval_loss,grad_norm,tokens_per_s,mfu\n");
+        if (kept > 0) {
+            first_log = 0;
+            if (o->print_every) printf("log: %s keeps its %d rows up to step %d\n", o->log_path, kept, start);
+        } else if (ftell(log) == 0) {
+            if (json) fprintf(log, "[\n");
+            else fprintf(log, "step,lr,train_loss,eval_loss,grad_norm,tokens_per_s,mfu\n");
+        }
     }
     int *in = host_malloc((size_t)o->batch * T * sizeof(int));
     int *tg = host_malloc((size_t)o->batch * T * sizeof(int));
     double t_run = 0.0, t_window = 0.0, loss = NAN, ev = NAN;
     long tok_run = 0, tok_window = 0;
-    int first_log = 1, width = 1;
+    int width = 1;
     for (int s = o->steps; s >= 10; s /= 10) width++; /* "step  120/2000": the step as wide as the total */
     int saved = -1;     /* the step of the last checkpoint this run wrote */
     int completed = start;

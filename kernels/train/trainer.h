@@ -60,7 +60,9 @@ typedef struct {
     int eval_batches;        /**< held-out batches of `batch` sequences per eval (the same set whatever `accum`) */
     int print_every;         /**< progress line every this many steps (0: none) */
     const char *log_path;    /**< loss log file (NULL: none); a NaN or inf is null in JSON, an empty CSV field;
-                                  train_run() refuses one that is the --data, --resume or --save file */
+                                  train_run() refuses one that is the --data, --resume or --save file;
+                                  with --resume, the log's rows up to the checkpoint's step are kept and
+                                  the run's rows follow them (a file that is not a log is refused) */
     const char *log_format;  /**< "csv" or "json" (NULL: from the file name, default csv) */
     const char *save_path;   /**< checkpoint file (NULL: none); train_run() checks it can be written before step 1,
                                   and refuses the --data file (the --resume one is fine: that continues a run) */

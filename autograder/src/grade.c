@@ -2057,11 +2057,15 @@ static void install_signal_handlers(void (*handler)(int)) {
 }
 
 /* Append s to a CSV row as one quoted field (a quote doubled; a folder name
- * may hold a comma or a quote), never past rn. */
+ * may hold a comma or a quote), never past rn. A field that starts as a
+ * formula does (= + - @, a tab or a carriage return) gets a ' before it: a
+ * spreadsheet would otherwise run a folder named "=HYPERLINK(...)" when the
+ * instructor opens the CSV. */
 static void csv_field(char *row, size_t rn, const char *s) {
     size_t k = strlen(row);
-    if (k + 3 >= rn) return;
+    if (k + 4 >= rn) return;
     row[k++] = '"';
+    if (*s && strchr("=+-@\t\r", *s)) row[k++] = '\'';
     for (const char *c = s; *c && k + 3 < rn; c++) {
         if (*c == '"') row[k++] = '"';
         row[k++] = *c;

@@ -2201,7 +2201,8 @@ static void test_batch_csv(void **state) {
 /* --batch tells a build error and an empty submission from a low score, on
  * the console and in the CSV's notes column, and an entry that is not a
  * folder (a zip) gets a row too, marked not graded with no points: no
- * student is missing from the CSV. The same with --parallel 2. */
+ * student is missing from the CSV. A name that starts as a spreadsheet
+ * formula does ("=1+1.zip") is written as text. The same with --parallel 2. */
 static void test_batch_notes(void **state) {
     (void)state;
     char d[PATH_MAX], log[PATH_MAX + 16], args[PATH_MAX * 3], csv[PATH_MAX + 16];
@@ -2209,7 +2210,7 @@ static void test_batch_notes(void **state) {
     if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/in/alice/00-hello\" \"$d/in/carol\" \"$d/in/dave\";"
            " cp '%s/solutions/00-hello/vector_add.cu' \"$d/in/alice/00-hello/\"; cp \"$d/in/alice/00-hello/vector_add.cu\" \"$d/in/carol/\";"
            " patch -s \"$d/in/carol/vector_add.cu\" < '%s/autograder/wrong/00-hello/compile_error/vector_add.cu.patch';"
-           " echo 'my answers' > \"$d/in/dave/notes.txt\"; touch \"$d/in/erin.zip\"",
+           " echo 'my answers' > \"$d/in/dave/notes.txt\"; touch \"$d/in/erin.zip\" \"$d/in/=1+1.zip\"",
            d, GRADE_ROOT, GRADE_ROOT) != 0)
         fail_msg("could not lay out %s", d);
     const char *how[2] = {"", "--parallel 2"};
@@ -2222,9 +2223,12 @@ static void test_batch_notes(void **state) {
         if (rc != 0) fail_msg("grade %s exited %d (%s)", args, rc, log);
         const char *text = file_text(csv);
         static const char *const rows[] = {
-            "student,lab 00,total,max,notes\n\"alice\",2.00,2.00,2.00,\"\"\n\"carol\",0.00,0.00,2.00,\"build error: ",
+            /* A name a spreadsheet would take for a formula is written as text. */
+            "student,lab 00,total,max,notes\n\"'=1+1.zip\",,,,\"not graded: not a folder; unzip it first\"\n"
+            "\"alice\",2.00,2.00,2.00,\"\"\n\"carol\",0.00,0.00,2.00,\"build error: ",
             "\n\"dave\",0.00,0.00,2.00,\"no student files: graded the starters\"\n"
             "\"erin.zip\",,,,\"not graded: not a folder; unzip it first\"\n"};
+
         if (strncmp(text, rows[0], strlen(rows[0])) || !strstr(text, rows[1]))
             fail_msg("grade %s wrote the CSV\n%s\nwant it to start\n%s\nand to hold\n%s", args, text, rows[0], rows[1]);
         if (!strstr(text, "error: expected")) fail_msg("carol's note does not quote the compiler's error:\n%s", text);
@@ -2235,7 +2239,7 @@ static void test_batch_notes(void **state) {
                                             "\ncarol                    0.00 / 2.00 points  (build error: ",
                                             "\ndave                     0.00 / 2.00 points  (no student files: graded the starters)\n",
                                             "\nerin.zip                 not graded: not a folder; unzip it first\n",
-                                            "grade: 3 submission(s), 1 entry not graded (not a folder); scores in "};
+                                            "grade: 3 submission(s), 2 entries not graded (not a folder); scores in "};
         for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
             if (!strstr(text, lines[i])) fail_msg("grade %s: the console does not show '%s' (%s)", args, lines[i], log);
     }

@@ -130,15 +130,17 @@ endif
 -include $(shell find $(BUILD)/cuda $(BUILD)/emu $(BUILD)/emu-address $(BUILD)/emu-thread -name '*.d' 2>/dev/null)
 
 # ---- make check / bench LAB=NN ------------------------------------------------
-# LAB=05, LAB=5 and LAB=05-single-gpu-training all name lab 05.
+# LAB=05, LAB=5 and LAB=05-single-gpu-training all name lab 05; SRC=solutions/
+# and ./solutions (a shell's completion) name solutions.
+LAB_SRC = $(patsubst %/,%,$(patsubst ./%,%,$(SRC)))
 LAB_DIR := $(if $(LAB),$(or $(filter $(LAB),$(LAB_NAMES)),$(firstword $(filter $(LAB)-% 0$(LAB)-%,$(LAB_NAMES)))))
 
 .PHONY: lab-arg bench-run
 lab-arg:
 	@if [ -z "$(LAB)" ]; then echo "make: say which lab, e.g. make $(MAKECMDGOALS) LAB=00; labs: $(LAB_NAMES)"; exit 2; fi
 	@if [ -z "$(LAB_DIR)" ]; then echo "make: no lab '$(LAB)'; pick one of: $(LAB_NAMES)"; exit 2; fi
-	@case "$(SRC)" in labs|solutions) ;; *) echo "make: SRC=$(SRC) must be labs or solutions"; exit 2;; esac
-	@if [ "$(SRC)" = solutions ] && [ ! -d "solutions/$(LAB_DIR)" ]; then \
+	@case "$(LAB_SRC)" in labs|solutions) ;; *) echo "make: SRC=$(SRC) must be labs or solutions"; exit 2;; esac
+	@if [ "$(LAB_SRC)" = solutions ] && [ ! -d "solutions/$(LAB_DIR)" ]; then \
 	  echo "make: SRC=solutions, but this copy of the course has no solutions/$(LAB_DIR) (a student copy"; \
 	  echo "  leaves them out); drop SRC= to build your own code in labs/"; exit 2; fi
 	@case "$(TARGET)" in \
@@ -155,12 +157,12 @@ lab-arg:
 
 # Both install missing Debian packages first (deps), then build in a fresh
 # make that sees them.
-CHECK_DIR = $(BUILD)/$(TARGET)$(if $(SANITIZE),-$(SANITIZE))/$(SRC)/$(LAB_DIR)
+CHECK_DIR = $(BUILD)/$(TARGET)$(if $(SANITIZE),-$(SANITIZE))/$(LAB_SRC)/$(LAB_DIR)
 # A lab's lab.mk may set LAB_CHECK_ALSO_NN to programs its handout runs next
 # (lab 05: the training programs), built with the checks, not run.
 check: lab-arg deps
 	$(Q)$(MAKE) --no-print-directory $(CHECK_DIR)/check $(if $(SANITIZE),,$(LAB_CHECK_ALSO_$(firstword $(subst -, ,$(LAB_DIR)))))
-	$(Q)echo "== lab $(LAB_DIR) checks ($(SRC), TARGET=$(TARGET)$(if $(SANITIZE), SANITIZE=$(SANITIZE)))"
+	$(Q)echo "== lab $(LAB_DIR) checks ($(LAB_SRC), TARGET=$(TARGET)$(if $(SANITIZE), SANITIZE=$(SANITIZE)))"
 	$(Q)$(if $(filter thread,$(SANITIZE)),TSAN_OPTIONS="suppressions=common/simt/tsan.supp $$TSAN_OPTIONS") $(CHECK_DIR)/check $(if $(ONLY),--only '$(ONLY)') $(if $(SEED),--seed '$(SEED)')
 
 # make ptxas LAB=NN: compile each of the lab's .cu for PTXAS_ARCH with ptxas's
@@ -179,13 +181,13 @@ PTXAS_RUN = st=0; for f in $(sort $(1)); do echo "-- $$f"; \
 ptxas-need-nvcc:
 	$(Q)if [ -z "$(HAVE_CUDA)" ]; then echo "make: ptxas needs nvcc (the CUDA toolkit)"; exit 2; fi
 ptxas: lab-arg ptxas-need-nvcc
-	$(Q)echo "== lab $(LAB_DIR): ptxas resource report ($(SRC), sm_$(PTXAS_ARCH))"
-	$(Q)$(call PTXAS_RUN,$(wildcard $(SRC)/$(LAB_DIR)/*.cu),-Ilabs/$(LAB_DIR) $(LAB_DEFS))
+	$(Q)echo "== lab $(LAB_DIR): ptxas resource report ($(LAB_SRC), sm_$(PTXAS_ARCH))"
+	$(Q)$(call PTXAS_RUN,$(wildcard $(LAB_SRC)/$(LAB_DIR)/*.cu),-Ilabs/$(LAB_DIR) $(LAB_DEFS))
 ptxas-kernels: ptxas-need-nvcc
 	$(Q)echo "== course kernels: ptxas resource report (sm_$(PTXAS_ARCH))"
 	$(Q)$(call PTXAS_RUN,$(wildcard kernels/cuda/*.cu),)
 
 bench: lab-arg deps
 	$(Q)if [ ! -f labs/$(LAB_DIR)/bench.c ]; then echo "make: lab $(LAB_DIR) has no benchmark"; exit 2; fi
-	$(Q)$(MAKE) --no-print-directory $(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/bench
-	$(Q)$(BUILD)/$(TARGET)/$(SRC)/$(LAB_DIR)/bench $(ARGS)
+	$(Q)$(MAKE) --no-print-directory $(BUILD)/$(TARGET)/$(LAB_SRC)/$(LAB_DIR)/bench
+	$(Q)$(BUILD)/$(TARGET)/$(LAB_SRC)/$(LAB_DIR)/bench $(ARGS)

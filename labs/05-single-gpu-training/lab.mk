@@ -22,7 +22,7 @@ endef
 $(foreach s,labs solutions,$(foreach t,$(LAB_TARGETS),$(eval $(call LAB05_TRAIN,$(s),$(t)))))
 # make check LAB=05 builds the programs the handout runs after the checks: the
 # training program with the checked kernels, and the CPU one to compare with.
-LAB_CHECK_ALSO_05 = $(BUILD)/$(TARGET)/$(SRC)/05-single-gpu-training/train $(BUILD)/bin/train
+LAB_CHECK_ALSO_05 = $(BUILD)/$(TARGET)/$(LAB_SRC)/05-single-gpu-training/train $(BUILD)/bin/train
 
 # The GPU backend's variants (--matmul with the lab-04 solution kernels,
 # --attention flash against naive), per target: the _cuda binary runs on a

@@ -130,10 +130,12 @@ endif
 -include $(shell find $(BUILD)/cuda $(BUILD)/emu $(BUILD)/emu-address $(BUILD)/emu-thread -name '*.d' 2>/dev/null)
 
 # ---- make check / bench LAB=NN ------------------------------------------------
-# LAB=05, LAB=5 and LAB=05-single-gpu-training all name lab 05; SRC=solutions/
-# and ./solutions (a shell's completion) name solutions.
+# LAB=05, LAB=5, LAB=05-single-gpu-training and labs/05-single-gpu-training/
+# all name lab 05; SRC=solutions/ and ./solutions (a shell's completion) name
+# solutions.
 LAB_SRC = $(patsubst %/,%,$(patsubst ./%,%,$(SRC)))
-LAB_DIR := $(if $(LAB),$(or $(filter $(LAB),$(LAB_NAMES)),$(firstword $(filter $(LAB)-% 0$(LAB)-%,$(LAB_NAMES)))))
+LAB_WORD := $(notdir $(patsubst %/,%,$(LAB)))
+LAB_DIR := $(if $(LAB_WORD),$(or $(filter $(LAB_WORD),$(LAB_NAMES)),$(firstword $(filter $(LAB_WORD)-% 0$(LAB_WORD)-%,$(LAB_NAMES)))))
 
 .PHONY: lab-arg bench-run
 lab-arg:

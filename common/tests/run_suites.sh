@@ -211,8 +211,8 @@ fi
 if [ -n "$labs" ] && [ -d labs/00-hello ]; then
     expect "lab 00 make check ONLY='*large': one test runs" 0 "1 test\(s\) run" \
         make --no-print-directory check LAB=00 SRC=solutions ONLY='*large'
-    expect "lab 00 make check SRC=solutions/ (a completed path) checks the solution" 0 "== lab 00-hello checks \(solutions," \
-        make --no-print-directory check LAB=00 SRC=solutions/
+    expect "lab 00 make check LAB=labs/00-hello/ SRC=solutions/ (completed paths) checks the solution" 0 \
+        "== lab 00-hello checks \(solutions," make --no-print-directory check LAB=labs/00-hello/ SRC=solutions/
     expect "lab 00 make check ONLY= matching nothing is refused with the names" nonzero \
         "matches none of these tests" make --no-print-directory check LAB=00 SRC=solutions ONLY='no-such-test'
 fi

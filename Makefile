@@ -168,4 +168,5 @@ help:
 	@echo "           ONLY='pattern' (make check: only the tests whose name matches, e.g. ONLY='mma*')  SEED=N (make check: the inputs of a graded run)"
 	@echo "           GPU_CHECK_BUDGET=S (gpu-check, default 300)  PTXAS_ARCH (ptxas, default 90a)  NO_DEPS=1 (skip make deps)"
 	@echo "           LAB_DEFS='-D...' (extra flags for the lab's .cu files, e.g. tile sizes; a change rebuilds them)"
+	@echo "           RUN_SUITES_SERIAL=1 (make test: the grader's own test in turn, not in the background beside the rest)"
 	@echo "found: nvcc=$(if $(HAVE_CUDA),yes,no) nccl=$(if $(HAVE_NCCL),yes,no) gpu=$(if $(HAVE_GPU),yes,no) mpicc=$(if $(MPICC),yes,no)"

@@ -191,6 +191,56 @@ static void test_below_is_in_range_and_uniform(void **state) {
     assert_int_equal(rng_below(&r, 1), 0);
 }
 
+/* A uniform is the top 24 bits of its draw times 2^-24, exactly: values are
+ * multiples of 2^-24, the largest 1 - 2^-24 (never 1), the smallest 0. A
+ * scale of 1 / (2^24 - 1) would pass every moment test and still give 1.0,
+ * out of [0, 1), from a draw whose top 24 bits are ones. The two indices
+ * were searched for: there the draws are 0xffffff3d and 0x0000003a. */
+static void test_uniform_is_top_24_bits(void **state) {
+    (void)state;
+    for (uint64_t i = 0; i < 1000; i++) {
+        const float want = (float)(rng_u32_at(11, 4, i) >> 8) * 0x1p-24f;
+        assert_true(rng_uniform_at(11, 4, i) == want);
+    }
+    assert_int_equal(rng_u32_at(1, 0, 25275781), 0xffffff3du);
+    assert_true(rng_uniform_at(1, 0, 25275781) == 1.0f - 0x1p-24f);
+    assert_int_equal(rng_u32_at(1, 0, 41841907), 0x0000003au);
+    assert_true(rng_uniform_at(1, 0, 41841907) == 0.0f);
+}
+
+/* rng_below by its definition, draw by draw: a draw x is kept only below
+ * the largest multiple of n that is at most 2^32, and then gives x % n. */
+static uint32_t below_ref(uint64_t seed, uint64_t *i, uint32_t n) {
+    const uint64_t limit = (0x100000000ull / n) * n;
+    for (;;) {
+        const uint32_t x = rng_u32_at(seed, 0, (*i)++);
+        if (x < limit) return x % n;
+    }
+}
+
+/* The values and the draws used, for bounds that reject almost never (7),
+ * a quarter (3 * 2^30) or nearly half (2^31 + 1) of all draws, one draw in
+ * 2^32 (2^32 - 1), and none (2^31, 1). Then the edge of the rejected range:
+ * a draw equal to the limit is rejected. Seed 3's first draw is 0xd1104d77,
+ * which is the limit when n is that value (n > 2^31 has one multiple below
+ * 2^32); its second draw, 0x1de847ce, is below it and is the one returned. */
+static void test_below_rejects_exactly_the_top_range(void **state) {
+    (void)state;
+    static const uint32_t ns[] = {7, 3u << 30, 0x80000001u, 0xffffffffu, 1u << 31, 1};
+    for (size_t k = 0; k < sizeof ns / sizeof *ns; k++) {
+        rng_t r;
+        rng_init(&r, 21);
+        uint64_t i = 0;
+        for (int d = 0; d < 1000; d++) assert_int_equal(rng_below(&r, ns[k]), below_ref(21, &i, ns[k]));
+        assert_int_equal(r.counter, i);
+    }
+    rng_t r;
+    rng_init(&r, 3);
+    assert_int_equal(rng_u32_at(3, 0, 0), 0xd1104d77u);
+    assert_int_equal(rng_below(&r, 0xd1104d77u), 0x1de847ceu);
+    assert_int_equal(r.counter, 2);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_philox_known_answers),
@@ -202,6 +252,8 @@ int main(void) {
         cmocka_unit_test(test_uniform_moments),
         cmocka_unit_test(test_normal_moments),
         cmocka_unit_test(test_below_is_in_range_and_uniform),
+        cmocka_unit_test(test_uniform_is_top_24_bits),
+        cmocka_unit_test(test_below_rejects_exactly_the_top_range),
     };
     return cmocka_run_group_tests_name("rng", tests, NULL, NULL);
 }

@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <malloc.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,6 +105,20 @@ static void test_markov_first_symbol_is_stationary(void **state) {
     }
     for (int s = 0; s < 8; s++) /* standard error <= 0.0025 */
         assert_true(fabs((double)count[s] / n - m.stationary[s]) < 0.015);
+    markov_free(&m);
+}
+
+/* A sequence of length 0 is nothing: not even its first byte is written. */
+static void test_markov_sample_of_length_zero(void **state) {
+    (void)state;
+    markov_t m;
+    assert_int_equal(markov_init(&m, 4, 8, 3, NULL, 0), 0);
+    uint8_t out[2] = {0xee, 0xee};
+    markov_sample(&m, 2, 0, out, 0);
+    assert_int_equal(out[0], 0xee);
+    markov_sample(&m, 2, 0, out, 1);
+    assert_true(out[0] < 8);
+    assert_int_equal(out[1], 0xee);
     markov_free(&m);
 }
 
@@ -253,6 +268,12 @@ static void test_shard_refuses_bad_splits(void **state) {
     r = run_in_child(shard_in_child, negative);
     assert_int_equal(r.exit_code, 1);
     assert_non_null(strstr(r.out, "rank -1 of world 4"));
+    /* No ranks at all is refused by the message, not by a division by zero. */
+    int none[3] = {8, 0, 0};
+    r = run_in_child(shard_in_child, none);
+    assert_int_equal(r.signal, 0);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "data_shard: rank 0 of world 0"));
 }
 
 static char tmp_path[256];
@@ -327,6 +348,110 @@ static void test_text_files(void **state) {
     remove(tmp_path);
     assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), -1);
     assert_non_null(strstr(err, "cannot open"));
+}
+
+/* The messages for a file that will not do, whole: each says what the file
+ * is, how long it must be for this --seq, and what to give instead. */
+#define DATA_HINT "give a regular text file (it is read whole at the start, so a pipe cannot stand in for one)"
+static void test_text_messages(void **state) {
+    (void)state;
+    new_tmp_path();
+    data_source_t d;
+    char err[512], want[1024];
+    write_file("", 0);
+    assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), -1);
+    snprintf(want, sizeof want, "--data %s: file is empty; give a text file of at least 90 bytes", tmp_path);
+    assert_string_equal(err, want);
+    write_file("hello world", 11);
+    assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), -1);
+    snprintf(want, sizeof want, "--data %s: file has 11 bytes, too short for --seq 8; it needs at least 90 bytes "
+             "(10 sequences, so the last 10%% can hold one for eval), or use a smaller --seq", tmp_path);
+    assert_string_equal(err, want);
+    remove(tmp_path);
+    assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), -1);
+    snprintf(want, sizeof want, "--data %s: cannot open (No such file or directory); " DATA_HINT, tmp_path);
+    assert_string_equal(err, want);
+    char dir[512];
+    const char *base = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/test_data_dir_XXXXXX", base && *base ? base : P_tmpdir);
+    assert_non_null(mkdtemp(dir));
+    assert_int_equal(data_open_text(&d, dir, 8, err, sizeof err), -1);
+    snprintf(want, sizeof want, "--data %s is a directory; " DATA_HINT, dir);
+    assert_string_equal(err, want);
+    rmdir(dir);
+}
+
+/* The hash in the description is 16 hex digits, leading zeros included: a
+ * resumed run compares the line as text. These 100 bytes hash to
+ * 0x005ee0940be04965. */
+static void test_text_hash_keeps_leading_zeros(void **state) {
+    (void)state;
+    new_tmp_path();
+    char text[100];
+    for (int i = 0; i < 100; i++) text[i] = (char)('0' + i % 10);
+    text[0] = 'x';
+    write_file(text, 100);
+    data_source_t d;
+    char err[512];
+    assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), 0);
+    assert_true(d.text_hash == 0x005ee0940be04965ull);
+    assert_string_equal(d.desc, "text bytes=100 fnv1a=005ee0940be04965");
+    data_free(&d);
+    remove(tmp_path);
+}
+
+/* A file that gives fewer bytes than its size said is refused, with both
+ * counts. A sysfs file is such a file: its size is a page, its text a line. */
+static void test_text_read_short(void **state) {
+    (void)state;
+    const char *path = "/sys/devices/system/cpu/online";
+    struct stat st;
+    char text[8192];
+    FILE *f = fopen(path, "rb");
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !f) {
+        if (f) fclose(f);
+        print_message("no %s: skipped\n", path);
+        skip();
+    }
+    const size_t n = fread(text, 1, sizeof text, f);
+    fclose(f);
+    if (n >= (size_t)st.st_size || st.st_size < 90) {
+        print_message("%s reads whole: skipped\n", path);
+        skip();
+    }
+    data_source_t d;
+    char err[512], want[512];
+    assert_int_equal(data_open_text(&d, path, 8, err, sizeof err), -1);
+    snprintf(want, sizeof want, "--data %s: read %zu of %zu bytes (did the file change while being read?)", path, n,
+             (size_t)st.st_size);
+    assert_string_equal(err, want);
+    assert_null(d.text);
+}
+
+/* data_free gives the file's bytes back: a 4 MiB file, a block that glibc
+ * maps on its own (the threshold is fixed, not the one glibc moves as
+ * blocks are freed), is unmapped again. */
+static void test_text_free_returns_memory(void **state) {
+    (void)state;
+    new_tmp_path();
+    const size_t len = 4u << 20;
+    static char chunk[1u << 16];
+    memset(chunk, 'a', sizeof chunk);
+    FILE *f = fopen(tmp_path, "wb");
+    assert_non_null(f);
+    for (size_t done = 0; done < len; done += sizeof chunk)
+        assert_int_equal(fwrite(chunk, 1, sizeof chunk, f), sizeof chunk);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(mallopt(M_MMAP_THRESHOLD, 1 << 20), 1);
+    const size_t before = mallinfo2().hblkhd;
+    data_source_t d;
+    char err[512];
+    assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), 0);
+    assert_true(mallinfo2().hblkhd >= before + len);
+    data_free(&d);
+    assert_true(mallinfo2().hblkhd <= before);
+    assert_null(d.text);
+    remove(tmp_path);
 }
 
 /* Every sequence, inputs and last target, is a window of its own part of
@@ -491,6 +616,7 @@ int main(void) {
         cmocka_unit_test(test_markov_table),
         cmocka_unit_test(test_markov_samples_follow_the_table),
         cmocka_unit_test(test_markov_first_symbol_is_stationary),
+        cmocka_unit_test(test_markov_sample_of_length_zero),
         cmocka_unit_test(test_markov_bad_args),
         cmocka_unit_test(test_markov_rows_differ),
         cmocka_unit_test(test_markov_data_is_stable),
@@ -498,6 +624,10 @@ int main(void) {
         cmocka_unit_test(test_batches_are_pure_and_sharded),
         cmocka_unit_test(test_shard_refuses_bad_splits),
         cmocka_unit_test(test_text_files),
+        cmocka_unit_test(test_text_messages),
+        cmocka_unit_test(test_text_hash_keeps_leading_zeros),
+        cmocka_unit_test(test_text_read_short),
+        cmocka_unit_test(test_text_free_returns_memory),
         cmocka_unit_test(test_text_windows_stay_in_their_part),
         cmocka_unit_test(test_text_windows_cover_their_part),
         cmocka_unit_test(test_text_path_must_be_a_regular_file),

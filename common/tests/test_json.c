@@ -100,6 +100,16 @@ static void test_utf8_len(void **state) {
         if (got != cases[i].len) fail_msg("course_utf8_len(case %zu) = %d, expected %d", i, got, cases[i].len);
     }
     assert_int_equal(course_utf8_len((const unsigned char *)"\xf0\x9f\x99"), 0); /* stops at the NUL */
+    /* F5 to FF lead no sequence, whatever follows: read with the lead's low
+     * bits, F8 90 80 80 would be U+10000 and FC 80 80 80 U+100000. */
+    for (unsigned c = 0xf5; c <= 0xff; c++) {
+        const unsigned char a[5] = {(unsigned char)c, 0x90, 0x80, 0x80, 0}, b[5] = {(unsigned char)c, 0x80, 0x80, 0x80, 0};
+        if (course_utf8_len(a) || course_utf8_len(b)) fail_msg("course_utf8_len took 0x%02x for a lead byte", c);
+    }
+    char *got = written("\xf8\x90\x80\x80");
+    assert_string_equal(got, "\"\\ufffd\\ufffd\\ufffd\\ufffd\"");
+    free(got);
+    assert_false(course_json_valid("\"\xfc\x80\x80\x80\"", 6));
 }
 
 /* Every ASCII character, and UTF-8 text, survive a round trip through a

@@ -207,6 +207,15 @@ static void test_report_lines(void **state) {
     assert_string_equal(buf, "C: 0 of 1 outside bound (0 non-finite); worst at [0]: got 1 want 1 (bound 0); "
                              "max abs err 0, max rel err 0\n");
     free(buf);
+    /* A negative reference's relative error is |got - want| / |want|, as a
+     * positive one's: -2.5 for -2 is 0.25 out, the largest here. */
+    const float neg[2] = {-2.5f, 1.0f};
+    const double wneg[2] = {-2, 1};
+    assert_false(compare_close(neg, wneg, 2, 0.1, 0, &r));
+    assert_true(r.max_rel_err == 0.25);
+    assert_string_equal(cmp_report_format(line, sizeof line, "C", &r),
+                        "C: 1 of 2 outside bound (0 non-finite); worst at [0]: got -2.5 want -2 (bound 0.2); "
+                        "max abs err 0.5, max rel err 0.25");
 }
 
 /* An exact match whose bound is 0 (0 / 0) is not worse than a miss: the

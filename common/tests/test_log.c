@@ -137,6 +137,7 @@ static void test_level_from_environment(void **state) {
         {"Error", "0\n"}, {"WARN", "1\n"}, {"Warning", "1\n"}, {"info", "2\n"}, {"Debug", "3\n"},
         {"loud", UNKNOWN("loud")}, {NULL, "2\n"}, {"", "2\n"},
         {"warnx", UNKNOWN("warnx")}, {"err", UNKNOWN("err")}, /* a name is the whole word */
+        {"debugx", UNKNOWN("debugx")}, {"deb", UNKNOWN("deb")}, {"infos", UNKNOWN("infos")},
     };
 #undef UNKNOWN
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -182,6 +183,11 @@ static void test_prefix_in_a_small_buffer(void **state) {
     assert_int_equal(log_prefix(f, sizeof f), 13);
     assert_string_equal(f, "[rank 12/16] ");
     log_set_rank(-1, 1);
+    /* Outside a job the prefix is empty, and the buffer says so: course_fatal
+     * prints it as a string whatever it held before. */
+    memset(f, 'x', sizeof f);
+    assert_int_equal(log_prefix(f, sizeof f), 0);
+    assert_string_equal(f, "");
 }
 
 static void emit_long(void) {

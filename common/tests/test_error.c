@@ -4,6 +4,7 @@
 #include <stddef.h>
 #include <cmocka.h>
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -300,6 +301,20 @@ static void test_same_file(void **state) {
     assert_true(course_same_file(loop, loop));
     assert_false(course_same_file(loop, n1));
     assert_false(course_same_file(dl, b)); /* a missing target and an existing file */
+    /* Names of files not yet there are compared as they are spelt: on
+     * Linux new.csv and NEW.csv are two files. */
+    char upper[64];
+    snprintf(upper, sizeof upper, "%s/NEW.csv", dir);
+    assert_false(course_same_file(n1, upper));
+    /* A dangling link given with no folder part, from inside its folder: its
+     * relative target is the folder's too. */
+    char cwd[PATH_MAX];
+    assert_non_null(getcwd(cwd, sizeof cwd));
+    assert_int_equal(chdir(dir), 0);
+    assert_true(course_same_file("dangling.csv", "new.csv"));
+    assert_true(course_same_file("dangling.csv", n1));
+    assert_false(course_same_file("other.csv", "new.csv"));
+    assert_int_equal(chdir(cwd), 0);
     unlink(dl);
     unlink(dl2);
     unlink(dl3);
@@ -310,6 +325,25 @@ static void test_same_file(void **state) {
     unlink(hard);
     rmdir(sub);
     assert_int_equal(rmdir(dir), 0);
+}
+
+/* Two existing files are one only on the same device: the roots of two
+ * file systems often share an inode number (/proc and /sys are both 1). */
+static void test_same_file_counts_the_device(void **state) {
+    (void)state;
+    static const char *const roots[] = {"/proc", "/sys", "/dev", "/dev/pts", "/dev/shm", "/run"};
+    const size_t n = sizeof roots / sizeof *roots;
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            struct stat si, sj;
+            if (stat(roots[i], &si) || stat(roots[j], &sj) || si.st_ino != sj.st_ino || si.st_dev == sj.st_dev)
+                continue;
+            assert_false(course_same_file(roots[i], roots[j]));
+            assert_true(course_same_file(roots[i], roots[i]));
+            return;
+        }
+    print_message("no two file systems here share a root inode: skipped\n");
+    skip();
 }
 
 static void test_check_macro(void **state) {
@@ -335,6 +369,7 @@ int main(void) {
         cmocka_unit_test(test_create_output),
         cmocka_unit_test(test_open_regular),
         cmocka_unit_test(test_same_file),
+        cmocka_unit_test(test_same_file_counts_the_device),
     };
     return cmocka_run_group_tests_name("error", tests, NULL, NULL);
 }

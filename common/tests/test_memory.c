@@ -24,6 +24,17 @@ static void test_alignment_and_sizes(void **state) {
     host_free(NULL);
 }
 
+/* n x 0 bytes is 0 bytes, no division by zero: a valid, freeable block. */
+static void test_calloc_of_size_zero(void **state) {
+    (void)state;
+    void *p = host_calloc(5, 0), *q = host_calloc(0, 0);
+    assert_non_null(p);
+    assert_non_null(q);
+    assert_int_equal((uintptr_t)p % 64, 0);
+    host_free(p);
+    host_free(q);
+}
+
 static void test_calloc_zeroes(void **state) {
     (void)state;
     /* Fresh memory from the system is zero anyway: glibc's M_PERTURB fills
@@ -45,6 +56,23 @@ static int alloc_too_much(void *arg) {
     return p ? 0 : 3;
 }
 
+/* A size that is no multiple of 64: the message gives the size asked for,
+ * not the rounded one the block would have had. */
+static int alloc_too_much_odd(void *arg) {
+    (void)arg;
+    struct rlimit rl = {256u << 20, 256u << 20};
+    setrlimit(RLIMIT_AS, &rl);
+    void *p = host_malloc(((size_t)1 << 40) + 1);
+    return p ? 0 : 3;
+}
+
+/* The largest multiple of 64 rounds to itself: no overflow, only too much. */
+static int alloc_largest_multiple(void *arg) {
+    (void)arg;
+    void *p = host_malloc(SIZE_MAX - 63);
+    return p ? 0 : 3;
+}
+
 static void test_out_of_memory_is_fatal_and_clear(void **state) {
     (void)state;
     child_result_t r = run_in_child(alloc_too_much, NULL);
@@ -52,6 +80,13 @@ static void test_out_of_memory_is_fatal_and_clear(void **state) {
     assert_non_null(strstr(r.out, "out of host memory"));
     assert_non_null(strstr(r.out, "could not allocate 1.00 TiB (1099511627776 bytes); use a smaller size"));
     assert_non_null(strstr(r.out, "test_memory.c:"));
+    r = run_in_child(alloc_too_much_odd, NULL);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "could not allocate 1.00 TiB (1099511627777 bytes); use a smaller size"));
+    r = run_in_child(alloc_largest_multiple, NULL);
+    assert_int_equal(r.exit_code, 1);
+    assert_non_null(strstr(r.out, "out of host memory: could not allocate 16777216.0 TiB (18446744073709551552 bytes)"));
+    assert_null(strstr(r.out, "overflows"));
 }
 
 /* The largest n for its size is no overflow: n * size fits in size_t, and
@@ -115,6 +150,7 @@ static void test_sizes_that_wrap_are_caught(void **state) {
     child_result_t r = run_in_child(malloc_wraps, NULL);
     assert_int_equal(r.exit_code, 1);
     assert_non_null(strstr(r.out, "host_malloc: size 18446744073709551605 overflows"));
+    assert_non_null(strstr(r.out, "test_memory.c:")); /* the caller's line, not memory.c's */
     r = run_in_child(calloc_wraps_to_zero, NULL);
     assert_int_equal(r.exit_code, 1);
     assert_non_null(strstr(r.out, "host_calloc: 2305843009213693952 x 8 bytes overflows size_t"));
@@ -141,6 +177,7 @@ static void test_format_bytes(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_alignment_and_sizes),
+        cmocka_unit_test(test_calloc_of_size_zero),
         cmocka_unit_test(test_calloc_zeroes),
         cmocka_unit_test(test_out_of_memory_is_fatal_and_clear),
         cmocka_unit_test(test_calloc_overflow_is_caught),

@@ -53,6 +53,10 @@ int log_prefix(char *buf, int len) {
 }
 
 void log_msg(log_level_t level, const char *fmt, ...) {
+    /* A level outside the enum (an int cast in) is clamped to the nearest one, rather than
+     * reading a name from outside the table below. */
+    if ((int)level < (int)LOG_ERROR) level = LOG_ERROR;
+    if ((int)level > (int)LOG_DEBUG) level = LOG_DEBUG;
     if ((int)level > (int)log_level()) return;
     static const char *names[] = {"error: ", "warning: ", "", "debug: "};
     char line[4096];

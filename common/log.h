@@ -46,7 +46,8 @@ void log_set_stream(FILE *out);
 
 /**
  * @brief Print one prefixed line at the given level; a newline is added.
- * @param level message level
+ * @param level message level (one outside the enum is taken as the nearest: below
+ *              LOG_ERROR as LOG_ERROR, above LOG_DEBUG as LOG_DEBUG)
  * @param fmt printf-style format
  */
 void log_msg(log_level_t level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -117,6 +117,27 @@ static void test_levels_filter(void **state) {
     log_set_level(LOG_INFO);
 }
 
+/* A level outside the enum is taken as the nearest one: below error is an error,
+ * above debug is debug (filtered out at the default level). */
+static void emit_out_of_range(void) {
+    log_msg((log_level_t)-1, "below");
+    log_msg((log_level_t)-1000, "far below");
+    log_msg((log_level_t)4, "above");
+}
+
+static void test_level_out_of_range(void **state) {
+    (void)state;
+    char out[256];
+    log_set_rank(-1, 1);
+    log_set_level(LOG_INFO);
+    capture(out, sizeof out, emit_out_of_range);
+    assert_string_equal(out, "error: below\nerror: far below\n");
+    log_set_level(LOG_DEBUG);
+    capture(out, sizeof out, emit_out_of_range);
+    assert_string_equal(out, "error: below\nerror: far below\ndebug: above\n");
+    log_set_level(LOG_INFO);
+}
+
 /* The level a fresh process takes from COURSE_LOG_LEVEL: the test program
  * runs itself again with --print-level (the level is read once per process,
  * so this one cannot be asked twice). */
@@ -266,6 +287,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_fresh_process_has_no_rank),
         cmocka_unit_test(test_each_line_is_flushed),
         cmocka_unit_test(test_levels_filter),
+        cmocka_unit_test(test_level_out_of_range),
         cmocka_unit_test(test_long_line_is_truncated_not_overflowed),
         cmocka_unit_test(test_line_length_edge),
         cmocka_unit_test(test_level_from_environment),

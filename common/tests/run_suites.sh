@@ -256,7 +256,7 @@ fi
 
 # LAB_DEFS rebuilds the lab objects when it changes and only then (labs/labs.mk);
 # asked of a cuda object, so where nvcc is.
-if [ "$(make -s --no-print-directory print-HAVE_CUDA 2>/dev/null)" = 1 ]; then
+if [ -n "$labs" ] && [ "$(make -s --no-print-directory print-HAVE_CUDA 2>/dev/null)" = 1 ]; then
     expect "LAB_DEFS: a new value rebuilds the lab objects, the same one nothing" 0 \
         "lab-defs: [1-9][0-9]* checks passed" bash common/tests/check_lab_defs.sh
 fi
@@ -313,10 +313,18 @@ fi
 # The lab anatomy: a solution differs from its starter only inside the
 # TODO(...) begin/end blocks, so the code around them is the course's in both.
 # The comparison's self-test first: made-up wrong pairs must be refused.
-expect "todo blocks: the comparison refuses made-up wrong pairs" 0 \
-    "todo blocks self-test: [0-9]+ checks passed" bash common/tests/check_todo_blocks.sh --self-test
-expect "todo blocks: every solution differs from its starter only inside the blocks" 0 \
-    "todo blocks: [1-9][0-9]* files checked" bash common/tests/check_todo_blocks.sh
+if [ -n "$labs" ]; then
+    expect "todo blocks: the comparison refuses made-up wrong pairs" 0 \
+        "todo blocks self-test: [0-9]+ checks passed" bash common/tests/check_todo_blocks.sh --self-test
+    expect "todo blocks: every solution differs from its starter only inside the blocks" 0 \
+        "todo blocks: [1-9][0-9]* files checked" bash common/tests/check_todo_blocks.sh
+fi
+
+# This runner itself, on stand-in programs: what it counts and how it stops.
+if [ -n "$labs" ]; then
+    expect "make test's runner: counts, failures, time limits and the background grader test" 0 \
+        "run_suites self-test: [0-9]+ checks passed" bash common/tests/test_run_suites.sh
+fi
 
 # RUN_SUITES_DOCS=0 leaves these two out (make test-gpu-run: the GPU suites only).
 if [ "${RUN_SUITES_DOCS:-1}" != 0 ]; then

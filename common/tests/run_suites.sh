@@ -138,7 +138,9 @@ if [ -n "$bg_prog" ]; then
     bg_dir=$(mktemp -d) || exit 2
     # Stopped early (Ctrl-C, a CI limit), the background run must end too:
     # it would otherwise go on grading for up to GRADE_TIMEOUT, unseen.
-    # (An asynchronous command of a script ignores SIGINT, hence the TERM.)
+    # (An asynchronous command of a script ignores SIGINT, hence the TERM. The
+    # traps give the usual exit statuses; bash runs them once the item in the
+    # foreground, which a Ctrl-C also reaches, has ended.)
     trap '[ -s "$bg_dir/pid" ] && kill -TERM "$(cat "$bg_dir/pid")" 2>/dev/null; rm -rf "$bg_dir"' EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "checkpoint.h"
 #include "error.h"
@@ -304,6 +305,11 @@ static long log_line_step(const char *line, size_t len, int json) {
 static FILE *open_resumed_log(const char *path, int json, int start, int *kept, char *err, size_t errlen) {
     *kept = 0;
     FILE *f = fopen(path, "rb");
+    struct stat st;
+    if (f && (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))) {
+        fclose(f); /* a folder or a device: refused by the create below, with its reason */
+        f = NULL;
+    }
     if (!f) return course_create_output(path, "--log", err, errlen); /* none yet: a new log */
     char *text = NULL;
     size_t n = 0, cap = 0;
@@ -546,7 +552,7 @@ int train_run(const train_opts_t *o, train_result_t *res) {
         if (kept > 0) {
             first_log = 0;
             if (o->print_every) printf("log: %s keeps its %d rows up to step %d\n", o->log_path, kept, start);
-        } else if (ftell(log) == 0) {
+        } else {
             if (json) fprintf(log, "[\n");
             else fprintf(log, "step,lr,train_loss,eval_loss,grad_norm,tokens_per_s,mfu\n");
         }

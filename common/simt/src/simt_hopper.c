@@ -155,7 +155,10 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap *tensorMap, CUtensorMapDataType tens
             snprintf(msg, sizeof msg, "elementStrides[%u] = %u must be 1 to 8", i, elementStrides[i]);
             return bad(CUDA_ERROR_INVALID_VALUE, msg);
         }
-        if (i > 0 && elementStrides[i] != 1)
+        /* Every dimension, the innermost too: a stride of 2 there makes the
+         * TMA unit take every other element of each row (the driver's
+         * elementStrides), which the copy below does not do. */
+        if (elementStrides[i] != 1)
             return bad(CUDA_ERROR_NOT_SUPPORTED, "element strides other than 1 are not emulated");
         m.dim[i] = globalDim[i];
         m.box[i] = boxDim[i];

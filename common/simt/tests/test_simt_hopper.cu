@@ -56,6 +56,14 @@ static void test_encode_rules(void **state)
     assert_int_equal(encode(&m, g, 64, 64, 128, 64, 8, CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B), CUDA_ERROR_NOT_SUPPORTED);
     assert_int_equal(encode((CUtensorMap *)((char *)&m + 8), g, 64, 64, 128, 64, 8, CU_TENSOR_MAP_SWIZZLE_NONE),
                      CUDA_ERROR_INVALID_VALUE);
+    /* An element stride of 2 along rows would take every other element of
+     * each row; the copy takes them all, so the map is refused, not wrong. */
+    cuuint64_t dims[2] = {64, 64}, strides[1] = {128};
+    cuuint32_t box[2] = {64, 8}, es[2] = {2, 1};
+    assert_int_equal(cuTensorMapEncodeTiled(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, g, dims, strides, box, es,
+                                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                                            CU_TENSOR_MAP_L2_PROMOTION_NONE, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                     CUDA_ERROR_NOT_SUPPORTED);
     void *fn = NULL;
     cudaDriverEntryPointQueryResult q;
     assert_int_equal(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &q),

@@ -76,6 +76,121 @@ static void test_encode_rules(void **state)
     cudaFree(g);
 }
 
+/* One call with every argument spelled out: a 2-D bf16 map of 64 x 64 over
+ * g (128-byte rows, 64 x 8 boxes, no swizzle), changed by the caller. */
+struct encode_args {
+    CUtensorMapDataType type;
+    cuuint32_t rank;
+    cuuint64_t dims[6], strides[5];
+    cuuint32_t box[6], es[6];
+    int interleave, swizzle, l2, oob;
+};
+
+static encode_args plain_args(void)
+{
+    encode_args a;
+    memset(&a, 0, sizeof a);
+    a.type = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+    a.rank = 2;
+    for (int i = 0; i < 6; i++) a.dims[i] = 2, a.box[i] = 1, a.es[i] = 1;
+    a.dims[0] = a.dims[1] = 64;
+    a.box[0] = 64, a.box[1] = 8;
+    a.strides[0] = 128; /* each further dimension two of the one below */
+    for (int i = 1; i < 5; i++) a.strides[i] = 8192ull << (i - 1);
+    return a;
+}
+
+static CUresult encode_with(CUtensorMap *m, void *g, const encode_args &a)
+{
+    return cuTensorMapEncodeTiled(m, a.type, a.rank, g, a.dims, a.strides, a.box, a.es,
+                                  (CUtensorMapInterleave)a.interleave, (CUtensorMapSwizzle)a.swizzle,
+                                  (CUtensorMapL2promotion)a.l2, (CUtensorMapFloatOOBfill)a.oob);
+}
+
+/* The driver's limits at their edges: the last value allowed passes and
+ * the first one past it is refused, and what the emulator does not model
+ * says so (CUDA_ERROR_NOT_SUPPORTED) where the driver would accept it. */
+static void test_encode_limits(void **state)
+{
+    (void)state;
+    alignas(64) CUtensorMap maps[2];
+    CUtensorMap *m = &maps[0];
+    char *g = NULL;
+    assert_int_equal(cudaMalloc((void **)&g, 1 << 16), cudaSuccess);
+    encode_args a = plain_args();
+    assert_int_equal(encode_with(m, g, a), CUDA_SUCCESS);
+    /* The map itself must be 64-byte aligned: 32 is not enough. */
+    assert_int_equal(encode_with((CUtensorMap *)((char *)m + 32), g, a), CUDA_ERROR_INVALID_VALUE);
+
+    a = plain_args(), a.rank = 1; /* one dimension needs no strides */
+    assert_int_equal(cuTensorMapEncodeTiled(m, a.type, 1, g, a.dims, NULL, a.box, a.es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                            CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                     CUDA_SUCCESS);
+    a.dims[0] = 1ull << 32;
+    assert_int_equal(encode_with(m, g, a), CUDA_SUCCESS);
+    a.dims[0] = (1ull << 32) + 1;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
+    a.dims[0] = 1;
+    assert_int_equal(encode_with(m, g, a), CUDA_SUCCESS);
+    a = plain_args(), a.rank = 5;
+    assert_int_equal(encode_with(m, g, a), CUDA_SUCCESS);
+    a.rank = 6;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
+    a.rank = 0;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
+
+    a = plain_args(), a.box[1] = 256;
+    assert_int_equal(encode_with(m, g, a), CUDA_SUCCESS);
+    a = plain_args(), a.es[1] = 9;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
+    a = plain_args(), a.es[1] = 8;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_NOT_SUPPORTED);
+    a = plain_args(), a.strides[0] = (1ull << 40) - 16;
+    assert_int_equal(encode_with(m, g, a), CUDA_SUCCESS);
+    a.strides[0] = 1ull << 40;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
+
+    /* Types: the packed ones are not modelled; past the last one is not a type. */
+    a = plain_args(), a.type = CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_NOT_SUPPORTED);
+    a.type = (CUtensorMapDataType)(CU_TENSOR_MAP_DATA_TYPE_16U6_ALIGN16B + 1);
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
+
+    /* Interleaved layouts are not modelled; a value past them is not one. */
+    a = plain_args(), a.interleave = CU_TENSOR_MAP_INTERLEAVE_16B;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_NOT_SUPPORTED);
+    a.interleave = CU_TENSOR_MAP_INTERLEAVE_32B;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_NOT_SUPPORTED);
+    a.interleave = CU_TENSOR_MAP_INTERLEAVE_32B + 1;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
+
+    /* Swizzles: the three 128B_ATOM kinds are not modelled, nor rows
+     * shorter than the span (32-byte rows under the 64-byte swizzle). */
+    a = plain_args();
+    for (int s = CU_TENSOR_MAP_SWIZZLE_128B_ATOM_32B; s <= CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B; s++) {
+        a.swizzle = s;
+        assert_int_equal(encode_with(m, g, a), CUDA_ERROR_NOT_SUPPORTED);
+    }
+    a.swizzle = CU_TENSOR_MAP_SWIZZLE_128B_ATOM_64B + 1;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
+    a = plain_args(), a.swizzle = CU_TENSOR_MAP_SWIZZLE_64B, a.box[0] = 16;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_NOT_SUPPORTED);
+    a.box[0] = 32;
+    assert_int_equal(encode_with(m, g, a), CUDA_SUCCESS);
+
+    /* L2 promotion: any of the four; NaN fill: not modelled. */
+    a = plain_args(), a.l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+    assert_int_equal(encode_with(m, g, a), CUDA_SUCCESS);
+    a.l2 = CU_TENSOR_MAP_L2_PROMOTION_L2_256B + 1;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
+    a = plain_args(), a.oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_NOT_SUPPORTED);
+    a.oob = CU_TENSOR_MAP_FLOAT_OOB_FILL_NAN_REQUEST_ZERO_FMA + 1;
+    assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
+    cudaFree(g);
+}
+
 /* ---- kernels that must fail ------------------------------------------------- */
 
 /* Each case runs one kernel that must fail the launch with
@@ -438,6 +553,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_encode_rules),
+        cmocka_unit_test(test_encode_limits),
         cmocka_unit_test(test_bugs_fail_the_launch),
         cmocka_unit_test(test_copies_land_at_the_wait),
         cmocka_unit_test(test_wgmma_results_arrive_at_the_wait),

@@ -139,6 +139,11 @@ static void test_encode_limits(void **state)
     assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
     a.rank = 0;
     assert_int_equal(encode_with(m, g, a), CUDA_ERROR_INVALID_VALUE);
+    a = plain_args(); /* two dimensions need the outer one's stride */
+    assert_int_equal(cuTensorMapEncodeTiled(m, a.type, 2, g, a.dims, NULL, a.box, a.es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                            CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                     CUDA_ERROR_INVALID_VALUE);
 
     a = plain_args(), a.box[1] = 256;
     assert_int_equal(encode_with(m, g, a), CUDA_SUCCESS);
@@ -270,6 +275,72 @@ static void test_bugs_fail_the_launch(void **state)
     tma_case<<<1, 32, 4096>>>(m, 3072, 2048, 0); /* the box runs past dynamic shared memory */
     expect_launch_failure(cudaGetLastError());
     cudaFree(g);
+}
+
+/* ---- element sizes ---------------------------------------------------------------- */
+
+/* A 1-D box of 32 bytes at element x into a poisoned buffer, announcing
+ * exactly the box's bytes, then the buffer's first 256 bytes out. variant
+ * 1: two coordinates for the rank-1 map; 2: no mbarrier; 3: a destination
+ * 64 bytes into the buffer (not 128-byte aligned). Each of those must fail. */
+__global__ void tma_1d(const __grid_constant__ CUtensorMap map, int x, int variant, uint8_t *out)
+{
+    __shared__ __align__(8) uint64_t bar;
+    extern __shared__ __align__(1024) uint8_t dyn[];
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) dyn[i] = 0xAB;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        mbar_init(&bar, 1);
+        mbar_arrive_expect_tx(&bar, 32);
+        int c[2] = {x, 0};
+        simt_tma_load(dyn + (variant == 3 ? 64 : 0), &map, c, variant == 1 ? 2 : 1, variant == 2 ? NULL : &bar);
+    }
+    mbar_wait(&bar, 0);
+    for (int i = threadIdx.x; i < 256; i += blockDim.x) out[i] = dyn[i];
+}
+
+/* 1-, 4- and 8-byte elements: each box of 32 bytes starts inside the tensor
+ * and runs past its end, so its first elements are the tensor's bytes, the
+ * rest zeros, and the buffer past the box keeps its poison. The mbarrier
+ * completes only if the copy brings exactly the 32 bytes announced. */
+static void test_tma_element_sizes(void **state)
+{
+    (void)state;
+    uint8_t h[256], got[256];
+    for (int i = 0; i < 256; i++) h[i] = (uint8_t)(i * 37 + 11) | 1; /* never 0 */
+    uint8_t *g, *out;
+    assert_int_equal(cudaMalloc((void **)&g, sizeof h), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&out, sizeof got), cudaSuccess);
+    cudaMemcpy(g, h, sizeof h, cudaMemcpyHostToDevice);
+    const struct {
+        CUtensorMapDataType type;
+        int esize, dim, x;
+    } cases[] = {
+        {CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, 100, 80},  /* 20 elements inside, 12 past the end */
+        {CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, 20, 16}, /* 4 inside, 4 past */
+        {CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8, 10, 8},  /* 2 inside, 2 past */
+    };
+    alignas(64) CUtensorMap m;
+    for (const auto &c : cases) {
+        cuuint64_t dim = (cuuint64_t)c.dim;
+        cuuint32_t box = (cuuint32_t)(32 / c.esize), es = 1;
+        assert_int_equal(cuTensorMapEncodeTiled(&m, c.type, 1, g, &dim, NULL, &box, &es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                                                CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
+                                                CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                         CUDA_SUCCESS);
+        tma_1d<<<1, 32, 1024>>>(m, c.x, 0, out);
+        assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+        cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost);
+        const int inside = (c.dim - c.x) * c.esize;
+        for (int i = 0; i < 256; i++)
+            assert_int_equal(got[i], i < inside ? h[c.x * c.esize + i] : i < 32 ? 0 : 0xAB);
+    }
+    for (int v = 1; v <= 3; v++) { /* m is the last case's map: rank 1, no swizzle */
+        tma_1d<<<1, 32, 1024>>>(m, 0, v, out);
+        expect_launch_failure(cudaGetLastError());
+    }
+    cudaFree(g);
+    cudaFree(out);
 }
 
 /* ---- what is seen before a wait ------------------------------------------------ */
@@ -555,6 +626,7 @@ int main(void)
         cmocka_unit_test(test_encode_rules),
         cmocka_unit_test(test_encode_limits),
         cmocka_unit_test(test_bugs_fail_the_launch),
+        cmocka_unit_test(test_tma_element_sizes),
         cmocka_unit_test(test_copies_land_at_the_wait),
         cmocka_unit_test(test_wgmma_results_arrive_at_the_wait),
         cmocka_unit_test(test_wgmma_k_major_b),

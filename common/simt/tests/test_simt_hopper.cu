@@ -548,6 +548,151 @@ static void test_wgmma_k_major_b(void **state)
     cudaFree(dd);
 }
 
+/* ---- wgmma operand layouts ---------------------------------------------------------- */
+
+/* Where the PTX ISA's canonical layouts put element (i along M or N, k
+ * along K) of a 16-bit operand, before the swizzle; W = 16-byte chunks per
+ * swizzle row (1 unswizzled, 2, 4, 8 for 32, 64, 128 bytes):
+ *   K-major:  (i/8) SBO + (i%8) 16W + (k/8) 16 + (k%8) 2, or without a
+ *             swizzle (i/8) SBO + (i%8) 16 + (k/8) LBO + (k%8) 2;
+ *   MN-major: (i/8W) LBO + (i%8W) 2 + (k%8) 16W + (k/8) SBO, or without a
+ *             swizzle (i/8) SBO + (i%8) 2 + (k%8) 16 + (k/8) LBO.
+ * Then the swizzle XORs the address's chunk bits (4 and up) with its bits
+ * 7 and up, masked to W - 1. */
+struct wg_operand {
+    int mode; /* descriptor's layout field: 0 none, 1 128-byte, 2 64-byte, 3 32-byte swizzle */
+    int mn_major;
+    uint32_t start, lbo, sbo;
+};
+
+static uint32_t wg_place(const wg_operand &o, uint32_t i, uint32_t k)
+{
+    const uint32_t w = o.mode == 1 ? 8 : o.mode == 2 ? 4 : o.mode == 3 ? 2 : 1;
+    uint32_t off;
+    if (!o.mn_major)
+        off = w == 1 ? i / 8 * o.sbo + i % 8 * 16 + k / 8 * o.lbo + k % 8 * 2
+                     : i / 8 * o.sbo + i % 8 * 16 * w + k / 8 * 16 + k % 8 * 2;
+    else
+        off = w == 1 ? i / 8 * o.sbo + i % 8 * 2 + k % 8 * 16 + k / 8 * o.lbo
+                     : i / (8 * w) * o.lbo + i % (8 * w) * 2 + k % 8 * 16 * w + k / 8 * o.sbo;
+    const uint32_t a = o.start + off;
+    return a ^ ((a >> 7 & (w - 1)) << 4);
+}
+
+static __host__ __device__ uint64_t wg_desc(const wg_operand &o)
+{
+    return (uint64_t)(o.start >> 4) | (uint64_t)(o.lbo >> 4) << 16 | (uint64_t)(o.sbo >> 4) << 32 |
+           (uint64_t)o.mode << 62;
+}
+
+/* A small integer's bits as bf16 or fp16 (exact for |v| <= 16). */
+static uint16_t wg_bits(int v, int bf16)
+{
+    float f = (float)v;
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (bf16) return (uint16_t)(u >> 16);
+    if (v == 0) return 0;
+    const uint32_t e = (u >> 23 & 0xff) - 127, m = u & 0x7fffff;
+    return (uint16_t)((u >> 31) << 15 | (e + 15) << 10 | m >> 13);
+}
+
+static int wg_a(int i, int k) { return (i * 7 + k * 3) % 11 - 5; }
+static int wg_b(int k, int j) { return (k * 5 + j * 13) % 9 - 4; }
+
+struct wg_case {
+    int n, bf16, neg_a, neg_b;
+    wg_operand a, b;
+};
+
+/* The image is copied into dynamic shared memory as it is; then one
+ * m64nNk16 from the two descriptors, and each thread's accumulators out
+ * by the documented layout (as in wgmma_k_major_b). */
+__global__ void wgmma_layout(const uint8_t *image, int bytes, wg_case c, float *d)
+{
+    extern __shared__ __align__(1024) uint8_t dyn[];
+    for (int i = threadIdx.x; i < bytes; i += blockDim.x) dyn[i] = image[i];
+    __syncthreads();
+    float acc[32];
+    simt_wgmma_fence();
+    simt_wgmma(acc, c.n, wg_desc(c.a), wg_desc(c.b), 0, c.neg_a ? -1 : 1, c.neg_b ? -1 : 1, c.a.mn_major,
+               c.b.mn_major, c.bf16);
+    simt_wgmma_commit();
+    simt_wgmma_wait(0);
+    int w = threadIdx.x / 32, l = threadIdx.x % 32;
+    for (int j = 0; j < c.n / 8; j++)
+        for (int e = 0; e < 4; e++) d[(16 * w + l / 4 + 8 * (e / 2)) * c.n + 8 * j + 2 * (l % 4) + e % 2] = acc[4 * j + e];
+}
+
+static void run_layout(const wg_case &c, int bytes)
+{
+    uint8_t *h = (uint8_t *)calloc((size_t)bytes, 1), *owner = (uint8_t *)calloc((size_t)bytes, 1);
+    float *d = (float *)malloc(sizeof(float) * 64 * (size_t)c.n);
+    assert_non_null(h);
+    assert_non_null(owner);
+    assert_non_null(d);
+    /* Each element gets bytes of its own: a layout that puts two in one
+     * place is a mistake in the case, not in the emulator. */
+    for (int i = 0; i < 64; i++)
+        for (int k = 0; k < 16; k++) {
+            uint32_t at = wg_place(c.a, (uint32_t)i, (uint32_t)k);
+            assert_true(at + 2 <= (uint32_t)bytes && !owner[at]);
+            uint16_t v = wg_bits(wg_a(i, k), c.bf16);
+            memcpy(h + at, &v, 2), owner[at] = 1;
+        }
+    for (int j = 0; j < c.n; j++)
+        for (int k = 0; k < 16; k++) {
+            uint32_t at = wg_place(c.b, (uint32_t)j, (uint32_t)k);
+            assert_true(at + 2 <= (uint32_t)bytes && !owner[at]);
+            uint16_t v = wg_bits(wg_b(k, j), c.bf16);
+            memcpy(h + at, &v, 2), owner[at] = 1;
+        }
+    uint8_t *dimage;
+    float *dd;
+    assert_int_equal(cudaMalloc((void **)&dimage, (size_t)bytes), cudaSuccess);
+    assert_int_equal(cudaMalloc((void **)&dd, sizeof(float) * 64 * (size_t)c.n), cudaSuccess);
+    cudaMemcpy(dimage, h, (size_t)bytes, cudaMemcpyHostToDevice);
+    assert_int_equal(cudaFuncSetAttribute(wgmma_layout, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes), cudaSuccess);
+    wgmma_layout<<<1, 128, (size_t)bytes>>>(dimage, bytes, c, dd);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(d, dd, sizeof(float) * 64 * (size_t)c.n, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 64; i++)
+        for (int j = 0; j < c.n; j++) {
+            int s = 0;
+            for (int k = 0; k < 16; k++) s += wg_a(i, k) * wg_b(k, j);
+            if (c.neg_a != c.neg_b) s = -s;
+            assert_true(d[i * c.n + j] == (float)s);
+        }
+    cudaFree(dimage);
+    cudaFree(dd);
+    free(h);
+    free(owner);
+    free(d);
+}
+
+/* Every operand form the labs do not reach, each with distinct values so
+ * that a misplaced element shows: both majors without a swizzle and with
+ * the 64- and 32-byte swizzles, fp16 as well as bf16, negated A and B, and
+ * descriptor fields past 2^17 bytes (the start, LBO and SBO fields hold 14
+ * bits of a 16-byte unit). */
+static void test_wgmma_layouts(void **state)
+{
+    (void)state;
+    /* A K-major, B MN-major, no swizzle; bf16; A negated. */
+    run_layout({64, 1, 1, 0, {0, 0, 0, 128, 256}, {0, 1, 4096, 1024, 128}}, 8192);
+    /* A MN-major, B K-major, no swizzle; fp16; B negated. */
+    run_layout({64, 0, 0, 1, {0, 1, 0, 1024, 128}, {0, 0, 4096, 128, 256}}, 8192);
+    /* 64-byte swizzle: A K-major (8 rows of 64 bytes a group), B MN-major
+     * (32 columns a row, the next 32 LBO further); both negated. */
+    run_layout({64, 1, 1, 1, {2, 0, 0, 0, 512}, {2, 1, 4096, 1024, 512}}, 8192);
+    /* 32-byte swizzle: A MN-major (16 rows a row of the pattern), B K-major; fp16. */
+    run_layout({64, 0, 0, 0, {3, 1, 0, 512, 256}, {3, 0, 4096, 0, 256}}, 8192);
+    /* Past 2^17: A starts at 136 KiB; B's second 8 columns are 128 KiB on. */
+    run_layout({16, 1, 0, 0, {0, 0, 139264, 128, 256}, {0, 0, 0, 128, 131072}}, 139264 + 2048);
+    /* ... and B's second half of K is 128 KiB on. */
+    run_layout({64, 1, 0, 0, {0, 0, 139264, 128, 256}, {0, 0, 0, 131072, 256}}, 139264 + 2048);
+}
+
 /* ---- stage hand-off: wgmma reads, then a TMA refill ------------------------------ */
 
 /* Warpgroup 0 multiplies A and B (as in wgmma_case) while thread 128, the
@@ -630,6 +775,7 @@ int main(void)
         cmocka_unit_test(test_copies_land_at_the_wait),
         cmocka_unit_test(test_wgmma_results_arrive_at_the_wait),
         cmocka_unit_test(test_wgmma_k_major_b),
+        cmocka_unit_test(test_wgmma_layouts),
         cmocka_unit_test(test_stage_handoff),
     };
     return cmocka_run_group_tests_name("simt_hopper", tests, NULL, NULL);

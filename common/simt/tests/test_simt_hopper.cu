@@ -300,8 +300,9 @@ __global__ void tma_1d(const __grid_constant__ CUtensorMap map, int x, int varia
 }
 
 /* 1-, 4- and 8-byte elements: each box of 32 bytes starts inside the tensor
- * and runs past its end, so its first elements are the tensor's bytes, the
- * rest zeros, and the buffer past the box keeps its poison. The mbarrier
+ * and runs past its end (or, the first, starts before it, with other bytes
+ * of the allocation there), so the box holds the tensor's bytes and zeros
+ * for the rest, and the buffer past the box keeps its poison. The mbarrier
  * completes only if the copy brings exactly the 32 bytes announced. */
 static void test_tma_element_sizes(void **state)
 {
@@ -314,26 +315,27 @@ static void test_tma_element_sizes(void **state)
     cudaMemcpy(g, h, sizeof h, cudaMemcpyHostToDevice);
     const struct {
         CUtensorMapDataType type;
-        int esize, dim, x;
+        int esize, dim, x, base;
     } cases[] = {
-        {CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, 100, 80},  /* 20 elements inside, 12 past the end */
-        {CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, 20, 16}, /* 4 inside, 4 past */
-        {CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8, 10, 8},  /* 2 inside, 2 past */
+        {CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, 100, -4, 32}, /* 4 before the start (g[28..31] are not its), 28 inside */
+        {CU_TENSOR_MAP_DATA_TYPE_UINT8, 1, 100, 80, 0},  /* 20 elements inside, 12 past the end */
+        {CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, 20, 16, 0}, /* 4 inside, 4 past */
+        {CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 8, 10, 8, 0},  /* 2 inside, 2 past */
     };
     alignas(64) CUtensorMap m;
     for (const auto &c : cases) {
         cuuint64_t dim = (cuuint64_t)c.dim;
         cuuint32_t box = (cuuint32_t)(32 / c.esize), es = 1;
-        assert_int_equal(cuTensorMapEncodeTiled(&m, c.type, 1, g, &dim, NULL, &box, &es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+        assert_int_equal(cuTensorMapEncodeTiled(&m, c.type, 1, g + c.base, &dim, NULL, &box, &es, CU_TENSOR_MAP_INTERLEAVE_NONE,
                                                 CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE,
                                                 CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                          CUDA_SUCCESS);
         tma_1d<<<1, 32, 1024>>>(m, c.x, 0, out);
         assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
         cudaMemcpy(got, out, sizeof got, cudaMemcpyDeviceToHost);
-        const int inside = (c.dim - c.x) * c.esize;
+        const int lo = c.x < 0 ? -c.x * c.esize : 0, hi = (c.dim - c.x) * c.esize;
         for (int i = 0; i < 256; i++)
-            assert_int_equal(got[i], i < inside ? h[c.x * c.esize + i] : i < 32 ? 0 : 0xAB);
+            assert_int_equal(got[i], i >= lo && i < hi && i < 32 ? h[c.base + c.x * c.esize + i] : i < 32 ? 0 : 0xAB);
     }
     for (int v = 1; v <= 3; v++) { /* m is the last case's map: rank 1, no swizzle */
         tma_1d<<<1, 32, 1024>>>(m, 0, v, out);
@@ -398,7 +400,8 @@ static void test_copies_land_at_the_wait(void **state)
  * (N-major), no swizzle, so every D element is 16 * 2 = 32. d[0] is read
  * before wgmma.wait_group and after. variant 1: thread 5 passes another B
  * descriptor; 2: a nonzero base offset; 3: A starts one 128-byte row into
- * a swizzle pattern; 4: no wgmma.fence before the wgmma. */
+ * a swizzle pattern (its rows still inside the buffer); 4: no wgmma.fence
+ * before the wgmma; 5 to 9 below. */
 __global__ void wgmma_case(int variant, float *before, float *after)
 {
     extern __shared__ __align__(1024) uint8_t dyn[];
@@ -418,6 +421,12 @@ __global__ void wgmma_case(int variant, float *before, float *after)
     float d[64];
     for (int i = 0; i < 64; i++) d[i] = -1.0f;
     if (variant != 4) wgmma_fence(); /* 4: none before the first wgmma (PTX requires one) */
+    if (variant == 5) simt_wgmma(d, 12, da, db, 0, 1, 1, 0, 1, 1); /* N not a multiple of 8 */
+    if (variant == 6) /* one more than the emulator's queue holds, none waited for */
+        for (int i = 0; i < 64; i++) wgmma_m64n128k16(d, da, db, 0);
+    if (variant == 7) simt_wgmma(d, 128, da, db, 0, threadIdx.x == 5 ? -1 : 1, 1, 0, 1, 1); /* thread 5 negates A */
+    if (variant == 8) simt_wgmma(d, 128, da, db, 0, 1, 1, 0, 1, threadIdx.x != 5); /* thread 5 says fp16 */
+    if (variant == 9 && threadIdx.x == 5) wgmma_m64n128k16(d, da, db, 0); /* thread 5 issues one more */
     wgmma_m64n128k16(d, da, db, 0);
     wgmma_commit();
     before[threadIdx.x] = d[0];
@@ -426,7 +435,7 @@ __global__ void wgmma_case(int variant, float *before, float *after)
 }
 
 /* Two groups in flight; wgmma_wait_group(1) completes the older one only. */
-__global__ void wgmma_two_groups(float *first, float *second)
+__global__ void wgmma_two_groups(float *first, float *second, float *between)
 {
     extern __shared__ __align__(1024) uint8_t dyn[];
     uint16_t *A = (uint16_t *)dyn, *B = (uint16_t *)(dyn + 4096);
@@ -436,6 +445,7 @@ __global__ void wgmma_two_groups(float *first, float *second)
     uint64_t da = (hopper_smem_addr(A) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
     uint64_t db = (hopper_smem_addr(B) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
     float d0[64], d1[64];
+    for (int i = 0; i < 64; i++) d1[i] = -1.0f;
     wgmma_fence();
     wgmma_m64n128k16(d0, da, db, 0);
     wgmma_commit();
@@ -443,6 +453,7 @@ __global__ void wgmma_two_groups(float *first, float *second)
     wgmma_commit();
     wgmma_wait_group(1); /* d0 is done; d1 may still be in flight */
     first[threadIdx.x] = d0[0];
+    between[threadIdx.x] = d1[0]; /* the emulator runs the newer group at its wait: still -1 */
     wgmma_wait_group(0);
     second[threadIdx.x] = d1[0];
 }
@@ -461,13 +472,15 @@ static void test_wgmma_results_arrive_at_the_wait(void **state)
         assert_true(before[t] == -1.0f);
         assert_true(after[t] == 32.0f);
     }
-    for (int v = 1; v <= 4; v++) {
-        wgmma_case<<<1, 128, 8192>>>(v, db, da);
+    for (int v = 1; v <= 9; v++) {
+        wgmma_case<<<1, 128, 16384>>>(v, db, da);
         expect_launch_failure(cudaGetLastError());
     }
     wgmma_case<<<1, 96, 8192>>>(0, db, da); /* not a whole warpgroup */
     expect_launch_failure(cudaGetLastError());
-    wgmma_two_groups<<<1, 128, 8192>>>(db, da);
+    float *dm, mid[128];
+    cudaMalloc((void **)&dm, sizeof mid);
+    wgmma_two_groups<<<1, 128, 8192>>>(db, da, dm);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     cudaMemcpy(before, db, sizeof before, cudaMemcpyDeviceToHost);
     cudaMemcpy(after, da, sizeof after, cudaMemcpyDeviceToHost);
@@ -475,6 +488,9 @@ static void test_wgmma_results_arrive_at_the_wait(void **state)
         assert_true(before[t] == 32.0f);
         assert_true(after[t] == 32.0f);
     }
+    cudaMemcpy(mid, dm, sizeof mid, cudaMemcpyDeviceToHost);
+    for (int t = 0; t < 128; t++) assert_true(mid[t] == -1.0f);
+    cudaFree(dm);
     cudaFree(db);
     cudaFree(da);
 }

@@ -781,6 +781,77 @@ static void test_stage_handoff(void **state)
     expect_launch_failure(cudaGetLastError());
 }
 
+/* ---- which bytes a wgmma in flight reads ---------------------------------------- */
+
+/* A wgmma in flight (A and B as in wgmma_case: B MN-major, N = 128, the
+ * second half of K 128 bytes on, groups of 8 columns 256 apart, so B's
+ * bytes are [4096, 8192) of the buffer) while thread 0 copies one 128-byte
+ * row by TMA to byte off of B. With twice set the same row was copied
+ * there once before the wgmma (a refill, not a first fill). */
+__global__ void refill_row(const __grid_constant__ CUtensorMap map, int off, int twice, float *out)
+{
+    __shared__ __align__(8) uint64_t bar;
+    extern __shared__ __align__(1024) uint8_t dyn[];
+    uint16_t *A = (uint16_t *)dyn, *B = (uint16_t *)(dyn + 4096);
+    for (int i = threadIdx.x; i < 64 * 16; i += blockDim.x) A[i] = 0x3f80;  /* 1.0 */
+    for (int i = threadIdx.x; i < 16 * 128; i += blockDim.x) B[i] = 0x4000; /* 2.0 */
+    if (threadIdx.x == 0) {
+        mbar_init(&bar, 1);
+        mbar_fence_init();
+    }
+    __syncthreads();
+    int phase = 0;
+    if (twice) {
+        if (threadIdx.x == 0) {
+            mbar_arrive_expect_tx(&bar, 128);
+            tma_load_2d(dyn + 4096 + off, &map, 0, 0, &bar);
+        }
+        mbar_wait(&bar, phase++);
+        __syncthreads(); /* all have seen phase 0 before thread 0 starts phase 1 */
+    }
+    uint64_t da = (hopper_smem_addr(A) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    uint64_t db = (hopper_smem_addr(B) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+    float d[64];
+    wgmma_fence();
+    wgmma_m64n128k16(d, da, db, 0);
+    wgmma_commit();
+    if (threadIdx.x == 0) {
+        mbar_arrive_expect_tx(&bar, 128);
+        tma_load_2d(dyn + 4096 + off, &map, 0, 0, &bar);
+    }
+    mbar_wait(&bar, phase);
+    wgmma_wait_all();
+    out[threadIdx.x] = d[0];
+}
+
+/* The refill check knows B's bytes to the end: a row that holds columns
+ * 64..71 (past the first 64), one that holds only the second half of K of
+ * the last columns, each first filled or refilled, fail; the row just past
+ * B runs, and leaves the product alone. */
+static void test_wgmma_read_span(void **state)
+{
+    (void)state;
+    CUtensorMap m;
+    void *g;
+    float *out, h[128];
+    assert_int_equal(cudaMalloc(&g, 64 * 64 * 2), cudaSuccess);
+    cudaMemset(g, 0, 64 * 64 * 2);
+    assert_int_equal(encode(&m, g, 64, 64, 128, 64, 1, CU_TENSOR_MAP_SWIZZLE_NONE), CUDA_SUCCESS);
+    assert_int_equal(cudaMalloc((void **)&out, sizeof h), cudaSuccess);
+    refill_row<<<1, 128, 8192 + 128>>>(m, 4096, 1, out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < 128; i++) assert_true(h[i] == 32.0f);
+    const int offs[2] = {2048, 3968}; /* columns 64..71; k 8..15 of columns 120..127 */
+    for (int i = 0; i < 2; i++)
+        for (int twice = 0; twice < 2; twice++) {
+            refill_row<<<1, 128, 8192 + 128>>>(m, offs[i], twice, out);
+            expect_launch_failure(cudaGetLastError()); /* the emulator's reset keeps allocations */
+        }
+    cudaFree(out);
+    cudaFree(g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -793,6 +864,7 @@ int main(void)
         cmocka_unit_test(test_wgmma_k_major_b),
         cmocka_unit_test(test_wgmma_layouts),
         cmocka_unit_test(test_stage_handoff),
+        cmocka_unit_test(test_wgmma_read_span),
     };
     return cmocka_run_group_tests_name("simt_hopper", tests, NULL, NULL);
 }

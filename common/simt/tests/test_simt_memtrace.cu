@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 extern "C" {
 #include <cmocka.h>
 }
@@ -35,6 +36,38 @@ static void expect(const simt_memtrace_counts *c, unsigned long long requests, u
     assert_int_equal(c->requests, requests);
     assert_int_equal(c->cost, cost);
     assert_int_equal(c->best, best);
+}
+
+/* What the emulator prints on stderr between capture_begin and
+ * capture_end (its reports and failure messages), as a string. */
+static char captured[1 << 16];
+static int saved_stderr = -1;
+static FILE *capture_file;
+
+static void capture_begin(void)
+{
+    fflush(stderr);
+    capture_file = tmpfile();
+    assert_non_null(capture_file);
+    saved_stderr = dup(2);
+    dup2(fileno(capture_file), 2);
+}
+
+static const char *capture_end(void)
+{
+    fflush(stderr);
+    dup2(saved_stderr, 2);
+    close(saved_stderr);
+    rewind(capture_file);
+    size_t n = fread(captured, 1, sizeof captured - 1, capture_file);
+    captured[n] = '\0';
+    fclose(capture_file);
+    return captured;
+}
+
+static void expect_text(const char *text, const char *want)
+{
+    if (!strstr(text, want)) fail_msg("expected \"%s\" in:\n%s", want, text);
 }
 
 /* --- global memory: sectors per request ------------------------------------- */
@@ -368,6 +401,296 @@ static void test_limits_and_api(void **state)
     cudaFree(b.out);
 }
 
+/* --- accesses the instrumentation reports in other ways ------------------------ */
+
+/* A packed field has no alignment, so gcc reports its load as unaligned.
+ * Threads 0 and 1 read 4 bytes at bytes 1 and 30: the second straddles
+ * sectors 0 and 1, so 2 sectors for 8 distinct bytes that would fit in 1. */
+struct __attribute__((packed)) u32_unaligned {
+    uint32_t v;
+};
+
+__global__ void unaligned_loads(const uint8_t *in, float *out)
+{
+    if (threadIdx.x < 2) out[threadIdx.x] = (float)((const u32_unaligned *)(in + (threadIdx.x ? 30 : 1)))->v;
+}
+
+/* One thread copies a 256-byte struct: one range read and one range write
+ * of 8 sectors each. */
+struct row64 {
+    float v[64];
+};
+
+__global__ void copy_struct(const row64 *in, row64 *out)
+{
+    if (threadIdx.x == 0) out[1] = in[0];
+}
+
+/* 16-byte shared accesses: a warp's 512 bytes are 128 words, 4 in each
+ * bank, so 4 passes however they are laid out. */
+__global__ void shared_vec4(float4 *out)
+{
+    extern __shared__ float4 v4[];
+    v4[threadIdx.x] = make_float4(1.0f, 2.0f, 3.0f, (float)threadIdx.x);
+    __syncwarp();
+    out[threadIdx.x] = v4[threadIdx.x ^ 1];
+}
+
+/* One byte a thread in a static __shared__ array, its last byte too. */
+__global__ void shared_bytes(float *out)
+{
+    __shared__ uint8_t b[32];
+    b[threadIdx.x] = (uint8_t)threadIdx.x;
+    __syncwarp();
+    out[threadIdx.x] = b[31 - threadIdx.x];
+}
+
+static void launch_unaligned(void *p) { unaligned_loads<<<1, 32>>>((const uint8_t *)((bufs *)p)->in, ((bufs *)p)->out); }
+static void launch_struct(void *p) { copy_struct<<<1, 32>>>((const row64 *)((bufs *)p)->in, (row64 *)((bufs *)p)->out); }
+static void launch_shared_vec4(void *p) { shared_vec4<<<1, 32, 32 * sizeof(float4)>>>((float4 *)((bufs *)p)->out); }
+static void launch_shared_bytes(void *p) { shared_bytes<<<1, 32>>>(((bufs *)p)->out); }
+static void launch_doubles20(void *p) { doubles<<<1, 20, 64 * sizeof(double)>>>((double *)((bufs *)p)->out, 1); }
+
+static void test_access_kinds(void **state)
+{
+    (void)state;
+    bufs b;
+    cudaMalloc(&b.in, 1024 * sizeof(float));
+    cudaMalloc(&b.out, 1024 * sizeof(float));
+    cudaMemset(b.in, 0, 1024 * sizeof(float));
+    simt_memtrace_stats s = trace_one(launch_unaligned, &b);
+    expect(&s.global_load, 1, 2, 1);
+    assert_int_equal(s.global_load.bytes, 8);
+    expect(&s.global_store, 1, 1, 1);
+
+    s = trace_one(launch_struct, &b);
+    expect(&s.global_load, 1, 8, 8);
+    assert_int_equal(s.global_load.bytes, 256);
+    expect(&s.global_store, 1, 8, 8);
+    assert_int_equal(s.global_store.bytes, 256);
+
+    s = trace_one(launch_shared_vec4, &b);
+    expect(&s.shared_store, 1, 4, 4);
+    expect(&s.shared_load, 1, 4, 4);
+    assert_int_equal(s.shared_load.bytes, 32 * 16);
+
+    s = trace_one(launch_shared_bytes, &b);
+    expect(&s.shared_store, 1, 1, 1);
+    assert_int_equal(s.shared_store.accesses, 32);
+    expect(&s.shared_load, 1, 1, 1);
+    assert_int_equal(s.shared_load.accesses, 32);
+
+    /* 20 doubles, 160 bytes: 40 words, banks 0..7 twice; the fewest for
+     * 160 bytes is 2 passes too (one per 128 bytes, rounded up). */
+    s = trace_one(launch_doubles20, &b);
+    expect(&s.shared_store, 1, 2, 2);
+    cudaFree(b.in);
+    cudaFree(b.out);
+}
+
+/* --- many blocks on each worker ---------------------------------------------------- */
+
+/* Thread t reads t % 2 + 1 values at one site: in every block, 2 requests
+ * (the first read by all 32 threads, the second by the 16 odd ones),
+ * whatever the blocks its worker ran before. Each block also stores to
+ * and loads from its static __shared__ array once. */
+__global__ void uneven(const float *in, float *out)
+{
+    __shared__ float s[32];
+    float acc = 0.0f;
+    for (int k = 0; k <= (int)(threadIdx.x % 2); k++) acc += in[k * 32 + threadIdx.x];
+    s[threadIdx.x] = acc;
+    __syncwarp();
+    out[blockIdx.x * 32 + threadIdx.x] = s[threadIdx.x ^ 1];
+}
+
+enum { UNEVEN_BLOCKS = 4096 }; /* 64 blocks a worker, on up to 64 workers */
+
+static void launch_uneven(void *p) { uneven<<<UNEVEN_BLOCKS, 32>>>(((bufs *)p)->in, ((bufs *)p)->out); }
+
+static void test_blocks_start_afresh(void **state)
+{
+    (void)state;
+    bufs b;
+    cudaMalloc(&b.in, 64 * sizeof(float));
+    cudaMalloc(&b.out, UNEVEN_BLOCKS * 32 * sizeof(float));
+    cudaMemset(b.in, 0, 64 * sizeof(float));
+    simt_memtrace_stats s = trace_one(launch_uneven, &b);
+    expect(&s.global_load, 2 * UNEVEN_BLOCKS, 2 * 4 * UNEVEN_BLOCKS, (4 + 2) * UNEVEN_BLOCKS);
+    assert_int_equal(s.global_load.accesses, 48 * UNEVEN_BLOCKS);
+    expect(&s.shared_store, UNEVEN_BLOCKS, UNEVEN_BLOCKS, UNEVEN_BLOCKS);
+    expect(&s.shared_load, UNEVEN_BLOCKS, UNEVEN_BLOCKS, UNEVEN_BLOCKS);
+    /* Another kernel's static __shared__ array after them is still shared
+     * memory to the tracer. */
+    cudaMalloc(&b.in, 1024 * sizeof(float));
+    s = trace_one(launch_transpose_pad, &b);
+    expect(&s.shared_store, 32, 32, 32);
+    expect(&s.shared_load, 32, 32, 32);
+    cudaFree(b.in);
+    cudaFree(b.out);
+}
+
+/* A block that faults counts nothing: its loads ran, but a launch that
+ * failed has no pattern to grade. */
+__global__ void load_then_trap(const float *in, float *out)
+{
+    out[threadIdx.x] = in[threadIdx.x];
+    __syncwarp();
+    if (threadIdx.x == 0) __trap();
+}
+
+static void test_faulting_block_not_counted(void **state)
+{
+    (void)state;
+    bufs b;
+    cudaMalloc(&b.in, 64 * sizeof(float));
+    cudaMalloc(&b.out, 64 * sizeof(float));
+    simt_memtrace_stats s;
+    simt_memtrace_start();
+    capture_begin();
+    load_then_trap<<<1, 32>>>(b.in, b.out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaErrorLaunchFailure);
+    capture_end();
+    simt_memtrace_stop(&s);
+    assert_int_equal(s.global_load.requests + s.global_store.requests, 0);
+    cudaDeviceReset();
+    cudaFree(b.in);
+    cudaFree(b.out);
+}
+
+/* --- guard zones ------------------------------------------------------------------- */
+
+__global__ void read_range(const float *in, float *out, int lo, int n)
+{
+    if ((int)threadIdx.x < n) out[threadIdx.x] = in[lo + threadIdx.x];
+}
+
+/* Reads in[lo .. lo + n): "" when the launch runs, else what it printed. */
+static const char *guarded_read(float *in, float *out, int lo, int n)
+{
+    capture_begin();
+    read_range<<<1, 32>>>(in, out, lo, n);
+    cudaError_t e = cudaDeviceSynchronize();
+    const char *text = capture_end();
+    if (e == cudaSuccess) return "";
+    assert_int_equal(e, cudaErrorLaunchFailure);
+    cudaDeviceReset();
+    assert_true(text[0] != '\0');
+    return text;
+}
+
+static void test_guard_zones(void **state)
+{
+    (void)state;
+    float *in, *out;
+    cudaMalloc((void **)&in, 64 * sizeof(float));
+    cudaMalloc((void **)&out, 64 * sizeof(float));
+    cudaMemset(in, 0, 64 * sizeof(float));
+    /* Zones at floats 0..3 (in front of a buffer) and 8..11 (behind one):
+     * floats 4..7, touching both, are free. */
+    simt_memtrace_guard(in, 4 * sizeof(float), "front", 1);
+    simt_memtrace_guard(in + 8, 4 * sizeof(float), "back", 0);
+    assert_string_equal(guarded_read(in, out, 4, 4), "");
+    const char *t = guarded_read(in, out, 3, 1);
+    expect_text(t, "a load of 4 bytes at ");
+    expect_text(t, ", 4 bytes before the start of front, at test_simt_memtrace.cu:");
+    t = guarded_read(in, out, 10, 1);
+    expect_text(t, ", 8 bytes past the end of back, at test_simt_memtrace.cu:");
+    t = guarded_read(in, out, 8, 1);
+    expect_text(t, ", just past the end of back, at ");
+    /* Lifting exactly a zone's bytes lifts it. */
+    simt_memtrace_unguard(in + 8, 4 * sizeof(float));
+    assert_string_equal(guarded_read(in, out, 8, 4), "");
+    t = guarded_read(in, out, 0, 1);
+    expect_text(t, "before the start of front");
+    simt_memtrace_unguard(in, 64 * sizeof(float));
+    assert_string_equal(guarded_read(in, out, 0, 32), "");
+
+    /* 16 zones at once are watched, the 17th is refused and said so. */
+    for (int i = 0; i < 16; i++) simt_memtrace_guard(in + 2 * i, sizeof(float), "one of 16", 0);
+    capture_begin();
+    simt_memtrace_guard(in + 40, sizeof(float), "the 17th", 0);
+    expect_text(capture_end(), "more than 16 guard zones at once (simt_memtrace_guard); the 17th's is not watched");
+    assert_string_equal(guarded_read(in, out, 40, 1), "");
+    expect_text(guarded_read(in, out, 30, 1), "just past the end of one of 16");
+    simt_memtrace_unguard(in, 64 * sizeof(float));
+    assert_string_equal(guarded_read(in, out, 0, 32), "");
+    cudaFree(in);
+    cudaFree(out);
+}
+
+/* --- the report SIMT_MEMTRACE=1 prints ------------------------------------------ */
+
+/* A column read and write on one line (32 sectors a request where 4 would
+ * do, both), and a row read on another (perfect: not listed). */
+__global__ void report_cols(const float *in, float *out)
+{
+    float row = in[threadIdx.y * 32 + threadIdx.x];
+    int i = threadIdx.x * 32 + threadIdx.y;
+    out[i] = in[i] + row;
+}
+
+template <int V> __global__ void report_template(float *out) { out[threadIdx.x] = (float)V; }
+
+__global__ void report_by_value(bufs b) { b.out[threadIdx.x] = 1.0f; }
+
+__global__ void report_nothing(void) {}
+
+static void test_report(void **state)
+{
+    (void)state;
+    bufs b;
+    cudaMalloc(&b.in, 8192 * sizeof(float));
+    cudaMalloc(&b.out, 8192 * sizeof(float));
+    cudaMemset(b.in, 0, 8192 * sizeof(float));
+    setenv("SIMT_MEMTRACE", "1", 1);
+    capture_begin();
+    report_cols<<<2, dim3(32, 32)>>>(b.in, b.out);
+    cudaDeviceSynchronize();
+    const char *t = capture_end();
+    expect_text(t, "simt memtrace: report_cols<<<(2,1,1), (32,32,1)>>>\n");
+    expect_text(t, "  global load         128 requests   18.00 sectors each  (fewest possible 4.00)   22.2% efficient   4.0 B a thread\n");
+    expect_text(t, "  global store         64 requests   32.00 sectors each  (fewest possible 4.00)   12.5% efficient   4.0 B a thread\n");
+    expect_text(t, "  where the extra sectors and passes are:\n");
+    /* The load and the store of one line are listed apart; the row read is
+     * not listed, and each block's requests are counted once. */
+    const char *each = "           64 requests   32.00 sectors each  (fewest possible 4.00)\n";
+    const char *load = strstr(t, "    global load   test_simt_memtrace.cu:");
+    assert_non_null(load);
+    assert_ptr_equal(strstr(load, each), strchr(load, '\n') + 1 - strlen(each));
+    assert_null(strstr(load + 1, "    global load   "));
+    const char *store = strstr(t, "    global store  test_simt_memtrace.cu:");
+    assert_non_null(store);
+    assert_ptr_equal(strstr(store, each), strchr(store, '\n') + 1 - strlen(each));
+
+    capture_begin();
+    report_template<3><<<1, 32>>>(b.out);
+    report_by_value<<<1, 32>>>(b);
+    report_nothing<<<1, 1>>>();
+    transpose_tile<<<1, dim3(32, 32)>>>(b.in, b.out, 0);
+    launch_many(&b);
+    cudaDeviceSynchronize();
+    t = capture_end();
+    expect_text(t, "simt memtrace: report_template<...><<<(1,1,1), (32,1,1)>>>\n");
+    expect_text(t, "simt memtrace: report_by_value<<<(1,1,1), (32,1,1)>>>\n");
+    expect_text(t, "simt memtrace: report_nothing<<<(1,1,1), (1,1,1)>>>\n"
+                   "  no loads or stores recorded (is its .cu file compiled with simtcc --memtrace?)\n");
+    expect_text(t, "  shared store         32 requests    1.00 wavefronts each  (fewest possible 1.00)  100.0% efficient   4.0 B a thread\n"
+                   "  where the extra sectors and passes are:\n"
+                   "    shared load   test_simt_memtrace.cu:");
+    expect_text(t, "  11 accesses not counted (past 8192 a thread): trace a smaller problem\n");
+
+    /* SIMT_MEMTRACE=0 is off. */
+    setenv("SIMT_MEMTRACE", "0", 1);
+    capture_begin();
+    launch_broadcast(&b);
+    cudaDeviceSynchronize();
+    assert_null(strstr(capture_end(), "simt memtrace"));
+    unsetenv("SIMT_MEMTRACE");
+    cudaFree(b.in);
+    cudaFree(b.out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -377,6 +700,11 @@ int main(void)
         cmocka_unit_test(test_shared_banks),
         cmocka_unit_test(test_cp_async_and_ldmatrix),
         cmocka_unit_test(test_limits_and_api),
+        cmocka_unit_test(test_access_kinds),
+        cmocka_unit_test(test_blocks_start_afresh),
+        cmocka_unit_test(test_faulting_block_not_counted),
+        cmocka_unit_test(test_guard_zones),
+        cmocka_unit_test(test_report),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

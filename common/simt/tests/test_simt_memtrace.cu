@@ -493,7 +493,8 @@ static void test_access_kinds(void **state)
 /* Thread t reads t % 2 + 1 values at one site: in every block, 2 requests
  * (the first read by all 32 threads, the second by the 16 odd ones),
  * whatever the blocks its worker ran before. Each block also stores to
- * and loads from its static __shared__ array once. */
+ * and loads from its static __shared__ array once, and the last block
+ * from a second one. */
 __global__ void uneven(const float *in, float *out)
 {
     __shared__ float s[32];
@@ -501,10 +502,17 @@ __global__ void uneven(const float *in, float *out)
     for (int k = 0; k <= (int)(threadIdx.x % 2); k++) acc += in[k * 32 + threadIdx.x];
     s[threadIdx.x] = acc;
     __syncwarp();
-    out[blockIdx.x * 32 + threadIdx.x] = s[threadIdx.x ^ 1];
+    acc = s[threadIdx.x ^ 1];
+    if (blockIdx.x == gridDim.x - 1) { /* an array only the last block declares */
+        __shared__ float last[32];
+        last[threadIdx.x] = acc;
+        __syncwarp();
+        acc = last[threadIdx.x ^ 1];
+    }
+    out[blockIdx.x * 32 + threadIdx.x] = acc;
 }
 
-enum { UNEVEN_BLOCKS = 4096 }; /* 64 blocks a worker, on up to 64 workers */
+enum { UNEVEN_BLOCKS = 128 }; /* more than the 64 static __shared__ variables a worker's block notes */
 
 static void launch_uneven(void *p) { uneven<<<UNEVEN_BLOCKS, 32>>>(((bufs *)p)->in, ((bufs *)p)->out); }
 
@@ -515,17 +523,20 @@ static void test_blocks_start_afresh(void **state)
     cudaMalloc(&b.in, 64 * sizeof(float));
     cudaMalloc(&b.out, UNEVEN_BLOCKS * 32 * sizeof(float));
     cudaMemset(b.in, 0, 64 * sizeof(float));
+    /* One worker: every block follows another on the same OS thread. */
+    setenv("SIMT_WORKERS", "1", 1);
     simt_memtrace_stats s = trace_one(launch_uneven, &b);
     expect(&s.global_load, 2 * UNEVEN_BLOCKS, 2 * 4 * UNEVEN_BLOCKS, (4 + 2) * UNEVEN_BLOCKS);
     assert_int_equal(s.global_load.accesses, 48 * UNEVEN_BLOCKS);
-    expect(&s.shared_store, UNEVEN_BLOCKS, UNEVEN_BLOCKS, UNEVEN_BLOCKS);
-    expect(&s.shared_load, UNEVEN_BLOCKS, UNEVEN_BLOCKS, UNEVEN_BLOCKS);
+    expect(&s.shared_store, UNEVEN_BLOCKS + 1, UNEVEN_BLOCKS + 1, UNEVEN_BLOCKS + 1);
+    expect(&s.shared_load, UNEVEN_BLOCKS + 1, UNEVEN_BLOCKS + 1, UNEVEN_BLOCKS + 1);
     /* Another kernel's static __shared__ array after them is still shared
      * memory to the tracer. */
     cudaMalloc(&b.in, 1024 * sizeof(float));
     s = trace_one(launch_transpose_pad, &b);
     expect(&s.shared_store, 32, 32, 32);
     expect(&s.shared_load, 32, 32, 32);
+    unsetenv("SIMT_WORKERS");
     cudaFree(b.in);
     cudaFree(b.out);
 }

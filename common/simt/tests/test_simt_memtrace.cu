@@ -569,6 +569,38 @@ static void test_faulting_block_not_counted(void **state)
     cudaFree(b.out);
 }
 
+/* More load sites than a thread tells apart (256): one loop, run once by
+ * even threads and twice by odd ones, then 260 loads in a row, each its
+ * own site. The loop takes the first slot, 255 loads the rest, and the
+ * last 5 loads share the last slot's count with the load before them,
+ * which every thread ran once: each is still one request. */
+#define SITE1(k) acc += in[k];
+#define SITE4(k) SITE1(k) SITE1(k + 1) SITE1(k + 2) SITE1(k + 3)
+#define SITE16(k) SITE4(k) SITE4(k + 4) SITE4(k + 8) SITE4(k + 12)
+#define SITE64(k) SITE16(k) SITE16(k + 16) SITE16(k + 32) SITE16(k + 48)
+__global__ void many_sites(const float *in, float *out)
+{
+    float acc = 0.0f;
+    for (int k = 0; k <= (int)(threadIdx.x % 2); k++) acc += in[300 + k];
+    SITE64(0) SITE64(64) SITE64(128) SITE64(192) SITE4(256)
+    out[threadIdx.x] = acc;
+}
+
+static void launch_many_sites(void *p) { many_sites<<<1, 32>>>(((bufs *)p)->in, ((bufs *)p)->out); }
+
+static void test_sites_past_the_table(void **state)
+{
+    (void)state;
+    bufs b;
+    cudaMalloc(&b.in, 512 * sizeof(float));
+    cudaMalloc(&b.out, 64 * sizeof(float));
+    cudaMemset(b.in, 0, 512 * sizeof(float));
+    simt_memtrace_stats s = trace_one(launch_many_sites, &b);
+    expect(&s.global_load, 2 + 260, 2 + 260, 2 + 260); /* each a broadcast of one float */
+    cudaFree(b.in);
+    cudaFree(b.out);
+}
+
 /* --- guard zones ------------------------------------------------------------------- */
 
 __global__ void read_range(const float *in, float *out, int lo, int n)
@@ -714,6 +746,7 @@ int main(void)
         cmocka_unit_test(test_access_kinds),
         cmocka_unit_test(test_blocks_start_afresh),
         cmocka_unit_test(test_faulting_block_not_counted),
+        cmocka_unit_test(test_sites_past_the_table),
         cmocka_unit_test(test_guard_zones),
         cmocka_unit_test(test_report),
     };

@@ -687,10 +687,12 @@ static void test_report(void **state)
     cudaMalloc(&b.out, 8192 * sizeof(float));
     cudaMemset(b.in, 0, 8192 * sizeof(float));
     setenv("SIMT_MEMTRACE", "1", 1);
+    setenv("SIMT_WORKERS", "1", 1); /* both blocks on one thread, one after the other */
     capture_begin();
     report_cols<<<2, dim3(32, 32)>>>(b.in, b.out);
     cudaDeviceSynchronize();
     const char *t = capture_end();
+    unsetenv("SIMT_WORKERS");
     expect_text(t, "simt memtrace: report_cols<<<(2,1,1), (32,32,1)>>>\n");
     expect_text(t, "  global load         128 requests   18.00 sectors each  (fewest possible 4.00)   22.2% efficient   4.0 B a thread\n");
     expect_text(t, "  global store         64 requests   32.00 sectors each  (fewest possible 4.00)   12.5% efficient   4.0 B a thread\n");

@@ -781,6 +781,69 @@ static void test_stage_handoff(void **state)
     expect_launch_failure(cudaGetLastError());
 }
 
+/* Two stages, released in turn by a consumer that keeps one wgmma group in
+ * flight, as lab 04's pipeline does: it waits for group 0 (stage 0) with
+ * wgmma_wait_group(1) and releases stage 0 while group 1 still reads
+ * stage 1, then waits for group 1 and releases stage 1. The producer
+ * (thread 128) refills stage 0 once it is released, then stage 1: both
+ * correct, so the launch must run; the second refill is right only because
+ * the release of stage 1 says that group 1 has finished. */
+__global__ void two_stages(const __grid_constant__ CUtensorMap map, float *out)
+{
+    __shared__ __align__(8) uint64_t empty[2], full;
+    extern __shared__ __align__(1024) uint8_t dyn[];
+    uint16_t *A = (uint16_t *)dyn, *B0 = (uint16_t *)(dyn + 4096), *B1 = (uint16_t *)(dyn + 8192);
+    if (threadIdx.x == 0) {
+        mbar_init(&empty[0], 128);
+        mbar_init(&empty[1], 128);
+        mbar_init(&full, 1);
+        mbar_fence_init();
+    }
+    for (int i = threadIdx.x; i < 64 * 16; i += blockDim.x) A[i] = 0x3f80; /* 1.0 */
+    for (int i = threadIdx.x; i < 16 * 128; i += blockDim.x) B0[i] = B1[i] = 0x4000; /* 2.0 */
+    __syncthreads();
+    if (threadIdx.x < 128) {
+        uint64_t da = (hopper_smem_addr(A) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+        uint64_t db0 = (hopper_smem_addr(B0) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+        uint64_t db1 = (hopper_smem_addr(B1) >> 4) | ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32);
+        float d0[64], d1[64];
+        wgmma_fence();
+        wgmma_m64n128k16(d0, da, db0, 0);
+        wgmma_commit();
+        wgmma_m64n128k16(d1, da, db1, 0);
+        wgmma_commit();
+        wgmma_wait_group(1);
+        mbar_arrive(&empty[0]);
+        wgmma_wait_group(0);
+        mbar_arrive(&empty[1]);
+        out[threadIdx.x] = d0[0] + d1[0];
+    } else if (threadIdx.x == 128) {
+        for (int s = 0; s < 2; s++) {
+            mbar_wait(&empty[s], 0);
+            mbar_arrive_expect_tx(&full, 128);
+            tma_load_2d(s ? (void *)B1 : (void *)B0, &map, 0, 0, &full);
+            mbar_wait(&full, s);
+        }
+    }
+}
+
+static void test_two_stages_in_turn(void **state)
+{
+    (void)state;
+    CUtensorMap m;
+    void *g;
+    float *out, h[128];
+    assert_int_equal(cudaMalloc(&g, 64 * 64 * 2), cudaSuccess);
+    assert_int_equal(encode(&m, g, 64, 64, 128, 64, 1, CU_TENSOR_MAP_SWIZZLE_NONE), CUDA_SUCCESS);
+    assert_int_equal(cudaMalloc((void **)&out, sizeof h), cudaSuccess);
+    two_stages<<<1, 160, 12288>>>(m, out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (int i = 0; i < 128; i++) assert_true(h[i] == 64.0f);
+    cudaFree(out);
+    cudaFree(g);
+}
+
 /* ---- which bytes a wgmma in flight reads ---------------------------------------- */
 
 /* A wgmma in flight (A and B as in wgmma_case: B MN-major, N = 128, the
@@ -865,6 +928,7 @@ int main(void)
         cmocka_unit_test(test_wgmma_layouts),
         cmocka_unit_test(test_stage_handoff),
         cmocka_unit_test(test_wgmma_read_span),
+        cmocka_unit_test(test_two_stages_in_turn),
     };
     return cmocka_run_group_tests_name("simt_hopper", tests, NULL, NULL);
 }

@@ -8,8 +8,11 @@
  * GPU may show), reading wgmma accumulators before wgmma.wait_group (the old
  * values), threads of a warpgroup disagreeing on a wgmma, partial
  * warpgroups, TMA destinations outside dynamic shared memory or misaligned,
- * and descriptors the emulator does not model; and the wgmma operand form
- * the labs do not use (B K-major). The agreement of the model
+ * and descriptors the emulator does not model; the wgmma operand forms
+ * the labs do not use (B K-major, A MN-major, the 64- and 32-byte
+ * swizzles, fp16, negated operands), TMA boxes of 1-, 4- and 8-byte
+ * elements, and which shared bytes a wgmma in flight is taken to read when
+ * a TMA copy lands. The agreement of the model
  * with real hardware is tested by common/tests/test_hopper.cu, which also
  * runs on a GPU.
  */

@@ -22,7 +22,9 @@
 #                job whose ranks pass different arguments to a collective ends
 #                the same way, naming the argument, and that with COMM_TIMEOUT
 #                set a job whose ranks' calls do not match ends, each waiting
-#                rank naming its call.
+#                rank naming its call. COMM_TEST_FILTER='test_check_args*' (a
+#                cmocka glob) runs only the tests whose names match, here and in
+#                test_comm_nccl_wait.
 #   UNIT_TESTS   += $(BUILD)/tests/test_comm_nccl_wait, with HAVE_NCCL only; run
 #                WITHOUT mpirun, like test_comm_abort. It launches jobs of
 #                $(BUILD)/tests/comm_nccl_standin, which is libcomm's NCCL

@@ -550,5 +550,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_timeout_ignores_time_between_calls),
         cmocka_unit_test(test_timeout_bad_value_refused),
     };
+    /* COMM_TEST_FILTER='test_check_args*' runs only the tests whose names match (a cmocka glob). */
+    if (getenv("COMM_TEST_FILTER") && getenv("COMM_TEST_FILTER")[0]) cmocka_set_test_filter(getenv("COMM_TEST_FILTER"));
     return cmocka_run_group_tests_name("comm_abort", tests, NULL, NULL) ? 1 : 0;
 }

@@ -214,5 +214,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_check_args_on_the_nccl_backend),
         cmocka_unit_test(test_timeout_on_the_nccl_backend),
     };
+    /* COMM_TEST_FILTER='test_error*' runs only the tests whose names match (a cmocka glob). */
+    if (getenv("COMM_TEST_FILTER") && getenv("COMM_TEST_FILTER")[0]) cmocka_set_test_filter(getenv("COMM_TEST_FILTER"));
     return cmocka_run_group_tests_name("comm_nccl_wait", tests, NULL, NULL) ? 1 : 0;
 }

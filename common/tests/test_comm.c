@@ -748,6 +748,22 @@ static void test_sendrecv(void **state) {
     ASSERT_ALL(ok);
 }
 
+/* Each side of a sendrecv has its own count: rank r sends 3 + r elements, so a rank receives
+ * 3 + (its left neighbour) of them, which is what its receive is checked against. */
+static void test_sendrecv_counts_differ(void **state) {
+    (void)state;
+    int right = (R + 1) % P, left = (R + P - 1) % P;
+    size_t ns = 3 + (size_t)R, nr = 3 + (size_t)left;
+    int64_t *out = xmalloc(ns * sizeof(int64_t)), *in = xmalloc(nr * sizeof(int64_t));
+    for (size_t i = 0; i < ns; i++) out[i] = (int64_t)p2p_value(R, i);
+    poison(in, COMM_INT64, nr);
+    comm_sendrecv(W, out, ns, right, in, nr, left, COMM_INT64);
+    int ok = check_buf("sendrecv of 3 + rank elements", in, COMM_INT64, nr, p2p_expect, &left);
+    free(out);
+    free(in);
+    ASSERT_ALL(ok);
+}
+
 static void test_isend_irecv(void **state) {
     (void)state;
     size_t n = 4099;
@@ -781,6 +797,59 @@ static void test_isend_irecv(void **state) {
     free(to_l);
     free(from_l);
     free(from_r);
+    ASSERT_ALL(ok);
+}
+
+/* Non-blocking sends do not wait for their receives: every rank starts a send to each side
+ * before it posts any receive. The messages are larger than Open MPI's eager limit, so a send
+ * that waited for its receive would deadlock here. */
+static void test_isend_before_irecv(void **state) {
+    (void)state;
+    if (P < 2) skip(); /* a send to oneself needs its receive posted first */
+    enum { N = 1 << 16 };
+    int right = (R + 1) % P, left = (R + P - 1) % P;
+    double *out = xmalloc(N * sizeof(double)), *from_l = xmalloc(N * sizeof(double));
+    for (size_t i = 0; i < N; i++) out[i] = p2p_value(R, i);
+    poison(from_l, COMM_FLOAT64, N);
+    comm_request_t reqs[2];
+    reqs[0] = comm_isend(W, out, N, COMM_FLOAT64, right);
+    reqs[1] = comm_irecv(W, from_l, N, COMM_FLOAT64, left);
+    comm_waitall(2, reqs);
+    int ok = check_buf("isend before irecv", from_l, COMM_FLOAT64, N, p2p_expect, &left);
+    free(out);
+    free(from_l);
+    ASSERT_ALL(ok);
+}
+
+/* Buffers that touch but do not overlap (one ends where the other begins, in either order)
+ * are two buffers, not an overlap: allreduce, sendrecv and reduce-scatter take them. */
+static void test_adjacent_buffers_are_not_an_overlap(void **state) {
+    (void)state;
+    enum { N = 7 };
+    int ok = 1;
+    int right = (R + 1) % P, left = (R + P - 1) % P;
+    for (int first = 0; first < 2; first++) { /* which of the two comes first in memory */
+        int32_t *two = xmalloc(2 * N * sizeof(int32_t));
+        int32_t *send = first ? two + N : two, *recv = first ? two : two + N;
+        for (size_t i = 0; i < N; i++) send[i] = (int32_t)ar_input(COMM_SUM, R, i);
+        comm_allreduce(W, send, recv, N, COMM_INT32, COMM_SUM);
+        ar_ctx c = {COMM_SUM, COMM_INT32};
+        ok &= check_buf("allreduce into the adjacent buffer", recv, COMM_INT32, N, ar_expect, &c);
+
+        for (size_t i = 0; i < N; i++) send[i] = (int32_t)p2p_value(R, i);
+        comm_sendrecv(W, send, N, right, recv, N, left, COMM_INT32);
+        ok &= check_buf("sendrecv into the adjacent buffer", recv, COMM_INT32, N, p2p_expect, &left);
+        free(two);
+
+        /* recvbuf (N elements) just before or just after sendbuf (N * P elements) */
+        int32_t *all = xmalloc((size_t)(P + 1) * N * sizeof(int32_t));
+        int32_t *rs_send = first ? all : all + N, *rs_recv = first ? all + (size_t)P * N : all;
+        for (size_t j = 0; j < (size_t)P * N; j++) rs_send[j] = (int32_t)rs_input(R, j, 0);
+        comm_reduce_scatter(W, rs_send, rs_recv, N, COMM_INT32, COMM_SUM);
+        rs_ctx rctx = {(size_t)R * N, 0};
+        ok &= check_buf("reduce_scatter into the adjacent buffer", rs_recv, COMM_INT32, N, rs_expect, &rctx);
+        free(all);
+    }
     ASSERT_ALL(ok);
 }
 
@@ -850,6 +919,41 @@ static void test_nonblocking_collectives(void **state) {
     free(ag_send);
     free(ag_recv);
     free(bc);
+    ASSERT_ALL(ok);
+}
+
+/* A non-blocking collective returns before the other ranks have joined it: rank 0 starts each
+ * one, then sends rank 1 a token that rank 1 waits for before it starts the collective itself.
+ * A call that waited for the others would deadlock here (the broadcast's message is larger than
+ * Open MPI's eager limit, so even its root would wait). */
+static void test_nonblocking_collectives_do_not_wait(void **state) {
+    (void)state;
+    /* COMM_CHECK_ARGS makes each call agree with the other ranks first (comm.h says so) */
+    if (P < 2 || comm_checks_args(W)) skip();
+    enum { N = 1 << 16 };
+    double *a = xmalloc(N * (size_t)P * sizeof(double)), *b = xmalloc(N * (size_t)P * sizeof(double));
+    int ok = 1;
+    for (int kind = 0; kind < 4; kind++) {
+        for (size_t i = 0; i < N * (size_t)P; i++) a[i] = R + 1;
+        int32_t token = 7;
+        comm_request_t req = COMM_REQUEST_NULL;
+        if (R == 1) comm_recv(W, &token, 1, COMM_INT32, 0);
+        if (kind == 0) req = comm_iallreduce(W, a, b, N, COMM_FLOAT64, COMM_SUM);
+        if (kind == 1) req = comm_ireduce_scatter(W, a, b, N, COMM_FLOAT64, COMM_SUM);
+        if (kind == 2) req = comm_iallgather(W, a, b, N, COMM_FLOAT64);
+        if (kind == 3) req = comm_ibroadcast(W, a, N, COMM_FLOAT64, 0);
+        if (R == 0) comm_send(W, &token, 1, COMM_INT32, 1);
+        comm_wait(&req);
+        /* element 0 of each result: the sum over ranks, rank 0's block, rank 0's value */
+        double want = kind < 2 ? P * (P + 1) / 2.0 : 1;
+        if ((kind == 3 ? a[0] : b[0]) != want || token != 7) {
+            fprintf(stderr, "rank %d: non-blocking collective %d gave %g, expected %g\n", R, kind,
+                    kind == 3 ? a[0] : b[0], want);
+            ok = 0;
+        }
+    }
+    free(a);
+    free(b);
     ASSERT_ALL(ok);
 }
 
@@ -1068,8 +1172,12 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_barrier),
         cmocka_unit_test(test_send_recv_ring),
         cmocka_unit_test(test_sendrecv),
+        cmocka_unit_test(test_sendrecv_counts_differ),
         cmocka_unit_test(test_isend_irecv),
+        cmocka_unit_test(test_isend_before_irecv),
+        cmocka_unit_test(test_adjacent_buffers_are_not_an_overlap),
         cmocka_unit_test(test_nonblocking_collectives),
+        cmocka_unit_test(test_nonblocking_collectives_do_not_wait),
         cmocka_unit_test(test_split_even_odd),
         cmocka_unit_test(test_split_three_colors),
         cmocka_unit_test(test_zero_counts_and_empty_blocks),

@@ -30,14 +30,29 @@
  *       and shard-rank (shard 2 of 2); recv-short, recv-long, recv-dtype,
  *       irecv-short, irecv-long, sendrecv-short and sendrecv-long (2 ranks:
  *       rank 1 sends rank 0 3 or 5 floats, or 4 bf16, where rank 0 receives
- *       4 floats with comm_recv, comm_irecv and comm_wait, or comm_sendrecv);
+ *       4 floats with comm_recv, comm_irecv and comm_wait, or comm_sendrecv;
+ *       recv-double: 3 floats where rank 0 receives 4 doubles; with 3 ranks,
+ *       sendrecv-three: rank 0's comm_sendrecv sends to rank 1 and receives
+ *       from rank 2, which sends 3 floats for 4); allgatherv-max (2 counts
+ *       that add up to exactly comm.c's largest count), reduce-scatterv-null-recv
+ *       and allgatherv-null-send (a NULL buffer for a rank's block of 2);
  *       with 2 ranks,
  *       reduce-scatter-intmax, allgather-intmax and allgatherv-intmax (a whole
  *       buffer of INT_MAX + 1 elements, over MPI's limit although each block
  *       is under it) and reduce-scatter-too-long and allgather-too-long (a
  *       block count whose total no buffer can hold), and allgatherv-too-long
  *       (two counts that each pass but add up to more); none of their buffers
- *       is ever touched.
+ *       is ever touched. With 3 ranks, reduce-scatter-max (a whole buffer of
+ *       exactly comm.c's largest count); with 17 ranks, reduce-scatter-wraps
+ *       (the largest count, whose product with 17 ranks wraps past SIZE_MAX).
+ *       dtype and op (one past the last comm_dtype_t or
+ *       comm_op_t, to comm_allreduce), dtype-size (the same to
+ *       comm_dtype_size), null-comm (comm_allreduce on NULL), recv-peer
+ *       (comm_recv from rank 2 of 2), sendrecv-source (source -1),
+ *       sendrecv-null-recv (a NULL recvbuf), wait-null (comm_wait(NULL)),
+ *       shard-negative, shard-size and shard-null (comm_shard_range of rank
+ *       -1, of size 0, with a NULL offset); recv-intmax (2 ranks: rank 0
+ *       receives INT_MAX floats, which MPI takes, where rank 1 sends 3).
  *   comm_fail_rank mismatch CASE
  *       Run with COMM_CHECK_ARGS=1 and 4 ranks (it refuses to run without the
  *       check: the calls below would then hang or corrupt memory). One rank
@@ -134,12 +149,14 @@ static void bad_call(comm_t *world, const char *what) {
         comm_send(world, buf, 8, COMM_FLOAT32, -1);
     } else if (!strcmp(what, "recv-short") || !strcmp(what, "recv-long") || !strcmp(what, "recv-dtype") ||
                !strcmp(what, "irecv-short") || !strcmp(what, "irecv-long") || !strcmp(what, "sendrecv-short") ||
-               !strcmp(what, "sendrecv-long")) {
+               !strcmp(what, "sendrecv-long") || !strcmp(what, "recv-double")) {
         /* Rank 1 sends rank 0 a message of another size than rank 0's receive takes (short: 3
-         * floats for 4; long: 5; dtype: 4 bf16, 8 bytes, for 4 floats), then waits in a barrier
-         * that rank 0 never reaches: rank 0's receive must end the job. */
+         * floats for 4; long: 5; dtype: 4 bf16, 8 bytes, for 4 floats; double: 3 floats, 12 bytes,
+         * for 4 doubles), then waits in a barrier that rank 0 never reaches: rank 0's receive must
+         * end the job. */
         const char *kind = strchr(what, '-') + 1;
-        size_t sent = !strcmp(kind, "short") ? 3 : !strcmp(kind, "long") ? 5 : 4;
+        size_t sent = !strcmp(kind, "short") || !strcmp(kind, "double") ? 3 : !strcmp(kind, "long") ? 5 : 4;
+        comm_dtype_t recv_dtype = !strcmp(kind, "double") ? COMM_FLOAT64 : COMM_FLOAT32;
         comm_dtype_t sent_dtype = !strcmp(kind, "dtype") ? COMM_BF16 : COMM_FLOAT32;
         if (what[0] == 's') { /* a ring of two: rank 0 sends the right size, rank 1 not */
             int peer = 1 - comm_rank(world);
@@ -152,7 +169,17 @@ static void bad_call(comm_t *world, const char *what) {
             comm_request_t r = comm_irecv(world, other, 4, COMM_FLOAT32, 1);
             comm_wait(&r);
         } else if (comm_rank(world) == 0) {
-            comm_recv(world, other, 4, COMM_FLOAT32, 1);
+            comm_recv(world, other, 4, recv_dtype, 1); /* 4 doubles fill other's 8 floats */
+        }
+    } else if (!strcmp(what, "sendrecv-three")) {
+        /* 3 ranks: rank 0 sends to rank 1 and receives from rank 2, which sends 3 floats for 4. */
+        int rank = comm_rank(world);
+        if (rank == 0) {
+            comm_sendrecv(world, buf, 4, 1, other, 4, 2, COMM_FLOAT32);
+        } else {
+            if (rank == 1) comm_recv(world, other, 4, COMM_FLOAT32, 0);
+            if (rank == 2) comm_send(world, buf, 3, COMM_FLOAT32, 0);
+            comm_barrier(world);
         }
     } else if (!strcmp(what, "allreduce-overlap")) {
         comm_allreduce(world, buf, buf + 1, 4, COMM_FLOAT32, COMM_SUM);
@@ -167,17 +194,74 @@ static void bad_call(comm_t *world, const char *what) {
     } else if (!strcmp(what, "allgatherv-too-long")) {
         size_t counts[2] = {(size_t)PTRDIFF_MAX / 8, (size_t)PTRDIFF_MAX / 8};
         comm_allgatherv(world, other, buf, counts, COMM_FLOAT32);
+    } else if (!strcmp(what, "reduce-scatter-max")) {
+        /* With 3 ranks, a whole buffer of exactly the largest count, (size_t)PTRDIFF_MAX / 8 = 2^60 - 1,
+         * which 3 divides: it holds, and is then refused only as more than MPI takes. */
+        comm_reduce_scatter(world, buf, other, (size_t)PTRDIFF_MAX / 8 / (size_t)comm_size(world), COMM_FLOAT32,
+                            COMM_SUM);
+    } else if (!strcmp(what, "reduce-scatter-wraps")) {
+        /* With 17 ranks, the largest count times the ranks is past SIZE_MAX: the product wraps
+         * around to 2^60 - 17, a length that would pass, unless the overflow is caught. */
+        comm_reduce_scatter(world, buf, other, (size_t)PTRDIFF_MAX / 8, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "dtype")) {
+        comm_allreduce(world, buf, other, 4, (comm_dtype_t)COMM_DTYPE_COUNT, COMM_SUM);
+    } else if (!strcmp(what, "dtype-size")) {
+        comm_dtype_size((comm_dtype_t)COMM_DTYPE_COUNT);
+    } else if (!strcmp(what, "op")) {
+        comm_allreduce(world, buf, other, 4, COMM_FLOAT32, (comm_op_t)COMM_OP_COUNT);
+    } else if (!strcmp(what, "null-comm")) {
+        comm_allreduce(NULL, buf, other, 4, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "recv-peer")) {
+        comm_recv(world, other, 4, COMM_FLOAT32, comm_size(world));
+    } else if (!strcmp(what, "sendrecv-source")) {
+        comm_sendrecv(world, buf, 4, 0, other, 4, -1, COMM_FLOAT32);
+    } else if (!strcmp(what, "sendrecv-null-recv")) {
+        comm_sendrecv(world, buf, 4, 0, NULL, 4, 0, COMM_FLOAT32);
+    } else if (!strcmp(what, "wait-null")) {
+        comm_wait(NULL);
+    } else if (!strcmp(what, "recv-intmax")) {
+        /* INT_MAX elements is a count MPI takes: the receive goes on to find the message short.
+         * Only the 3 floats sent are written, so the buffer of 8 is enough. */
+        if (comm_rank(world) == 1) {
+            comm_send(world, buf, 3, COMM_FLOAT32, 0);
+            comm_barrier(world);
+        } else if (comm_rank(world) == 0) {
+            comm_recv(world, other, (size_t)INT_MAX, COMM_FLOAT32, 1);
+        }
+    } else if (!strcmp(what, "allgatherv-max")) {
+        /* counts that add up to exactly the largest count: they hold, and are then refused only
+         * as more than MPI takes. */
+        size_t counts[2] = {(size_t)PTRDIFF_MAX / 8 - 1, 1};
+        comm_allgatherv(world, other, buf, counts, COMM_FLOAT32);
+    } else if (!strcmp(what, "reduce-scatterv-null-recv")) {
+        size_t counts[2] = {2, 2};
+        comm_reduce_scatterv(world, buf, NULL, counts, COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "allgatherv-null-send")) {
+        size_t counts[2] = {2, 2};
+        comm_allgatherv(world, NULL, buf, counts, COMM_FLOAT32);
     } else if (!strcmp(what, "split-color")) {
         comm_split(world, -2, 0);
     } else if (!strcmp(what, "shard-rank")) {
         size_t off, cnt;
         comm_shard_range(10, 2, 2, &off, &cnt);
+    } else if (!strcmp(what, "shard-negative")) {
+        size_t off, cnt;
+        comm_shard_range(10, -1, 2, &off, &cnt);
+    } else if (!strcmp(what, "shard-size")) {
+        size_t off, cnt;
+        comm_shard_range(10, 0, 0, &off, &cnt);
+    } else if (!strcmp(what, "shard-null")) {
+        size_t cnt;
+        comm_shard_range(10, 0, 2, NULL, &cnt);
     } else {
         FATAL("unknown bad call '%s' (null, root, negative, intmax, allgather-overlap, "
               "reduce-scatter-overlap, reduce-scatter-intmax, allgather-intmax, allgatherv-intmax, "
               "reduce-scatter-too-long, allgather-too-long, waitall-negative, waitall-null, null-recv, "
               "negative-peer, allreduce-overlap, sendrecv-overlap, allgatherv-overlap, counts-null, "
-              "allgatherv-too-long, split-color, shard-rank)", what);
+              "allgatherv-too-long, reduce-scatter-max, reduce-scatter-wraps, dtype, dtype-size, op, null-comm, "
+              "recv-peer, sendrecv-source, sendrecv-null-recv, wait-null, recv-intmax, recv-double, sendrecv-three, "
+              "allgatherv-max, reduce-scatterv-null-recv, allgatherv-null-send, split-color, "
+              "shard-rank, shard-negative, shard-size, shard-null)", what);
     }
 }
 

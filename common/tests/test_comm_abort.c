@@ -209,6 +209,22 @@ static void test_refuses_allgather_total_too_long(void **state) {
                                          "elements than any recvbuf can hold");
 }
 
+/* The advice names the largest block that fits MPI's int limit for this number of ranks. A
+ * buffer of exactly the largest count any buffer may hold (3 ranks) passes as such and is then
+ * refused by that limit; a product with 17 ranks that wraps past SIZE_MAX is still too long. */
+static void test_reduce_scatter_total_limits(void **state) {
+    (void)state;
+    static job_t job;
+    assert_refused("reduce-scatter-intmax", "make several calls, each with recvcount at most INT_MAX / ranks = "
+                                            "1073741823");
+    run_job_np(3, "badarg reduce-scatter-max", &job);
+    assert_failed_job(&job, "comm_reduce_scatter: recvcount 384307168202282325 times 3 ranks is 1152921504606846975 "
+                            "elements in sendbuf, more than MPI takes in one call", ABORTED_BY_HOOK);
+    run_job_np(17, "badarg reduce-scatter-wraps", &job);
+    assert_failed_job(&job, "comm_reduce_scatter: recvcount 1152921504606846975 times 17 ranks is more elements "
+                            "than any sendbuf can hold", ABORTED_BY_HOOK);
+}
+
 /* A negative n used to return at once, leaving the requests pending and their buffers in use. */
 static void test_refuses_waitall_negative_n(void **state) {
     (void)state;
@@ -245,6 +261,11 @@ static void test_refuses_other_overlaps(void **state) {
  * message blamed that). */
 static void test_refuses_v_counts(void **state) {
     (void)state;
+    /* exactly the largest count holds, and is then more than MPI takes */
+    assert_refused("allgatherv-max", "comm_allgatherv: the sum of counts 1152921504606846975 is more than MPI takes");
+    /* a rank's own block is checked for NULL where it has elements */
+    assert_refused("reduce-scatterv-null-recv", "comm_reduce_scatterv: NULL buffer for 4 elements");
+    assert_refused("allgatherv-null-send", "comm_allgatherv: NULL buffer for 4 elements");
     assert_refused("counts-null", "comm_allgatherv: counts is NULL; pass one block size per rank");
     assert_refused("allgatherv-too-long", "comm_allgatherv: counts add up to more than 1152921504606846975 elements, more than any buffer");
 }
@@ -263,10 +284,15 @@ static void test_refuses_receive_of_another_size(void **state) {
                                 "COMM_FLOAT32 (16 bytes) this receive takes");
     assert_refused("recv-dtype", "comm_recv from rank 1: rank 1 sent 8 bytes (2 elements of COMM_FLOAT32), but "
                                  "this receive takes 4 elements (16 bytes)");
+    assert_refused("recv-double", "comm_recv from rank 1: rank 1 sent 12 bytes (1.5 elements of COMM_FLOAT64), but "
+                                  "this receive takes 4 elements (32 bytes)"); /* elements of the receive's dtype */
     assert_refused("irecv-short", "comm_irecv from rank 1: rank 1 sent 12 bytes (3 elements");
     assert_refused("irecv-long", "comm_irecv from rank 1: rank 1 sent more than the 4 elements");
     assert_refused("sendrecv-short", "comm_sendrecv from rank 1: rank 1 sent 12 bytes (3 elements");
     assert_refused("sendrecv-long", "comm_sendrecv from rank 1: rank 1 sent more than the 4 elements");
+    static job_t three; /* the source is named, not the destination */
+    run_job_np(3, "badarg sendrecv-three", &three);
+    assert_failed_job(&three, "[rank 0/3] error: ", "comm_sendrecv from rank 2: rank 2 sent 12 bytes (3 elements");
     static job_t job;
     run_job_np(2, "badarg recv-short", &job);
     assert_failed_job(&job, "[rank 0/2] error: ", rule); /* the receiving rank, and the rule */
@@ -276,6 +302,42 @@ static void test_refuses_split_color_and_shard_rank(void **state) {
     (void)state;
     assert_refused("split-color", "comm_split: color -2 must be >= 0 or COMM_SPLIT_NONE");
     assert_refused("shard-rank", "comm_shard_range: rank 2 of size 2 is not a rank of the communicator; pass");
+}
+
+/* A dtype or op past the last one is named with the call that got it (not as the bare "invalid
+ * comm_dtype_t" of a helper deeper down), and so is one given to comm_dtype_size itself. */
+static void test_refuses_invalid_dtype_and_op(void **state) {
+    (void)state;
+    assert_refused("dtype", "comm_allreduce: invalid comm_dtype_t 6");
+    assert_refused("dtype-size", "invalid comm_dtype_t 6");
+    assert_refused("op", "comm_allreduce: invalid comm_op_t 5");
+}
+
+/* Each call checks its own arguments: a NULL communicator (what COMM_SPLIT_NONE gives), the peer
+ * of a receive, the source and receive buffer of a sendrecv, a NULL request pointer. */
+static void test_refuses_null_comm_peers_and_request(void **state) {
+    (void)state;
+    assert_refused("null-comm", "comm_allreduce: communicator is NULL (did this rank get COMM_SPLIT_NONE?)");
+    assert_refused("recv-peer", "comm_recv: peer 2 is not a rank of this communicator (size 2)");
+    assert_refused("sendrecv-source", "comm_sendrecv: source -1 is not a rank of this communicator (size 2)");
+    assert_refused("sendrecv-null-recv", "comm_sendrecv: NULL buffer for 4 elements");
+    assert_refused("wait-null", "comm_wait: NULL pointer to a request");
+}
+
+/* INT_MAX elements is the largest count MPI takes in one call, so it is not refused as too many:
+ * this receive goes on and finds the message of 3 elements short. */
+static void test_count_of_int_max_is_taken(void **state) {
+    (void)state;
+    assert_refused("recv-intmax", "comm_recv from rank 1: rank 1 sent 12 bytes (3 elements of COMM_FLOAT32), but "
+                                  "this receive takes 2147483647 elements (8589934588 bytes)");
+}
+
+/* A shard of a negative rank or of size 0 (which would divide by zero), and NULL outputs. */
+static void test_refuses_shard_size_rank_and_outputs(void **state) {
+    (void)state;
+    assert_refused("shard-negative", "comm_shard_range: rank -1 of size 2 is not a rank of the communicator");
+    assert_refused("shard-size", "comm_shard_range: rank 0 of size 0 is not a rank of the communicator");
+    assert_refused("shard-null", "comm_shard_range: NULL output pointer");
 }
 
 /* ---------------------------------------------- COMM_CHECK_ARGS: arguments that differ by rank */
@@ -528,12 +590,17 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_refuses_allgatherv_total_over_int_max),
         cmocka_unit_test(test_refuses_reduce_scatter_total_too_long),
         cmocka_unit_test(test_refuses_allgather_total_too_long),
+        cmocka_unit_test(test_reduce_scatter_total_limits),
         cmocka_unit_test(test_refuses_waitall_negative_n),
         cmocka_unit_test(test_refuses_waitall_null_array),
         cmocka_unit_test(test_refuses_null_recvbuf_and_negative_peer),
         cmocka_unit_test(test_refuses_other_overlaps),
         cmocka_unit_test(test_refuses_v_counts),
         cmocka_unit_test(test_refuses_split_color_and_shard_rank),
+        cmocka_unit_test(test_refuses_invalid_dtype_and_op),
+        cmocka_unit_test(test_refuses_null_comm_peers_and_request),
+        cmocka_unit_test(test_count_of_int_max_is_taken),
+        cmocka_unit_test(test_refuses_shard_size_rank_and_outputs),
         cmocka_unit_test(test_check_args_passes_matched_calls),
         cmocka_unit_test(test_check_args_count),
         cmocka_unit_test(test_check_args_dtype_op_root),

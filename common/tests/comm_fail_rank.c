@@ -79,7 +79,9 @@
  *       some rank waits until COMM_TIMEOUT ends the job: skip (4 ranks; after
  *       one collective that all make, rank 2 skips the comm_allreduce the
  *       others make and goes on to comm_barrier), recv (rank 0 receives from
- *       rank 1, which never sends and calls comm_barrier) and send-order (2
+ *       rank 1, which never sends and calls comm_barrier), send (rank 0 sends
+ *       rank 1 more than an eager message; rank 1 calls comm_barrier) and
+ *       send-order (2
  *       ranks, both comm_recv first: the classic deadlock of a ring written
  *       with blocking calls), wait (3 ranks; after a comm_split of the world
  *       and a barrier on the new group, rank 0 calls comm_sendrecv to rank 1
@@ -395,6 +397,12 @@ static void hanging_calls(comm_t *world, const char *what) {
     } else if (!strcmp(what, "recv")) {
         CHECK(size == 2, "hang recv: run with 2 ranks");
         if (rank == 0) comm_recv(world, y, 4, COMM_FLOAT64, 1);
+        comm_barrier(world);
+    } else if (!strcmp(what, "send")) {
+        /* Larger than any eager limit: the send waits for a receive that never comes. */
+        static double big[1 << 16];
+        CHECK(size == 2, "hang send: run with 2 ranks");
+        if (rank == 0) comm_send(world, big, 1 << 16, COMM_FLOAT64, 1);
         comm_barrier(world);
     } else if (!strcmp(what, "send-order")) {
         CHECK(size == 2, "hang send-order: run with 2 ranks");

@@ -513,6 +513,9 @@ static void test_timeout_unmatched_receive(void **state) {
                       "(COMM_TIMEOUT=1.5)");
     run_job_with_timeout(2, "1.5", "hang send-order", &job);
     assert_failed_job(&job, "[rank 1/2] " TIMED_OUT "comm_recv from rank 0 ", ENDED_BY_WATCHDOG);
+    run_job_with_timeout(2, "1.5", "hang send", &job);
+    assert_failed_job(&job, "[rank 0/2] " TIMED_OUT "comm_send to rank 1 (on a communicator of 2 ranks, "
+                            "where this rank is 0) has waited ", ENDED_BY_WATCHDOG);
 }
 
 /* The other waits name themselves: a sendrecv both its peers, a comm_wait the call that
@@ -549,6 +552,8 @@ static void test_timeout_bad_value_refused(void **state) {
     assert_failed_job(&job, "COMM_TIMEOUT is '10s'; set it to the seconds", ABORTED_BY_HOOK);
     run_job_with_timeout(2, "-1", "ok", &job);
     assert_failed_job(&job, "COMM_TIMEOUT is '-1'; set it to the seconds", ABORTED_BY_HOOK);
+    run_job_with_timeout(2, "2e6", "ok", &job); /* past 1e6 s: a typo, not a limit */
+    assert_failed_job(&job, "COMM_TIMEOUT is '2e6'; set it to the seconds", ABORTED_BY_HOOK);
     run_job_with_timeout(2, "0", "ok", &job);
     int ok = job.exited && job.status == 0 && strstr(job.out, "all 2 ranks finished");
     show_output_if(!ok, &job);

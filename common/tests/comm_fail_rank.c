@@ -70,7 +70,13 @@
  *       COMM_INT32), allgatherv-dtype (rank 1 COMM_INT32), ireduce-scatter
  *       (rank 2 calls comm_ireduce_scatter, the others comm_reduce_scatter) and
  *       ibroadcast (rank 3 calls comm_ibroadcast, the others comm_broadcast),
- *       split (rank 2 calls comm_split, the others comm_barrier).
+ *       split (rank 2 calls comm_split, the others comm_barrier),
+ *       broadcast-count (rank 1 count 999), reduce-scatter-dtype (rank 2
+ *       COMM_INT32), reduce-scatterv-dtype (rank 0 COMM_INT32),
+ *       allgatherv-last-count (rank 3's counts[3] is 4, the others' 3),
+ *       reduce-scatterv-two-counts (rank 3's counts[1] and counts[2] are 4);
+ *       many (14 ranks: comm_allreduce with count 1001 on rank 1, 1002 on
+ *       ranks 2 and 3, 1003 on rank 4, 1004 on rank 5, 1000 on the others).
  *       none: every collective once, the same arguments on every rank; must
  *       pass the check and exit 0.
  *   comm_fail_rank hang CASE
@@ -90,6 +96,11 @@
  *       0. compute: every call matched, but between them every rank computes
  *       (sleeps) for twice COMM_TIMEOUT, after each kind of call that is
  *       watched; the time outside the calls must not count, so it must exit 0.
+ *   comm_fail_rank checks [RANK]
+ *       Every rank prints what comm_checks_args() says on the world
+ *       communicator. With RANK, COMM_CHECK_ARGS=1 is set on that rank only
+ *       (before comm_init, from Open MPI's OMPI_COMM_WORLD_RANK), as a
+ *       launcher that passes the environment to some nodes only would.
  */
 #include "comm.h"
 #include "error.h"
@@ -105,7 +116,7 @@
 
 static void usage(void) {
     fprintf(stderr, "usage: comm_fail_rank RANK [barrier|allreduce|exit] | ok | nccl | badarg CASE | "
-                    "mismatch CASE | hang CASE\n");
+                    "mismatch CASE | hang CASE | checks [RANK]\n");
     exit(2);
 }
 
@@ -300,10 +311,20 @@ static void matched_calls(comm_t *world, float *a, float *b) {
 static void mismatched_call(comm_t *world, const char *what) {
     static float a[2 * MISMATCH_N], b[2 * MISMATCH_N];
     int rank = comm_rank(world);
-    CHECK(comm_size(world) == 4, "mismatch: run with 4 ranks");
     /* Without the check these calls hang, or read and write past the buffers. */
     CHECK(comm_checks_args(world), "mismatch: run with COMM_CHECK_ARGS=1");
+    if (!strcmp(what, "many")) {
+        /* Five counts: 1001 on rank 1, 1002 on ranks 2 and 3, 1003 on rank 4, 1004 on rank 5 and
+         * 1000 on the other nine, more values and more ranks per value than the message lists. */
+        static const int extra[6] = {0, 1, 2, 2, 3, 4};
+        CHECK(comm_size(world) == 14, "mismatch many: run with 14 ranks");
+        comm_allreduce(world, a, b, MISMATCH_N + (rank < 6 ? extra[rank] : 0), COMM_FLOAT32, COMM_SUM);
+        log_error("the mismatched call '%s' was not refused", what);
+        return;
+    }
+    CHECK(comm_size(world) == 4, "mismatch: run with 4 ranks");
     size_t counts[4] = {3, 3, rank == 1 ? 4 : 3, 3};
+    size_t last[4] = {3, 3, 3, rank == 3 ? 4 : 3}, two[4] = {3, rank == 3 ? 4 : 3, rank == 3 ? 4 : 3, 3};
     if (!strcmp(what, "none")) {
         matched_calls(world, a, b);
         if (rank == 0) printf("comm_fail_rank: all ranks agreed on every collective\n");
@@ -354,6 +375,17 @@ static void mismatched_call(comm_t *world, const char *what) {
     } else if (!strcmp(what, "allgatherv-dtype")) {
         size_t even[4] = {3, 3, 3, 3};
         comm_allgatherv(world, a, b, even, rank == 1 ? COMM_INT32 : COMM_FLOAT32);
+    } else if (!strcmp(what, "broadcast-count")) {
+        comm_broadcast(world, a, rank == 1 ? MISMATCH_N - 1 : MISMATCH_N, COMM_FLOAT32, 0);
+    } else if (!strcmp(what, "reduce-scatter-dtype")) {
+        comm_reduce_scatter(world, a, b, 4, rank == 2 ? COMM_INT32 : COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "reduce-scatterv-dtype")) {
+        size_t even[4] = {3, 3, 3, 3};
+        comm_reduce_scatterv(world, a, b, even, rank == 0 ? COMM_INT32 : COMM_FLOAT32, COMM_SUM);
+    } else if (!strcmp(what, "allgatherv-last-count")) {
+        comm_allgatherv(world, a, b, last, COMM_FLOAT32);
+    } else if (!strcmp(what, "reduce-scatterv-two-counts")) {
+        comm_reduce_scatterv(world, a, b, two, COMM_FLOAT32, COMM_SUM);
     } else if (!strcmp(what, "ireduce-scatter")) {
         if (rank == 2) {
             comm_request_t r = comm_ireduce_scatter(world, a, b, 4, COMM_FLOAT32, COMM_SUM);
@@ -372,7 +404,8 @@ static void mismatched_call(comm_t *world, const char *what) {
         FATAL("unknown mismatch '%s' (none, allreduce-count, allreduce-dtype, allreduce-op, broadcast-root, "
               "call, nonblocking, reduce-scatter-count, iallgather-count, allgatherv-counts, "
               "reduce-scatterv-counts, reduce-scatter-op, reduce-scatterv-op, broadcast-dtype, allgather-dtype, "
-              "allgatherv-dtype, ireduce-scatter, ibroadcast, split)", what);
+              "allgatherv-dtype, broadcast-count, reduce-scatter-dtype, reduce-scatterv-dtype, allgatherv-last-count, "
+              "reduce-scatterv-two-counts, ireduce-scatter, ibroadcast, split, many)", what);
     }
     log_error("the mismatched call '%s' was not refused", what);
 }
@@ -439,13 +472,18 @@ static void hanging_calls(comm_t *world, const char *what) {
         if (rank == 0) printf("comm_fail_rank: the time between the calls did not count\n");
         return;
     } else {
-        FATAL("unknown hang '%s' (none, skip, recv, send-order, wait, compute)", what);
+        FATAL("unknown hang '%s' (none, skip, recv, send, send-order, wait, compute)", what);
     }
     log_error("the mismatched calls of '%s' completed", what);
 }
 
 int main(int argc, char **argv) {
     if (argc < 2) usage();
+    /* checks RANK: COMM_CHECK_ARGS=1 reaches that rank only, as from a launcher that passes the
+     * environment to some nodes. Open MPI's mpirun tells each process its rank in the environment. */
+    const char *world_rank = getenv("OMPI_COMM_WORLD_RANK");
+    if (!strcmp(argv[1], "checks") && argc > 2 && world_rank && !strcmp(world_rank, argv[2]))
+        setenv("COMM_CHECK_ARGS", "1", 1);
     comm_init(&argc, &argv);
 
     if (!strcmp(argv[1], "nccl")) {
@@ -473,6 +511,13 @@ int main(int argc, char **argv) {
     if (!strcmp(argv[1], "hang")) {
         if (argc < 3) usage();
         hanging_calls(world, argv[2]);
+        comm_finalize();
+        return 0;
+    }
+    if (!strcmp(argv[1], "checks")) {
+        printf("comm_fail_rank: rank %d of %d: comm_checks_args %d\n", rank, size, comm_checks_args(world));
+        fflush(stdout);
+        comm_barrier(world);
         comm_finalize();
         return 0;
     }

@@ -388,6 +388,24 @@ static void assert_mismatch_refused(const char *mismatch, const char *call, cons
 
 #define DIFFERENT_ARGS "COMM_CHECK_ARGS: the ranks passed different arguments to this collective"
 
+/* Each rank that got its error line out before the job ended (at least one does) says want[r],
+ * its own part of the message: every rank's line is checked, not only the first. */
+static void assert_each_rank_says(const job_t *job, int np, const char *const *want) {
+    int seen = 0;
+    for (int r = 0; r < np; r++) {
+        char key[32];
+        snprintf(key, sizeof key, "[rank %d/%d] error: ", r, np);
+        const char *line = strstr(job->out, key);
+        if (!line) continue;
+        seen++;
+        const char *end = strchr(line, '\n'), *hit = strstr(line, want[r]);
+        int ok = hit && (!end || hit < end);
+        if (!ok) fprintf(stderr, "rank %d's line does not say '%s':\n%s\n", r, want[r], job->out);
+        assert_true(ok);
+    }
+    assert_true(seen > 0);
+}
+
 static void test_check_args_count(void **state) {
     (void)state;
     assert_mismatch_refused("allreduce-count", "comm_allreduce: " DIFFERENT_ARGS, "count is ",
@@ -455,6 +473,78 @@ static void test_check_args_v_counts(void **state) {
                             "on this rank (4 on rank 1; 3 on ranks 0, 2, 3)");
     assert_mismatch_refused("reduce-scatterv-counts", "comm_reduce_scatterv: " DIFFERENT_ARGS, "counts[2] is ",
                             "on this rank (4 on rank 1; 3 on ranks 0, 2, 3)");
+}
+
+/* The last block size is compared too, and found by every rank, those that agree with each
+ * other included: rank 3's counts[3] is 4, the others' 3. Where two entries differ (rank 3's
+ * counts[1] and counts[2]), the message names the first. */
+static void test_check_args_last_and_first_of_several_counts(void **state) {
+    (void)state;
+    static job_t job;
+    assert_mismatch_refused("allgatherv-last-count", "comm_allgatherv: " DIFFERENT_ARGS, "counts[3] is ",
+                            "on this rank (4 on rank 3; 3 on ranks 0, 1, 2)");
+    run_job_with_check(4, "1", "mismatch allgatherv-last-count", &job);
+    static const char *const want[4] = {"counts[3] is 3 on this rank (4 on rank 3;", "counts[3] is 3 on this rank (",
+                                        "counts[3] is 3 on this rank (", "counts[3] is 4 on this rank ("};
+    assert_each_rank_says(&job, 4, want);
+    assert_mismatch_refused("reduce-scatterv-two-counts", "comm_reduce_scatterv: " DIFFERENT_ARGS, "counts[1] is ",
+                            "on this rank (4 on rank 3; 3 on ranks 0, 1, 2)");
+}
+
+/* The count of a broadcast and the dtype of both reduce-scatters are compared too. */
+static void test_check_args_broadcast_count_and_reduce_scatter_dtypes(void **state) {
+    (void)state;
+    assert_mismatch_refused("broadcast-count", "comm_broadcast: " DIFFERENT_ARGS, "count is ",
+                            "on this rank (999 on rank 1; 1000 on ranks 0, 2, 3)");
+    assert_mismatch_refused("reduce-scatter-dtype", "comm_reduce_scatter: " DIFFERENT_ARGS, "dtype is ",
+                            "on this rank (COMM_INT32 on rank 2; COMM_FLOAT32 on ranks 0, 1, 3)");
+    assert_mismatch_refused("reduce-scatterv-dtype", "comm_reduce_scatterv: " DIFFERENT_ARGS, "dtype is ",
+                            "on this rank (COMM_INT32 on rank 0; COMM_FLOAT32 on ranks 1, 2, 3)");
+}
+
+/* "X is V on this rank": V is the rank's own value, the odd one's and the others' alike. */
+static void test_check_args_names_each_ranks_own_value(void **state) {
+    (void)state;
+    static job_t job;
+    run_job_with_check(4, "1", "mismatch iallgather-count", &job);
+    assert_failed_job(&job, "comm_iallgather: " DIFFERENT_ARGS, ABORTED_BY_HOOK);
+    static const char *const want[4] = {"sendcount is 5 on this rank (", "sendcount is 4 on this rank (",
+                                        "sendcount is 4 on this rank (", "sendcount is 4 on this rank ("};
+    assert_each_rank_says(&job, 4, want);
+}
+
+/* On 14 ranks, five counts: the message lists four values, fewest ranks first (in order of
+ * appearance among equals), each with at most eight ranks, and says that there is more. */
+static void test_check_args_many_values_and_ranks(void **state) {
+    (void)state;
+    static job_t job;
+    run_job_with_check(14, "1", "mismatch many", &job);
+    assert_failed_job(&job, "comm_allreduce: " DIFFERENT_ARGS,
+                      "count is 1000 on this rank (1001 on rank 1; 1003 on rank 4; 1002 on ranks 2, 3; 1000 on ranks "
+                      "0, 6, 7, 8, 9, 10, 11, 12 and 1 more; and other values)");
+}
+
+/* COMM_CHECK_ARGS=1 on one rank only (a launcher that passed it to some nodes) turns the check
+ * on for every rank, since a rank that checks makes one MPI call more per collective, and rank 0
+ * warns; COMM_CHECK_ARGS=0 is off. */
+static void test_check_args_on_some_ranks_is_on_for_all(void **state) {
+    (void)state;
+    static job_t job;
+    run_job_np(4, "checks 2", &job);
+    int ok = job.exited && job.status == 0 &&
+             strstr(job.out, "[rank 0/4] warning: comm: COMM_CHECK_ARGS=1 reached only some ranks");
+    for (int r = 0; r < 4; r++) {
+        char want[64];
+        snprintf(want, sizeof want, "rank %d of 4: comm_checks_args 1", r);
+        ok &= strstr(job.out, want) != NULL;
+    }
+    show_output_if(!ok, &job);
+    assert_true(ok);
+    run_job_with_check(2, "0", "checks", &job);
+    ok = job.exited && job.status == 0 && strstr(job.out, "rank 0 of 2: comm_checks_args 0") &&
+         strstr(job.out, "rank 1 of 2: comm_checks_args 0") && !strstr(job.out, "COMM_CHECK_ARGS=1");
+    show_output_if(!ok, &job);
+    assert_true(ok);
 }
 
 /* A value that is neither on nor off is refused rather than read as either. */
@@ -613,6 +703,11 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_check_args_op_and_dtype_of_every_collective),
         cmocka_unit_test(test_check_args_nonblocking_is_another_call),
         cmocka_unit_test(test_check_args_v_counts),
+        cmocka_unit_test(test_check_args_last_and_first_of_several_counts),
+        cmocka_unit_test(test_check_args_broadcast_count_and_reduce_scatter_dtypes),
+        cmocka_unit_test(test_check_args_names_each_ranks_own_value),
+        cmocka_unit_test(test_check_args_many_values_and_ranks),
+        cmocka_unit_test(test_check_args_on_some_ranks_is_on_for_all),
         cmocka_unit_test(test_check_args_bad_value_refused),
         cmocka_unit_test(test_timeout_passes_matched_calls),
         cmocka_unit_test(test_refuses_receive_of_another_size),

@@ -42,7 +42,8 @@ struct ncclComm {
     long async_calls; /* ncclCommGetAsyncError calls on this communicator */
 };
 
-static standin_scenario_t scenario = {0, -1, 0, 0, 0};
+static standin_scenario_t scenario = {0, -1, 0, 0, 0, 0, 0};
+static int my_rank = -1; /* the NCCL rank of this process's last ncclCommInitRank */
 static standin_counts_t counts;
 static char last_error[256] = "";
 
@@ -60,8 +61,9 @@ const standin_call_t *standin_calls(int *n) {
 }
 
 static void record(const char *fn, const void *send, const void *recv, size_t count, int datatype, int op,
-                   int root) {
-    if (ncalls < STANDIN_MAX_CALLS) calls[ncalls] = (standin_call_t){fn, send, recv, count, datatype, op, root};
+                   int root, cudaStream_t stream) {
+    if (ncalls < STANDIN_MAX_CALLS)
+        calls[ncalls] = (standin_call_t){fn, send, recv, count, datatype, op, root, stream};
     ncalls++;
 }
 
@@ -81,8 +83,9 @@ cudaError_t cudaGetDeviceCount(int *count) {
     return cudaSuccess;
 }
 
+/* One device, 0: any other number is refused, as the real runtime refuses a device it lacks. */
 cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
-    (void)device;
+    if (device != 0) return cudaErrorInvalidDevice;
     memset(prop, 0, sizeof *prop);
     snprintf(prop->name, sizeof prop->name, "stand-in GPU");
     /* One GPU per process: every rank of a job on this machine sees a different one. */
@@ -91,10 +94,7 @@ cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device) {
     return cudaSuccess;
 }
 
-cudaError_t cudaSetDevice(int device) {
-    (void)device;
-    return cudaSuccess;
-}
+cudaError_t cudaSetDevice(int device) { return device == 0 ? cudaSuccess : cudaErrorInvalidDevice; }
 
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags) {
     (void)flags;
@@ -102,13 +102,16 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *stream, unsigned int flags) 
     return cudaSuccess;
 }
 
+/* Kept, not freed: an event recorded on a stream may be queried after the stream is destroyed,
+ * which the real runtime allows. */
 cudaError_t cudaStreamDestroy(cudaStream_t stream) {
-    free(stream);
+    (void)stream;
     return cudaSuccess;
 }
 
 static cudaError_t query(struct CUstream_st *s) {
     if (!s->busy) return cudaSuccess;
+    if (scenario.query_fails && my_rank == scenario.fail_rank) return cudaErrorLaunchFailure;
     if (s->not_ready_left == 0) {
         s->busy = 0;
         return cudaSuccess;
@@ -158,7 +161,8 @@ cudaError_t cudaEventDestroy(cudaEvent_t event) {
 }
 
 const char *cudaGetErrorName(cudaError_t error) {
-    return error == cudaSuccess ? "cudaSuccess" : error == cudaErrorNotReady ? "cudaErrorNotReady" : "cudaError";
+    return error == cudaSuccess ? "cudaSuccess" : error == cudaErrorNotReady ? "cudaErrorNotReady"
+           : error == cudaErrorLaunchFailure ? "cudaErrorLaunchFailure" : "cudaError";
 }
 
 const char *cudaGetErrorString(cudaError_t error) {
@@ -195,12 +199,14 @@ ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId id, int
     *comm = new_zeroed(sizeof **comm);
     (*comm)->rank = rank;
     (*comm)->nranks = nranks;
+    my_rank = rank;
     return ncclSuccess;
 }
 
 ncclResult_t ncclCommGetAsyncError(ncclComm_t comm, ncclResult_t *async_error) {
     counts.async_queries++;
     long n = ++comm->async_calls;
+    if (scenario.async_query_fails && comm->rank == scenario.fail_rank) return ncclInvalidArgument;
     if (comm->rank == scenario.fail_rank && n >= scenario.fail_after) {
         snprintf(last_error, sizeof last_error, "%s", STANDIN_LAST_ERROR);
         *async_error = ncclRemoteError;
@@ -235,7 +241,7 @@ static ncclResult_t enqueue(cudaStream_t stream) {
 
 ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                            ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-    record("ncclAllReduce", sendbuff, recvbuff, count, (int)datatype, (int)op, -1);
+    record("ncclAllReduce", sendbuff, recvbuff, count, (int)datatype, (int)op, -1, stream);
     if (scenario.call_fails && comm->rank == scenario.fail_rank) {
         snprintf(last_error, sizeof last_error, "%s", STANDIN_CALL_ERROR);
         return ncclSystemError;
@@ -245,38 +251,42 @@ ncclResult_t ncclAllReduce(const void *sendbuff, void *recvbuff, size_t count, n
 
 ncclResult_t ncclReduceScatter(const void *sendbuff, void *recvbuff, size_t recvcount, ncclDataType_t datatype,
                                ncclRedOp_t op, ncclComm_t comm, cudaStream_t stream) {
-    (void)sendbuff, (void)recvbuff, (void)recvcount, (void)datatype, (void)op, (void)comm;
+    (void)comm;
+    record("ncclReduceScatter", sendbuff, recvbuff, recvcount, (int)datatype, (int)op, -1, stream);
     return enqueue(stream);
 }
 
 ncclResult_t ncclAllGather(const void *sendbuff, void *recvbuff, size_t sendcount, ncclDataType_t datatype,
                            ncclComm_t comm, cudaStream_t stream) {
-    (void)sendbuff, (void)recvbuff, (void)sendcount, (void)datatype, (void)comm;
+    (void)comm;
+    record("ncclAllGather", sendbuff, recvbuff, sendcount, (int)datatype, -1, -1, stream);
     return enqueue(stream);
 }
 
 ncclResult_t ncclBroadcast(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype, int root,
                            ncclComm_t comm, cudaStream_t stream) {
     (void)comm;
-    record("ncclBroadcast", sendbuff, recvbuff, count, (int)datatype, -1, root);
+    record("ncclBroadcast", sendbuff, recvbuff, count, (int)datatype, -1, root, stream);
     return enqueue(stream);
 }
 
 ncclResult_t ncclReduce(const void *sendbuff, void *recvbuff, size_t count, ncclDataType_t datatype,
                         ncclRedOp_t op, int root, ncclComm_t comm, cudaStream_t stream) {
     (void)comm;
-    record("ncclReduce", sendbuff, recvbuff, count, (int)datatype, (int)op, root);
+    record("ncclReduce", sendbuff, recvbuff, count, (int)datatype, (int)op, root, stream);
     return enqueue(stream);
 }
 
 ncclResult_t ncclSend(const void *sendbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-    (void)sendbuff, (void)count, (void)datatype, (void)peer, (void)comm;
+    (void)comm;
+    record("ncclSend", sendbuff, NULL, count, (int)datatype, -1, peer, stream);
     return enqueue(stream);
 }
 
 ncclResult_t ncclRecv(void *recvbuff, size_t count, ncclDataType_t datatype, int peer, ncclComm_t comm,
                       cudaStream_t stream) {
-    (void)recvbuff, (void)count, (void)datatype, (void)peer, (void)comm;
+    (void)comm;
+    record("ncclRecv", NULL, recvbuff, count, (int)datatype, -1, peer, stream);
     return enqueue(stream);
 }

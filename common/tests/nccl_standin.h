@@ -19,6 +19,8 @@ typedef struct {
     int fail_after;        /* ... from its fail_after-th call on; fail_rank < 0: no rank fails */
     int in_progress_polls; /* the first this many ncclCommGetAsyncError calls report ncclInProgress */
     int call_fails;        /* on fail_rank, ncclAllReduce itself returns ncclSystemError */
+    int query_fails;       /* on fail_rank, querying a busy stream or event returns cudaErrorLaunchFailure */
+    int async_query_fails; /* on fail_rank, ncclCommGetAsyncError itself returns ncclInvalidArgument */
 } standin_scenario_t;
 
 /* How many times comm.c called each function, summed over all communicators. */
@@ -33,16 +35,18 @@ typedef struct {
 void standin_set_scenario(const standin_scenario_t *scenario);
 standin_counts_t standin_counts(void);
 
-/* One collective as comm.c called it (ncclAllReduce, ncclReduce or ncclBroadcast), so a test
- * can check the arguments, such as the blocks of the "v" collectives, though no data moves. */
+/* One NCCL operation as comm.c called it, so a test can check the arguments, such as the
+ * blocks of the "v" collectives, though no data moves. */
 typedef struct {
-    const char *fn;       /* "ncclAllReduce", "ncclReduce" or "ncclBroadcast" */
-    const void *sendbuff; /* the pointers as passed */
+    const char *fn;       /* "ncclAllReduce", "ncclReduceScatter", "ncclAllGather", "ncclReduce",
+                             "ncclBroadcast", "ncclSend" or "ncclRecv" */
+    const void *sendbuff; /* the pointers as passed; NULL for the one a call does not take */
     const void *recvbuff;
     size_t count;
     int datatype;         /* ncclDataType_t */
-    int op;               /* ncclRedOp_t; -1 for ncclBroadcast */
-    int root;             /* -1 for ncclAllReduce */
+    int op;               /* ncclRedOp_t; -1 for the calls without one */
+    int root;             /* root, or the peer of ncclSend and ncclRecv; -1 for the others */
+    const void *stream;   /* the cudaStream_t it was enqueued on */
 } standin_call_t;
 
 enum { STANDIN_MAX_CALLS = 16 };

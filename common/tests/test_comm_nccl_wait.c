@@ -139,6 +139,37 @@ static void test_failed_call_message_has_nccl_detail(void **state) {
     assert_true(ok);
 }
 
+/* A wait whose query itself fails (not "not ready": the GPU work failed) ends the job at once,
+ * naming the query, the rank and CUDA's error, instead of polling for ever. */
+static void test_failed_query_ends_the_job(void **state) {
+    (void)state;
+    static job_t job;
+    char line[1024];
+    run_job2("fail-query", &job);
+    line_with(job.out, "[rank 1/2] error:", line, sizeof line);
+    int ok = job.exited && job.status != 0 && job.seconds < MAX_END_S &&
+             strstr(line, "comm_wait (comm_iallreduce): cudaEventQuery failed on rank 1 of 2 while waiting for NCCL: "
+                          "cudaErrorLaunchFailure") &&
+             strstr(job.out, "[rank 1/2] comm: ending the whole job with MPI_Abort") && !strstr(job.out, "returned from");
+    if (!ok) fprintf(stderr, "---- job output ----\n%s---- end ----\nrank 1's error line: '%s'\n", job.out, line);
+    assert_true(ok);
+}
+
+/* A rank whose ncclCommGetAsyncError itself fails cannot tell whether its peers are alive: it
+ * counts that as NCCL's error, aborts its communicator and ends the job, naming the error. */
+static void test_failed_error_poll_ends_the_job(void **state) {
+    (void)state;
+    static job_t job;
+    char line[1024];
+    run_job2("fail-async-query", &job);
+    line_with(job.out, "[rank 1/2] error:", line, sizeof line);
+    int ok = job.exited && job.status != 0 && job.seconds < MAX_END_S &&
+             strstr(line, "comm_allreduce: NCCL failed on rank 1 of 2 while this rank waited for it: invalid argument") &&
+             strstr(job.out, STANDIN_ABORT_LINE " on rank 1") && !strstr(job.out, "returned from");
+    if (!ok) fprintf(stderr, "---- job output ----\n%s---- end ----\nrank 1's error line: '%s'\n", job.out, line);
+    assert_true(ok);
+}
+
 /* The argument check runs over the NCCL backend's MPI group: with COMM_CHECK_ARGS=1 the normal
  * waits still poll and return as above (the check adds no CUDA or NCCL call), and ranks that
  * pass different counts end the job naming them, before NCCL (whose work here never finishes,
@@ -183,6 +214,15 @@ static void test_timeout_on_the_nccl_backend(void **state) {
     if (!ok) fprintf(stderr, "---- job output ----\n%s---- end ----\n", job.out);
     assert_true(job.exited);
     assert_true(ok);
+    /* comm_free waits for the work on its communicator (on MPI it waits for nothing). */
+    setenv("COMM_TIMEOUT", "1.5", 1);
+    run_job2("hang free", &job);
+    unsetenv("COMM_TIMEOUT");
+    ok = job.exited && job.status != 0 && job.seconds < MAX_END_S &&
+         strstr(job.out, "comm: COMM_TIMEOUT: comm_free (of a communicator of 2 ranks, which each of them must free) "
+                         "has waited ") && !strstr(job.out, "returned from");
+    if (!ok) fprintf(stderr, "---- job output (hang free) ----\n%s---- end ----\n", job.out);
+    assert_true(ok);
 }
 
 int main(int argc, char **argv) {
@@ -211,6 +251,8 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_error_in_comm_free),
         cmocka_unit_test(test_error_in_finalize),
         cmocka_unit_test(test_failed_call_message_has_nccl_detail),
+        cmocka_unit_test(test_failed_query_ends_the_job),
+        cmocka_unit_test(test_failed_error_poll_ends_the_job),
         cmocka_unit_test(test_check_args_on_the_nccl_backend),
         cmocka_unit_test(test_timeout_on_the_nccl_backend),
     };

@@ -311,8 +311,10 @@ static void channel_read(conn_t *k, conn_t *all, int nc, int ranks, const char *
         if (off == (size_t)r && k->hlen + 1 < sizeof k->hello) return; /* the rest of the hello is still coming */
         k->hello[k->hlen] = '\0';
         int rank = -1, used = 0;
-        if (off == (size_t)r || sscanf(k->hello, "HELLO %d%n", &rank, &used) != 1 || k->hello[used] ||
-            rank < 0 || rank >= ranks) {
+        /* A hello that has not ended when the buffer is full is refused, not
+         * read as its first characters ("HELLO 0000...01" as rank 0). */
+        if (off == (size_t)r || buf[off] != '\n' || sscanf(k->hello, "HELLO %d%n", &rank, &used) != 1 ||
+            k->hello[used] || rank < 0 || rank >= ranks) {
             channel_problem(res, "a connection to the verdict channel did not say which of the %d ranks it is",
                             ranks);
             close(k->fd);

@@ -941,6 +941,48 @@ static void test_channel_bad_hello(void **state) {
     }
 }
 
+/* A hello is read into 63 characters: the longest that fits names its rank
+ * (rank 1 with 56 leading zeros); one character more is refused as a
+ * malformed hello, not read as its first 63 (rank 0, all zeros), and so
+ * are those 63 alone, without a newline. */
+static void test_channel_hello_length(void **state) {
+    (void)state;
+    char fits[80], over[80];
+    snprintf(fits, sizeof fits, "HELLO %057d", 1);
+    snprintf(over, sizeof over, "HELLO %058d", 1);
+    assert_int_equal(strlen(fits), 63);
+    sandbox_opts_t o = on_ranks(2);
+    sandbox_result_t r;
+    char *argv[] = {self_exe, "child", "rank", "0", "say", fits, NULL};
+    run(argv, &o, &r);
+    assert_exit(&r, 0);
+    assert_string_equal(r.out, "got " TOKEN "\n");
+    assert_string_equal(r.channel_problem, "");
+    assert_int_equal(r.ranks_heard, 1);
+    sandbox_result_free(&r);
+
+    o = on_ranks(2);
+    argv[5] = over;
+    run(argv, &o, &r);
+    assert_exit(&r, 0);
+    assert_string_equal(r.out, "got \n");
+    assert_non_null(strstr(r.channel_problem, "did not say which of the 2 ranks it is"));
+    assert_int_equal(r.ranks_heard, 0);
+    assert_string_equal(r.rank_report[0], "");
+    sandbox_result_free(&r);
+
+    /* The same 63 characters without their newline, then the end: no hello either. */
+    over[63] = '\0';
+    o = on_ranks(2);
+    argv[4] = "cut";
+    run(argv, &o, &r);
+    assert_exit(&r, 0);
+    assert_string_equal(r.out, "got \n");
+    assert_non_null(strstr(r.channel_problem, "did not say which of the 2 ranks it is"));
+    assert_int_equal(r.ranks_heard, 0);
+    sandbox_result_free(&r);
+}
+
 /* Ranks are capped at GRADE_MAX_RANKS: the last one is heard, one past it refused. */
 static void test_channel_many_ranks(void **state) {
     (void)state;
@@ -1204,6 +1246,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_channel_ranks),
         cmocka_unit_test(test_channel_silent_rank),
         cmocka_unit_test(test_channel_bad_hello),
+        cmocka_unit_test(test_channel_hello_length),
         cmocka_unit_test(test_channel_many_ranks),
         cmocka_unit_test(test_channel_rank_twice),
         cmocka_unit_test(test_channel_too_many),

@@ -37,6 +37,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -398,6 +399,34 @@ static void test_signal_state(void **state) {
     sigaction(SIGHUP, &old_hup, NULL);
     assert_exit(&r, 0);
     assert_string_equal(r.out, "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n");
+    sandbox_result_free(&r);
+}
+
+/* A signal the grader handles during a run (its own timer, here ten times a
+ * second) interrupts its wait for the child, and the run goes on: the
+ * child's exit code and output, not a kill. */
+static volatile sig_atomic_t ticks;
+static void tick(int sig) {
+    (void)sig;
+    ticks++;
+}
+
+static void test_grader_signalled(void **state) {
+    (void)state;
+    struct sigaction on = {0}, old;
+    on.sa_handler = tick; /* no SA_RESTART, which poll() ignores anyway */
+    sigaction(SIGALRM, &on, &old);
+    struct itimerval every = {{0, 100000}, {0, 100000}}, off = {{0, 0}, {0, 0}};
+    ticks = 0;
+    setitimer(ITIMER_REAL, &every, NULL);
+    sandbox_opts_t o = plain();
+    sandbox_result_t r;
+    run_sh("sleep 1; echo done; exit 3", &o, &r);
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    assert_true(ticks >= 3);
+    assert_exit(&r, 3);
+    assert_string_equal(r.out, "done\n");
     sandbox_result_free(&r);
 }
 
@@ -1238,6 +1267,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_stdin),
         cmocka_unit_test(test_env_and_cwd),
         cmocka_unit_test(test_signal_state),
+        cmocka_unit_test(test_grader_signalled),
         cmocka_unit_test(test_fds_closed),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_limits_enforced),

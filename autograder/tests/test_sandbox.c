@@ -430,6 +430,81 @@ static void test_grader_signalled(void **state) {
     sandbox_result_free(&r);
 }
 
+/* What holds the output pipe of test_output_held_outside, and is no
+ * process below the grader: a socket of the grader's, to which the child
+ * sends its stdout (as it could to a daemon). held_out is a descriptor of
+ * the test's own that the pipe is moved onto once received, and held_null
+ * what replaces it to give the pipe up. */
+static int held_sock = -1, held_out = -1, held_null = -1;
+static volatile sig_atomic_t held_ticks;
+
+/* Every 0.2 s: from 0.4 s on (the child long gone), take the child's stdout
+ * once and write a line to it, and keep it; at 20 s give it up, so that a
+ * run that waits for its EOF ends at last. Async-signal-safe calls only. */
+static void hold_output(int sig) {
+    (void)sig;
+    static int got;
+    held_ticks++;
+    if (held_ticks >= 2 && !got) {
+        char x;
+        struct iovec iov = {&x, 1};
+        union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } c;
+        struct msghdr m;
+        memset(&m, 0, sizeof m);
+        m.msg_iov = &iov;
+        m.msg_iovlen = 1;
+        m.msg_control = c.b;
+        m.msg_controllen = sizeof c.b;
+        int fd;
+        if (recvmsg(held_sock, &m, MSG_DONTWAIT) == 1 && CMSG_FIRSTHDR(&m)) {
+            memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&m)), sizeof fd);
+            dup2(fd, held_out);
+            close(fd);
+            got = 1;
+            if (write(held_out, "late\n", 5) != 5) { /* the run shows it */ }
+        }
+    }
+    if (held_ticks == 100) dup2(held_null, held_out);
+}
+
+/* Output that comes after the child exited, from a holder of the pipe the
+ * grader cannot kill, is kept for two seconds after the child is reaped;
+ * then the run ends without the EOF. */
+static void test_output_held_outside(void **state) {
+    (void)state;
+    char name[64];
+    snprintf(name, sizeof name, "course-test-sandbox-held-%d", (int)getpid());
+    held_sock = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a = {0};
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path + 1, name, strlen(name));
+    assert_int_equal(bind(held_sock, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name))), 0);
+    held_out = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    held_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    struct sigaction on = {0}, old, ign = {0}, old_pipe;
+    on.sa_handler = hold_output;
+    ign.sa_handler = SIG_IGN; /* a late write past a run that did not wait must not end this test */
+    sigaction(SIGALRM, &on, &old);
+    sigaction(SIGPIPE, &ign, &old_pipe);
+    struct itimerval every = {{0, 200000}, {0, 200000}}, off = {{0, 0}, {0, 0}};
+    held_ticks = 0;
+    setitimer(ITIMER_REAL, &every, NULL);
+    sandbox_opts_t o = plain();
+    sandbox_result_t r;
+    char *argv[] = {self_exe, "child", "sendfd", name, NULL};
+    run(argv, &o, &r);
+    setitimer(ITIMER_REAL, &off, NULL);
+    sigaction(SIGALRM, &old, NULL);
+    sigaction(SIGPIPE, &old_pipe, NULL);
+    close(held_out);
+    close(held_null);
+    close(held_sock);
+    assert_exit(&r, 0);
+    assert_string_equal(r.out, "sent\nlate\n");
+    assert_true(r.wall_s < 10);
+    sandbox_result_free(&r);
+}
+
 /* ---- descriptors ---------------------------------------------------------------- */
 
 /* The child's descriptors past stderr: fds 3 and 4 with a token, none
@@ -1160,7 +1235,7 @@ static int child_hello(const char *rank, char *tok, size_t n) {
     return fd;
 }
 
-/* argv: fds | alloc MB | chain N [top] | rank R ok|split|say TEXT|cut TEXT|twice|flood */
+/* argv: fds | sendfd NAME | alloc MB | chain N [top] | rank R ok|split|say TEXT|cut TEXT|twice|flood */
 static int child_main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0); /* a line in one write: other children share the pipe */
     if (argc >= 1 && !strcmp(argv[0], "fds")) {
@@ -1169,6 +1244,32 @@ static int child_main(int argc, char **argv) {
             if (fcntl(fd, F_GETFD) >= 0) snprintf(list + strlen(list), sizeof list - strlen(list), " %d", fd);
         printf("%s\n", list);
         return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[0], "sendfd")) {
+        /* sendfd NAME: say so, then hand stdout to the datagram socket NAME (abstract) and exit */
+        printf("sent\n");
+        int s = socket(AF_UNIX, SOCK_DGRAM, 0);
+        struct sockaddr_un a = {0};
+        a.sun_family = AF_UNIX;
+        memcpy(a.sun_path + 1, argv[1], strlen(argv[1]));
+        char x = 'x';
+        struct iovec iov = {&x, 1};
+        union { struct cmsghdr h; char b[CMSG_SPACE(sizeof(int))]; } c;
+        memset(&c, 0, sizeof c);
+        struct msghdr m = {0};
+        m.msg_name = &a;
+        m.msg_namelen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(argv[1]));
+        m.msg_iov = &iov;
+        m.msg_iovlen = 1;
+        m.msg_control = c.b;
+        m.msg_controllen = sizeof c.b;
+        struct cmsghdr *h = CMSG_FIRSTHDR(&m);
+        h->cmsg_level = SOL_SOCKET;
+        h->cmsg_type = SCM_RIGHTS;
+        h->cmsg_len = CMSG_LEN(sizeof(int));
+        int one = 1;
+        memcpy(CMSG_DATA(h), &one, sizeof one);
+        return s >= 0 && sendmsg(s, &m, 0) == 1 ? 0 : 1;
     }
     if (argc >= 2 && !strcmp(argv[0], "alloc")) {
         size_t bytes = (size_t)atol(argv[1]) << 20;
@@ -1268,6 +1369,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_env_and_cwd),
         cmocka_unit_test(test_signal_state),
         cmocka_unit_test(test_grader_signalled),
+        cmocka_unit_test(test_output_held_outside),
         cmocka_unit_test(test_fds_closed),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_limits_enforced),

@@ -656,6 +656,26 @@ static void test_timeout(void **state) {
     sandbox_result_free(&r);
 }
 
+/* The grader sleeps while it waits for a child that prints nothing: over a
+ * run of 1 s it uses a few milliseconds of CPU (each wait for output ends
+ * after 0.1 s at most), not the second a loop that never blocks would. */
+static void test_wait_not_busy(void **state) {
+    (void)state;
+    sandbox_opts_t o = plain();
+    sandbox_result_t r;
+    struct rusage before, after;
+    getrusage(RUSAGE_SELF, &before);
+    run_sh("sleep 1", &o, &r);
+    getrusage(RUSAGE_SELF, &after);
+    assert_exit(&r, 0);
+    double cpu = (double)(after.ru_utime.tv_sec - before.ru_utime.tv_sec) +
+                 (double)(after.ru_stime.tv_sec - before.ru_stime.tv_sec) +
+                 1e-6 * (double)(after.ru_utime.tv_usec - before.ru_utime.tv_usec + after.ru_stime.tv_usec -
+                                 before.ru_stime.tv_usec);
+    if (cpu > 0.25) fail_msg("the grader used %.2f s of CPU waiting for a child that slept 1 s", cpu);
+    sandbox_result_free(&r);
+}
+
 /* At the timeout, a grandchild in a session of its own that holds the
  * output pipe goes too, and the run does not wait for its EOF. */
 static void test_timeout_escaped(void **state) {
@@ -1375,6 +1395,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_limits_enforced),
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_timeout_escaped),
+        cmocka_unit_test(test_wait_not_busy),
         cmocka_unit_test(test_left_behind),
         cmocka_unit_test(test_many_left_behind),
         cmocka_unit_test(test_left_behind_chain),

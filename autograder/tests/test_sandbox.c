@@ -725,12 +725,14 @@ static void test_many_left_behind(void **state) {
 /* A chain of processes, each in a session of its own below the one before,
  * all alive when the child exits: every one is found in one pass (a pass
  * kills only what it found; the next finds the orphans, but there are only
- * a few passes). */
+ * a few passes). Each link burns some pids before it forks the next, so
+ * that its parent is found by the parent's own bit in the sandbox's bitmap,
+ * not by a neighbour's that happens to be set. */
 static void test_left_behind_chain(void **state) {
     (void)state;
     sandbox_opts_t o = plain();
     sandbox_result_t r;
-    char *argv[] = {self_exe, "child", "chain", "20", "top", NULL};
+    char *argv[] = {self_exe, "child", "chain", "30", "top", NULL};
     run(argv, &o, &r);
     assert_exit(&r, 0);
     sandbox_result_free(&r);
@@ -1307,6 +1309,11 @@ static int child_main(int argc, char **argv) {
             if (pipe(p) || dup2(p[0], 8) < 0 || dup2(p[1], 9) < 0) return 1;
         }
         if (n == 0) return write(9, "x", 1) == 1 ? (pause(), 0) : 1;
+        for (int i = 0; i < 8; i++) { /* pids between the links, gone before the sandbox looks */
+            pid_t b = fork();
+            if (b == 0) _exit(0);
+            if (b > 0) waitpid(b, NULL, 0);
+        }
         pid_t c = fork();
         if (c == 0) {
             char nb[16];

@@ -1031,6 +1031,8 @@ static void test_channel_ranks(void **state) {
     assert_int_equal(count(r.out, "token " TOKEN "\n"), 3);
     assert_int_equal(count(r.out, "fds:\n"), 1);
     sandbox_result_free(&r);
+    for (int k = 0; k < 3; k++) assert_null(r.rank_report[k]); /* freed, and not to be freed twice */
+    assert_null(r.report);
 
     /* A run ends when the ranks close their connections, not 2 s later
      * (the wait for a pipe held outside the tree): 5 runs in 8 s. */

@@ -48,6 +48,15 @@ $(SANDBOX_TEST): autograder/tests/test_sandbox.c autograder/src/sandbox.c $(GRAD
 	    $< autograder/src/sandbox.c -o $@ $(CMOCKA_LIBS)
 UNIT_TESTS += $(SANDBOX_TEST)
 
+# report.c alone (autograder/tests/test_report.c): the table's rounding and
+# columns, in milliseconds. REPORT_TEST_FILTER='test_table*' runs some.
+REPORT_TEST := $(BUILD)/tests/test_report
+$(REPORT_TEST): autograder/tests/test_report.c autograder/src/report.c autograder/src/speed.c common/json.c $(GRADE_HDRS)
+	@mkdir -p $(@D)
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Iautograder/src -Icommon \
+	    $< autograder/src/report.c autograder/src/speed.c common/json.c -o $@ -ljansson -lm $(CMOCKA_LIBS)
+UNIT_TESTS += $(REPORT_TEST)
+
 .PHONY: grade grade-run gradescope-zip
 grade: deps
 	$(Q)$(MAKE) --no-print-directory grade-run

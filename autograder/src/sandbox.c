@@ -139,9 +139,14 @@ static long scan_long(const char **p, const char *end) {
  * process that left the session with setsid() of its own is still found
  * below it; the grader runs one child at a time, so nothing below it is
  * anyone else's. killpg() alone would miss mpirun's ranks, which each get a
- * process group of their own. A few passes, for processes forked while a
- * pass ran. Async-signal-safe (raw getdents64 and hand-made parsing, no
- * stdio or malloc): the grader's signal handler calls it too. */
+ * process group of their own, but each pass starts with it on the child's
+ * group (whose id is sid): a pass kills the pids it found, and a process
+ * that keeps changing its pid (it forks and the parent exits, over and
+ * over) has moved on by then, while no fork escapes a signal to its group.
+ * (One that also changes its group each time still can: only a pid
+ * namespace or a cgroup would hold it.) A few passes, for processes forked
+ * while a pass ran. Async-signal-safe (raw getdents64 and hand-made
+ * parsing, no stdio or malloc): the grader's signal handler calls it too. */
 static void kill_left_behind(pid_t sid) {
     enum { MAXP = 65536, PID_BITS = 1 << 22 }; /* 2^22: the largest pid_max Linux allows */
     static long pids[MAXP], ppids[MAXP];
@@ -149,6 +154,7 @@ static void kill_left_behind(pid_t sid) {
     static long long dbuf[1024]; /* 8 KiB of directory entries, aligned for them */
     long self = (long)getpid();
     for (int pass = 0; pass < 8; pass++) {
+        if (sid > 0) kill(-sid, SIGKILL);
         int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (dfd < 0) return;
         int n = 0, found = 0;

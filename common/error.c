@@ -85,7 +85,7 @@ FILE *course_open_regular(const char *path, const char *what, const char *hint, 
         return NULL;
     }
     if (!(f = fdopen(fd, "rb"))) {
-        course_error(err, errlen, "%s: cannot open (%s)", what, strerror(errno));
+        course_error(err, errlen, "%s: cannot open (%s); %s", what, strerror(errno), hint);
         close(fd);
         return NULL;
     }

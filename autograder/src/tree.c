@@ -325,7 +325,8 @@ int lab_student_files(const char *root, const char *lab, char names[][128], int 
     free(ents);
     if (more)
         fprintf(stderr, "grade: labs/%s has %d student files, more than the %d the grader takes; the first %d "
-                "by name are graded and the other %d are not; list the student files in the rubric's \"files\"\n",
+                "by name are graded and the other %d are not; list the student files in the rubric's "
+                "\"student_files\"\n",
                 lab, n + more, max, max, more);
     return n;
 }

@@ -2802,7 +2802,8 @@ static void test_lab_student_files(void **state) {
     assert_string_equal(names[1], "b.cu");
     assert_string_equal(names[2], "untouched");
     if (!file_has(err, "grade: labs/99-x has 10 student files, more than the 2 the grader takes; the first 2 by "
-                       "name are graded and the other 8 are not; list the student files in the rubric's \"files\""))
+                       "name are graded and the other 8 are not; list the student files in the rubric's "
+                       "\"student_files\""))
         fail_msg("no warning of the files left out in %s", err);
     assert_int_equal(lab_student_files(root, "98-none", names, 4), 0);
     tree_remove(root);

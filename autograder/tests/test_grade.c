@@ -258,7 +258,8 @@ static void test_speed_mfu_scores(void **state) {
 }
 
 /* A bench that found the work wrong says so instead of timing it: a counted
- * zero with its reason, whatever numbers come with it. */
+ * zero with its reason, whatever numbers come with it. Only "wrong" does
+ * that; another top-level status leaves the figure to be graded. */
 static void test_speed_bench_says_wrong(void **state) {
     (void)state;
     const rubric_test_t t = mfu_test();
@@ -274,6 +275,13 @@ static void test_speed_bench_says_wrong(void **state) {
     assert_true(r.score == 0.0);
     r = score_bench(&t, "{\"status\": \"ok\", \"mfu\": 0.35}");
     assert_int_equal(r.status, ST_PASS);
+    r = score_bench(&t, "{\"status\": \"wrong\", \"message\": 7, \"mfu\": 0.5}"); /* a reason that is no string */
+    assert_int_equal(r.status, ST_FAIL);
+    assert_string_equal(r.message, "the benchmark says 'wrong': (no reason given)");
+    /* Only "wrong" fails it: any other top-level status is no verdict on the work. */
+    r = score_bench(&t, "{\"status\": \"done\", \"mfu\": 0.35}");
+    assert_int_equal(r.status, ST_PASS);
+    assert_true(fabs(r.score - 5.0) < 1e-9);
 }
 
 /* The bench's strings quoted in a message (its status, its reason, the
@@ -293,6 +301,9 @@ static void test_speed_message_control_bytes(void **state) {
     r = score_bench(&t, "{\"device\": \"GPU\\u0007\\u007f\", \"mfu\": null}");
     print_message("  %s\n", r.message);
     assert_non_null(strstr(r.message, "no MFU on 'GPU\?\?'"));
+    /* 0x1f is the last control byte, 0x20 (space) and 0x7e are kept. */
+    r = score_bench(&t, "{\"device\": \"a\\u001fb c~\", \"mfu\": null}");
+    assert_non_null(strstr(r.message, "no MFU on 'a?b c~'"));
 }
 
 /* Nothing to grade: never a pass, never points, never a crash. A missing or
@@ -308,6 +319,9 @@ static void test_speed_mfu_unmeasured(void **state) {
     assert_true(r.measured < 0); /* so no leaderboard entry */
     assert_non_null(strstr(r.message, "no MFU on 'NVIDIA GB300'"));
     assert_non_null(strstr(r.message, "--peak-tflops"));
+    r = score_bench(&t, "{\"mfu\": null}"); /* no "device": the message still reads */
+    assert_string_equal(r.message, "no MFU on 'this device': bf16 peak unknown; add --peak-tflops N to bench_args in "
+                                   "the rubric");
 
     r = score_bench(&t, "{\"device\": \"NVIDIA H200\", \"tokens_per_s\": 82000.0}");
     assert_int_equal(r.status, ST_ERROR);

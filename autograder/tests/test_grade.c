@@ -767,6 +767,8 @@ static void test_rubric_absolute_validation(void **state) {
         {"\"metric\": \"mfu\", \"full_at\": 35, \"zero_at\": 10", "0.35 is 35%"},
         {"\"metric\": \"mfu\", \"zero_at\": 0.1", "missing \"full_at\""},
         {"\"metric\": \"mfu\", \"full_at\": \"35%\", \"zero_at\": 0.1", "\"full_at\" must be a number"},
+        {"\"metric\": \"mfu\", \"full_at\": null, \"zero_at\": 0.1", "\"full_at\" must be a number"},
+        {"\"metric\": \"mfu\", \"full_at\": 0.35, \"zero_at\": null", "\"zero_at\" must be a number"},
         {"\"full_at\": 0.35, \"zero_at\": 0.1", "needs \"kernel\" (a ratio to the baseline) or \"metric\""},
         {"\"metric\": \"mfu\", \"over\": \"k\", \"full_at\": 0.35, \"zero_at\": 0.1", "and \"kernel\" or \"over\""},
         {"\"over\": \"k\", \"full_at\": 3, \"zero_at\": 1.5, \"implausible_above\": 50",
@@ -833,6 +835,7 @@ static void test_rubric_unknown_fields(void **state) {
     const struct { const char *top, *num, *speed, *want; } bad[] = {
         {", \"timeout\": 30", "", "", "99.json: \"timeout\" is no field of a rubric (misspelt?); it may have: lab, "
                                      "title, timeout_s, ranks, student_files, tests"},
+        {", \"files\": [\"k.cu\"]", "", "", "99.json: \"files\" is no field of a rubric"}, /* it is student_files */
         {"", ", \"may_skp\": true", "", "test 1: \"may_skp\" is no field of a numerics test"},
         {"", ", \"kernel\": \"k\"", "", "test 1: \"kernel\" is no field of a numerics test"},
         {"", ", \"Points\": 2", "", "test 1: \"Points\" is no field of a numerics test"},
@@ -925,6 +928,8 @@ static void test_rubric_malformed(void **state) {
         {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\"}]", "test 1: \"points\" must be a number >= 0"},
         {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": \"1\"}]",
          "test 1: \"points\" must be a number"},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": null}]",
+         "test 1: \"points\" must be a number"}, /* not 0 points */
         {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"kind\": \"sped\", \"check\": \"check a\", \"points\": 1}]",
          "test 1: \"kind\" must be \"numerics\" or \"speed\", not \"sped\""},
         {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": 1, \"bonus\": 1}]",

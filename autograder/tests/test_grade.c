@@ -2376,9 +2376,12 @@ static void test_tree_hash(void **state) {
     sh("echo One > '%s/a/f'", d);
     uint64_t h1 = tree_hash(d, skip, names_only, 1, "emu", &err);
     assert_true(h1 != h0); /* a file's bytes */
+    sh("chmod 0664 '%s/a/f'", d);
+    uint64_t h1g = tree_hash(d, skip, names_only, 1, "emu", &err);
+    assert_true(h1g != h1); /* its group's bits */
     sh("chmod 0755 '%s/a/f'", d);
     uint64_t h2 = tree_hash(d, skip, names_only, 1, "emu", &err);
-    assert_true(h2 != h1); /* its mode */
+    assert_true(h2 != h1 && h2 != h1g); /* its mode */
     sh("touch '%s/a/new'", d);
     uint64_t h3 = tree_hash(d, skip, names_only, 1, "emu", &err);
     assert_true(h3 != h2); /* a new, empty file */
@@ -2444,6 +2447,9 @@ static void test_tree_mkdirs(void **state) {
     assert_int_equal(errno, ENOTDIR);
     snprintf(p, sizeof p, "%s/a/file/below", d);
     assert_int_equal(mkdirs(p, 0755), -1);
+    snprintf(p, sizeof p, "%s/a/link", d);
+    if (sh("ln -s b '%s'", p) != 0) fail_msg("cannot link %s", p);
+    assert_int_equal(mkdirs(p, 0755), 0); /* a link to a folder is a folder */
     tree_remove(d);
 }
 
@@ -2622,8 +2628,9 @@ static const char *hash_unreadable(const char *d) {
 
 /* What the hash names, beyond test_tree_hash: a link's target, a file's
  * place in the tree (the same name moved into a folder), a names-only path
- * matched whole (not as a prefix of a longer one), and an unreadable file
- * (an error, not a hash of what could be read). */
+ * matched whole (not as a prefix of a longer one), where a name ends (not
+ * run on into a link's target), a skipped name without '*' matched whole,
+ * and an unreadable file (an error, not a hash of what could be read). */
 static void test_tree_hash_more(void **state) {
     (void)state;
     char d[PATH_MAX];
@@ -2646,6 +2653,18 @@ static void test_tree_hash_more(void **state) {
     uint64_t h3 = tree_hash(d, NULL, names_only, 2, "emu", &err);
     sh("echo changed > '%s/a/s'", d);
     assert_true(tree_hash(d, NULL, names_only, 2, "emu", &err) != h3); /* a/s is not a/s.cu */
+    assert_int_equal(err, 0);
+    /* A name ends where its NUL does: a link "x" to "lb" and a link "xl" to
+     * "b" would otherwise both read "x", 'l', "lb". */
+    sh("cd '%s'; ln -s lb x", d);
+    uint64_t h4 = tree_hash(d, NULL, NULL, 0, "emu", &err);
+    sh("cd '%s'; rm x; ln -s b xl", d);
+    assert_true(tree_hash(d, NULL, NULL, 0, "emu", &err) != h4);
+    /* A skipped name without '*' is that name only, not a prefix. */
+    static const char *const exact[] = {"x", NULL};
+    uint64_t h5 = tree_hash(d, exact, NULL, 0, "emu", &err);
+    sh("cd '%s'; rm xl", d);
+    assert_true(tree_hash(d, exact, NULL, 0, "emu", &err) != h5);
     assert_int_equal(err, 0);
     nobody_folder(d);
     as_plain_user(hash_unreadable, d);
@@ -2739,6 +2758,13 @@ static void test_tree_remove(void **state) {
     assert_int_equal(access(q, F_OK), 0);
     tree_remove(q); /* a file */
     assert_int_not_equal(access(q, F_OK), 0);
+    /* Only "." and ".." are passed over: "..x" and "...", a file and a
+     * folder, are entries like any other. */
+    snprintf(p, sizeof p, "%s/dots", d);
+    if (sh("set -e; mkdir -p '%s/...'; echo x > '%s/..x'; echo y > '%s/.../..y'", p, p, p) != 0)
+        fail_msg("could not lay out %s", p);
+    tree_remove(p);
+    assert_int_not_equal(access(p, F_OK), 0);
     tree_remove(d);
     assert_int_not_equal(access(d, F_OK), 0);
 }

@@ -332,6 +332,7 @@ static void test_speed_mfu_unmeasured(void **state) {
     assert_int_equal(r.status, ST_ERROR);
     assert_false(r.counted);
     assert_true(r.score == 0.0);
+    assert_string_equal(r.message, "\"mfu\" in the benchmark's JSON is not a number");
 
     /* Counted zeros: what a broken bench or timer writes. NaN is not JSON. */
     const char *broken[] = {"{\"mfu\": NaN}", "{\"mfu\": nan}", "{\"mfu\": 0}", "{\"mfu\": -0.3}", "{\"mfu\": 1.7}",
@@ -358,6 +359,13 @@ static void test_speed_tokens_per_s(void **state) {
     assert_true(fabs(r.score - 2.5) < 1e-9);
     assert_string_equal(r.figure, "125.0k tok/s");
     assert_string_equal(r.message, "full points at 200k tok/s, none at 50k tok/s");
+    r = score_bench(&t, "{\"tokens_per_s\": 5e7}"); /* no ceiling: a faster run is no broken one */
+    assert_int_equal(r.status, ST_PASS);
+    assert_string_equal(r.figure, "50000.0k tok/s");
+    r = score_bench(&t, "{\"device\": \"NVIDIA H200\", \"tokens_per_s\": null}");
+    assert_int_equal(r.status, ST_ERROR);
+    assert_false(r.counted);
+    assert_string_equal(r.message, "no tokens_per_s on 'NVIDIA H200': the benchmark measured no throughput");
 }
 
 /* The ratio kind scores exactly as before the absolute kind existed. */
@@ -471,6 +479,14 @@ static void test_speed_over_kernel(void **state) {
     snprintf(json, sizeof json, fmt, "false", "2000.0", "ok", "ok"); /* 200x */
     r = score_bench(&t, json);
     assert_true(r.status == ST_FAIL && r.score == 0.0 && r.counted && r.measured < 0);
+    assert_string_equal(r.message, "200.00x the speed of 01 matmul_naive_uncoalesced is more than the 100.00x any "
+                                   "honest pair of kernels reaches here: the time did not measure the work; no points");
+    t.implausible_above = 0; /* a test made without rubric_load(): the default, 1.25 */
+    snprintf(json, sizeof json, fmt, "false", "40.0", "ok", "ok");
+    r = score_bench(&t, json);
+    assert_true(r.status == ST_FAIL && r.score == 0.0);
+    assert_non_null(strstr(r.message, "4.00x the speed of 01 matmul_naive_uncoalesced is more than the 1.25x"));
+    t.implausible_above = 100.0;
     snprintf(json, sizeof json, fmt, "true", "40.0", "ok", "ok"); /* emulator times */
     r = score_bench(&t, json);
     assert_true(r.status == ST_ERROR && !r.counted);
@@ -526,7 +542,9 @@ static void test_speed_ratio_implausible(void **state) {
     snprintf(json, sizeof json, fmt, "4.5");
     r = score_bench(&t, json);
     assert_int_equal(r.status, ST_FAIL);
-    assert_non_null(strstr(r.message, "4.00x"));
+    assert_string_equal(r.message, "4.50x the speed of cuBLAS bf16 is more than the 4.00x any kernel can plausibly "
+                                   "reach here: the time did not measure the work (a result reused from an earlier "
+                                   "run?); no points");
 }
 
 /* The speed-up ("over") needs both kernels timed: a row without "ms", or
@@ -615,6 +633,8 @@ static void test_speed_mfu_zero_is_no_measure(void **state) {
                      status_name(r.status), r.score, r.counted, r.measured);
         if (!strstr(r.message, "which no run can measure")) fail_msg("%s: message '%s'", bad[i], r.message);
     }
+    result_t r = score_bench(&t, "{\"mfu\": -0.3}");
+    assert_string_equal(r.message, "the benchmark reports MFU -30.0%, which no run can measure");
 }
 
 /* speed_score() sets the score itself: what the result held before (a

@@ -828,6 +828,10 @@ static void test_rubric_file_fields(void **state) {
     snprintf(text, sizeof text, "%s\"tests\": []}", head);
     assert_int_equal(load_rubric_text(text, &r, err, sizeof err), -1);
     assert_non_null(strstr(err, "\"tests\" must be a list of 1 to"));
+    snprintf(text, sizeof text, "%s\"student_files\": null, ", head);
+    snprintf(text + strlen(text), sizeof text - strlen(text), one, "1");
+    assert_int_equal(load_rubric_text(text, &r, err, sizeof err), -1);
+    assert_non_null(strstr(err, "\"student_files\" must be a list of at most 16 file names"));
     const char *files[] = {"..", ".hidden", "a/b.cu"};
     for (size_t i = 0; i < sizeof files / sizeof *files; i++) {
         snprintf(text, sizeof text, "%s\"student_files\": [\"%s\"], ", head, files[i]);

@@ -2561,7 +2561,7 @@ static void test_tree_copy_links(void **state) {
     tree_remove(d);
     if (sh("set -e; cd '%s/..'; mkdir -p tree-copy; cd tree-copy; mkdir -p src/sub/deeper outside;"
            " echo secret > outside/secret; echo top > src/top; echo deep > src/sub/deeper/f; chmod 0700 src/sub/deeper/f;"
-           " ln -s ../top src/sub/rel; ln -s '%s' src/out; ln -s nowhere src/dangling; mkfifo src/fifo;"
+           " ln -s ../top src/sub/rel; ln -s '%s' src/out; ln -s nowhere src/dangling; ln -s t src/one; mkfifo src/fifo;"
            " touch -d '2001-02-03 04:05:06' src/sub/deeper src/sub",
            d, out) != 0)
         fail_msg("could not lay out %s", d);
@@ -2569,8 +2569,8 @@ static void test_tree_copy_links(void **state) {
     snprintf(p, sizeof p, "%s/sub", src);
     assert_int_equal(stat(p, &ssub), 0);
     assert_int_equal(tree_copy(src, dst, NULL), 0);
-    const char *links[][2] = {{"sub/rel", "../top"}, {"out", out}, {"dangling", "nowhere"}};
-    for (int i = 0; i < 3; i++) {
+    const char *links[][2] = {{"sub/rel", "../top"}, {"out", out}, {"dangling", "nowhere"}, {"one", "t"}};
+    for (int i = 0; i < 4; i++) {
         struct stat st;
         char target[PATH_MAX];
         snprintf(p, sizeof p, "%s/%s", dst, links[i][0]);
@@ -2605,6 +2605,13 @@ static void test_tree_copy_links(void **state) {
     assert_int_equal(mkdirs(dst, 0755), 0);
     snprintf(q, sizeof q, "%s/dangling", dst);
     write_pattern(q, 10, 4);
+    assert_int_equal(tree_copy(src, dst, NULL), -1);
+    /* A folder below the top that cannot be made (a file in its place) fails the whole copy. */
+    tree_remove(dst);
+    snprintf(q, sizeof q, "%s/sub", dst);
+    assert_int_equal(mkdirs(q, 0755), 0);
+    snprintf(q, sizeof q, "%s/sub/deeper", dst);
+    write_pattern(q, 10, 5);
     assert_int_equal(tree_copy(src, dst, NULL), -1);
     tree_remove(d);
 }
@@ -2882,6 +2889,22 @@ static void test_lab_student_files(void **state) {
                        "name are graded and the other 8 are not; list the student files in the rubric's "
                        "\"student_files\""))
         fail_msg("no warning of the files left out in %s", err);
+    /* One file past max is warned of too. */
+    char many[10][128];
+    fflush(stderr);
+    saved = dup(2);
+    fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    got = lab_student_files(root, "99-x", many, 9);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    assert_int_equal(got, 9);
+    if (!file_has(err, "grade: labs/99-x has 10 student files, more than the 9 the grader takes; the first 9 by "
+                       "name are graded and the other 1 are not"))
+        fail_msg("no warning of the one file left out in %s", err);
     assert_int_equal(lab_student_files(root, "98-none", names, 4), 0);
     tree_remove(root);
 }

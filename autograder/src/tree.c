@@ -31,6 +31,10 @@
 int mkdirs(const char *path, mode_t mode) {
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s", path);
+    if (!tmp[0]) { /* the loop below starts past the first byte */
+        errno = ENOENT;
+        return -1;
+    }
     for (char *p = tmp + 1; *p; p++) {
         if (*p != '/') continue;
         *p = '\0';

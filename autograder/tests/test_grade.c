@@ -2471,6 +2471,9 @@ static void test_tree_mkdirs(void **state) {
     assert_int_equal(errno, ENOTDIR);
     snprintf(p, sizeof p, "%s/a/file/below", d);
     assert_int_equal(mkdirs(p, 0755), -1);
+    errno = 0;
+    assert_int_equal(mkdirs("", 0755), -1); /* as mkdir(""): no such folder */
+    assert_int_equal(errno, ENOENT);
     snprintf(p, sizeof p, "%s/a/link", d);
     if (sh("ln -s b '%s'", p) != 0) fail_msg("cannot link %s", p);
     assert_int_equal(mkdirs(p, 0755), 0); /* a link to a folder is a folder */

@@ -27,10 +27,13 @@
 
 /* mkdir -p: working folders are created deep in the private tree. 0 when
  * path is a folder at the end; -1 with errno set (ENOTDIR where a file is
- * in the way). */
+ * in the way, ENAMETOOLONG for a path of 4096 bytes or more). */
 int mkdirs(const char *path, mode_t mode) {
     char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", path);
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp) { /* cut, it would make another folder */
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     if (!tmp[0]) { /* the loop below starts past the first byte */
         errno = ENOENT;
         return -1;

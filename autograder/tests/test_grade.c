@@ -2474,6 +2474,16 @@ static void test_tree_mkdirs(void **state) {
     errno = 0;
     assert_int_equal(mkdirs("", 0755), -1); /* as mkdir(""): no such folder */
     assert_int_equal(errno, ENOENT);
+    /* A path longer than mkdirs holds (folders of 100 bytes, 5000 in all) is
+     * refused, not cut to its first 4095 bytes and that folder made. */
+    static char longp[5000];
+    int k = snprintf(longp, sizeof longp, "%s/long", d);
+    for (int i = k; i < (int)sizeof longp - 1; i++) longp[i] = (i - k) % 100 ? 'x' : '/';
+    errno = 0;
+    assert_int_equal(mkdirs(longp, 0755), -1);
+    assert_int_equal(errno, ENAMETOOLONG);
+    snprintf(p, sizeof p, "%s/long", d);
+    assert_int_not_equal(access(p, F_OK), 0);
     snprintf(p, sizeof p, "%s/a/link", d);
     if (sh("ln -s b '%s'", p) != 0) fail_msg("cannot link %s", p);
     assert_int_equal(mkdirs(p, 0755), 0); /* a link to a folder is a folder */

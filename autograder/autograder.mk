@@ -31,7 +31,7 @@ $(GRADE_BIN): $(GRADE_SRCS) $(GRADE_HDRS)
 # GRADE_TEST_FILTER='test_speed*' runs only the tests whose names match.
 GRADE_SELFTEST := $(BUILD)/tests/test_grade
 GRADE_UNIT_SRCS := autograder/src/rubric.c autograder/src/speed.c autograder/src/report.c autograder/src/tree.c common/json.c
-$(GRADE_SELFTEST): autograder/tests/test_grade.c $(GRADE_UNIT_SRCS) $(GRADE_HDRS) $(GRADE_BIN)
+$(GRADE_SELFTEST): autograder/tests/test_grade.c autograder/tests/report_fixture.h $(GRADE_UNIT_SRCS) $(GRADE_HDRS) $(GRADE_BIN)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Iautograder/src -Icommon \
 	    -DGRADE_BIN='"$(abspath $(GRADE_BIN))"' -DGRADE_ROOT='"$(abspath .)"' $< $(GRADE_UNIT_SRCS) -o $@ \
@@ -51,7 +51,7 @@ UNIT_TESTS += $(SANDBOX_TEST)
 # report.c alone (autograder/tests/test_report.c): the table's rounding and
 # columns, in milliseconds. REPORT_TEST_FILTER='test_table*' runs some.
 REPORT_TEST := $(BUILD)/tests/test_report
-$(REPORT_TEST): autograder/tests/test_report.c autograder/src/report.c autograder/src/speed.c common/json.c $(GRADE_HDRS)
+$(REPORT_TEST): autograder/tests/test_report.c autograder/tests/report_fixture.h autograder/src/report.c autograder/src/speed.c common/json.c $(GRADE_HDRS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Iautograder/src -Icommon \
 	    $< autograder/src/report.c autograder/src/speed.c common/json.c -o $@ -ljansson -lm $(CMOCKA_LIBS)

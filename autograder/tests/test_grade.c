@@ -61,6 +61,7 @@
 #include <cmocka.h>
 
 #include "grade.h"
+#include "report_fixture.h"
 
 #ifndef GRADE_BIN
 #error "build with -DGRADE_BIN=\"path to grade\" -DGRADE_ROOT=\"the course tree\""
@@ -1410,22 +1411,6 @@ static void test_bonus_is_extra_credit(void **state) {
     assert_true(json_number_value(json_object_get(t1, "max_score")) == 0.0);
     assert_true(json_number_value(json_object_get(j, "score")) == 3.0);
     json_decref(j);
-}
-
-/* A result as grade_lab() makes one, for the report's unit tests. */
-static result_t made_result(const rubric_test_t *t, status_t st, double score, int counted) {
-    result_t r;
-    memset(&r, 0, sizeof r);
-    r.t = t;
-    snprintf(r.lab, sizeof r.lab, "04-tensor-cores");
-    snprintf(r.nn, sizeof r.nn, "04");
-    r.number = 1;
-    r.status = st;
-    r.score = score;
-    r.max_score = t->points;
-    r.counted = counted;
-    r.measured = -1;
-    return r;
 }
 
 /* Every test of results.json has a status, as autograder/README.md says: a

@@ -21,6 +21,7 @@
 #include <cmocka.h>
 
 #include "grade.h"
+#include "report_fixture.h"
 
 /* What report_table() prints for these results (a static buffer). */
 static const char *table_of(const result_t *r, int n) {
@@ -39,22 +40,6 @@ static const char *table_of(const result_t *r, int n) {
     text[got] = '\0';
     fclose(f);
     return text;
-}
-
-/* A result as grade_lab() makes one. */
-static result_t made_result(const rubric_test_t *t, status_t st, double score, int counted) {
-    result_t r;
-    memset(&r, 0, sizeof r);
-    r.t = t;
-    snprintf(r.lab, sizeof r.lab, "04-tensor-cores");
-    snprintf(r.nn, sizeof r.nn, "04");
-    r.number = 1;
-    r.status = st;
-    r.score = score;
-    r.max_score = t->points;
-    r.counted = counted;
-    r.measured = -1;
-    return r;
 }
 
 /* The line of text that starts with prefix (without its newline), in a static buffer. */

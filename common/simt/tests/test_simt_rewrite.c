@@ -15,6 +15,9 @@
  * And a static __shared__ array that is never read, which nvcc refuses
  * under the labs' -Werror all-warnings, and a variable-length array in a
  * kernel, which it always refuses.
+ * Last, the C++ it writes, byte for byte: launches, extern __shared__, the
+ * calls it adds, its #line directives, and what it leaves alone in
+ * comments and literals; and its messages on what it cannot read.
  * SIMT_REWRITE and SIMTCC are set by simt.mk to the programs' paths,
  * SIMT_LAB_WERROR to the warning flags of a lab's build.
  */
@@ -804,6 +807,245 @@ static void test_depfile_names_source_with_space_in_tmpdir(void **state)
     free(old);
 }
 
+/* --- the rewritten text ------------------------------------------------------ */
+
+/* The C++ that simt-rewrite wrote for dir/name.cu must be want, byte for
+ * byte, where each "@F" in want stands for the .cu file's path. */
+static void expect_text(const char *name, const char *want)
+{
+    static char text[1 << 14], exp[1 << 14];
+    char cu[512], cpp[512];
+    snprintf(cu, sizeof cu, "%s/%s.cu", dir, name);
+    snprintf(cpp, sizeof cpp, "%s/%s.cpp", dir, name);
+    FILE *f = fopen(cpp, "rb");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    size_t k = 0;
+    for (const char *w = want; *w && k + strlen(cu) + 1 < sizeof exp; w++) {
+        if (w[0] == '@' && w[1] == 'F') {
+            k += (size_t)snprintf(exp + k, sizeof exp - k, "%s", cu);
+            w++;
+        } else {
+            exp[k++] = *w;
+        }
+    }
+    exp[k] = 0;
+    /* n, not strlen: a stray NUL byte in the output is a difference too. */
+    if (n != k || memcmp(text, exp, n) != 0) {
+        print_error("expected %zu bytes:\n%s\ngot %zu bytes:\n%s\n", k, exp, n, text);
+        fail();
+    }
+}
+
+/* Launches (qualified, template-ids, spread over lines, in a #define), the
+ * two forms of extern __shared__, the calls after static __shared__
+ * declarations and at the start of a kernel with __launch_bounds__, and
+ * the host-code marks with their #line directives; and all that left alone
+ * inside comments, string and character literals (after digit separators,
+ * escaped quotes and the closing quote of another literal) and #if 0 text.
+ * Each line keeps its number: the lines a rewrite joins are made up after
+ * it. Of the static __shared__ in stores, only st is stored to and never
+ * read (neither the comment that names it, with the word define, nor stx
+ * is a read of it); eq is compared, cnt is not an array, q is read by a
+ * #define continued onto a second line, and sel's type holds a "<=", which
+ * is no initializer. */
+static void test_rewritten_text(void **state)
+{
+    (void)state;
+    rewrite("text",
+            "#include <cstdio>\n"
+            "#define LAUNCH(n) k<<<1, n>>>(0)\n"
+            "#define NAMED(k) puts(#k), k<<<1, 1>>>(0)\n"
+            "#define MAXT(a, b) ((a) > (b) ? (a) : (b))\n"
+            "#define DECL_K(name) __global__ void __launch_bounds__(64 \\\n"
+            ") name(int *p) { p[0] = 1; }\n"
+            "#if 0\n"
+            "it's off: k<<<1, 1>>>(p);\n"
+            "#endif\n"
+            "#if 0 /* the launch\n"
+            "k<<<1, 1>>>(p) is below */\n"
+            "#endif\n"
+            "namespace ns { __global__ void k(int *p) {} }\n"
+            "extern\n"
+            "__shared__ __align__ (16) float ext[];\n"
+            "int twice(int x) { return 2 * x; }\n"
+            "extern \"C\" {\n"
+            "extern __shared__ float\n"
+            "    ec[];\n"
+            "}\n"
+            "__shared__ float g[4];\n"
+            "template <typename T> struct W {};\n"
+            "template <bool B> struct Sel { float v; };\n"
+            "template <int N, int M> __global__ void t(int *p) {}\n"
+            "__global__ void __launch_bounds__(256) declared(int *p);\n"
+            "__global__ void plain(int *p) { p[0] = 0; }\n"
+            "__global__ void __launch_bounds__(MAXT(256, 128), 2) lb(int *p)\n"
+            "{\n"
+            "    extern __shared__ alignas(sizeof(float2)) float dyn\n"
+            "        [];\n"
+            "    __shared__ float tile[32][33];\n"
+            "    __shared__ __align__(16) float w[MAXT(4, 8)];\n"
+            "    tile[threadIdx.x][0] = dyn[0] + w[0];\n"
+            "    p[0] = tile[0][threadIdx.x] + 1'000 + 'x' + '\\'';\n"
+            "}\n"
+            "#define READ_Q(i) \\\n"
+            "    q[i]\n"
+            "__global__ void stores(int *idx)\n"
+            "{\n"
+            "    __shared__ float st[4];\n"
+            "    __shared__ float eq[4];\n"
+            "    __shared__ int cnt;\n"
+            "    __shared__ float q[4];\n"
+            "    __shared__ Sel<4 <= 8> sel;\n"
+            "    st[idx[0]] = 1; // define st\n"
+            "    float stx = 2;\n"
+            "    eq[0] = stx;\n"
+            "    cnt = 1;\n"
+            "    q[0] = 1;\n"
+            "    if (eq[0] == 1) idx[1] = sel.v;\n"
+            "}\n"
+            "  int host(int *p)\n"
+            "  {\n"
+            "    int n = 1'000; ns::k<<<1, n>>>(p); char c = 'a';\n"
+            "    int m = 0xAB'CD; ns::k<<<1 /* >>> */, m>>>(p); c = 'b';\n"
+            "    puts(\"a\"); ns::k <<<1, m>>>(p); puts(\"b\");\n"
+            "    *p = 2 /* two */*p; ns::k<<<c, 1>>>(p); /* end */\n"
+            "    /*/ ns::k<<<1, 1>>>(p); */\n"
+            "    return n;\n"
+            "  }\n"
+            "int main()\n"
+            "{\n"
+            "    const char *s = \"k<<<1, 2>>>(x) \\\" <<<\";\n"
+            "    ns::k<<<dim3(2, (3)), 4>>>(0 /* ) */);\n"
+            "    t<sizeof(W<int>) + 1, 2><<<1, 32, 0, 0>>>\n"
+            "        (nullptr);\n"
+            "    ns::k<<<1,\n"
+            "            1>>>((int *)(s + twice(1)));\n"
+            "    LAUNCH(32);\n"
+            "    return s[0];\n"
+            "}");
+    expect_accepted();
+    expect_text("text",
+            "#line 1 \"@F\"\n"
+            "#include <cstdio>\n"
+            "#define LAUNCH(n) ::simt::launch(::simt::LaunchConfig(1, n), k)(0)\n"
+            "#define NAMED(k) puts(#k), ::simt::launch(::simt::LaunchConfig(1, 1), k)(0)\n"
+            "#define MAXT(a, b) ((a) > (b) ? (a) : (b))\n"
+            "#define DECL_K(name) __global__ void __launch_bounds__(64 \\\n"
+            ") name(int *p) { simt_check_launch_bounds((unsigned long long)(64   ), __FILE__, __LINE__); p[0] = 1; }\n"
+            "#if 0\n"
+            "it's off: k<<<1, 1>>>(p);\n"
+            "#endif\n"
+            "#if 0 /* the launch\n"
+            "k<<<1, 1>>>(p) is below */\n"
+            "#endif\n"
+            "namespace ns { __global__ void k(int *p) {} }\n"
+            "static const ::simt::DynShared<  float > ext;\n"
+            "\n"
+            "SIMT_HOST_CODE_BEGIN\n"
+            "#line 16 \"@F\"\n"
+            "int twice(int x) { return 2 * x; } SIMT_HOST_CODE_END\n"
+            "extern \"C\" {\n"
+            "static const ::simt::DynShared< float     > ec;\n"
+            "\n"
+            "}\n"
+            "__shared__ float g[4];\n"
+            "template <typename T> struct W {};\n"
+            "template <bool B> struct Sel { float v; };\n"
+            "template <int N, int M> __global__ void t(int *p) {}\n"
+            "__global__ void __launch_bounds__(256) declared(int *p);\n"
+            "__global__ void plain(int *p) { p[0] = 0; }\n"
+            "__global__ void __launch_bounds__(MAXT(256, 128), 2) lb(int *p)\n"
+            "{ simt_check_launch_bounds((unsigned long long)(MAXT(256, 128)), __FILE__, __LINE__);\n"
+            "      float  *const dyn __attribute__((unused)) = (  float  *)simt_dynamic_shared();\n"
+            "\n"
+            "    __shared__ float tile[32][33]; simt_shared_first_use(&tile, sizeof(tile), \"tile\", __FILE__, __LINE__);\n"
+            "    __shared__ __align__(16) float w[MAXT(4, 8)]; simt_shared_first_use(&w, sizeof(w), \"w\", __FILE__, __LINE__);\n"
+            "    tile[threadIdx.x][0] = dyn[0] + w[0];\n"
+            "    p[0] = tile[0][threadIdx.x] + 1'000 + 'x' + '\\'';\n"
+            "}\n"
+            "#define READ_Q(i) \\\n"
+            "    q[i]\n"
+            "__global__ void stores(int *idx)\n"
+            "{\n"
+            "    __shared__ float st[4]; int st_is_stored_to_but_never_read; st_is_stored_to_but_never_read = 0; simt_shared_first_use(&st, sizeof(st), \"st\", __FILE__, __LINE__);\n"
+            "    __shared__ float eq[4]; simt_shared_first_use(&eq, sizeof(eq), \"eq\", __FILE__, __LINE__);\n"
+            "    __shared__ int cnt; simt_shared_first_use(&cnt, sizeof(cnt), \"cnt\", __FILE__, __LINE__);\n"
+            "    __shared__ float q[4]; simt_shared_first_use(&q, sizeof(q), \"q\", __FILE__, __LINE__);\n"
+            "    __shared__ Sel<4 <= 8> sel; simt_shared_first_use(&sel, sizeof(sel), \"sel\", __FILE__, __LINE__);\n"
+            "    st[idx[0]] = 1; // define st\n"
+            "    float stx = 2;\n"
+            "    eq[0] = stx;\n"
+            "    cnt = 1;\n"
+            "    q[0] = 1;\n"
+            "    if (eq[0] == 1) idx[1] = sel.v;\n"
+            "}\n"
+            "SIMT_HOST_CODE_BEGIN\n"
+            "#line 52 \"@F\"\n"
+            "  int host(int *p)\n"
+            "  {\n"
+            "    int n = 1'000; ::simt::launch(::simt::LaunchConfig(1, n), ns::k)(p); char c = 'a';\n"
+            "    int m = 0xAB'CD; ::simt::launch(::simt::LaunchConfig(1 /* >>> */, m), ns::k)(p); c = 'b';\n"
+            "    puts(\"a\"); ::simt::launch(::simt::LaunchConfig(1, m), ns::k)(p); puts(\"b\");\n"
+            "    *p = 2 /* two */*p; ::simt::launch(::simt::LaunchConfig(c, 1), ns::k)(p); /* end */\n"
+            "    /*/ ns::k<<<1, 1>>>(p); */\n"
+            "    return n;\n"
+            "  } SIMT_HOST_CODE_END\n"
+            "SIMT_HOST_CODE_BEGIN\n"
+            "#line 61 \"@F\"\n"
+            "int main()\n"
+            "{\n"
+            "    const char *s = \"k<<<1, 2>>>(x) \\\" <<<\";\n"
+            "    ::simt::launch(::simt::LaunchConfig(dim3(2, (3)), 4), ns::k)(0 /* ) */);\n"
+            "    ::simt::launch(::simt::LaunchConfig(1, 32, 0, 0), t<sizeof(W<int>) + 1, 2>)(nullptr)\n"
+            ";\n"
+            "    ::simt::launch(::simt::LaunchConfig(1,\n"
+            "            1), ns::k)((int *)(s + twice(1)));\n"
+            "    LAUNCH(32);\n"
+            "    return s[0];\n"
+            "} SIMT_HOST_CODE_END");
+}
+
+/* The last byte of the file ends a host function, or a line comment. */
+static void test_rewritten_text_at_end_of_file(void **state)
+{
+    (void)state;
+    rewrite("eof_brace", "__global__ void k(int *p) { p[0] = 1; }\n"
+                         "int f() { return 0; }");
+    expect_accepted();
+    expect_text("eof_brace", "#line 1 \"@F\"\n"
+                             "__global__ void k(int *p) { p[0] = 1; }\n"
+                             "SIMT_HOST_CODE_BEGIN\n"
+                             "#line 2 \"@F\"\n"
+                             "int f() { return 0; } SIMT_HOST_CODE_END");
+    rewrite("eof_comment", "int g;\n"
+                           "// end");
+    expect_accepted();
+    expect_text("eof_comment", "#line 1 \"@F\"\n"
+                               "int g;\n"
+                               "// end");
+}
+
+/* A quote or a backslash in the file's name is escaped in both #lines. */
+static void test_line_directive_escapes_path(void **state)
+{
+    (void)state;
+    rewrite("q\"b\\s", "int f() { return 0; }\n");
+    expect_accepted();
+    char path[512], want[1024], text[1024];
+    snprintf(path, sizeof path, "%s/q\"b\\s.cpp", dir);
+    snprintf(want, sizeof want, "#line 1 \"%s/q\\\"b\\\\s.cu\"\nSIMT_HOST_CODE_BEGIN\n#line 1 \"%s/q\\\"b\\\\s.cu\"\n"
+             "int f() { return 0; } SIMT_HOST_CODE_END\n", dir, dir);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    assert_string_equal(text, want);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -848,6 +1090,9 @@ int main(void)
         cmocka_unit_test(test_host_template_call),
         cmocka_unit_test(test_depfile_names_source_after_error),
         cmocka_unit_test(test_depfile_names_source_with_space_in_tmpdir),
+        cmocka_unit_test(test_rewritten_text),
+        cmocka_unit_test(test_rewritten_text_at_end_of_file),
+        cmocka_unit_test(test_line_directive_escapes_path),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

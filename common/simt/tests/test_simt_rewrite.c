@@ -1046,6 +1046,35 @@ static void test_line_directive_escapes_path(void **state)
     assert_string_equal(text, want);
 }
 
+/* What the rewrite cannot read stops the build with a message at its line. */
+static void test_rewrite_errors(void **state)
+{
+    (void)state;
+    static const char head[] = "__global__ void k(int *p) { p[0] = 1; }\n"
+                               "int main()\n"
+                               "{\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s    (k)<<<1, 1>>>(0);\n}\n", head);
+    rewrite("no_name", text);
+    expect_error("no_name.cu:4: error: simt-rewrite: a kernel launch <<<...>>> must follow the kernel's name\n");
+    snprintf(text, sizeof text, "%s    k<<<1, 1>>>;\n}\n", head);
+    rewrite("no_args", text);
+    expect_error("no_args.cu:4: error: simt-rewrite: expected (arguments) after <<<...>>>\n");
+    snprintf(text, sizeof text, "%s    k<<<1, 1", head);
+    rewrite("no_config_end", text);
+    expect_error("no_config_end.cu:4: error: simt-rewrite: unterminated <<<...>>> launch configuration\n");
+    snprintf(text, sizeof text, "%s    k<<<1, 1>>>(0;\n}\n", head);
+    rewrite("no_args_end", text);
+    expect_error("no_args_end.cu:4: error: simt-rewrite: unterminated kernel argument list\n");
+    rewrite("not_array", "__global__ void k(float *p)\n"
+                         "{\n"
+                         "    extern __shared__ float x;\n"
+                         "    p[0] = x;\n"
+                         "}\n");
+    expect_error("not_array.cu:3: error: simt-rewrite: extern __shared__ must declare an array: "
+                 "extern __shared__ T name[];\n");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1093,6 +1122,7 @@ int main(void)
         cmocka_unit_test(test_rewritten_text),
         cmocka_unit_test(test_rewritten_text_at_end_of_file),
         cmocka_unit_test(test_line_directive_escapes_path),
+        cmocka_unit_test(test_rewrite_errors),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1075,6 +1075,70 @@ static void test_rewrite_errors(void **state)
                  "extern __shared__ T name[];\n");
 }
 
+/* The conditionals and macros the execution-space check follows: a macro
+ * continued onto a second line, one that stands for __global__ alone, an
+ * #elif on __CUDA_ARCH__, an #if nested in one on __SIMT_EMULATOR__, and a
+ * member reached with -> that shares a __device__ variable's name. */
+static void test_accepts_conditionals_and_macros(void **state)
+{
+    (void)state;
+    rewrite("cond", "float host_only(float x) { return x; }\n"
+                    "__device__ float scale;\n"
+                    "struct P { float scale; };\n"
+                    "float get(P *p) { return p->scale; }\n"
+                    "#define hd \\\n"
+                    "    __host__ __device__\n"
+                    "hd float f(float x) { return host_only(x); }\n"
+                    "#define kern __global__\n"
+                    "kern void kk(int *p) { p[0] = 1; }\n"
+                    "__host__ __device__ float g(float x)\n"
+                    "{\n"
+                    "#if defined(USE_FAST)\n"
+                    "    return x;\n"
+                    "#elif !defined(__CUDA_ARCH__)\n"
+                    "    return host_only(x);\n"
+                    "#else\n"
+                    "    return x;\n"
+                    "#endif\n"
+                    "}\n"
+                    "__global__ void k3(float *p)\n"
+                    "{\n"
+                    "#ifdef __SIMT_EMULATOR__\n"
+                    "#if 1\n"
+                    "    p[0] = host_only(p[0]);\n"
+                    "#endif\n"
+                    "#endif\n"
+                    "}\n"
+                    "int main() { kk<<<1, 1>>>(0); return 0; }\n");
+    expect_accepted();
+}
+
+/* After an #endif the check is back on; a kernel inside extern "C" { } and
+ * a launch of a host function template are checked too. */
+static void test_checks_after_conditionals(void **state)
+{
+    (void)state;
+    rewrite("after_endif", "float host_only(float x) { return x; }\n"
+                           "template <int N> void tf(int *p) { p[0] = N; }\n"
+                           "__global__ void k2(float *p)\n"
+                           "{\n"
+                           "#ifdef __CUDA_ARCH__\n"
+                           "    p[1] = 1;\n"
+                           "#endif\n"
+                           "    p[0] = host_only(p[0]);\n"
+                           "}\n"
+                           "extern \"C\" {\n"
+                           "__global__ void kc(float *p) { p[0] = host_only(p[0]); }\n"
+                           "}\n"
+                           "int main() { tf<2><<<1, 1>>>(0); return 0; }\n");
+    expect_error("after_endif.cu:8: error: calling a __host__ function(\"host_only\") from a __global__ "
+                 "function(\"k2\") is not allowed");
+    expect_error("after_endif.cu:11: error: calling a __host__ function(\"host_only\") from a __global__ "
+                 "function(\"kc\") is not allowed");
+    expect_error("after_endif.cu:13: error: a host function call cannot be configured");
+    assert_int_equal(count("error:"), 3);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1123,6 +1187,8 @@ int main(void)
         cmocka_unit_test(test_rewritten_text_at_end_of_file),
         cmocka_unit_test(test_line_directive_escapes_path),
         cmocka_unit_test(test_rewrite_errors),
+        cmocka_unit_test(test_accepts_conditionals_and_macros),
+        cmocka_unit_test(test_checks_after_conditionals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -158,9 +158,12 @@ static size_t rewrite_launch(buf *out, size_t i)
     while (e > 0 && isspace((unsigned char)out->s[e - 1])) e--;
     size_t b = e;
     if (b > 0 && out->s[b - 1] == '>') { /* template-id: kernel<...> */
-        int depth = 0;
+        int depth = 0, parens = 0;
         while (b > 0) {
             char c = out->s[--b];
+            /* kernel<(N > 64)>: a '<' or '>' in parentheses compares */
+            parens += (c == ')' || c == ']') - (c == '(' || c == '[');
+            if (parens) continue;
             if (c == '>') depth++;
             if (c == '<' && --depth == 0) break;
         }
@@ -1055,10 +1058,11 @@ static int check_launches(void)
             continue;
         size_t n = t - 1;
         if (tok_punct(n, '>')) { /* a template-id: back over its arguments */
-            int depth = 0;
+            int depth = 0, parens = 0;
             for (;; n--) {
-                if (tok_punct(n, '>')) depth++;
-                if (tok_punct(n, '<') && --depth == 0) break;
+                parens += (tok_punct(n, ')') || tok_punct(n, ']')) - (tok_punct(n, '(') || tok_punct(n, '['));
+                if (!parens && tok_punct(n, '>')) depth++;
+                if (!parens && tok_punct(n, '<') && --depth == 0) break;
                 if (n == 0 || tok_punct(n, ';') || tok_punct(n, '{') || tok_punct(n, '}')) break;
             }
             if (depth != 0 || n == 0) continue;

@@ -1046,6 +1046,37 @@ static void test_line_directive_escapes_path(void **state)
     assert_string_equal(text, want);
 }
 
+/* A template argument may compare in parentheses, as nvcc allows: the '>'
+ * there closes nothing. Walking back from <<< over the arguments took it
+ * for the end of a template-id, ran on into the text before (a string
+ * here), and wrote a launch g++ could not read; and a launch of a host
+ * function template written so went unreported. */
+static void test_launch_template_argument_compares(void **state)
+{
+    (void)state;
+    rewrite("tcmp", "template <bool B, int N> __global__ void t(int *p) { p[0] = B + N; }\n"
+                    "int main()\n"
+                    "{\n"
+                    "    const char *s = \"<\";\n"
+                    "    t<(2 > 1), 4><<<1, 32>>>(0);\n"
+                    "    return s[0];\n"
+                    "}\n");
+    expect_accepted();
+    expect_text("tcmp", "#line 1 \"@F\"\n"
+                        "template <bool B, int N> __global__ void t(int *p) { p[0] = B + N; }\n"
+                        "SIMT_HOST_CODE_BEGIN\n"
+                        "#line 2 \"@F\"\n"
+                        "int main()\n"
+                        "{\n"
+                        "    const char *s = \"<\";\n"
+                        "    ::simt::launch(::simt::LaunchConfig(1, 32), t<(2 > 1), 4>)(0);\n"
+                        "    return s[0];\n"
+                        "} SIMT_HOST_CODE_END\n");
+    rewrite("tcmp_host", "template <int N> void hf(int *p) { p[0] = N; }\n"
+                         "int main() { hf<(2 > 1)><<<1, 1>>>(0); return 0; }\n");
+    expect_error("tcmp_host.cu:2: error: a host function call cannot be configured");
+}
+
 /* What the rewrite cannot read stops the build with a message at its line. */
 static void test_rewrite_errors(void **state)
 {
@@ -1186,6 +1217,7 @@ int main(void)
         cmocka_unit_test(test_rewritten_text),
         cmocka_unit_test(test_rewritten_text_at_end_of_file),
         cmocka_unit_test(test_line_directive_escapes_path),
+        cmocka_unit_test(test_launch_template_argument_compares),
         cmocka_unit_test(test_rewrite_errors),
         cmocka_unit_test(test_accepts_conditionals_and_macros),
         cmocka_unit_test(test_checks_after_conditionals),

@@ -1077,6 +1077,28 @@ static void test_launch_template_argument_compares(void **state)
     expect_error("tcmp_host.cu:2: error: a host function call cannot be configured");
 }
 
+/* A host function whose closing brace is under #if on __SIMT_EMULATOR__
+ * (or __CUDA_ARCH__) gets no marks: the brace the scanner pairs with its
+ * opening one may not be the one the compiler keeps. */
+static void test_host_marks_left_out_under_arch(void **state)
+{
+    (void)state;
+    static const char text[] = "int f()\n"
+                               "{\n"
+                               "#ifdef __SIMT_EMULATOR__\n"
+                               "    return 1;\n"
+                               "}\n"
+                               "#else\n"
+                               "    return 2;\n"
+                               "}\n"
+                               "#endif\n";
+    rewrite("arch_brace", text);
+    expect_accepted();
+    char want[512];
+    snprintf(want, sizeof want, "#line 1 \"@F\"\n%s", text);
+    expect_text("arch_brace", want);
+}
+
 /* What the rewrite cannot read stops the build with a message at its line. */
 static void test_rewrite_errors(void **state)
 {
@@ -1218,6 +1240,7 @@ int main(void)
         cmocka_unit_test(test_rewritten_text_at_end_of_file),
         cmocka_unit_test(test_line_directive_escapes_path),
         cmocka_unit_test(test_launch_template_argument_compares),
+        cmocka_unit_test(test_host_marks_left_out_under_arch),
         cmocka_unit_test(test_rewrite_errors),
         cmocka_unit_test(test_accepts_conditionals_and_macros),
         cmocka_unit_test(test_checks_after_conditionals),

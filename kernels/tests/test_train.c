@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,7 +45,7 @@ static int setup(void **state) {
 
 static int teardown(void **state) {
     (void)state;
-    const char *names[] = {"a.ckpt", "b.ckpt", "c.ckpt", "d.ckpt", "loss.csv", "loss.json", "nan.ckpt",
+    const char *names[] = {"a.ckpt", "b.ckpt", "c.ckpt", "d.ckpt", "dir.csv", "loss.csv", "loss.json", "nan.ckpt",
                            "nan.json", "text.txt", "v2.ckpt", "x.ckpt"};
     char p[512];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
@@ -1703,12 +1704,28 @@ static void test_resume_keeps_the_log(void **state) {
     assert_int_equal(train_run(&o, NULL), 0);
     assert_memory_equal(slurp(json), "[\n  {\"step\": 5, ", 15);
 
+    /* A log with no row up to the checkpoint (the run logged nothing before it): one header,
+     * then the run's rows. */
+    const char *bare = "step,lr,train_loss,eval_loss,grad_norm,tokens_per_s,mfu\n";
+    o.log_path = csv;
+    assert_int_equal(write_text(csv, bare, strlen(bare)), 0);
+    assert_int_equal(train_run(&o, NULL), 0);
+    got = slurp(csv);
+    assert_memory_equal(got, bare, strlen(bare));
+    assert_memory_equal(got + strlen(bare), "5,", 2);
+
     /* Not a log of the format: refused, and the file is as it was. */
     const char *other = "[\n  {\"step\": 1}\n]\n";
     o.log_path = csv;
     assert_int_equal(write_text(csv, other, strlen(other)), 0);
     assert_int_not_equal(train_run(&o, NULL), 0);
     assert_string_equal(slurp(csv), other);
+    /* A folder is no log either: refused, and left there. */
+    o.log_path = path("dir.csv");
+    assert_int_equal(mkdir(o.log_path, 0755), 0);
+    assert_int_not_equal(train_run(&o, NULL), 0);
+    struct stat st;
+    assert_true(stat(o.log_path, &st) == 0 && S_ISDIR(st.st_mode));
 }
 
 static void test_lr_schedule(void **state) {

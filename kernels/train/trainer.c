@@ -2,11 +2,11 @@
 #include "trainer.h"
 
 #include <cblas.h>
+#include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -304,35 +304,19 @@ static long log_line_step(const char *line, size_t len, int json) {
  * when the file holds something other than a log of this format (it is then left as it is). */
 static FILE *open_resumed_log(const char *path, int json, int start, int *kept, char *err, size_t errlen) {
     *kept = 0;
-    FILE *f = fopen(path, "rb");
     struct stat st;
-    if (f && (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode))) {
-        fclose(f); /* a folder or a device: refused by the create below, with its reason */
-        f = NULL;
-    }
-    if (!f) return course_create_output(path, "--log", err, errlen); /* none yet: a new log */
-    char *text = NULL;
-    size_t n = 0, cap = 0;
-    for (;;) {
-        if (n + 65536 + 1 > cap) {
-            cap = cap ? 2 * cap : 1 << 20;
-            char *t = realloc(text, cap);
-            if (!t) {
-                free(text);
-                fclose(f);
-                course_error(err, errlen, "--log %s: out of memory reading the log to resume it", path);
-                return NULL;
-            }
-            text = t;
-        }
-        size_t got = fread(text + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) break;
-    }
-    int bad = ferror(f);
+    if (stat(path, &st) != 0 && errno == ENOENT) return course_create_output(path, "--log", err, errlen); /* a new log */
+    size_t n = 0;
+    char what[64 + PATH_MAX];
+    snprintf(what, sizeof what, "--log %s", path);
+    FILE *f = course_open_regular(path, what, "a resumed run adds its rows to the log of the run; give that log, "
+                                  "or a new name", &n, err, errlen);
+    if (!f) return NULL;
+    char *text = host_malloc(n + 1);
+    int bad = fread(text, 1, n, f) != n;
     fclose(f);
     if (bad) {
-        free(text);
+        host_free(text);
         course_error(err, errlen, "--log %s: cannot read it to resume it; give a new name to start another log",
                      path);
         return NULL;
@@ -351,7 +335,7 @@ static FILE *open_resumed_log(const char *path, int json, int start, int *kept, 
                 course_error(err, errlen, "--log %s does not hold a %s training log (its first line is not "
                              "'%s'), and a resumed run adds its rows to the log of the run; give that log, or a "
                              "new name", path, json ? "JSON" : "CSV", header);
-                free(text);
+                host_free(text);
                 return NULL;
             }
             cut = at + len + 1;
@@ -368,7 +352,7 @@ static FILE *open_resumed_log(const char *path, int json, int start, int *kept, 
     if (*kept == 0) cut = 0; /* no rows: the caller writes the header, as for a new log */
     f = course_create_output(path, "--log", err, errlen);
     if (f) fwrite(text, 1, cut, f);
-    free(text);
+    host_free(text);
     return f;
 }
 

@@ -1476,33 +1476,6 @@ static void test_json_output_not_utf8(void **state) {
     json_decref(j);
 }
 
-/* stdout redirected into TMP/name while the caller prints; end_capture()
- * puts it back and returns what was printed (file_text's static buffer). */
-static int begin_capture(const char *name, char *path, size_t len) {
-    snprintf(path, len, "%s/%s", tmp, name);
-    fflush(stdout);
-    int saved = dup(1), fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (saved < 0 || fd < 0) fail_msg("could not redirect stdout to %s", path);
-    dup2(fd, 1);
-    close(fd);
-    return saved;
-}
-
-static const char *end_capture(int saved, const char *path) {
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    return file_text(path);
-}
-
-/* The table of report_table() for these results, in a static buffer. */
-static const char *table_of(const result_t *r, int n) {
-    char path[PATH_MAX];
-    int saved = begin_capture("table.txt", path, sizeof path);
-    report_table(r, n, "title", 1.0);
-    return end_capture(saved, path);
-}
-
 /* The TOTAL line counts only counted tests (a "needs GPU" test's points are
  * in neither figure), names each status left out, and shows points without
  * trailing zeros ("2.5", "3"). */
@@ -1572,10 +1545,9 @@ static void test_table_long_names(void **state) {
 
 /* What report_rerun_hint() prints for these results, in a static buffer. */
 static const char *hint_of(const result_t *r, int n, const char *src) {
-    char path[PATH_MAX];
-    int saved = begin_capture("hint.txt", path, sizeof path);
+    capture_t c = begin_capture();
     report_rerun_hint(r, n, 42, src);
-    return end_capture(saved, path);
+    return end_capture(c);
 }
 
 /* After the table, each failed numerics check (at most three) gets the make

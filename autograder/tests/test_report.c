@@ -23,25 +23,6 @@
 #include "grade.h"
 #include "report_fixture.h"
 
-/* What report_table() prints for these results (a static buffer). */
-static const char *table_of(const result_t *r, int n) {
-    static char text[16384];
-    fflush(stdout);
-    FILE *f = tmpfile();
-    assert_non_null(f);
-    int saved = dup(1);
-    dup2(fileno(f), 1);
-    report_table(r, n, "title", 1.0);
-    fflush(stdout);
-    dup2(saved, 1);
-    close(saved);
-    rewind(f);
-    size_t got = fread(text, 1, sizeof text - 1, f);
-    text[got] = '\0';
-    fclose(f);
-    return text;
-}
-
 /* The line of text that starts with prefix (without its newline), in a static buffer. */
 static const char *line_of(const char *text, const char *prefix) {
     static char line[1024];

@@ -294,7 +294,9 @@ double grad_norm_squared(const float *g, size_t n);
  * @param n elements
  * @param norm the global norm of g (sqrt of grad_norm_squared over all of it)
  * @param max_norm the clip threshold; <= 0 turns clipping off
- * @return the factor applied (1 when not clipped)
+ * @return the factor applied (1 when not clipped). A NaN norm is not clipped:
+ *         g already holds a NaN or an infinity that no factor would mend, and
+ *         the trainer stops on a non-finite norm before calling this.
  */
 float clip_grad_norm(float *g, size_t n, double norm, double max_norm);
 

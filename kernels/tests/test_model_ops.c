@@ -571,6 +571,9 @@ static void test_adamw_and_norm(void **state) {
     memcpy(p0, g, n * 4);
     assert_true(clip_grad_norm(g, n, 5.0, 0.0) == 1.0f);
     assert_memory_equal(g, p0, n * 4);
+    /* A NaN norm is not clipped (model_ops.h): g is left as it is. */
+    assert_true(clip_grad_norm(g, n, NAN, 1.0) == 1.0f);
+    assert_memory_equal(g, p0, n * 4);
     host_free(p); host_free(g); host_free(m); host_free(v); host_free(p0); host_free(m0); host_free(v0);
 }
 

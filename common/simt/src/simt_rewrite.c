@@ -389,7 +389,9 @@ static size_t rewrite_static_shared(buf *out, size_t i)
  * also declares, and anything inside #if ... __CUDA_ARCH__ (or
  * __SIMT_EMULATOR__) are left alone: nvcc may accept those. */
 
-enum { T_IDENT, T_PUNCT, T_STR, T_NUM };
+/* T_UNPAIRED: a brace of a later #elif/#else branch that pairs with none
+ * in its own branch (see unpair_braces); it is no bracket to the scans. */
+enum { T_IDENT, T_PUNCT, T_STR, T_NUM, T_UNPAIRED };
 
 typedef struct {
     int type;
@@ -463,6 +465,67 @@ static void add_token(int type, size_t pos, size_t n, int arch)
     toks[ntoks++] = (token){type, pos, n, arch};
 }
 
+/* Braces split across the branches of a conditional:
+ *   #ifdef __SIMT_EMULATOR__
+ *   void f(int x) {
+ *   #else
+ *   void f(long x) {
+ *   #endif
+ *       ...
+ *   }
+ * The compiler sees one branch, so one '{' opens the body; a scan that
+ * counted both would never find the body's end, and everything after it
+ * (the next host function's marks, a kernel's launch-bounds check) would be
+ * lost. So the first branch's braces count as they are, and a later
+ * branch's count only where they pair within that branch: a function
+ * defined whole in each branch is still seen in each, and a brace that
+ * opens or closes something across the #endif is left to the first branch.
+ * (With no #else the one branch counts: that is what the compiler sees
+ * when the condition holds.) Such braces become T_UNPAIRED tokens, and the
+ * copy in main() skips them too (unpaired_brace), so both agree on which
+ * braces enclose what. */
+static char *unpaired; /* one byte per byte of src: 1 at such a brace */
+
+static int unpaired_brace(size_t i) { return unpaired && unpaired[i]; }
+
+/* Tokens [b, ntoks), a later branch of a conditional: mark its braces that
+ * pair with none in it. A '}' with no '{' before it is one (forwards), then
+ * a '{' with no '}' after it (backwards). */
+static void unpair_braces(size_t b)
+{
+    if (!unpaired && !(unpaired = calloc(len + 1, 1))) {
+        perror("simt-rewrite");
+        exit(2);
+    }
+    int depth = 0;
+    for (size_t t = b; t < ntoks; t++) {
+        if (toks[t].type != T_PUNCT || toks[t].n != 1) continue;
+        if (src[toks[t].pos] == '{') depth++;
+        if (src[toks[t].pos] == '}' && depth-- == 0) {
+            depth = 0;
+            toks[t].type = T_UNPAIRED;
+            unpaired[toks[t].pos] = 1;
+        }
+    }
+    depth = 0;
+    for (size_t t = ntoks; t-- > b;) {
+        if (toks[t].type != T_PUNCT || toks[t].n != 1) continue;
+        if (src[toks[t].pos] == '}') depth++;
+        if (src[toks[t].pos] == '{' && depth-- == 0) {
+            depth = 0;
+            toks[t].type = T_UNPAIRED;
+            unpaired[toks[t].pos] = 1;
+        }
+    }
+}
+
+/* For each open conditional (as arch_stack): is the text in a later
+ * branch, and the token its branch starts at. */
+static struct {
+    int later;
+    size_t start;
+} branches[32];
+
 /* A preprocessor line from i (at '#'); returns the index of its end. Keeps
  * the stack of conditionals and notes the macros the file defines. */
 static size_t directive(size_t i, unsigned *arch_stack, int *depth)
@@ -480,12 +543,21 @@ static size_t directive(size_t i, unsigned *arch_stack, int *depth)
     if (strncmp(src + k, "if", w - k) == 0 || strncmp(src + k, "ifdef", w - k) == 0 ||
         strncmp(src + k, "ifndef", w - k) == 0) {
         if (w - k >= 2) {
-            if (*depth < 32) arch_stack[*depth] = arch;
+            if (*depth < 32) {
+                arch_stack[*depth] = arch;
+                branches[*depth].later = 0;
+            }
             (*depth)++;
         }
-    } else if (w - k == 4 && strncmp(src + k, "elif", 4) == 0) {
-        if (*depth > 0 && *depth <= 32) arch_stack[*depth - 1] |= arch;
+    } else if ((w - k == 4 && strncmp(src + k, "elif", 4) == 0) || (w - k == 4 && strncmp(src + k, "else", 4) == 0)) {
+        if (*depth > 0 && *depth <= 32) {
+            if (src[k + 2] == 'i') arch_stack[*depth - 1] |= arch;
+            if (branches[*depth - 1].later) unpair_braces(branches[*depth - 1].start);
+            branches[*depth - 1].later = 1;
+            branches[*depth - 1].start = ntoks;
+        }
     } else if (w - k == 5 && strncmp(src + k, "endif", 5) == 0) {
+        if (*depth > 0 && *depth <= 32 && branches[*depth - 1].later) unpair_braces(branches[*depth - 1].start);
         if (*depth > 0) (*depth)--;
     } else if (w - k == 6 && strncmp(src + k, "define", 6) == 0 && nmacros < 256) {
         size_t nb = w;
@@ -1229,12 +1301,13 @@ int main(int argc, char **argv)
             free(bound);
             bound = NULL;
         }
-        int body = c == '{' && bound && !in_function();
-        if (c == '{') {
+        int counted = !unpaired_brace(i); /* see unpair_braces */
+        int body = c == '{' && counted && bound && !in_function();
+        if (c == '{' && counted) {
             if (nscopes < (int)sizeof(scopes)) scopes[nscopes] = brace_kind(&out);
             nscopes++;
         }
-        if (c == '}' && nscopes > 0) nscopes--;
+        if (c == '}' && counted && nscopes > 0) nscopes--;
         put(&out, &c, 1);
         i++;
         if (body) { /* the kernel's body: its first statement checks the launch */

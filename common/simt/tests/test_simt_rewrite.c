@@ -1099,6 +1099,54 @@ static void test_host_marks_left_out_under_arch(void **state)
     expect_text("arch_brace", want);
 }
 
+/* A function whose opening line differs between the branches of an #if,
+ * each branch with its own '{', and one '}' after the #endif: only the
+ * first branch's braces count (the compiler sees one branch), so the
+ * functions after it still get their marks and a kernel after it its
+ * launch-bounds check. Braces that pair within a later branch still count:
+ * a function defined once in each branch is marked in both. */
+static void test_braces_split_across_branches(void **state)
+{
+    (void)state;
+    rewrite("split_brace", "#ifdef __SIMT_EMULATOR__\n"
+                           "void f(int x) {\n"
+                           "#else\n"
+                           "void f(long x) {\n"
+                           "#endif\n"
+                           "    (void)x;\n"
+                           "}\n"
+                           "#ifdef FAST\n"
+                           "int h() { return 1; }\n"
+                           "#else\n"
+                           "int h() { return 2; }\n"
+                           "#endif\n"
+                           "int g() { return h(); }\n"
+                           "__global__ void __launch_bounds__(32) k(int *p) { p[0] = 0; }\n");
+    expect_accepted();
+    expect_text("split_brace", "#line 1 \"@F\"\n"
+                               "#ifdef __SIMT_EMULATOR__\n"
+                               "void f(int x) {\n"
+                               "#else\n"
+                               "void f(long x) {\n"
+                               "#endif\n"
+                               "    (void)x;\n"
+                               "}\n"
+                               "#ifdef FAST\n"
+                               "SIMT_HOST_CODE_BEGIN\n"
+                               "#line 9 \"@F\"\n"
+                               "int h() { return 1; } SIMT_HOST_CODE_END\n"
+                               "#else\n"
+                               "SIMT_HOST_CODE_BEGIN\n"
+                               "#line 11 \"@F\"\n"
+                               "int h() { return 2; } SIMT_HOST_CODE_END\n"
+                               "#endif\n"
+                               "SIMT_HOST_CODE_BEGIN\n"
+                               "#line 13 \"@F\"\n"
+                               "int g() { return h(); } SIMT_HOST_CODE_END\n"
+                               "__global__ void __launch_bounds__(32) k(int *p) { simt_check_launch_bounds("
+                               "(unsigned long long)(32), __FILE__, __LINE__); p[0] = 0; }\n");
+}
+
 /* What the rewrite cannot read stops the build with a message at its line. */
 static void test_rewrite_errors(void **state)
 {
@@ -1241,6 +1289,7 @@ int main(void)
         cmocka_unit_test(test_line_directive_escapes_path),
         cmocka_unit_test(test_launch_template_argument_compares),
         cmocka_unit_test(test_host_marks_left_out_under_arch),
+        cmocka_unit_test(test_braces_split_across_branches),
         cmocka_unit_test(test_rewrite_errors),
         cmocka_unit_test(test_accepts_conditionals_and_macros),
         cmocka_unit_test(test_checks_after_conditionals),

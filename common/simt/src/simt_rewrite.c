@@ -313,11 +313,15 @@ static int uses_after(size_t nb, size_t n, size_t from)
     return use;
 }
 
+static int mentions(size_t b, size_t e, const char *word);
+
 /* __shared__ decl; inside a function -- i points at "__shared__". The
  * declaration is copied as it is, followed on the same line by a call that
  * fills the variable with 0xff bytes the first time a thread of the block
  * gets there (simt_shared_first_use): a thread-local static would
- * otherwise start as zeros, a luck no GPU gives. Declarations this cannot
+ * otherwise start as zeros, a luck no GPU gives. A struct, union or class
+ * type declared in the declaration (__shared__ struct { ... } s;) is
+ * passed over to the name after its body. Declarations this cannot
  * name (several declarators) are copied without the call, and so is one
  * whose name the rest of its block never uses: the call would be a use, and
  * without it g++ says "unused variable", as nvcc says "declared but never
@@ -333,6 +337,14 @@ static size_t rewrite_static_shared(buf *out, size_t i)
     size_t end = semi;
     int depth = 0, brackets = 0;
     for (size_t k = i; k < semi; k++) {
+        if (src[k] == '{' && depth == 0 && brackets == 0 &&
+            (mentions(i, k, "struct") || mentions(i, k, "union") || mentions(i, k, "class"))) {
+            /* The type's body: its members are not the declarator. */
+            size_t close = find_close(k + 1, "}");
+            if (close == (size_t)-1 || close > semi) return 0;
+            k = close;
+            continue;
+        }
         if (src[k] == '(') depth++;
         if (src[k] == ')') depth--;
         if (depth == 0 && src[k] == '[' && brackets++ == 0 && end == semi) end = k;

@@ -306,6 +306,43 @@ static void test_shared_starts_filled(void **state)
     cudaFree(d);
 }
 
+/* A __shared__ variable whose struct type is declared in the declaration,
+ * anonymous or named, starts as 0xff bytes too: thread 0 of each block
+ * reports its fields before writing them. */
+__global__ void reads_unwritten_shared_struct(int *out)
+{
+    __shared__ struct {
+        int count;
+        float sum[2];
+    } acc;
+    __shared__ struct Pair {
+        int lo, hi;
+    } range[2];
+    if (threadIdx.x == 0) {
+        int *o = out + blockIdx.x * 3;
+        o[0] = acc.count;
+        o[1] = isnan(acc.sum[1]) ? -1 : 0;
+        o[2] = range[1].hi;
+        acc.count = 0;
+        acc.sum[1] = 0;
+        range[1].hi = 0;
+    }
+}
+
+static void test_shared_struct_starts_filled(void **state)
+{
+    (void)state;
+    const int blocks = 8;
+    int *d, h[blocks * 3];
+    cudaMalloc(&d, sizeof(h));
+    cudaMemset(d, 0, sizeof(h));
+    reads_unwritten_shared_struct<<<blocks, 32>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    for (int i = 0; i < blocks * 3; i++) assert_int_equal(h[i], -1);
+    cudaFree(d);
+}
+
 /* Each block stages its own id in shared memory; blocks run on several OS
  * threads at once, so shared memory must not leak between them. */
 __global__ void __launch_bounds__(128, 4) shared_is_per_block(int *out)
@@ -1772,6 +1809,7 @@ int main(void)
         cmocka_unit_test(test_voting_spin_lets_other_warps_run),
         cmocka_unit_test(test_shared_dynamic),
         cmocka_unit_test(test_shared_starts_filled),
+        cmocka_unit_test(test_shared_struct_starts_filled),
         cmocka_unit_test(test_shared_per_block),
         cmocka_unit_test(test_syncthreads_predicates),
         cmocka_unit_test(test_syncthreads_predicate_values),

@@ -104,8 +104,8 @@ static constexpr int warpSize = 32;
 static inline void *simt_dynamic_shared(void) { return simt_cur_block.dyn_shared; }
 
 /** @brief The shared-memory address of a pointer into the block's extern
- *  __shared__ memory (its offset there; see simt_shared_addr). @param p the
- *  pointer. @return the address. */
+ *  __shared__ memory, or one past its end (its offset there; see
+ *  simt_shared_addr). @param p the pointer. @return the address. */
 static inline size_t __cvta_generic_to_shared(const void *p) { return simt_shared_addr(p); }
 
 /* --- synchronisation ------------------------------------------------------- */

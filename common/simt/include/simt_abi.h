@@ -152,7 +152,9 @@ void simt_cp_async_wait(int n);
 /** @brief Address of @p p in the block's shared-memory window (what
  *  __cvta_generic_to_shared gives): its offset in the extern __shared__
  *  memory. Traps for any other pointer. @param p a pointer into dynamic
- *  shared memory. @return the 32-bit shared address. */
+ *  shared memory, or one past its end (whose address is its size; the
+ *  copies that use an address check the bytes they touch). @return the
+ *  32-bit shared address. */
 unsigned int simt_shared_addr(const void *p);
 /** @brief mbarrier.init: a fresh barrier in phase 0 that completes a phase
  *  after @p count arrivals. @param bar the 64-bit barrier. @param count 1 .. 2^20 - 1. */

@@ -44,12 +44,15 @@
 
 /* --- shared-memory window ---------------------------------------------------- */
 
+/* One past the end is an address too: C lets a kernel form that pointer (a
+ * loop's bound, say), a GPU converts it, and what reads or writes through an
+ * address checks the bytes it touches (window). */
 unsigned int simt_shared_addr(const void *p)
 {
     const char *base = (const char *)simt_cur_block.dyn_shared, *c = (const char *)p;
     if (!simt_cur_thread)
         simt_fail("a shared-memory address (__cvta_generic_to_shared) asked for outside a kernel");
-    if (!base || c < base || c >= base + simt_cur_block.dyn_shared_size)
+    if (!base || c < base || c > base + simt_cur_block.dyn_shared_size)
         simt_fail("a shared-memory address asked for a pointer outside the block's extern __shared__ memory "
                   "(the emulator gives shared addresses only to dynamic shared memory: put TMA destinations "
                   "and wgmma operands there)");

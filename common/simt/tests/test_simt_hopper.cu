@@ -277,7 +277,44 @@ static void test_bugs_fail_the_launch(void **state)
     expect_launch_failure(cudaGetLastError());
     tma_case<<<1, 32, 4096>>>(m, 3072, 2048, 0); /* the box runs past dynamic shared memory */
     expect_launch_failure(cudaGetLastError());
+    tma_case<<<1, 32, 4096>>>(m, 4096, 2048, 0); /* the box starts at its end */
+    expect_launch_failure(cudaGetLastError());
     cudaFree(g);
+}
+
+/* The shared address of dyn + offset, dyn being the block's dynamic shared
+ * memory, both ways of asking for it. */
+__global__ void shared_addr_at(size_t offset, unsigned int *out)
+{
+    extern __shared__ __align__(16) uint8_t dyn[];
+    if (threadIdx.x == 0) {
+        out[0] = hopper_smem_addr(dyn + offset);
+        out[1] = (unsigned int)__cvta_generic_to_shared(dyn + offset);
+    }
+}
+
+/* One past the end of dynamic shared memory has an address, its size, as on
+ * a GPU: C lets a kernel form that pointer (a loop's bound, say), and only
+ * a copy that writes there is wrong (the TMA case above). A byte further is
+ * outside the window and refused. */
+static void test_shared_addr_one_past_end(void **state)
+{
+    (void)state;
+    unsigned int *d, h[2];
+    assert_int_equal(cudaMalloc(&d, sizeof(h)), cudaSuccess);
+    shared_addr_at<<<1, 32, 4096>>>(4095, d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    assert_int_equal(h[0], 4095);
+    assert_int_equal(h[1], 4095);
+    shared_addr_at<<<1, 32, 4096>>>(4096, d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, d, sizeof(h), cudaMemcpyDeviceToHost);
+    assert_int_equal(h[0], 4096);
+    assert_int_equal(h[1], 4096);
+    shared_addr_at<<<1, 32, 4096>>>(4097, d);
+    expect_launch_failure(cudaGetLastError());
+    cudaFree(d);
 }
 
 /* ---- element sizes ---------------------------------------------------------------- */
@@ -924,6 +961,7 @@ int main(void)
         cmocka_unit_test(test_encode_rules),
         cmocka_unit_test(test_encode_limits),
         cmocka_unit_test(test_bugs_fail_the_launch),
+        cmocka_unit_test(test_shared_addr_one_past_end),
         cmocka_unit_test(test_tma_element_sizes),
         cmocka_unit_test(test_copies_land_at_the_wait),
         cmocka_unit_test(test_wgmma_results_arrive_at_the_wait),

@@ -160,7 +160,8 @@ static jp_t json_val(jp_t p, jp_t e, int depth) {
 }
 
 int course_json_valid(const char *s, size_t n) {
-    jp_t p = (jp_t)s, e = p + n;
-    if (!s || !(p = json_val(p, e, 0))) return 0;
+    if (!s) return 0;
+    jp_t p = (jp_t)s, e = p + n; /* after the check: NULL + n is undefined */
+    if (!(p = json_val(p, e, 0))) return 0;
     return json_ws(p, e) == e;
 }

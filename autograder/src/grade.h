@@ -73,7 +73,8 @@ typedef struct {
 } rubric_t;
 
 /* Read autograder/rubrics/NN.json under root. Returns 0, or -1 with a
- * message in err. */
+ * message in err (and errno ENAMETOOLONG when the path is 4096 bytes or
+ * more: refused, not cut). */
 int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t errlen);
 
 /* ---- results ---------------------------------------------------------------- */
@@ -193,7 +194,8 @@ void sandbox_kill_all(void);
 
 /* Copy the tree at src into dst (created), skipping top-level names in
  * skip[] (NULL-ended; a name ending in '*' is a prefix: "build*", ".*"). File modes and times are kept so make sees prebuilt
- * outputs as up to date. Returns 0 or -1. */
+ * outputs as up to date. Returns 0 or -1; a path of 4096 bytes or more is
+ * refused, not cut (errno ENAMETOOLONG, and stderr names it). */
 int tree_copy(const char *src, const char *dst, const char *const *skip);
 /* A 64-bit hash of the tree at root: every entry's relative path and kind, a
  * file's mode and bytes, a link's target, in name order, skipping top-level
@@ -202,7 +204,8 @@ int tree_copy(const char *src, const char *dst, const char *const *skip);
  * names_only (e.g. "labs/01-naive-matmul/matmul_naive.cu") count by name
  * only, not by contents. salt mixes in whatever else the result depends on.
  * *err is set when something could not be read, or a file's size changed
- * while it was read. */
+ * while it was read, or a path was 4096 bytes or more (then errno is
+ * ENAMETOOLONG, and stderr names it). */
 uint64_t tree_hash(const char *root, const char *const *skip, const char *const *names_only, int n_names_only,
                    const char *salt, int *err);
 /* rm -rf; best effort. Async-signal-safe: the grader's signal handler removes

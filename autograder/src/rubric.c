@@ -25,6 +25,7 @@
  */
 #include "grade.h"
 
+#include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -180,7 +181,13 @@ static int check_speed(json_t *o, const rubric_test_t *x, char *err, size_t errl
 int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     char path[4096];
-    snprintf(path, sizeof path, "%s/autograder/rubrics/%s.json", root, nn);
+    if (snprintf(path, sizeof path, "%s/autograder/rubrics/%s.json", root, nn) >= (int)sizeof path) {
+        /* Cut, it would read another file, or say "no rubric yet" of one that is there. */
+        snprintf(err, errlen, "autograder/rubrics/%s.json: the path %.80s... is %zu bytes or more, past the %zu a "
+                 "path may have here; move the course tree to a shorter path", nn, path, sizeof path, sizeof path);
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     json_error_t je;
     if (access(path, F_OK) != 0) {
         snprintf(err, errlen, "no rubric yet (autograder/rubrics/%s.json)", nn);

@@ -100,24 +100,53 @@ static int skipped_name(const char *name, const char *const *skip) {
     return 0;
 }
 
-/* Recursive copy; skip applies at the top level only (build, .git, ...). */
+/* A path that did not fit its buffer: cut, it would name another file (or
+ * none, and the entry would be left out without a word). Says so on stderr
+ * with the path's start and what to do, and sets errno; the caller fails.
+ * A path of 4096 bytes or more is also past what the kernel takes (PATH_MAX). */
+static void path_too_long(const char *what, const char *path, size_t room) {
+    fprintf(stderr, "grade: cannot %s %.80s... (%zu bytes or more, past the %zu a path may have here): move the "
+            "tree to a shorter path (the course tree, TMPDIR or --base-cache), or flatten its folders\n",
+            what, path, room, room);
+    errno = ENAMETOOLONG;
+}
+
+/* Recursive copy; skip applies at the top level only (build, .git, ...).
+ * A path that does not fit 4096 bytes fails the copy (ENAMETOOLONG) rather
+ * than being cut or left out. */
 static int copy_dir(const char *src, const char *dst, const char *const *skip) {
     DIR *d = opendir(src);
     if (!d) return -1;
     struct stat dst_st;
-    if (lstat(src, &dst_st) != 0 || mkdirs(dst, 0755) != 0) { closedir(d); return -1; }
+    if (lstat(src, &dst_st) != 0 || mkdirs(dst, 0755) != 0) {
+        if (errno == ENAMETOOLONG && strlen(dst) >= 4096) path_too_long("copy into", dst, 4096); /* mkdirs' limit */
+        closedir(d);
+        return -1;
+    }
     int rc = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         if (skipped_name(e->d_name, skip)) continue;
         char a[4096], b[4096];
-        snprintf(a, sizeof a, "%s/%s", src, e->d_name);
-        snprintf(b, sizeof b, "%s/%s", dst, e->d_name);
+        if (snprintf(a, sizeof a, "%s/%s", src, e->d_name) >= (int)sizeof a) {
+            path_too_long("copy", a, sizeof a);
+            rc = -1;
+            break;
+        }
+        if (snprintf(b, sizeof b, "%s/%s", dst, e->d_name) >= (int)sizeof b) {
+            path_too_long("copy into", b, sizeof b);
+            rc = -1;
+            break;
+        }
         struct stat st;
         if (lstat(a, &st) != 0) continue;
-        if (S_ISDIR(st.st_mode)) rc |= copy_dir(a, b, NULL);
-        else if (S_ISREG(st.st_mode)) rc |= copy_file_stat(a, b, &st);
+        if (S_ISDIR(st.st_mode)) {
+            if (copy_dir(a, b, NULL) != 0) {
+                rc = -1;
+                if (errno == ENAMETOOLONG) break; /* stderr said where; the copy has failed */
+            }
+        } else if (S_ISREG(st.st_mode)) rc |= copy_file_stat(a, b, &st);
         else if (S_ISLNK(st.st_mode)) {
             /* Links inside the grader's own tree are kept as links. */
             char target[4096];
@@ -125,9 +154,11 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip) {
             if (n > 0) { target[n] = '\0'; if (symlink(target, b) != 0) rc = -1; }
         }
     }
+    int saved = errno; /* the caller reads ENAMETOOLONG after the calls below */
     closedir(d);
     struct timespec ts[2] = {dst_st.st_atim, dst_st.st_mtim};
     utimensat(AT_FDCWD, dst, ts, AT_SYMLINK_NOFOLLOW);
+    errno = saved;
     return rc;
 }
 
@@ -164,11 +195,18 @@ static uint64_t hash_file(const char *path, uint64_t h, int *err) {
     return h;
 }
 
-/* Hash the entries of root/rel (rel "" at the top), in name order. */
+/* Hash the entries of root/rel (rel "" at the top), in name order. An entry
+ * whose path does not fit 4096 bytes (what lstat takes) sets *err and
+ * *too_long, and stderr says which: left out, the hash would not name what
+ * is there. */
 static uint64_t hash_dir(const char *root, const char *rel, const char *const *skip, const char *const *names_only,
-                         int n_names_only, uint64_t h, int *err) {
+                         int n_names_only, uint64_t h, int *err, int *too_long) {
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s%s%s", root, rel[0] ? "/" : "", rel);
+    if (snprintf(dir, sizeof dir, "%s%s%s", root, rel[0] ? "/" : "", rel) >= (int)sizeof dir) {
+        path_too_long("hash", dir, sizeof dir);
+        *err = *too_long = 1;
+        return h;
+    }
     struct dirent **ents;
     int m = scandir(dir, &ents, NULL, alphasort);
     if (m < 0) { *err = 1; return h; }
@@ -176,16 +214,20 @@ static uint64_t hash_dir(const char *root, const char *rel, const char *const *s
         const char *nm = ents[i]->d_name;
         int skipped = !strcmp(nm, ".") || !strcmp(nm, "..");
         skipped |= !rel[0] && skipped_name(nm, skip);
-        char r[4096], path[8192];
-        snprintf(r, sizeof r, "%s%s%s", rel, rel[0] ? "/" : "", nm);
-        snprintf(path, sizeof path, "%s/%s", root, r);
+        char r[4096], path[4096];
+        int cut = snprintf(r, sizeof r, "%s%s%s", rel, rel[0] ? "/" : "", nm) >= (int)sizeof r;
+        cut |= snprintf(path, sizeof path, "%s/%s", root, r) >= (int)sizeof path;
+        if (!skipped && cut) {
+            if (!*too_long) path_too_long("hash", path, sizeof path); /* once: the others are alike */
+            *err = *too_long = 1;
+        }
         struct stat st;
-        if (!skipped && lstat(path, &st) == 0) {
+        if (!skipped && !cut && lstat(path, &st) == 0) {
             h = course_fnv1a(h, r, strlen(r) + 1);
             char kind = S_ISDIR(st.st_mode) ? 'd' : S_ISREG(st.st_mode) ? 'f' : S_ISLNK(st.st_mode) ? 'l' : '?';
             h = course_fnv1a(h, &kind, 1);
             if (S_ISDIR(st.st_mode)) {
-                h = hash_dir(root, r, skip, names_only, n_names_only, h, err);
+                h = hash_dir(root, r, skip, names_only, n_names_only, h, err, too_long);
             } else if (S_ISLNK(st.st_mode)) {
                 char target[4096];
                 ssize_t n = readlink(path, target, sizeof target);
@@ -205,8 +247,11 @@ static uint64_t hash_dir(const char *root, const char *rel, const char *const *s
 uint64_t tree_hash(const char *root, const char *const *skip, const char *const *names_only, int n_names_only,
                    const char *salt, int *err) {
     *err = 0;
-    return hash_dir(root, "", skip, names_only, n_names_only,
-                    course_fnv1a(COURSE_FNV1A_OFFSET, salt, strlen(salt) + 1), err);
+    int too_long = 0;
+    uint64_t h = hash_dir(root, "", skip, names_only, n_names_only,
+                          course_fnv1a(COURSE_FNV1A_OFFSET, salt, strlen(salt) + 1), err, &too_long);
+    if (too_long) errno = ENAMETOOLONG;
+    return h;
 }
 
 /* See copy_dir(); the public name reads better at the call sites. */

@@ -1011,6 +1011,25 @@ static void test_rubric_malformed(void **state) {
     assert_string_equal(err, "no rubric yet (autograder/rubrics/98.json)");
 }
 
+/* A rubric path past 4096 bytes is refused with ENAMETOOLONG and says so
+ * with its start: cut, it read as "no rubric yet" of a rubric that may be
+ * there (or could name another file). */
+static void test_rubric_long_path(void **state) {
+    (void)state;
+    static rubric_t r;
+    static char root[4200], want[8192];
+    char err[512];
+    int k = snprintf(root, sizeof root, "%s/", tmp);
+    while (k < 4090) root[k++] = 'r';
+    root[k] = '\0';
+    errno = 0;
+    assert_int_equal(rubric_load(root, "99", &r, err, sizeof err), -1);
+    assert_int_equal(errno, ENAMETOOLONG);
+    snprintf(want, sizeof want, "autograder/rubrics/99.json: the path %.80s... is 4096 bytes or more, past the 4096 "
+             "a path may have here; move the course tree to a shorter path", root);
+    assert_string_equal(err, want);
+}
+
 /* The limits of a rubric's lists and strings, one past and at each: 64
  * tests, 16 student files of up to 127 characters, 32 requires of up to
  * 95, names up to 95, ranks 1 and 64. A longer string is refused, never
@@ -2458,6 +2477,103 @@ static void write_pattern(const char *path, size_t len, unsigned seed) {
 /* Do the files at a and b hold the same bytes? */
 static int same_bytes(const char *a, const char *b) {
     return sh("cmp -s '%s' '%s'", a, b) == 0;
+}
+
+/* Call fn(arg) with stderr going to the file err (emptied first). */
+static void stderr_to(const char *err, void (*fn)(void *), void *arg) {
+    fflush(stderr);
+    int saved = dup(2);
+    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    assert_true(saved >= 0 && fd >= 0);
+    dup2(fd, 2);
+    close(fd);
+    fn(arg);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+}
+
+/* One tree_copy or tree_hash call of test_tree_long_paths, and what it gave. */
+typedef struct {
+    const char *src, *dst; /* dst NULL: hash src */
+    int rc, err, errno_was;
+} long_call_t;
+
+static void long_call(void *arg) {
+    long_call_t *c = arg;
+    errno = 0;
+    if (c->dst) c->rc = tree_copy(c->src, c->dst, NULL);
+    else tree_hash(c->src, NULL, NULL, 0, "emu", &c->err);
+    c->errno_was = errno;
+}
+
+/* A path past 4096 bytes is refused with ENAMETOOLONG and a message naming
+ * its start, never cut: a file 25 folders of 200 bytes down was left out of
+ * a copy and of the hash without a word, and a copy into a folder of 4093
+ * bytes wrote its file "long-name" as "l" (the first 4095 bytes of the path). */
+static void test_tree_long_paths(void **state) {
+    (void)state;
+    char d[PATH_MAX], deep[PATH_MAX + 16], small[PATH_MAX + 16], err[PATH_MAX + 16];
+    static char dst[8192], p[8192];
+    snprintf(d, sizeof d, "%s/tree-long", tmp);
+    snprintf(deep, sizeof deep, "%s/deep", d);
+    snprintf(small, sizeof small, "%s/small", d);
+    snprintf(err, sizeof err, "%s/long.err", tmp);
+    tree_remove(d);
+    if (sh("set -e; mkdir -p '%s' '%s'; echo x > '%s/long-name'", deep, small, small) != 0)
+        fail_msg("could not lay out %s", d);
+    /* One folder at a time, by descriptor: no single call could name the file. */
+    char name[201];
+    memset(name, 'x', 200);
+    name[200] = '\0';
+    int fd = open(deep, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    for (int i = 0; i < 25 && fd >= 0; i++) {
+        int next = mkdirat(fd, name, 0755) == 0 ? openat(fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+        close(fd);
+        fd = next;
+    }
+    int f = fd >= 0 ? openat(fd, "f", O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+    if (f < 0 || write(f, "deep\n", 5) != 5) fail_msg("could not lay out %s", deep);
+    close(f);
+    close(fd);
+    long_call_t c = {deep, NULL, 0, 0, 0};
+    stderr_to(err, long_call, &c);
+    if (!c.err || c.errno_was != ENAMETOOLONG)
+        fail_msg("tree_hash of a tree with a path past 4096 bytes: err %d, errno %d; want 1 and ENAMETOOLONG", c.err,
+                 c.errno_was);
+    char start[81]; /* the message names the path's first 80 bytes */
+    snprintf(start, sizeof start, "%s/%s", deep, name);
+    snprintf(p, sizeof p, "grade: cannot hash %s... (4096 bytes or more, past the 4096 a path may have here): "
+             "move the tree to a shorter path (the course tree, TMPDIR or --base-cache), or flatten its folders", start);
+    if (!file_has(err, p)) fail_msg("tree_hash: no message '%s' in %s", p, err);
+
+    snprintf(dst, sizeof dst, "%s/copy", d);
+    c = (long_call_t){deep, dst, 0, 0, 0};
+    stderr_to(err, long_call, &c);
+    if (c.rc != -1 || c.errno_was != ENAMETOOLONG)
+        fail_msg("tree_copy of a tree with a path past 4096 bytes: %d, errno %d; want -1 and ENAMETOOLONG", c.rc,
+                 c.errno_was);
+    snprintf(p, sizeof p, "grade: cannot copy %s... (4096 bytes or more", start);
+    if (!file_has(err, p)) fail_msg("tree_copy: no message '%s' in %s", p, err);
+
+    /* Into a folder of 4093 bytes (made by mkdirs, which takes it): dst/long-name does not fit. */
+    int k = snprintf(dst, sizeof dst, "%s/into", d);
+    while (k < 4093) {
+        int n = 4093 - k - 1 > 200 ? 200 : 4093 - k - 1;
+        dst[k++] = '/';
+        for (int i = 0; i < n; i++) dst[k++] = 'y';
+        dst[k] = '\0';
+    }
+    assert_int_equal((int)strlen(dst), 4093);
+    c = (long_call_t){small, dst, 0, 0, 0};
+    stderr_to(err, long_call, &c);
+    if (c.rc != -1 || c.errno_was != ENAMETOOLONG)
+        fail_msg("tree_copy into a folder of 4093 bytes: %d, errno %d; want -1 and ENAMETOOLONG", c.rc, c.errno_was);
+    snprintf(p, sizeof p, "grade: cannot copy into %.80s... (4096 bytes or more", dst);
+    if (!file_has(err, p)) fail_msg("tree_copy: no message '%s' in %s", p, err);
+    snprintf(p, sizeof p, "%s/l", dst);
+    if (access(p, F_OK) == 0) fail_msg("tree_copy wrote long-name as 'l', its cut name");
+    tree_remove(d);
 }
 
 /* file_copy: the bytes (more than one 64 KiB buffer), the mode (also over an
@@ -4196,9 +4312,11 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_timeouts);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_malformed);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_limits);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_long_path);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_fields_read);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_mkdirs);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_long_paths);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_file_copy);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_copy_links);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash_more);

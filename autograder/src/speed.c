@@ -70,9 +70,10 @@ static void give_points(result_t *res, double value) {
     res->status = f >= 1 ? ST_PASS : f > 0 ? ST_PARTIAL : ST_FAIL;
 }
 
-/* The grading machine could not take the measure (no GPU-side baseline,
- * emulator times, no known peak): a grader error, left out of the total, so
- * it neither costs the student points nor passes. The caller says why. */
+/* The grading machine could not take the measure (the emulator's bench with
+ * no cuBLAS baseline, emulator times, no known peak): a grader error, left
+ * out of the total, so it neither costs the student points nor passes. The
+ * caller says why. */
 static void left_out(result_t *res) {
     res->status = ST_ERROR;
     res->counted = 0;
@@ -165,12 +166,22 @@ static void score_ratio(result_t *res, json_t *j) {
     if (!st) {
         res->status = ST_ERROR;
         snprintf(res->message, sizeof res->message, "no row for kernel '%s' in the benchmark's JSON", t->kernel);
-    } else if (!strcmp(st, "ok") && ratio < 0 && json_is_null(base)) {
-        /* The kernel ran fine but nothing was there to divide by (the emulator build has no
-         * cuBLAS, or the baseline failed): that says nothing about the submission. */
+    } else if (!strcmp(st, "ok") && ratio < 0 && json_is_null(base) && json_is_true(json_object_get(j, "emulator"))) {
+        /* The kernel ran fine but the emulator build has no cuBLAS to divide by:
+         * that says nothing about the submission. */
         left_out(res);
         snprintf(res->message, sizeof res->message,
                  "no baseline was measured (no %s in this run), so there is no ratio to grade", t->baseline);
+    } else if (!strcmp(st, "ok") && ratio < 0 && json_is_null(base)) {
+        /* A GPU bench times its baseline before any kernel; none there means it
+         * did not run in the bench's process, which the code under test shares.
+         * Left out of the total, breaking it would lift a slow kernel's
+         * percentage above an honest one's: a counted zero instead. */
+        res->status = ST_FAIL;
+        snprintf(res->message, sizeof res->message,
+                 "no baseline was measured (no %s in this run): it did not run in the benchmark's process, which "
+                 "the submission's code shares, so there is no ratio to grade; no points (if the reference "
+                 "solution shows the same, it is a grader problem)", t->baseline);
     } else if (strcmp(st, "ok") || !(ratio > 0) || !isfinite(ratio)) {
         res->status = ST_FAIL;
         say_unmeasured(res, st, t->kernel, "ratio", "");

@@ -369,7 +369,8 @@ static void test_speed_tokens_per_s(void **state) {
     assert_string_equal(r.message, "no tokens_per_s on 'NVIDIA H200': the benchmark measured no throughput");
 }
 
-/* The ratio kind scores exactly as before the absolute kind existed. */
+/* The ratio kind scores exactly as before the absolute kind existed; a run
+ * with no baseline is left out on the emulator and a counted zero on a GPU. */
 static void test_speed_ratio_unchanged(void **state) {
     (void)state;
     const rubric_test_t t = ratio_test();
@@ -410,13 +411,34 @@ static void test_speed_ratio_unchanged(void **state) {
     assert_int_equal(r.status, ST_ERROR);
     assert_true(r.score == 0.0);
 
-    /* No baseline in the run (the emulator's bench, or cuBLAS failed): the kernel is fine and
+    /* No baseline in the emulator's run (its bench has no cuBLAS): the kernel is fine and
      * there is nothing to divide by, so the test is a grader error left out of the total. */
-    r = score_bench(&t, "{\"baseline\": null, \"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", "
-                        "\"tflops\": 0.001, \"ratio\": null, \"status\": \"ok\"}]}");
+    r = score_bench(&t, "{\"emulator\": true, \"baseline\": null, \"results\": [{\"kernel\": "
+                        "\"04 matmul_mma (bf16)\", \"tflops\": 0.001, \"ratio\": null, \"status\": \"ok\"}]}");
     assert_int_equal(r.status, ST_ERROR);
     assert_true(r.score == 0.0 && !r.counted);
-    assert_non_null(strstr(r.message, "no baseline was measured (no cuBLAS bf16 in this run)"));
+    assert_string_equal(r.message, "no baseline was measured (no cuBLAS bf16 in this run), so there is no ratio to grade");
+    /* On a GPU the bench times its baseline before any kernel: none there means it did not
+     * run in the process the code under test shares. Left out, a submission that broke it
+     * would score a higher percentage than an honest slow one; it is a counted zero. */
+    const char *no_base[] = {
+        "{\"emulator\": false, \"baseline\": null, \"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", "
+        "\"tflops\": 0.001, \"ratio\": null, \"status\": \"ok\"}]}",
+        "{\"baseline\": null, \"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", "
+        "\"tflops\": 0.001, \"ratio\": null, \"status\": \"ok\"}]}",
+    };
+    for (size_t i = 0; i < sizeof no_base / sizeof *no_base; i++) {
+        r = score_bench(&t, no_base[i]);
+        if (r.status != ST_FAIL || r.score != 0.0 || !r.counted)
+            fail_msg("%s: status %s, %g points, counted %d; want a counted fail with 0", no_base[i],
+                     status_name(r.status), r.score, r.counted);
+        assert_string_equal(r.message, "no baseline was measured (no cuBLAS bf16 in this run): it did not run in "
+                                       "the benchmark's process, which the submission's code shares, so there is "
+                                       "no ratio to grade; no points (if the reference solution shows the same, "
+                                       "it is a grader problem)");
+        double max = 0;
+        assert_true(results_total(&r, 1, &max) == 0.0 && max == t.points); /* in the points possible */
+    }
     /* ... but a wrong result without a baseline still fails and counts. */
     r = score_bench(&t, "{\"baseline\": null, \"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", "
                         "\"ratio\": null, \"status\": \"wrong\"}]}");
@@ -590,8 +612,8 @@ static void test_speed_over_unmeasured(void **state) {
 
 /* A ratio that is no measurement (0, negative, not a number) earns nothing
  * and counts, with no leaderboard value; so does a slow kernel whose JSON
- * says "baseline": null next to a ratio (only a row without a ratio is the
- * emulator's "nothing to divide by"). A missing row names the kernel. */
+ * says "baseline": null next to a ratio (only a row without a ratio, in the
+ * emulator's run, is "nothing to divide by"). A missing row names the kernel. */
 static void test_speed_ratio_unmeasured(void **state) {
     (void)state;
     const rubric_test_t t = ratio_test();

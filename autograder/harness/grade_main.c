@@ -92,7 +92,7 @@ static void open_channel(const char *name) {
     memset(&a, 0, sizeof a);
     a.sun_family = AF_UNIX;
     size_t l = strlen(name);
-    if (fd < 0 || l + 2 > sizeof a.sun_path) goto fail;
+    if (fd < 0 || l + 1 > sizeof a.sun_path) goto fail; /* '\0', then the name without one at its end */
     memcpy(a.sun_path + 1, name, l);
     socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l);
     if (connect(fd, (struct sockaddr *)&a, alen) != 0) goto fail;

@@ -158,7 +158,7 @@ typedef struct {
     const char *token;     /* when set: sent on fd 3; fd 4 collects reports. At most
                             * GRADE_TOKEN_MAX characters: a longer one is not started */
     /* A launcher of ranks (mpirun): with ranks > 0 and a token, the verdicts come
-     * on a listening socket (abstract name channel) instead of fds 3 and 4, which
+     * on a listening socket (abstract name channel, at most 107 bytes) instead of fds 3 and 4, which
      * mpirun does not pass on. Each rank connects once, says "HELLO <rank>" and
      * gets the token; what it sends after that is that rank's report. */
     int ranks;

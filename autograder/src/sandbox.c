@@ -250,7 +250,8 @@ typedef struct {
     size_t hlen;
 } conn_t;
 
-/* The listening socket for name, non-blocking; -1 on failure. */
+/* The listening socket for name (an abstract name of at most 107 bytes, what
+ * sun_path holds after its leading NUL), non-blocking; -1 on failure. */
 static int channel_listen(const char *name) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0) return -1;
@@ -258,7 +259,7 @@ static int channel_listen(const char *name) {
     memset(&a, 0, sizeof a);
     a.sun_family = AF_UNIX;
     size_t l = strlen(name);
-    if (l + 2 > sizeof a.sun_path) { close(fd); return -1; }
+    if (l + 1 > sizeof a.sun_path) { close(fd); return -1; } /* an abstract name has no '\0' at its end */
     memcpy(a.sun_path + 1, name, l); /* sun_path[0] = '\0': the abstract namespace */
     socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l);
     if (bind(fd, (struct sockaddr *)&a, alen) != 0 || listen(fd, CONN_MAX) != 0) {

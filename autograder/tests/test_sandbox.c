@@ -1004,8 +1004,8 @@ static void test_token_length(void **state) {
 
 #define TOKEN "f00dfeed"
 
-static char channel[64];
-static char env_channel[96];
+static char channel[128];
+static char env_channel[160];
 static char *env_ranks[] = {"PATH=/usr/bin:/bin", env_channel, NULL};
 
 /* Options of a run on ranks: a fresh channel name for each run. */
@@ -1239,6 +1239,32 @@ static void test_channel_taken(void **state) {
     sandbox_result_free(&r);
 }
 
+/* A channel name as long as sun_path holds after the leading '\0' of an
+ * abstract name (107 bytes, no terminator) opens and hears its rank; one byte
+ * more is refused. 107 bytes were refused as if they did not fit. */
+static void test_channel_name_length(void **state) {
+    (void)state;
+    for (int len = 107; len <= 108; len++) {
+        sandbox_opts_t o = on_ranks(1);
+        int k = (int)strlen(channel);
+        while (k < len) channel[k++] = 'n';
+        channel[k] = '\0';
+        snprintf(env_channel, sizeof env_channel, "GRADE_CHANNEL=%s", channel);
+        sandbox_result_t r;
+        char *argv[] = {self_exe, "child", "rank", "0", "ok", NULL};
+        run(argv, &o, &r);
+        if (len == 107) {
+            assert_exit(&r, 0);
+            assert_string_equal(r.channel_problem, "");
+            assert_string_equal(r.rank_report[0], TOKEN " PASS rank0\n");
+        } else {
+            assert_exit(&r, 127);
+            assert_non_null(strstr(r.out, "could not open the verdict channel"));
+        }
+        sandbox_result_free(&r);
+    }
+}
+
 /* ---- the "child" modes of this program ------------------------------------------------- */
 
 /* Connect to the channel in GRADE_CHANNEL; -1 on failure. */
@@ -1451,6 +1477,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_channel_one_process_twice),
         cmocka_unit_test(test_channel_flood),
         cmocka_unit_test(test_channel_taken),
+        cmocka_unit_test(test_channel_name_length),
     };
     if (getenv("SANDBOX_TEST_FILTER") && getenv("SANDBOX_TEST_FILTER")[0])
         cmocka_set_test_filter(getenv("SANDBOX_TEST_FILTER"));

@@ -826,7 +826,12 @@ static void scan_scope(size_t b, size_t e)
             t = tok_match(t);
         } else if (tok_punct(t, '{')) {
             size_t close = tok_match(t);
-            if (close > e) close = e;
+            /* No '}' closes it (one left out): the rest of the file would
+             * be this body, its end past the last token, and its "calls"
+             * whatever follows. Leave it and all after it as it is; the
+             * compiler then says "expected '}' at end of input" and names
+             * the '{' it could not match. */
+            if (close == ntoks) return;
             int ns = (t >= 2 && toks[t - 1].type == T_STR && tok_is(t - 2, "extern"));
             for (size_t u = stmt; u < t; u++) ns |= tok_is(u, "namespace");
             size_t q = t;

@@ -1176,6 +1176,114 @@ static void test_rewrite_errors(void **state)
                  "extern __shared__ T name[];\n");
 }
 
+/* A '{' that no '}' closes (a kernel or a helper missing its last brace)
+ * is left as it is, and so is everything after it: no marks, no checks, so
+ * the compiler says "expected '}' at end of input" with a note at that
+ * '{'. The scan used to take the rest of the file for its body: the host
+ * code after a kernel was checked as the kernel's calls (a false "calling
+ * a __host__ function" that stopped the build before the compiler could
+ * name the brace), and a host function's closing mark was put where the
+ * token one past the last said (here before the function's first word,
+ * which made g++ read SIMT_HOST_CODE_ENDvoid). A '}' that no '{' opens is
+ * the compiler's to report at its line too. */
+static void test_unclosed_brace_left_to_compiler(void **state)
+{
+    (void)state;
+    static const char host[] = "__global__ void k(float *x) { x[0] = 1; }\n"
+                               "void init(float *x, int n)\n"
+                               "{\n"
+                               "    for (int i = 0; i < n; i++) {\n"
+                               "        x[i] = 0;\n"
+                               "    }\n";
+    rewrite("open_host", host);
+    expect_accepted();
+    char want[512];
+    snprintf(want, sizeof want, "#line 1 \"@F\"\n%s", host);
+    expect_text("open_host", want);
+    static const char kernel[] = "static void fill(float *x, int n) { for (int i = 0; i < n; i++) x[i] = 0; }\n"
+                                 "__global__ void scale(float *x, int n)\n"
+                                 "{\n"
+                                 "    int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                                 "    if (i < n) {\n"
+                                 "        x[i] *= 2;\n"
+                                 "}\n"
+                                 "static void init(float *x, int n) { fill(x, n); }\n"
+                                 "void launch(float *x, int n)\n"
+                                 "{\n"
+                                 "    init(x, n);\n"
+                                 "    scale<<<1, 32>>>(x, n);\n"
+                                 "}\n";
+    rewrite("open_kernel", kernel);
+    expect_accepted();
+    compile_as_lab("open_kernel", kernel);
+    expect_error("at end of input");
+    expect_error("open_kernel.cu:3:1: note: to match this");
+    static const char stray[] = "__global__ void scale(float *x, int n)\n"
+                                "{\n"
+                                "    if (threadIdx.x < n)\n"
+                                "        x[threadIdx.x] *= 2;\n"
+                                "    }\n"
+                                "}\n"
+                                "void init(float *x) { x[0] = 0; }\n";
+    rewrite("stray_brace", stray);
+    expect_accepted();
+    compile_as_lab("stray_brace", stray);
+    expect_error("stray_brace.cu:6:1: error: expected declaration before");
+}
+
+/* Every prefix of a file, cut inside a declaration, after __global__,
+ * inside <<<...>>>, a string or a comment, or with a brace open, is
+ * rewritten (what it cannot read left to the compiler) or refused with a
+ * message at a line; and each SIMT_HOST_CODE_END the rewrite writes comes
+ * right after the '}' that closes a host function. */
+static void test_truncated_files(void **state)
+{
+    (void)state;
+    static const char full[] = "// a comment with a { in it\n"
+                               "__global__ void __launch_bounds__(64) k(float *x, int n)\n"
+                               "{\n"
+                               "    __shared__ float t[64];\n"
+                               "    t[threadIdx.x] = x[threadIdx.x];\n"
+                               "    __syncthreads();\n"
+                               "    if (threadIdx.x < n) x[threadIdx.x] = t[63 - threadIdx.x];\n"
+                               "}\n"
+                               "static const char *name = \"k { <<<\";\n"
+                               "void init(float *x, int n)\n"
+                               "{\n"
+                               "    for (int i = 0; i < n; i++) { x[i] = 0; }\n"
+                               "}\n"
+                               "int main()\n"
+                               "{\n"
+                               "    init(0, 0);\n"
+                               "    k<<<1, 64>>>(0, 64);\n"
+                               "    return name[0];\n"
+                               "}\n";
+    static char text[sizeof full], cpp[1 << 12];
+    char path[512];
+    snprintf(path, sizeof path, "%s/cut.cpp", dir);
+    for (size_t n = 0; n < sizeof full; n++) {
+        memcpy(text, full, n);
+        text[n] = 0;
+        remove(path);
+        rewrite("cut", text);
+        if (status == 1 && strstr(out, "/cut.cu:") && strstr(out, ": error: simt-rewrite: ")) continue;
+        if (status != 0) {
+            print_error("the first %zu bytes: exit %d:\n%s\n", n, status, out);
+            fail();
+        }
+        FILE *f = fopen(path, "rb");
+        assert_non_null(f);
+        size_t k = fread(cpp, 1, sizeof cpp - 1, f);
+        fclose(f);
+        cpp[k] = 0;
+        for (const char *e = cpp; (e = strstr(e, "SIMT_HOST_CODE_END")) != NULL; e++)
+            if (e - cpp < 2 || e[-1] != ' ' || e[-2] != '}') {
+                print_error("the first %zu bytes: a mark after no '}':\n%s\n", n, cpp);
+                fail();
+            }
+    }
+}
+
 /* The conditionals and macros the execution-space check follows: a macro
  * continued onto a second line, one that stands for __global__ alone, an
  * #elif on __CUDA_ARCH__, an #if nested in one on __SIMT_EMULATOR__, and a
@@ -1291,6 +1399,8 @@ int main(void)
         cmocka_unit_test(test_host_marks_left_out_under_arch),
         cmocka_unit_test(test_braces_split_across_branches),
         cmocka_unit_test(test_rewrite_errors),
+        cmocka_unit_test(test_unclosed_brace_left_to_compiler),
+        cmocka_unit_test(test_truncated_files),
         cmocka_unit_test(test_accepts_conditionals_and_macros),
         cmocka_unit_test(test_checks_after_conditionals),
     };

@@ -94,8 +94,12 @@ static size_t skip_lexeme(size_t i)
 
 static int is_ident(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
+static int unpaired_brace(size_t i);
+
 /* From i (just after an opening bracket), find the index of the closer that
- * ends it at depth 0; the closer is ")" or ">>>". */
+ * ends it at depth 0; the closer is ")", ">>>", "]", "}" or ";". A brace
+ * of a later #if branch that pairs with none in it is no bracket here (see
+ * unpair_braces). */
 static size_t find_close(size_t i, const char *closer)
 {
     int depth = 0;
@@ -104,6 +108,10 @@ static size_t find_close(size_t i, const char *closer)
         size_t k = skip_lexeme(i);
         if (k) {
             i += k;
+            continue;
+        }
+        if (unpaired_brace(i)) {
+            i++;
             continue;
         }
         char c = src[i];
@@ -494,8 +502,10 @@ static void add_token(int type, size_t pos, size_t n, int arch)
  * opens or closes something across the #endif is left to the first branch.
  * (With no #else the one branch counts: that is what the compiler sees
  * when the condition holds.) Such braces become T_UNPAIRED tokens, and the
- * copy in main() skips them too (unpaired_brace), so both agree on which
- * braces enclose what. */
+ * copy in main() and find_close skip them too (unpaired_brace), so all
+ * agree on which braces enclose what: the end of the block in which
+ * uses_after looks for a __shared__ variable's reads is the one the
+ * compiler sees. */
 static char *unpaired; /* one byte per byte of src: 1 at such a brace */
 
 static int unpaired_brace(size_t i) { return unpaired && unpaired[i]; }

@@ -1147,6 +1147,51 @@ static void test_braces_split_across_branches(void **state)
                                "(unsigned long long)(32), __FILE__, __LINE__); p[0] = 0; }\n");
 }
 
+/* The block in which a static __shared__ variable's reads are looked for
+ * ends where the compiler sees it end, by the same rule for braces split
+ * across #if branches: t's block does not end at the #else branch's '}'
+ * (t read after it, was taken for stored to and never read, which stopped
+ * a correct lab build), and u's goes on past the #else branch's '{' (u,
+ * never named again, was taken for used, and the build nvcc refuses went
+ * through). */
+static void test_shared_use_across_branches(void **state)
+{
+    (void)state;
+    static const char read[] = "__global__ void k(const float *a, float *o)\n"
+                               "{\n"
+                               "    __shared__ float t[32];\n"
+                               "    t[threadIdx.x] = a[threadIdx.x];\n"
+                               "    if (threadIdx.x == 0) {\n"
+                               "#ifdef EXTRA\n"
+                               "        o[32] = 1;\n"
+                               "    }\n"
+                               "#else\n"
+                               "    }\n"
+                               "#endif\n"
+                               "    __syncthreads();\n"
+                               "    o[threadIdx.x] = t[31 - threadIdx.x];\n"
+                               "}\n"
+                               "void launch(const float *a, float *o) { k<<<1, 32>>>(a, o); }\n";
+    compile_as_lab("shared_split_read", read);
+    if (status != 0) {
+        print_error("a __shared__ array read after an #endif must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+    compile_as_lab("shared_split_unused", "__global__ void g(float *o)\n"
+                                          "{\n"
+                                          "    __shared__ float u[32];\n"
+                                          "#ifdef WIDE\n"
+                                          "    if (threadIdx.x < 32) {\n"
+                                          "#else\n"
+                                          "    if (threadIdx.x < 16) {\n"
+                                          "#endif\n"
+                                          "        o[threadIdx.x] = 1;\n"
+                                          "    }\n"
+                                          "}\n"
+                                          "void launch(float *o) { g<<<1, 32>>>(o); }\n");
+    expect_error("shared_split_unused.cu:3:22: error: unused variable");
+}
+
 /* What the rewrite cannot read stops the build with a message at its line. */
 static void test_rewrite_errors(void **state)
 {
@@ -1398,6 +1443,7 @@ int main(void)
         cmocka_unit_test(test_launch_template_argument_compares),
         cmocka_unit_test(test_host_marks_left_out_under_arch),
         cmocka_unit_test(test_braces_split_across_branches),
+        cmocka_unit_test(test_shared_use_across_branches),
         cmocka_unit_test(test_rewrite_errors),
         cmocka_unit_test(test_unclosed_brace_left_to_compiler),
         cmocka_unit_test(test_truncated_files),

@@ -28,6 +28,8 @@ SIMT_TESTDIR := $(BUILD)/emu/tests
 
 SIMT_HEADERS := $(wildcard $(SIMT_INC)/*.h $(SIMT_INC)/*.inc) $(SIMT_DIR)/src/simt_internal.h common/warp_mma.cuh \
                 common/hopper.cuh
+# The CUDA test suites also include their shared teardown.
+SIMT_TEST_HEADERS := $(SIMT_HEADERS) $(SIMT_DIR)/tests/no_fault_left.h
 SIMT_SRCS := $(SIMT_DIR)/src/simt_runtime.c $(SIMT_DIR)/src/simt_api.c $(SIMT_DIR)/src/simt_hopper.c \
              $(SIMT_DIR)/src/simt_memtrace.c
 # The runtime needs GNU extensions (inline asm, ucontext, pthread attributes)
@@ -102,7 +104,7 @@ SIMT_CHILDREN := $(SIMT_TESTDIR)/children/race_tsan $(SIMT_TESTDIR)/children/nor
                  $(SIMT_TESTDIR)/children/shared_past_end $(SIMT_TESTDIR)/children/fault \
                  $(SIMT_TESTDIR)/children/guard
 
-$(SIMT_OBJDIR)/tests/%.o: $(SIMT_DIR)/tests/%.cu $(SIMTCC) $(SIMT_HEADERS)
+$(SIMT_OBJDIR)/tests/%.o: $(SIMT_DIR)/tests/%.cu $(SIMTCC) $(SIMT_TEST_HEADERS)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) -c -O2 -g -Wall -Wextra -Werror -Icommon -o $@ $<
 
@@ -119,7 +121,7 @@ $(SIMT_TESTDIR)/test_simt_hopper: $(SIMT_OBJDIR)/tests/test_simt_hopper.o $(SIMT
 	$(Q)$(SIMTCC) -o $@ $< $(CMOCKA_LIBS)
 
 # The tracer's test is compiled for it, as the labs' files are.
-$(SIMT_TESTDIR)/test_simt_memtrace: $(SIMT_DIR)/tests/test_simt_memtrace.cu $(SIMTCC) $(SIMT_HEADERS)
+$(SIMT_TESTDIR)/test_simt_memtrace: $(SIMT_DIR)/tests/test_simt_memtrace.cu $(SIMTCC) $(SIMT_TEST_HEADERS)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --memtrace -O2 -g -Wall -Wextra -Werror -Icommon -o $@ $< $(CMOCKA_LIBS)
 
@@ -140,11 +142,11 @@ $(SIMT_TESTDIR)/children/tma_race_tsan $(SIMT_TESTDIR)/children/tma_norace_tsan 
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --sanitize=thread -O1 -g -Icommon -o $@ $<
 
-$(SIMT_TESTDIR)/children/hopper_asan: $(SIMT_DIR)/tests/test_simt_hopper.cu $(SIMTCC) $(SIMT_HEADERS)
+$(SIMT_TESTDIR)/children/hopper_asan: $(SIMT_DIR)/tests/test_simt_hopper.cu $(SIMTCC) $(SIMT_TEST_HEADERS)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --sanitize=address -O1 -g -Icommon -o $@ $< $(CMOCKA_LIBS)
 
-$(SIMT_TESTDIR)/children/hopper_tsan: $(SIMT_DIR)/tests/test_simt_hopper.cu $(SIMTCC) $(SIMT_HEADERS)
+$(SIMT_TESTDIR)/children/hopper_tsan: $(SIMT_DIR)/tests/test_simt_hopper.cu $(SIMTCC) $(SIMT_TEST_HEADERS)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --sanitize=thread -O1 -g -Icommon -o $@ $< $(CMOCKA_LIBS)
 
@@ -167,11 +169,11 @@ $(SIMT_TESTDIR)/children/cp_oob_asan: $(SIMT_DIR)/tests/children/cp_oob.cu $(SIM
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --sanitize=address -O1 -g -Icommon -o $@ $<
 
-$(SIMT_TESTDIR)/children/core_asan: $(SIMT_DIR)/tests/test_simt_core.cu $(SIMTCC) $(SIMT_HEADERS)
+$(SIMT_TESTDIR)/children/core_asan: $(SIMT_DIR)/tests/test_simt_core.cu $(SIMTCC) $(SIMT_TEST_HEADERS)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --sanitize=address -O1 -g -Icommon -o $@ $< $(CMOCKA_LIBS)
 
-$(SIMT_TESTDIR)/children/mma_tsan: $(SIMT_DIR)/tests/test_simt_mma.cu $(SIMTCC) $(SIMT_HEADERS)
+$(SIMT_TESTDIR)/children/mma_tsan: $(SIMT_DIR)/tests/test_simt_mma.cu $(SIMTCC) $(SIMT_TEST_HEADERS)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --sanitize=thread -O1 -g -Icommon -o $@ $< $(CMOCKA_LIBS)
 

@@ -27,6 +27,7 @@ extern "C" {
 #include <cuda.h>
 
 #include "hopper.cuh"
+#include "no_fault_left.h"
 
 /* ---- tensor maps ---------------------------------------------------------- */
 
@@ -958,18 +959,18 @@ static void test_wgmma_read_span(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_encode_rules),
-        cmocka_unit_test(test_encode_limits),
-        cmocka_unit_test(test_bugs_fail_the_launch),
-        cmocka_unit_test(test_shared_addr_one_past_end),
-        cmocka_unit_test(test_tma_element_sizes),
-        cmocka_unit_test(test_copies_land_at_the_wait),
-        cmocka_unit_test(test_wgmma_results_arrive_at_the_wait),
-        cmocka_unit_test(test_wgmma_k_major_b),
-        cmocka_unit_test(test_wgmma_layouts),
-        cmocka_unit_test(test_stage_handoff),
-        cmocka_unit_test(test_wgmma_read_span),
-        cmocka_unit_test(test_two_stages_in_turn),
+        cmocka_unit_test_teardown(test_encode_rules, no_fault_left),
+        cmocka_unit_test_teardown(test_encode_limits, no_fault_left),
+        cmocka_unit_test_teardown(test_bugs_fail_the_launch, no_fault_left),
+        cmocka_unit_test_teardown(test_shared_addr_one_past_end, no_fault_left),
+        cmocka_unit_test_teardown(test_tma_element_sizes, no_fault_left),
+        cmocka_unit_test_teardown(test_copies_land_at_the_wait, no_fault_left),
+        cmocka_unit_test_teardown(test_wgmma_results_arrive_at_the_wait, no_fault_left),
+        cmocka_unit_test_teardown(test_wgmma_k_major_b, no_fault_left),
+        cmocka_unit_test_teardown(test_wgmma_layouts, no_fault_left),
+        cmocka_unit_test_teardown(test_stage_handoff, no_fault_left),
+        cmocka_unit_test_teardown(test_wgmma_read_span, no_fault_left),
+        cmocka_unit_test_teardown(test_two_stages_in_turn, no_fault_left),
     };
     return cmocka_run_group_tests_name("simt_hopper", tests, NULL, NULL);
 }

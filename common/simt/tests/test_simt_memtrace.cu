@@ -18,6 +18,7 @@ extern "C" {
 }
 #include "simt_memtrace.h"
 #include "warp_mma.cuh"
+#include "no_fault_left.h"
 
 static simt_memtrace_stats trace_one(void (*launch)(void *), void *arg)
 {
@@ -739,18 +740,18 @@ static void test_report(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_global_sectors),
-        cmocka_unit_test(test_loop_iterations_are_requests),
-        cmocka_unit_test(test_partial_warp),
-        cmocka_unit_test(test_shared_banks),
-        cmocka_unit_test(test_cp_async_and_ldmatrix),
-        cmocka_unit_test(test_limits_and_api),
-        cmocka_unit_test(test_access_kinds),
-        cmocka_unit_test(test_blocks_start_afresh),
-        cmocka_unit_test(test_faulting_block_not_counted),
-        cmocka_unit_test(test_sites_past_the_table),
-        cmocka_unit_test(test_guard_zones),
-        cmocka_unit_test(test_report),
+        cmocka_unit_test_teardown(test_global_sectors, no_fault_left),
+        cmocka_unit_test_teardown(test_loop_iterations_are_requests, no_fault_left),
+        cmocka_unit_test_teardown(test_partial_warp, no_fault_left),
+        cmocka_unit_test_teardown(test_shared_banks, no_fault_left),
+        cmocka_unit_test_teardown(test_cp_async_and_ldmatrix, no_fault_left),
+        cmocka_unit_test_teardown(test_limits_and_api, no_fault_left),
+        cmocka_unit_test_teardown(test_access_kinds, no_fault_left),
+        cmocka_unit_test_teardown(test_blocks_start_afresh, no_fault_left),
+        cmocka_unit_test_teardown(test_faulting_block_not_counted, no_fault_left),
+        cmocka_unit_test_teardown(test_sites_past_the_table, no_fault_left),
+        cmocka_unit_test_teardown(test_guard_zones, no_fault_left),
+        cmocka_unit_test_teardown(test_report, no_fault_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,6 +23,7 @@ extern "C" {
 #include <mma.h>
 
 #include "warp_mma.cuh"
+#include "no_fault_left.h"
 
 using namespace nvcuda;
 
@@ -705,17 +706,17 @@ static void test_shared_operands_must_be_shared(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_wmma_bf16_16x16x16),     cmocka_unit_test(test_wmma_fp16_16x16x16),
-        cmocka_unit_test(test_wmma_tf32_16x16x8),      cmocka_unit_test(test_wmma_matmul_multi_warp),
-        cmocka_unit_test(test_wmma_other_half_shapes),
-        cmocka_unit_test(test_mma_m16n8k16_bf16),      cmocka_unit_test(test_mma_m16n8k16_f16),
-        cmocka_unit_test(test_ldmatrix_forms),         cmocka_unit_test(test_ldmatrix_then_mma),
-        cmocka_unit_test(test_cp_async_groups),        cmocka_unit_test(test_cp_async_and_ldmatrix_alignment),
-        cmocka_unit_test(test_cp_async_refill_before_barrier),
-        cmocka_unit_test(test_cp_async_src_size_past_copy),
-        cmocka_unit_test(test_warp_wide_needs_the_whole_warp),
-        cmocka_unit_test(test_wmma_pointer_and_ldm_rules),
-        cmocka_unit_test(test_shared_operands_must_be_shared),
+        cmocka_unit_test_teardown(test_wmma_bf16_16x16x16, no_fault_left),     cmocka_unit_test_teardown(test_wmma_fp16_16x16x16, no_fault_left),
+        cmocka_unit_test_teardown(test_wmma_tf32_16x16x8, no_fault_left),      cmocka_unit_test_teardown(test_wmma_matmul_multi_warp, no_fault_left),
+        cmocka_unit_test_teardown(test_wmma_other_half_shapes, no_fault_left),
+        cmocka_unit_test_teardown(test_mma_m16n8k16_bf16, no_fault_left),      cmocka_unit_test_teardown(test_mma_m16n8k16_f16, no_fault_left),
+        cmocka_unit_test_teardown(test_ldmatrix_forms, no_fault_left),         cmocka_unit_test_teardown(test_ldmatrix_then_mma, no_fault_left),
+        cmocka_unit_test_teardown(test_cp_async_groups, no_fault_left),        cmocka_unit_test_teardown(test_cp_async_and_ldmatrix_alignment, no_fault_left),
+        cmocka_unit_test_teardown(test_cp_async_refill_before_barrier, no_fault_left),
+        cmocka_unit_test_teardown(test_cp_async_src_size_past_copy, no_fault_left),
+        cmocka_unit_test_teardown(test_warp_wide_needs_the_whole_warp, no_fault_left),
+        cmocka_unit_test_teardown(test_wmma_pointer_and_ldm_rules, no_fault_left),
+        cmocka_unit_test_teardown(test_shared_operands_must_be_shared, no_fault_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

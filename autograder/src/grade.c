@@ -213,8 +213,18 @@ static void parse_args(int argc, char **argv) {
                 }
                 if (O.nlabs < GRADE_MAX_LABS) snprintf(O.labs[O.nlabs++], 8, one ? "0%.1s" : "%.2s", l);
             }
-        } else if (!strcmp(a, "--src")) { NEED_VALUE(); snprintf(O.src, sizeof O.src, "%s", v); O.src_set = 1; }
-        else if (!strcmp(a, "--root")) { NEED_VALUE(); snprintf(O.root, sizeof O.root, "%s", v); }
+        } else if (!strcmp(a, "--src")) {
+            NEED_VALUE();
+            /* Cut, it would grade another folder, or call a present one missing. */
+            if (path_fits(O.src, sizeof O.src, "read --src", "give a shorter path (move the submission, or cd "
+                          "near it and give it relative)", "%s", v) != 0)
+                exit(2);
+            O.src_set = 1;
+        } else if (!strcmp(a, "--root")) {
+            NEED_VALUE();
+            if (path_fits(O.root, sizeof O.root, "read --root", "move the course tree to a shorter path", "%s", v) != 0)
+                exit(2);
+        }
         else if (!strcmp(a, "--json")) { NEED_VALUE(); O.json_path = v; }
         else if (!strcmp(a, "--batch")) { NEED_VALUE(); O.batch = v; }
         else if (!strcmp(a, "--csv")) { NEED_VALUE(); O.csv_path = v; }
@@ -642,8 +652,14 @@ static int build_base(void) {
 /* The base: built in this run's folder, or found in (or added to) --base-cache. */
 static int prepare_base(void) {
     if (O.base_cache) return prepare_cached_base();
+    /* Cut, the course tree would be copied into this run's folder itself, or beside it. */
+    if (path_fits(base_dir, sizeof base_dir, "make the base copy", "set TMPDIR to a shorter path", "%s/base",
+                  tmp_root) != 0) {
+        snprintf(base_log, sizeof base_log, "this run's folder %s is too long a path for the course tree's copy; set "
+                 "TMPDIR to a shorter path", tmp_root);
+        return -1;
+    }
     fprintf(stderr, "grade: building the course libraries for %s ...\n", O.target);
-    snprintf(base_dir, sizeof base_dir, "%s/base", tmp_root);
     return build_base();
 }
 
@@ -1305,18 +1321,26 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
     }
     /* The lab's private copy: the base with its libraries, plus student files. */
     char dir[PATH_MAX], from[PATH_MAX], to[PATH_MAX * 2], b1[PATH_MAX], b2[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/lab-%s", tmp_root, rb->nn);
-    tree_remove(dir);
     static const char *const skip[] = {"build", NULL};
-    snprintf(b1, sizeof b1, "%s/build", base_dir);
-    snprintf(b2, sizeof b2, "%s/build", dir);
-    if (tree_copy(base_dir, dir, skip) || tree_copy(b1, b2, NULL)) {
+    /* Cut, the lab's copy would go to (and be removed from) another folder. */
+    const char *fix = "set TMPDIR (or --base-cache) to a shorter path";
+    int fits = !path_fits(dir, sizeof dir, "copy the lab into", fix, "%s/lab-%s", tmp_root, rb->nn) &&
+               !path_fits(b1, sizeof b1, "copy", fix, "%s/build", base_dir) &&
+               !path_fits(b2, sizeof b2, "copy into", fix, "%s/build", dir);
+    if (fits) tree_remove(dir);
+    if (!fits || tree_copy(base_dir, dir, skip) || tree_copy(b1, b2, NULL)) {
         for (int i = 0; i < n; i++) snprintf(res[i].message, sizeof res[i].message, "could not copy the course tree");
         return n;
     }
     refresh_student_files(dir);
     char files[16][128];
     int nf = student_files(rb, files);
+    if (nf < 0) { /* stderr said which path: the lab cannot be told from its starter */
+        for (int i = 0; i < n; i++)
+            snprintf(res[i].message, sizeof res[i].message, "could not list the lab's student files: the course "
+                     "tree's path is too long");
+        return n;
+    }
     char missing[512] = "";
     int nmissing = 0;
     for (int f = 0; f < nf; f++) {
@@ -1631,7 +1655,12 @@ static int prepare_cached_base(void) {
         return without_cache();
     }
     const char *cache = O.base_cache; /* made absolute by main */
-    snprintf(base_dir, sizeof base_dir, "%s/%016llx-%s", cache, key, O.target);
+    /* Cut, the entry would be locked, removed and built under another name. */
+    if (path_fits(base_dir, sizeof base_dir, "use the cache entry", "give --base-cache a shorter path", "%s/%016llx-%s",
+                  cache, key, O.target) != 0) {
+        fprintf(stderr, "grade: --base-cache %s is too long a path for its entries%s\n", cache, then);
+        return without_cache();
+    }
     char lock[PATH_MAX + 8], stamp[PATH_MAX + 16];
     snprintf(lock, sizeof lock, "%s.lock", base_dir);
     snprintf(stamp, sizeof stamp, "%s/.complete", base_dir);
@@ -1699,7 +1728,14 @@ static int describe_folder(const char *dir, char *out, size_t n, char *folder, s
         char p[PATH_MAX * 2];
         snprintf(p, sizeof p, "%s/%s", dir, name);
         struct stat st;
-        if (name[0] != '.' && strcmp(name, "__MACOSX") && lstat(p, &st) == 0) {
+        int seen = name[0] != '.' && strcmp(name, "__MACOSX") && lstat(p, &st) == 0;
+        int too_long = !seen && name[0] != '.' && strcmp(name, "__MACOSX") && errno == ENAMETOOLONG;
+        if (too_long) { /* left out, the submission read as empty: say it is there, and why it was not read */
+            snprintf(out + strlen(out), n - strlen(out), "%s%s (its path is 4096 bytes or more, too long to read: "
+                     "rename it shorter)", out[0] ? ", " : "", name);
+            shown++;
+        }
+        if (seen) {
             int isdir = S_ISDIR(st.st_mode);
             if (isdir) {
                 folders++;
@@ -1733,7 +1769,7 @@ static int submission_root(const char *src, const rubric_t *rubrics, int nrub, c
         char only[256];
         int folders = describe_folder(root, found, fn, only, sizeof only);
         if (folders != 1 || depth == 4) return 0;
-        snprintf(root + strlen(root), rn - strlen(root), "/%s", only);
+        snprintf(root + strlen(root), rn - strlen(root), "/%s", only); /* fits: describe_folder's lstat took it */
         snprintf(inside + strlen(inside), in - strlen(inside), "%s/", only);
     }
 }
@@ -1845,13 +1881,24 @@ static void free_results(result_t *r, int n) {
 /* ---- main -------------------------------------------------------------------------- */
 
 /* Make a path absolute against the current directory (the submission may be
- * relative; children run elsewhere). */
-static void absolutize(char *p, size_t n) {
-    if (p[0] == '/') return;
-    char cwd[PATH_MAX], tmp[PATH_MAX * 2];
-    if (!getcwd(cwd, sizeof cwd)) return;
-    snprintf(tmp, sizeof tmp, "%s/%s", cwd, p);
-    snprintf(p, n, "%s", tmp);
+ * relative; children run elsewhere). 0, or -1 with a message naming flag
+ * when the current directory cannot be named or the whole path does not fit
+ * p's n bytes: left relative or cut, the path would name another folder in
+ * the children, which run elsewhere. */
+static int absolutize(const char *flag, char *p, size_t n) {
+    if (p[0] == '/') return 0;
+    char cwd[PATH_MAX], what[64];
+    if (!getcwd(cwd, sizeof cwd)) {
+        fprintf(stderr, "grade: %s %s is relative, and the current directory cannot be named (%s); give %s "
+                "as a full path, or run from a shorter directory\n", flag, p, strerror(errno), flag);
+        return -1;
+    }
+    snprintf(what, sizeof what, "read %s", flag);
+    char whole[PATH_MAX];
+    if (path_fits(whole, sizeof whole, what, "give a full path that is shorter, or run from a shorter directory",
+                  "%s/%s", cwd, p) != 0 || path_fits(p, n, what, "give a shorter path", "%s", whole) != 0)
+        return -1;
+    return 0;
 }
 
 /* ---- the command line against the file system ------------------------------------
@@ -2511,12 +2558,13 @@ int main(int argc, char **argv) {
     }
     if (!O.seed_set) random_bytes(&O.seed, sizeof O.seed), O.seed %= 1000000000000ULL;
     if (O.seed == 2024 && !O.seed_set) O.seed++; /* never the checks' default */
-    absolutize(O.root, sizeof O.root);
-    absolutize(O.src, sizeof O.src);
+    if (absolutize("--root", O.root, sizeof O.root) != 0) return 2;
+    if (!O.batch && !O.prepare && absolutize("--src", O.src, sizeof O.src) != 0) return 2; /* unused otherwise */
     static char base_cache[PATH_MAX];
     if (O.base_cache) {
-        snprintf(base_cache, sizeof base_cache, "%s", O.base_cache);
-        absolutize(base_cache, sizeof base_cache);
+        if (path_fits(base_cache, sizeof base_cache, "read --base-cache", "give a shorter path", "%s", O.base_cache) ||
+            absolutize("--base-cache", base_cache, sizeof base_cache) != 0)
+            return 2;
         O.base_cache = base_cache;
         /* Inside the tree it would be copied into every base and change every key. */
         size_t rl = strlen(O.root);
@@ -2627,7 +2675,10 @@ int main(int argc, char **argv) {
 
     install_signal_handlers(on_signal);
     const char *tmpbase = getenv("TMPDIR") && getenv("TMPDIR")[0] ? getenv("TMPDIR") : "/tmp";
-    snprintf(tmp_root, sizeof tmp_root, "%s/grade.XXXXXX", tmpbase);
+    /* Cut, the name would lose its XXXXXX and mkdtemp would fail with EINVAL, which says nothing of why. */
+    if (path_fits(tmp_root, sizeof tmp_root, "make this run's folder", "set TMPDIR to a shorter path (or unset it "
+                  "for /tmp)", "%s/grade.XXXXXX", tmpbase) != 0)
+        return 1;
     if (!mkdtemp(tmp_root)) {
         fprintf(stderr, "grade: cannot create a temp folder under %s: %s\n", tmpbase, strerror(errno));
         return 1;

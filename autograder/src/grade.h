@@ -208,19 +208,27 @@ int tree_copy(const char *src, const char *dst, const char *const *skip);
  * ENAMETOOLONG, and stderr names it). */
 uint64_t tree_hash(const char *root, const char *const *skip, const char *const *names_only, int n_names_only,
                    const char *salt, int *err);
+/* snprintf for a path that must not be cut: 0 when it fits out's n bytes;
+ * else -1 with errno ENAMETOOLONG, and stderr says "grade: cannot <what>
+ * <its first 80 bytes>..." and what to do: fix, or (NULL) move the tree to a
+ * shorter path or flatten its folders. */
+int path_fits(char *out, size_t n, const char *what, const char *fix, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 /* rm -rf; best effort. Async-signal-safe: the grader's signal handler removes
  * its temp folder with it. */
 void tree_remove(const char *path);
 /* make a directory and its parents */
 int mkdirs(const char *path, mode_t mode);
-/* chown -R; best effort (for --run-as). */
-void tree_chown(const char *path, uid_t uid, gid_t gid);
+/* chown -R; best effort (for --run-as), but a path of 4096 bytes or more is
+ * refused, not cut: -1 with errno ENAMETOOLONG, and stderr names it. */
+int tree_chown(const char *path, uid_t uid, gid_t gid);
 /* Copy one regular file (no links followed); returns 0 or -1. */
 int file_copy(const char *src, const char *dst);
 /* The student files of a lab: every regular file in root/labs/<lab>/ except
  * the harness (check.c, bench.c, README.md, lab.mk), in name order. Past max,
  * the first max by name are taken and stderr says how many were not.
- * Returns how many were stored. */
+ * Returns how many were stored, or -1 when a path is 4096 bytes or more
+ * (errno ENAMETOOLONG, and stderr names it): cut, a file would be left out. */
 int lab_student_files(const char *root, const char *lab, char names[][128], int max);
 
 /* ---- output ------------------------------------------------------------------ */

@@ -17,6 +17,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,13 +103,24 @@ static int skipped_name(const char *name, const char *const *skip) {
 
 /* A path that did not fit its buffer: cut, it would name another file (or
  * none, and the entry would be left out without a word). Says so on stderr
- * with the path's start and what to do, and sets errno; the caller fails.
- * A path of 4096 bytes or more is also past what the kernel takes (PATH_MAX). */
-static void path_too_long(const char *what, const char *path, size_t room) {
-    fprintf(stderr, "grade: cannot %s %.80s... (%zu bytes or more, past the %zu a path may have here): move the "
-            "tree to a shorter path (the course tree, TMPDIR or --base-cache), or flatten its folders\n",
-            what, path, room, room);
+ * with the path's start and what to do (fix; NULL: move or flatten the
+ * tree), and sets errno; the caller fails. A path of 4096 bytes or more is
+ * also past what the kernel takes (PATH_MAX). */
+static void path_too_long(const char *what, const char *path, size_t room, const char *fix) {
+    fprintf(stderr, "grade: cannot %s %.80s... (%zu bytes or more, past the %zu a path may have here): %s\n", what,
+            path, room, room,
+            fix ? fix : "move the tree to a shorter path (the course tree, TMPDIR or --base-cache), or flatten its folders");
     errno = ENAMETOOLONG;
+}
+
+int path_fits(char *out, size_t n, const char *what, const char *fix, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int len = vsnprintf(out, n, fmt, ap);
+    va_end(ap);
+    if (len >= 0 && (size_t)len < n) return 0;
+    path_too_long(what, out, n, fix);
+    return -1;
 }
 
 /* Recursive copy; skip applies at the top level only (build, .git, ...).
@@ -119,7 +131,7 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip) {
     if (!d) return -1;
     struct stat dst_st;
     if (lstat(src, &dst_st) != 0 || mkdirs(dst, 0755) != 0) {
-        if (errno == ENAMETOOLONG && strlen(dst) >= 4096) path_too_long("copy into", dst, 4096); /* mkdirs' limit */
+        if (errno == ENAMETOOLONG && strlen(dst) >= 4096) path_too_long("copy into", dst, 4096, NULL); /* mkdirs' limit */
         closedir(d);
         return -1;
     }
@@ -129,13 +141,8 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         if (skipped_name(e->d_name, skip)) continue;
         char a[4096], b[4096];
-        if (snprintf(a, sizeof a, "%s/%s", src, e->d_name) >= (int)sizeof a) {
-            path_too_long("copy", a, sizeof a);
-            rc = -1;
-            break;
-        }
-        if (snprintf(b, sizeof b, "%s/%s", dst, e->d_name) >= (int)sizeof b) {
-            path_too_long("copy into", b, sizeof b);
+        if (path_fits(a, sizeof a, "copy", NULL, "%s/%s", src, e->d_name) != 0 ||
+            path_fits(b, sizeof b, "copy into", NULL, "%s/%s", dst, e->d_name) != 0) {
             rc = -1;
             break;
         }
@@ -148,9 +155,16 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip) {
             }
         } else if (S_ISREG(st.st_mode)) rc |= copy_file_stat(a, b, &st);
         else if (S_ISLNK(st.st_mode)) {
-            /* Links inside the grader's own tree are kept as links. */
+            /* Links inside the grader's own tree are kept as links. A target
+             * that fills the buffer may have been cut (Linux makes none past
+             * 4095 bytes, but a network or FUSE file system may hand one back). */
             char target[4096];
-            ssize_t n = readlink(a, target, sizeof target - 1);
+            ssize_t n = readlink(a, target, sizeof target);
+            if (n == (ssize_t)sizeof target) {
+                path_too_long("copy the link target of", a, sizeof target, NULL);
+                rc = -1;
+                break;
+            }
             if (n > 0) { target[n] = '\0'; if (symlink(target, b) != 0) rc = -1; }
         }
     }
@@ -203,7 +217,7 @@ static uint64_t hash_dir(const char *root, const char *rel, const char *const *s
                          int n_names_only, uint64_t h, int *err, int *too_long) {
     char dir[4096];
     if (snprintf(dir, sizeof dir, "%s%s%s", root, rel[0] ? "/" : "", rel) >= (int)sizeof dir) {
-        path_too_long("hash", dir, sizeof dir);
+        path_too_long("hash", dir, sizeof dir, NULL);
         *err = *too_long = 1;
         return h;
     }
@@ -218,7 +232,7 @@ static uint64_t hash_dir(const char *root, const char *rel, const char *const *s
         int cut = snprintf(r, sizeof r, "%s%s%s", rel, rel[0] ? "/" : "", nm) >= (int)sizeof r;
         cut |= snprintf(path, sizeof path, "%s/%s", root, r) >= (int)sizeof path;
         if (!skipped && cut) {
-            if (!*too_long) path_too_long("hash", path, sizeof path); /* once: the others are alike */
+            if (!*too_long) path_too_long("hash", path, sizeof path, NULL); /* once: the others are alike */
             *err = *too_long = 1;
         }
         struct stat st;
@@ -231,7 +245,10 @@ static uint64_t hash_dir(const char *root, const char *rel, const char *const *s
             } else if (S_ISLNK(st.st_mode)) {
                 char target[4096];
                 ssize_t n = readlink(path, target, sizeof target);
-                if (n > 0) h = course_fnv1a(h, target, (size_t)n);
+                if (n == (ssize_t)sizeof target) { /* may be cut: see copy_dir() */
+                    path_too_long("hash the link target of", path, sizeof target, NULL);
+                    *err = *too_long = 1;
+                } else if (n > 0) h = course_fnv1a(h, target, (size_t)n);
             } else if (S_ISREG(st.st_mode) && !in_list(r, names_only, n_names_only)) {
                 unsigned mode = st.st_mode & 0777;
                 h = course_fnv1a(h, &mode, sizeof mode);
@@ -326,22 +343,30 @@ void tree_remove(const char *path) {
 }
 
 /* With --run-as: hand a working folder to the student user, or take the
- * build back so student code cannot change it. */
-void tree_chown(const char *path, uid_t uid, gid_t gid) {
+ * build back so student code cannot change it. 0, or -1 when an entry's path
+ * is 4096 bytes or more (ENAMETOOLONG, and stderr names it): cut, it would
+ * chown another entry and leave that one as it was. */
+int tree_chown(const char *path, uid_t uid, gid_t gid) {
     struct stat st;
-    if (lstat(path, &st) != 0) return;
-    if (lchown(path, uid, gid) != 0) return;
-    if (!S_ISDIR(st.st_mode)) return;
+    if (lstat(path, &st) != 0) return 0;
+    if (lchown(path, uid, gid) != 0) return 0;
+    if (!S_ISDIR(st.st_mode)) return 0;
     DIR *d = opendir(path);
-    if (!d) return;
+    if (!d) return 0;
+    int rc = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         char p[4096];
-        snprintf(p, sizeof p, "%s/%s", path, e->d_name);
-        tree_chown(p, uid, gid);
+        if (path_fits(p, sizeof p, "change the owner of", NULL, "%s/%s", path, e->d_name) != 0) {
+            rc = -1; /* stderr said where; the other entries here are about as long */
+            break;
+        }
+        if (tree_chown(p, uid, gid) != 0) rc = -1; /* the entries beside it still change owner */
     }
     closedir(d);
+    if (rc) errno = ENAMETOOLONG;
+    return rc;
 }
 
 /* Sort names so the order of files (and messages) is stable. */
@@ -354,27 +379,32 @@ static int cmp_dirents(const struct dirent **a, const struct dirent **b) {
 int lab_student_files(const char *root, const char *lab, char names[][128], int max) {
     static const char *const harness[] = {"check.c", "bench.c", "README.md", "lab.mk", NULL};
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s/labs/%s", root, lab);
+    if (path_fits(dir, sizeof dir, "list the student files of", NULL, "%s/labs/%s", root, lab) != 0) return -1;
     /* In name order, so that past max the same files are taken on every run
      * and every machine, whatever order the folder lists them in. */
     struct dirent **ents;
     int m = scandir(dir, &ents, NULL, cmp_dirents);
     if (m < 0) return 0;
-    int n = 0, more = 0;
+    int n = 0, more = 0, cut = 0;
     for (int i = 0; i < m; i++) {
         const char *nm = ents[i]->d_name;
         int h = nm[0] == '.' || strlen(nm) >= 128;
         for (const char *const *s = harness; *s; s++) h |= !strcmp(*s, nm);
         char p[4096];
-        snprintf(p, sizeof p, "%s/%s", dir, nm);
+        /* Cut, a student file would be left out of the grade without a word. */
+        cut = cut || (!h && path_fits(p, sizeof p, "list the student file", NULL, "%s/%s", dir, nm) != 0);
         struct stat st;
-        if (!h && lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
+        if (!h && !cut && lstat(p, &st) == 0 && S_ISREG(st.st_mode)) {
             if (n < max) snprintf(names[n++], 128, "%s", nm);
             else more++;
         }
         free(ents[i]);
     }
     free(ents);
+    if (cut) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
     if (more)
         fprintf(stderr, "grade: labs/%s has %d student files, more than the %d the grader takes; the first %d "
                 "by name are graded and the other %d are not; list the student files in the rubric's "

@@ -2598,6 +2598,112 @@ static void test_tree_long_paths(void **state) {
     tree_remove(d);
 }
 
+/* out = start, then folders of up to 200 bytes of c until it is len bytes
+ * long (len < 4096: made at once by mkdirs, which takes it). */
+static void long_dir(char *out, size_t n, const char *start, int len, char c) {
+    int k = snprintf(out, n, "%s", start);
+    while (k < len) {
+        int m = len - k - 1 > 200 ? 200 : len - k - 1;
+        out[k++] = '/';
+        for (int i = 0; i < m; i++) out[k++] = c;
+        out[k] = '\0';
+    }
+    assert_int_equal((int)strlen(out), len);
+    if (mkdirs(out, 0755) != 0) fail_msg("could not make a folder of %d bytes under %s: %s", len, start, strerror(errno));
+}
+
+/* Make the empty file name in the folder dir, by descriptor: dir/name may be
+ * past what a path may have. */
+static void touch_at(const char *dir, const char *name) {
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int f = fd >= 0 ? openat(fd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+    if (f < 0) fail_msg("could not make %s in %s", name, dir);
+    close(f);
+    close(fd);
+}
+
+/* One tree_chown or lab_student_files call of the tests below, and what it gave. */
+typedef struct {
+    const char *path;    /* the tree to chown, or the course tree */
+    uid_t uid;           /* chown: to whom */
+    int files;           /* 1: lab_student_files(path, "99-x") */
+    int rc, errno_was;
+} owner_call_t;
+
+static void owner_call(void *arg) {
+    owner_call_t *c = arg;
+    char names[4][128];
+    errno = 0;
+    if (c->files) c->rc = lab_student_files(c->path, "99-x", names, 4);
+    else tree_chown(c->path, c->uid, c->uid);
+    c->errno_was = errno;
+}
+
+/* tree_chown of a tree with an entry past 4096 bytes says so (ENAMETOOLONG,
+ * and stderr names the path's start) instead of changing the owner of its cut
+ * path and leaving the entry as it was without a word (with --run-as, a
+ * file the student user made could stay theirs while student code runs).
+ * The entries that fit still change owner. */
+static void test_tree_chown_long_path(void **state) {
+    (void)state;
+    static char d[PATH_MAX], deep[8192], err[PATH_MAX + 16], p[8192];
+    snprintf(d, sizeof d, "%s/chown-long", tmp);
+    snprintf(err, sizeof err, "%s/chown-long.err", tmp);
+    tree_remove(d);
+    long_dir(deep, sizeof deep, d, 4080, 'c');
+    touch_at(deep, "a-name-past-the-limit"); /* 4080 + 1 + 21 bytes */
+    uid_t to = getuid() == 0 ? 65534 : getuid(); /* as another user, only one's own uid may be given */
+    owner_call_t c = {d, to, 0, 0, 0};
+    stderr_to(err, owner_call, &c);
+    if (c.errno_was != ENAMETOOLONG) fail_msg("tree_chown of a tree with a path past 4096 bytes: errno %d, want ENAMETOOLONG", c.errno_was);
+    char start[81];
+    snprintf(start, sizeof start, "%s", deep);
+    snprintf(p, sizeof p, "grade: cannot change the owner of %s... (4096 bytes or more, past the 4096 a path may "
+             "have here): move the tree to a shorter path", start);
+    if (!file_has(err, p)) fail_msg("tree_chown: no message '%s' in %s", p, err);
+    struct stat st;
+    if (lstat(deep, &st) != 0 || st.st_uid != to) fail_msg("tree_chown left %.80s... (which fits) as it was", deep);
+    tree_remove(d);
+}
+
+/* lab_student_files under a long course tree: a student file whose path is
+ * past 4096 bytes was left out of the list (and so of the grade) without a
+ * word, and a lab folder past it read as a lab with none; both are now -1
+ * with ENAMETOOLONG and a message naming the path's start. */
+static void test_lab_long_path(void **state) {
+    (void)state;
+    static char d[PATH_MAX], root[8192], lab[8192], err[PATH_MAX + 16], p[8192];
+    snprintf(d, sizeof d, "%s/lab-long", tmp);
+    snprintf(err, sizeof err, "%s/lab-long.err", tmp);
+    tree_remove(d);
+    long_dir(root, sizeof root, d, 4070, 'l');
+    snprintf(lab, sizeof lab, "%s/labs/99-x", root);
+    if (mkdirs(lab, 0755) != 0) fail_msg("could not make %.80s...", lab);
+    touch_at(lab, "a-student-file-name.cu"); /* 4083 + 1 + 22 bytes */
+    touch_at(lab, "b.cu");                   /* fits */
+    owner_call_t c = {root, 0, 1, 0, 0};
+    stderr_to(err, owner_call, &c);
+    if (c.rc != -1 || c.errno_was != ENAMETOOLONG)
+        fail_msg("lab_student_files with a file past 4096 bytes: %d, errno %d; want -1 and ENAMETOOLONG", c.rc, c.errno_was);
+    char start[81];
+    snprintf(start, sizeof start, "%s", lab);
+    snprintf(p, sizeof p, "grade: cannot list the student file %s... (4096 bytes or more", start);
+    if (!file_has(err, p)) fail_msg("lab_student_files: no message '%s' in %s", p, err);
+
+    /* The lab folder itself past 4096 bytes: root/labs/99-x of 4103, root of 4090. */
+    snprintf(root + 4070, sizeof root - 4070, "/%019d", 0);
+    assert_int_equal((int)strlen(root), 4090);
+    c = (owner_call_t){root, 0, 1, 0, 0};
+    stderr_to(err, owner_call, &c);
+    if (c.rc != -1 || c.errno_was != ENAMETOOLONG)
+        fail_msg("lab_student_files of a lab folder past 4096 bytes: %d, errno %d; want -1 and ENAMETOOLONG", c.rc,
+                 c.errno_was);
+    snprintf(start, sizeof start, "%s", root);
+    snprintf(p, sizeof p, "grade: cannot list the student files of %s... (4096 bytes or more", start);
+    if (!file_has(err, p)) fail_msg("lab_student_files: no message '%s' in %s", p, err);
+    tree_remove(d);
+}
+
 /* file_copy: the bytes (more than one 64 KiB buffer), the mode (also over an
  * existing file of another mode), the modification time to the nanosecond
  * (make must see prebuilt outputs as up to date), a longer old file cut to
@@ -3338,6 +3444,71 @@ static void test_usage_conflicting_flags(void **state) {
     expect_usage_error(args, says);
 }
 
+/* Paths from the command line and the environment that do not fit 4096
+ * bytes are refused with what was too long and what to do, before anything
+ * is built: cut, --src F-other graded the folder F (of 4095 bytes), and so
+ * did a relative --src past it once made absolute; --base-cache likewise; a
+ * TMPDIR that left no room for grade.XXXXXX failed with "Invalid argument",
+ * one that left none for its base/ copied the course tree into the run's
+ * folder itself, and a --base-cache with no room for its entry locked a cut
+ * name. (--lab 77, checked after them, stops a run that got past them.) */
+static void test_usage_long_paths(void **state) {
+    (void)state;
+    static char d[PATH_MAX], f[8192], g[8192], rel[256], args[16384], says[8192], log[PATH_MAX];
+    snprintf(d, sizeof d, "%s/usage-long", tmp);
+    snprintf(log, sizeof log, "%s/usage-long.log", tmp);
+    tree_remove(d);
+    long_dir(f, sizeof f, d, 4095, 'f'); /* F: the cut of F-other */
+    char start[81];
+    snprintf(start, sizeof start, "%s", f);
+
+    snprintf(args, sizeof args, "--src '%s-other' --lab 77", f);
+    snprintf(says, sizeof says, "grade: cannot read --src %s... (4096 bytes or more, past the 4096 a path may have "
+             "here): give a shorter path", start);
+    expect_usage_error(args, says);
+
+    snprintf(args, sizeof args, "--src '%s' --base-cache '%s-cache' --lab 77", d, f);
+    snprintf(says, sizeof says, "grade: cannot read --base-cache %s... (4096 bytes or more", start);
+    expect_usage_error(args, says);
+
+    /* Relative: from a folder of 4000 bytes, a --src of 200 more. */
+    long_dir(g, sizeof g, d, 4000, 'g');
+    memset(rel, 'r', 200);
+    rel[200] = '\0';
+    int rc = sh("cd '%s' && mkdir -p '%s' && '%s' --root '%s' --target emu --src '%s' --lab 77 > '%s' 2>&1", g, rel,
+                GRADE_BIN, GRADE_ROOT, rel, log);
+    snprintf(start, sizeof start, "%s", g);
+    snprintf(says, sizeof says, "grade: cannot read --src %s... (4096 bytes or more, past the 4096 a path may have "
+             "here): give a full path that is shorter, or run from a shorter directory", start);
+    if (rc != 2 || !file_has(log, says))
+        fail_msg("grade --src of %s from a folder of 4000 bytes: exit status %d, want 2 and '%s' (%s)", rel, rc, says, log);
+
+    /* TMPDIR of 4095 bytes: no room for /grade.XXXXXX. */
+    rc = sh("TMPDIR='%s' '%s' --root '%s' --target emu --src '%s' --lab 00 > '%s' 2>&1", f, GRADE_BIN, GRADE_ROOT, d, log);
+    snprintf(start, sizeof start, "%s", f);
+    snprintf(says, sizeof says, "grade: cannot make this run's folder %s... (4096 bytes or more, past the 4096 a path "
+             "may have here): set TMPDIR to a shorter path (or unset it for /tmp)", start);
+    if (rc != 1 || !file_has(log, says) || file_has(log, "building the course libraries"))
+        fail_msg("grade with a TMPDIR of 4095 bytes: exit status %d, want 1, '%s' and no build (%s)", rc, says, log);
+    /* TMPDIR of 4080 bytes: grade.XXXXXX fits, its base/ does not (cut, it was the run's folder itself). */
+    long_dir(g, sizeof g, d, 4080, 'h');
+    rc = sh("TMPDIR='%s' '%s' --root '%s' --target emu --src '%s' --lab 00 > '%s' 2>&1", g, GRADE_BIN, GRADE_ROOT, d, log);
+    snprintf(start, sizeof start, "%s", g);
+    snprintf(says, sizeof says, "grade: cannot make the base copy %s... (4096 bytes or more, past the 4096 a path may "
+             "have here): set TMPDIR to a shorter path", start);
+    if (rc != 1 || !file_has(log, says) || file_has(log, "building the course libraries"))
+        fail_msg("grade with a TMPDIR of 4080 bytes: exit status %d, want 1, '%s' and no build (%s)", rc, says, log);
+    /* --base-cache of 4080 bytes: its entry (/<16 hex digits>-emu) does not fit. */
+    rc = sh("'%s' --root '%s' --target emu --prepare --base-cache '%s' > '%s' 2>&1", GRADE_BIN, GRADE_ROOT, g, log);
+    snprintf(says, sizeof says, "grade: cannot use the cache entry %s... (4096 bytes or more, past the 4096 a path may "
+             "have here): give --base-cache a shorter path", start);
+    if (rc != 1 || !file_has(log, says) || !file_has(log, "--prepare: nothing was built") ||
+        file_has(log, "building the course libraries"))
+        fail_msg("grade --prepare with a --base-cache of 4080 bytes: exit status %d, want 1, '%s' and no build (%s)", rc,
+                 says, log);
+    tree_remove(d);
+}
+
 /* --batch replaces the CSV when it is done, and leaves no partial file. */
 static void test_batch_csv_replaced_when_done(void **state) {
     (void)state;
@@ -3570,6 +3741,29 @@ static void test_gradescope_folder_in_zip(void **state) {
         !strstr(out, "Found: a/, b/, notes.txt"))
         fail_msg("the output does not say what was expected and found: '%s'", out ? out : "");
     json_decref(res);
+}
+
+/* A submission whose one entry has a path past 4096 bytes (a folder of 200
+ * bytes in a --src of 3950) read as "nothing (an empty submission)"; the
+ * warning now names the entry and why it was not read. */
+static void test_submission_long_folder(void **state) {
+    (void)state;
+    static char d[PATH_MAX], src[8192], name[201], log[PATH_MAX], says[1024];
+    snprintf(d, sizeof d, "%s/submission-long", tmp);
+    snprintf(log, sizeof log, "%s/submission-long.log", tmp);
+    tree_remove(d);
+    long_dir(src, sizeof src, d, 3950, 's');
+    memset(name, 'm', 200);
+    name[200] = '\0';
+    int fd = open(src, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0 || mkdirat(fd, name, 0755) != 0) fail_msg("could not make a folder of 200 bytes in %.80s...", src);
+    close(fd);
+    char args[8400];
+    snprintf(args, sizeof args, "--src '%s' --lab 00 --only test_single_element", src);
+    int rc = grade_args(args, log);
+    snprintf(says, sizeof says, "Found: %s (its path is 4096 bytes or more, too long to read: rename it shorter)", name);
+    if (rc != 0 || !file_has(log, says)) fail_msg("grade --src with a folder past 4096 bytes: exit status %d, want 0 and '%s' (%s)", rc, says, log);
+    tree_remove(d);
 }
 
 /* The same file in two layouts: the first (NN-topic/) is graded, and a
@@ -4345,7 +4539,9 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash_file_bounds);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_remove);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_chown);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_chown_long_path);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_lab_student_files);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_lab_long_path);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_output_not_utf8);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_long_names);
@@ -4407,11 +4603,13 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_autograder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_checked_before_build);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_conflicting_flags);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_usage_long_paths);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv_replaced_when_done);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_folder_in_zip);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_lab_assignment);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip_tracked_only);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip_refuses);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_submission_long_folder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_duplicate_layouts_warned);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_src_without_lab_files_warned);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gpu_build);

@@ -566,7 +566,11 @@ static int run_make(const char *dir, const char *target_path, int timeout_s, cha
     snprintf(build, sizeof build, "BUILD=build");
     snprintf(tgt, sizeof tgt, "TARGET=%s", O.target);
     snprintf(jobs, sizeof jobs, "-j%d", O.jobs);
-    snprintf(home, sizeof home, "%s/home", tmp_root);
+    /* Cut, the build's HOME would be a folder that is not there (or another one). */
+    if (path_fits(home, sizeof home, "give the build the HOME", "set TMPDIR to a shorter path", "%s/home", tmp_root)) {
+        *log = strdup("this run's folder is too long a path for the build's HOME; set TMPDIR to a shorter path");
+        return -1;
+    }
     /* CUDA_ARCH from the grader's environment (make grade passes its own) narrows the
      * GPU builds to the architectures of the grading machine: "90a" compiles once, not twice. */
     char arch[80] = "";
@@ -1938,8 +1942,11 @@ static void parent_of(const char *path, char *out, size_t n) {
  * need_dir: the file's folder must take new files even when the file exists
  * (the CSV is written beside it and renamed). Says why not on stderr. */
 static int check_file_dest(const char *flag, const char *path, int need_dir) {
-    char dir[PATH_MAX], why[PATH_MAX + 128];
+    char dir[PATH_MAX], why[PATH_MAX + 128], what[64];
     struct stat st;
+    /* Cut, its folder would be another one: checked, and then the write would fail after grading. */
+    snprintf(what, sizeof what, "write %s", flag);
+    if (path_fits(dir, sizeof dir, what, "give a shorter path", "%s", path) != 0) return -1;
     int exists = stat(path, &st) == 0;
     if (exists && S_ISDIR(st.st_mode)) {
         fprintf(stderr, "grade: %s %s is a folder; give the name of a file to write\n", flag, path);
@@ -1963,9 +1970,10 @@ static int check_file_dest(const char *flag, const char *path, int need_dir) {
  * batch)? Its nearest existing ancestor must be a writable folder; the
  * folder is then made (grading would make it anyway). */
 static int check_dir_dest(const char *flag, const char *path) {
-    char p[PATH_MAX], why[PATH_MAX + 128];
+    char p[PATH_MAX], why[PATH_MAX + 128], what[64];
     struct stat st;
-    snprintf(p, sizeof p, "%s", path);
+    snprintf(what, sizeof what, "write %s", flag);
+    if (path_fits(p, sizeof p, what, "give a shorter path", "%s", path) != 0) return -1; /* cut, another folder */
     while (stat(p, &st) != 0) {
         if (errno != ENOENT) {
             fprintf(stderr, "grade: %s %s: cannot create it: %s: %s\n", flag, path, p, strerror(errno));

@@ -3450,8 +3450,10 @@ static void test_usage_conflicting_flags(void **state) {
  * did a relative --src past it once made absolute; --base-cache likewise; a
  * TMPDIR that left no room for grade.XXXXXX failed with "Invalid argument",
  * one that left none for its base/ copied the course tree into the run's
- * folder itself, and a --base-cache with no room for its entry locked a cut
- * name. (--lab 77, checked after them, stops a run that got past them.) */
+ * folder itself, or built with HOME a cut name, a --base-cache with no room
+ * for its entry locked a cut name, and a long --csv had the folder of its cut
+ * checked in its stead. (--lab 77, checked after them, stops a run that got
+ * past them.) */
 static void test_usage_long_paths(void **state) {
     (void)state;
     static char d[PATH_MAX], f[8192], g[8192], rel[256], args[16384], says[8192], log[PATH_MAX];
@@ -3506,6 +3508,22 @@ static void test_usage_long_paths(void **state) {
         file_has(log, "building the course libraries"))
         fail_msg("grade --prepare with a --base-cache of 4080 bytes: exit status %d, want 1, '%s' and no build (%s)", rc,
                  says, log);
+    /* TMPDIR of 4078 bytes: the run's folder (4092) and the cache fit, the build's HOME does not. */
+    long_dir(g, sizeof g, d, 4078, 'k');
+    rc = sh("TMPDIR='%s' '%s' --root '%s' --target emu --prepare --base-cache '%s/cache' > '%s' 2>&1", g, GRADE_BIN,
+            GRADE_ROOT, d, log);
+    snprintf(start, sizeof start, "%s", g);
+    snprintf(says, sizeof says, "grade: cannot give the build the HOME %s... (4096 bytes or more, past the 4096 a path "
+             "may have here): set TMPDIR to a shorter path", start);
+    if (rc != 1 || !file_has(log, says))
+        fail_msg("grade --prepare with a TMPDIR of 4078 bytes: exit status %d, want 1 and '%s' (%s)", rc, says, log);
+
+    /* --csv past the limit: cut, its folder was checked in its stead. */
+    snprintf(args, sizeof args, "--batch '%s' --csv '%s/%s/grades.csv' --lab 77", d, f, rel);
+    snprintf(start, sizeof start, "%s", f);
+    snprintf(says, sizeof says, "grade: cannot write --csv %s... (4096 bytes or more, past the 4096 a path may have "
+             "here): give a shorter path", start);
+    expect_usage_error(args, says);
     tree_remove(d);
 }
 

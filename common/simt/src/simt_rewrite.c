@@ -159,32 +159,42 @@ static char brace_kind(const buf *out)
     return 'f';
 }
 
-/* name<<<cfg>>>(args): the name is already in out; take it back. */
+/* name<<<cfg>>>(args): the name is already in out; take it back. The
+ * line breaks between the name and the <<< go after the launch, with those
+ * before its arguments, so that the lines after it keep their numbers. */
 static size_t rewrite_launch(buf *out, size_t i)
 {
-    size_t e = out->n;
-    while (e > 0 && isspace((unsigned char)out->s[e - 1])) e--;
+    size_t e = out->n, gap_lines = 0;
+    while (e > 0 && isspace((unsigned char)out->s[e - 1])) gap_lines += out->s[--e] == '\n';
     size_t b = e;
     if (b > 0 && out->s[b - 1] == '>') { /* template-id: kernel<...> */
-        int depth = 0, parens = 0;
-        while (b > 0) {
+        int depth = 0, parens = 0, found = 0;
+        while (b > 0 && !found) {
             char c = out->s[--b];
             /* kernel<(N > 64)>: a '<' or '>' in parentheses compares */
             parens += (c == ')' || c == ']') - (c == '(' || c == '[');
             if (parens) continue;
+            if (c == ';' || c == '{' || c == '}') break; /* the statement's start: no '<' opens the '>' */
             if (c == '>') depth++;
-            if (c == '<' && --depth == 0) break;
+            if (c == '<' && --depth == 0) found = 1;
         }
+        if (!found) b = e; /* (x > y)<<<...>>>: no name, refused below */
     }
     while (b > 0 && (is_ident(out->s[b - 1]) || out->s[b - 1] == ':')) b--;
     if (b == e) fail(i, "a kernel launch <<<...>>> must follow the kernel's name");
-    char *name = strndup(out->s + b, e - b);
+    size_t name_n = e - b; /* copied whole: a NUL byte in the file is no end here */
+    char *name = malloc(name_n);
+    if (!name) {
+        perror("simt-rewrite");
+        exit(2);
+    }
+    memcpy(name, out->s + b, name_n);
     out->n = b;
     out->s[b] = 0;
 
     size_t cfg_start = i + 3, cfg_end = find_close(cfg_start, ">>>");
     if (cfg_end == (size_t)-1) fail(i, "unterminated <<<...>>> launch configuration");
-    size_t j = cfg_end + 3, gap_lines = 0;
+    size_t j = cfg_end + 3;
     while (j < len && isspace((unsigned char)src[j])) gap_lines += src[j++] == '\n';
     if (j >= len || src[j] != '(') fail(i, "expected (arguments) after <<<...>>>");
     size_t args_start = j + 1, args_end = find_close(args_start, ")");
@@ -193,7 +203,7 @@ static size_t rewrite_launch(buf *out, size_t i)
     puts_(out, "::simt::launch(::simt::LaunchConfig(");
     put(out, src + cfg_start, cfg_end - cfg_start);
     puts_(out, "), ");
-    puts_(out, name);
+    put(out, name, name_n);
     puts_(out, ")(");
     put(out, src + args_start, args_end - args_start);
     puts_(out, ")");

@@ -1193,6 +1193,35 @@ static void test_shared_use_across_branches(void **state)
 }
 
 /* What the rewrite cannot read stops the build with a message at its line. */
+/* A launch whose <<< is on a line after the kernel's name: the line break
+ * between them goes after the launch, as those before its arguments do, so
+ * the lines after it keep their numbers (they were one short: messages
+ * named the line above). */
+static void test_launch_keeps_lines(void **state)
+{
+    (void)state;
+    rewrite("lines", "__global__ void k(int *p) { p[0] = 1; }\n"
+                     "int main()\n"
+                     "{\n"
+                     "    k\n"
+                     "        <<<1, 1>>>\n"
+                     "        (0);\n"
+                     "    return 0;\n"
+                     "}\n");
+    expect_accepted();
+    expect_text("lines", "#line 1 \"@F\"\n"
+                         "__global__ void k(int *p) { p[0] = 1; }\n"
+                         "SIMT_HOST_CODE_BEGIN\n"
+                         "#line 2 \"@F\"\n"
+                         "int main()\n"
+                         "{\n"
+                         "    ::simt::launch(::simt::LaunchConfig(1, 1), k)(0)\n"
+                         "\n"
+                         ";\n"
+                         "    return 0;\n"
+                         "} SIMT_HOST_CODE_END\n");
+}
+
 static void test_rewrite_errors(void **state)
 {
     (void)state;
@@ -1203,6 +1232,11 @@ static void test_rewrite_errors(void **state)
     snprintf(text, sizeof text, "%s    (k)<<<1, 1>>>(0);\n}\n", head);
     rewrite("no_name", text);
     expect_error("no_name.cu:4: error: simt-rewrite: a kernel launch <<<...>>> must follow the kernel's name\n");
+    /* A template-id's '<' left out: the name is looked for in its own
+     * statement, not in the file's text before it (which became the name). */
+    snprintf(text, sizeof text, "%s    for (int i = 0; i < 2; i++)\n        k1><<<1, 1>>>(0);\n}\n", head);
+    rewrite("no_template_open", text);
+    expect_error("no_template_open.cu:5: error: simt-rewrite: a kernel launch <<<...>>> must follow the kernel's name\n");
     snprintf(text, sizeof text, "%s    k<<<1, 1>>>;\n}\n", head);
     rewrite("no_args", text);
     expect_error("no_args.cu:4: error: simt-rewrite: expected (arguments) after <<<...>>>\n");
@@ -1444,6 +1478,7 @@ int main(void)
         cmocka_unit_test(test_host_marks_left_out_under_arch),
         cmocka_unit_test(test_braces_split_across_branches),
         cmocka_unit_test(test_shared_use_across_branches),
+        cmocka_unit_test(test_launch_keeps_lines),
         cmocka_unit_test(test_rewrite_errors),
         cmocka_unit_test(test_unclosed_brace_left_to_compiler),
         cmocka_unit_test(test_truncated_files),

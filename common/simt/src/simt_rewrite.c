@@ -1257,33 +1257,27 @@ static char *read_file(const char *p, size_t *n)
     return b.s;
 }
 
-int main(int argc, char **argv)
+/* The rewrite of src[0, len) (read from path, which messages and #line
+ * name) into out. Returns 0, or 1 where nvcc would refuse a call (each
+ * reported on stderr); what it cannot read at all stops the program in
+ * fail(). main() is this and the files around it; the fuzzing harness
+ * (common/tests/fuzz/fuzz_rewrite.c) calls it directly. */
+static int rewrite(buf *out)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: simt-rewrite input.cu output.cpp\n");
-        return 2;
-    }
-    path = argv[1];
-    src = read_file(path, &len);
-    if (!src) {
-        perror(path);
-        return 2;
-    }
     if (check_execution_spaces() > 0) return 1;
-    buf out = {0};
-    puts_(&out, "#line 1 \"");
+    puts_(out, "#line 1 \"");
     for (const char *p = path; *p; p++) {
-        if (*p == '"' || *p == '\\') puts_(&out, "\\");
-        put(&out, p, 1);
+        if (*p == '"' || *p == '\\') puts_(out, "\\");
+        put(out, p, 1);
     }
-    puts_(&out, "\"\n");
+    puts_(out, "\"\n");
     size_t i = 0, next_insert = 0;
     char *bound = NULL; /* a __launch_bounds__ waiting for its kernel's body */
     while (i < len) {
-        while (next_insert < ninserts && inserts[next_insert].pos <= i) puts_(&out, inserts[next_insert++].text);
+        while (next_insert < ninserts && inserts[next_insert].pos <= i) puts_(out, inserts[next_insert++].text);
         size_t k = skip_lexeme(i);
         if (k) {
-            put(&out, src + i, k);
+            put(out, src + i, k);
             i += k;
             continue;
         }
@@ -1303,13 +1297,13 @@ int main(int argc, char **argv)
                     else if ((k = skip_lexeme(j)) && src[j] != '\'') { j += k; continue; }
                     j++;
                 }
-                put(&out, src + i, j - i);
+                put(out, src + i, j - i);
                 i = j;
                 continue;
             }
         }
         if (c == '<' && strncmp(src + i, "<<<", 3) == 0) {
-            i = rewrite_launch(&out, i);
+            i = rewrite_launch(out, i);
             continue;
         }
         if (c == 'e' && (i == 0 || !is_ident(src[i - 1])) && strncmp(src + i, "extern", 6) == 0 &&
@@ -1317,13 +1311,13 @@ int main(int argc, char **argv)
             size_t j = i + 6;
             while (j < len && isspace((unsigned char)src[j])) j++;
             if (strncmp(src + j, "__shared__", 10) == 0 && !is_ident(src[j + 10])) {
-                i = rewrite_extern_shared(&out, i, j + 10);
+                i = rewrite_extern_shared(out, i, j + 10);
                 continue;
             }
         }
         if (c == '_' && (i == 0 || !is_ident(src[i - 1])) && strncmp(src + i, "__shared__", 10) == 0 &&
             !is_ident(src[i + 10]) && in_function()) {
-            size_t next = rewrite_static_shared(&out, i);
+            size_t next = rewrite_static_shared(out, i);
             if (next) {
                 i = next;
                 continue;
@@ -1341,21 +1335,38 @@ int main(int argc, char **argv)
         int counted = !unpaired_brace(i); /* see unpair_braces */
         int body = c == '{' && counted && bound && !in_function();
         if (c == '{' && counted) {
-            if (nscopes < (int)sizeof(scopes)) scopes[nscopes] = brace_kind(&out);
+            if (nscopes < (int)sizeof(scopes)) scopes[nscopes] = brace_kind(out);
             nscopes++;
         }
         if (c == '}' && counted && nscopes > 0) nscopes--;
-        put(&out, &c, 1);
+        put(out, &c, 1);
         i++;
         if (body) { /* the kernel's body: its first statement checks the launch */
-            puts_(&out, " simt_check_launch_bounds((unsigned long long)(");
-            puts_(&out, bound);
-            puts_(&out, "), __FILE__, __LINE__);");
+            puts_(out, " simt_check_launch_bounds((unsigned long long)(");
+            puts_(out, bound);
+            puts_(out, "), __FILE__, __LINE__);");
             free(bound);
             bound = NULL;
         }
     }
-    while (next_insert < ninserts) puts_(&out, inserts[next_insert++].text);
+    while (next_insert < ninserts) puts_(out, inserts[next_insert++].text);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 3) {
+        fprintf(stderr, "usage: simt-rewrite input.cu output.cpp\n");
+        return 2;
+    }
+    path = argv[1];
+    src = read_file(path, &len);
+    if (!src) {
+        perror(path);
+        return 2;
+    }
+    buf out = {0};
+    if (rewrite(&out)) return 1;
     FILE *f = fopen(argv[2], "wb");
     if (!f || fwrite(out.s, 1, out.n, f) != out.n || fclose(f) != 0) {
         perror(argv[2]);

@@ -1,7 +1,8 @@
 # common/tests/fuzz/: libFuzzer harnesses for the code that reads bytes a
 # user or a submission controls (checkpoints, flags, --data files, traces,
-# what a graded program prints). Not part of `make test`: a fuzzing run takes
-# minutes and needs clang; each defect it found has a cmocka test instead.
+# what a graded program prints, a .cu file the emulator rewrites).
+# Not part of `make test`: a fuzzing run takes minutes and needs clang; each
+# defect it found has a cmocka test instead.
 #
 #   make fuzz [FUZZ_SECONDS=60] [FUZZ_ONLY=checkpoint]  fuzz each harness in turn
 #   make fuzz-replay                                     run the seed corpus and the saved
@@ -18,7 +19,7 @@ FUZZ_ONLY    ?=
 FUZZ_DIR     := common/tests/fuzz
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -Icommon -Iautograder/src
-FUZZ_NAMES   := checkpoint args data trace grade_output speed_json
+FUZZ_NAMES   := checkpoint args data trace grade_output speed_json rewrite
 
 FUZZ_SRCS_checkpoint   := common/checkpoint.c common/error.c common/log.c common/memory.c
 FUZZ_SRCS_args         := common/args.c
@@ -28,12 +29,17 @@ FUZZ_SRCS_trace        := common/trace.c common/json.c common/timer.c common/mem
 FUZZ_SRCS_grade_output := $(filter-out autograder/src/grade.c,$(wildcard autograder/src/*.c)) common/json.c
 FUZZ_DEPS_grade_output := autograder/src/grade.c
 FUZZ_SRCS_speed_json   := autograder/src/speed.c autograder/src/report.c common/json.c
+# simt_rewrite.c's state is static and its main reads a file: its harness #includes it (main renamed).
+FUZZ_SRCS_rewrite      :=
+FUZZ_DEPS_rewrite      := common/simt/src/simt_rewrite.c
 FUZZ_LIBS_trace        := -ljansson
 FUZZ_LIBS_grade_output := -ljansson -lm
 FUZZ_LIBS_speed_json   := -ljansson -lm
-# trace_merge warns on stderr about every line it leaves out: keep the fuzzer's
-# own output and the sanitizers' reports (libFuzzer moves them to another fd), not those.
+# trace_merge warns on stderr about every line it leaves out, and simt-rewrite
+# names each call nvcc would refuse: keep the fuzzer's own output and the
+# sanitizers' reports (libFuzzer moves them to another fd), not those.
 FUZZ_OPTS_trace        := -close_fd_mask=2
+FUZZ_OPTS_rewrite      := -close_fd_mask=2
 
 define FUZZ_RULES
 $(BUILD)/fuzz/fuzz_$(1): $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(FUZZ_DEPS_$(1)) $(wildcard common/*.h autograder/src/*.h)
@@ -54,7 +60,7 @@ fuzz: $(FUZZ_RUN:%=$(BUILD)/fuzz/fuzz_%)
 	$(Q)for n in $(FUZZ_RUN); do \
 	    mkdir -p $(BUILD)/fuzz/corpus/$$n $(BUILD)/fuzz/crashes; \
 	    echo "=== fuzz_$$n: $(FUZZ_SECONDS) s"; \
-	    opts=; case $$n in trace) opts='$(FUZZ_OPTS_trace)' ;; esac; \
+	    opts=; case $$n in trace) opts='$(FUZZ_OPTS_trace)' ;; rewrite) opts='$(FUZZ_OPTS_rewrite)' ;; esac; \
 	    $(BUILD)/fuzz/fuzz_$$n $$opts -max_total_time=$(FUZZ_SECONDS) -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
 	        -artifact_prefix=$(BUILD)/fuzz/crashes/$$n- $(BUILD)/fuzz/corpus/$$n \
 	        $$(ls -d $(FUZZ_DIR)/corpus/$$n 2>/dev/null) || exit 1; \

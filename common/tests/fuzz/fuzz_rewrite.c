@@ -1,0 +1,96 @@
+/*
+ * libFuzzer harness: simt-rewrite (common/simt/src/simt_rewrite.c), which
+ * reads a student's .cu file and writes the C++ that g++ compiles for the
+ * emulator. A submission controls every byte of that file.
+ *
+ * Feeds: the input, as the .cu file's text (NUL bytes and all; the program
+ * reads a file into a buffer with one NUL after it, and so does this).
+ * Asserts: no crash, sanitizer report or hang; it either refuses the file
+ * with a message (fail(): exit status 1), reports calls nvcc would refuse
+ * (returns 1), or writes C++ that keeps the file's lines: every line break
+ * of the input is in the output, plus the one after its first #line and
+ * the two of each "SIMT_HOST_CODE_BEGIN / #line N" it puts before a host
+ * function, so that compiler messages point at the student's lines.
+ *
+ * simt_rewrite.c's state is static, so it is included whole, its main
+ * renamed; each input starts from that state as the program starts.
+ * fail() ends the program with exit(1): here exit() returns to the input's
+ * start instead (longjmp), which the rewrite allows, since the program ends
+ * there and the state is reset before the next input. A refused file
+ * leaves a few bytes allocated, as the program does when it exits, so leak
+ * checking is off.
+ */
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static jmp_buf refusal;
+static int refusal_code;
+
+static void refused(int code)
+{
+    refusal_code = code;
+    longjmp(refusal, 1);
+}
+
+#define exit(code) refused(code)
+#define main simt_rewrite_main
+#include "simt/src/simt_rewrite.c"
+#undef main
+#undef exit
+
+const char *__asan_default_options(void) { return "detect_leaks=0"; }
+
+/* Back to the state the program starts in; the token, function and
+ * insertion arrays keep their room (their capacities are static). */
+static void reset(void)
+{
+    for (size_t k = 0; k < ninserts; k += 2) free((char *)inserts[k].text); /* each BEGIN is malloc'd, END is not */
+    ninserts = 0;
+    free(unpaired); /* one byte per byte of the last input */
+    unpaired = NULL;
+    ntoks = nfns = 0;
+    nmacros = ngpu_vars = decl_errors = nscopes = 0;
+}
+
+static size_t line_breaks(const char *s, size_t n)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) c += s[i] == '\n';
+    return c;
+}
+
+static buf out; /* static: written by the rewrite before a longjmp may come back */
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *text = malloc(size + 1);
+    memcpy(text, data, size);
+    text[size] = '\0';
+    src = text;
+    len = size;
+    path = "kernel.cu";
+    out = (buf){0};
+    int rc;
+    refusal_code = 0;
+    if (setjmp(refusal)) rc = -1;
+    else rc = rewrite(&out);
+
+    if (rc == -1 && refusal_code != 1) abort(); /* exit(2): out of memory */
+    if (rc == 0) {
+        size_t marks = 0; /* a host function's mark on a line of its own: "SIMT_HOST_CODE_BEGIN\n#line N ...\n" */
+        for (size_t k = 0; k < ninserts; k += 2) marks += strchr(inserts[k].text, '\n') != NULL;
+        size_t want = line_breaks(text, size) + 1 + 2 * marks, got = line_breaks(out.s, out.n);
+        if (got != want) {
+            fprintf(stderr, "the rewrite has %zu line breaks, the input %zu (+1, +2 for each of %zu host marks)\n", got,
+                    want - 1 - 2 * marks, marks);
+            abort();
+        }
+    }
+    free(out.s);
+    free(text);
+    reset();
+    return 0;
+}

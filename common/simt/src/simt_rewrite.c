@@ -1237,9 +1237,25 @@ static char *launch_bound(size_t i)
         if (depth == 0 && src[end] == ',') break;
         end++;
     }
-    char *e = strndup(src + j + 1, end - j - 1);
-    for (char *t = e; *t; t++)
-        if (*t == '\n' || *t == '\\') *t = ' ';
+    /* On one line: a line break or continuation becomes a space, and so
+     * does a comment, since a // comment would hide the rest of the line
+     * (the check's own closing parenthesis and the kernel's first line). */
+    char *e = malloc(end - j);
+    if (!e) {
+        perror("simt-rewrite");
+        exit(2);
+    }
+    size_t n = 0;
+    for (size_t k = j + 1; k < end;) {
+        size_t l = skip_lexeme(k);
+        if (l && src[k] == '/') {
+            e[n++] = ' ';
+            k += l;
+            continue;
+        }
+        for (size_t m = l ? l : 1; m > 0 && k < end; m--, k++) e[n++] = src[k] == '\n' || src[k] == '\\' ? ' ' : src[k];
+    }
+    e[n] = 0;
     return e;
 }
 

@@ -1222,6 +1222,24 @@ static void test_launch_keeps_lines(void **state)
                          "} SIMT_HOST_CODE_END\n");
 }
 
+/* Comments in __launch_bounds__: the check the kernel's body starts with
+ * gets the bound on one line, each comment a space (a // comment copied
+ * there hid the check's closing parenthesis and the rest of the line). */
+static void test_launch_bounds_comment(void **state)
+{
+    (void)state;
+    rewrite("bounds_comment", "__global__ void __launch_bounds__(256 // threads per block\n"
+                              ") k(int *p) { p[0] = 1; }\n"
+                              "__global__ void __launch_bounds__(/* max */ 128, 2) k2(int *p) { p[0] = 2; }\n");
+    expect_accepted();
+    expect_text("bounds_comment",
+                "#line 1 \"@F\"\n"
+                "__global__ void __launch_bounds__(256 // threads per block\n"
+                ") k(int *p) { simt_check_launch_bounds((unsigned long long)(256   ), __FILE__, __LINE__); p[0] = 1; }\n"
+                "__global__ void __launch_bounds__(/* max */ 128, 2) k2(int *p) { simt_check_launch_bounds((unsigned "
+                "long long)(  128), __FILE__, __LINE__); p[0] = 2; }\n");
+}
+
 static void test_rewrite_errors(void **state)
 {
     (void)state;
@@ -1479,6 +1497,7 @@ int main(void)
         cmocka_unit_test(test_braces_split_across_branches),
         cmocka_unit_test(test_shared_use_across_branches),
         cmocka_unit_test(test_launch_keeps_lines),
+        cmocka_unit_test(test_launch_bounds_comment),
         cmocka_unit_test(test_rewrite_errors),
         cmocka_unit_test(test_unclosed_brace_left_to_compiler),
         cmocka_unit_test(test_truncated_files),

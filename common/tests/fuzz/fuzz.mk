@@ -1,6 +1,6 @@
 # common/tests/fuzz/: libFuzzer harnesses for the code that reads bytes a
 # user or a submission controls (checkpoints, flags, --data files, traces,
-# what a graded program prints, a .cu file the emulator rewrites).
+# what a graded program prints, a .cu file the emulator rewrites, JSON).
 # Not part of `make test`: a fuzzing run takes minutes and needs clang; each
 # defect it found has a cmocka test instead.
 #
@@ -19,7 +19,7 @@ FUZZ_ONLY    ?=
 FUZZ_DIR     := common/tests/fuzz
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -Icommon -Iautograder/src
-FUZZ_NAMES   := checkpoint args data trace grade_output speed_json rewrite
+FUZZ_NAMES   := checkpoint args data trace grade_output speed_json rewrite json
 
 FUZZ_SRCS_checkpoint   := common/checkpoint.c common/error.c common/log.c common/memory.c
 FUZZ_SRCS_args         := common/args.c
@@ -32,9 +32,11 @@ FUZZ_SRCS_speed_json   := autograder/src/speed.c autograder/src/report.c common/
 # simt_rewrite.c's state is static and its main reads a file: its harness #includes it (main renamed).
 FUZZ_SRCS_rewrite      :=
 FUZZ_DEPS_rewrite      := common/simt/src/simt_rewrite.c
+FUZZ_SRCS_json         := common/json.c
 FUZZ_LIBS_trace        := -ljansson
 FUZZ_LIBS_grade_output := -ljansson -lm
 FUZZ_LIBS_speed_json   := -ljansson -lm
+FUZZ_LIBS_json         := -ljansson -lm
 # trace_merge warns on stderr about every line it leaves out, and simt-rewrite
 # names each call nvcc would refuse: keep the fuzzer's own output and the
 # sanitizers' reports (libFuzzer moves them to another fd), not those.

@@ -2593,7 +2593,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     if (!O.batch && !O.prepare && stat(O.src, &st) != 0) {
-        fprintf(stderr, "grade: --src %s: %s\n", O.src, strerror(errno));
+        fprintf(stderr, "grade: --src %s: %s; give the folder of the submission (DIR/NN-topic/<files>, "
+                        "DIR/labs/NN-topic/<files> or DIR/<files>; default: labs)\n", O.src, strerror(errno));
         return 2;
     }
     if (!O.batch && !O.prepare && !S_ISDIR(st.st_mode)) {

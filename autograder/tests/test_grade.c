@@ -3366,7 +3366,7 @@ static void test_usage_checked_before_build(void **state) {
     snprintf(args, sizeof args, "--src '%s/zips/alice.zip'", d);
     expect_usage_error(args, "is not a folder; a submission is a folder of files (unzip it first)");
     snprintf(args, sizeof args, "--src '%s/no-such'", d);
-    expect_usage_error(args, "no-such: No such file or directory");
+    expect_usage_error(args, "no-such: No such file or directory; give the folder of the submission");
 
     /* --timeout 0 and --mem-mb 0 are refused rather than read as "the rubric's" or "none". */
     snprintf(args, sizeof args, "--src '%s/empty' --timeout 0", d);

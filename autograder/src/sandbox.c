@@ -308,6 +308,11 @@ static void channel_read(conn_t *k, conn_t *all, int nc, int ranks, const char *
     ssize_t r = read(k->fd, buf, sizeof buf);
     if (r < 0 && (errno == EINTR || errno == EAGAIN)) return;
     if (r <= 0) {
+        /* A hello that filled its buffer is refused when the connection ends
+         * there, as when a character other than its newline follows. */
+        if (k->rank < 0 && k->hlen + 1 == sizeof k->hello)
+            channel_problem(res, "a connection to the verdict channel did not say which of the %d ranks it is",
+                            ranks);
         close(k->fd);
         k->fd = -1;
         return;
@@ -315,12 +320,14 @@ static void channel_read(conn_t *k, conn_t *all, int nc, int ranks, const char *
     size_t off = 0;
     if (k->rank < 0) {
         while (off < (size_t)r && k->hlen + 1 < sizeof k->hello && buf[off] != '\n') k->hello[k->hlen++] = buf[off++];
-        if (off == (size_t)r && k->hlen + 1 < sizeof k->hello) return; /* the rest of the hello is still coming */
+        /* The rest of the hello, or the newline after a full buffer, is still
+         * coming: a hello is read the same whichever reads its bytes come in. */
+        if (off == (size_t)r) return;
         k->hello[k->hlen] = '\0';
         int rank = -1, used = 0;
         /* A hello that has not ended when the buffer is full is refused, not
          * read as its first characters ("HELLO 0000...01" as rank 0). */
-        if (off == (size_t)r || buf[off] != '\n' || sscanf(k->hello, "HELLO %d%n", &rank, &used) != 1 ||
+        if (buf[off] != '\n' || sscanf(k->hello, "HELLO %d%n", &rank, &used) != 1 ||
             k->hello[used] || rank < 0 || rank >= ranks) {
             channel_problem(res, "a connection to the verdict channel did not say which of the %d ranks it is",
                             ranks);

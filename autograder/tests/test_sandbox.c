@@ -1099,9 +1099,10 @@ static void test_channel_bad_hello(void **state) {
 }
 
 /* A hello is read into 63 characters: the longest that fits names its rank
- * (rank 1 with 56 leading zeros); one character more is refused as a
- * malformed hello, not read as its first 63 (rank 0, all zeros), and so
- * are those 63 alone, without a newline. */
+ * (rank 1 with 56 leading zeros), whether its newline comes with it or in a
+ * later write; one character more is refused as a malformed hello, not read
+ * as its first 63 (rank 0, all zeros), and so are those 63 alone, without a
+ * newline. */
 static void test_channel_hello_length(void **state) {
     (void)state;
     char fits[80], over[80];
@@ -1118,7 +1119,20 @@ static void test_channel_hello_length(void **state) {
     assert_int_equal(r.ranks_heard, 1);
     sandbox_result_free(&r);
 
+    /* The same hello with its newline in a later read: the full buffer waits
+     * for the next character instead of being refused. */
     o = on_ranks(2);
+    argv[4] = "late";
+    run(argv, &o, &r);
+    assert_exit(&r, 0);
+    assert_string_equal(r.out, "got " TOKEN "\n");
+    assert_string_equal(r.channel_problem, "");
+    assert_int_equal(r.ranks_heard, 1);
+    assert_string_equal(r.rank_report[1], TOKEN " PASS rank0\n");
+    sandbox_result_free(&r);
+
+    o = on_ranks(2);
+    argv[4] = "say";
     argv[5] = over;
     run(argv, &o, &r);
     assert_exit(&r, 0);
@@ -1401,6 +1415,16 @@ static int child_main(int argc, char **argv) {
         if (child_write(fd, line)) return 1;
         child_read_line(fd, tok, sizeof tok);
         printf("token %s\n", tok);
+        snprintf(line, sizeof line, "%s PASS rank%s\n", tok, rank);
+        return child_write(fd, line);
+    }
+    if (!strcmp(how, "late") && argc >= 4) { /* any hello, then its newline in a write of its own */
+        int fd = child_connect();
+        if (fd < 0 || child_write(fd, argv[3])) return 1;
+        usleep(200000);
+        if (child_write(fd, "\n")) return 1;
+        child_read_line(fd, tok, sizeof tok);
+        printf("got %s\n", tok);
         snprintf(line, sizeof line, "%s PASS rank%s\n", tok, rank);
         return child_write(fd, line);
     }

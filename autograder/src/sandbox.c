@@ -324,11 +324,19 @@ static void channel_read(conn_t *k, conn_t *all, int nc, int ranks, const char *
          * coming: a hello is read the same whichever reads its bytes come in. */
         if (off == (size_t)r) return;
         k->hello[k->hlen] = '\0';
-        int rank = -1, used = 0;
         /* A hello that has not ended when the buffer is full is refused, not
-         * read as its first characters ("HELLO 0000...01" as rank 0). */
-        if (buf[off] != '\n' || sscanf(k->hello, "HELLO %d%n", &rank, &used) != 1 ||
-            k->hello[used] || rank < 0 || rank >= ranks) {
+         * read as its first characters ("HELLO 0000...01" as rank 0). The
+         * number is read with strtol, which says when it is too large for a
+         * long: sscanf's %d leaves that undefined, and glibc's cut
+         * "HELLO 4294967297" to rank 1. */
+        char *end = k->hello;
+        long rank = -1;
+        if (!strncmp(k->hello, "HELLO", 5)) {
+            errno = 0;
+            rank = strtol(k->hello + 5, &end, 10);
+            if (errno || end == k->hello + 5) rank = -1;
+        }
+        if (buf[off] != '\n' || *end || rank < 0 || rank >= ranks) {
             channel_problem(res, "a connection to the verdict channel did not say which of the %d ranks it is",
                             ranks);
             close(k->fd);
@@ -337,12 +345,12 @@ static void channel_read(conn_t *k, conn_t *all, int nc, int ranks, const char *
         }
         for (int i = 0; i < nc; i++)
             if (&all[i] != k && all[i].rank == rank) {
-                channel_problem(res, "rank %d connected to the verdict channel twice (of %d ranks)", rank, ranks);
+                channel_problem(res, "rank %d connected to the verdict channel twice (of %d ranks)", (int)rank, ranks);
                 close(k->fd);
                 k->fd = -1;
                 return;
             }
-        k->rank = rank;
+        k->rank = (int)rank;
         res->ranks_heard++;
         off++; /* the newline */
         char line[GRADE_TOKEN_MAX + 2];

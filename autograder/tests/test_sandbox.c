@@ -1080,10 +1080,13 @@ static void test_channel_silent_rank(void **state) {
     sandbox_result_free(&r);
 }
 
-/* A hello that does not name one of the ranks gets no token and is a problem. */
+/* A hello that does not name one of the ranks gets no token and is a problem;
+ * so does a number too large for an int, which is not cut to one of the ranks
+ * (4294967297 is 2^32 + 1, and was read as rank 1). */
 static void test_channel_bad_hello(void **state) {
     (void)state;
-    const char *bad[] = {"HELLO 2", "HELLO -1", "HELLO 1x", "HI 1", "",
+    const char *bad[] = {"HELLO 2", "HELLO -1", "HELLO 1x", "HI 1", "", "HELLO 4294967297", "HELLO 4294967296",
+                         "HELLO 18446744073709551617",
                          "HELLO 1                                                                      "};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         sandbox_opts_t o = on_ranks(2);

@@ -1,6 +1,7 @@
 # common/tests/fuzz/: libFuzzer harnesses for the code that reads bytes a
 # user or a submission controls (checkpoints, flags, --data files, traces,
-# what a graded program prints, a .cu file the emulator rewrites, JSON).
+# what a graded program prints, a .cu file the emulator rewrites, JSON, what
+# a graded program's ranks send on the verdict channel).
 # Not part of `make test`: a fuzzing run takes minutes and needs clang; each
 # defect it found has a cmocka test instead.
 #
@@ -19,7 +20,7 @@ FUZZ_ONLY    ?=
 FUZZ_DIR     := common/tests/fuzz
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -Icommon -Iautograder/src
-FUZZ_NAMES   := checkpoint args data trace grade_output speed_json rewrite json
+FUZZ_NAMES   := checkpoint args data trace grade_output speed_json rewrite json channel
 
 FUZZ_SRCS_checkpoint   := common/checkpoint.c common/error.c common/log.c common/memory.c
 FUZZ_SRCS_args         := common/args.c
@@ -33,6 +34,9 @@ FUZZ_SRCS_speed_json   := autograder/src/speed.c autograder/src/report.c common/
 FUZZ_SRCS_rewrite      :=
 FUZZ_DEPS_rewrite      := common/simt/src/simt_rewrite.c
 FUZZ_SRCS_json         := common/json.c
+# sandbox.c's channel reader is static: its harness #includes sandbox.c.
+FUZZ_SRCS_channel      :=
+FUZZ_DEPS_channel      := autograder/src/sandbox.c
 FUZZ_LIBS_trace        := -ljansson
 FUZZ_LIBS_grade_output := -ljansson -lm
 FUZZ_LIBS_speed_json   := -ljansson -lm

@@ -1,7 +1,8 @@
 # common/tests/fuzz/: libFuzzer harnesses for the code that reads bytes a
 # user or a submission controls (checkpoints, flags, --data files, traces,
-# what a graded program prints, a .cu file the emulator rewrites, JSON, what
-# a graded program's ranks send on the verdict channel).
+# what a graded program prints, a .cu file the emulator rewrites, JSON, the
+# --log a resumed run goes on with, what a graded program's ranks send on the
+# verdict channel).
 # Not part of `make test`: a fuzzing run takes minutes and needs clang; each
 # defect it found has a cmocka test instead.
 #
@@ -20,7 +21,7 @@ FUZZ_ONLY    ?=
 FUZZ_DIR     := common/tests/fuzz
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -Icommon -Iautograder/src
-FUZZ_NAMES   := checkpoint args data trace grade_output speed_json rewrite json channel
+FUZZ_NAMES   := checkpoint args data trace grade_output speed_json rewrite json train_log channel
 
 FUZZ_SRCS_checkpoint   := common/checkpoint.c common/error.c common/log.c common/memory.c
 FUZZ_SRCS_args         := common/args.c
@@ -34,13 +35,19 @@ FUZZ_SRCS_speed_json   := autograder/src/speed.c autograder/src/report.c common/
 FUZZ_SRCS_rewrite      :=
 FUZZ_DEPS_rewrite      := common/simt/src/simt_rewrite.c
 FUZZ_SRCS_json         := common/json.c
-# sandbox.c's channel reader is static: its harness #includes sandbox.c.
+# trainer.c's log reader and sandbox.c's channel reader are static: each harness #includes its file
+# (trainer.c then needs the model, the data and checkpoints to link).
+FUZZ_SRCS_train_log    := $(wildcard kernels/cpu/*.c) common/checkpoint.c common/data.c common/error.c common/log.c \
+                          common/memory.c common/model.c common/rng.c common/timer.c
+FUZZ_DEPS_train_log    := kernels/train/trainer.c kernels/train/trainer.h $(wildcard kernels/cpu/*.h)
 FUZZ_SRCS_channel      :=
 FUZZ_DEPS_channel      := autograder/src/sandbox.c
 FUZZ_LIBS_trace        := -ljansson
 FUZZ_LIBS_grade_output := -ljansson -lm
 FUZZ_LIBS_speed_json   := -ljansson -lm
 FUZZ_LIBS_json         := -ljansson -lm
+FUZZ_LIBS_train_log    := -fopenmp -lopenblas -lm
+FUZZ_CFLAGS_train_log  := -Ikernels -fopenmp $(if $(OPENBLAS_INC),-I$(dir $(OPENBLAS_INC)))
 # trace_merge warns on stderr about every line it leaves out, and simt-rewrite
 # names each call nvcc would refuse: keep the fuzzer's own output and the
 # sanitizers' reports (libFuzzer moves them to another fd), not those.
@@ -51,7 +58,7 @@ define FUZZ_RULES
 $(BUILD)/fuzz/fuzz_$(1): $(FUZZ_DIR)/fuzz_$(1).c $(FUZZ_SRCS_$(1)) $(FUZZ_DEPS_$(1)) $(wildcard common/*.h autograder/src/*.h)
 	@mkdir -p $$(@D)
 	$$(Q)command -v $(FUZZ_CC) >/dev/null || { echo "fuzz: $(FUZZ_CC) is missing (libFuzzer comes with clang); run: sudo apt-get install -y clang"; exit 1; }
-	$$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $$< $(FUZZ_SRCS_$(1)) -o $$@ $(FUZZ_LIBS_$(1))
+	$$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_CFLAGS_$(1)) $$< $(FUZZ_SRCS_$(1)) -o $$@ $(FUZZ_LIBS_$(1))
 endef
 $(foreach n,$(FUZZ_NAMES),$(eval $(call FUZZ_RULES,$(n))))
 

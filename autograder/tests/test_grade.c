@@ -3053,6 +3053,18 @@ static void test_tree_chown(void **state) {
     tree_remove(d);
 }
 
+/* lab_student_files(root, "99-x", names, max) for stderr_to(). */
+typedef struct {
+    const char *root;
+    char (*names)[128];
+    int max, got;
+} files_call_t;
+
+static void files_call(void *arg) {
+    files_call_t *c = arg;
+    c->got = lab_student_files(c->root, "99-x", c->names, c->max);
+}
+
 /* The student files of a lab: its regular files but the harness (check.c,
  * bench.c, README.md, lab.mk), in name order; no dot-file, folder, link, or
  * name of 128 characters or more (the caller's slots hold 127); at most
@@ -3085,17 +3097,9 @@ static void test_lab_student_files(void **state) {
     snprintf(names[2], sizeof names[2], "untouched");
     char err[PATH_MAX + 16];
     snprintf(err, sizeof err, "%s/files.err", tmp);
-    fflush(stderr);
-    int saved = dup(2);
-    int fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    assert_true(saved >= 0 && fd >= 0);
-    dup2(fd, 2);
-    close(fd);
-    int got = lab_student_files(root, "99-x", names, 2);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    assert_int_equal(got, 2);
+    files_call_t c = {root, names, 2, 0};
+    stderr_to(err, files_call, &c);
+    assert_int_equal(c.got, 2);
     assert_string_equal(names[0], "a.cu");
     assert_string_equal(names[1], "b.cu");
     assert_string_equal(names[2], "untouched");
@@ -3105,17 +3109,9 @@ static void test_lab_student_files(void **state) {
         fail_msg("no warning of the files left out in %s", err);
     /* One file past max is warned of too. */
     char many[10][128];
-    fflush(stderr);
-    saved = dup(2);
-    fd = open(err, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    assert_true(saved >= 0 && fd >= 0);
-    dup2(fd, 2);
-    close(fd);
-    got = lab_student_files(root, "99-x", many, 9);
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    assert_int_equal(got, 9);
+    c = (files_call_t){root, many, 9, 0};
+    stderr_to(err, files_call, &c);
+    assert_int_equal(c.got, 9);
     if (!file_has(err, "grade: labs/99-x has 10 student files, more than the 9 the grader takes; the first 9 by "
                        "name are graded and the other 1 are not"))
         fail_msg("no warning of the one file left out in %s", err);

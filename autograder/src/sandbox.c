@@ -328,10 +328,11 @@ static void channel_read(conn_t *k, conn_t *all, int nc, int ranks, const char *
          * read as its first characters ("HELLO 0000...01" as rank 0). The
          * number is read with strtol, which says when it is too large for a
          * long: sscanf's %d leaves that undefined, and glibc's cut
-         * "HELLO 4294967297" to rank 1. */
+         * "HELLO 4294967297" to rank 1. A NUL byte would end the string
+         * strtol reads, not the hello: "HELLO 1", NUL, "junk" is refused. */
         char *end = k->hello;
         long rank = -1;
-        if (!strncmp(k->hello, "HELLO", 5)) {
+        if (strlen(k->hello) == k->hlen && !strncmp(k->hello, "HELLO", 5)) {
             errno = 0;
             rank = strtol(k->hello + 5, &end, 10);
             if (errno || end == k->hello + 5) rank = -1;

@@ -1099,6 +1099,20 @@ static void test_channel_bad_hello(void **state) {
         assert_int_equal(r.ranks_heard, 0);
         sandbox_result_free(&r);
     }
+    /* A NUL byte ends the hello for strtol but not on the wire: "HELLO 1",
+     * NUL, "junk" is not rank 1's hello, nor is a NUL before the number. */
+    const char *nul[] = {"HELLO 1@junk", "HELLO 1@", "HELLO@1", "@HELLO 1"};
+    for (size_t i = 0; i < sizeof nul / sizeof *nul; i++) {
+        sandbox_opts_t o = on_ranks(2);
+        sandbox_result_t r;
+        char *argv[] = {self_exe, "child", "rank", "0", "nul", (char *)nul[i], NULL};
+        run(argv, &o, &r);
+        assert_exit(&r, 0);
+        assert_string_equal(r.out, "got \n");
+        assert_non_null(strstr(r.channel_problem, "did not say which of the 2 ranks it is"));
+        assert_int_equal(r.ranks_heard, 0);
+        sandbox_result_free(&r);
+    }
 }
 
 /* A hello is read into 63 characters: the longest that fits names its rank
@@ -1438,6 +1452,20 @@ static int child_main(int argc, char **argv) {
         if (fd < 0) return 1;
         signal(SIGPIPE, SIG_IGN); /* the grader may close before it has read it all */
         child_write(fd, line);
+        shutdown(fd, SHUT_WR);
+        child_read_line(fd, tok, sizeof tok);
+        printf("got %s\n", tok);
+        return 0;
+    }
+    if (!strcmp(how, "nul") && argc >= 4) {
+        /* a hello with each '@' sent as a NUL byte, then its newline; prints what comes back */
+        int fd = child_connect();
+        if (fd < 0) return 1;
+        size_t n = (size_t)snprintf(line, sizeof line, "%s\n", argv[3]);
+        for (size_t i = 0; i < n; i++)
+            if (line[i] == '@') line[i] = '\0';
+        signal(SIGPIPE, SIG_IGN);
+        if (write(fd, line, n) != (ssize_t)n) return 1;
         shutdown(fd, SHUT_WR);
         child_read_line(fd, tok, sizeof tok);
         printf("got %s\n", tok);

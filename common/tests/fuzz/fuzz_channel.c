@@ -90,12 +90,12 @@ static size_t received(int fd, char *buf, size_t cap)
 }
 
 /* The rank a hello line [s, end) names, read by hand: "HELLO", blanks, a sign
- * and digits, then nothing (the text ends at a NUL, as a C string does); -2
- * when it names none, and numbers past any rank are -3, not cut to an int. */
+ * and digits, then nothing (a NUL byte anywhere in the line makes it name
+ * none); -2 when it names none, and numbers past any rank are -3, not cut to
+ * an int. */
 static long hello_rank(const char *s, const char *end)
 {
-    const char *z = memchr(s, 0, (size_t)(end - s));
-    if (z) end = z;
+    if (memchr(s, 0, (size_t)(end - s))) return -2;
     if (end - s < 5 || memcmp(s, "HELLO", 5)) return -2;
     s += 5;
     while (s < end && (*s == ' ' || (*s >= '\t' && *s <= '\r'))) s++;

@@ -1720,6 +1720,51 @@ static void test_resume_keeps_the_log(void **state) {
     assert_int_equal(write_text(csv, other, strlen(other)), 0);
     assert_int_not_equal(train_run(&o, NULL), 0);
     assert_string_equal(slurp(csv), other);
+    /* Rows the cut would lose are refused, the file left as it was (the checkpoint is at step 4):
+     * a row up to step 4 after a line that is no row (a field that is no number, a JSON object
+     * that is not one) or after a later step, and steps that do not go up. */
+    static const char *const lose[] = {
+        "1,0.1,5,,1,10,0.01\n2,0.1,x,,1,10,0.01\n3,0.1,5,,1,10,0.01\n",
+        "1,0.1,5,,1,10,0.01\n2,0.1,5,,1,10,0.01,\n3,0.1,5,,1,10,0.01\n",
+        "1,0.1,5,,1,10,0.01\n9,0.1,5,,1,10,0.01\n3,0.1,5,,1,10,0.01\n",
+        "1,0.1,5,,1,10,0.01\n2,0.1,5,,1,10,0.01\n2,0.1,5,,1,10,0.01\n",
+        "2,0.1,5,,1,10,0.01\n1,0.1,5,,1,10,0.01\n",
+        "1,0.1,5,,1,10,0.01\n2,0.1,nan,,1,10,0.01\n3,0.1,5,,1,10,0.01\n",
+    };
+    static char text[1024];
+    for (size_t i = 0; i < sizeof lose / sizeof *lose; i++) {
+        snprintf(text, sizeof text, "%s%s", bare, lose[i]);
+        assert_int_equal(write_text(csv, text, strlen(text)), 0);
+        assert_int_not_equal(train_run(&o, NULL), 0);
+        assert_string_equal(slurp(csv), text);
+    }
+    /* A NUL byte in a field ends strtod's string, not the field: "0.0", NUL, "1" is no number. */
+    static const char nul_field[] = "1,0.1,5,,1,10,0.01\n2,0.1,0.0\0001,,1,10,0.01\n3,0.1,5,,1,10,0.01\n";
+    memcpy(text, bare, strlen(bare));
+    memcpy(text + strlen(bare), nul_field, sizeof nul_field - 1);
+    size_t text_n = strlen(bare) + sizeof nul_field - 1;
+    assert_int_equal(write_text(csv, text, text_n), 0);
+    assert_int_not_equal(train_run(&o, NULL), 0);
+    assert_memory_equal(slurp(csv), text, text_n);
+    const char *jlose = "[\n  {\"step\": 1, \"lr\": 0.1},\n  {\"step\": 2, junk},\n  {\"step\": 3, \"lr\": 0.1}\n]\n";
+    o.log_path = json;
+    assert_int_equal(write_text(json, jlose, strlen(jlose)), 0);
+    assert_int_not_equal(train_run(&o, NULL), 0);
+    assert_string_equal(slurp(json), jlose);
+    /* A line that is no row with no row to keep after it is cut off, as a crash's cut row is;
+     * and an empty file (a run that stopped before its header) is a new log. */
+    snprintf(text, sizeof text, "%s1,0.1,5,,1,10,0.01\n2,0.1,5,,1,10,0.01\nnot a row\n9,0.1,5,,1,10,0.01\n", bare);
+    o.log_path = csv;
+    assert_int_equal(write_text(csv, text, strlen(text)), 0);
+    assert_int_equal(train_run(&o, NULL), 0);
+    got = slurp(csv);
+    assert_memory_equal(got, text, strlen(bare) + 2 * strlen("1,0.1,5,,1,10,0.01\n"));
+    assert_memory_equal(got + strlen(bare) + 2 * strlen("1,0.1,5,,1,10,0.01\n"), "5,", 2);
+    assert_int_equal(write_text(csv, "", 0), 0);
+    assert_int_equal(train_run(&o, NULL), 0);
+    assert_memory_equal(slurp(csv), bare, strlen(bare));
+    assert_memory_equal(slurp(csv) + strlen(bare), "5,", 2);
+
     /* A folder is no log either: refused, and left there. */
     o.log_path = path("dir.csv");
     assert_int_equal(mkdir(o.log_path, 0755), 0);

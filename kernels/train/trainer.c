@@ -2,11 +2,13 @@
 #include "trainer.h"
 
 #include <cblas.h>
+#include <ctype.h>
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -15,6 +17,7 @@
 #include "error.h"
 #include "data.h"
 #include "hash.h"
+#include "json.h"
 #include "memory.h"
 #include "cpu/model_cpu.h"
 #include "cpu/model_ops.h"
@@ -275,16 +278,33 @@ static void log_row(FILE *f, int json, int first, int step, double lr, double lo
     fputs(json ? "}" : "\n", f);
 }
 
+/* One CSV field of a row after the step: empty (a value that was not finite, or no eval), or
+ * a whole finite number, as log_number writes it. */
+static int log_csv_number(const char *p, const char *end) {
+    if (p == end) return 1;
+    char buf[64];
+    if ((size_t)(end - p) >= sizeof buf) return 0;
+    memcpy(buf, p, (size_t)(end - p));
+    buf[end - p] = '\0';
+    char *stop;
+    double v = strtod(buf, &stop);
+    /* All of the field (a NUL byte in it would end strtod's string early), and no blank first:
+     * strtod would skip it. */
+    return stop == buf + (end - p) && isfinite(v) && !isspace((unsigned char)buf[0]);
+}
+
 /* The step a log line records, or -1 when it is no complete row of this format: a CSV row is
- * "STEP," then six more fields; a JSON row is '  {"step": STEP, ...}' with the "," between rows
- * at its end. A crashed run may leave its last row cut short: that is no row. */
+ * "STEP," then six more fields, each empty or a number; a JSON row is '  {"step": STEP, ...}',
+ * one JSON object, with the "," between rows at its end. A crashed run may leave its last row
+ * cut short: that is no row. */
 static long log_line_step(const char *line, size_t len, int json) {
     const char *p = line, *end = line + len;
     if (json) {
         static const char lead[] = "  {\"step\": ";
         if (len < sizeof lead - 1 || memcmp(p, lead, sizeof lead - 1)) return -1;
+        const char *obj_end = (len >= 2 && end[-1] == ',') ? end - 1 : end;
+        if (obj_end[-1] != '}' || !course_json_valid(line + 2, (size_t)(obj_end - (line + 2)))) return -1;
         p += sizeof lead - 1;
-        if (!(end[-1] == '}' || (len >= 2 && end[-2] == '}' && end[-1] == ','))) return -1;
     } else {
         int commas = 0;
         for (const char *q = p; q < end; q++) commas += *q == ',';
@@ -294,14 +314,31 @@ static long log_line_step(const char *line, size_t len, int json) {
     const char *digits = p;
     while (p < end && *p >= '0' && *p <= '9' && step < 1000000000L) step = step * 10 + (*p++ - '0');
     if (p == digits || p == end || *p != ',') return -1;
+    if (!json)
+        for (const char *f = p + 1; f <= end;) { /* the six fields after the step */
+            const char *c = memchr(f, ',', (size_t)(end - f));
+            if (!c) c = end;
+            if (!log_csv_number(f, c)) return -1;
+            f = c + 1;
+        }
     return step;
+}
+
+/* The step of the line at text + at (and its length, in *len), or -1 when it is no complete row:
+ * a CSV row needs its newline; a JSON log's last row has none until the next row comes. */
+static long log_step_at(const char *text, size_t n, size_t at, int json, size_t *len) {
+    const char *nl = memchr(text + at, '\n', n - at);
+    *len = nl ? (size_t)(nl - (text + at)) : n - at;
+    return (nl || json) ? log_line_step(text + at, *len, json) : -1;
 }
 
 /* The --log of a resumed run: the rows the earlier run wrote up to the checkpoint's step (rows
  * after it were trained again from the checkpoint, and are written again), then this run's.
  * Emptying it, as a new run does, would lose the first part of the loss curve. Returns the file,
  * open for writing after the rows kept, and their count in *kept; NULL, with the reason in err,
- * when the file holds something other than a log of this format (it is then left as it is). */
+ * when the file holds something other than a log of this format, or a log whose rows the cut
+ * would lose: a row up to the checkpoint's step after a line that is no row or a later step, or
+ * rows whose steps do not go up (the file is then left as it is). */
 static FILE *open_resumed_log(const char *path, int json, int start, int *kept, char *err, size_t errlen) {
     *kept = 0;
     struct stat st;
@@ -323,31 +360,58 @@ static FILE *open_resumed_log(const char *path, int json, int start, int *kept, 
     }
     text[n] = '\0';
     const char *header = json ? "[" : "step,lr,train_loss,eval_loss,grad_norm,tokens_per_s,mfu";
+    if (n == 0) { /* the run stopped before its header: a new log */
+        host_free(text);
+        return course_create_output(path, "--log", err, errlen);
+    }
+    const char *nl = memchr(text, '\n', n);
+    size_t len = nl ? (size_t)(nl - text) : n;
+    if (len != strlen(header) || memcmp(text, header, len)) {
+        course_error(err, errlen, "--log %s does not hold a %s training log (its first line is not '%s'), and a "
+                     "resumed run adds its rows to the log of the run; give that log, or a new name", path,
+                     json ? "JSON" : "CSV", header);
+        host_free(text);
+        return NULL;
+    }
     /* Keep the header line and the rows up to the checkpoint's step; cut the text there. */
-    size_t cut = 0;
-    int line_no = 0;
-    for (size_t at = 0; at < n;) {
-        const char *nl = memchr(text + at, '\n', n - at);
-        size_t len = nl ? (size_t)(nl - (text + at)) : n - at;
+    size_t cut = len + 1, at = len + 1;
+    int line_no = 1, stop_line = 0;
+    long prev = -1, stop_step = -1;
+    for (; at < n; at += len + 1) {
         line_no++;
-        if (line_no == 1) {
-            if (len != strlen(header) || memcmp(text + at, header, len)) {
-                course_error(err, errlen, "--log %s does not hold a %s training log (its first line is not "
-                             "'%s'), and a resumed run adds its rows to the log of the run; give that log, or a "
-                             "new name", path, json ? "JSON" : "CSV", header);
-                host_free(text);
-                return NULL;
-            }
-            cut = at + len + 1;
-        } else {
-            /* A JSON log's last complete row has no newline until the next row comes. */
-            long step = (nl || json) ? log_line_step(text + at, len, json) : -1;
-            if (step < 0 || step > start) break; /* the rest was trained again, or is cut short */
-            (*kept)++;
-            cut = at + len + (json ? 0 : 1); /* JSON: the "," and newline come with the next row */
-            if (json && text[cut - 1] == ',') cut--;
+        long step = log_step_at(text, n, at, json, &len);
+        if (step < 0 || step > start) { /* trained again, or cut short */
+            stop_line = line_no;
+            stop_step = step;
+            break;
         }
-        at += len + 1;
+        if (step <= prev) {
+            course_error(err, errlen, "--log %s: line %d is step %ld, which does not come after step %ld, so it is "
+                         "not one run's log; give the log of the run, or a new name", path, line_no, step, prev);
+            host_free(text);
+            *kept = 0;
+            return NULL;
+        }
+        prev = step;
+        (*kept)++;
+        cut = at + len + (json ? 0 : 1); /* JSON: the "," and newline come with the next row */
+        if (json && text[cut - 1] == ',') cut--;
+    }
+    /* After the cut, no row the run should keep: cutting there would lose it. */
+    for (at += len + 1; stop_line && at < n; at += len + 1) {
+        long step = log_step_at(text, n, at, json, &len);
+        int l = ++line_no;
+        if (step >= 0 && step <= start) {
+            char why[64];
+            if (stop_step >= 0) snprintf(why, sizeof why, "step %ld, past the checkpoint's", stop_step);
+            else snprintf(why, sizeof why, "no row of a %s training log", json ? "JSON" : "CSV");
+            course_error(err, errlen, "--log %s: line %d is step %ld, up to the checkpoint's step %d, but comes "
+                         "after line %d (%s), where the rows to keep end; resuming would lose it: mend the log, "
+                         "or give a new name", path, l, step, start, stop_line, why);
+            host_free(text);
+            *kept = 0;
+            return NULL;
+        }
     }
     if (*kept == 0) cut = 0; /* no rows: the caller writes the header, as for a new log */
     f = course_create_output(path, "--log", err, errlen);

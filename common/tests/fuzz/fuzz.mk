@@ -37,8 +37,8 @@ FUZZ_DEPS_rewrite      := common/simt/src/simt_rewrite.c
 FUZZ_SRCS_json         := common/json.c
 # trainer.c's log reader and sandbox.c's channel reader are static: each harness #includes its file
 # (trainer.c then needs the model, the data and checkpoints to link).
-FUZZ_SRCS_train_log    := $(wildcard kernels/cpu/*.c) common/checkpoint.c common/data.c common/error.c common/log.c \
-                          common/memory.c common/model.c common/rng.c common/timer.c
+FUZZ_SRCS_train_log    := $(wildcard kernels/cpu/*.c) common/checkpoint.c common/data.c common/error.c common/json.c \
+                          common/log.c common/memory.c common/model.c common/rng.c common/timer.c
 FUZZ_DEPS_train_log    := kernels/train/trainer.c kernels/train/trainer.h $(wildcard kernels/cpu/*.h)
 FUZZ_SRCS_channel      :=
 FUZZ_DEPS_channel      := autograder/src/sandbox.c
@@ -46,7 +46,7 @@ FUZZ_LIBS_trace        := -ljansson
 FUZZ_LIBS_grade_output := -ljansson -lm
 FUZZ_LIBS_speed_json   := -ljansson -lm
 FUZZ_LIBS_json         := -ljansson -lm
-FUZZ_LIBS_train_log    := -fopenmp -lopenblas -lm
+FUZZ_LIBS_train_log    := -fopenmp -lopenblas -ljansson -lm
 FUZZ_CFLAGS_train_log  := -Ikernels -fopenmp $(if $(OPENBLAS_INC),-I$(dir $(OPENBLAS_INC)))
 # trace_merge warns on stderr about every line it leaves out, and simt-rewrite
 # names each call nvcc would refuse: keep the fuzzer's own output and the

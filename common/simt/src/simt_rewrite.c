@@ -558,6 +558,14 @@ static struct {
     size_t start;
 } branches[32];
 
+/* Is the directive's name, src[k, w), the word d? The whole word: the
+ * preprocessor skips a line such as "#ifd X" in an #if 0 group, where it
+ * opens no conditional, so a prefix of "ifdef" must not open one here. */
+static int directive_is(size_t k, size_t w, const char *d)
+{
+    return w - k == strlen(d) && strncmp(src + k, d, w - k) == 0;
+}
+
 /* A preprocessor line from i (at '#'); returns the index of its end. Keeps
  * the stack of conditionals and notes the macros the file defines. */
 static size_t directive(size_t i, unsigned *arch_stack, int *depth)
@@ -572,26 +580,24 @@ static size_t directive(size_t i, unsigned *arch_stack, int *depth)
     size_t w = k;
     while (w < e && is_ident(src[w])) w++;
     int arch = mentions(w, e, "__CUDA_ARCH__") || mentions(w, e, "__SIMT_EMULATOR__");
-    if (strncmp(src + k, "if", w - k) == 0 || strncmp(src + k, "ifdef", w - k) == 0 ||
-        strncmp(src + k, "ifndef", w - k) == 0) {
-        if (w - k >= 2) {
-            if (*depth < 32) {
-                arch_stack[*depth] = arch;
-                branches[*depth].later = 0;
-            }
-            (*depth)++;
+    if (directive_is(k, w, "if") || directive_is(k, w, "ifdef") || directive_is(k, w, "ifndef")) {
+        if (*depth < 32) {
+            arch_stack[*depth] = arch;
+            branches[*depth].later = 0;
         }
-    } else if ((w - k == 4 && strncmp(src + k, "elif", 4) == 0) || (w - k == 4 && strncmp(src + k, "else", 4) == 0)) {
+        (*depth)++;
+    } else if (directive_is(k, w, "elif") || directive_is(k, w, "elifdef") || directive_is(k, w, "elifndef") ||
+               directive_is(k, w, "else")) {
         if (*depth > 0 && *depth <= 32) {
             if (src[k + 2] == 'i') arch_stack[*depth - 1] |= arch;
             if (branches[*depth - 1].later) unpair_braces(branches[*depth - 1].start);
             branches[*depth - 1].later = 1;
             branches[*depth - 1].start = ntoks;
         }
-    } else if (w - k == 5 && strncmp(src + k, "endif", 5) == 0) {
+    } else if (directive_is(k, w, "endif")) {
         if (*depth > 0 && *depth <= 32 && branches[*depth - 1].later) unpair_braces(branches[*depth - 1].start);
         if (*depth > 0) (*depth)--;
-    } else if (w - k == 6 && strncmp(src + k, "define", 6) == 0 && nmacros < 256) {
+    } else if (directive_is(k, w, "define") && nmacros < 256) {
         size_t nb = w;
         while (nb < e && (src[nb] == ' ' || src[nb] == '\t')) nb++;
         size_t ne = nb;
@@ -1307,7 +1313,7 @@ static int rewrite(buf *out)
              * may hold a launch (#define LAUNCH(k) k<<<1, 32>>>()). */
             size_t kw = i + 1;
             while (kw < len && (src[kw] == ' ' || src[kw] == '\t')) kw++;
-            if (at_line_start && strncmp(src + kw, "define", 6) != 0) {
+            if (at_line_start && !(strncmp(src + kw, "define", 6) == 0 && !is_ident(src[kw + 6]))) {
                 while (j < len && src[j] != '\n') {
                     if (src[j] == '\\' && j + 1 < len && src[j + 1] == '\n') j++;
                     else if ((k = skip_lexeme(j)) && src[j] != '\'') { j += k; continue; }

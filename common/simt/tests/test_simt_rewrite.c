@@ -1445,6 +1445,56 @@ static void test_checks_after_conditionals(void **state)
     assert_int_equal(count("error:"), 3);
 }
 
+/* Only the conditional directives themselves open, split or close a
+ * conditional: "#ifd" or "#ifnde" (in an #if 0 group, where the
+ * preprocessor skips them) opens none, and #elifdef and #elifndef start a
+ * branch as #elif does. A prefix of "ifdef" used to open a conditional
+ * that the next #endif closed, so the #endif after it was taken for the
+ * one of the #ifdef __CUDA_ARCH__ around them, and the kernel after that
+ * was taken for code under __CUDA_ARCH__, whose calls go unchecked. */
+static void test_only_real_directives_are_conditionals(void **state)
+{
+    (void)state;
+    rewrite("ifd", "float host_only(float x) { return x; }\n"
+                   "#ifdef __CUDA_ARCH__\n"
+                   "#if 0\n"
+                   "#ifd NOTE\n"
+                   "#ifnde NOTE\n"
+                   "#endif\n"
+                   "#endif\n"
+                   "__global__ void k(float *p) { p[0] = host_only(p[0]); }\n");
+    expect_error("ifd.cu:8: error: calling a __host__ function(\"host_only\") from a __global__ function(\"k\")");
+    /* Each branch opens f's body: one '{' counts, so g gets its marks. */
+    rewrite("elifdef", "#ifdef WIDE\n"
+                       "__device__ void f(long x) {\n"
+                       "#elifdef NARROW\n"
+                       "__device__ void f(short x) {\n"
+                       "#elifndef INT\n"
+                       "__device__ void f(char x) {\n"
+                       "#else\n"
+                       "__device__ void f(int x) {\n"
+                       "#endif\n"
+                       "    (void)x;\n"
+                       "}\n"
+                       "int g() { return 1; }\n");
+    expect_accepted();
+    expect_text("elifdef", "#line 1 \"@F\"\n"
+                           "#ifdef WIDE\n"
+                           "__device__ void f(long x) {\n"
+                           "#elifdef NARROW\n"
+                           "__device__ void f(short x) {\n"
+                           "#elifndef INT\n"
+                           "__device__ void f(char x) {\n"
+                           "#else\n"
+                           "__device__ void f(int x) {\n"
+                           "#endif\n"
+                           "    (void)x;\n"
+                           "}\n"
+                           "SIMT_HOST_CODE_BEGIN\n"
+                           "#line 12 \"@F\"\n"
+                           "int g() { return 1; } SIMT_HOST_CODE_END\n");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1503,6 +1553,7 @@ int main(void)
         cmocka_unit_test(test_truncated_files),
         cmocka_unit_test(test_accepts_conditionals_and_macros),
         cmocka_unit_test(test_checks_after_conditionals),
+        cmocka_unit_test(test_only_real_directives_are_conditionals),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -235,27 +235,65 @@ static void strip_alignment(char *t)
     }
 }
 
-/* extern __shared__ decl; -- i points at "extern". */
+/* src[b, e) as text for one line: a line break or continuation becomes a
+ * space, and so does a comment, since a // comment would hide the rest of
+ * the line the text is put on. */
+static char *one_line(size_t b, size_t e)
+{
+    char *t = malloc(e - b + 1);
+    if (!t) {
+        perror("simt-rewrite");
+        exit(2);
+    }
+    size_t n = 0;
+    for (size_t k = b; k < e;) {
+        size_t l = skip_lexeme(k);
+        if (l && src[k] == '/') {
+            t[n++] = ' ';
+            k += l;
+            continue;
+        }
+        for (size_t m = l ? l : 1; m > 0 && k < e; m--, k++) t[n++] = src[k] == '\n' || src[k] == '\\' ? ' ' : src[k];
+    }
+    t[n] = 0;
+    return t;
+}
+
+/* extern __shared__ decl; -- i points at "extern". The declaration ends at
+ * its first ';' and names the identifier before its last '[', neither in a
+ * comment or a literal: a comment after the name that holds "s[i];" is no
+ * part of the declaration's text. */
 static size_t rewrite_extern_shared(buf *out, size_t i, size_t after_kw)
 {
-    size_t semi = after_kw;
-    while (semi < len && src[semi] != ';') semi++;
+    size_t semi = after_kw, lb = 0, nb = 0, ne = 0, ident_b = 0, ident_e = 0;
+    while (semi < len && src[semi] != ';') {
+        size_t l = skip_lexeme(semi);
+        if (l) {
+            semi += l;
+            continue;
+        }
+        if (is_ident(src[semi])) {
+            for (ident_b = semi; semi < len && is_ident(src[semi]); semi++)
+                ;
+            ident_e = semi;
+            continue;
+        }
+        if (src[semi] == '[') {
+            lb = semi;
+            nb = ident_b;
+            ne = ident_e;
+        }
+        if (!isspace((unsigned char)src[semi])) ident_b = ident_e = 0; /* the name comes right before the '[' */
+        semi++;
+    }
     if (semi >= len) fail(i, "unterminated extern __shared__ declaration");
-    size_t lb = semi;
-    while (lb > after_kw && src[lb] != '[') lb--;
-    if (src[lb] != '[') fail(i, "extern __shared__ must declare an array: extern __shared__ T name[];");
-    size_t ne = lb;
-    while (ne > after_kw && isspace((unsigned char)src[ne - 1])) ne--;
-    size_t nb = ne;
-    while (nb > after_kw && is_ident(src[nb - 1])) nb--;
+    if (!lb) fail(i, "extern __shared__ must declare an array: extern __shared__ T name[];");
     if (nb == ne) fail(i, "cannot find the name in an extern __shared__ declaration");
-    char *type = strndup(src + after_kw, nb - after_kw);
+    char *type = one_line(after_kw, nb);
     char *name = strndup(src + nb, ne - nb);
     /* Keep the line count: newlines inside the declaration go after it. */
     int nl = 0;
     for (size_t k = i; k < semi; k++) nl += src[k] == '\n';
-    for (char *t = type; *t; t++)
-        if (*t == '\n') *t = ' ';
     strip_alignment(type);
     if (in_function()) {
         /* unused: declaring the array and not using it is no warning for nvcc */
@@ -355,6 +393,11 @@ static size_t rewrite_static_shared(buf *out, size_t i)
     size_t end = semi;
     int depth = 0, brackets = 0;
     for (size_t k = i; k < semi; k++) {
+        size_t l = skip_lexeme(k); /* a comment's '=' or ',' is none of the declaration's */
+        if (l) {
+            k += l - 1;
+            continue;
+        }
         if (src[k] == '{' && depth == 0 && brackets == 0 &&
             (mentions(i, k, "struct") || mentions(i, k, "union") || mentions(i, k, "class"))) {
             /* The type's body: its members are not the declarator. */
@@ -1243,26 +1286,9 @@ static char *launch_bound(size_t i)
         if (depth == 0 && src[end] == ',') break;
         end++;
     }
-    /* On one line: a line break or continuation becomes a space, and so
-     * does a comment, since a // comment would hide the rest of the line
-     * (the check's own closing parenthesis and the kernel's first line). */
-    char *e = malloc(end - j);
-    if (!e) {
-        perror("simt-rewrite");
-        exit(2);
-    }
-    size_t n = 0;
-    for (size_t k = j + 1; k < end;) {
-        size_t l = skip_lexeme(k);
-        if (l && src[k] == '/') {
-            e[n++] = ' ';
-            k += l;
-            continue;
-        }
-        for (size_t m = l ? l : 1; m > 0 && k < end; m--, k++) e[n++] = src[k] == '\n' || src[k] == '\\' ? ' ' : src[k];
-    }
-    e[n] = 0;
-    return e;
+    /* On one line: a // comment would hide the check's own closing
+     * parenthesis and the kernel's first line. */
+    return one_line(j + 1, end);
 }
 
 static char *read_file(const char *p, size_t *n)
@@ -1330,8 +1356,9 @@ static int rewrite(buf *out)
         }
         if (c == 'e' && (i == 0 || !is_ident(src[i - 1])) && strncmp(src + i, "extern", 6) == 0 &&
             !is_ident(src[i + 6])) {
-            size_t j = i + 6;
-            while (j < len && isspace((unsigned char)src[j])) j++;
+            size_t j = i + 6, l;
+            while (j < len && (isspace((unsigned char)src[j]) || (src[j] == '/' && (l = skip_lexeme(j)))))
+                j += isspace((unsigned char)src[j]) ? 1 : l; /* a comment may stand between the words */
             if (strncmp(src + j, "__shared__", 10) == 0 && !is_ident(src[j + 10])) {
                 i = rewrite_extern_shared(out, i, j + 10);
                 continue;

@@ -1495,6 +1495,49 @@ static void test_only_real_directives_are_conditionals(void **state)
                            "int g() { return 1; } SIMT_HOST_CODE_END\n");
 }
 
+/* Comments and literals inside a __shared__ declaration are no part of it:
+ * the ';' in a comment after an extern __shared__ array was taken for the
+ * declaration's end (and the rest of the comment was written as code), a
+ * comment between extern and __shared__ or before the name stayed in the
+ * one-line text the rewrite writes (a // comment there hid the rest of
+ * it), and an '=' in a comment or a character literal was taken for an
+ * initializer, which stopped the build. */
+static void test_shared_declaration_comments(void **state)
+{
+    (void)state;
+    static const char text[] = "template <char C> struct S { float x; };\n"
+                               "__global__ void k(float *p)\n"
+                               "{\n"
+                               "    extern __shared__ float s[] /* s[i]; */;\n"
+                               "    extern /* dynamic */ __shared__ float // the tile\n"
+                               "        t /* [] */ [];\n"
+                               "    __shared__ float u[4] /* = 0, */;\n"
+                               "    __shared__ S<'='> v;\n"
+                               "    u[0] = s[0] + t[0] + v.x;\n"
+                               "    p[0] = u[1];\n"
+                               "}\n";
+    compile_as_lab("shared_comment", text);
+    if (status != 0) {
+        print_error("comments in __shared__ declarations must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+    rewrite("shared_comment", text);
+    expect_accepted();
+    expect_text("shared_comment",
+                "#line 1 \"@F\"\n"
+                "template <char C> struct S { float x; };\n"
+                "__global__ void k(float *p)\n"
+                "{\n"
+                "     float  *const s __attribute__((unused)) = ( float  *)simt_dynamic_shared();\n"
+                "     float            *const t __attribute__((unused)) = ( float            *)simt_dynamic_shared();\n"
+                "\n"
+                "    __shared__ float u[4] /* = 0, */; simt_shared_first_use(&u, sizeof(u), \"u\", __FILE__, __LINE__);\n"
+                "    __shared__ S<'='> v; simt_shared_first_use(&v, sizeof(v), \"v\", __FILE__, __LINE__);\n"
+                "    u[0] = s[0] + t[0] + v.x;\n"
+                "    p[0] = u[1];\n"
+                "}\n");
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1554,6 +1597,7 @@ int main(void)
         cmocka_unit_test(test_accepts_conditionals_and_macros),
         cmocka_unit_test(test_checks_after_conditionals),
         cmocka_unit_test(test_only_real_directives_are_conditionals),
+        cmocka_unit_test(test_shared_declaration_comments),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -52,6 +52,19 @@ static void put(buf *b, const char *s, size_t n)
 
 static void puts_(buf *b, const char *s) { put(b, s, strlen(s)); }
 
+/* Room for one more of n elements of the given size in *p (capacity *cap). */
+static void *grow(void *p, size_t *cap, size_t n, size_t size)
+{
+    if (n < *cap) return p;
+    *cap = *cap ? *cap * 2 : 256;
+    p = realloc(p, *cap * size);
+    if (!p) {
+        perror("simt-rewrite");
+        exit(2);
+    }
+    return p;
+}
+
 static const char *src;
 static size_t len;
 static const char *path;
@@ -94,12 +107,76 @@ static size_t skip_lexeme(size_t i)
 
 static int is_ident(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
+/* The file's preprocessor lines, in order, found once by find_directives:
+ * each from its '#' to the line break that ends it. The scans below all
+ * take a '#' for a directive's start exactly where one of these starts. */
+typedef struct {
+    size_t start, end;
+} span;
+static span *dirs;
+static size_t ndirs;
+
+/* From i at '#': the line break that ends the directive (or len), past
+ * continuations, and past comments, which may run on over lines. */
+static size_t directive_end(size_t i)
+{
+    size_t j = i;
+    while (j < len && src[j] != '\n') {
+        size_t k;
+        if (src[j] == '\\' && j + 1 < len && src[j + 1] == '\n') j++;
+        else if ((k = skip_lexeme(j)) && src[j] != '\'') { /* #error it's: no character literal */
+            j += k;
+            continue;
+        }
+        j++;
+    }
+    return j;
+}
+
+/* A '#' is a directive's start where only white space stands before it on
+ * its line, and it is in no comment or literal. */
+static void find_directives(void)
+{
+    static size_t cap;
+    int line_start = 1;
+    for (size_t i = 0; i < len;) {
+        if (src[i] == '#' && line_start) {
+            dirs = grow(dirs, &cap, ndirs, sizeof(*dirs));
+            dirs[ndirs].start = i;
+            i = dirs[ndirs++].end = directive_end(i);
+            continue;
+        }
+        size_t k = skip_lexeme(i);
+        if (k) {
+            line_start = 0;
+            i += k;
+            continue;
+        }
+        if (src[i] == '\n') line_start = 1;
+        else if (!isspace((unsigned char)src[i])) line_start = 0;
+        i++;
+    }
+}
+
+/* The end of the directive that starts at i, or 0 where none does. */
+static size_t directive_at(size_t i)
+{
+    size_t lo = 0, hi = ndirs;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (dirs[mid].start < i) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo < ndirs && dirs[lo].start == i ? dirs[lo].end : 0;
+}
+
 static int unpaired_brace(size_t i);
 
 /* From i (just after an opening bracket), find the index of the closer that
  * ends it at depth 0; the closer is ")", ">>>", "]", "}" or ";". A brace
  * of a later #if branch that pairs with none in it is no bracket here (see
- * unpair_braces). */
+ * unpair_braces), and neither is anything in a directive after i: a
+ * directive's brackets are no part of the code's (#define CLOSE }). */
 static size_t find_close(size_t i, const char *closer)
 {
     int depth = 0;
@@ -108,6 +185,10 @@ static size_t find_close(size_t i, const char *closer)
         size_t k = skip_lexeme(i);
         if (k) {
             i += k;
+            continue;
+        }
+        if (src[i] == '#' && (k = directive_at(i)) != 0) {
+            i = k;
             continue;
         }
         if (unpaired_brace(i)) {
@@ -518,19 +599,6 @@ static int mentions(size_t b, size_t e, const char *word)
     return 0;
 }
 
-/* Room for one more of n elements of the given size in *p (capacity *cap). */
-static void *grow(void *p, size_t *cap, size_t n, size_t size)
-{
-    if (n < *cap) return p;
-    *cap = *cap ? *cap * 2 : 256;
-    p = realloc(p, *cap * size);
-    if (!p) {
-        perror("simt-rewrite");
-        exit(2);
-    }
-    return p;
-}
-
 static void add_token(int type, size_t pos, size_t n, int arch)
 {
     static size_t cap;
@@ -609,15 +677,10 @@ static int directive_is(size_t k, size_t w, const char *d)
     return w - k == strlen(d) && strncmp(src + k, d, w - k) == 0;
 }
 
-/* A preprocessor line from i (at '#'); returns the index of its end. Keeps
- * the stack of conditionals and notes the macros the file defines. */
-static size_t directive(size_t i, unsigned *arch_stack, int *depth)
+/* A preprocessor line, src[i, e) (i at '#'). Keeps the stack of
+ * conditionals and notes the macros the file defines. */
+static void directive(size_t i, size_t e, unsigned *arch_stack, int *depth)
 {
-    size_t e = i;
-    while (e < len && src[e] != '\n') {
-        if (src[e] == '\\' && e + 1 < len && src[e + 1] == '\n') e++;
-        e++;
-    }
     size_t k = i + 1;
     while (k < e && (src[k] == ' ' || src[k] == '\t')) k++;
     size_t w = k;
@@ -653,7 +716,6 @@ static size_t directive(size_t i, unsigned *arch_stack, int *depth)
             nmacros++;
         }
     }
-    return e;
 }
 
 static void tokenize(void)
@@ -667,14 +729,11 @@ static void tokenize(void)
             i++;
             continue;
         }
-        if (c == '#') {
-            int at_line_start = 1;
-            for (size_t b = i; b > 0 && src[b - 1] != '\n'; b--)
-                if (!isspace((unsigned char)src[b - 1])) at_line_start = 0;
-            if (at_line_start) {
-                i = directive(i, arch_stack, &depth);
-                continue;
-            }
+        size_t e;
+        if (c == '#' && (e = directive_at(i)) != 0) {
+            directive(i, e, arch_stack, &depth);
+            i = e;
+            continue;
         }
         int arch = 0;
         for (int d = 0; d < depth && d < 32; d++) arch |= arch_stack[d];
@@ -1312,6 +1371,7 @@ static char *read_file(const char *p, size_t *n)
  * (common/tests/fuzz/fuzz_rewrite.c) calls it directly. */
 static int rewrite(buf *out)
 {
+    find_directives();
     if (check_execution_spaces() > 0) return 1;
     puts_(out, "#line 1 \"");
     for (const char *p = path; *p; p++) {
@@ -1321,7 +1381,21 @@ static int rewrite(buf *out)
     puts_(out, "\"\n");
     size_t i = 0, next_insert = 0;
     char *bound = NULL; /* a __launch_bounds__ waiting for its kernel's body */
+    /* The #define being scanned as code ends at define_end; the scopes it
+     * found open at its start are the code's, which it cannot close, and
+     * the braces it leaves open close at its end. A macro's braces then
+     * pair within it (a kernel defined whole in a macro is one), and one
+     * that opens or closes a brace (#define BEGIN {) is left out of the
+     * code's: the code that uses it shows the compiler a brace this scan
+     * does not see, so a block opened so is not taken for a function body,
+     * but the functions after it are still found at namespace scope. */
+    size_t define_end = 0;
+    int define_floor = 0;
     while (i < len) {
+        if (define_end && i >= define_end) {
+            if (nscopes > define_floor) nscopes = define_floor;
+            define_end = 0;
+        }
         while (next_insert < ninserts && inserts[next_insert].pos <= i) puts_(out, inserts[next_insert++].text);
         size_t k = skip_lexeme(i);
         if (k) {
@@ -1330,25 +1404,19 @@ static int rewrite(buf *out)
             continue;
         }
         char c = src[i];
-        if (c == '#' ) { /* preprocessor line: copy through, with continuations */
-            size_t j = i;
-            int at_line_start = 1;
-            for (size_t b = i; b > 0 && src[b - 1] != '\n'; b--)
-                if (!isspace((unsigned char)src[b - 1])) at_line_start = 0;
+        size_t e;
+        if (c == '#' && (e = directive_at(i)) != 0) {
             /* Copy directives through untouched, except #define, whose body
              * may hold a launch (#define LAUNCH(k) k<<<1, 32>>>()). */
             size_t kw = i + 1;
             while (kw < len && (src[kw] == ' ' || src[kw] == '\t')) kw++;
-            if (at_line_start && !(strncmp(src + kw, "define", 6) == 0 && !is_ident(src[kw + 6]))) {
-                while (j < len && src[j] != '\n') {
-                    if (src[j] == '\\' && j + 1 < len && src[j + 1] == '\n') j++;
-                    else if ((k = skip_lexeme(j)) && src[j] != '\'') { j += k; continue; }
-                    j++;
-                }
-                put(out, src + i, j - i);
-                i = j;
+            if (!(strncmp(src + kw, "define", 6) == 0 && !is_ident(src[kw + 6]))) {
+                put(out, src + i, e - i);
+                i = e;
                 continue;
             }
+            define_end = e;
+            define_floor = nscopes;
         }
         if (c == '<' && strncmp(src + i, "<<<", 3) == 0) {
             i = rewrite_launch(out, i);
@@ -1387,7 +1455,7 @@ static int rewrite(buf *out)
             if (nscopes < (int)sizeof(scopes)) scopes[nscopes] = brace_kind(out);
             nscopes++;
         }
-        if (c == '}' && counted && nscopes > 0) nscopes--;
+        if (c == '}' && counted && nscopes > (define_end ? define_floor : 0)) nscopes--;
         put(out, &c, 1);
         i++;
         if (body) { /* the kernel's body: its first statement checks the launch */

@@ -1538,6 +1538,65 @@ static void test_shared_declaration_comments(void **state)
                 "}\n");
 }
 
+/* A macro that opens or closes a brace (#define OPEN {) is legal, and the
+ * code that uses it pairs the brace it stands for with one of its own.
+ * The scan sees no brace where the macro is used, so the macro's own
+ * brace is left out too, and its braces pair only within it: OPEN, defined
+ * in k's body, left the scan inside a function after k's end, so k2 got
+ * no launch-bounds check and the extern __shared__ array after it was
+ * written as a function's local; and CLOSE was taken for the end of the
+ * block in which t's reads are looked for, so t, read after it, was taken
+ * for stored to and never read, which stopped the lab's build. */
+static void test_directive_braces_left_out(void **state)
+{
+    (void)state;
+    static const char text[] = "__global__ void k(float *p)\n"
+                               "{\n"
+                               "#define OPEN {\n"
+                               "    p[0] = 1;\n"
+                               "}\n"
+                               "__global__ void __launch_bounds__(64) k2(int *p) { p[0] = 2; }\n"
+                               "extern __shared__ float dyn[];\n"
+                               "__global__ void g(float *o)\n"
+                               "{\n"
+                               "    __shared__ float t[32];\n"
+                               "    t[threadIdx.x] = dyn[0];\n"
+                               "#define CLOSE }\n"
+                               "    __syncthreads();\n"
+                               "    o[threadIdx.x] = t[0];\n"
+                               "}\n"
+                               "int one() OPEN return 1; CLOSE\n"
+                               "#define K3 __global__ void k3(float *o) { __shared__ float w[2]; w[0] = 1; o[0] = w[1]; }\n";
+    rewrite("directive_braces", text);
+    expect_accepted();
+    expect_text("directive_braces",
+                "#line 1 \"@F\"\n"
+                "__global__ void k(float *p)\n"
+                "{\n"
+                "#define OPEN {\n"
+                "    p[0] = 1;\n"
+                "}\n"
+                "__global__ void __launch_bounds__(64) k2(int *p) { simt_check_launch_bounds((unsigned long long)(64), "
+                "__FILE__, __LINE__); p[0] = 2; }\n"
+                "static const ::simt::DynShared< float > dyn;\n"
+                "__global__ void g(float *o)\n"
+                "{\n"
+                "    __shared__ float t[32]; simt_shared_first_use(&t, sizeof(t), \"t\", __FILE__, __LINE__);\n"
+                "    t[threadIdx.x] = dyn[0];\n"
+                "#define CLOSE }\n"
+                "    __syncthreads();\n"
+                "    o[threadIdx.x] = t[0];\n"
+                "}\n"
+                "int one() OPEN return 1; CLOSE\n"
+                "#define K3 __global__ void k3(float *o) { __shared__ float w[2]; simt_shared_first_use(&w, "
+                "sizeof(w), \"w\", __FILE__, __LINE__); w[0] = 1; o[0] = w[1]; }\n");
+    compile_as_lab("directive_braces", text);
+    if (status != 0) {
+        print_error("braces in #define lines must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1598,6 +1657,7 @@ int main(void)
         cmocka_unit_test(test_checks_after_conditionals),
         cmocka_unit_test(test_only_real_directives_are_conditionals),
         cmocka_unit_test(test_shared_declaration_comments),
+        cmocka_unit_test(test_directive_braces_left_out),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1226,6 +1226,21 @@ typedef struct {
 static insertion *inserts;
 static size_t ninserts;
 
+/* #line n "path": the path as a string literal, whose escapes the compiler
+ * reads (a name may hold a quote, a backslash or even a line break). */
+static void put_line_directive(buf *out, int n)
+{
+    char num[32];
+    snprintf(num, sizeof num, "#line %d \"", n);
+    puts_(out, num);
+    for (const char *p = path; *p; p++) {
+        if (*p == '"' || *p == '\\') puts_(out, "\\");
+        if (*p == '\n') puts_(out, "\\n");
+        else put(out, p, 1);
+    }
+    puts_(out, "\"\n");
+}
+
 static void host_code_marks(void)
 {
     static size_t cap;
@@ -1241,18 +1256,10 @@ static void host_code_marks(void)
         while (b > 0 && (src[b - 1] == ' ' || src[b - 1] == '\t')) b--;
         char *text;
         if (b == 0 || src[b - 1] == '\n') {
-            size_t n = strlen(path) * 2 + 64;
-            text = malloc(n);
-            if (!text) {
-                perror("simt-rewrite");
-                exit(2);
-            }
-            int k = snprintf(text, n, "SIMT_HOST_CODE_BEGIN\n#line %d \"", line_of(b));
-            for (const char *q = path; *q && (size_t)k < n - 3; q++) {
-                if (*q == '"' || *q == '\\') text[k++] = '\\';
-                text[k++] = *q;
-            }
-            snprintf(text + k, n - k, "\"\n");
+            buf t = {0};
+            puts_(&t, "SIMT_HOST_CODE_BEGIN\n");
+            put_line_directive(&t, line_of(b));
+            text = t.s;
         } else {
             b = toks[r->start].pos;
             text = strdup("SIMT_HOST_CODE_BEGIN ");
@@ -1373,12 +1380,7 @@ static int rewrite(buf *out)
 {
     find_directives();
     if (check_execution_spaces() > 0) return 1;
-    puts_(out, "#line 1 \"");
-    for (const char *p = path; *p; p++) {
-        if (*p == '"' || *p == '\\') puts_(out, "\\");
-        put(out, p, 1);
-    }
-    puts_(out, "\"\n");
+    put_line_directive(out, 1);
     size_t i = 0, next_insert = 0;
     char *bound = NULL; /* a __launch_bounds__ waiting for its kernel's body */
     /* The #define being scanned as code ends at define_end; the scopes it

@@ -1028,22 +1028,38 @@ static void test_rewritten_text_at_end_of_file(void **state)
                                "// end");
 }
 
-/* A quote or a backslash in the file's name is escaped in both #lines. */
-static void test_line_directive_escapes_path(void **state)
+/* The C++ simt-rewrite wrote for dir/name.cu, where the file's path in
+ * its #lines is written as quoted, must be the file's #line then body. */
+static void expect_line_text(const char *name, const char *quoted, const char *body)
 {
-    (void)state;
-    rewrite("q\"b\\s", "int f() { return 0; }\n");
-    expect_accepted();
     char path[512], want[1024], text[1024];
-    snprintf(path, sizeof path, "%s/q\"b\\s.cpp", dir);
-    snprintf(want, sizeof want, "#line 1 \"%s/q\\\"b\\\\s.cu\"\nSIMT_HOST_CODE_BEGIN\n#line 1 \"%s/q\\\"b\\\\s.cu\"\n"
-             "int f() { return 0; } SIMT_HOST_CODE_END\n", dir, dir);
+    snprintf(path, sizeof path, "%s/%s.cpp", dir, name);
+    snprintf(want, sizeof want, "#line 1 \"%s/%s.cu\"\n%s", dir, quoted, body);
+    for (char *at; (at = strstr(want, "@L")) != NULL;) { /* each @L: the #line of a host-code mark */
+        char tail[1024];
+        snprintf(tail, sizeof tail, "%s", at + 2);
+        snprintf(at, sizeof want - (size_t)(at - want), "#line 1 \"%s/%s.cu\"%s", dir, quoted, tail);
+    }
     FILE *f = fopen(path, "rb");
     assert_non_null(f);
     size_t n = fread(text, 1, sizeof text - 1, f);
     fclose(f);
     text[n] = 0;
     assert_string_equal(text, want);
+}
+
+/* A quote or a backslash in the file's name is escaped in both #lines,
+ * and a line break is written \n: as it was, it ended the #line and
+ * the compiler refused the file. */
+static void test_line_directive_escapes_path(void **state)
+{
+    (void)state;
+    rewrite("q\"b\\s", "int f() { return 0; }\n");
+    expect_accepted();
+    expect_line_text("q\"b\\s", "q\\\"b\\\\s", "SIMT_HOST_CODE_BEGIN\n@L\nint f() { return 0; } SIMT_HOST_CODE_END\n");
+    rewrite("new\nline", "int f() { return 0; }\n");
+    expect_accepted();
+    expect_line_text("new\nline", "new\\nline", "SIMT_HOST_CODE_BEGIN\n@L\nint f() { return 0; } SIMT_HOST_CODE_END\n");
 }
 
 /* A template argument may compare in parentheses, as nvcc allows: the '>'

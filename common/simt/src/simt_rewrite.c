@@ -65,9 +65,102 @@ static void *grow(void *p, size_t *cap, size_t n, size_t size)
     return p;
 }
 
-static const char *src;
+static const char *src; /* the file, with a NUL after its len bytes */
 static size_t len;
 static const char *path;
+
+/* --- what the rewrite of a file finds ----------------------------------------
+ * All of it is in st, which rewrite_reset clears before each file: the
+ * fuzzing harness rewrites many in one process. Anyone adding state adds
+ * it to st (not as a static of its own, which a reset would miss), and
+ * frees what it allocates in rewrite_reset. */
+
+/* A preprocessor line: from its '#' to the line break that ends it. */
+typedef struct {
+    size_t start, end;
+} span;
+
+/* T_UNPAIRED: a brace of a later #elif/#else branch that pairs with none
+ * in its own branch (see unpair_braces); it is no bracket to the scans. */
+enum { T_IDENT, T_PUNCT, T_STR, T_NUM, T_UNPAIRED };
+
+typedef struct {
+    int type;
+    size_t pos, n;
+    int arch; /* inside #if ... __CUDA_ARCH__ or __SIMT_EMULATOR__ */
+} token;
+
+typedef struct {
+    size_t start;      /* token index of the declaration's first token */
+    size_t name;       /* token index of the name */
+    int space;         /* one SP_* */
+    size_t open, close; /* the body's braces, or 0 for a declaration */
+    int templ;         /* a template: nvcc checks its calls per instantiation */
+    int cexpr;         /* constexpr: still a host function unless marked */
+} fn_rec;
+
+typedef struct {
+    size_t pos;
+    char *text; /* malloc'd */
+} insertion;
+
+static struct {
+    /* The file's preprocessor lines, in order, found once by
+     * find_directives. The scans below all take a '#' for a directive's
+     * start exactly where one of these starts. */
+    span *dirs;
+    size_t ndirs, dirs_cap;
+    /* Scope tracking: is the innermost enclosing brace a function body
+     * (or a block within one), or namespace-like (namespace, extern "C")? */
+    char scopes[4096];
+    int nscopes;
+    token *toks;
+    size_t ntoks, toks_cap;
+    /* Names of macros this file defines, and whether each one's body
+     * names an execution space (#define HD __host__ __device__). */
+    struct {
+        size_t pos, n;
+        int spaces;
+    } macros[256];
+    int nmacros;
+    fn_rec *fns;
+    size_t nfns, fns_cap;
+    char *unpaired; /* one byte per byte of src: 1 at a brace unpair_braces leaves out */
+    /* For each open conditional (as arch_stack): is the text in a later
+     * branch, and the token its branch starts at. */
+    struct {
+        int later;
+        size_t start;
+    } branches[32];
+    int decl_errors; /* errors found while scanning declarations */
+    /* Variables at namespace scope that live on the GPU (__device__,
+     * __constant__; not __managed__, which host code may use): token index
+     * of each name, and the word. */
+    struct {
+        size_t name;
+        const char *space;
+    } gpu_vars[256];
+    int ngpu_vars;
+    /* Where the rewrite adds SIMT_HOST_CODE_BEGIN (before a host
+     * function's definition) and SIMT_HOST_CODE_END (after its closing
+     * brace), in source order; see cuda_runtime.h. Functions with a part
+     * under #if on __CUDA_ARCH__ or __SIMT_EMULATOR__ are left as they are. */
+    insertion *inserts;
+    size_t ninserts, inserts_cap;
+} st;
+
+/* Back to the state before any file: frees what st holds, then clears it
+ * whole, so that a field added to st starts each file cleared. */
+static void rewrite_reset(void)
+{
+    for (size_t k = 0; k < st.ninserts; k++) free(st.inserts[k].text);
+    free(st.inserts);
+    free(st.dirs);
+    free(st.toks);
+    free(st.fns);
+    free(st.unpaired);
+    memset(&st, 0, sizeof(st));
+}
 
 static int line_of(size_t pos)
 {
@@ -107,15 +200,6 @@ static size_t skip_lexeme(size_t i)
 
 static int is_ident(char c) { return isalnum((unsigned char)c) || c == '_'; }
 
-/* The file's preprocessor lines, in order, found once by find_directives:
- * each from its '#' to the line break that ends it. The scans below all
- * take a '#' for a directive's start exactly where one of these starts. */
-typedef struct {
-    size_t start, end;
-} span;
-static span *dirs;
-static size_t ndirs;
-
 /* From i at '#': the line break that ends the directive (or len), past
  * continuations, and past comments, which may run on over lines. */
 static size_t directive_end(size_t i)
@@ -137,13 +221,12 @@ static size_t directive_end(size_t i)
  * its line, and it is in no comment or literal. */
 static void find_directives(void)
 {
-    static size_t cap;
     int line_start = 1;
     for (size_t i = 0; i < len;) {
         if (src[i] == '#' && line_start) {
-            dirs = grow(dirs, &cap, ndirs, sizeof(*dirs));
-            dirs[ndirs].start = i;
-            i = dirs[ndirs++].end = directive_end(i);
+            st.dirs = grow(st.dirs, &st.dirs_cap, st.ndirs, sizeof(*st.dirs));
+            st.dirs[st.ndirs].start = i;
+            i = st.dirs[st.ndirs++].end = directive_end(i);
             continue;
         }
         size_t k = skip_lexeme(i);
@@ -161,13 +244,13 @@ static void find_directives(void)
 /* The end of the directive that starts at i, or 0 where none does. */
 static size_t directive_at(size_t i)
 {
-    size_t lo = 0, hi = ndirs;
+    size_t lo = 0, hi = st.ndirs;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (dirs[mid].start < i) lo = mid + 1;
+        if (st.dirs[mid].start < i) lo = mid + 1;
         else hi = mid;
     }
-    return lo < ndirs && dirs[lo].start == i ? dirs[lo].end : 0;
+    return lo < st.ndirs && st.dirs[lo].start == i ? st.dirs[lo].end : 0;
 }
 
 static int unpaired_brace(size_t i);
@@ -205,16 +288,11 @@ static size_t find_close(size_t i, const char *closer)
     return (size_t)-1;
 }
 
-/* Scope tracking: is the innermost enclosing brace a function body (or a
- * block within one), or namespace-like (namespace, extern "C")? */
-static char scopes[4096];
-static int nscopes;
-
 static int in_function(void)
 {
-    int n = nscopes < (int)sizeof(scopes) ? nscopes : (int)sizeof(scopes);
+    int n = st.nscopes < (int)sizeof(st.scopes) ? st.nscopes : (int)sizeof(st.scopes);
     for (int i = 0; i < n; i++)
-        if (scopes[i] == 'f') return 1;
+        if (st.scopes[i] == 'f') return 1;
     return 0;
 }
 
@@ -543,51 +621,21 @@ static size_t rewrite_static_shared(buf *out, size_t i)
  * also declares, and anything inside #if ... __CUDA_ARCH__ (or
  * __SIMT_EMULATOR__) are left alone: nvcc may accept those. */
 
-/* T_UNPAIRED: a brace of a later #elif/#else branch that pairs with none
- * in its own branch (see unpair_braces); it is no bracket to the scans. */
-enum { T_IDENT, T_PUNCT, T_STR, T_NUM, T_UNPAIRED };
-
-typedef struct {
-    int type;
-    size_t pos, n;
-    int arch; /* inside #if ... __CUDA_ARCH__ or __SIMT_EMULATOR__ */
-} token;
-
-static token *toks;
-static size_t ntoks;
-
-/* Names of macros this file defines, and whether each one's body names an
- * execution space (#define HD __host__ __device__). */
-static struct {
-    size_t pos, n;
-    int spaces;
-} macros[256];
-static int nmacros;
-
 enum { SP_HOST = 1, SP_DEVICE = 2, SP_GLOBAL = 4, SP_BOTH = 8, SP_UNKNOWN = 16 };
-
-typedef struct {
-    size_t start;      /* token index of the declaration's first token */
-    size_t name;       /* token index of the name */
-    int space;         /* one SP_* */
-    size_t open, close; /* the body's braces, or 0 for a declaration */
-    int templ;         /* a template: nvcc checks its calls per instantiation */
-    int cexpr;         /* constexpr: still a host function unless marked */
-} fn_rec;
-
-static fn_rec *fns;
-static size_t nfns;
 
 static int tok_is(size_t t, const char *s)
 {
-    return t < ntoks && toks[t].n == strlen(s) && strncmp(src + toks[t].pos, s, toks[t].n) == 0;
+    return t < st.ntoks && st.toks[t].n == strlen(s) && strncmp(src + st.toks[t].pos, s, st.toks[t].n) == 0;
 }
 
-static int tok_punct(size_t t, char c) { return t < ntoks && toks[t].type == T_PUNCT && toks[t].n == 1 && src[toks[t].pos] == c; }
+static int tok_punct(size_t t, char c)
+{
+    return t < st.ntoks && st.toks[t].type == T_PUNCT && st.toks[t].n == 1 && src[st.toks[t].pos] == c;
+}
 
 static int same_name(size_t a, size_t b)
 {
-    return toks[a].n == toks[b].n && strncmp(src + toks[a].pos, src + toks[b].pos, toks[a].n) == 0;
+    return st.toks[a].n == st.toks[b].n && strncmp(src + st.toks[a].pos, src + st.toks[b].pos, st.toks[a].n) == 0;
 }
 
 static int mentions(size_t b, size_t e, const char *word)
@@ -601,9 +649,8 @@ static int mentions(size_t b, size_t e, const char *word)
 
 static void add_token(int type, size_t pos, size_t n, int arch)
 {
-    static size_t cap;
-    toks = grow(toks, &cap, ntoks, sizeof(*toks));
-    toks[ntoks++] = (token){type, pos, n, arch};
+    st.toks = grow(st.toks, &st.toks_cap, st.ntoks, sizeof(*st.toks));
+    st.toks[st.ntoks++] = (token){type, pos, n, arch};
 }
 
 /* Braces split across the branches of a conditional:
@@ -627,47 +674,39 @@ static void add_token(int type, size_t pos, size_t n, int arch)
  * agree on which braces enclose what: the end of the block in which
  * uses_after looks for a __shared__ variable's reads is the one the
  * compiler sees. */
-static char *unpaired; /* one byte per byte of src: 1 at such a brace */
 
-static int unpaired_brace(size_t i) { return unpaired && unpaired[i]; }
+static int unpaired_brace(size_t i) { return st.unpaired && st.unpaired[i]; }
 
 /* Tokens [b, ntoks), a later branch of a conditional: mark its braces that
  * pair with none in it. A '}' with no '{' before it is one (forwards), then
  * a '{' with no '}' after it (backwards). */
 static void unpair_braces(size_t b)
 {
-    if (!unpaired && !(unpaired = calloc(len + 1, 1))) {
+    if (!st.unpaired && !(st.unpaired = calloc(len + 1, 1))) {
         perror("simt-rewrite");
         exit(2);
     }
     int depth = 0;
-    for (size_t t = b; t < ntoks; t++) {
-        if (toks[t].type != T_PUNCT || toks[t].n != 1) continue;
-        if (src[toks[t].pos] == '{') depth++;
-        if (src[toks[t].pos] == '}' && depth-- == 0) {
+    for (size_t t = b; t < st.ntoks; t++) {
+        if (st.toks[t].type != T_PUNCT || st.toks[t].n != 1) continue;
+        if (src[st.toks[t].pos] == '{') depth++;
+        if (src[st.toks[t].pos] == '}' && depth-- == 0) {
             depth = 0;
-            toks[t].type = T_UNPAIRED;
-            unpaired[toks[t].pos] = 1;
+            st.toks[t].type = T_UNPAIRED;
+            st.unpaired[st.toks[t].pos] = 1;
         }
     }
     depth = 0;
-    for (size_t t = ntoks; t-- > b;) {
-        if (toks[t].type != T_PUNCT || toks[t].n != 1) continue;
-        if (src[toks[t].pos] == '}') depth++;
-        if (src[toks[t].pos] == '{' && depth-- == 0) {
+    for (size_t t = st.ntoks; t-- > b;) {
+        if (st.toks[t].type != T_PUNCT || st.toks[t].n != 1) continue;
+        if (src[st.toks[t].pos] == '}') depth++;
+        if (src[st.toks[t].pos] == '{' && depth-- == 0) {
             depth = 0;
-            toks[t].type = T_UNPAIRED;
-            unpaired[toks[t].pos] = 1;
+            st.toks[t].type = T_UNPAIRED;
+            st.unpaired[st.toks[t].pos] = 1;
         }
     }
 }
-
-/* For each open conditional (as arch_stack): is the text in a later
- * branch, and the token its branch starts at. */
-static struct {
-    int later;
-    size_t start;
-} branches[32];
 
 /* Is the directive's name, src[k, w), the word d? The whole word: the
  * preprocessor skips a line such as "#ifd X" in an #if 0 group, where it
@@ -689,31 +728,31 @@ static void directive(size_t i, size_t e, unsigned *arch_stack, int *depth)
     if (directive_is(k, w, "if") || directive_is(k, w, "ifdef") || directive_is(k, w, "ifndef")) {
         if (*depth < 32) {
             arch_stack[*depth] = arch;
-            branches[*depth].later = 0;
+            st.branches[*depth].later = 0;
         }
         (*depth)++;
     } else if (directive_is(k, w, "elif") || directive_is(k, w, "elifdef") || directive_is(k, w, "elifndef") ||
                directive_is(k, w, "else")) {
         if (*depth > 0 && *depth <= 32) {
             if (src[k + 2] == 'i') arch_stack[*depth - 1] |= arch;
-            if (branches[*depth - 1].later) unpair_braces(branches[*depth - 1].start);
-            branches[*depth - 1].later = 1;
-            branches[*depth - 1].start = ntoks;
+            if (st.branches[*depth - 1].later) unpair_braces(st.branches[*depth - 1].start);
+            st.branches[*depth - 1].later = 1;
+            st.branches[*depth - 1].start = st.ntoks;
         }
     } else if (directive_is(k, w, "endif")) {
-        if (*depth > 0 && *depth <= 32 && branches[*depth - 1].later) unpair_braces(branches[*depth - 1].start);
+        if (*depth > 0 && *depth <= 32 && st.branches[*depth - 1].later) unpair_braces(st.branches[*depth - 1].start);
         if (*depth > 0) (*depth)--;
-    } else if (directive_is(k, w, "define") && nmacros < 256) {
+    } else if (directive_is(k, w, "define") && st.nmacros < 256) {
         size_t nb = w;
         while (nb < e && (src[nb] == ' ' || src[nb] == '\t')) nb++;
         size_t ne = nb;
         while (ne < e && is_ident(src[ne])) ne++;
         if (ne > nb) {
-            macros[nmacros].pos = nb;
-            macros[nmacros].n = ne - nb;
-            macros[nmacros].spaces = mentions(ne, e, "__device__") || mentions(ne, e, "__host__") ||
+            st.macros[st.nmacros].pos = nb;
+            st.macros[st.nmacros].n = ne - nb;
+            st.macros[st.nmacros].spaces = mentions(ne, e, "__device__") || mentions(ne, e, "__host__") ||
                                      mentions(ne, e, "__global__");
-            nmacros++;
+            st.nmacros++;
         }
     }
 }
@@ -773,19 +812,20 @@ static void tokenize(void)
 static size_t tok_match(size_t t)
 {
     int depth = 0;
-    for (size_t u = t; u < ntoks; u++) {
+    for (size_t u = t; u < st.ntoks; u++) {
         if (tok_punct(u, '(') || tok_punct(u, '[') || tok_punct(u, '{')) depth++;
         if (tok_punct(u, ')') || tok_punct(u, ']') || tok_punct(u, '}'))
             if (--depth == 0) return u;
     }
-    return ntoks;
+    return st.ntoks;
 }
 
 static int is_macro(size_t t, int with_spaces)
 {
-    for (int m = 0; m < nmacros; m++)
-        if (macros[m].n == toks[t].n && strncmp(src + macros[m].pos, src + toks[t].pos, toks[t].n) == 0 &&
-            (!with_spaces || macros[m].spaces))
+    for (int m = 0; m < st.nmacros; m++)
+        if (st.macros[m].n == st.toks[t].n &&
+            strncmp(src + st.macros[m].pos, src + st.toks[t].pos, st.toks[t].n) == 0 &&
+            (!with_spaces || st.macros[m].spaces))
             return 1;
     return 0;
 }
@@ -794,10 +834,10 @@ static int is_macro(size_t t, int with_spaces)
  * which may stand for an execution space. */
 static int looks_like_macro(size_t t)
 {
-    if (toks[t].type != T_IDENT || toks[t].n < 2) return 0;
+    if (st.toks[t].type != T_IDENT || st.toks[t].n < 2) return 0;
     int letters = 0;
-    for (size_t k = 0; k < toks[t].n; k++) {
-        char c = src[toks[t].pos + k];
+    for (size_t k = 0; k < st.toks[t].n; k++) {
+        char c = src[st.toks[t].pos + k];
         if (islower((unsigned char)c)) return 0;
         letters += isupper((unsigned char)c) != 0;
     }
@@ -814,8 +854,6 @@ static int not_a_name(size_t t)
         if (tok_is(t, words[w])) return 1;
     return 0;
 }
-
-static int decl_errors; /* errors found while scanning declarations */
 
 /* A kernel's CUtensorMap parameter taken by value needs __grid_constant__:
  * without it nvcc copies the map into the thread's local memory, where the
@@ -840,8 +878,8 @@ static void grid_constant_params(size_t open)
             fprintf(stderr, "%s:%d: error: a kernel's CUtensorMap parameter taken by value must be declared "
                             "const __grid_constant__ CUtensorMap: without it nvcc copies the map to local memory, "
                             "where TMA cannot read it (the loads fault on a GPU)\n",
-                    path, line_of(toks[start].pos));
-            decl_errors++;
+                    path, line_of(st.toks[start].pos));
+            st.decl_errors++;
         }
         start = t + 1;
     }
@@ -851,18 +889,18 @@ static void grid_constant_params(size_t open)
  * if they declare one. */
 static void declaration(size_t b, size_t e, size_t close)
 {
-    size_t name = ntoks;
+    size_t name = st.ntoks;
     for (size_t t = b; t < e; t++) {
-        if (tok_punct(t, '=') && name == ntoks) return; /* a variable with an initializer */
+        if (tok_punct(t, '=') && name == st.ntoks) return; /* a variable with an initializer */
         if (tok_is(t, "typedef") || tok_is(t, "using") || tok_is(t, "friend")) return;
         if (tok_punct(t, '{')) return; /* a class body or a braced initializer */
         if (tok_punct(t, '(') || tok_punct(t, '[')) {
             size_t m = tok_match(t);
-            if (tok_punct(t, '(') && t > b && toks[t - 1].type == T_IDENT && !not_a_name(t - 1)) name = t - 1;
+            if (tok_punct(t, '(') && t > b && st.toks[t - 1].type == T_IDENT && !not_a_name(t - 1)) name = t - 1;
             t = m;
         }
     }
-    if (name == ntoks || name == b) return; /* no name, or no type before it (a macro call) */
+    if (name == st.ntoks || name == b) return; /* no name, or no type before it (a macro call) */
     if (tok_is(name - 1, "::") || tok_is(name - 1, "->") || tok_punct(name - 1, '.') || tok_is(name - 1, "operator") ||
         tok_punct(name - 1, '~'))
         return;
@@ -902,19 +940,9 @@ static void declaration(size_t b, size_t e, size_t close)
     else if (g) r.space = SP_GLOBAL;
     else if (d && h) r.space = SP_BOTH;
     else if (d) r.space = SP_DEVICE;
-    static size_t cap;
-    fns = grow(fns, &cap, nfns, sizeof(*fns));
-    fns[nfns++] = r;
+    st.fns = grow(st.fns, &st.fns_cap, st.nfns, sizeof(*st.fns));
+    st.fns[st.nfns++] = r;
 }
-
-/* Variables at namespace scope that live on the GPU (__device__,
- * __constant__; not __managed__, which host code may use): token index of
- * each name, and the word. */
-static struct {
-    size_t name;
-    const char *space;
-} gpu_vars[256];
-static int ngpu_vars;
 
 /* Tokens [b, e) (e at the ';'): a __device__ or __constant__ variable with
  * a single declarator? Its name is the last identifier before the first
@@ -934,11 +962,11 @@ static void gpu_variable(size_t b, size_t e)
             break;
         }
     }
-    if (!space || end == b || toks[end - 1].type != T_IDENT || tok_is(end - 1, "__device__") ||
-        tok_is(end - 1, "__constant__") || ngpu_vars == 256 || toks[end - 1].arch)
+    if (!space || end == b || st.toks[end - 1].type != T_IDENT || tok_is(end - 1, "__device__") ||
+        tok_is(end - 1, "__constant__") || st.ngpu_vars == 256 || st.toks[end - 1].arch)
         return;
-    gpu_vars[ngpu_vars].name = end - 1;
-    gpu_vars[ngpu_vars++].space = space;
+    st.gpu_vars[st.ngpu_vars].name = end - 1;
+    st.gpu_vars[st.ngpu_vars++].space = space;
 }
 
 /* Tokens [b, e) at namespace scope: find the functions declared and defined. */
@@ -959,8 +987,8 @@ static void scan_scope(size_t b, size_t e)
              * whatever follows. Leave it and all after it as it is; the
              * compiler then says "expected '}' at end of input" and names
              * the '{' it could not match. */
-            if (close == ntoks) return;
-            int ns = (t >= 2 && toks[t - 1].type == T_STR && tok_is(t - 2, "extern"));
+            if (close == st.ntoks) return;
+            int ns = (t >= 2 && st.toks[t - 1].type == T_STR && tok_is(t - 2, "extern"));
             for (size_t u = stmt; u < t; u++) ns |= tok_is(u, "namespace");
             size_t q = t;
             while (q > stmt && (tok_is(q - 1, "const") || tok_is(q - 1, "noexcept") || tok_is(q - 1, "override") ||
@@ -984,8 +1012,8 @@ static void scan_scope(size_t b, size_t e)
 static int spaces_of(size_t t)
 {
     int s = 0;
-    for (size_t f = 0; f < nfns; f++)
-        if (same_name(fns[f].name, t)) s |= fns[f].space;
+    for (size_t f = 0; f < st.nfns; f++)
+        if (same_name(st.fns[f].name, t)) s |= st.fns[f].space;
     return s;
 }
 
@@ -993,9 +1021,9 @@ static int spaces_of(size_t t)
 static int all_constexpr(size_t t)
 {
     int any = 0;
-    for (size_t f = 0; f < nfns; f++)
-        if (same_name(fns[f].name, t)) {
-            if (!fns[f].cexpr) return 0;
+    for (size_t f = 0; f < st.nfns; f++)
+        if (same_name(st.fns[f].name, t)) {
+            if (!st.fns[f].cexpr) return 0;
             any = 1;
         }
     return any;
@@ -1020,7 +1048,8 @@ static int call_context_word(size_t t)
 static int declared_within(size_t t, size_t b, size_t e)
 {
     for (size_t u = b + 1; u < e; u++)
-        if (toks[u].type == T_IDENT && same_name(u, t) && toks[u - 1].type == T_IDENT && !call_context_word(u - 1))
+        if (st.toks[u].type == T_IDENT && same_name(u, t) && st.toks[u - 1].type == T_IDENT &&
+            !call_context_word(u - 1))
             return 1;
     return 0;
 }
@@ -1036,21 +1065,21 @@ static size_t refused_std_call(size_t t, size_t end)
     static const char *const names[] = {"min", "max", "minmax", "clamp", "swap", "exchange", "make_pair",
                                         "make_tuple", "get", "fill", "fill_n", "copy", "copy_n", "sort",
                                         "reverse", "accumulate", "iota", NULL};
-    if (!tok_is(t, "std") || !tok_is(t + 1, "::") || t + 3 >= end || toks[t + 2].type != T_IDENT) return 0;
+    if (!tok_is(t, "std") || !tok_is(t + 1, "::") || t + 3 >= end || st.toks[t + 2].type != T_IDENT) return 0;
     if (t > 0 && (tok_is(t - 1, "::") || tok_punct(t - 1, '.') || tok_is(t - 1, "->"))) return 0;
     if (tok_is(t + 2, "numeric_limits") && tok_punct(t + 3, '<')) { /* std::numeric_limits<T>::member() */
         int depth = 0;
         for (size_t u = t + 3; u + 3 < end; u++) {
             if (tok_punct(u, '<')) depth++;
             if (tok_punct(u, '>') && --depth == 0)
-                return tok_is(u + 1, "::") && toks[u + 2].type == T_IDENT && tok_punct(u + 3, '(')
-                           ? toks[u + 2].pos + toks[u + 2].n - toks[t + 2].pos
+                return tok_is(u + 1, "::") && st.toks[u + 2].type == T_IDENT && tok_punct(u + 3, '(')
+                           ? st.toks[u + 2].pos + st.toks[u + 2].n - st.toks[t + 2].pos
                            : 0;
         }
         return 0;
     }
     for (int k = 0; names[k]; k++)
-        if (tok_is(t + 2, names[k]) && (tok_punct(t + 3, '(') || tok_punct(t + 3, '<'))) return toks[t + 2].n;
+        if (tok_is(t + 2, names[k]) && (tok_punct(t + 3, '(') || tok_punct(t + 3, '<'))) return st.toks[t + 2].n;
     return 0;
 }
 
@@ -1059,8 +1088,8 @@ static size_t refused_std_call(size_t t, size_t end)
  * decltype or alignof, or the operand of a unary '&'? */
 static int symbol_use_allowed(size_t t, size_t open)
 {
-    if (tok_punct(t - 1, '&') && !(toks[t - 2].type == T_IDENT || toks[t - 2].type == T_NUM || tok_punct(t - 2, ')') ||
-                                   tok_punct(t - 2, ']')))
+    if (tok_punct(t - 1, '&') && !(st.toks[t - 2].type == T_IDENT || st.toks[t - 2].type == T_NUM ||
+                                   tok_punct(t - 2, ')') || tok_punct(t - 2, ']')))
         return 1;
     int depth = 0;
     for (size_t u = t - 1; u > open; u--) {
@@ -1071,9 +1100,9 @@ static int symbol_use_allowed(size_t t, size_t open)
                 depth--;
                 continue;
             }
-            if (toks[u - 1].type == T_IDENT) {
-                const char *w = src + toks[u - 1].pos;
-                int n = (int)toks[u - 1].n;
+            if (st.toks[u - 1].type == T_IDENT) {
+                const char *w = src + st.toks[u - 1].pos;
+                int n = (int)st.toks[u - 1].n;
                 char name[64];
                 snprintf(name, sizeof name, "%.*s", n < 63 ? n : 63, w);
                 if ((!strncmp(name, "cuda", 4) && strstr(name, "Symbol")) || !strcmp(name, "sizeof") ||
@@ -1091,28 +1120,28 @@ static int symbol_use_allowed(size_t t, size_t open)
  * the kernels share one copy, so it works). Returns 1 when reported. */
 static int host_uses_gpu_variable(const fn_rec *f, size_t t)
 {
-    if (toks[t].type != T_IDENT || toks[t].arch) return 0;
+    if (st.toks[t].type != T_IDENT || st.toks[t].arch) return 0;
     int v = 0;
-    while (v < ngpu_vars && !same_name(gpu_vars[v].name, t)) v++;
-    if (v == ngpu_vars) return 0;
+    while (v < st.ngpu_vars && !same_name(st.gpu_vars[v].name, t)) v++;
+    if (v == st.ngpu_vars) return 0;
     if (tok_is(t - 1, "::") || tok_is(t - 1, "->") || tok_punct(t - 1, '.') ||
-        (toks[t - 1].type == T_IDENT && !call_context_word(t - 1)) || symbol_use_allowed(t, f->open) ||
+        (st.toks[t - 1].type == T_IDENT && !call_context_word(t - 1)) || symbol_use_allowed(t, f->open) ||
         declared_within(t, f->name + 1, f->close))
         return 0;
     size_t u = t + 1;
     while (tok_punct(u, '[')) u = tok_match(u) + 1;
     int write = (tok_punct(u, '=') && !tok_punct(u + 1, '=')) ||
-                (u + 1 < ntoks && toks[u].type == T_PUNCT && strchr("+-*/%&|^", src[toks[u].pos]) &&
+                (u + 1 < st.ntoks && st.toks[u].type == T_PUNCT && strchr("+-*/%&|^", src[st.toks[u].pos]) &&
                  tok_punct(u + 1, '=')) ||
                 (tok_punct(u, '+') && tok_punct(u + 1, '+')) || (tok_punct(u, '-') && tok_punct(u + 1, '-')) ||
                 (tok_punct(t - 1, '+') && tok_punct(t - 2, '+')) || (tok_punct(t - 1, '-') && tok_punct(t - 2, '-'));
-    const char *name = src + toks[t].pos;
-    int n = (int)toks[t].n;
+    const char *name = src + st.toks[t].pos;
+    int n = (int)st.toks[t].n;
     fprintf(stderr, "%s:%d: error: a %s variable \"%.*s\" cannot be directly %s in a host function\n", path,
-            line_of(toks[t].pos), gpu_vars[v].space, n, name, write ? "written" : "read");
+            line_of(st.toks[t].pos), st.gpu_vars[v].space, n, name, write ? "written" : "read");
     fprintf(stderr, "%s:%d: note: on a GPU the host's %.*s is a copy no kernel sees: use cudaMemcpyToSymbol(%.*s, &value, "
                     "sizeof value) or cudaMemcpyFromSymbol(&value, %.*s, sizeof value)\n",
-            path, line_of(toks[t].pos), n, name, n, name, n, name);
+            path, line_of(st.toks[t].pos), n, name, n, name, n, name);
     return 1;
 }
 
@@ -1123,10 +1152,10 @@ static int template_call(size_t t)
 {
     if (!tok_punct(t + 1, '<')) return 0;
     int templ = 0;
-    for (size_t f = 0; f < nfns && !templ; f++) templ = fns[f].templ && same_name(fns[f].name, t);
+    for (size_t f = 0; f < st.nfns && !templ; f++) templ = st.fns[f].templ && same_name(st.fns[f].name, t);
     if (!templ) return 0;
     int depth = 0;
-    for (size_t u = t + 1; u < ntoks; u++) {
+    for (size_t u = t + 1; u < st.ntoks; u++) {
         if (tok_punct(u, '(') || tok_punct(u, '[') || tok_punct(u, '{')) {
             u = tok_match(u);
             continue;
@@ -1143,8 +1172,8 @@ static int check_calls(const fn_rec *f)
 {
     int errors = 0;
     int caller = f->space;
-    const char *fname = src + toks[f->name].pos;
-    int fn = (int)toks[f->name].n;
+    const char *fname = src + st.toks[f->name].pos;
+    int fn = (int)st.toks[f->name].n;
     for (size_t t = f->open + 1; t < f->close; t++) {
         if (caller == SP_HOST && (tok_is(t, "__device__") || tok_is(t, "__host__"))) {
             /* A lambda marked for the device inside host code: skip its body. */
@@ -1156,75 +1185,64 @@ static int check_calls(const fn_rec *f)
             errors++;
             continue;
         }
-        size_t stdn = caller != SP_HOST && !toks[t].arch ? refused_std_call(t, f->close) : 0;
+        size_t stdn = caller != SP_HOST && !st.toks[t].arch ? refused_std_call(t, f->close) : 0;
         if (stdn) {
-            const char *what = src + toks[t + 2].pos;
+            const char *what = src + st.toks[t + 2].pos;
             fprintf(stderr, "%s:%d: error: calling a __host__ function(\"std::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
-                    path, line_of(toks[t].pos), (int)stdn, what, space_word(caller), fn, fname);
+                    path, line_of(st.toks[t].pos), (int)stdn, what, space_word(caller), fn, fname);
             fprintf(stderr, "%s:%d: note: nvcc refuses the C++ standard library in device code, but for the <cmath> functions (std::sqrt, std::fmax, ...): use min, max, fminf or fmaxf, INFINITY or FLT_MAX (<cfloat>), or a __device__ helper of your own\n",
-                    path, line_of(toks[t].pos));
+                    path, line_of(st.toks[t].pos));
             errors++;
             t += 2;
             continue;
         }
-        if (toks[t].type != T_IDENT || toks[t].arch || !(tok_punct(t + 1, '(') || template_call(t))) continue;
+        if (st.toks[t].type != T_IDENT || st.toks[t].arch || !(tok_punct(t + 1, '(') || template_call(t))) continue;
         size_t p = t - 1;
         if (tok_is(p, "::") || tok_is(p, "->") || tok_punct(p, '.') || tok_punct(p, '>') || tok_punct(p, '~') ||
-            (toks[p].type == T_IDENT && !call_context_word(p)))
+            (st.toks[p].type == T_IDENT && !call_context_word(p)))
             continue;
         int callee = spaces_of(t);
         if (callee != SP_HOST && callee != SP_DEVICE && callee != SP_GLOBAL) continue;
         if (declared_within(t, f->name + 1, f->close)) continue;
-        const char *cname = src + toks[t].pos;
-        int cn = (int)toks[t].n;
+        const char *cname = src + st.toks[t].pos;
+        int cn = (int)st.toks[t].n;
         if (callee == SP_GLOBAL) {
             fprintf(stderr, "%s:%d: error: a __global__ function call must be configured: launch %.*s with %.*s<<<grid, block>>>(...)\n",
-                    path, line_of(toks[t].pos), cn, cname, cn, cname);
+                    path, line_of(st.toks[t].pos), cn, cname, cn, cname);
             errors++;
         } else if (caller == SP_HOST && callee == SP_DEVICE) {
             fprintf(stderr, "%s:%d: error: calling a __device__ function(\"%.*s\") from a __host__ function(\"%.*s\") is not allowed\n",
-                    path, line_of(toks[t].pos), cn, cname, fn, fname);
+                    path, line_of(st.toks[t].pos), cn, cname, fn, fname);
             fprintf(stderr, "%s:%d: note: a __device__ function runs only on the GPU: call it from a kernel, or mark it __host__ __device__\n",
-                    path, line_of(toks[t].pos));
+                    path, line_of(st.toks[t].pos));
             errors++;
         } else if (caller == SP_BOTH && callee == SP_DEVICE) {
             fprintf(stderr, "%s:%d: error: calling a __device__ function(\"%.*s\") from a __host__ __device__ function(\"%.*s\") is not allowed\n",
-                    path, line_of(toks[t].pos), cn, cname, fn, fname);
+                    path, line_of(st.toks[t].pos), cn, cname, fn, fname);
             fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the host too, where %.*s does not exist: mark %.*s __host__ __device__, or make %.*s __device__ only\n",
-                    path, line_of(toks[t].pos), fn, fname, cn, cname, cn, cname, fn, fname);
+                    path, line_of(st.toks[t].pos), fn, fname, cn, cname, cn, cname, fn, fname);
             errors++;
         } else if (caller == SP_BOTH && callee == SP_HOST) {
             fprintf(stderr, "%s:%d: error: calling a %s__host__ function(\"%.*s\") from a __host__ __device__ function(\"%.*s\") is not allowed\n",
-                    path, line_of(toks[t].pos), all_constexpr(t) ? "constexpr " : "", cn, cname, fn, fname);
+                    path, line_of(st.toks[t].pos), all_constexpr(t) ? "constexpr " : "", cn, cname, fn, fname);
             fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the GPU too, where %.*s does not exist (a warning, #20011-D, which the course's -Werror all-warnings makes an error): mark %.*s __host__ __device__, or put the call under #ifndef __CUDA_ARCH__\n",
-                    path, line_of(toks[t].pos), fn, fname, cn, cname, cn, cname);
+                    path, line_of(st.toks[t].pos), fn, fname, cn, cname, cn, cname);
             errors++;
         } else if (caller != SP_HOST && callee == SP_HOST) {
             fprintf(stderr, "%s:%d: error: calling a %s__host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
-                    path, line_of(toks[t].pos), all_constexpr(t) ? "constexpr " : "", cn, cname, space_word(caller), fn,
+                    path, line_of(st.toks[t].pos), all_constexpr(t) ? "constexpr " : "", cn, cname, space_word(caller), fn,
                     fname);
             if (all_constexpr(t))
                 fprintf(stderr, "%s:%d: note: constexpr alone leaves %.*s a host function to nvcc, even in a constant expression (the course does not pass --expt-relaxed-constexpr): mark it __host__ __device__\n",
-                        path, line_of(toks[t].pos), cn, cname);
+                        path, line_of(st.toks[t].pos), cn, cname);
             else
                 fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the GPU, where only __device__ functions exist: mark %.*s __device__ (or __host__ __device__ to call it from both sides)\n",
-                        path, line_of(toks[t].pos), fn, fname, cn, cname);
+                        path, line_of(st.toks[t].pos), fn, fname, cn, cname);
             errors++;
         }
     }
     return errors;
 }
-
-/* Where the rewrite adds SIMT_HOST_CODE_BEGIN (before a host function's
- * definition) and SIMT_HOST_CODE_END (after its closing brace), in source
- * order; see cuda_runtime.h. Functions with a part under #if on
- * __CUDA_ARCH__ or __SIMT_EMULATOR__ are left as they are. */
-typedef struct {
-    size_t pos;
-    const char *text;
-} insertion;
-static insertion *inserts;
-static size_t ninserts;
 
 /* #line n "path": the path as a string literal, whose escapes the compiler
  * reads (a name may hold a quote, a backslash or even a line break). */
@@ -1243,16 +1261,15 @@ static void put_line_directive(buf *out, int n)
 
 static void host_code_marks(void)
 {
-    static size_t cap;
-    for (size_t f = 0; f < nfns; f++) {
-        const fn_rec *r = &fns[f];
-        if (!r->close || r->space != SP_HOST || toks[r->start].arch || toks[r->close].arch) continue;
-        inserts = grow(inserts, &cap, ninserts + 1, sizeof(*inserts));
+    for (size_t f = 0; f < st.nfns; f++) {
+        const fn_rec *r = &st.fns[f];
+        if (!r->close || r->space != SP_HOST || st.toks[r->start].arch || st.toks[r->close].arch) continue;
+        st.inserts = grow(st.inserts, &st.inserts_cap, st.ninserts + 1, sizeof(*st.inserts));
         /* On a line of its own, before the line the function starts on,
          * and a #line after it, so that the compiler's messages keep their
          * lines and columns; before the first token where the line holds
          * more (a column shifts there). */
-        size_t b = toks[r->start].pos;
+        size_t b = st.toks[r->start].pos;
         while (b > 0 && (src[b - 1] == ' ' || src[b - 1] == '\t')) b--;
         char *text;
         if (b == 0 || src[b - 1] == '\n') {
@@ -1261,11 +1278,11 @@ static void host_code_marks(void)
             put_line_directive(&t, line_of(b));
             text = t.s;
         } else {
-            b = toks[r->start].pos;
+            b = st.toks[r->start].pos;
             text = strdup("SIMT_HOST_CODE_BEGIN ");
         }
-        inserts[ninserts++] = (insertion){b, text};
-        inserts[ninserts++] = (insertion){toks[r->close].pos + 1, " SIMT_HOST_CODE_END"};
+        st.inserts[st.ninserts++] = (insertion){b, text};
+        st.inserts[st.ninserts++] = (insertion){st.toks[r->close].pos + 1, strdup(" SIMT_HOST_CODE_END")};
     }
 }
 
@@ -1276,9 +1293,10 @@ static void host_code_marks(void)
 static int check_launches(void)
 {
     int errors = 0;
-    for (size_t t = 1; t + 2 < ntoks; t++) {
-        if (!tok_punct(t, '<') || !tok_punct(t + 1, '<') || !tok_punct(t + 2, '<') || toks[t + 1].pos != toks[t].pos + 1 ||
-            toks[t + 2].pos != toks[t].pos + 2 || toks[t].arch)
+    for (size_t t = 1; t + 2 < st.ntoks; t++) {
+        if (!tok_punct(t, '<') || !tok_punct(t + 1, '<') || !tok_punct(t + 2, '<') ||
+            st.toks[t + 1].pos != st.toks[t].pos + 1 ||
+            st.toks[t + 2].pos != st.toks[t].pos + 2 || st.toks[t].arch)
             continue;
         size_t n = t - 1;
         if (tok_punct(n, '>')) { /* a template-id: back over its arguments */
@@ -1292,16 +1310,17 @@ static int check_launches(void)
             if (depth != 0 || n == 0) continue;
             n--;
         }
-        if (toks[n].type != T_IDENT || (n > 0 && (tok_is(n - 1, "::") || tok_is(n - 1, "->") || tok_punct(n - 1, '.'))))
+        if (st.toks[n].type != T_IDENT ||
+            (n > 0 && (tok_is(n - 1, "::") || tok_is(n - 1, "->") || tok_punct(n - 1, '.'))))
             continue;
         int sp = spaces_of(n);
         if (sp != SP_HOST && sp != SP_DEVICE) continue;
-        const char *name = src + toks[n].pos;
-        int nn = (int)toks[n].n;
-        fprintf(stderr, "%s:%d: error: a %s function call cannot be configured\n", path, line_of(toks[t].pos),
+        const char *name = src + st.toks[n].pos;
+        int nn = (int)st.toks[n].n;
+        fprintf(stderr, "%s:%d: error: a %s function call cannot be configured\n", path, line_of(st.toks[t].pos),
                 sp == SP_DEVICE ? "__device__" : "host");
         fprintf(stderr, "%s:%d: note: only a kernel is launched with <<<...>>>: mark %.*s __global__ (it returns void)\n",
-                path, line_of(toks[t].pos), nn, name);
+                path, line_of(st.toks[t].pos), nn, name);
         errors++;
         t += 2;
     }
@@ -1317,11 +1336,11 @@ static int check_launches(void)
 static int check_execution_spaces(void)
 {
     tokenize();
-    scan_scope(0, ntoks);
-    int errors = decl_errors;
-    for (size_t f = 0; f < nfns; f++)
-        if (fns[f].close && fns[f].space != SP_UNKNOWN && !(fns[f].space == SP_BOTH && fns[f].templ))
-            errors += check_calls(&fns[f]);
+    scan_scope(0, st.ntoks);
+    int errors = st.decl_errors;
+    for (size_t f = 0; f < st.nfns; f++)
+        if (st.fns[f].close && st.fns[f].space != SP_UNKNOWN && !(st.fns[f].space == SP_BOTH && st.fns[f].templ))
+            errors += check_calls(&st.fns[f]);
     errors += check_launches();
     host_code_marks();
     return errors;
@@ -1375,9 +1394,11 @@ static char *read_file(const char *p, size_t *n)
  * name) into out. Returns 0, or 1 where nvcc would refuse a call (each
  * reported on stderr); what it cannot read at all stops the program in
  * fail(). main() is this and the files around it; the fuzzing harness
- * (common/tests/fuzz/fuzz_rewrite.c) calls it directly. */
+ * (common/tests/fuzz/fuzz_rewrite.c) calls it directly, once per input:
+ * each call starts from a cleared st. */
 static int rewrite(buf *out)
 {
+    rewrite_reset();
     find_directives();
     if (check_execution_spaces() > 0) return 1;
     put_line_directive(out, 1);
@@ -1395,10 +1416,11 @@ static int rewrite(buf *out)
     int define_floor = 0;
     while (i < len) {
         if (define_end && i >= define_end) {
-            if (nscopes > define_floor) nscopes = define_floor;
+            if (st.nscopes > define_floor) st.nscopes = define_floor;
             define_end = 0;
         }
-        while (next_insert < ninserts && inserts[next_insert].pos <= i) puts_(out, inserts[next_insert++].text);
+        while (next_insert < st.ninserts && st.inserts[next_insert].pos <= i)
+            puts_(out, st.inserts[next_insert++].text);
         size_t k = skip_lexeme(i);
         if (k) {
             put(out, src + i, k);
@@ -1418,7 +1440,7 @@ static int rewrite(buf *out)
                 continue;
             }
             define_end = e;
-            define_floor = nscopes;
+            define_floor = st.nscopes;
         }
         if (c == '<' && strncmp(src + i, "<<<", 3) == 0) {
             i = rewrite_launch(out, i);
@@ -1454,10 +1476,10 @@ static int rewrite(buf *out)
         int counted = !unpaired_brace(i); /* see unpair_braces */
         int body = c == '{' && counted && bound && !in_function();
         if (c == '{' && counted) {
-            if (nscopes < (int)sizeof(scopes)) scopes[nscopes] = brace_kind(out);
-            nscopes++;
+            if (st.nscopes < (int)sizeof(st.scopes)) st.scopes[st.nscopes] = brace_kind(out);
+            st.nscopes++;
         }
-        if (c == '}' && counted && nscopes > (define_end ? define_floor : 0)) nscopes--;
+        if (c == '}' && counted && st.nscopes > (define_end ? define_floor : 0)) st.nscopes--;
         put(out, &c, 1);
         i++;
         if (body) { /* the kernel's body: its first statement checks the launch */
@@ -1468,7 +1490,7 @@ static int rewrite(buf *out)
             bound = NULL;
         }
     }
-    while (next_insert < ninserts) puts_(out, inserts[next_insert++].text);
+    while (next_insert < st.ninserts) puts_(out, st.inserts[next_insert++].text);
     return 0;
 }
 

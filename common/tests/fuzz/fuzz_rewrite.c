@@ -10,15 +10,18 @@
  * (returns 1), or writes C++ that keeps the file's lines: every line break
  * of the input is in the output, plus the one after its first #line and
  * the two of each "SIMT_HOST_CODE_BEGIN / #line N" it puts before a host
- * function, so that compiler messages point at the student's lines.
+ * function, so that compiler messages point at the student's lines. And
+ * the same input rewritten a second time, after itself rather than after
+ * the input before it, gives the same result, byte for byte: the rewrite's
+ * state is cleared between files.
  *
  * simt_rewrite.c's state is static, so it is included whole, its main
- * renamed; each input starts from that state as the program starts.
- * fail() ends the program with exit(1): here exit() returns to the input's
- * start instead (longjmp), which the rewrite allows, since the program ends
- * there and the state is reset before the next input. A refused file
- * leaves a few bytes allocated, as the program does when it exits, so leak
- * checking is off.
+ * renamed; rewrite() clears that state (rewrite_reset) before each input,
+ * so each starts from it as the program does. fail() ends the program with
+ * exit(1): here exit() returns to the input's start instead (longjmp),
+ * which the rewrite allows, since the program ends there and the state is
+ * reset before the next input. A refused file leaves a few bytes
+ * allocated, as the program does when it exits, so leak checking is off.
  */
 #include <setjmp.h>
 #include <stdint.h>
@@ -43,18 +46,6 @@ static void refused(int code)
 
 const char *__asan_default_options(void) { return "detect_leaks=0"; }
 
-/* Back to the state the program starts in; the token, function and
- * insertion arrays keep their room (their capacities are static). */
-static void reset(void)
-{
-    for (size_t k = 0; k < ninserts; k += 2) free((char *)inserts[k].text); /* each BEGIN is malloc'd, END is not */
-    ninserts = 0;
-    free(unpaired); /* one byte per byte of the last input */
-    unpaired = NULL;
-    ntoks = nfns = 0;
-    nmacros = ngpu_vars = decl_errors = nscopes = 0;
-}
-
 static size_t line_breaks(const char *s, size_t n)
 {
     size_t c = 0;
@@ -64,6 +55,15 @@ static size_t line_breaks(const char *s, size_t n)
 
 static buf out; /* static: written by the rewrite before a longjmp may come back */
 
+/* The rewrite of src into out: its return, or -1 where fail() refused it. */
+static int run(void)
+{
+    out = (buf){0};
+    refusal_code = 0;
+    if (setjmp(refusal)) return -1;
+    return rewrite(&out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     char *text = malloc(size + 1);
@@ -72,16 +72,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     src = text;
     len = size;
     path = "kernel.cu";
-    out = (buf){0};
-    int rc;
-    refusal_code = 0;
-    if (setjmp(refusal)) rc = -1;
-    else rc = rewrite(&out);
+    int rc = run();
 
     if (rc == -1 && refusal_code != 1) abort(); /* exit(2): out of memory */
     if (rc == 0) {
         size_t marks = 0; /* a host function's mark on a line of its own: "SIMT_HOST_CODE_BEGIN\n#line N ...\n" */
-        for (size_t k = 0; k < ninserts; k += 2) marks += strchr(inserts[k].text, '\n') != NULL;
+        for (size_t k = 0; k < st.ninserts; k += 2) marks += strchr(st.inserts[k].text, '\n') != NULL;
         size_t want = line_breaks(text, size) + 1 + 2 * marks, got = line_breaks(out.s, out.n);
         if (got != want) {
             fprintf(stderr, "the rewrite has %zu line breaks, the input %zu (+1, +2 for each of %zu host marks)\n", got,
@@ -89,8 +85,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         }
     }
+    /* Again, after the rewrite of this input instead of the one before: the
+     * same C++, or state that rewrite_reset does not clear changed it. */
+    buf first = out;
+    int again = run();
+    if (again != rc || out.n != first.n || (out.n && memcmp(out.s, first.s, out.n) != 0)) {
+        fprintf(stderr, "the same input rewritten again: %d and %zu bytes, first %d and %zu bytes\n", again, out.n,
+                rc, first.n);
+        abort();
+    }
+    free(first.s);
     free(out.s);
     free(text);
-    reset();
     return 0;
 }

@@ -147,6 +147,22 @@ static struct {
      * under #if on __CUDA_ARCH__ or __SIMT_EMULATOR__ are left as they are. */
     insertion *inserts;
     size_t ninserts, inserts_cap;
+    /* Indexes made on first use, so that a question about a line, a name
+     * or a function costs a search instead of a pass over the file: the
+     * index of each line break (line_of); each identifier in a #define,
+     * sorted by its text (named_in_define); the indices of st.fns, sorted
+     * by name, made once the functions are all found (fns_named). */
+    size_t *breaks, nbreaks;
+    int breaks_made;
+    span *define_words;
+    size_t ndefine_words, define_words_cap;
+    int define_words_made;
+    size_t *by_name, nby_name;
+    /* And the match of each bracket token (tok_match), and the names
+     * declared in a function's tokens [declared_b, declared_e), as token
+     * indices sorted by name (declared_within, for one function at a time). */
+    size_t *match;
+    size_t *declared, ndeclared, declared_b, declared_e;
 } st;
 
 /* Back to the state before any file: frees what st holds, then clears it
@@ -159,14 +175,39 @@ static void rewrite_reset(void)
     free(st.toks);
     free(st.fns);
     free(st.unpaired);
+    free(st.breaks);
+    free(st.define_words);
+    free(st.by_name);
+    free(st.match);
+    free(st.declared);
     memset(&st, 0, sizeof(st));
 }
 
+/* The number of entries of the sorted a[0, n) below v. */
+static size_t count_below(const size_t *a, size_t n, size_t v)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (a[mid] < v) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The line of byte pos: one more than the line breaks before it. */
 static int line_of(size_t pos)
 {
-    int l = 1;
-    for (size_t i = 0; i < pos && i < len; i++) l += src[i] == '\n';
-    return l;
+    if (!st.breaks_made) {
+        size_t cap = 0;
+        for (size_t i = 0; i < len; i++)
+            if (src[i] == '\n') {
+                st.breaks = grow(st.breaks, &cap, st.nbreaks, sizeof(*st.breaks));
+                st.breaks[st.nbreaks++] = i;
+            }
+        st.breaks_made = 1;
+    }
+    return 1 + (int)count_below(st.breaks, st.nbreaks, pos);
 }
 
 static void fail(size_t pos, const char *what)
@@ -475,6 +516,41 @@ static size_t rewrite_extern_shared(buf *out, size_t i, size_t after_kw)
     return semi + 1;
 }
 
+/* Order of the texts of two identifiers (spans), for sorting and search. */
+static int word_order(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    size_t nx = x->end - x->start, ny = y->end - y->start;
+    int c = memcmp(src + x->start, src + y->start, nx < ny ? nx : ny);
+    return c ? c : (nx > ny) - (nx < ny);
+}
+
+/* Is the identifier src[nb, nb + n) a word of any #define of the file
+ * (in a comment or a literal there too)? */
+static int named_in_define(size_t nb, size_t n)
+{
+    if (!st.define_words_made) {
+        for (size_t d = 0; d < st.ndirs; d++) {
+            size_t k = st.dirs[d].start + 1, e = st.dirs[d].end;
+            while (k < e && (src[k] == ' ' || src[k] == '\t')) k++;
+            if (e - k < 6 || strncmp(src + k, "define", 6) != 0 || is_ident(src[k + 6])) continue;
+            for (; k < e; k++) {
+                if (!is_ident(src[k])) continue;
+                size_t w = k;
+                while (w < e && is_ident(src[w])) w++;
+                st.define_words = grow(st.define_words, &st.define_words_cap, st.ndefine_words,
+                                       sizeof(*st.define_words));
+                st.define_words[st.ndefine_words++] = (span){k, w};
+                k = w;
+            }
+        }
+        if (st.ndefine_words) qsort(st.define_words, st.ndefine_words, sizeof(*st.define_words), word_order);
+        st.define_words_made = 1;
+    }
+    span key = {nb, nb + n};
+    return st.ndefine_words && bsearch(&key, st.define_words, st.ndefine_words, sizeof(key), word_order) != NULL;
+}
+
 /* How the block that holds `from` uses the identifier src[nb, nb+n) after
  * it: 0 not at all, 1 only as the target of plain stores (name[i] = ...),
  * 2 any other way. A #define of the file that names it counts as a use of
@@ -484,15 +560,7 @@ static int uses_after(size_t nb, size_t n, size_t from)
 {
     size_t close = find_close(from, "}");
     if (close == (size_t)-1) return 2;
-    for (const char *d = strstr(src, "define"); d; d = strstr(d + 1, "define")) {
-        const char *h = d;
-        while (h > src && (h[-1] == ' ' || h[-1] == '\t')) h--;
-        if (h == src || h[-1] != '#') continue;
-        const char *e = d;
-        while (*e && (*e != '\n' || e[-1] == '\\')) e++;
-        for (const char *q = d; q + n <= e; q++)
-            if (!memcmp(q, src + nb, n) && (q == src || !is_ident(q[-1])) && !is_ident(q[n])) return 2;
-    }
+    if (named_in_define(nb, n)) return 2;
     int use = 0;
     for (size_t k = from; k < close;) {
         size_t l = skip_lexeme(k);
@@ -811,7 +879,25 @@ static void tokenize(void)
 /* The token that closes the bracket at t ('(' '[' '{'), or ntoks. */
 static size_t tok_match(size_t t)
 {
-    int depth = 0;
+    if (!st.match && st.ntoks) {
+        /* Once for all: a closer of any kind closes the innermost opener,
+         * as the count below does from each. Made after tokenize, which is
+         * done before the first question (its last branch unpairs braces). */
+        size_t *stack = malloc(st.ntoks * sizeof(*stack)), n = 0;
+        st.match = malloc(st.ntoks * sizeof(*st.match));
+        if (!stack || !st.match) {
+            perror("simt-rewrite");
+            exit(2);
+        }
+        for (size_t u = 0; u < st.ntoks; u++) {
+            st.match[u] = st.ntoks;
+            if (tok_punct(u, '(') || tok_punct(u, '[') || tok_punct(u, '{')) stack[n++] = u;
+            if ((tok_punct(u, ')') || tok_punct(u, ']') || tok_punct(u, '}')) && n > 0) st.match[stack[--n]] = u;
+        }
+        free(stack);
+    }
+    if (tok_punct(t, '(') || tok_punct(t, '[') || tok_punct(t, '{')) return st.match[t];
+    int depth = 0; /* not at an opener: counted from t */
     for (size_t u = t; u < st.ntoks; u++) {
         if (tok_punct(u, '(') || tok_punct(u, '[') || tok_punct(u, '{')) depth++;
         if (tok_punct(u, ')') || tok_punct(u, ']') || tok_punct(u, '}'))
@@ -1008,25 +1094,59 @@ static void scan_scope(size_t b, size_t e)
     }
 }
 
+/* Order of the names of two functions (indices of st.fns). */
+static int name_order(const void *a, const void *b)
+{
+    const token *x = &st.toks[st.fns[*(const size_t *)a].name], *y = &st.toks[st.fns[*(const size_t *)b].name];
+    int c = memcmp(src + x->pos, src + y->pos, x->n < y->n ? x->n : y->n);
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* The functions named as token t: st.by_name[*first, *first + count),
+ * the count returned. */
+static size_t fns_named(size_t t, size_t *first)
+{
+    if (st.nby_name != st.nfns) { /* a function found since it was made */
+        free(st.by_name);
+        st.by_name = malloc(st.nfns * sizeof(*st.by_name));
+        if (!st.by_name) {
+            perror("simt-rewrite");
+            exit(2);
+        }
+        st.nby_name = st.nfns;
+        for (size_t f = 0; f < st.nfns; f++) st.by_name[f] = f;
+        qsort(st.by_name, st.nfns, sizeof(*st.by_name), name_order);
+    }
+    size_t lo = 0, hi = st.nfns;
+    while (lo < hi) { /* the first name not below t's */
+        size_t mid = lo + (hi - lo) / 2;
+        const token *x = &st.toks[st.fns[st.by_name[mid]].name];
+        int c = memcmp(src + x->pos, src + st.toks[t].pos, x->n < st.toks[t].n ? x->n : st.toks[t].n);
+        if (c < 0 || (c == 0 && x->n < st.toks[t].n)) lo = mid + 1;
+        else hi = mid;
+    }
+    size_t e = lo;
+    while (e < st.nfns && same_name(st.fns[st.by_name[e]].name, t)) e++;
+    *first = lo;
+    return e - lo;
+}
+
 /* The spaces of every declaration of the name at token t, or 0. */
 static int spaces_of(size_t t)
 {
     int s = 0;
-    for (size_t f = 0; f < st.nfns; f++)
-        if (same_name(st.fns[f].name, t)) s |= st.fns[f].space;
+    size_t f, n = fns_named(t, &f);
+    for (size_t k = f; k < f + n; k++) s |= st.fns[st.by_name[k]].space;
     return s;
 }
 
 /* Is every declaration of the name at t a constexpr one? */
 static int all_constexpr(size_t t)
 {
-    int any = 0;
-    for (size_t f = 0; f < st.nfns; f++)
-        if (same_name(st.fns[f].name, t)) {
-            if (!st.fns[f].cexpr) return 0;
-            any = 1;
-        }
-    return any;
+    size_t f, n = fns_named(t, &f);
+    for (size_t k = f; k < f + n; k++)
+        if (!st.fns[st.by_name[k]].cexpr) return 0;
+    return n > 0;
 }
 
 static const char *space_word(int s)
@@ -1045,13 +1165,31 @@ static int call_context_word(size_t t)
 
 /* Is the identifier at t declared inside [b, e) (a parameter, a local, a
  * lambda): a type name (or '*', '&' after one) stands before it there? */
+static int tok_order(const void *a, const void *b)
+{
+    const token *x = &st.toks[*(const size_t *)a], *y = &st.toks[*(const size_t *)b];
+    int c = memcmp(src + x->pos, src + y->pos, x->n < y->n ? x->n : y->n);
+    return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
 static int declared_within(size_t t, size_t b, size_t e)
 {
-    for (size_t u = b + 1; u < e; u++)
-        if (st.toks[u].type == T_IDENT && same_name(u, t) && st.toks[u - 1].type == T_IDENT &&
-            !call_context_word(u - 1))
-            return 1;
-    return 0;
+    if (!st.declared || st.declared_b != b || st.declared_e != e) { /* the names, once per function */
+        free(st.declared);
+        st.declared = malloc((e > b ? e - b : 1) * sizeof(*st.declared));
+        if (!st.declared) {
+            perror("simt-rewrite");
+            exit(2);
+        }
+        st.ndeclared = 0;
+        for (size_t u = b + 1; u < e; u++)
+            if (st.toks[u].type == T_IDENT && st.toks[u - 1].type == T_IDENT && !call_context_word(u - 1))
+                st.declared[st.ndeclared++] = u;
+        qsort(st.declared, st.ndeclared, sizeof(*st.declared), tok_order);
+        st.declared_b = b;
+        st.declared_e = e;
+    }
+    return bsearch(&t, st.declared, st.ndeclared, sizeof(t), tok_order) != NULL;
 }
 
 /* The standard library in device code: nvcc (without
@@ -1152,7 +1290,8 @@ static int template_call(size_t t)
 {
     if (!tok_punct(t + 1, '<')) return 0;
     int templ = 0;
-    for (size_t f = 0; f < st.nfns && !templ; f++) templ = st.fns[f].templ && same_name(st.fns[f].name, t);
+    size_t f, n = fns_named(t, &f);
+    for (size_t k = f; k < f + n; k++) templ |= st.fns[st.by_name[k]].templ;
     if (!templ) return 0;
     int depth = 0;
     for (size_t u = t + 1; u < st.ntoks; u++) {

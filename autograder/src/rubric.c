@@ -178,7 +178,7 @@ static int check_speed(json_t *o, const rubric_test_t *x, char *err, size_t errl
 
 /* All or nothing: a rubric with one bad test is reported, not half-used,
  * so points can never silently go missing. */
-int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t errlen) {
+static int load(const char *root, const char *nn, rubric_t *r, char *err, size_t errlen) {
     memset(r, 0, sizeof *r);
     char path[4096];
     if (snprintf(path, sizeof path, "%s/autograder/rubrics/%s.json", root, nn) >= (int)sizeof path) {
@@ -328,5 +328,17 @@ int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t
 out:
     if (rc) snprintf(err, errlen, "autograder/rubrics/%s.json: %s", nn, e);
     json_decref(j);
+    return rc;
+}
+
+/* A refusal is one line: the grader prints it as a line of its own and
+ * puts it in results.json, and it may quote the rubric's bytes (jansson
+ * quotes those near a parse error, known_fields a misspelt key) with a
+ * newline or a terminal escape among them. */
+int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t errlen) {
+    int rc = load(root, nn, r, err, errlen);
+    if (rc && errlen)
+        for (char *c = err; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
     return rc;
 }

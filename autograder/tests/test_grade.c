@@ -1315,6 +1315,25 @@ static void test_rubric_student_files_are_the_solution(void **state) {
     assert_true(nlabs >= 6);
 }
 
+/* A refusal is one line of text: the grader prints it as a line of its
+ * output and puts it in results.json. jansson quotes the bytes near a parse
+ * error as they are, and a misspelt key is quoted too; a control byte there
+ * (an escape sequence, a newline) is shown as '?'. */
+static void test_rubric_error_one_line(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512];
+    const char *bad[] = {"{\"lab\": \"99-test\",\x0e \"tests\": []}",
+                         "{\"lab\": \"99-test\", \"\\u001b[2J\\n\": 1, \"tests\": []}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        if (load_rubric_text(bad[i], &r, err, sizeof err) == 0) fail_msg("rubric %zu was accepted", i);
+        if (!strstr(err, "autograder/rubrics/99.json")) fail_msg("the error '%s' does not name the file", err);
+        for (const char *c = err; *c; c++)
+            if ((unsigned char)*c < 0x20 || *c == 0x7f) fail_msg("the error holds the control byte 0x%02x: %s", *c, err);
+    }
+    assert_non_null(strstr(err, "\"?[2J?\" is no field of a rubric"));
+}
+
 /* Points a handout or a slide deck states ("Numerics (23 points",
  * "Numerics, 23 points", "Speed 6 points", across line breaks) against the
  * rubric: the totals of the tests of that kind that are not extra credit. A
@@ -4544,6 +4563,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_limits);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_long_path);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_fields_read);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_error_one_line);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_mkdirs);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_long_paths);

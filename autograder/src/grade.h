@@ -54,7 +54,8 @@ typedef struct {
     char metric[32];      /* absolute kind: a speed_metric_t name ("mfu"); "" for ratio */
     double full_at;       /* ratio or metric value that earns full points */
     double zero_at;       /* ratio or metric value at and below which it earns nothing */
-    char baseline[48];    /* ratio kind: what the ratio is against, for messages ("cuBLAS") */
+    char baseline[96];    /* ratio kind: what the ratio is against, for messages ("cuBLAS"); "over"
+                           * when it names none, so as large as that */
     double implausible_above; /* ratio kind: a ratio above this is no honest measurement (a failed test) */
     char bench_args[256]; /* extra bench flags, space-separated */
     /* checks (cmocka names) that must pass for this test to count */

@@ -273,11 +273,9 @@ static int load(const char *root, const char *nn, rubric_t *r, char *err, size_t
                 get_num(t, "implausible_above", &x->implausible_above, GRADE_IMPLAUSIBLE_RATIO, e, sizeof e) ||
                 check_speed(t, x, e, sizeof e))
                 goto bad_test;
-            if (x->over[0] && !x->baseline[0]) { /* two fields of one struct: copied by hand */
-                size_t n = strnlen(x->over, sizeof x->baseline - 1);
-                memcpy(x->baseline, x->over, n);
-                x->baseline[n] = '\0';
-            }
+            /* Messages name the kernel it is over: the whole name, never one cut to fit. */
+            _Static_assert(sizeof x->baseline == sizeof x->over, "\"over\" is copied whole into baseline");
+            if (x->over[0] && !x->baseline[0]) memcpy(x->baseline, x->over, sizeof x->baseline);
             if (!x->metric[0] && !x->baseline[0]) snprintf(x->baseline, sizeof x->baseline, "the baseline");
         } else {
             snprintf(e, sizeof e, "\"kind\" must be \"numerics\" or \"speed\", not \"%s\"", kind);

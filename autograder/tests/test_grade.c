@@ -1334,6 +1334,25 @@ static void test_rubric_error_one_line(void **state) {
     assert_non_null(strstr(err, "\"?[2J?\" is no field of a rubric"));
 }
 
+/* A speed-up test's messages name the kernel it is over (its "over") when
+ * the rubric names no "baseline": the whole name, up to the 95 characters
+ * "over" may have. It was cut to 47 to fit the baseline's field. */
+static void test_rubric_over_names_baseline_whole(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512], fields[512], over[96];
+    memset(over, 'u', 95);
+    over[95] = '\0';
+    snprintf(fields, sizeof fields, "\"kernel\": \"k\", \"over\": \"%s\", \"full_at\": 3, \"implausible_above\": 50", over);
+    if (load_speed_rubric(fields, &r, err, sizeof err) != 0) fail_msg("a valid speed-up rubric was refused: %s", err);
+    assert_string_equal(r.tests[1].over, over);
+    assert_string_equal(r.tests[1].baseline, over);
+    memset(over, 'b', 95);
+    snprintf(fields, sizeof fields, "\"kernel\": \"k\", \"baseline\": \"%s\", \"full_at\": 0.8", over);
+    if (load_speed_rubric(fields, &r, err, sizeof err) != 0) fail_msg("a baseline of 95 characters was refused: %s", err);
+    assert_string_equal(r.tests[1].baseline, over);
+}
+
 /* Points a handout or a slide deck states ("Numerics (23 points",
  * "Numerics, 23 points", "Speed 6 points", across line breaks) against the
  * rubric: the totals of the tests of that kind that are not extra credit. A
@@ -4564,6 +4583,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_long_path);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_fields_read);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_error_one_line);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_over_names_baseline_whole);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_mkdirs);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_long_paths);

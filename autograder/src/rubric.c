@@ -91,6 +91,20 @@ static int get_timeout(json_t *o, int *dst, int dflt, char *err, size_t errlen) 
     return get_int(o, "timeout_s", "seconds", 1, 86400, dst, dflt, err, errlen);
 }
 
+/* "lab" is labs/<lab>/, the folder of this rubric's own lab, NN-name: the
+ * grader takes a submission's files for lab NN from there, so another lab's
+ * folder would grade that lab's work as this one's, and a '/' would reach
+ * out of labs/. */
+static int check_lab(const char *lab, const char *nn, char *err, size_t errlen) {
+    size_t k = strlen(nn);
+    if (strncmp(lab, nn, k) || lab[k] != '-' || strchr(lab, '/')) {
+        snprintf(err, errlen, "\"lab\" must be this lab's folder in labs/, \"%s-...\" with no '/', not \"%s\"", nn,
+                 lab);
+        return -1;
+    }
+    return 0;
+}
+
 /* The fields a rubric, a numerics test and a speed test may have (NULL-ended). */
 static const char *const top_fields[] = {"lab", "title", "timeout_s", "ranks", "student_files", "tests", NULL};
 static const char *const numerics_fields[] = {"name", "kind", "points", "bonus", "timeout_s", "ranks", "requires",
@@ -209,6 +223,7 @@ static int load(const char *root, const char *nn, rubric_t *r, char *err, size_t
         goto out;
     }
     if (get_str(j, "lab", r->lab, sizeof r->lab, STR_REQUIRED | STR_NONEMPTY, e, sizeof e) ||
+        check_lab(r->lab, nn, e, sizeof e) ||
         get_str(j, "title", r->title, sizeof r->title, 0, e, sizeof e) ||
         get_timeout(j, &dflt_timeout, 0, e, sizeof e) || get_ranks(j, &dflt_ranks, 1, e, sizeof e) ||
         known_fields(j, top_fields, "a rubric", e, sizeof e))

@@ -1353,6 +1353,25 @@ static void test_rubric_over_names_baseline_whole(void **state) {
     assert_string_equal(r.tests[1].baseline, over);
 }
 
+/* "lab" is the folder of the rubric's own lab, labs/NN-name: a rubric 99
+ * whose "lab" named lab 98's folder graded that lab's files as lab 99, and
+ * one with a '/' reached out of labs/. */
+static void test_rubric_lab_is_its_folder(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512], text[512];
+    const char *fmt = "{\"lab\": \"%s\", \"tests\": [{\"name\": \"a\", \"check\": \"check a\", \"points\": 1}]}";
+    snprintf(text, sizeof text, fmt, "99-test");
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("the control rubric was refused: %s", err);
+    const char *bad[] = {"98-other", "99", "99test", "099-test", "9-test", "99-a/../../98-other", "x99-test"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, fmt, bad[i]);
+        if (load_rubric_text(text, &r, err, sizeof err) == 0) fail_msg("\"lab\": \"%s\" was accepted in 99.json", bad[i]);
+        if (!strstr(err, "99.json: \"lab\" must be this lab's folder in labs/, \"99-...\""))
+            fail_msg("\"lab\": \"%s\": the error '%s' does not say what it must be", bad[i], err);
+    }
+}
+
 /* Points a handout or a slide deck states ("Numerics (23 points",
  * "Numerics, 23 points", "Speed 6 points", across line breaks) against the
  * rubric: the totals of the tests of that kind that are not extra credit. A
@@ -4584,6 +4603,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_fields_read);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_error_one_line);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_over_names_baseline_whole);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_lab_is_its_folder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_mkdirs);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_long_paths);

@@ -36,6 +36,16 @@
 #define STR_REQUIRED 1
 #define STR_NONEMPTY 2
 
+/* A rubric's strings are one line of printable text: a check's name is
+ * matched in the line its verdict comes on (with a newline it could never
+ * pass), a test's name is a row of the grader's table, bench_args are split
+ * at spaces (a tab would stay inside an argument). */
+static int printable(const char *s) {
+    for (; *s; s++)
+        if ((unsigned char)*s < 0x20 || *s == 0x7f) return 0;
+    return 1;
+}
+
 /* Copy a string member into a fixed field; 0 when absent (and not required). */
 static int get_str(json_t *o, const char *key, char *dst, size_t n, int flags, char *err, size_t errlen) {
     json_t *v = json_object_get(o, key);
@@ -45,6 +55,10 @@ static int get_str(json_t *o, const char *key, char *dst, size_t n, int flags, c
     }
     if (!json_is_string(v) || strlen(json_string_value(v)) >= n) {
         snprintf(err, errlen, "\"%s\" must be a string shorter than %zu characters", key, n);
+        return -1;
+    }
+    if (!printable(json_string_value(v))) {
+        snprintf(err, errlen, "\"%s\" must be one line of printable text, without control characters", key);
         return -1;
     }
     if ((flags & STR_NONEMPTY) && !json_string_value(v)[0]) {
@@ -242,6 +256,10 @@ static int load(const char *root, const char *nn, rubric_t *r, char *err, size_t
             snprintf(e, sizeof e, "\"student_files\" must hold plain file names");
             goto out;
         }
+        if (!printable(s)) {
+            snprintf(e, sizeof e, "\"student_files\" must hold file names of one line of printable text");
+            goto out;
+        }
         snprintf(r->files[r->nfiles++], sizeof r->files[0], "%s", s);
     }
     if (!json_is_array(tests) || json_array_size(tests) == 0 || json_array_size(tests) > GRADE_MAX_TESTS) {
@@ -305,6 +323,10 @@ static int load(const char *root, const char *nn, rubric_t *r, char *err, size_t
         json_array_foreach(req, k, q) {
             if (!json_is_string(q) || strlen(json_string_value(q)) >= sizeof x->requires[0]) {
                 snprintf(e, sizeof e, "\"requires\" must be a list of check names");
+                goto bad_test;
+            }
+            if (!printable(json_string_value(q))) {
+                snprintf(e, sizeof e, "\"requires\" must hold check names of one line of printable text");
                 goto bad_test;
             }
             snprintf(x->requires[x->nrequires++], sizeof x->requires[0], "%s", json_string_value(q));

@@ -1372,6 +1372,38 @@ static void test_rubric_lab_is_its_folder(void **state) {
     }
 }
 
+/* A rubric's strings are one line of printable text: a check's name is
+ * matched in the line its verdict comes on (one with a newline could never
+ * pass), a test's name is a row of the grader's table, and bench_args are
+ * split at spaces (a tab stayed inside an argument). A newline, a tab, an
+ * escape or DEL in any of them is refused, naming the field. */
+static void test_rubric_strings_one_line(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512], text[1024];
+    const char *fmt = "{\"lab\": \"99-test%s\", \"title\": \"t%s\", \"student_files\": [\"k.cu%s\"], \"tests\": [\n"
+                      "  {\"name\": \"a%s\", \"check\": \"check a%s\", \"points\": 1},\n"
+                      "  {\"name\": \"s\", \"kind\": \"speed\", \"points\": 1, \"kernel\": \"k%s\", \"over\": \"u%s\","
+                      " \"baseline\": \"b%s\", \"bench_args\": \"--n%s1\", \"full_at\": 3, \"implausible_above\": 50,"
+                      " \"requires\": [\"check a%s\"]}]}";
+    const char *field[] = {"lab", "title", "student_files", "name", "check", "kernel", "over", "baseline",
+                           "bench_args", "requires"};
+    const char *ctl[] = {"\\n", "\\t", "\\u001b[2J", "\\u007f", "\\r"};
+    const char *ok[10] = {"", "", "", "", "", "", "", "", " ", ""};
+    snprintf(text, sizeof text, fmt, ok[0], ok[1], ok[2], ok[3], ok[4], ok[5], ok[6], ok[7], ok[8], ok[9]);
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("the control rubric was refused: %s", err);
+    for (int f = 0; f < 10; f++)
+        for (size_t c = 0; c < sizeof ctl / sizeof *ctl; c++) {
+            const char *v[10];
+            for (int i = 0; i < 10; i++) v[i] = i == f ? ctl[c] : ok[i];
+            snprintf(text, sizeof text, fmt, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8], v[9]);
+            if (load_rubric_text(text, &r, err, sizeof err) == 0)
+                fail_msg("a %s holding %s was accepted", field[f], ctl[c]);
+            if (!strstr(err, field[f]) || !strstr(err, "one line of printable text"))
+                fail_msg("a %s holding %s: the error '%s' does not say so", field[f], ctl[c], err);
+        }
+}
+
 /* Points a handout or a slide deck states ("Numerics (23 points",
  * "Numerics, 23 points", "Speed 6 points", across line breaks) against the
  * rubric: the totals of the tests of that kind that are not extra credit. A
@@ -4604,6 +4636,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_error_one_line);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_over_names_baseline_whole);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_lab_is_its_folder);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_strings_one_line);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_mkdirs);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_long_paths);

@@ -140,7 +140,11 @@ static int known_fields(json_t *o, const char *const *fields, const char *what, 
         char list[256] = "";
         for (const char *const *f = fields; *f; f++)
             snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", f == fields ? "" : ", ", *f);
-        snprintf(err, errlen, "\"%.40s\" is no field of %s (misspelt?); it may have: %s", key, what, list);
+        /* Its first 40 bytes, cut at a character's start: the message goes to
+         * results.json, where a character cut in two is no UTF-8. */
+        int n = (int)strnlen(key, 40);
+        while (n > 0 && ((unsigned char)key[n] & 0xc0) == 0x80) n--;
+        snprintf(err, errlen, "\"%.*s\" is no field of %s (misspelt?); it may have: %s", n, key, what, list);
         return -1;
     }
     return 0;

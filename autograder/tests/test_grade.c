@@ -1404,6 +1404,31 @@ static void test_rubric_strings_one_line(void **state) {
         }
 }
 
+/* A misspelt key is quoted in the refusal up to 40 bytes, and cut there at
+ * a character's start: cut inside one (an accented letter across the 40th
+ * byte), the message was no UTF-8, and results.json, which carries it to
+ * the course's page, showed U+FFFD in its place. */
+static void test_rubric_error_key_cut_whole(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512], text[512], key[64];
+    memset(key, 'k', 39);
+    snprintf(key + 39, sizeof key - 39, "\xc3\xa9tc"); /* e-acute is bytes 40 and 41 */
+    snprintf(text, sizeof text, "{\"lab\": \"99-test\", \"%s\": 1, \"tests\": [{\"name\": \"a\", \"check\": \"a\", "
+             "\"points\": 1}]}", key);
+    if (load_rubric_text(text, &r, err, sizeof err) == 0) fail_msg("a misspelt key was accepted");
+    char want[64];
+    snprintf(want, sizeof want, "\"%.39s\" is no field of a rubric", key);
+    if (!strstr(err, want)) fail_msg("the error '%s' does not quote the key up to its last whole character", err);
+    key[38] = '\0'; /* 38 ASCII bytes and e-acute fit whole */
+    snprintf(key + 38, sizeof key - 38, "\xc3\xa9tc");
+    snprintf(text, sizeof text, "{\"lab\": \"99-test\", \"%s\": 1, \"tests\": [{\"name\": \"a\", \"check\": \"a\", "
+             "\"points\": 1}]}", key);
+    if (load_rubric_text(text, &r, err, sizeof err) == 0) fail_msg("a misspelt key was accepted");
+    snprintf(want, sizeof want, "\"%.40s\" is no field of a rubric", key);
+    if (!strstr(err, want)) fail_msg("the error '%s' does not quote the key's first 40 bytes", err);
+}
+
 /* Points a handout or a slide deck states ("Numerics (23 points",
  * "Numerics, 23 points", "Speed 6 points", across line breaks) against the
  * rubric: the totals of the tests of that kind that are not extra credit. A
@@ -4637,6 +4662,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_over_names_baseline_whole);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_lab_is_its_folder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_strings_one_line);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_error_key_cut_whole);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_mkdirs);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_long_paths);

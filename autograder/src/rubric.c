@@ -77,7 +77,7 @@ static int get_num(json_t *o, const char *key, double *dst, double dflt, char *e
         snprintf(err, errlen, "\"%s\" must be a number", key);
         return -1;
     }
-    *dst = json_number_value(v);
+    *dst = json_number_value(v) + 0.0; /* -0 is 0: printed, it said "-0" points or "-0%" */
     return 0;
 }
 
@@ -118,6 +118,12 @@ static int check_lab(const char *lab, const char *nn, char *err, size_t errlen) 
     }
     return 0;
 }
+
+/* A test's most points. Past it a slip (an extra zero, 1e3 for 1e-3) is
+ * likelier than a test worth so much, and 64 tests of the largest double add
+ * up to inf, a total results.json cannot hold (jansson writes no number for
+ * it). */
+#define MAX_POINTS 1000
 
 /* The fields a rubric, a numerics test and a speed test may have (NULL-ended). */
 static const char *const top_fields[] = {"lab", "title", "timeout_s", "ranks", "student_files", "tests", NULL};
@@ -285,7 +291,10 @@ static int load(const char *root, const char *nn, rubric_t *r, char *err, size_t
             get_timeout(t, &x->timeout_s, dflt_timeout, e, sizeof e) ||
             get_ranks(t, &x->ranks, dflt_ranks, e, sizeof e))
             goto bad_test;
-        if (!(x->points >= 0)) { snprintf(e, sizeof e, "\"points\" must be a number >= 0"); goto bad_test; }
+        if (!(x->points >= 0 && x->points <= MAX_POINTS)) {
+            snprintf(e, sizeof e, "\"points\" must be a number >= 0 and at most %d", MAX_POINTS);
+            goto bad_test;
+        }
         json_t *bo = json_object_get(t, "bonus");
         if (bo && !json_is_boolean(bo)) { snprintf(e, sizeof e, "\"bonus\" must be true or false"); goto bad_test; }
         x->bonus = json_is_true(bo);

@@ -1429,6 +1429,34 @@ static void test_rubric_error_key_cut_whole(void **state) {
     if (!strstr(err, want)) fail_msg("the error '%s' does not quote the key's first 40 bytes", err);
 }
 
+/* "points" is a number from 0 to 1000: 64 tests of 1e308 points added up
+ * to inf, which results.json cannot hold (the total went missing), and a
+ * test worth more is likelier a slip. A -0 (points or zero_at) reads as 0,
+ * not a "-0" in the table and results.json. */
+static void test_rubric_points_range(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512], text[512];
+    const char *fmt = "{\"lab\": \"99-test\", \"tests\": [{\"name\": \"a\", \"check\": \"check a\", \"points\": %s},"
+                      " {\"name\": \"b\", \"check\": \"check b\", \"points\": %s}]}";
+    snprintf(text, sizeof text, fmt, "1000", "999.5");
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("1000 points were refused: %s", err);
+    assert_true(r.tests[0].points == 1000.0 && r.tests[1].points == 999.5);
+    const char *bad[] = {"1000.5", "1001", "1e308", "-0.5"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        snprintf(text, sizeof text, fmt, "1", bad[i]);
+        if (load_rubric_text(text, &r, err, sizeof err) == 0) fail_msg("%s points were accepted", bad[i]);
+        if (!strstr(err, "test 2: \"points\" must be a number >= 0 and at most 1000"))
+            fail_msg("%s points: the error '%s' does not say what points may be", bad[i], err);
+    }
+    snprintf(text, sizeof text, fmt, "-0.0", "1");
+    if (load_rubric_text(text, &r, err, sizeof err) != 0) fail_msg("-0.0 points were refused: %s", err);
+    assert_true(r.tests[0].points == 0.0 && !signbit(r.tests[0].points));
+    if (load_speed_rubric("\"kernel\": \"k\", \"full_at\": 0.8, \"zero_at\": -0.0", &r, err, sizeof err) != 0)
+        fail_msg("zero_at -0.0 was refused: %s", err);
+    assert_true(r.tests[1].zero_at == 0.0 && !signbit(r.tests[1].zero_at));
+}
+
 /* Points a handout or a slide deck states ("Numerics (23 points",
  * "Numerics, 23 points", "Speed 6 points", across line breaks) against the
  * rubric: the totals of the tests of that kind that are not extra credit. A
@@ -4663,6 +4691,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_lab_is_its_folder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_strings_one_line);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_error_key_cut_whole);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_points_range);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_mkdirs);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_long_paths);

@@ -24,6 +24,7 @@
  * half-used.
  */
 #include "grade.h"
+#include "json.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -379,14 +380,18 @@ out:
     return rc;
 }
 
-/* A refusal is one line: the grader prints it as a line of its own and
- * puts it in results.json, and it may quote the rubric's bytes (jansson
+/* A refusal is one line of UTF-8: the grader prints it as a line of its own
+ * and puts it in results.json, and it may quote the rubric's bytes (jansson
  * quotes those near a parse error, known_fields a misspelt key) with a
- * newline or a terminal escape among them. */
+ * newline or a terminal escape among them, or a character cut in two where
+ * jansson's quote stops at a bad escape. Each such byte is shown as '?'. */
 int rubric_load(const char *root, const char *nn, rubric_t *r, char *err, size_t errlen) {
     int rc = load(root, nn, r, err, errlen);
     if (rc && errlen)
-        for (char *c = err; *c; c++)
-            if ((unsigned char)*c < 0x20 || *c == 0x7f) *c = '?';
+        for (unsigned char *c = (unsigned char *)err; *c;) {
+            int k = course_utf8_len(c);
+            if (k == 0 || *c < 0x20 || *c == 0x7f) *c = '?', k = 1;
+            c += k;
+        }
     return rc;
 }

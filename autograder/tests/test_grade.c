@@ -61,6 +61,7 @@
 #include <cmocka.h>
 
 #include "grade.h"
+#include "json.h"
 #include "report_fixture.h"
 
 #ifndef GRADE_BIN
@@ -1455,6 +1456,21 @@ static void test_rubric_points_range(void **state) {
     if (load_speed_rubric("\"kernel\": \"k\", \"full_at\": 0.8, \"zero_at\": -0.0", &r, err, sizeof err) != 0)
         fail_msg("zero_at -0.0 was refused: %s", err);
     assert_true(r.tests[1].zero_at == 0.0 && !signbit(r.tests[1].zero_at));
+}
+
+/* A refusal is UTF-8 even where jansson's is not: it quotes the bytes it
+ * read near a parse error, and a bad escape ("\\u0f" and then an accented
+ * letter) ends them inside a character. Such a byte is shown as '?', as a
+ * control byte is; results.json showed U+FFFD. */
+static void test_rubric_error_utf8(void **state) {
+    (void)state;
+    static rubric_t r;
+    char err[512];
+    if (load_rubric_text("{\"lab\": \"99-\\u0f\xc3\xa9t\", \"tests\": []}", &r, err, sizeof err) == 0)
+        fail_msg("a bad escape was accepted");
+    if (!strstr(err, "autograder/rubrics/99.json: invalid escape")) fail_msg("the error '%s' does not say why", err);
+    for (const unsigned char *c = (const unsigned char *)err; *c; c += course_utf8_len(c))
+        if (!course_utf8_len(c)) fail_msg("the error '%s' is no UTF-8 at byte %zu", err, (size_t)(c - (const unsigned char *)err));
 }
 
 /* Points a handout or a slide deck states ("Numerics (23 points",
@@ -4692,6 +4708,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_strings_one_line);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_error_key_cut_whole);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_points_range);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rubric_error_utf8);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_mkdirs);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_long_paths);

@@ -2,7 +2,7 @@
 # user or a submission controls (checkpoints, flags, --data files, traces,
 # what a graded program prints, a .cu file the emulator rewrites, JSON, the
 # --log a resumed run goes on with, what a graded program's ranks send on the
-# verdict channel).
+# verdict channel, a lab's rubric).
 # Not part of `make test`: a fuzzing run takes minutes and needs clang; each
 # defect it found has a cmocka test instead.
 #
@@ -21,7 +21,7 @@ FUZZ_ONLY    ?=
 FUZZ_DIR     := common/tests/fuzz
 FUZZ_CFLAGS  := -std=c11 -g -O1 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
                 -Icommon -Iautograder/src
-FUZZ_NAMES   := checkpoint args data trace grade_output speed_json rewrite json train_log channel
+FUZZ_NAMES   := checkpoint args data trace grade_output speed_json rewrite json train_log channel rubric
 
 FUZZ_SRCS_checkpoint   := common/checkpoint.c common/error.c common/log.c common/memory.c
 FUZZ_SRCS_args         := common/args.c
@@ -42,11 +42,13 @@ FUZZ_SRCS_train_log    := $(wildcard kernels/cpu/*.c) common/checkpoint.c common
 FUZZ_DEPS_train_log    := kernels/train/trainer.c kernels/train/trainer.h $(wildcard kernels/cpu/*.h)
 FUZZ_SRCS_channel      :=
 FUZZ_DEPS_channel      := autograder/src/sandbox.c
+FUZZ_SRCS_rubric       := autograder/src/rubric.c autograder/src/speed.c autograder/src/report.c common/json.c
 FUZZ_LIBS_trace        := -ljansson
 FUZZ_LIBS_grade_output := -ljansson -lm
 FUZZ_LIBS_speed_json   := -ljansson -lm
 FUZZ_LIBS_json         := -ljansson -lm
 FUZZ_LIBS_train_log    := -fopenmp -lopenblas -ljansson -lm
+FUZZ_LIBS_rubric       := -ljansson -lm
 FUZZ_CFLAGS_train_log  := -Ikernels -fopenmp $(if $(OPENBLAS_INC),-I$(dir $(OPENBLAS_INC)))
 # trace_merge warns on stderr about every line it leaves out, and simt-rewrite
 # names each call nvcc would refuse: keep the fuzzer's own output and the

@@ -292,6 +292,10 @@ static int load(const char *root, const char *nn, rubric_t *r, char *err, size_t
             get_timeout(t, &x->timeout_s, dflt_timeout, e, sizeof e) ||
             get_ranks(t, &x->ranks, dflt_ranks, e, sizeof e))
             goto bad_test;
+        if (!json_object_get(t, "points")) {
+            snprintf(e, sizeof e, "missing \"points\": give each test its points, from 0 to %d", MAX_POINTS);
+            goto bad_test;
+        }
         if (!(x->points >= 0 && x->points <= MAX_POINTS)) {
             snprintf(e, sizeof e, "\"points\" must be a number >= 0 and at most %d", MAX_POINTS);
             goto bad_test;

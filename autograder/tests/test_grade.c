@@ -973,7 +973,7 @@ static void test_rubric_malformed(void **state) {
         {"\"lab\": \"99-test\"", "[{\"check\": \"check a\", \"points\": 1}]", "test 1: missing \"name\""},
         {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"\", \"points\": 1}]", "test 1: \"check\" must not be empty"},
         {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"points\": 1}]", "test 1: missing \"check\""},
-        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\"}]", "test 1: \"points\" must be a number >= 0"},
+        {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\"}]", "test 1: missing \"points\": give each test its points"},
         {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": \"1\"}]",
          "test 1: \"points\" must be a number"},
         {"\"lab\": \"99-test\"", "[{\"name\": \"a\", \"check\": \"check a\", \"points\": null}]",

@@ -365,6 +365,14 @@ static int load(const char *root, const char *nn, rubric_t *r, char *err, size_t
         json_decref(j);
         return -1;
     }
+    /* Results, the table and a test chosen by name tell tests apart by their names. */
+    for (int a = 0; a < r->ntests; a++)
+        for (int b = a + 1; b < r->ntests; b++)
+            if (!strcmp(r->tests[a].name, r->tests[b].name)) {
+                snprintf(e, sizeof e, "tests %d and %d are both named \"%s\": give each its own name, since the "
+                         "results tell tests apart by name", a + 1, b + 1, r->tests[a].name);
+                goto out;
+            }
     /* Every required check must be one this rubric grades, or it could never pass. */
     for (int a = 0; a < r->ntests; a++)
         for (int q = 0; q < r->tests[a].nrequires; q++) {

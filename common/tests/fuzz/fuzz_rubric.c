@@ -14,7 +14,8 @@
  * one is never defaulted), no key given twice, no field that is not one of
  * its kind's, points finite and >= 0 with a finite total, reachable speed
  * thresholds, each required check graded by a numerics test, strings of
- * one printable line, and a lab folder that is a plain name starting NN-.
+ * one printable line, no two tests of one name, and a lab folder that is a
+ * plain name starting NN-.
  */
 #include <jansson.h>
 #include <math.h>
@@ -236,6 +237,11 @@ static void same_rubric(const rubric_t *r, const char *nn, const uint8_t *data, 
         total += r->tests[i].points;
     }
     CHECK(isfinite(total), "the tests' points add up to %g", total);
+    /* The results tell tests apart by name. */
+    for (int a = 0; a < r->ntests; a++)
+        for (int b = a + 1; b < r->ntests; b++)
+            CHECK(strcmp(r->tests[a].name, r->tests[b].name), "tests %d and %d share the name \"%s\"", a + 1, b + 1,
+                  r->tests[a].name);
     /* A required check that no numerics test grades could never pass. */
     for (int a = 0; a < r->ntests; a++)
         for (int q = 0; q < r->tests[a].nrequires; q++) {

@@ -1087,7 +1087,10 @@ static void test_channel_bad_hello(void **state) {
     (void)state;
     const char *bad[] = {"HELLO 2", "HELLO -1", "HELLO 1x", "HI 1", "", "HELLO 4294967297", "HELLO 4294967296",
                          "HELLO 18446744073709551617",
-                         "HELLO 1                                                                      "};
+                         "HELLO 1                                                                      ",
+                         /* '@' is sent as a NUL byte, which ends the hello for strtol but not
+                          * on the wire: "HELLO 1", NUL, "junk" is not rank 1's hello. */
+                         "HELLO 1@junk", "HELLO 1@", "HELLO@1", "@HELLO 1"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         sandbox_opts_t o = on_ranks(2);
         sandbox_result_t r;
@@ -1095,20 +1098,6 @@ static void test_channel_bad_hello(void **state) {
         run(argv, &o, &r);
         assert_exit(&r, 0);
         assert_string_equal(r.out, "got \n"); /* EOF, no token */
-        assert_non_null(strstr(r.channel_problem, "did not say which of the 2 ranks it is"));
-        assert_int_equal(r.ranks_heard, 0);
-        sandbox_result_free(&r);
-    }
-    /* A NUL byte ends the hello for strtol but not on the wire: "HELLO 1",
-     * NUL, "junk" is not rank 1's hello, nor is a NUL before the number. */
-    const char *nul[] = {"HELLO 1@junk", "HELLO 1@", "HELLO@1", "@HELLO 1"};
-    for (size_t i = 0; i < sizeof nul / sizeof *nul; i++) {
-        sandbox_opts_t o = on_ranks(2);
-        sandbox_result_t r;
-        char *argv[] = {self_exe, "child", "rank", "0", "nul", (char *)nul[i], NULL};
-        run(argv, &o, &r);
-        assert_exit(&r, 0);
-        assert_string_equal(r.out, "got \n");
         assert_non_null(strstr(r.channel_problem, "did not say which of the 2 ranks it is"));
         assert_int_equal(r.ranks_heard, 0);
         sandbox_result_free(&r);
@@ -1446,26 +1435,16 @@ static int child_main(int argc, char **argv) {
         return child_write(fd, line);
     }
     if ((!strcmp(how, "say") || !strcmp(how, "cut")) && argc >= 4) {
-        /* any hello, with a newline (say) or without one (cut); prints what comes back */
+        /* any hello, with a newline (say) or without one (cut), each '@' sent as a NUL byte;
+         * prints what comes back */
         int fd = child_connect();
-        snprintf(line, sizeof line, "%s%s", argv[3], strcmp(how, "say") ? "" : "\n");
-        if (fd < 0) return 1;
-        signal(SIGPIPE, SIG_IGN); /* the grader may close before it has read it all */
-        child_write(fd, line);
-        shutdown(fd, SHUT_WR);
-        child_read_line(fd, tok, sizeof tok);
-        printf("got %s\n", tok);
-        return 0;
-    }
-    if (!strcmp(how, "nul") && argc >= 4) {
-        /* a hello with each '@' sent as a NUL byte, then its newline; prints what comes back */
-        int fd = child_connect();
-        if (fd < 0) return 1;
-        size_t n = (size_t)snprintf(line, sizeof line, "%s\n", argv[3]);
+        size_t n = (size_t)snprintf(line, sizeof line, "%s%s", argv[3], strcmp(how, "say") ? "" : "\n");
+        if (n >= sizeof line) n = sizeof line - 1;
         for (size_t i = 0; i < n; i++)
             if (line[i] == '@') line[i] = '\0';
-        signal(SIGPIPE, SIG_IGN);
-        if (write(fd, line, n) != (ssize_t)n) return 1;
+        if (fd < 0) return 1;
+        signal(SIGPIPE, SIG_IGN); /* the grader may close before it has read it all */
+        if (write(fd, line, n) != (ssize_t)n) { /* the grader closed early: what comes back says so */ }
         shutdown(fd, SHUT_WR);
         child_read_line(fd, tok, sizeof tok);
         printf("got %s\n", tok);

@@ -679,7 +679,7 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
     int warmup = emulated ? 1 : 2;
     /* The emulator runs a kernel at well under 1 GFLOP/s (GPU_EMU_FLOPS), and
      * each size runs every kernel warmup + reps + 1 (traced) times: 4096^3
-     * would take days with no line printed. Refused up front, with the
+     * would take most of an hour on two cores with no line printed. Refused up front, with the
      * estimate, rather than left to look like a hang. */
     for (int s = 0; emulated && s < nsizes; s++) {
         const double work = (double)sizes[s].M * sizes[s].N * sizes[s].K;

@@ -33,6 +33,9 @@
 #endif
 
 int main(int argc, char **argv) {
+    /* Each line as it is printed, also into a pipe or a log file: the progress lines go to
+     * stdout and the errors to stderr, which would otherwise come first, out of order. */
+    setvbuf(stdout, NULL, _IOLBF, 0);
     train_opts_t o = train_opts_default();
     int d_model = o.cfg.d_model, layers = o.cfg.n_layers, heads = o.cfg.n_heads;
     int ffn = o.cfg.d_ff, max_seq = o.cfg.max_seq;

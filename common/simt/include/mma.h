@@ -10,7 +10,11 @@
  * loops over x[] (the documented contract) behaves as on the GPU; code that
  * assumes a particular mapping is wrong on both.
  * load_matrix_sync, store_matrix_sync and mma_sync wait for the whole warp,
- * as CUDA specifies. mma_sync computes in double and rounds once; tf32 inputs
+ * as CUDA specifies. Each of them also takes the file and line it is called
+ * from, as default arguments that the caller's code fills in (as
+ * __syncthreads does), so that a failure names the kernel's line even where
+ * g++ keeps detail::load out of line and the return address lies here.
+ * mma_sync computes in double and rounds once; tf32 inputs
  * are truncated to 10 mantissa bits, as the tensor cores read them.
  * Not here: integer and sub-byte fragments, fp64 wmma.
  */
@@ -85,10 +89,12 @@ static inline void fill_fragment(fragment<Use, M, N, K, T, L> &f, const V &v)
 }
 
 namespace detail {
-template <class F, class P> SIMT_UNTRACED static inline void load(F &f, const P *p, unsigned ldm, bool row_major)
+template <class F, class P>
+SIMT_UNTRACED static inline void load(F &f, const P *p, unsigned ldm, bool row_major, const char *file, int line)
 {
-    simt_check_wmma("wmma::load_matrix_sync", p, ldm, sizeof(P));
-    simt_warp_aligned("wmma::load_matrix_sync", nullptr, simt::nop_combine); /* all 32 lanes, as on a GPU */
+    simt_check_wmma_at("wmma::load_matrix_sync", p, ldm, sizeof(P), file, line);
+    /* all 32 lanes, as on a GPU */
+    simt_warp_aligned_at("wmma::load_matrix_sync", nullptr, simt::nop_combine, file, line);
     unsigned base = simt_cur_thread ? simt_cur_thread->lane * F::num_elements : 0;
     for (int i = 0; i < F::num_elements; i++) {
         unsigned idx = base + i, r = idx / F::cols, c = idx % F::cols;
@@ -98,21 +104,26 @@ template <class F, class P> SIMT_UNTRACED static inline void load(F &f, const P 
 } // namespace detail
 
 template <class Use, int M, int N, int K, class T, class P>
-static inline void load_matrix_sync(fragment<Use, M, N, K, T, row_major> &f, const P *p, unsigned ldm)
-{ detail::load(f, p, ldm, true); }
+static inline void load_matrix_sync(fragment<Use, M, N, K, T, row_major> &f, const P *p, unsigned ldm,
+                                    const char *simt_file = __builtin_FILE(), int simt_line = __builtin_LINE())
+{ detail::load(f, p, ldm, true, simt_file, simt_line); }
 template <class Use, int M, int N, int K, class T, class P>
-static inline void load_matrix_sync(fragment<Use, M, N, K, T, col_major> &f, const P *p, unsigned ldm)
-{ detail::load(f, p, ldm, false); }
+static inline void load_matrix_sync(fragment<Use, M, N, K, T, col_major> &f, const P *p, unsigned ldm,
+                                    const char *simt_file = __builtin_FILE(), int simt_line = __builtin_LINE())
+{ detail::load(f, p, ldm, false, simt_file, simt_line); }
 template <int M, int N, int K, class T, class P>
-static inline void load_matrix_sync(fragment<accumulator, M, N, K, T, void> &f, const P *p, unsigned ldm, layout_t l)
-{ detail::load(f, p, ldm, l == mem_row_major); }
+static inline void load_matrix_sync(fragment<accumulator, M, N, K, T, void> &f, const P *p, unsigned ldm, layout_t l,
+                                    const char *simt_file = __builtin_FILE(), int simt_line = __builtin_LINE())
+{ detail::load(f, p, ldm, l == mem_row_major, simt_file, simt_line); }
 
 template <int M, int N, int K, class T, class P>
-SIMT_UNTRACED static inline void store_matrix_sync(P *p, const fragment<accumulator, M, N, K, T, void> &f, unsigned ldm, layout_t l)
+SIMT_UNTRACED static inline void store_matrix_sync(P *p, const fragment<accumulator, M, N, K, T, void> &f, unsigned ldm,
+                                                   layout_t l, const char *simt_file = __builtin_FILE(),
+                                                   int simt_line = __builtin_LINE())
 {
     typedef fragment<accumulator, M, N, K, T, void> F;
-    simt_check_wmma("wmma::store_matrix_sync", p, ldm, sizeof(P));
-    simt_warp_aligned("wmma::store_matrix_sync", nullptr, simt::nop_combine);
+    simt_check_wmma_at("wmma::store_matrix_sync", p, ldm, sizeof(P), simt_file, simt_line);
+    simt_warp_aligned_at("wmma::store_matrix_sync", nullptr, simt::nop_combine, simt_file, simt_line);
     unsigned base = simt_cur_thread ? simt_cur_thread->lane * F::num_elements : 0;
     for (int i = 0; i < F::num_elements; i++) {
         unsigned idx = base + i, r = idx / F::cols, c = idx % F::cols;
@@ -167,7 +178,8 @@ SIMT_COMBINE_STEP static void mma_combine(void *const *args, unsigned int presen
 template <int M, int N, int K, class Tin, class LA, class LB, class Tacc, class Tc>
 static inline void mma_sync(fragment<accumulator, M, N, K, Tacc, void> &d, const fragment<matrix_a, M, N, K, Tin, LA> &a,
                             const fragment<matrix_b, M, N, K, Tin, LB> &b,
-                            const fragment<accumulator, M, N, K, Tc, void> &c)
+                            const fragment<accumulator, M, N, K, Tc, void> &c,
+                            const char *simt_file = __builtin_FILE(), int simt_line = __builtin_LINE())
 {
     typedef fragment<matrix_a, M, N, K, Tin, LA> FA;
     typedef fragment<matrix_b, M, N, K, Tin, LB> FB;
@@ -175,7 +187,7 @@ static inline void mma_sync(fragment<accumulator, M, N, K, Tacc, void> &d, const
     typedef fragment<accumulator, M, N, K, Tacc, void> FD;
     detail::MmaArgs<FA, FB, FC, FD> m{&d, &a, &b, &c};
     const bool tf32 = std::is_same<Tin, precision::tf32>::value;
-    simt_warp_aligned("wmma::mma_sync", &m, detail::mma_combine<FA, FB, FC, FD, tf32>);
+    simt_warp_aligned_at("wmma::mma_sync", &m, detail::mma_combine<FA, FB, FC, FD, tf32>, simt_file, simt_line);
 }
 
 /** @brief Round a float to tf32 (10 mantissa bits), to nearest, ties away from

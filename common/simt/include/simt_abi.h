@@ -73,6 +73,15 @@ void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn);
  *  @param what the instruction, e.g. "ldmatrix.x4" (lanes must agree on it).
  *  @param arg this lane's deposit. @param fn the combine step. */
 void simt_warp_aligned(const char *what, void *arg, simt_warp_fn fn);
+/** @brief simt_warp_aligned from a known source line: its failure messages
+ *  and deadlock reports name @p file and @p line instead of the line of the
+ *  call's return address, which lies in the header when the compiler keeps
+ *  a header's helper out of line (mma.h's wmma functions pass the kernel's
+ *  line this way, as __syncthreads does).
+ *  @param what, arg, fn as simt_warp_aligned. @param file, line the call's
+ *  place in the kernel (file NULL: the return address's line, as
+ *  simt_warp_aligned). */
+void simt_warp_aligned_at(const char *what, void *arg, simt_warp_fn fn, const char *file, int line);
 /** @brief Run a collective of the @p size consecutive threads (linear index
  *  rounded down to a multiple of size) that hold the caller; it completes
  *  when every one of them that has not exited is waiting in a collective of
@@ -122,10 +131,13 @@ void simt_check_shared(const char *what, const char *operand, const void *p, siz
 /** @brief What CUDA asks of a wmma::load_matrix_sync or store_matrix_sync
  *  pointer: 256-bit (32-byte) alignment, else cudaErrorMisalignedAddress; and
  *  a leading dimension that is a multiple of 16 bytes, else the launch fails
- *  (undefined results on a GPU). Nothing in host code.
+ *  (undefined results on a GPU). Nothing in host code. A failure names @p file
+ *  and @p line, the kernel's call (see simt_warp_aligned_at).
  *  @param what the call, for the message. @param p the matrix pointer.
- *  @param ldm its leading dimension in elements. @param elem_size bytes per element. */
-void simt_check_wmma(const char *what, const void *p, unsigned ldm, size_t elem_size);
+ *  @param ldm its leading dimension in elements. @param elem_size bytes per element.
+ *  @param file, line the call's place in the kernel (file NULL: the line of
+ *  the return address). */
+void simt_check_wmma_at(const char *what, const void *p, unsigned ldm, size_t elem_size, const char *file, int line);
 /** @brief Record one access for the memory-access tracer (simt_memtrace.h)
  *  that the emulator performs for a kernel instead of the kernel's own code
  *  (cp.async, ldmatrix), so gcc's instrumentation does not see it. Headers

@@ -173,6 +173,8 @@ typedef struct fiber {
     const char *mfile;   /* ST_MBAR: where the wait is, when known */
     int mline;
     uintptr_t wsite;     /* ST_BARRIER, ST_WARP, ST_GROUP: the kernel's call (its return address), for reports */
+    const char *wfile;   /* ST_WARP: the call's file and line when its caller passed them (wmma), else NULL */
+    int wline;
     int cp_count, cp_groups;
     cp_op cp[CP_MAX];
     simt_wgmma_queue *wgq; /* allocated on the thread's first wgmma */
@@ -414,6 +416,34 @@ static void report_mbar_waits(worker *w)
     }
 }
 
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+/* The line a report names for a call: the file and line its caller passed,
+ * where it passed them, else the line of its return address. mma.h's wmma
+ * functions pass the kernel's line because g++ may keep their helper out
+ * of line (in a --memtrace build it does), and the return address is then
+ * in mma.h, which is not where the fix is. */
+static void call_line(uintptr_t site, const char *file, int line, char *out, size_t n)
+{
+    if (file)
+        snprintf(out, n, "%s:%d", base_name(file), line);
+    else
+        simt_source_line(site, out, n);
+}
+
+/* Two waiting threads are at the same place: the same return address and
+ * the same line passed. Two wmma calls of one kind share the helper's
+ * return address, and only their lines tell them apart. */
+static int same_wait(const fiber *a, const fiber *b)
+{
+    if (a->state != b->state || a->wsite != b->wsite || !a->wfile != !b->wfile) return 0;
+    return !a->wfile || (a->wline == b->wline && strcmp(a->wfile, b->wfile) == 0);
+}
+
 /* Where the stuck threads of a deadlock wait: one line per place (a
  * barrier, a warp or warpgroup collective, by the kernel's line), with how
  * many threads and the first of them. Two lines that differ are usually
@@ -428,13 +458,13 @@ static void report_waits(worker *w)
         if (f->state != ST_BARRIER && f->state != ST_WARP && f->state != ST_GROUP) continue;
         int first = 1;
         for (unsigned int j = 0; j < i && first; j++)
-            first = !(w->fibers[j].state == f->state && w->fibers[j].wsite == f->wsite);
+            first = !same_wait(&w->fibers[j], f);
         if (!first) continue;
         unsigned int count = 0;
         for (unsigned int j = i; j < w->nthreads; j++)
-            count += w->fibers[j].state == f->state && w->fibers[j].wsite == f->wsite;
+            count += same_wait(&w->fibers[j], f);
         char line[160] = "an unknown line";
-        if (f->wsite) simt_source_line(f->wsite, line, sizeof line);
+        if (f->wsite || f->wfile) call_line(f->wsite, f->wfile, f->wline, line, sizeof line);
         fprintf(stderr, "simt:   %u thread(s), the first thread %u, wait at %s at %s\n", count, i, kind[f->state],
                 line);
         shown++;
@@ -521,12 +551,6 @@ static void barrier_release(worker *w)
         if (w->fibers[i].state == ST_BARRIER) w->fibers[i].state = ST_READY;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
 int simt_syncthreads_at(int pred, int op, const char *file, int line)
 {
     fiber *self = cur_fiber;
@@ -556,6 +580,7 @@ int simt_syncthreads_at(int pred, int op, const char *file, int line)
     unsigned int gen = w->bar_gen;
     self->state = ST_BARRIER;
     self->wsite = (uintptr_t)__builtin_return_address(0);
+    self->wfile = NULL;
     TSAN_RELEASE(&w->tsan_bar[gen & 1]);
     if (++w->bar_count == w->live) barrier_release(w);
     schedule_next(self, 0);
@@ -595,8 +620,8 @@ static void warp_check_same_op(worker *w, unsigned int warp, unsigned int lanes,
         }
         if (f->wfn != first->wfn || (f->walign != first->walign &&
                                      (!f->walign || !first->walign || strcmp(f->walign, first->walign)))) {
-            simt_source_line(first->wsite, at1, sizeof at1);
-            simt_source_line(f->wsite, at2, sizeof at2);
+            call_line(first->wsite, first->wfile, first->wline, at1, sizeof at1);
+            call_line(f->wsite, f->wfile, f->wline, at2, sizeof at2);
             report_as = &f->info;
             simt_fail("warp %u: lanes %u and %u meet at different warp-wide operations (%s at %s and %s at %s) "
                       "with the same mask; every lane must reach the same one (divergent code around a *_sync "
@@ -607,7 +632,7 @@ static void warp_check_same_op(worker *w, unsigned int warp, unsigned int lanes,
     }
     if (!aligned || (lanes == 0xffffffffu && present == lanes)) return;
     /* Only now, on the way to a failure: finding a line starts a process. */
-    simt_source_line(af->wsite, at1, sizeof at1);
+    call_line(af->wsite, af->wfile, af->wline, at1, sizeof at1);
     report_as = &af->info;
     if (lanes != 0xffffffffu)
         simt_fail("%s at %s in warp %u, which has only %d threads: it is a warp-wide instruction that needs all 32 "
@@ -654,7 +679,8 @@ static int warp_try_complete(worker *w, unsigned int warp, unsigned int mask)
     return 1;
 }
 
-static void warp_collective(uintptr_t site, unsigned int mask, void *arg, simt_warp_fn fn, const char *aligned)
+static void warp_collective(uintptr_t site, unsigned int mask, void *arg, simt_warp_fn fn, const char *aligned,
+                            const char *file, int line)
 {
     fiber *self = cur_fiber;
     if (!simt_cur_thread || !self) {
@@ -679,6 +705,8 @@ static void warp_collective(uintptr_t site, unsigned int mask, void *arg, simt_w
     }
     self->state = ST_WARP;
     self->wsite = site;
+    self->wfile = file;
+    self->wline = line;
     self->walign = aligned;
     w->warp_waiting[warp]++;
     self->wmask = mask;
@@ -706,14 +734,21 @@ static void warp_collective(uintptr_t site, unsigned int mask, void *arg, simt_w
 void simt_warp_collective(unsigned int mask, void *arg, simt_warp_fn fn)
 {
     TSAN_ENTER();
-    warp_collective((uintptr_t)__builtin_return_address(0), mask, arg, fn, NULL);
+    warp_collective((uintptr_t)__builtin_return_address(0), mask, arg, fn, NULL, NULL, 0);
     TSAN_EXIT();
 }
 
 void simt_warp_aligned(const char *what, void *arg, simt_warp_fn fn)
 {
     TSAN_ENTER();
-    warp_collective((uintptr_t)__builtin_return_address(0), 0xffffffffu, arg, fn, what);
+    warp_collective((uintptr_t)__builtin_return_address(0), 0xffffffffu, arg, fn, what, NULL, 0);
+    TSAN_EXIT();
+}
+
+void simt_warp_aligned_at(const char *what, void *arg, simt_warp_fn fn, const char *file, int line)
+{
+    TSAN_ENTER();
+    warp_collective((uintptr_t)__builtin_return_address(0), 0xffffffffu, arg, fn, what, file, line);
     TSAN_EXIT();
 }
 
@@ -761,6 +796,7 @@ static void group_collective(uintptr_t site, unsigned int size, void *arg, simt_
     unsigned int first = self->info.linear / size * size, g = first / 32;
     self->state = ST_GROUP;
     self->wsite = site;
+    self->wfile = NULL;
     w->group_waiting++;
     self->gsize = size;
     self->warg = arg;
@@ -798,7 +834,8 @@ static void cp_do(cp_op *op)
     if (op->size > op->src_size) memset((char *)op->dst + op->src_size, 0, op->size - op->src_size);
 }
 
-static void check_aligned_at(uintptr_t site, const char *what, const char *operand, const void *addr, size_t align);
+static void check_aligned_at(uintptr_t site, const char *file, int line, const char *what, const char *operand,
+                             const void *addr, size_t align);
 static void check_shared_at(uintptr_t site, const char *what, const char *operand, const void *p, size_t n);
 
 static void cp_async(uintptr_t site, void *dst, const void *src, size_t size, size_t src_size)
@@ -821,8 +858,8 @@ static void cp_async(uintptr_t site, void *dst, const void *src, size_t size, si
     static const char *const what[17] = {[4] = "cp.async of 4 bytes", [8] = "cp.async of 8 bytes",
                                          [16] = "cp.async of 16 bytes"};
     const char *w = size <= 16 && what[size] ? what[size] : "cp.async";
-    check_aligned_at(site, w, "shared-memory destination", dst, size);
-    if (src_size > 0) check_aligned_at(site, w, "global source", src, size);
+    check_aligned_at(site, NULL, 0, w, "shared-memory destination", dst, size);
+    if (src_size > 0) check_aligned_at(site, NULL, 0, w, "global source", src, size);
     check_shared_at(site, w, "shared-memory destination", dst, size);
 #ifdef SIMT_ASAN
     /* The bytes move at the wait, in this uninstrumented file; checked here
@@ -1384,12 +1421,13 @@ void simt_check_launch_bounds(unsigned long long max_threads, const char *file, 
  * load, a cp.async), through a course header's inline helper or one of this
  * file's entry points; site is that call's return address, so a failure
  * names the student's line as the misaligned-access handler above does. */
-static void check_aligned_at(uintptr_t site, const char *what, const char *operand, const void *addr, size_t align)
+static void check_aligned_at(uintptr_t site, const char *file, int at_line, const char *what, const char *operand,
+                             const void *addr, size_t align)
 {
     const uintptr_t a = (uintptr_t)addr;
     if (!simt_cur_thread || !cur_fiber || align == 0 || a % align == 0) return;
     char line[160];
-    simt_source_line(site, line, sizeof line);
+    call_line(site, file, at_line, line, sizeof line);
     fail_code(cudaErrorMisalignedAddress,
               "misaligned address: %s with its %s at %p, %u bytes past a multiple of %zu, at %s; a GPU needs "
               "that address aligned to %zu bytes and stops the kernel here (cudaErrorMisalignedAddress)",
@@ -1465,7 +1503,7 @@ static void check_shared_at(uintptr_t site, const char *what, const char *operan
 
 void simt_check_aligned(const char *what, const char *operand, const void *addr, size_t align)
 {
-    check_aligned_at((uintptr_t)__builtin_return_address(0), what, operand, addr, align);
+    check_aligned_at((uintptr_t)__builtin_return_address(0), NULL, 0, what, operand, addr, align);
 }
 
 void simt_check_shared(const char *what, const char *operand, const void *p, size_t n)
@@ -1473,18 +1511,23 @@ void simt_check_shared(const char *what, const char *operand, const void *p, siz
     check_shared_at((uintptr_t)__builtin_return_address(0), what, operand, p, n);
 }
 
-void simt_check_wmma(const char *what, const void *p, unsigned ldm, size_t elem_size)
+static void check_wmma_at(uintptr_t site, const char *file, int at_line, const char *what, const void *p,
+                          unsigned ldm, size_t elem_size)
 {
     if (!simt_cur_thread || !cur_fiber) return;
-    const uintptr_t site = (uintptr_t)__builtin_return_address(0);
-    check_aligned_at(site, what, "matrix pointer (CUDA asks for 256-bit alignment)", p, 32);
+    check_aligned_at(site, file, at_line, what, "matrix pointer (CUDA asks for 256-bit alignment)", p, 32);
     if ((size_t)ldm * elem_size % 16 != 0) {
         char line[160];
-        simt_source_line(site, line, sizeof line);
+        call_line(site, file, at_line, line, sizeof line);
         simt_fail("%s with ldm %u, at %s: CUDA asks for a leading dimension that is a multiple of 16 bytes (%zu "
                   "elements of %zu bytes); a GPU gives undefined results. Pad the rows to a multiple of %zu",
                   what, ldm, line, 16 / elem_size, elem_size, 16 / elem_size);
     }
+}
+
+void simt_check_wmma_at(const char *what, const void *p, unsigned ldm, size_t elem_size, const char *file, int line)
+{
+    check_wmma_at((uintptr_t)__builtin_return_address(0), file, line, what, p, ldm, elem_size);
 }
 
 /* --- Indices past an array's end ---

@@ -4,7 +4,8 @@
  * known by hand, and the test states that count. Built with simtcc
  * --memtrace, run by make test. A tracer that grouped the wrong threads
  * into a request, missed a kind of access, or counted a shared word twice
- * gets one of these numbers wrong.
+ * gets one of these numbers wrong. Here too, as it needs a lab's build
+ * (--memtrace -O2): wmma failures name the kernel's line, not mma.h's.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -16,6 +17,8 @@
 extern "C" {
 #include <cmocka.h>
 }
+#include <mma.h>
+
 #include "simt_memtrace.h"
 #include "warp_mma.cuh"
 #include "no_fault_left.h"
@@ -737,6 +740,122 @@ static void test_report(void **state)
     cudaFree(b.out);
 }
 
+/* --- wmma failures name the kernel's line ------------------------------------ */
+
+namespace wmma = nvcuda::wmma;
+
+/* A failed wmma call must name the kernel's line, where the fix is, not a
+ * line of mma.h. Built as a lab is (--memtrace -O2), g++ keeps mma.h's
+ * helpers out of line, so the call's return address lies in mma.h, as it
+ * did in lab 04's matmul_wmma. Before each call lane 0 notes the line it is
+ * on in lines[]. mode 0-3: lane 5 returns before the load of A, the load of
+ * the accumulator (the overload with a layout), the mma, the store; 4: lane
+ * 5 stores while the others load; 5: lanes 0-15 and 16-30 wait at two
+ * different loads and lane 31 at a barrier, a deadlock whose report lists
+ * both lines; 6: a load with ldm 20 bf16 (40 bytes, not a multiple of 16);
+ * 7: a store to a pointer 16 bytes past a 32-byte boundary. */
+__global__ void wmma_lane_missing(const __nv_bfloat16 *A, float *C, int *lines, int mode)
+{
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
+    unsigned lane = threadIdx.x;
+    wmma::fill_fragment(c, 0.0f);
+    if (mode == 6) {
+        if (lane == 0) lines[0] = __LINE__ + 1;
+        wmma::load_matrix_sync(a, A, 20);
+        return;
+    }
+    if (mode == 7) {
+        if (lane == 0) lines[0] = __LINE__ + 1;
+        wmma::store_matrix_sync(C + 4, c, 16, wmma::mem_row_major);
+        return;
+    }
+    if (mode == 5) {
+        if (lane == 0) lines[0] = __LINE__ + 3, lines[1] = __LINE__ + 5;
+        if (lane == 31) __syncthreads();
+        else if (lane < 16)
+            wmma::load_matrix_sync(a, A, 16);
+        else
+            wmma::load_matrix_sync(a, A, 16);
+        return;
+    }
+    if (mode == 4 && lane == 5) {
+        lines[1] = __LINE__ + 1;
+        wmma::store_matrix_sync(C, c, 16, wmma::mem_row_major);
+        return;
+    }
+    if (mode == 0 && lane == 5) return;
+    if (lane == 0) lines[0] = __LINE__ + 1;
+    wmma::load_matrix_sync(a, A, 16);
+    wmma::load_matrix_sync(b, A, 16);
+    if (mode == 1 && lane == 5) return;
+    if (lane == 0) lines[0] = __LINE__ + 1;
+    wmma::load_matrix_sync(c, C, 16, wmma::mem_col_major);
+    if (mode == 2 && lane == 5) return;
+    if (lane == 0) lines[0] = __LINE__ + 1;
+    wmma::mma_sync(c, a, b, c);
+    if (mode == 3 && lane == 5) return;
+    if (lane == 0) lines[0] = __LINE__ + 1;
+    wmma::store_matrix_sync(C, c, 16, wmma::mem_row_major);
+}
+
+static void test_wmma_failures_name_the_kernel_line(void **state)
+{
+    (void)state;
+    __nv_bfloat16 *A;
+    float *C;
+    int *lines;
+    cudaMallocManaged(&A, 16 * 20 * sizeof(__nv_bfloat16));
+    cudaMallocManaged(&C, (16 * 16 + 4) * sizeof(float));
+    cudaMallocManaged(&lines, 2 * sizeof(int));
+    for (int i = 0; i < 16 * 20; i++) A[i] = __float2bfloat16((float)(i % 7));
+    for (int i = 0; i < 16 * 16 + 4; i++) C[i] = 0.0f;
+    static const char *const op[4] = {"wmma::load_matrix_sync", "wmma::load_matrix_sync", "wmma::mma_sync",
+                                      "wmma::store_matrix_sync"};
+    char want[256];
+    int wrong = 0;
+    for (int mode = 0; mode < 8; mode++) {
+        lines[0] = lines[1] = 0;
+        capture_begin();
+        wmma_lane_missing<<<1, 32>>>(A, C, lines, mode);
+        cudaError_t e = cudaDeviceSynchronize();
+        const char *text = capture_end();
+        cudaDeviceReset();
+        cudaError_t want_e = mode == 7 ? cudaErrorMisalignedAddress : cudaErrorLaunchFailure;
+        if (e != want_e) {
+            print_error("mode %d: got %s, want %s\n", mode, cudaGetErrorName(e), cudaGetErrorName(want_e));
+            wrong++;
+        }
+        if (mode < 4)
+            snprintf(want, sizeof want, "%s at test_simt_memtrace.cu:%d in warp 0 reached by 31 of its 32 lanes: lane 5",
+                     op[mode], lines[0]);
+        else if (mode == 4)
+            snprintf(want, sizeof want,
+                     "(wmma::load_matrix_sync at test_simt_memtrace.cu:%d and wmma::store_matrix_sync at "
+                     "test_simt_memtrace.cu:%d)",
+                     lines[0], lines[1]);
+        else if (mode == 6)
+            snprintf(want, sizeof want, "wmma::load_matrix_sync with ldm 20, at test_simt_memtrace.cu:%d:", lines[0]);
+        else if (mode == 7)
+            snprintf(want, sizeof want, "16 bytes past a multiple of 32, at test_simt_memtrace.cu:%d;", lines[0]);
+        else
+            snprintf(want, sizeof want,
+                     "16 thread(s), the first thread 0, wait at a warp collective at test_simt_memtrace.cu:%d\n"
+                     "simt:   15 thread(s), the first thread 16, wait at a warp collective at "
+                     "test_simt_memtrace.cu:%d\n",
+                     lines[0], lines[1]);
+        if (!strstr(text, want)) {
+            print_error("mode %d: expected \"%s\" in:\n%s\n", mode, want, text);
+            wrong++;
+        }
+    }
+    assert_int_equal(wrong, 0);
+    cudaFree(A);
+    cudaFree(C);
+    cudaFree(lines);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -752,6 +871,7 @@ int main(void)
         cmocka_unit_test_teardown(test_sites_past_the_table, no_fault_left),
         cmocka_unit_test_teardown(test_guard_zones, no_fault_left),
         cmocka_unit_test_teardown(test_report, no_fault_left),
+        cmocka_unit_test_teardown(test_wmma_failures_name_the_kernel_line, no_fault_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -87,7 +87,11 @@ SIMT_COMBINE_STEP static inline void warp_mma_combine(void *const *args, unsigne
     }
 }
 
-static inline void warp_mma_run(float d[4], const uint32_t a[4], const uint32_t b[2], const float c[4], int bf16)
+/* Inlined always, as warp_ldmatrix_run is: the emulator names a failing
+ * collective by its call's line, which is the kernel's only when this call
+ * sits in the kernel's own code. */
+__attribute__((always_inline)) static inline void warp_mma_run(float d[4], const uint32_t a[4], const uint32_t b[2],
+                                                               const float c[4], int bf16)
 {
     struct warp_mma_lane m;
     m.a = a;

@@ -196,7 +196,10 @@ void sandbox_kill_all(void);
 /* Copy the tree at src into dst (created), skipping top-level names in
  * skip[] (NULL-ended; a name ending in '*' is a prefix: "build*", ".*"). File modes and times are kept so make sees prebuilt
  * outputs as up to date. Returns 0 or -1; a path of 4096 bytes or more is
- * refused, not cut (errno ENAMETOOLONG, and stderr names it). */
+ * refused, not cut (errno ENAMETOOLONG, and stderr names it). An entry that
+ * cannot be read or written fails the copy, and stderr names it; one
+ * removed while the copy runs is left out; FIFOs, sockets and devices are
+ * left out with a warning on stderr. */
 int tree_copy(const char *src, const char *dst, const char *const *skip);
 /* A 64-bit hash of the tree at root: every entry's relative path and kind, a
  * file's mode and bytes, a link's target, in name order, skipping top-level

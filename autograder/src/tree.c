@@ -123,59 +123,128 @@ int path_fits(char *out, size_t n, const char *what, const char *fix, const char
     return -1;
 }
 
+/* Why an entry of a copy failed, on stderr: the copy is then incomplete and
+ * the caller fails (a build in a tree that silently lacks a file is graded
+ * on a tree other than the grader's). Keeps errno. */
+static void copy_failed(const char *what, const char *path, const char *why) {
+    int e = errno;
+    fprintf(stderr, "grade: cannot copy %s%s%s: %s; the copy is incomplete\n", what, what[0] ? " " : "", path,
+            why ? why : strerror(e));
+    errno = e;
+}
+
+/* Whether path is gone (ENOENT) now: an entry removed after its folder was
+ * listed is no longer part of the tree, and its copy is not missed. */
+static int gone(const char *path) {
+    struct stat st;
+    return lstat(path, &st) != 0 && errno == ENOENT;
+}
+
+/* What a special file is, for the warning that leaves it out. */
+static const char *special_kind(mode_t m) {
+    return S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : S_ISCHR(m) || S_ISBLK(m) ? "a device" : "of no known kind";
+}
+
 /* Recursive copy; skip applies at the top level only (build, .git, ...).
  * A path that does not fit 4096 bytes fails the copy (ENAMETOOLONG) rather
- * than being cut or left out. */
-static int copy_dir(const char *src, const char *dst, const char *const *skip) {
+ * than being cut or left out. An entry that cannot be read (lstat, open,
+ * readlink fail for another reason than its being gone) fails the copy with
+ * a message naming it; one removed after its folder was listed (ENOENT) is
+ * left out, as it is no longer in the tree. FIFOs, sockets and devices are
+ * left out with a warning: no build reads one, and a stray socket in the
+ * grader's tree should not stop grading. depth is 0 at the top. */
+static int copy_dir(const char *src, const char *dst, const char *const *skip, int depth) {
     DIR *d = opendir(src);
-    if (!d) return -1;
+    if (!d) {
+        if (depth == 0 || errno != ENOENT) copy_failed("the folder", src, NULL); /* a subfolder's caller decides */
+        return -1;
+    }
     struct stat dst_st;
-    if (lstat(src, &dst_st) != 0 || mkdirs(dst, 0755) != 0) {
-        if (errno == ENAMETOOLONG && strlen(dst) >= 4096) path_too_long("copy into", dst, 4096, NULL); /* mkdirs' limit */
+    if (lstat(src, &dst_st) != 0) {
+        if (depth == 0 || errno != ENOENT) copy_failed("the folder", src, NULL);
         closedir(d);
         return -1;
     }
-    int rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
+    if (mkdirs(dst, 0755) != 0) {
+        if (errno == ENAMETOOLONG && strlen(dst) >= 4096) path_too_long("copy into", dst, 4096, NULL); /* mkdirs' limit */
+        else copy_failed("into", dst, NULL);
+        closedir(d);
+        return -1;
+    }
+    int rc = 0, err = 0; /* err: the errno of the first failure, for the caller */
+    for (;;) {
+        errno = 0;
+        struct dirent *e = readdir(d);
+        if (!e) {
+            if (errno) copy_failed("the folder", src, NULL), rc = -1, err = err ? err : errno;
+            break;
+        }
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         if (skipped_name(e->d_name, skip)) continue;
         char a[4096], b[4096];
         if (path_fits(a, sizeof a, "copy", NULL, "%s/%s", src, e->d_name) != 0 ||
             path_fits(b, sizeof b, "copy into", NULL, "%s/%s", dst, e->d_name) != 0) {
-            rc = -1;
+            rc = -1, err = ENAMETOOLONG;
             break;
         }
         struct stat st;
-        if (lstat(a, &st) != 0) continue;
-        if (S_ISDIR(st.st_mode)) {
-            if (copy_dir(a, b, NULL) != 0) {
-                rc = -1;
-                if (errno == ENAMETOOLONG) break; /* stderr said where; the copy has failed */
+        int failed = 0;
+        if (lstat(a, &st) != 0) {
+            if (errno == ENOENT) continue; /* removed since the folder was listed */
+            copy_failed("", a, NULL);
+            failed = 1;
+        } else if (S_ISDIR(st.st_mode)) {
+            if (copy_dir(a, b, NULL, depth + 1) != 0) {
+                if (errno == ENAMETOOLONG) { /* stderr said where; the copy has failed */
+                    rc = -1, err = ENAMETOOLONG;
+                    break;
+                }
+                if (errno == ENOENT && gone(a)) continue;
+                if (errno == ENOENT) copy_failed("the folder", a, NULL); /* not said below: it is there */
+                failed = 1;
             }
-        } else if (S_ISREG(st.st_mode)) rc |= copy_file_stat(a, b, &st);
-        else if (S_ISLNK(st.st_mode)) {
+        } else if (S_ISREG(st.st_mode)) {
+            if (copy_file_stat(a, b, &st) != 0) {
+                if (errno == ENOENT && gone(a)) { unlink(b); continue; }
+                char both[2 * sizeof a + 8];
+                snprintf(both, sizeof both, "%s to %s", a, b);
+                copy_failed("", both, NULL);
+                failed = 1;
+            }
+        } else if (S_ISLNK(st.st_mode)) {
             /* Links inside the grader's own tree are kept as links. A target
              * that fills the buffer may have been cut (Linux makes none past
-             * 4095 bytes, but a network or FUSE file system may hand one back). */
+             * 4095 bytes, but a network or FUSE file system may hand one back),
+             * and an empty one cannot be made again. */
             char target[4096];
             ssize_t n = readlink(a, target, sizeof target);
             if (n == (ssize_t)sizeof target) {
                 path_too_long("copy the link target of", a, sizeof target, NULL);
-                rc = -1;
+                rc = -1, err = ENAMETOOLONG;
                 break;
             }
-            if (n > 0) { target[n] = '\0'; if (symlink(target, b) != 0) rc = -1; }
+            if (n < 0 && errno == ENOENT) continue; /* removed since the folder was listed */
+            if (n < 0) copy_failed("the link", a, NULL), failed = 1;
+            else if (n == 0) { /* Linux makes none, but another file system may hand one back */
+                errno = EINVAL;
+                copy_failed("the link", a, "its target is empty, and no link can be made with one");
+                failed = 1;
+            } else {
+                target[n] = '\0';
+                if (symlink(target, b) != 0) copy_failed("the link", a, NULL), failed = 1;
+            }
+        } else {
+            fprintf(stderr, "grade: warning: left %s out of the copy: it is %s, and only files, folders and links are "
+                    "copied\n", a, special_kind(st.st_mode));
         }
+        if (failed) rc = -1, err = err ? err : errno;
     }
-    int saved = errno; /* the caller reads ENAMETOOLONG after the calls below */
     closedir(d);
     struct timespec ts[2] = {dst_st.st_atim, dst_st.st_mtim};
     utimensat(AT_FDCWD, dst, ts, AT_SYMLINK_NOFOLLOW);
-    errno = saved;
+    errno = err; /* the caller reads ENAMETOOLONG */
     return rc;
 }
-
 
 static int in_list(const char *s, const char *const *list, int n) {
     for (int i = 0; i < n; i++)
@@ -273,7 +342,7 @@ uint64_t tree_hash(const char *root, const char *const *skip, const char *const 
 
 /* See copy_dir(); the public name reads better at the call sites. */
 int tree_copy(const char *src, const char *dst, const char *const *skip) {
-    return copy_dir(src, dst, skip);
+    return copy_dir(src, dst, skip, 0);
 }
 
 /* What getdents64() returns, one entry after another. */

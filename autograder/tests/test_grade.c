@@ -57,6 +57,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -2943,7 +2944,14 @@ static void test_tree_copy_links(void **state) {
     struct stat ssub;
     snprintf(p, sizeof p, "%s/sub", src);
     assert_int_equal(stat(p, &ssub), 0);
-    assert_int_equal(tree_copy(src, dst, NULL), 0);
+    char err[PATH_MAX + 16];
+    snprintf(err, sizeof err, "%s/copy.err", d);
+    long_call_t call = {src, dst, 0, 0, 0};
+    stderr_to(err, long_call, &call);
+    assert_int_equal(call.rc, 0);
+    snprintf(p, sizeof p, "grade: warning: left %s/fifo out of the copy: it is a FIFO, and only files, folders and "
+             "links are copied", src);
+    if (!file_has(err, p)) fail_msg("the FIFO left out of the copy was not named on stderr: no '%s' in %s", p, err);
     const char *links[][2] = {{"sub/rel", "../top"}, {"out", out}, {"dangling", "nowhere"}, {"one", "t"}};
     for (int i = 0; i < 4; i++) {
         struct stat st;
@@ -2997,7 +3005,10 @@ static void test_tree_copy_links(void **state) {
 static void as_plain_user(const char *(*fn)(const char *), const char *arg) {
     char msg_path[PATH_MAX + 16];
     snprintf(msg_path, sizeof msg_path, "%s/child-msg", tmp);
-    unlink(msg_path);
+    /* Made here and given to nobody: the child could not create it in tmp. */
+    int mfd = open(msg_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (mfd < 0 || (getuid() == 0 && fchown(mfd, 65534, 65534) != 0)) fail_msg("cannot make %s", msg_path);
+    close(mfd);
     fflush(stdout);
     pid_t pid = fork();
     if (pid == 0) {
@@ -3020,6 +3031,90 @@ static void nobody_folder(const char *d) {
     tree_remove(d);
     if (mkdirs(d, 0755) != 0) fail_msg("cannot create %s", d);
     if (getuid() == 0 && chown(d, 65534, 65534) != 0) fail_msg("cannot give %s to nobody", d);
+}
+
+/* An entry of the tree that cannot be read fails the copy, and stderr names
+ * it: an entry of a folder without search permission (lstat fails with
+ * EACCES) was skipped without a word, and a file that cannot be opened
+ * failed the copy without saying which. Either way the copy lacked a file
+ * and the build in it would grade another tree. As nobody (permissions do
+ * not stop root). */
+static const char *copy_unreadable(const char *d) {
+    if (sh("set -e; cd '%s'; mkdir -p t/locked t/open; echo a > t/locked/f; echo b > t/open/secret; chmod 000 "
+           "t/open/secret; chmod 0644 t/locked", d) != 0)
+        return "no tree";
+    static char src[PATH_MAX + 8], dst[PATH_MAX + 8], err[PATH_MAX + 8], p[3 * PATH_MAX];
+    snprintf(src, sizeof src, "%s/t", d);
+    snprintf(dst, sizeof dst, "%s/c", d);
+    snprintf(err, sizeof err, "%s/err", d);
+    long_call_t c = {src, dst, 0, 0, 0};
+    stderr_to(err, long_call, &c);
+    if (c.rc != -1) return "a tree with entries it could not read was copied as if whole";
+    snprintf(p, sizeof p, "grade: cannot copy %s/locked/f: Permission denied; the copy is incomplete", src);
+    if (!file_has(err, p)) return "no message naming the entry it could not lstat (locked/f)";
+    snprintf(p, sizeof p, "grade: cannot copy %s/open/secret to %s/open/secret: Permission denied; the copy is incomplete", src, dst);
+    if (!file_has(err, p)) return "no message naming the file it could not open (open/secret)";
+    return NULL;
+}
+
+static void test_tree_copy_unreadable(void **state) {
+    (void)state;
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%s/copy-unreadable", tmp);
+    nobody_folder(d);
+    as_plain_user(copy_unreadable, d);
+    if (sh("chmod -R u+rwx '%s'", d) != 0) fail_msg("could not make %s removable", d);
+    tree_remove(d);
+}
+
+/* An entry removed while the tree is copied (between the listing of its
+ * folder and its lstat, open or opendir) is no longer in the tree: the copy
+ * leaves it out and succeeds. A file removed between lstat and open failed
+ * the whole copy. Another process makes and removes files and folders in
+ * the tree while it is copied again and again. */
+static void test_tree_copy_vanishing(void **state) {
+    (void)state;
+    char d[PATH_MAX], src[PATH_MAX + 8], dst[PATH_MAX + 8], err[PATH_MAX + 8];
+    snprintf(d, sizeof d, "%s/copy-vanishing", tmp);
+    snprintf(src, sizeof src, "%s/src", d);
+    snprintf(dst, sizeof dst, "%s/dst", d);
+    snprintf(err, sizeof err, "%s/err", d);
+    tree_remove(d);
+    if (sh("set -e; mkdir -p '%s/keep'; echo k > '%s/keep/k'", src, src) != 0) fail_msg("could not lay out %s", src);
+    fflush(stdout);
+    pid_t churn = fork();
+    if (churn == 0) {
+        /* Each entry lives a moment: most copies list some that are gone
+         * when they are read. */
+        char p[PATH_MAX + 32], q[PATH_MAX + 32];
+        for (unsigned i = 0;; i++) {
+            snprintf(p, sizeof p, "%s/f%u", src, i % 256);
+            snprintf(q, sizeof q, "%s/d%u", src, i % 256);
+            int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+            if (fd >= 0) close(fd);
+            mkdir(q, 0755);
+            if (i % 256 == 255)
+                for (unsigned k = 0; k < 256; k++) {
+                    snprintf(p, sizeof p, "%s/f%u", src, k);
+                    snprintf(q, sizeof q, "%s/d%u", src, k);
+                    unlink(p);
+                    rmdir(q);
+                }
+        }
+    }
+    if (churn < 0) fail_msg("could not start the process that changes the tree");
+    int failed_at = -1;
+    double until = (double)time(NULL) + 2;
+    for (int k = 0; k < 100000 && failed_at < 0 && (double)time(NULL) < until; k++) {
+        tree_remove(dst);
+        long_call_t c = {src, dst, 0, 0, 0};
+        stderr_to(err, long_call, &c);
+        if (c.rc != 0) failed_at = k;
+    }
+    kill(churn, SIGKILL);
+    waitpid(churn, NULL, 0);
+    if (failed_at >= 0) fail_msg("copy %d of a tree whose entries come and go failed: %s", failed_at, file_text(err));
+    tree_remove(d);
 }
 
 /* A file the hash cannot read is an error the caller hears about. */
@@ -4717,6 +4812,8 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_long_paths);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_file_copy);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_copy_links);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_copy_unreadable);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_copy_vanishing);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash_more);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash_file_bounds);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_remove);

@@ -88,6 +88,11 @@ static char tmp_root[PATH_MAX];   /* this run's private folder */
 static char base_dir[PATH_MAX];   /* the copy with the prebuilt libraries */
 static int base_ok;
 static char base_log[8192];
+/* Set when a test could not be graded for a fault of the grader's own (a
+ * --run-as hand-over that failed), not of the submission's: the exit status
+ * is then 1, and a batch's row says so. */
+static int grader_trouble;
+static char lab_trouble[512]; /* the first such fault of the lab being graded, for add_why */
 static int prepare_cached_base(void);
 static void refresh_student_files(const char *dir);
 
@@ -728,25 +733,59 @@ static int student_files(const rubric_t *rb, char files[16][128]) {
 /* With --run-as, the lab's copy (and the builds' HOME) belongs to that user
  * while a build of student files runs in it (on), and to root again before
  * any student code runs (off): student code may read its build but not
- * change anything in it. */
-static void student_build(const char *dir, int on) {
-    if (!O.run_as) return;
+ * change anything in it. 0, or -1 with why in msg (tree_chown said which
+ * entry on stderr): handed over in part, the build would fail on files it
+ * cannot write and blame the student; taken back in part, student code
+ * could change its own build. Either way the lab is a grader error. */
+static int student_build(const char *dir, int on, char *msg, size_t mn) {
+    if (!O.run_as) return 0;
     if (on) {
         char home[PATH_MAX + 8];
-        snprintf(home, sizeof home, "%s/home", tmp_root);
-        tree_chown(dir, run_uid, run_gid);
-        tree_chown(home, run_uid, run_gid);
-    } else {
-        tree_chown(tmp_root, 0, 0);
-        chmod(tmp_root, 0755);
+        snprintf(home, sizeof home, "%s/home", tmp_root); /* fits: run_make refuses a longer one first */
+        const char *what = tree_chown(dir, run_uid, run_gid) != 0    ? dir
+                           : tree_chown(home, run_uid, run_gid) != 0 ? home
+                                                                     : NULL;
+        if (!what) return 0;
+        snprintf(msg, mn, "grader problem: could not hand %s to the --run-as user %s for the build (%s; the grader's "
+                 "log names the entry); not graded", what, O.run_as, strerror(errno));
+        return -1;
     }
+    if (tree_chown(tmp_root, 0, 0) != 0) {
+        snprintf(msg, mn, "grader problem: could not take %s back from the --run-as user %s after the build (%s; the "
+                 "grader's log names the entry), so student code could change its build; not run", tmp_root,
+                 O.run_as, strerror(errno));
+        return -1;
+    }
+    chmod(tmp_root, 0755);
+    return 0;
 }
 
-/* A private working folder for one child, owned by the --run-as user. */
-static void make_workdir(char *out, size_t n, const char *nn, int number, const char *what) {
-    snprintf(out, n, "%s/run/%s-%s-%d", tmp_root, nn, what, number);
-    mkdirs(out, 0755);
-    if (O.run_as) tree_chown(out, run_uid, run_gid);
+/* A private working folder for one child, owned by the --run-as user. 0, or
+ * -1 with why in msg: the grader, not the submission, fell short. */
+static int make_workdir(char *out, size_t n, const char *nn, int number, const char *what, char *msg, size_t mn) {
+    if (path_fits(out, n, "make the working folder", "set TMPDIR to a shorter path", "%s/run/%s-%s-%d", tmp_root, nn,
+                  what, number) != 0 ||
+        mkdirs(out, 0755) != 0) {
+        snprintf(msg, mn, "grader problem: could not make the test's working folder %s (%s); not run", out,
+                 strerror(errno));
+        return -1;
+    }
+    if (O.run_as && tree_chown(out, run_uid, run_gid) != 0) {
+        snprintf(msg, mn, "grader problem: could not hand the test's working folder %s to the --run-as user %s (%s); "
+                 "not run", out, O.run_as, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+/* A test the grader could not run for a fault of its own: a grader error
+ * that says what failed, and the run's exit status 1. */
+static void grader_failed(result_t *res, const char *msg) {
+    res->status = ST_ERROR;
+    res->score = 0;
+    if (msg != res->message) snprintf(res->message, sizeof res->message, "%s", msg);
+    if (!lab_trouble[0]) snprintf(lab_trouble, sizeof lab_trouble, "%s", res->message);
+    grader_trouble = 1;
 }
 
 /* The wall-clock limit of one run of test t: the bench's or the check's. */
@@ -1135,7 +1174,10 @@ static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
         return;
     }
     new_token(token);
-    make_workdir(wd, sizeof wd, nn, res->number, "check");
+    if (make_workdir(wd, sizeof wd, nn, res->number, "check", res->message, sizeof res->message) != 0) {
+        grader_failed(res, res->message);
+        return;
+    }
     snprintf(seed, sizeof seed, "%llu", O.seed);
     snprintf(gt, sizeof gt, "GRADE_TEST=%s", t->check);
     const char *extra[12] = {gt};
@@ -1202,7 +1244,10 @@ static void run_speed(const char *bench_bin, const char *nn, result_t *res, benc
         return;
     }
     new_token(token);
-    make_workdir(wd, sizeof wd, nn, res->number, "bench");
+    if (make_workdir(wd, sizeof wd, nn, res->number, "bench", res->message, sizeof res->message) != 0) {
+        grader_failed(res, res->message);
+        return;
+    }
     snprintf(jpath, sizeof jpath, "%s/bench.json", wd);
     snprintf(jenv, sizeof jenv, "GRADE_BENCH_JSON=%s", jpath);
     const char *extra[12] = {jenv};
@@ -1303,6 +1348,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
                      size_t wn, int label_lab, int lab_empty_known) {
     const char *label = label_lab ? rb->nn : NULL;
     int n = 0;
+    lab_trouble[0] = '\0';
     for (int i = 0; i < rb->ntests; i++) {
         if (!selected(&rb->tests[i])) continue;
         result_t *x = &res[n++];
@@ -1384,7 +1430,13 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
     snprintf(check_bin, sizeof check_bin, "%s/%s", dir, check_rel);
     snprintf(bench_bin, sizeof bench_bin, "%s/%s", dir, bench_rel);
     char *log = NULL;
-    student_build(dir, 1);
+    char trouble[sizeof res->message];
+    if (student_build(dir, 1, trouble, sizeof trouble) != 0) {
+        for (int i = 0; i < n; i++) grader_failed(&res[i], trouble);
+        add_why(why, wn, label, "grader error: %s", lab_trouble);
+        if (!O.keep) tree_remove(dir);
+        return n;
+    }
     int check_built = need_check ? run_make(dir, check_rel, 300, &log, 1, 0) == 0 : 1;
     const char *gpu_file = NULL; /* --gpu-build: the student file nvcc refused */
     if (check_built && need_check && O.gpu_build && strcmp(O.target, "cuda")) {
@@ -1416,7 +1468,13 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
     }
     free(log);
     log = NULL;
-    student_build(dir, 0);
+    if (student_build(dir, 0, trouble, sizeof trouble) != 0) {
+        /* No student code runs on a build it may have changed: not the build's verdicts either. */
+        for (int i = 0; i < n; i++) grader_failed(&res[i], trouble);
+        add_why(why, wn, label, "grader error: %s", lab_trouble);
+        if (!O.keep) tree_remove(dir);
+        return n;
+    }
     built_program_t kept;
     program_keep(&kept, check_built && need_check ? check_bin : "");
     for (int i = 0; i < n; i++) {
@@ -1468,9 +1526,19 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
             reuse_speed(prev, &res[i]);
             continue;
         }
-        student_build(dir, 1);
-        int bench_built = run_make(dir, bench_rel, 900, &log, 1, 0) == 0;
-        student_build(dir, 0);
+        trouble[0] = '\0';
+        int bench_built = student_build(dir, 1, trouble, sizeof trouble) == 0 &&
+                          run_make(dir, bench_rel, 900, &log, 1, 0) == 0;
+        if (!trouble[0]) student_build(dir, 0, trouble, sizeof trouble);
+        if (trouble[0]) {
+            /* This speed test and those after it: none of them is run. */
+            for (int k = i; k < n; k++)
+                if (res[k].t->kind == KIND_SPEED && res[k].status != ST_NEEDS_GPU && res[k].status != ST_NOT_GRADED)
+                    grader_failed(&res[k], trouble);
+            free(log);
+            log = NULL;
+            break;
+        }
         if (!bench_built) {
             res[i].status = ST_BUILD_ERROR;
             first_error(log, res[i].message, sizeof res[i].message);
@@ -1490,6 +1558,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
         free(runs[k].json);
         free(runs[k].output);
     }
+    if (lab_trouble[0]) add_why(why, wn, label, "grader error: %s", lab_trouble);
     if (!O.keep) tree_remove(dir);
     return n;
 }
@@ -2160,6 +2229,7 @@ static void short_reason(const char *why, char *out, size_t n) {
 /* What batch_one reports, besides the row. */
 #define BATCH_JSON_FAILED 1 /* its results.json could not be written */
 #define BATCH_NO_DEVICE 2   /* every check of a lab found no device (--target cuda): not graded */
+#define BATCH_GRADER_ERROR 4 /* a test could not be graded for a fault of the grader's (grader_trouble) */
 
 /* One student of a batch: grade O.batch/name, its CSV row (with the newline)
  * into row and its summary line into line, and write its results.json when
@@ -2170,7 +2240,9 @@ static int batch_one(const char *name, rubric_t *rubrics, int nrub, char *row, s
     result_t *res = NULL;
     char notes[16384] = "", why[1024] = "";
     double t_student = now_s();
+    grader_trouble = 0;
     int n = grade_submission(sub, rubrics, nrub, &res, notes, sizeof notes, why, sizeof why), flags = 0;
+    if (grader_trouble) flags |= BATCH_GRADER_ERROR;
     char nodev_labs[512], nodev[1200] = "";
     if (labs_without_device(res, n, nodev_labs, sizeof nodev_labs)) {
         /* Zeros from a machine without a device are no grade: the row says so, with no points. */
@@ -2323,7 +2395,7 @@ static int finish_worker(worker_t *w, const char *name, int status, char **row, 
     int b = -1, used = 0;
     size_t rl = 0;
     if (sscanf(buf, "%d %zu\n%n", &b, &rl, &used) != 2 || used == 0 || b < 0 ||
-        b > (BATCH_JSON_FAILED | BATCH_NO_DEVICE) || rl > len - (size_t)used || !WIFEXITED(status) ||
+        b > (BATCH_JSON_FAILED | BATCH_NO_DEVICE | BATCH_GRADER_ERROR) || rl > len - (size_t)used || !WIFEXITED(status) ||
         WEXITSTATUS(status) != 0) {
         char how[64], note[256], r[1024];
         if (WIFSIGNALED(status)) snprintf(how, sizeof how, "was killed by signal %d", WTERMSIG(status));
@@ -2411,7 +2483,7 @@ static int run_batch(rubric_t *rubrics, int nrub) {
         skip[ns] = why;
         ents[ns++] = ents[s];
     }
-    int graded = 0, bad = 0, nodev = 0, stop = 0;
+    int graded = 0, bad = 0, nodev = 0, stop = 0, trouble = 0;
     if (O.json_path && mkdirs(O.json_path, 0755) != 0) {
         fprintf(stderr, "grade: cannot create %s: %s\n", O.json_path, strerror(errno));
         bad = 1;
@@ -2447,6 +2519,7 @@ static int run_batch(rubric_t *rubrics, int nrub) {
                 graded++;
             }
             bad |= flags & BATCH_JSON_FAILED;
+            trouble += (flags & BATCH_GRADER_ERROR) != 0;
             fputs(row, csv);
             fflush(csv); /* the row survives whatever happens to the grader next */
             printf("%s\n", line);
@@ -2486,6 +2559,7 @@ static int run_batch(rubric_t *rubrics, int nrub) {
             int died = finish_worker(&w[k], ents[s]->d_name, status, &rows[s], &flags, rubrics, nrub);
             bad |= died;
             bad |= flags & BATCH_JSON_FAILED;
+            trouble += (flags & BATCH_GRADER_ERROR) != 0;
             if (flags & BATCH_NO_DEVICE) {
                 nodev++;
                 stop |= !gpu_in_sight(); /* as one at a time: the running ones finish, no new one starts */
@@ -2533,6 +2607,11 @@ static int run_batch(rubric_t *rubrics, int nrub) {
         fprintf(stderr, "grade: ERROR: %d submission(s) not graded: every check of a lab skipped itself for want of "
                         "a device (their rows say so). Grade the numerics with --target emu, or run on a GPU node\n",
                 nodev);
+        bad = 1;
+    }
+    if (trouble) {
+        fprintf(stderr, "grade: ERROR: %d submission(s) have tests the grader could not grade for a fault of its own "
+                        "(their rows say 'grader error' and why); fix that and grade them again\n", trouble);
         bad = 1;
     }
     char skipped[64] = "";
@@ -2739,6 +2818,9 @@ int main(int argc, char **argv) {
         if (!O.gradescope) report_rerun_hint(res, n, O.seed, O.src);
         if (notes[0]) printf("\n%s", notes);
         if (nodev[0]) fprintf(stderr, "grade: ERROR: %s\n", nodev);
+        if (grader_trouble)
+            fprintf(stderr, "grade: ERROR: some tests could not be graded for a fault of the grader's own (their "
+                            "status is 'grader error', and the message says why); fix that and grade again\n");
         if (O.json_path) {
             char summary[20000], pts[96];
             results_points(pts, sizeof pts, res, n);
@@ -2754,7 +2836,7 @@ int main(int argc, char **argv) {
         }
         free_results(res, n);
     }
-    if (!base_ok || bad_rubric) rc = 1;
+    if (!base_ok || bad_rubric || grader_trouble) rc = 1;
     if (O.keep) fprintf(stderr, "grade: kept %s\n", tmp_root);
     else tree_remove(tmp_root);
     tmp_ready = 0;

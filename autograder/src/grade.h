@@ -223,8 +223,11 @@ int path_fits(char *out, size_t n, const char *what, const char *fix, const char
 void tree_remove(const char *path);
 /* make a directory and its parents */
 int mkdirs(const char *path, mode_t mode);
-/* chown -R; best effort (for --run-as), but a path of 4096 bytes or more is
- * refused, not cut: -1 with errno ENAMETOOLONG, and stderr names it. */
+/* chown -R without following links (for --run-as): 0, or -1 when an
+ * entry's owner could not be changed (the top missing, an lchown or a listing
+ * that failed, a path of 4096 bytes or more: refused, not cut, ENAMETOOLONG);
+ * stderr names the entry and errno says why. The other entries still
+ * change owner; an entry below the top removed meanwhile is no failure. */
 int tree_chown(const char *path, uid_t uid, gid_t gid);
 /* Copy one regular file (no links followed); returns 0 or -1. */
 int file_copy(const char *src, const char *dst);

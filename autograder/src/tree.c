@@ -411,31 +411,60 @@ void tree_remove(const char *path) {
     rmdir(path);
 }
 
-/* With --run-as: hand a working folder to the student user, or take the
- * build back so student code cannot change it. 0, or -1 when an entry's path
- * is 4096 bytes or more (ENAMETOOLONG, and stderr names it): cut, it would
- * chown another entry and leave that one as it was. */
-int tree_chown(const char *path, uid_t uid, gid_t gid) {
+/* Why the owner of path could not change, on stderr. Keeps errno. */
+static void chown_failed(const char *path, uid_t uid, gid_t gid) {
+    int e = errno;
+    fprintf(stderr, "grade: cannot change the owner of %s to %u:%u: %s\n", path, (unsigned)uid, (unsigned)gid,
+            strerror(e));
+    errno = e;
+}
+
+/* tree_chown below the top (depth > 0): an entry removed after its folder
+ * was listed (ENOENT) has no owner left to change, and is no failure. */
+static int chown_tree(const char *path, uid_t uid, gid_t gid, int depth) {
     struct stat st;
-    if (lstat(path, &st) != 0) return 0;
-    if (lchown(path, uid, gid) != 0) return 0;
+    if (lstat(path, &st) != 0 || lchown(path, uid, gid) != 0) {
+        if (depth > 0 && errno == ENOENT) return 0;
+        chown_failed(path, uid, gid);
+        return -1;
+    }
     if (!S_ISDIR(st.st_mode)) return 0;
     DIR *d = opendir(path);
-    if (!d) return 0;
-    int rc = 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
+    if (!d) {
+        if (depth > 0 && errno == ENOENT) return 0;
+        chown_failed(path, uid, gid);
+        return -1;
+    }
+    int rc = 0, err = 0; /* err: the errno of the first failure, for the caller */
+    for (;;) {
+        errno = 0;
+        struct dirent *e = readdir(d);
+        if (!e) {
+            if (errno) chown_failed(path, uid, gid), rc = -1, err = err ? err : errno;
+            break;
+        }
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
         char p[4096];
         if (path_fits(p, sizeof p, "change the owner of", NULL, "%s/%s", path, e->d_name) != 0) {
-            rc = -1; /* stderr said where; the other entries here are about as long */
+            rc = -1, err = ENAMETOOLONG; /* stderr said where; the other entries here are about as long */
             break;
         }
-        if (tree_chown(p, uid, gid) != 0) rc = -1; /* the entries beside it still change owner */
+        if (chown_tree(p, uid, gid, depth + 1) != 0) rc = -1, err = err ? err : errno; /* the entries beside it still change owner */
     }
     closedir(d);
-    if (rc) errno = ENAMETOOLONG;
+    errno = err;
     return rc;
+}
+
+/* With --run-as: hand a working folder to the student user, or take the
+ * build back so student code cannot change it. 0, or -1 when an entry's
+ * owner could not be changed (stderr names it, and errno says why; the
+ * other entries still change owner): with the build's files left as they
+ * were, a build as the student user could not write them, or student code
+ * could change its own build. A path of 4096 bytes or more is refused
+ * (ENAMETOOLONG), not cut: cut, it would chown another entry. */
+int tree_chown(const char *path, uid_t uid, gid_t gid) {
+    return chown_tree(path, uid, gid, 0);
 }
 
 /* Sort names so the order of files (and messages) is stable. */

@@ -2797,7 +2797,7 @@ static void owner_call(void *arg) {
     char names[4][128];
     errno = 0;
     if (c->files) c->rc = lab_student_files(c->path, "99-x", names, 4);
-    else tree_chown(c->path, c->uid, c->uid);
+    else c->rc = tree_chown(c->path, c->uid, c->uid);
     c->errno_was = errno;
 }
 
@@ -2826,6 +2826,24 @@ static void test_tree_chown_long_path(void **state) {
     struct stat st;
     if (lstat(deep, &st) != 0 || st.st_uid != to) fail_msg("tree_chown left %.80s... (which fits) as it was", deep);
     tree_remove(d);
+}
+
+/* tree_chown says when an owner could not change: -1, errno saying why,
+ * and stderr naming the entry, for a tree that is not there (it returned 0,
+ * and --run-as went on with a build its user could not write, or student
+ * code with a build still that user's). */
+static void test_tree_chown_fails(void **state) {
+    (void)state;
+    char d[PATH_MAX], err[PATH_MAX + 16], p[PATH_MAX * 2];
+    snprintf(d, sizeof d, "%s/chown-missing", tmp);
+    snprintf(err, sizeof err, "%s/chown-missing.err", tmp);
+    tree_remove(d);
+    owner_call_t c = {d, 65534, 0, 0, 0};
+    stderr_to(err, owner_call, &c);
+    if (c.rc != -1 || c.errno_was != ENOENT)
+        fail_msg("tree_chown of a missing tree: %d, errno %d; want -1 and ENOENT", c.rc, c.errno_was);
+    snprintf(p, sizeof p, "grade: cannot change the owner of %s to 65534:65534: No such file or directory", d);
+    if (!file_has(err, p)) fail_msg("tree_chown: no message '%s' in %s", p, err);
 }
 
 /* lab_student_files under a long course tree: a student file whose path is
@@ -4142,6 +4160,146 @@ static void fake_cuda_course(const char *root) {
         fail_msg("could not make the fake course in %s", root);
 }
 
+/* A fake course on the emulator, in root: lab 00-fake with one numerics
+ * test ("one", 2 points) whose check is a script that passes and leaves the
+ * file ran in the folder mark; libs_hook and build_hook are shell lines the
+ * Makefile runs after the base's build (as root) and after the check's
+ * build (as --run-as's user, with it). */
+static void fake_emu_course(const char *root, const char *mark, const char *libs_hook, const char *build_hook) {
+    if (sh("set -e; r='%s'; m='%s'; rm -rf \"$r\" \"$m\"; mkdir -p \"$r/autograder/rubrics\" \"$r/labs/00-fake\" \"$m\";"
+           " chmod 1777 \"$m\";"
+           " printf '%%s\\n' '{\"lab\": \"00-fake\", \"title\": \"fake\", \"timeout_s\": 30, \"tests\": ['"
+           "  '{\"name\": \"one\", \"kind\": \"numerics\", \"check\": \"test_one\", \"points\": 2}]}'"
+           "  > \"$r/autograder/rubrics/00.json\";"
+           " echo starter > \"$r/labs/00-fake/fake.cu\"; echo harness > \"$r/labs/00-fake/check.c\";"
+           " printf '%%s\\n' '#!/bin/sh' 'read -r tok <&3 || true' \"touch '$m/ran'\""
+           "  'echo \"$tok PASS $GRADE_TEST\" >&4' > \"$r/check.sh\";"
+           " printf 'grade-libs-emu:\\n\\t@mkdir -p build\\n\\t%%s\\nbuild/emu/labs/00-fake/graded/check: labs/00-fake/fake.cu\\n"
+           "\\tmkdir -p $(@D) && cp check.sh $@ && chmod +x $@\\n\\t%%s\\n' '%s' '%s' > \"$r/Makefile\"",
+           root, mark, libs_hook, build_hook) != 0)
+        fail_msg("could not make the fake course in %s", root);
+}
+
+/* Grade the submission src of the fake course at root with the extra flags
+ * (--target emu); its exit status, its output in log. */
+static int fake_emu_grade(const char *root, const char *what, const char *log) {
+    return sh("timeout -k 10 300 '%s' --root '%s' %s --target emu --jobs 2 > '%s' 2>&1", GRADE_BIN, root, what, log);
+}
+
+/* With --run-as, a lab's copy and the builds' HOME that cannot be handed to
+ * that user (here: HOME is gone) are a grader error that names the folder
+ * and why, and the exit status is 1; the build does not run (as that user,
+ * it could not write the files it was not given, and the student would get
+ * the blame), and no test runs. The hand-over's failure used to be ignored. */
+static void test_run_as_handover_fails(void **state) {
+    (void)state;
+    if (getuid() != 0 || !getpwnam("nobody")) skip();
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], log[PATH_MAX + 16], what[PATH_MAX * 2], ran[PATH_MAX + 16];
+    snprintf(d, sizeof d, "%s/handover", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    snprintf(ran, sizeof ran, "%s/ran", mark);
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    fake_emu_course(root, mark, "rm -rf \"$$HOME\"", "true");
+    if (sh("mkdir -p '%s/sub' && echo mine > '%s/sub/fake.cu'", d, d) != 0) fail_msg("could not lay out %s", d);
+    snprintf(what, sizeof what, "--src '%s/sub' --lab 00 --run-as nobody --json '%s/r.json'", d, d);
+    int rc = fake_emu_grade(root, what, log);
+    char json[PATH_MAX + 16];
+    snprintf(json, sizeof json, "%s/r.json", d);
+    static char out[1 << 16]; /* the log, then results.json, whose messages are whole */
+    snprintf(out, sizeof out, "%s\n", file_text(log)); /* file_text's buffer is shared: one at a time */
+    snprintf(out + strlen(out), sizeof out - strlen(out), "%s", file_text(json));
+    if (rc != 1) fail_msg("a failed hand-over to --run-as's user: exit status %d, want 1 (%s):\n%s", rc, log, out);
+    if (!strstr(out, "grader error") || !strstr(out, "grader problem: could not hand ") ||
+        !strstr(out, "/home to the --run-as user nobody for the build (No such file or directory"))
+        fail_msg("the table does not say that the grader could not hand HOME to nobody, and why (%s):\n%s", log, out);
+    if (!strstr(out, "grade: cannot change the owner of ") || !strstr(out, "/home to 65534:65534: No such file or directory"))
+        fail_msg("stderr does not name the entry whose owner could not change (%s):\n%s", log, out);
+    if (access(ran, F_OK) == 0) fail_msg("the check ran although the build was not handed to nobody (%s)", log);
+    tree_remove(d);
+}
+
+/* With --run-as, a build that cannot be taken back from that user before
+ * student code runs (here: the build, as nobody, made a path past 4096
+ * bytes in the lab's copy, whose owner tree_chown cannot change) is a grader
+ * error naming the folder and why, exit status 1, and no test runs: student
+ * code could otherwise change its own build. The failure used to be
+ * ignored, and the check ran on a copy still partly nobody's. */
+static void test_run_as_takeback_fails(void **state) {
+    (void)state;
+    if (getuid() != 0 || !getpwnam("nobody")) skip();
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], log[PATH_MAX + 16], what[PATH_MAX * 2], ran[PATH_MAX + 16];
+    snprintf(d, sizeof d, "%s/takeback", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    snprintf(ran, sizeof ran, "%s/ran", mark);
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    fake_emu_course(root, mark, "true",
+                    "mkdir -p build/deep && cd build/deep && for i in $$(seq 22); do n=$$(printf %0200d $$i); "
+                    "mkdir $$n && cd $$n; done && touch f");
+    if (sh("mkdir -p '%s/sub' && echo mine > '%s/sub/fake.cu'", d, d) != 0) fail_msg("could not lay out %s", d);
+    snprintf(what, sizeof what, "--src '%s/sub' --lab 00 --run-as nobody --json '%s/r.json'", d, d);
+    int rc = fake_emu_grade(root, what, log);
+    char json[PATH_MAX + 16];
+    snprintf(json, sizeof json, "%s/r.json", d);
+    static char out[1 << 16]; /* the log, then results.json, whose messages are whole */
+    snprintf(out, sizeof out, "%s\n", file_text(log)); /* file_text's buffer is shared: one at a time */
+    snprintf(out + strlen(out), sizeof out - strlen(out), "%s", file_text(json));
+    if (rc != 1) fail_msg("a failed take-back from --run-as's user: exit status %d, want 1 (%s):\n%s", rc, log, out);
+    if (!strstr(out, "grader error") || !strstr(out, "grader problem: could not take ") ||
+        !strstr(out, "back from the --run-as user nobody after the build (File name too long"))
+        fail_msg("the table does not say that the grader could not take the build back, and why (%s):\n%s", log, out);
+    if (!strstr(out, "grade: cannot change the owner of "))
+        fail_msg("stderr does not name the entry whose owner could not change (%s):\n%s", log, out);
+    if (access(ran, F_OK) == 0) fail_msg("the check ran on a build still partly nobody's (%s)", log);
+    tree_remove(d);
+}
+
+/* A test's working folder that cannot be made (here: a file where its
+ * folder goes) is a grader error naming the folder and why, and exit status
+ * 1; in a batch, alone or --parallel, the row says so and the exit status
+ * is 1 too. It used to run the test in a folder that was not there, as an
+ * unexplained "could not start" with exit status 0. */
+static void test_workdir_fails(void **state) {
+    (void)state;
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], log[PATH_MAX + 16], what[PATH_MAX * 3];
+    snprintf(d, sizeof d, "%s/workdir", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    /* A file where the run's working folders go, and where those of --parallel's first worker go. */
+    fake_emu_course(root, mark, "touch \"$$HOME/../run\" && mkdir \"$$HOME/../student-0\" && touch \"$$HOME/../student-0/run\"",
+                    "true");
+    if (sh("mkdir -p '%s/sub' '%s/batch/a' && echo mine > '%s/sub/fake.cu' && cp '%s/sub/fake.cu' '%s/batch/a/'", d, d,
+           d, d, d) != 0)
+        fail_msg("could not lay out %s", d);
+    snprintf(what, sizeof what, "--src '%s/sub' --lab 00 --json '%s/r.json'", d, d);
+    int rc = fake_emu_grade(root, what, log);
+    char json[PATH_MAX + 16];
+    snprintf(json, sizeof json, "%s/r.json", d);
+    static char out[1 << 16]; /* the log, then results.json, whose messages are whole */
+    snprintf(out, sizeof out, "%s\n", file_text(log)); /* file_text's buffer is shared: one at a time */
+    snprintf(out + strlen(out), sizeof out - strlen(out), "%s", file_text(json));
+    if (rc != 1) fail_msg("a working folder that cannot be made: exit status %d, want 1 (%s):\n%s", rc, log, out);
+    if (!strstr(out, "grader error") || !strstr(out, "grader problem: could not make the test's working folder ") ||
+        !strstr(out, "/run/00-check-1 (Not a directory); not run"))
+        fail_msg("the table does not say that the working folder could not be made, and why (%s):\n%s", log, out);
+    const char *how[] = {"", "--parallel 2"};
+    for (int k = 0; k < 2; k++) {
+        snprintf(what, sizeof what, "--batch '%s/batch' --csv '%s/grades.csv' --lab 00 %s", d, d, how[k]);
+        rc = fake_emu_grade(root, what, log);
+        char csv[PATH_MAX + 16];
+        snprintf(csv, sizeof csv, "%s/grades.csv", d);
+        if (rc != 1) fail_msg("a batch with a grader error: exit status %d, want 1 (%s):\n%s", rc, log, file_text(log));
+        if (!file_has(csv, "grader error: grader problem: could not make the test's working folder"))
+            fail_msg("the batch's row does not say what the grader could not do (%s):\n%s", csv, file_text(csv));
+        if (!file_has(log, "grade: ERROR: 1 submission(s) have tests the grader could not grade"))
+            fail_msg("the batch does not say that a submission was not graded for the grader's fault (%s):\n%s", log,
+                     file_text(log));
+    }
+    tree_remove(d);
+}
+
 /* On --target cuda, a lab whose every check skipped itself for want of a
  * device is no grade: the grader says that no GPU was visible and what to do,
  * and exits 1, instead of a quiet 0 of 5 with status 0. A batch marks such a
@@ -4819,6 +4977,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_remove);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_chown);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_chown_long_path);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_chown_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_lab_student_files);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_lab_long_path);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_status_every_test);
@@ -4893,6 +5052,9 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_src_without_lab_files_warned);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gpu_build);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_no_device_fails_loudly);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_handover_fails);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_takeback_fails);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fails);
     for (size_t i = 0; i < sizeof stop_cases / sizeof *stop_cases; i++)
         tests[nt++] = (struct CMUnitTest){stop_cases[i].name, test_stop, NULL, NULL, (void *)&stop_cases[i]};
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_solution_and_starter);

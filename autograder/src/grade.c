@@ -22,6 +22,7 @@
  * no grade), 2 for bad usage.
  */
 #include "grade.h"
+#include "hash.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -812,20 +813,28 @@ static void test_limits(sandbox_opts_t *so, const rubric_test_t *t) {
 
 /* ---- tests on several ranks --------------------------------------------------------- */
 
-/* A program's path: name itself when it holds a slash, else its first match on PATH. */
+/* A program's path: name itself when it holds a slash, else its first match
+ * on PATH, of any length. A candidate that does not fit out's n bytes
+ * (PATH_MAX: no program can run from it) is passed over, as execvp would:
+ * cut, it would name another file. */
 static int find_program(const char *name, char *out, size_t n) {
     if (strchr(name, '/')) {
-        snprintf(out, n, "%s", name);
+        int len = snprintf(out, n, "%s", name);
+        if (len < 0 || (size_t)len >= n) {
+            errno = ENAMETOOLONG;
+            return -1;
+        }
         return access(out, X_OK);
     }
     const char *path = getenv("PATH");
-    char buf[8192];
-    snprintf(buf, sizeof buf, "%s", path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-    for (char *save = NULL, *d = strtok_r(buf, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-        snprintf(out, n, "%s/%s", *d ? d : ".", name);
-        if (access(out, X_OK) == 0) return 0;
+    char *dirs = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+    int rc = -1;
+    for (char *save = NULL, *d = dirs ? strtok_r(dirs, ":", &save) : NULL; d && rc; d = strtok_r(NULL, ":", &save)) {
+        int len = snprintf(out, n, "%s/%s", *d ? d : ".", name);
+        rc = len >= 0 && (size_t)len < n && access(out, X_OK) == 0 ? 0 : -1;
     }
-    return -1;
+    free(dirs);
+    return rc;
 }
 
 /* How a test's program starts: by itself, or for a test on several ranks
@@ -1690,6 +1699,17 @@ static int without_cache(void) {
     return prepare_base();
 }
 
+/* One "name=value" piece of the cache key's environment, into the hash h:
+ * each with its length first, so that no value runs on into the next
+ * name ("CC" = "gcc CXX=" and "CXX" = "" hash apart from "CC" = "gcc"). */
+static uint64_t salt_piece(uint64_t h, const char *name, const char *value) {
+    uint64_t n = strlen(name), v = strlen(value);
+    h = course_fnv1a(h, &n, sizeof n);
+    h = course_fnv1a(h, name, n);
+    h = course_fnv1a(h, &v, sizeof v);
+    return course_fnv1a(h, value, v);
+}
+
 /* The base in --base-cache, named by a hash of the grader's tree (student
  * files by name only: each lab's copy gets them fresh), the target and the
  * build environment. Found complete, it is used as it is; else it is built
@@ -1705,22 +1725,25 @@ static int prepare_cached_base(void) {
     static char paths[GRADE_MAX_LABS * 16][256];
     static const char *ptrs[GRADE_MAX_LABS * 16];
     int np = student_paths(paths, ptrs, GRADE_MAX_LABS * 16);
-    char salt[4096];
+    /* What the build depends on besides the tree, hashed piece by piece with
+     * each piece's length: none is cut however long (a CUDA_HOME or a PATH
+     * folder of 4000 bytes), so two environments cannot share an entry. */
+    uint64_t env_hash = COURSE_FNV1A_OFFSET;
     /* CUDA_ARCH as the build sees it (cuda_arch), not as the environment has it. */
+    env_hash = salt_piece(env_hash, "CUDA_ARCH", cuda_arch(NULL));
     const char *vars[] = {"CC", "CXX", "NVCC", "CUDA_HOME"};
-    snprintf(salt, sizeof salt, "target=%s CUDA_ARCH=%s", O.target, cuda_arch(NULL));
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
-        snprintf(salt + strlen(salt), sizeof salt - strlen(salt), " %s=%s", vars[i],
-                 getenv(vars[i]) ? getenv(vars[i]) : "");
+        env_hash = salt_piece(env_hash, vars[i], getenv(vars[i]) ? getenv(vars[i]) : "");
     /* The programs the build finds on PATH, rather than PATH itself: the
      * same compilers reached through a different PATH (Gradescope's setup.sh
      * and run_autograder need not share one) are the same build. */
     const char *tools[] = {"make", "gcc", "g++", "ar", "nvcc", "mpicc"};
     for (size_t i = 0; i < sizeof tools / sizeof *tools; i++) {
         char where[PATH_MAX];
-        if (find_program(tools[i], where, sizeof where) != 0) snprintf(where, sizeof where, "-");
-        snprintf(salt + strlen(salt), sizeof salt - strlen(salt), " %s=%s", tools[i], where);
+        env_hash = salt_piece(env_hash, tools[i], find_program(tools[i], where, sizeof where) == 0 ? where : "-");
     }
+    char salt[64];
+    snprintf(salt, sizeof salt, "target=%.8s env=%016llx", O.target, (unsigned long long)env_hash);
     int err = 0;
     unsigned long long key = tree_hash(O.root, base_skip, ptrs, np, salt, &err);
     if (err) {

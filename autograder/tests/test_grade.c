@@ -4300,6 +4300,61 @@ static void test_workdir_fails(void **state) {
     tree_remove(d);
 }
 
+/* The --base-cache key's environment is hashed whole, however long: a
+ * CUDA_HOME of 4100 bytes that differs only at its end is another entry (it
+ * was cut at 4096 bytes of the key's text, and the two shared one). And a
+ * PATH folder so long that a program's path in it does not fit 4096 bytes
+ * is passed over, as execvp passes it: it was cut, and a file named by the
+ * cut path ("gc" for "gcc") was taken for the compiler, making another key
+ * for the same build. On a fake course, whose libraries build at once. */
+static void test_base_cache_long_env(void **state) {
+    (void)state;
+    static char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], cache[PATH_MAX + 8], log[PATH_MAX + 16],
+        home[8192], cmd[3 * 8192], deep[8192];
+    snprintf(d, sizeof d, "%s/cache-long-env", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    snprintf(cache, sizeof cache, "%s/cache", d);
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    tree_remove(d);
+    fake_emu_course(root, mark, "true", "true");
+    memset(home, 'h', 4100);
+    home[0] = '/';
+    home[4100] = '\0';
+    const char *ends[] = {"A", "A", "B"}; /* built, reused, built: B is another environment */
+    const char *want[] = {"building the course libraries", "course libraries for emu: reused from",
+                          "building the course libraries"};
+    for (int k = 0; k < 3; k++) {
+        snprintf(cmd, sizeof cmd, "CUDA_HOME='%s%s' '%s' --root '%s' --prepare --target emu --base-cache '%s' > '%s' 2>&1",
+                 home, ends[k], GRADE_BIN, root, cache, log);
+        if (sh("%s", cmd) != 0) fail_msg("grade --prepare with a CUDA_HOME of 4101 bytes failed (%s)", log);
+        if (!file_has(log, want[k]))
+            fail_msg("run %d, CUDA_HOME of 4100 bytes then '%s': no '%s' (%s):\n%s", k + 1, ends[k], want[k], log,
+                     file_text(log));
+    }
+    /* A PATH folder of 4092 bytes holding "gc": "<it>/gcc" does not fit, "<it>/gc" does. */
+    char top[PATH_MAX + 8];
+    snprintf(top, sizeof top, "%s/p", d);
+    long_dir(deep, sizeof deep, top, 4092, 'p');
+    int dfd = open(deep, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int f = dfd >= 0 ? openat(dfd, "gc", O_WRONLY | O_CREAT | O_CLOEXEC, 0755) : -1;
+    if (f < 0) fail_msg("could not make gc in %.80s...", deep);
+    close(f);
+    close(dfd);
+    for (int k = 0; k < 2; k++) {
+        snprintf(cmd, sizeof cmd, "%s'%s' --root '%s' --prepare --target emu --base-cache '%s' > '%s' 2>&1",
+                 k ? "PATH=\"$LONG:$PATH\" " : "", GRADE_BIN, root, cache, log);
+        setenv("LONG", deep, 1);
+        int rc = sh("%s", cmd);
+        unsetenv("LONG");
+        if (rc != 0 && k == 0) fail_msg("grade --prepare failed (%s)", log);
+        if (k == 1 && !file_has(log, "course libraries for emu: reused from"))
+            fail_msg("a PATH with a folder of 4092 bytes first did not find the same programs, and reused no entry "
+                     "(%s):\n%s", log, file_text(log));
+    }
+    tree_remove(d);
+}
+
 /* On --target cuda, a lab whose every check skipped itself for want of a
  * device is no grade: the grader says that no GPU was visible and what to do,
  * and exits 1, instead of a quiet 0 of 5 with status 0. A batch marks such a
@@ -5055,6 +5110,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_handover_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_takeback_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fails);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_long_env);
     for (size_t i = 0; i < sizeof stop_cases / sizeof *stop_cases; i++)
         tests[nt++] = (struct CMUnitTest){stop_cases[i].name, test_stop, NULL, NULL, (void *)&stop_cases[i]};
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_solution_and_starter);

@@ -396,23 +396,27 @@ static int gpu_in_sight(void) {
 static int find_program(const char *name, char *out, size_t n);
 
 /* What the Makefile calls HAVE_CUDA: nvcc (on PATH, else in CUDA_HOME or
- * /usr/local/cuda) and the toolkit's headers beside it. */
+ * /usr/local/cuda) and the toolkit's headers beside it. A CUDA_HOME too long
+ * for its paths to fit is said on stderr and is no toolkit: cut, the files
+ * looked for would be others. */
 static int have_cuda_toolkit(void) {
-    char nvcc[PATH_MAX], home[PATH_MAX], hdr[PATH_MAX + 40];
+    char nvcc[PATH_MAX], hdr[PATH_MAX];
     const char *env = getenv("CUDA_HOME");
-    snprintf(home, sizeof home, "%s", env && *env ? env : "/usr/local/cuda");
-    snprintf(hdr, sizeof hdr, "%s/include/cuda_runtime_api.h", home);
+    const char *home = env && *env ? env : "/usr/local/cuda";
+    const char *fix = "give CUDA_HOME a shorter path";
+    int home_fits = path_fits(hdr, sizeof hdr, "look for the CUDA toolkit's headers at", fix,
+                              "%s/include/cuda_runtime_api.h", home) == 0;
     if (find_program("nvcc", nvcc, sizeof nvcc) == 0) {
-        if (access(hdr, R_OK) == 0) return 1;
+        if (home_fits && access(hdr, R_OK) == 0) return 1;
         char *slash = strrchr(nvcc, '/'); /* <home>/bin/nvcc */
         if (slash) *slash = 0;
         slash = strrchr(nvcc, '/');
         if (slash) *slash = 0;
-        snprintf(hdr, sizeof hdr, "%s/include/cuda_runtime_api.h", nvcc);
-        return access(hdr, R_OK) == 0;
+        return path_fits(hdr, sizeof hdr, "look for the CUDA toolkit's headers at", "move the toolkit to a shorter "
+                         "path", "%s/include/cuda_runtime_api.h", nvcc) == 0 && access(hdr, R_OK) == 0;
     }
-    snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", home);
-    return access(nvcc, X_OK) == 0 && access(hdr, R_OK) == 0;
+    return home_fits && path_fits(nvcc, sizeof nvcc, "look for nvcc at", fix, "%s/bin/nvcc", home) == 0 &&
+           access(nvcc, X_OK) == 0 && access(hdr, R_OK) == 0;
 }
 
 /* Replace every occurrence of `from` in s (in place) by `to` (not longer). */

@@ -4355,6 +4355,28 @@ static void test_base_cache_long_env(void **state) {
     tree_remove(d);
 }
 
+/* --gpu-build with a CUDA_HOME too long for its toolkit's paths says so,
+ * and what to do, instead of looking for the headers at a cut path (that
+ * could be another file). A --src that is not there ends the run before
+ * any build, whether or not nvcc is on PATH here. */
+static void test_gpu_build_long_cuda_home(void **state) {
+    (void)state;
+    static char home[4200], log[PATH_MAX + 16], args[PATH_MAX * 2];
+    memset(home, 'c', 4100);
+    home[0] = '/';
+    home[4100] = '\0';
+    snprintf(log, sizeof log, "%s/long-cuda-home.log", tmp);
+    snprintf(args, sizeof args, "--src '%s/no-such-folder' --lab 00 --gpu-build", tmp);
+    setenv("CUDA_HOME", home, 1);
+    int rc = grade_args(args, log);
+    unsetenv("CUDA_HOME");
+    const char *out = file_text(log);
+    if (rc != 2 || !strstr(out, "grade: cannot look for the CUDA toolkit's headers at /ccc") ||
+        !strstr(out, "give CUDA_HOME a shorter path"))
+        fail_msg("--gpu-build with a CUDA_HOME of 4100 bytes (and no --src): exit status %d, want 2 and a message "
+                 "that says the path is too long (%s):\n%s", rc, log, out);
+}
+
 /* On --target cuda, a lab whose every check skipped itself for want of a
  * device is no grade: the grader says that no GPU was visible and what to do,
  * and exits 1, instead of a quiet 0 of 5 with status 0. A batch marks such a
@@ -5111,6 +5133,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_takeback_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_long_env);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gpu_build_long_cuda_home);
     for (size_t i = 0; i < sizeof stop_cases / sizeof *stop_cases; i++)
         tests[nt++] = (struct CMUnitTest){stop_cases[i].name, test_stop, NULL, NULL, (void *)&stop_cases[i]};
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_mpi_solution_and_starter);

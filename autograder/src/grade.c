@@ -481,10 +481,15 @@ static char **child_env(const char *home, const char *const *extra) {
                                         "CUDA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "CPATH", "LIBRARY_PATH",
                                         NULL};
     extern char **environ;
-    int cap = 64, n = 0;
-    char **env = calloc((size_t)cap, sizeof *env);
+    /* Room for every variable of ours and every extra one: a fixed count
+     * dropped those past it without a word (a Slurm job has a hundred
+     * SLURM_* variables). */
+    size_t cap = 8, n = 0; /* PATH, HOME, TMPDIR, LANG and the NULL */
+    for (char **e = environ; *e; e++) cap++;
+    for (const char *const *x = extra; x && *x; x++) cap++;
+    char **env = calloc(cap, sizeof *env);
     if (!env) return NULL;
-    for (char **e = environ; *e && n < cap - 16; e++) {
+    for (char **e = environ; *e; e++) {
         /* SIMT_*: the emulator's settings; OMPI_MCA_*: a cluster's Open MPI settings;
          * SLURM_*: the allocation that srun, as --mpirun, starts ranks in. */
         int ok = !strncmp(*e, "SIMT_", 5) || !strncmp(*e, "OMPI_MCA_", 9) || !strncmp(*e, "SLURM_", 6);
@@ -501,7 +506,7 @@ static char **child_env(const char *home, const char *const *extra) {
     snprintf(buf, sizeof buf, "TMPDIR=%s", home);
     env[n++] = strdup(buf);
     if (!getenv("LANG")) env[n++] = strdup("LANG=C.UTF-8");
-    for (const char *const *x = extra; x && *x && n < cap - 1; x++) env[n++] = strdup(*x);
+    for (const char *const *x = extra; x && *x; x++) env[n++] = strdup(*x);
     env[n] = NULL;
     return env;
 }

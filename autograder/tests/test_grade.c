@@ -4355,6 +4355,33 @@ static void test_base_cache_long_env(void **state) {
     tree_remove(d);
 }
 
+/* Every variable of the allow-list reaches a child, however many: a fixed
+ * room of 64 dropped those past 48 without a word (a Slurm job has about a
+ * hundred SLURM_* variables, srun as --mpirun needs them). The base's build,
+ * a child like the tests, counts them. */
+static void test_child_env_all_kept(void **state) {
+    (void)state;
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], log[PATH_MAX + 16], hook[PATH_MAX + 64],
+        count[PATH_MAX + 16];
+    snprintf(d, sizeof d, "%s/child-env", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    snprintf(count, sizeof count, "%s/count", mark);
+    snprintf(hook, sizeof hook, "env | grep -c ^SLURM_TEST_ > \"%s\"", count);
+    fake_emu_course(root, mark, hook, "true");
+    static char vars[100 * 32];
+    vars[0] = '\0';
+    for (int k = 0; k < 100; k++) snprintf(vars + strlen(vars), sizeof vars - strlen(vars), "SLURM_TEST_%d=%d ", k, k);
+    if (sh("env %s '%s' --root '%s' --prepare --target emu --base-cache '%s/cache' > '%s' 2>&1", vars, GRADE_BIN, root,
+           d, log) != 0)
+        fail_msg("grade --prepare failed (%s)", log);
+    if (!file_has(count, "100\n"))
+        fail_msg("the build saw %s of the 100 SLURM_TEST_* variables of the grader's environment (%s)", file_text(count),
+                 log);
+    tree_remove(d);
+}
+
 /* --gpu-build with a CUDA_HOME too long for its toolkit's paths says so,
  * and what to do, instead of looking for the headers at a cut path (that
  * could be another file). A --src that is not there ends the run before
@@ -5133,6 +5160,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_takeback_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_long_env);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_child_env_all_kept);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gpu_build_long_cuda_home);
     for (size_t i = 0; i < sizeof stop_cases / sizeof *stop_cases; i++)
         tests[nt++] = (struct CMUnitTest){stop_cases[i].name, test_stop, NULL, NULL, (void *)&stop_cases[i]};

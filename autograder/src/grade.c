@@ -770,12 +770,16 @@ static int student_build(const char *dir, int on, char *msg, size_t mn) {
     return 0;
 }
 
-/* A private working folder for one child, owned by the --run-as user. 0, or
- * -1 with why in msg: the grader, not the submission, fell short. */
+/* A private working folder for one child, empty and owned by the --run-as
+ * user. 0, or -1 with why in msg: the grader, not the submission, fell short. */
 static int make_workdir(char *out, size_t n, const char *nn, int number, const char *what, char *msg, size_t mn) {
-    if (path_fits(out, n, "make the working folder", "set TMPDIR to a shorter path", "%s/run/%s-%s-%d", tmp_root, nn,
-                  what, number) != 0 ||
-        mkdirs(out, 0755) != 0) {
+    int fits = path_fits(out, n, "make the working folder", "set TMPDIR to a shorter path", "%s/run/%s-%s-%d",
+                         tmp_root, nn, what, number) == 0;
+    /* Empty: in a batch the same test of an earlier student ran here, and its
+     * code may have left anything (a file the next one's code reads, one in
+     * the place of its bench's JSON). */
+    if (fits) tree_remove(out);
+    if (!fits || mkdirs(out, 0755) != 0) {
         snprintf(msg, mn, "grader problem: could not make the test's working folder %s (%s); not run", out,
                  strerror(errno));
         return -1;

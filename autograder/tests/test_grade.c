@@ -4161,22 +4161,24 @@ static void fake_cuda_course(const char *root) {
 }
 
 /* A fake course on the emulator, in root: lab 00-fake with one numerics
- * test ("one", 2 points) whose check is a script that passes and leaves the
- * file ran in the folder mark; libs_hook and build_hook are shell lines the
- * Makefile runs after the base's build (as root) and after the check's
- * build (as --run-as's user, with it). */
-static void fake_emu_course(const char *root, const char *mark, const char *libs_hook, const char *build_hook) {
+ * test ("one", 2 points) whose check is a script that leaves the file ran in
+ * the folder mark, runs check_hook (which may set v=FAIL) and passes unless
+ * it did; libs_hook and build_hook are shell lines the Makefile runs after
+ * the base's build (as root) and after the check's build (as --run-as's
+ * user, with it). No hook may hold a single quote. */
+static void fake_emu_course(const char *root, const char *mark, const char *libs_hook, const char *build_hook,
+                            const char *check_hook) {
     if (sh("set -e; r='%s'; m='%s'; rm -rf \"$r\" \"$m\"; mkdir -p \"$r/autograder/rubrics\" \"$r/labs/00-fake\" \"$m\";"
            " chmod 1777 \"$m\";"
            " printf '%%s\\n' '{\"lab\": \"00-fake\", \"title\": \"fake\", \"timeout_s\": 30, \"tests\": ['"
            "  '{\"name\": \"one\", \"kind\": \"numerics\", \"check\": \"test_one\", \"points\": 2}]}'"
            "  > \"$r/autograder/rubrics/00.json\";"
            " echo starter > \"$r/labs/00-fake/fake.cu\"; echo harness > \"$r/labs/00-fake/check.c\";"
-           " printf '%%s\\n' '#!/bin/sh' 'read -r tok <&3 || true' \"touch '$m/ran'\""
-           "  'echo \"$tok PASS $GRADE_TEST\" >&4' > \"$r/check.sh\";"
+           " printf '%%s\\n' '#!/bin/sh' 'read -r tok <&3 || true' \"touch '$m/ran'\" 'v=PASS' '%s'"
+           "  'echo \"$tok $v $GRADE_TEST\" >&4' > \"$r/check.sh\";"
            " printf 'grade-libs-emu:\\n\\t@mkdir -p build\\n\\t%%s\\nbuild/emu/labs/00-fake/graded/check: labs/00-fake/fake.cu\\n"
            "\\tmkdir -p $(@D) && cp check.sh $@ && chmod +x $@\\n\\t%%s\\n' '%s' '%s' > \"$r/Makefile\"",
-           root, mark, libs_hook, build_hook) != 0)
+           root, mark, check_hook, libs_hook, build_hook) != 0)
         fail_msg("could not make the fake course in %s", root);
 }
 
@@ -4200,7 +4202,7 @@ static void test_run_as_handover_fails(void **state) {
     snprintf(mark, sizeof mark, "%s/mark", d);
     snprintf(ran, sizeof ran, "%s/ran", mark);
     snprintf(log, sizeof log, "%s/grade.log", d);
-    fake_emu_course(root, mark, "rm -rf \"$$HOME\"", "true");
+    fake_emu_course(root, mark, "rm -rf \"$$HOME\"", "true", "true");
     if (sh("mkdir -p '%s/sub' && echo mine > '%s/sub/fake.cu'", d, d) != 0) fail_msg("could not lay out %s", d);
     snprintf(what, sizeof what, "--src '%s/sub' --lab 00 --run-as nobody --json '%s/r.json'", d, d);
     int rc = fake_emu_grade(root, what, log);
@@ -4236,7 +4238,8 @@ static void test_run_as_takeback_fails(void **state) {
     snprintf(log, sizeof log, "%s/grade.log", d);
     fake_emu_course(root, mark, "true",
                     "mkdir -p build/deep && cd build/deep && for i in $$(seq 22); do n=$$(printf %0200d $$i); "
-                    "mkdir $$n && cd $$n; done && touch f");
+                    "mkdir $$n && cd $$n; done && touch f",
+                    "true");
     if (sh("mkdir -p '%s/sub' && echo mine > '%s/sub/fake.cu'", d, d) != 0) fail_msg("could not lay out %s", d);
     snprintf(what, sizeof what, "--src '%s/sub' --lab 00 --run-as nobody --json '%s/r.json'", d, d);
     int rc = fake_emu_grade(root, what, log);
@@ -4269,7 +4272,7 @@ static void test_workdir_fails(void **state) {
     snprintf(log, sizeof log, "%s/grade.log", d);
     /* A file where the run's working folders go, and where those of --parallel's first worker go. */
     fake_emu_course(root, mark, "touch \"$$HOME/../run\" && mkdir \"$$HOME/../student-0\" && touch \"$$HOME/../student-0/run\"",
-                    "true");
+                    "true", "true");
     if (sh("mkdir -p '%s/sub' '%s/batch/a' && echo mine > '%s/sub/fake.cu' && cp '%s/sub/fake.cu' '%s/batch/a/'", d, d,
            d, d, d) != 0)
         fail_msg("could not lay out %s", d);
@@ -4300,6 +4303,39 @@ static void test_workdir_fails(void **state) {
     tree_remove(d);
 }
 
+/* A batch of two students a and b of the fake course (each a copy of
+ * fake.cu), graded with the extra flags into DIR/grades.csv; fails the test
+ * unless the grader exits 0 and both get the test's 2 points. */
+static void fake_batch_both_pass(const char *d, const char *root, const char *extra, const char *why) {
+    char what[PATH_MAX * 3], log[PATH_MAX + 16], csv[PATH_MAX + 16];
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    snprintf(csv, sizeof csv, "%s/grades.csv", d);
+    if (sh("mkdir -p '%s/batch/a' '%s/batch/b' && echo mine > '%s/batch/a/fake.cu' && echo mine > '%s/batch/b/fake.cu'",
+           d, d, d, d) != 0)
+        fail_msg("could not lay out %s", d);
+    snprintf(what, sizeof what, "--batch '%s/batch' --csv '%s' --lab 00 %s", d, csv, extra);
+    int rc = fake_emu_grade(root, what, log);
+    if (rc != 0 || !file_has(csv, "\"a\",2.00,2.00,2.00,\"\"\n\"b\",2.00,2.00,2.00,\"\"\n"))
+        fail_msg("%s: exit status %d, want 0, and 2 points each (%s, %s):\n%s\n%s", why, rc, log, csv, file_text(csv),
+                 file_text(log));
+}
+
+/* Each test starts in an empty working folder (its HOME and TMPDIR): in a
+ * batch, student b's test got the folder student a's test of the same name
+ * had used, with what a's code left in it. Here a's check leaves a file
+ * that b's check fails on. */
+static void test_workdir_fresh(void **state) {
+    (void)state;
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8];
+    snprintf(d, sizeof d, "%s/workdir-fresh", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    tree_remove(d);
+    fake_emu_course(root, mark, "true", "true", "if [ -e \"$HOME/planted\" ]; then v=FAIL; fi; touch \"$HOME/planted\"");
+    fake_batch_both_pass(d, root, "", "student a's test left a file where student b's test runs");
+    tree_remove(d);
+}
+
 /* The --base-cache key's environment is hashed whole, however long: a
  * CUDA_HOME of 4100 bytes that differs only at its end is another entry (it
  * was cut at 4096 bytes of the key's text, and the two shared one). And a
@@ -4317,7 +4353,7 @@ static void test_base_cache_long_env(void **state) {
     snprintf(cache, sizeof cache, "%s/cache", d);
     snprintf(log, sizeof log, "%s/grade.log", d);
     tree_remove(d);
-    fake_emu_course(root, mark, "true", "true");
+    fake_emu_course(root, mark, "true", "true", "true");
     memset(home, 'h', 4100);
     home[0] = '/';
     home[4100] = '\0';
@@ -4369,7 +4405,7 @@ static void test_child_env_all_kept(void **state) {
     snprintf(log, sizeof log, "%s/grade.log", d);
     snprintf(count, sizeof count, "%s/count", mark);
     snprintf(hook, sizeof hook, "env | grep -c ^SLURM_TEST_ > \"%s\"", count);
-    fake_emu_course(root, mark, hook, "true");
+    fake_emu_course(root, mark, hook, "true", "true");
     static char vars[100 * 32];
     vars[0] = '\0';
     for (int k = 0; k < 100; k++) snprintf(vars + strlen(vars), sizeof vars - strlen(vars), "SLURM_TEST_%d=%d ", k, k);
@@ -5159,6 +5195,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_handover_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_takeback_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fails);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fresh);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_long_env);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_child_env_all_kept);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gpu_build_long_cuda_home);

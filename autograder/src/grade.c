@@ -743,31 +743,34 @@ static int student_files(const rubric_t *rb, char files[16][128]) {
 /* With --run-as, the lab's copy (and the builds' HOME) belongs to that user
  * while a build of student files runs in it (on), and to root again before
  * any student code runs (off): student code may read its build but not
- * change anything in it. 0, or -1 with why in msg (tree_chown said which
- * entry on stderr): handed over in part, the build would fail on files it
- * cannot write and blame the student; taken back in part, student code
- * could change its own build. Either way the lab is a grader error. */
+ * change anything in it. Only these two are taken back: nothing else of the
+ * run's folder was the user's during the build but the earlier tests'
+ * working folders, whose leftovers no build reads (and a test's code may
+ * leave there what no chown can take, a path past 4096 bytes). 0, or -1
+ * with why in msg (tree_chown said which entry on stderr): handed over in
+ * part, the build would fail on files it cannot write and blame the
+ * student; taken back in part, student code could change its own build.
+ * Either way the lab is a grader error. */
 static int student_build(const char *dir, int on, char *msg, size_t mn) {
     if (!O.run_as) return 0;
-    if (on) {
-        char home[PATH_MAX + 8];
-        snprintf(home, sizeof home, "%s/home", tmp_root); /* fits: run_make refuses a longer one first */
-        const char *what = tree_chown(dir, run_uid, run_gid) != 0    ? dir
-                           : tree_chown(home, run_uid, run_gid) != 0 ? home
-                                                                     : NULL;
-        if (!what) return 0;
+    char home[PATH_MAX + 8];
+    snprintf(home, sizeof home, "%s/home", tmp_root); /* fits: run_make refuses a longer one first */
+    uid_t uid = on ? run_uid : 0;
+    gid_t gid = on ? run_gid : 0;
+    /* Both, even when the first fails: what can be taken back is. */
+    int dir_failed = tree_chown(dir, uid, gid) != 0, e = errno;
+    int home_failed = tree_chown(home, uid, gid) != 0;
+    if (dir_failed) errno = e;
+    else if (!home_failed) return 0;
+    const char *what = dir_failed ? dir : home;
+    if (on)
         snprintf(msg, mn, "grader problem: could not hand %s to the --run-as user %s for the build (%s; the grader's "
                  "log names the entry); not graded", what, O.run_as, strerror(errno));
-        return -1;
-    }
-    if (tree_chown(tmp_root, 0, 0) != 0) {
+    else
         snprintf(msg, mn, "grader problem: could not take %s back from the --run-as user %s after the build (%s; the "
-                 "grader's log names the entry), so student code could change its build; not run", tmp_root,
-                 O.run_as, strerror(errno));
-        return -1;
-    }
-    chmod(tmp_root, 0755);
-    return 0;
+                 "grader's log names the entry), so student code could change its build; not run", what, O.run_as,
+                 strerror(errno));
+    return -1;
 }
 
 /* A private working folder for one child, empty and owned by the --run-as

@@ -4320,6 +4320,26 @@ static void fake_batch_both_pass(const char *d, const char *root, const char *ex
                  file_text(log));
 }
 
+/* With --run-as, what a test's code leaves in its own working folder (here
+ * a path past 4096 bytes, whose owner no chown can change) does not make the
+ * later builds a grader error: only the lab's copy and the builds' HOME,
+ * which the build was given, are taken back after it, not the whole run's
+ * folder with the earlier tests' working folders in it. Student a's test
+ * turned student b's lab into a grader error. */
+static void test_run_as_test_leftovers(void **state) {
+    (void)state;
+    if (getuid() != 0 || !getpwnam("nobody")) skip();
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8];
+    snprintf(d, sizeof d, "%s/leftovers", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    tree_remove(d);
+    fake_emu_course(root, mark, "true", "true",
+                    "cd \"$HOME\" && for i in $(seq 22); do n=$(printf %0200d $i); mkdir $n && cd $n; done");
+    fake_batch_both_pass(d, root, "--run-as nobody", "a test that left a path past 4096 bytes in its working folder");
+    tree_remove(d);
+}
+
 /* Each test starts in an empty working folder (its HOME and TMPDIR): in a
  * batch, student b's test got the folder student a's test of the same name
  * had used, with what a's code left in it. Here a's check leaves a file
@@ -5195,6 +5215,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_handover_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_takeback_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fails);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_test_leftovers);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fresh);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_long_env);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_child_env_all_kept);

@@ -754,7 +754,7 @@ static int student_files(const rubric_t *rb, char files[16][128]) {
 static int student_build(const char *dir, int on, char *msg, size_t mn) {
     if (!O.run_as) return 0;
     char home[PATH_MAX + 8];
-    snprintf(home, sizeof home, "%s/home", tmp_root); /* fits: run_make refuses a longer one first */
+    snprintf(home, sizeof home, "%s/home", tmp_root); /* fits: tmp_root is shorter than PATH_MAX */
     uid_t uid = on ? run_uid : 0;
     gid_t gid = on ? run_gid : 0;
     /* Both, even when the first fails: what can be taken back is. */

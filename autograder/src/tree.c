@@ -125,11 +125,12 @@ int path_fits(char *out, size_t n, const char *what, const char *fix, const char
 
 /* Why an entry of a copy failed, on stderr: the copy is then incomplete and
  * the caller fails (a build in a tree that silently lacks a file is graded
- * on a tree other than the grader's). Keeps errno. */
-static void copy_failed(const char *what, const char *path, const char *why) {
+ * on a tree other than the grader's). to: where it went, for a file; why:
+ * NULL for errno's text. Keeps errno. */
+static void copy_failed(const char *what, const char *path, const char *to, const char *why) {
     int e = errno;
-    fprintf(stderr, "grade: cannot copy %s%s%s: %s; the copy is incomplete\n", what, what[0] ? " " : "", path,
-            why ? why : strerror(e));
+    fprintf(stderr, "grade: cannot copy %s%s%s%s%s: %s; the copy is incomplete\n", what, what[0] ? " " : "", path,
+            to ? " to " : "", to ? to : "", why ? why : strerror(e));
     errno = e;
 }
 
@@ -156,18 +157,18 @@ static const char *special_kind(mode_t m) {
 static int copy_dir(const char *src, const char *dst, const char *const *skip, int depth) {
     DIR *d = opendir(src);
     if (!d) {
-        if (depth == 0 || errno != ENOENT) copy_failed("the folder", src, NULL); /* a subfolder's caller decides */
+        if (depth == 0 || errno != ENOENT) copy_failed("the folder", src, NULL, NULL); /* a subfolder's caller decides */
         return -1;
     }
     struct stat dst_st;
     if (lstat(src, &dst_st) != 0) {
-        if (depth == 0 || errno != ENOENT) copy_failed("the folder", src, NULL);
+        if (depth == 0 || errno != ENOENT) copy_failed("the folder", src, NULL, NULL);
         closedir(d);
         return -1;
     }
     if (mkdirs(dst, 0755) != 0) {
         if (errno == ENAMETOOLONG && strlen(dst) >= 4096) path_too_long("copy into", dst, 4096, NULL); /* mkdirs' limit */
-        else copy_failed("into", dst, NULL);
+        else copy_failed("into", dst, NULL, NULL);
         closedir(d);
         return -1;
     }
@@ -176,7 +177,7 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip, i
         errno = 0;
         struct dirent *e = readdir(d);
         if (!e) {
-            if (errno) copy_failed("the folder", src, NULL), rc = -1, err = err ? err : errno;
+            if (errno) copy_failed("the folder", src, NULL, NULL), rc = -1, err = err ? err : errno;
             break;
         }
         if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
@@ -191,7 +192,7 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip, i
         int failed = 0;
         if (lstat(a, &st) != 0) {
             if (errno == ENOENT) continue; /* removed since the folder was listed */
-            copy_failed("", a, NULL);
+            copy_failed("", a, NULL, NULL);
             failed = 1;
         } else if (S_ISDIR(st.st_mode)) {
             if (copy_dir(a, b, NULL, depth + 1) != 0) {
@@ -200,15 +201,13 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip, i
                     break;
                 }
                 if (errno == ENOENT && gone(a)) continue;
-                if (errno == ENOENT) copy_failed("the folder", a, NULL); /* not said below: it is there */
+                if (errno == ENOENT) copy_failed("the folder", a, NULL, NULL); /* not said below: it is there */
                 failed = 1;
             }
         } else if (S_ISREG(st.st_mode)) {
             if (copy_file_stat(a, b, &st) != 0) {
                 if (errno == ENOENT && gone(a)) { unlink(b); continue; }
-                char both[2 * sizeof a + 8];
-                snprintf(both, sizeof both, "%s to %s", a, b);
-                copy_failed("", both, NULL);
+                copy_failed("", a, b, NULL);
                 failed = 1;
             }
         } else if (S_ISLNK(st.st_mode)) {
@@ -224,14 +223,14 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip, i
                 break;
             }
             if (n < 0 && errno == ENOENT) continue; /* removed since the folder was listed */
-            if (n < 0) copy_failed("the link", a, NULL), failed = 1;
+            if (n < 0) copy_failed("the link", a, NULL, NULL), failed = 1;
             else if (n == 0) { /* Linux makes none, but another file system may hand one back */
                 errno = EINVAL;
-                copy_failed("the link", a, "its target is empty, and no link can be made with one");
+                copy_failed("the link", a, NULL, "its target is empty, and no link can be made with one");
                 failed = 1;
             } else {
                 target[n] = '\0';
-                if (symlink(target, b) != 0) copy_failed("the link", a, NULL), failed = 1;
+                if (symlink(target, b) != 0) copy_failed("the link", a, NULL, NULL), failed = 1;
             }
         } else {
             fprintf(stderr, "grade: warning: left %s out of the copy: it is %s, and only files, folders and links are "
@@ -449,7 +448,8 @@ static int chown_tree(const char *path, uid_t uid, gid_t gid, int depth) {
             rc = -1, err = ENAMETOOLONG; /* stderr said where; the other entries here are about as long */
             break;
         }
-        if (chown_tree(p, uid, gid, depth + 1) != 0) rc = -1, err = err ? err : errno; /* the entries beside it still change owner */
+        if (chown_tree(p, uid, gid, depth + 1) != 0) /* the entries beside it still change owner */
+            rc = -1, err = err ? err : errno;
     }
     closedir(d);
     errno = err;

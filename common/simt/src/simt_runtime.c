@@ -173,7 +173,8 @@ typedef struct fiber {
     const char *mfile;   /* ST_MBAR: where the wait is, when known */
     int mline;
     uintptr_t wsite;     /* ST_BARRIER, ST_WARP, ST_GROUP: the kernel's call (its return address), for reports */
-    const char *wfile;   /* ST_WARP: the call's file and line when its caller passed them (wmma), else NULL */
+    const char *wfile;   /* ST_WARP, ST_BARRIER: the call's file and line when its caller passed them (wmma,
+                          * __syncthreads), else NULL */
     int wline;
     int cp_count, cp_groups;
     cp_op cp[CP_MAX];
@@ -580,7 +581,8 @@ int simt_syncthreads_at(int pred, int op, const char *file, int line)
     unsigned int gen = w->bar_gen;
     self->state = ST_BARRIER;
     self->wsite = (uintptr_t)__builtin_return_address(0);
-    self->wfile = NULL;
+    self->wfile = file; /* the barrier's own line, as its mismatch message names it */
+    self->wline = line;
     TSAN_RELEASE(&w->tsan_bar[gen & 1]);
     if (++w->bar_count == w->live) barrier_release(w);
     schedule_next(self, 0);

@@ -304,7 +304,14 @@ static uint64_t hash_dir(const char *root, const char *rel, const char *const *s
             *err = *too_long = 1;
         }
         struct stat st;
-        if (!skipped && !cut && lstat(path, &st) == 0) {
+        int listed = !skipped && !cut;
+        /* An entry that cannot be looked at is an error, as it is for the
+         * copy; one removed since the folder was listed is no longer there. */
+        if (listed && lstat(path, &st) != 0) {
+            if (errno != ENOENT) *err = 1;
+            listed = 0;
+        }
+        if (listed) {
             h = course_fnv1a(h, r, strlen(r) + 1);
             char kind = S_ISDIR(st.st_mode) ? 'd' : S_ISREG(st.st_mode) ? 'f' : S_ISLNK(st.st_mode) ? 'l' : '?';
             h = course_fnv1a(h, &kind, 1);
@@ -317,6 +324,7 @@ static uint64_t hash_dir(const char *root, const char *rel, const char *const *s
                     path_too_long("hash the link target of", path, sizeof target, NULL);
                     *err = *too_long = 1;
                 } else if (n > 0) h = course_fnv1a(h, target, (size_t)n);
+                else if (n == 0 || errno != ENOENT) *err = 1; /* a link whose target cannot be read */
             } else if (S_ISREG(st.st_mode) && !in_list(r, names_only, n_names_only)) {
                 unsigned mode = st.st_mode & 0777;
                 h = course_fnv1a(h, &mode, sizeof mode);

@@ -3145,6 +3145,18 @@ static const char *hash_unreadable(const char *d) {
     return err ? NULL : "a file it could not read did not set *err";
 }
 
+/* A folder that can be listed but not searched: its entries' names are
+ * there and their lstat fails, as the copy fails on them. */
+static const char *hash_unsearchable(const char *d) {
+    if (sh("set -e; cd '%s'; mkdir u; mkdir u/in; echo a > u/in/a; chmod 644 u/in", d) != 0) return "no tree";
+    char t[PATH_MAX + 8];
+    snprintf(t, sizeof t, "%s/u", d);
+    int err = 0;
+    tree_hash(t, NULL, NULL, 0, "emu", &err);
+    sh("chmod 755 '%s/in'", t);
+    return err ? NULL : "an entry it could not lstat did not set *err";
+}
+
 /* What the hash names, beyond test_tree_hash: a link's target, a file's
  * place in the tree (the same name moved into a folder), a names-only path
  * matched whole (not as a prefix of a longer one), where a name ends (not
@@ -3187,6 +3199,7 @@ static void test_tree_hash_more(void **state) {
     assert_int_equal(err, 0);
     nobody_folder(d);
     as_plain_user(hash_unreadable, d);
+    as_plain_user(hash_unsearchable, d);
     tree_remove(d);
 }
 

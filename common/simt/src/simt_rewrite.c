@@ -1543,6 +1543,19 @@ static int rewrite(buf *out)
     put_line_directive(out, 1);
     size_t i = 0, next_insert = 0;
     char *bound = NULL; /* a __launch_bounds__ waiting for its kernel's body */
+    /* A #define's __launch_bounds__ waits only within the #define: a
+     * kernel defined whole in the macro gets its check there, but one
+     * that only names the bound (#define LB __launch_bounds__(256), or
+     * LB(n), or KERNEL __global__ void __launch_bounds__(128)) writes it
+     * where the macro is used, which this scan does not follow. Its check
+     * would land in whatever body came next, a struct's or a host
+     * function's, with the wrong bound or a name (n) not in scope. So that
+     * bound is dropped at the #define's end, and the kernels that use the
+     * macro are compiled as cuda_runtime.h defines __launch_bounds__, with
+     * no check: a launch past such a bound runs here and fails on a GPU.
+     * The bound waiting in the code while a #define is scanned is kept
+     * aside meanwhile: neither a '{' nor a ';' of the #define is its. */
+    char *code_bound = NULL;
     /* The #define being scanned as code ends at define_end; the scopes it
      * found open at its start are the code's, which it cannot close, and
      * the braces it leaves open close at its end. A macro's braces then
@@ -1557,6 +1570,9 @@ static int rewrite(buf *out)
         if (define_end && i >= define_end) {
             if (st.nscopes > define_floor) st.nscopes = define_floor;
             define_end = 0;
+            free(bound);
+            bound = code_bound;
+            code_bound = NULL;
         }
         while (next_insert < st.ninserts && st.inserts[next_insert].pos <= i)
             puts_(out, st.inserts[next_insert++].text);
@@ -1580,6 +1596,8 @@ static int rewrite(buf *out)
             }
             define_end = e;
             define_floor = st.nscopes;
+            code_bound = bound;
+            bound = NULL;
         }
         if (c == '<' && strncmp(src + i, "<<<", 3) == 0) {
             i = rewrite_launch(out, i);
@@ -1630,6 +1648,8 @@ static int rewrite(buf *out)
         }
     }
     while (next_insert < st.ninserts) puts_(out, st.inserts[next_insert++].text);
+    free(bound);
+    free(code_bound);
     return 0;
 }
 

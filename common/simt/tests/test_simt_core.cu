@@ -1633,6 +1633,37 @@ static void test_launch_bounds(void **state)
     cudaFree(p);
 }
 
+/* Launch bounds from a macro, as students write them. The emulator does not
+ * follow a macro to the kernel that uses it, so these bounds go unchecked
+ * (a launch past one runs here); what matters is that such kernels build
+ * and run, and that no check lands in the struct or the function after the
+ * macros, as one did. */
+#define BOUND_BY_MACRO __launch_bounds__(64)
+#define BOUND_OF(n) __launch_bounds__(n)
+#define BOUNDED_KERNEL __global__ void __launch_bounds__(32)
+struct after_bound_macros {
+    int unused;
+};
+__global__ void BOUND_BY_MACRO bounded_by_macro(int *p) { atomicAdd(p, 1); }
+__global__ void BOUND_OF(64) bounded_by_param(int *p) { atomicAdd(p, 2); }
+BOUNDED_KERNEL bounded_kernel_macro(int *p) { atomicAdd(p, 4); }
+
+static void test_launch_bounds_from_macros(void **state)
+{
+    (void)state;
+    int *p;
+    cudaMallocManaged(&p, sizeof(int));
+    *p = 0;
+    bounded_by_macro<<<2, 64>>>(p);
+    bounded_by_param<<<1, 64>>>(p);
+    bounded_kernel_macro<<<1, 32>>>(p);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(*p, 128 + 128 + 128);
+    assert_int_equal(sizeof(after_bound_macros), sizeof(int));
+    cudaFree(p);
+}
+
 /* --- indices past an array's end ------------------------------------------------------ */
 
 /* A static shared tile and a register array indexed off their ends when
@@ -1839,6 +1870,7 @@ int main(void)
         cmocka_unit_test_teardown(test_shared_memory_limits, no_fault_left),
         cmocka_unit_test_teardown(test_shared_memory_limit_edges, no_fault_left),
         cmocka_unit_test_teardown(test_launch_bounds, no_fault_left),
+        cmocka_unit_test_teardown(test_launch_bounds_from_macros, no_fault_left),
         cmocka_unit_test_teardown(test_uninitialised_locals_are_a_pattern, no_fault_left),
         cmocka_unit_test_teardown(test_runtime_api, no_fault_left),
         cmocka_unit_test_teardown(test_rewriter_forms, no_fault_left),

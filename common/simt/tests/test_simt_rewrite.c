@@ -1613,6 +1613,49 @@ static void test_directive_braces_left_out(void **state)
     }
 }
 
+/* A __launch_bounds__ written in a #define that defines no kernel (the
+ * bound alone, with a parameter, or with __global__ void before it) is
+ * used where the macro is, which the rewrite does not follow: no check is
+ * added for it anywhere. Before, its check waited for the next '{' and went
+ * into the struct's body, a compile error. A bound in the code waits past a
+ * #define in between for the kernel's own body, not the #define's brace. */
+static void test_launch_bounds_in_macros(void **state)
+{
+    (void)state;
+    static const char text[] = "#define LB __launch_bounds__(256)\n"
+                               "#define LB_N(n) __launch_bounds__(n)\n"
+                               "#define KERNEL __global__ void __launch_bounds__(128)\n"
+                               "struct pair { int a, b; };\n"
+                               "__global__ void LB k1(int *p) { p[0] = 1; }\n"
+                               "KERNEL k2(int *p) { p[0] = 2; }\n"
+                               "__global__ void LB_N(64) k3(int *p) { p[0] = 3; }\n"
+                               "int twice(int x) { return 2 * x; }\n"
+                               "__global__ void __launch_bounds__(32) k4(int *p)\n"
+                               "#define OPEN {\n"
+                               "{ p[0] = 4; }\n";
+    rewrite("lb_macros", text);
+    expect_accepted();
+    expect_text("lb_macros", "#line 1 \"@F\"\n"
+                             "#define LB __launch_bounds__(256)\n"
+                             "#define LB_N(n) __launch_bounds__(n)\n"
+                             "#define KERNEL __global__ void __launch_bounds__(128)\n"
+                             "struct pair { int a, b; };\n"
+                             "__global__ void LB k1(int *p) { p[0] = 1; }\n"
+                             "KERNEL k2(int *p) { p[0] = 2; }\n"
+                             "__global__ void LB_N(64) k3(int *p) { p[0] = 3; }\n"
+                             "SIMT_HOST_CODE_BEGIN\n"
+                             "#line 8 \"@F\"\n"
+                             "int twice(int x) { return 2 * x; } SIMT_HOST_CODE_END\n"
+                             "__global__ void __launch_bounds__(32) k4(int *p)\n"
+                             "#define OPEN {\n"
+                             "{ simt_check_launch_bounds((unsigned long long)(32), __FILE__, __LINE__); p[0] = 4; }\n");
+    compile_as_lab("lb_macros", text);
+    if (status != 0) {
+        print_error("kernels with launch bounds from macros must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1674,6 +1717,7 @@ int main(void)
         cmocka_unit_test(test_only_real_directives_are_conditionals),
         cmocka_unit_test(test_shared_declaration_comments),
         cmocka_unit_test(test_directive_braces_left_out),
+        cmocka_unit_test(test_launch_bounds_in_macros),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -225,8 +225,11 @@ static size_t skip_lexeme(size_t i)
         return j - i;
     }
     if (src[i] == '/' && i + 1 < len && src[i + 1] == '*') {
-        const char *e = strstr(src + i + 2, "*/");
-        return e ? (size_t)(e + 2 - (src + i)) : len - i;
+        /* Up to len, not a NUL: g++ ignores a NUL byte in a comment (with
+         * a warning) and ends the comment at its "*" "/". */
+        for (size_t j = i + 2; j + 1 < len; j++)
+            if (src[j] == '*' && src[j + 1] == '/') return j + 2 - i;
+        return len - i;
     }
     if (src[i] == '"' || src[i] == '\'') {
         /* A digit separator (1'000) is not a character literal. */
@@ -353,6 +356,9 @@ static char brace_kind(const buf *out)
     size_t n = e - b < 255 ? e - b : 255;
     memcpy(tmp, out->s + b, n);
     tmp[n] = 0;
+    /* A NUL byte copied from a comment would end the searches below early. */
+    for (size_t k = 0; k < n; k++)
+        if (!tmp[k]) tmp[k] = ' ';
     if (strstr(tmp, "namespace") || strstr(tmp, "extern \"C\"") || strstr(tmp, "extern \"C++\"")) return 'n';
     if (strstr(tmp, "struct") || strstr(tmp, "class") || strstr(tmp, "union") || strstr(tmp, "enum")) return 's';
     if (e > 0 && (out->s[e - 1] == '=' || out->s[e - 1] == ',' || out->s[e - 1] == '(')) return 'i';
@@ -453,7 +459,9 @@ static char *one_line(size_t b, size_t e)
             k += l;
             continue;
         }
-        for (size_t m = l ? l : 1; m > 0 && k < e; m--, k++) t[n++] = src[k] == '\n' || src[k] == '\\' ? ' ' : src[k];
+        /* A NUL byte too, which g++ ignores: the text is a C string. */
+        for (size_t m = l ? l : 1; m > 0 && k < e; m--, k++)
+            t[n++] = src[k] == '\n' || src[k] == '\\' || !src[k] ? ' ' : src[k];
     }
     t[n] = 0;
     return t;
@@ -640,7 +648,8 @@ static size_t rewrite_static_shared(buf *out, size_t i)
         if (depth || brackets) continue;
         /* __shared__ float sum = 0: nvcc refuses it (shared memory is not
          * set at launch); here it would be set once per OS thread. */
-        if (src[k] == '=' && src[k + 1] != '=' && !strchr("=<>!", src[k - 1]))
+        /* (strchr would find a NUL byte, the string's own end, too) */
+        if (src[k] == '=' && src[k + 1] != '=' && !(src[k - 1] && strchr("=<>!", src[k - 1])))
             fail(k, "initializer not allowed for __shared__ variable (nvcc refuses it: shared memory starts "
                     "undefined in each block; set it from one thread, then __syncthreads())");
         if (src[k] == ',' || src[k] == '{') return 0;
@@ -832,7 +841,7 @@ static void tokenize(void)
     size_t i = 0;
     while (i < len) {
         char c = src[i];
-        if (isspace((unsigned char)c)) {
+        if (isspace((unsigned char)c) || !c) { /* g++ ignores a NUL byte (with a warning) */
             i++;
             continue;
         }

@@ -42,15 +42,15 @@ static char dir[] = "/tmp/simt-rewrite-XXXXXX";
 static int status;
 static char out[1 << 14];
 
-/* Write text to dir/name.cu and run cmd (a format naming the .cu, then dir
- * and name) on it, output into out. */
-static void run_on(const char *name, const char *text, const char *fmt)
+/* Write the len bytes of text (NUL bytes too) to dir/name.cu and run cmd (a
+ * format naming the .cu, then dir and name) on it, output into out. */
+static void run_on_bytes(const char *name, const char *text, size_t len, const char *fmt)
 {
     char path[512], cmd[2048];
     snprintf(path, sizeof path, "%s/%s.cu", dir, name);
-    FILE *f = fopen(path, "w");
+    FILE *f = fopen(path, "wb");
     assert_non_null(f);
-    fputs(text, f);
+    assert_int_equal(fwrite(text, 1, len, f), len);
     fclose(f);
     snprintf(cmd, sizeof cmd, fmt, path, dir, name);
     FILE *p = popen(cmd, "r");
@@ -59,6 +59,11 @@ static void run_on(const char *name, const char *text, const char *fmt)
     out[n] = 0;
     int st = pclose(p);
     status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void run_on(const char *name, const char *text, const char *fmt)
+{
+    run_on_bytes(name, text, strlen(text), fmt);
 }
 
 /* simt-rewrite on the text, its messages into out, its C++ in dir/name.cpp. */
@@ -1656,6 +1661,73 @@ static void test_launch_bounds_in_macros(void **state)
     }
 }
 
+/* A NUL byte in a comment: g++ ignores it, and the comment ends at its
+ * star-slash. Before, the search for that end stopped at the NUL, so the
+ * comment ran to the end of the file and nothing after it was rewritten
+ * (the launch reached g++ as <<<...>>>); and a NUL in the text before a
+ * brace hid the "namespace" that makes it no function body, so a kernel in
+ * the namespace lost its launch-bounds check. */
+static void test_nul_byte_in_comment(void **state)
+{
+    (void)state;
+    static const char text[] = "/* a \0 b */\n"
+                               "__global__ void __launch_bounds__(32) k(int *p)\n"
+                               "{\n"
+                               "    __shared__ int s[4];\n"
+                               "    s[threadIdx.x] = 1; /* \0 */ p[0] = s[0];\n"
+                               "}\n"
+                               "/*\0*/ namespace n { __global__ void __launch_bounds__(16) k2(int *p) { p[0] = 2; } }\n"
+                               "void run(int *p) { k<<<1, 32>>>(p); }\n";
+    static const char want[] = "/* a \0 b */\n"
+                               "__global__ void __launch_bounds__(32) k(int *p)\n"
+                               "{ simt_check_launch_bounds((unsigned long long)(32), __FILE__, __LINE__);\n"
+                               "    __shared__ int s[4]; simt_shared_first_use(&s, sizeof(s), \"s\", __FILE__, __LINE__);\n"
+                               "    s[threadIdx.x] = 1; /* \0 */ p[0] = s[0];\n"
+                               "}\n"
+                               "/*\0*/ namespace n { __global__ void __launch_bounds__(16) k2(int *p) { "
+                               "simt_check_launch_bounds((unsigned long long)(16), __FILE__, __LINE__); p[0] = 2; } }\n"
+                               "SIMT_HOST_CODE_BEGIN\n";
+    static const char tail[] = "void run(int *p) { ::simt::launch(::simt::LaunchConfig(1, 32), k)(p); } "
+                               "SIMT_HOST_CODE_END\n";
+    run_on_bytes("nul_comment", text, sizeof text - 1, "'" SIMT_REWRITE "' '%s' '%s/%s.cpp' 2>&1");
+    expect_accepted();
+    static char got[1 << 12];
+    char cpp[512];
+    snprintf(cpp, sizeof cpp, "%s/nul_comment.cpp", dir);
+    FILE *f = fopen(cpp, "rb");
+    assert_non_null(f);
+    size_t n = fread(got, 1, sizeof got, f);
+    fclose(f);
+    /* Past the first #line; the host mark's #line names the file, then the
+     * host function. */
+    const char *body = memchr(got, '\n', n);
+    assert_non_null(body);
+    body++;
+    size_t rest = n - (size_t)(body - got);
+    if (rest < sizeof want - 1 + sizeof tail - 1 || memcmp(body, want, sizeof want - 1) != 0 ||
+        memcmp(got + n - (sizeof tail - 1), tail, sizeof tail - 1) != 0) {
+        print_error("a NUL byte in a comment must not hide the code after it, got %zu bytes:\n%.*s\n", n, (int)n, got);
+        fail();
+    }
+    run_on_bytes("nul_comment", text, sizeof text - 1, "'" SIMTCC "' -O2 " SIMT_LAB_WERROR " -c '%s' -o '%s/%s.o' 2>&1");
+    if (status != 0) {
+        print_error("a NUL byte in a comment must build, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+    /* g++ ignores a NUL byte in code too: this is still an initializer. */
+    static const char init[] = "__global__ void k(int *p) { __shared__ int s \0= 1; p[0] = s; }\n";
+    run_on_bytes("nul_init", init, sizeof init - 1, "'" SIMT_REWRITE "' '%s' '%s/%s.cpp' 2>&1");
+    expect_error("initializer not allowed for __shared__ variable");
+    /* Nor is it a token: a host function's body still follows its ')'. */
+    static const char host[] = "int one() \0{ return 1; }\n";
+    run_on_bytes("nul_host", host, sizeof host - 1,
+                 "'" SIMT_REWRITE "' '%1$s' '%2$s/%3$s.cpp' && cat '%2$s/%3$s.cpp'");
+    if (status != 0 || count("SIMT_HOST_CODE_BEGIN") != 1) {
+        print_error("a NUL byte between a host function's ')' and '{', got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1718,6 +1790,7 @@ int main(void)
         cmocka_unit_test(test_shared_declaration_comments),
         cmocka_unit_test(test_directive_braces_left_out),
         cmocka_unit_test(test_launch_bounds_in_macros),
+        cmocka_unit_test(test_nul_byte_in_comment),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -1064,11 +1064,22 @@ static void gpu_variable(size_t b, size_t e)
     st.gpu_vars[st.ngpu_vars++].space = space;
 }
 
-/* Tokens [b, e) at namespace scope: find the functions declared and defined. */
+/* Tokens [b, e) at namespace scope: find the functions declared and defined.
+ * A namespace's body is scanned as the scope it is in, with the end of
+ * each scope around it kept in outer rather than in a recursion: a file
+ * may nest namespaces deeper than the stack would allow. */
 static void scan_scope(size_t b, size_t e)
 {
-    size_t stmt = b;
-    for (size_t t = b; t < e; t++) {
+    size_t stmt = b, *outer = NULL, nouter = 0, outer_cap = 0;
+    for (size_t t = b;; t++) {
+        if (t >= e) {
+            if (nouter == 0) break;
+            /* The namespace's '}': the scope around it goes on after it. */
+            t = e;
+            stmt = e + 1;
+            e = outer[--nouter];
+            continue;
+        }
         if (tok_punct(t, ';')) {
             gpu_variable(stmt, t);
             declaration(stmt, t, 0);
@@ -1082,7 +1093,7 @@ static void scan_scope(size_t b, size_t e)
              * whatever follows. Leave it and all after it as it is; the
              * compiler then says "expected '}' at end of input" and names
              * the '{' it could not match. */
-            if (close == st.ntoks) return;
+            if (close == st.ntoks) break;
             int ns = (t >= 2 && st.toks[t - 1].type == T_STR && tok_is(t - 2, "extern"));
             for (size_t u = stmt; u < t; u++) ns |= tok_is(u, "namespace");
             size_t q = t;
@@ -1090,9 +1101,13 @@ static void scan_scope(size_t b, size_t e)
                                 tok_is(q - 1, "final") || tok_is(q - 1, "volatile")))
                 q--;
             if (ns) {
-                scan_scope(t + 1, close);
-                stmt = close + 1;
-            } else if (q > stmt && tok_punct(q - 1, ')')) {
+                outer = grow(outer, &outer_cap, nouter, sizeof(*outer));
+                outer[nouter++] = e;
+                e = close;
+                stmt = t + 1;
+                continue;
+            }
+            if (q > stmt && tok_punct(q - 1, ')')) {
                 declaration(stmt, t, close);
                 stmt = close + 1;
             }
@@ -1101,6 +1116,7 @@ static void scan_scope(size_t b, size_t e)
             t = close;
         }
     }
+    free(outer);
 }
 
 /* Order of the names of two functions (indices of st.fns). */

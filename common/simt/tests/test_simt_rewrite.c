@@ -1728,6 +1728,37 @@ static void test_nul_byte_in_comment(void **state)
     }
 }
 
+/* Namespaces nested far deeper than any course file (nvcc has limits of
+ * its own, but the rewrite must not be the one to crash): the scan of
+ * declarations kept each level in a recursion, and 100000 levels overflowed
+ * the stack. The kernel, the host functions and the launch at the bottom
+ * still get their rewrite. */
+static void test_deep_namespaces(void **state)
+{
+    (void)state;
+    enum { LEVELS = 100000 };
+    static const char open_ns[] = "namespace a {\n";
+    static const char body[] = "__global__ void __launch_bounds__(32) k(int *p) { p[0] = 1; }\n"
+                               "int h() { return 1; }\n"
+                               "void g(int *p) { k<<<1, 32>>>(p); }\n";
+    size_t n = LEVELS * (sizeof open_ns - 1) + sizeof body - 1 + LEVELS * 2;
+    char *text = malloc(n), *w = text;
+    assert_non_null(text);
+    for (int l = 0; l < LEVELS; l++, w += sizeof open_ns - 1) memcpy(w, open_ns, sizeof open_ns - 1);
+    memcpy(w, body, sizeof body - 1);
+    w += sizeof body - 1;
+    for (int l = 0; l < LEVELS; l++, w += 2) memcpy(w, "}\n", 2);
+    /* The C++ less the namespaces' lines, into out. */
+    run_on_bytes("deep_ns", text, n,
+                 "'" SIMT_REWRITE "' '%1$s' '%2$s/%3$s.cpp' 2>&1 && grep -v -e '^namespace a {$' -e '^}$' '%2$s/%3$s.cpp'");
+    free(text);
+    if (status != 0 || count("{ simt_check_launch_bounds((unsigned long long)(32), __FILE__, __LINE__); p[0] = 1; }") != 1 ||
+        count("SIMT_HOST_CODE_BEGIN") != 2 || count("::simt::launch(::simt::LaunchConfig(1, 32), k)(p);") != 1) {
+        print_error("deeply nested namespaces, got exit %d:\n%s\n", status, out);
+        fail();
+    }
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -1791,6 +1822,7 @@ int main(void)
         cmocka_unit_test(test_directive_braces_left_out),
         cmocka_unit_test(test_launch_bounds_in_macros),
         cmocka_unit_test(test_nul_byte_in_comment),
+        cmocka_unit_test(test_deep_namespaces),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -12,7 +12,8 @@
  *       -> static const ::simt::DynShared<T> name;                  at namespace scope
  * and it adds calls on the same line: after each static __shared__
  * declaration (simt_shared_first_use), and at the start of the body of a
- * kernel with __launch_bounds__ (simt_check_launch_bounds).
+ * kernel with __launch_bounds__ (simt_check_launch_bounds; not where the
+ * bound comes from a macro, which the rewrite does not follow).
  * Comments, string and character literals are skipped. It is a scanner, not
  * a parser: a launch must name its kernel with an identifier, a qualified
  * name or a template-id (kernel<128>), which covers the course's code.
@@ -225,8 +226,8 @@ static size_t skip_lexeme(size_t i)
         return j - i;
     }
     if (src[i] == '/' && i + 1 < len && src[i + 1] == '*') {
-        /* Up to len, not a NUL: g++ ignores a NUL byte in a comment (with
-         * a warning) and ends the comment at its "*" "/". */
+        /* Up to len, not a NUL: g++ ignores a NUL byte in a comment and
+         * ends the comment at its "*" "/". */
         for (size_t j = i + 2; j + 1 < len; j++)
             if (src[j] == '*' && src[j + 1] == '/') return j + 2 - i;
         return len - i;

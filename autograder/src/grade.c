@@ -781,7 +781,15 @@ static int make_workdir(char *out, size_t n, const char *nn, int number, const c
     /* Empty: in a batch the same test of an earlier student ran here, and its
      * code may have left anything (a file the next one's code reads, one in
      * the place of its bench's JSON). */
-    if (fits) tree_remove(out);
+    if (fits) {
+        tree_remove(out);
+        struct stat st;
+        if (lstat(out, &st) == 0) { /* an entry tree_remove could not take away (chattr +i, a mount) */
+            snprintf(msg, mn, "grader problem: could not empty the test's working folder %s, which an earlier "
+                     "test left; not run (remove it by hand, and grade without it)", out);
+            return -1;
+        }
+    }
     if (!fits || mkdirs(out, 0755) != 0) {
         snprintf(msg, mn, "grader problem: could not make the test's working folder %s (%s); not run", out,
                  strerror(errno));

@@ -4369,6 +4369,47 @@ static void test_workdir_fresh(void **state) {
     tree_remove(d);
 }
 
+/* A working folder that cannot be emptied (here student a's check made a
+ * file in it immutable, as code that runs as root can) is a grader error
+ * for student b's test, with exit status 1: b's test ran among a's leftovers
+ * and failed on them, a zero that blamed b. Skipped where chattr +i cannot
+ * be set (not root, or a file system without the flag). */
+static void test_workdir_not_emptied(void **state) {
+    (void)state;
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], probe[PATH_MAX + 8], log[PATH_MAX + 16],
+        csv[PATH_MAX + 16], what[PATH_MAX * 3], hook[PATH_MAX + 256];
+    snprintf(d, sizeof d, "%s/workdir-not-emptied", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    snprintf(probe, sizeof probe, "%s/probe", d);
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    snprintf(csv, sizeof csv, "%s/grades.csv", d);
+    tree_remove(d);
+    int can = getuid() == 0 && sh("mkdir -p '%s' && touch '%s' && chattr +i '%s' 2>/dev/null", d, probe, probe) == 0;
+    sh("chattr -i '%s' 2>/dev/null", probe);
+    if (!can) {
+        tree_remove(d);
+        skip();
+    }
+    /* The check names each file it made immutable in the mark folder, for the clean-up. */
+    snprintf(hook, sizeof hook,
+             "if [ -e \"$HOME/planted\" ]; then v=FAIL; fi; touch \"$HOME/planted\"; "
+             "echo \"$HOME/planted\" >> \"%s/planted\"; chattr +i \"$HOME/planted\"", mark);
+    fake_emu_course(root, mark, "true", "true", hook);
+    if (sh("mkdir -p '%s/batch/a' '%s/batch/b' && echo mine > '%s/batch/a/fake.cu' && echo mine > '%s/batch/b/fake.cu'",
+           d, d, d, d) != 0)
+        fail_msg("could not lay out %s", d);
+    snprintf(what, sizeof what, "--batch '%s/batch' --csv '%s' --lab 00", d, csv);
+    int rc = fake_emu_grade(root, what, log);
+    /* The run's folder (three levels above each file) could not be removed: now it can. */
+    sh("while read -r p; do chattr -i \"$p\"; rm -rf \"$(dirname \"$(dirname \"$(dirname \"$p\")\")\")\"; done "
+       "< '%s/planted'", mark);
+    if (rc != 1 || !file_has(log, "could not empty the test's working folder"))
+        fail_msg("student b's test among a's immutable leftovers: exit status %d, want 1 and a grader error (%s, %s):"
+                 "\n%s\n%s", rc, log, csv, file_text(csv), file_text(log));
+    tree_remove(d);
+}
+
 /* The --base-cache key's environment is hashed whole, however long: a
  * CUDA_HOME of 4100 bytes that differs only at its end is another entry (it
  * was cut at 4096 bytes of the key's text, and the two shared one). And a
@@ -5230,6 +5271,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_test_leftovers);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fresh);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_not_emptied);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_long_env);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_child_env_all_kept);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gpu_build_long_cuda_home);

@@ -146,6 +146,21 @@ static const char *special_kind(mode_t m) {
     return S_ISFIFO(m) ? "a FIFO" : S_ISSOCK(m) ? "a socket" : S_ISCHR(m) || S_ISBLK(m) ? "a device" : "of no known kind";
 }
 
+/* The next entry of d other than "." and "..", or NULL at its end, with
+ * *failed set when readdir failed rather than ran out (errno says why): a
+ * folder read in part would be copied or handed over in part. */
+static struct dirent *next_entry(DIR *d, int *failed) {
+    for (;;) {
+        errno = 0;
+        struct dirent *e = readdir(d);
+        if (!e) {
+            *failed = errno != 0;
+            return NULL;
+        }
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) return e;
+    }
+}
+
 /* Recursive copy; skip applies at the top level only (build, .git, ...).
  * A path that does not fit 4096 bytes fails the copy (ENAMETOOLONG) rather
  * than being cut or left out. An entry that cannot be read (lstat, open,
@@ -172,15 +187,8 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip, i
         closedir(d);
         return -1;
     }
-    int rc = 0, err = 0; /* err: the errno of the first failure, for the caller */
-    for (;;) {
-        errno = 0;
-        struct dirent *e = readdir(d);
-        if (!e) {
-            if (errno) copy_failed("the folder", src, NULL, NULL), rc = -1, err = err ? err : errno;
-            break;
-        }
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    int rc = 0, err = 0, unread = 0; /* err: the errno of the first failure, for the caller */
+    for (struct dirent *e; (e = next_entry(d, &unread));) {
         if (skipped_name(e->d_name, skip)) continue;
         char a[4096], b[4096];
         if (path_fits(a, sizeof a, "copy", NULL, "%s/%s", src, e->d_name) != 0 ||
@@ -238,6 +246,7 @@ static int copy_dir(const char *src, const char *dst, const char *const *skip, i
         }
         if (failed) rc = -1, err = err ? err : errno;
     }
+    if (unread) copy_failed("the folder", src, NULL, NULL), rc = -1, err = err ? err : errno;
     closedir(d);
     struct timespec ts[2] = {dst_st.st_atim, dst_st.st_mtim};
     utimensat(AT_FDCWD, dst, ts, AT_SYMLINK_NOFOLLOW);
@@ -442,15 +451,8 @@ static int chown_tree(const char *path, uid_t uid, gid_t gid, int depth) {
         chown_failed(path, uid, gid);
         return -1;
     }
-    int rc = 0, err = 0; /* err: the errno of the first failure, for the caller */
-    for (;;) {
-        errno = 0;
-        struct dirent *e = readdir(d);
-        if (!e) {
-            if (errno) chown_failed(path, uid, gid), rc = -1, err = err ? err : errno;
-            break;
-        }
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+    int rc = 0, err = 0, unread = 0; /* err: the errno of the first failure, for the caller */
+    for (struct dirent *e; (e = next_entry(d, &unread));) {
         char p[4096];
         if (path_fits(p, sizeof p, "change the owner of", NULL, "%s/%s", path, e->d_name) != 0) {
             rc = -1, err = ENAMETOOLONG; /* stderr said where; the other entries here are about as long */
@@ -459,6 +461,7 @@ static int chown_tree(const char *path, uid_t uid, gid_t gid, int depth) {
         if (chown_tree(p, uid, gid, depth + 1) != 0) /* the entries beside it still change owner */
             rc = -1, err = err ? err : errno;
     }
+    if (unread) chown_failed(path, uid, gid), rc = -1, err = err ? err : errno;
     closedir(d);
     errno = err;
     return rc;

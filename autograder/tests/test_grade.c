@@ -4201,6 +4201,29 @@ static int fake_emu_grade(const char *root, const char *what, const char *log) {
     return sh("timeout -k 10 300 '%s' --root '%s' %s --target emu --jobs 2 > '%s' 2>&1", GRADE_BIN, root, what, log);
 }
 
+/* Grade DIR/sub (one copy of fake.cu) of the fake course at root with
+ * --lab 00, the extra flags and --json DIR/r.json, the output in
+ * DIR/grade.log; the exit status, and in out the log, then results.json
+ * (whose messages are whole). */
+static int fake_grade_sub(const char *d, const char *root, const char *extra, char *out, size_t n) {
+    char log[PATH_MAX + 16], json[PATH_MAX + 16], what[PATH_MAX * 3];
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    snprintf(json, sizeof json, "%s/r.json", d);
+    if (sh("mkdir -p '%s/sub' && echo mine > '%s/sub/fake.cu'", d, d) != 0) fail_msg("could not lay out %s", d);
+    snprintf(what, sizeof what, "--src '%s/sub' --lab 00 %s --json '%s'", d, extra, json);
+    int rc = fake_emu_grade(root, what, log);
+    snprintf(out, n, "%s\n", file_text(log)); /* file_text's buffer is shared: one at a time */
+    snprintf(out + strlen(out), n - strlen(out), "%s", file_text(json));
+    return rc;
+}
+
+/* Students a and b of a batch in DIR/batch, each with a copy of fake.cu. */
+static void fake_batch_layout(const char *d) {
+    if (sh("mkdir -p '%s/batch/a' '%s/batch/b' && echo mine > '%s/batch/a/fake.cu' && echo mine > '%s/batch/b/fake.cu'",
+           d, d, d, d) != 0)
+        fail_msg("could not lay out %s", d);
+}
+
 /* With --run-as, a lab's copy and the builds' HOME that cannot be handed to
  * that user (here: HOME is gone) are a grader error that names the folder
  * and why, and the exit status is 1; the build does not run (as that user,
@@ -4209,21 +4232,15 @@ static int fake_emu_grade(const char *root, const char *what, const char *log) {
 static void test_run_as_handover_fails(void **state) {
     (void)state;
     if (getuid() != 0 || !getpwnam("nobody")) skip();
-    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], log[PATH_MAX + 16], what[PATH_MAX * 2], ran[PATH_MAX + 16];
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], log[PATH_MAX + 16], ran[PATH_MAX + 16];
     snprintf(d, sizeof d, "%s/handover", tmp);
     snprintf(root, sizeof root, "%s/root", d);
     snprintf(mark, sizeof mark, "%s/mark", d);
     snprintf(ran, sizeof ran, "%s/ran", mark);
     snprintf(log, sizeof log, "%s/grade.log", d);
     fake_emu_course(root, mark, "rm -rf \"$$HOME\"", "true", "true");
-    if (sh("mkdir -p '%s/sub' && echo mine > '%s/sub/fake.cu'", d, d) != 0) fail_msg("could not lay out %s", d);
-    snprintf(what, sizeof what, "--src '%s/sub' --lab 00 --run-as nobody --json '%s/r.json'", d, d);
-    int rc = fake_emu_grade(root, what, log);
-    char json[PATH_MAX + 16];
-    snprintf(json, sizeof json, "%s/r.json", d);
-    static char out[1 << 16]; /* the log, then results.json, whose messages are whole */
-    snprintf(out, sizeof out, "%s\n", file_text(log)); /* file_text's buffer is shared: one at a time */
-    snprintf(out + strlen(out), sizeof out - strlen(out), "%s", file_text(json));
+    static char out[1 << 16];
+    int rc = fake_grade_sub(d, root, "--run-as nobody", out, sizeof out);
     if (rc != 1) fail_msg("a failed hand-over to --run-as's user: exit status %d, want 1 (%s):\n%s", rc, log, out);
     if (!strstr(out, "grader error") || !strstr(out, "grader problem: could not hand ") ||
         !strstr(out, "/home to the --run-as user nobody for the build (No such file or directory"))
@@ -4243,7 +4260,7 @@ static void test_run_as_handover_fails(void **state) {
 static void test_run_as_takeback_fails(void **state) {
     (void)state;
     if (getuid() != 0 || !getpwnam("nobody")) skip();
-    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], log[PATH_MAX + 16], what[PATH_MAX * 2], ran[PATH_MAX + 16];
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], log[PATH_MAX + 16], ran[PATH_MAX + 16];
     snprintf(d, sizeof d, "%s/takeback", tmp);
     snprintf(root, sizeof root, "%s/root", d);
     snprintf(mark, sizeof mark, "%s/mark", d);
@@ -4253,14 +4270,8 @@ static void test_run_as_takeback_fails(void **state) {
                     "mkdir -p build/deep && cd build/deep && for i in $$(seq 22); do n=$$(printf %0200d $$i); "
                     "mkdir $$n && cd $$n; done && touch f",
                     "true");
-    if (sh("mkdir -p '%s/sub' && echo mine > '%s/sub/fake.cu'", d, d) != 0) fail_msg("could not lay out %s", d);
-    snprintf(what, sizeof what, "--src '%s/sub' --lab 00 --run-as nobody --json '%s/r.json'", d, d);
-    int rc = fake_emu_grade(root, what, log);
-    char json[PATH_MAX + 16];
-    snprintf(json, sizeof json, "%s/r.json", d);
-    static char out[1 << 16]; /* the log, then results.json, whose messages are whole */
-    snprintf(out, sizeof out, "%s\n", file_text(log)); /* file_text's buffer is shared: one at a time */
-    snprintf(out + strlen(out), sizeof out - strlen(out), "%s", file_text(json));
+    static char out[1 << 16];
+    int rc = fake_grade_sub(d, root, "--run-as nobody", out, sizeof out);
     if (rc != 1) fail_msg("a failed take-back from --run-as's user: exit status %d, want 1 (%s):\n%s", rc, log, out);
     if (!strstr(out, "grader error") || !strstr(out, "grader problem: could not take ") ||
         !strstr(out, "back from the --run-as user nobody after the build (File name too long"))
@@ -4286,16 +4297,9 @@ static void test_workdir_fails(void **state) {
     /* A file where the run's working folders go, and where those of --parallel's first worker go. */
     fake_emu_course(root, mark, "touch \"$$HOME/../run\" && mkdir \"$$HOME/../student-0\" && touch \"$$HOME/../student-0/run\"",
                     "true", "true");
-    if (sh("mkdir -p '%s/sub' '%s/batch/a' && echo mine > '%s/sub/fake.cu' && cp '%s/sub/fake.cu' '%s/batch/a/'", d, d,
-           d, d, d) != 0)
-        fail_msg("could not lay out %s", d);
-    snprintf(what, sizeof what, "--src '%s/sub' --lab 00 --json '%s/r.json'", d, d);
-    int rc = fake_emu_grade(root, what, log);
-    char json[PATH_MAX + 16];
-    snprintf(json, sizeof json, "%s/r.json", d);
-    static char out[1 << 16]; /* the log, then results.json, whose messages are whole */
-    snprintf(out, sizeof out, "%s\n", file_text(log)); /* file_text's buffer is shared: one at a time */
-    snprintf(out + strlen(out), sizeof out - strlen(out), "%s", file_text(json));
+    if (sh("mkdir -p '%s/batch/a' && echo mine > '%s/batch/a/fake.cu'", d, d) != 0) fail_msg("could not lay out %s", d);
+    static char out[1 << 16];
+    int rc = fake_grade_sub(d, root, "", out, sizeof out);
     if (rc != 1) fail_msg("a working folder that cannot be made: exit status %d, want 1 (%s):\n%s", rc, log, out);
     if (!strstr(out, "grader error") || !strstr(out, "grader problem: could not make the test's working folder ") ||
         !strstr(out, "/run/00-check-1 (Not a directory); not run"))
@@ -4323,9 +4327,7 @@ static void fake_batch_both_pass(const char *d, const char *root, const char *ex
     char what[PATH_MAX * 3], log[PATH_MAX + 16], csv[PATH_MAX + 16];
     snprintf(log, sizeof log, "%s/grade.log", d);
     snprintf(csv, sizeof csv, "%s/grades.csv", d);
-    if (sh("mkdir -p '%s/batch/a' '%s/batch/b' && echo mine > '%s/batch/a/fake.cu' && echo mine > '%s/batch/b/fake.cu'",
-           d, d, d, d) != 0)
-        fail_msg("could not lay out %s", d);
+    fake_batch_layout(d);
     snprintf(what, sizeof what, "--batch '%s/batch' --csv '%s' --lab 00 %s", d, csv, extra);
     int rc = fake_emu_grade(root, what, log);
     if (rc != 0 || !file_has(csv, "\"a\",2.00,2.00,2.00,\"\"\n\"b\",2.00,2.00,2.00,\"\"\n"))
@@ -4396,9 +4398,7 @@ static void test_workdir_not_emptied(void **state) {
              "if [ -e \"$HOME/planted\" ]; then v=FAIL; fi; touch \"$HOME/planted\"; "
              "echo \"$HOME/planted\" >> \"%s/planted\"; chattr +i \"$HOME/planted\"", mark);
     fake_emu_course(root, mark, "true", "true", hook);
-    if (sh("mkdir -p '%s/batch/a' '%s/batch/b' && echo mine > '%s/batch/a/fake.cu' && echo mine > '%s/batch/b/fake.cu'",
-           d, d, d, d) != 0)
-        fail_msg("could not lay out %s", d);
+    fake_batch_layout(d);
     snprintf(what, sizeof what, "--batch '%s/batch' --csv '%s' --lab 00", d, csv);
     int rc = fake_emu_grade(root, what, log);
     /* The run's folder (three levels above each file) could not be removed: now it can. */

@@ -86,6 +86,15 @@ static void expect_error(const char *needle)
     }
 }
 
+/* The last compile_as_lab built; what says what it holds. */
+static void expect_built(const char *what)
+{
+    if (status != 0) {
+        print_error("%s must build, got exit %d:\n%s\n", what, status, out);
+        fail();
+    }
+}
+
 static int count(const char *needle)
 {
     int c = 0;
@@ -535,10 +544,7 @@ static void test_host_code_warnings_are_errors(void **state)
                                   "    k<<<1, 32>>>(p, n, 0);\n"
                                   "    return cudaGetLastError() == cudaSuccess ? 0 : 1;\n"
                                   "}\n");
-    if (status != 0) {
-        print_error("a kernel's unused parameter and comparison must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("a kernel's unused parameter and comparison");
 }
 
 /* A static __shared__ array never named again ("declared but never
@@ -575,10 +581,7 @@ static void test_unused_shared_is_an_error(void **state)
                    "__global__ void h(float *o) { __shared__ float acc[32]; acc[threadIdx.x] = 0; acc[threadIdx.x] += 1; o[0] = 1; }\n"
                    "template <int N> __global__ void t(float *o) { __shared__ float z[N]; z[threadIdx.x] = 1; __syncthreads(); o[0] = z[N - 1]; }\n"
                    "void launch(float *o) { b<<<1, 32>>>(o); e<<<1, 32>>>(o); f<<<1, 32>>>(o); h<<<1, 32>>>(o); t<32><<<1, 32>>>(o); }\n");
-    if (status != 0) {
-        print_error("shared arrays that are read must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("shared arrays that are read");
 }
 
 /* __shared__ float sum = 0: nvcc refuses an initializer on a __shared__
@@ -634,10 +637,7 @@ static void test_vla_in_kernel_is_an_error(void **state)
                                "    k<<<1, 32>>>(o, t[n - 1]);\n"
                                "    return cudaGetLastError() == cudaSuccess ? 0 : 1;\n"
                                "}\n");
-    if (status != 0) {
-        print_error("a host function's variable-length array must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("a host function's variable-length array");
 }
 
 /* max or min of two bf16 (or two half) values: ambiguous to nvcc, which
@@ -659,10 +659,7 @@ static void test_half_min_max(void **state)
                                 "    o[0] = max(b[0], 1.0f) + fmaxf(b[0], b[1]) + max(h[0], 2.0f) +\n"
                                 "           __bfloat162float(__hmax(b[0], b[1])) + (float)max(3, 4);\n"
                                 "}\n");
-    if (status != 0) {
-        print_error("min/max with a float side and __hmax must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("min/max with a float side and __hmax");
 }
 
 /* A __half and a __nv_bfloat16 in one sum or comparison: ambiguous to nvcc,
@@ -689,10 +686,7 @@ static void test_half_bf16_mixed(void **state)
                                  "    o[0] = __half2float(h[0]) * __bfloat162float(b[0]) + (float)h[1] + (float)b[1];\n"
                                  "    o[1] = (float)(h[0] + h[1]) + (float)(b[0] * b[1]);\n"
                                  "}\n");
-    if (status != 0) {
-        print_error("half and bf16 each converted to float must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("half and bf16 each converted to float");
 }
 
 /* A kernel's CUtensorMap by value without __grid_constant__: nvcc builds it
@@ -718,10 +712,7 @@ static void test_tensor_map_needs_grid_constant(void **state)
                                 "}\n"
                                 "static void host_side(CUtensorMap m) { (void)m; }\n"
                                 "void use(void) { CUtensorMap m = {}; host_side(m); }\n");
-    if (status != 0) {
-        print_error("a __grid_constant__ tensor map must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("a __grid_constant__ tensor map");
 }
 
 /* A host function template called with template arguments from a kernel:
@@ -743,10 +734,7 @@ static void test_host_template_call(void **state)
                                  "    int lt = 0;\n"
                                  "    o[0] = scaled<4>(o[1]) + (float)(a < b) + (float)(lt < a && b > (a));\n"
                                  "}\n");
-    if (status != 0) {
-        print_error("a __device__ template call must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("a __device__ template call");
 }
 
 /* Compile text as dir/name.cu with simtcc -MMD -MP, expecting the compile to
@@ -1194,10 +1182,7 @@ static void test_shared_use_across_branches(void **state)
                                "}\n"
                                "void launch(const float *a, float *o) { k<<<1, 32>>>(a, o); }\n";
     compile_as_lab("shared_split_read", read);
-    if (status != 0) {
-        print_error("a __shared__ array read after an #endif must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("a __shared__ array read after an #endif");
     compile_as_lab("shared_split_unused", "__global__ void g(float *o)\n"
                                           "{\n"
                                           "    __shared__ float u[32];\n"
@@ -1538,10 +1523,7 @@ static void test_shared_declaration_comments(void **state)
                                "    p[0] = u[1];\n"
                                "}\n";
     compile_as_lab("shared_comment", text);
-    if (status != 0) {
-        print_error("comments in __shared__ declarations must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("comments in __shared__ declarations");
     rewrite("shared_comment", text);
     expect_accepted();
     expect_text("shared_comment",
@@ -1612,10 +1594,7 @@ static void test_directive_braces_left_out(void **state)
                 "#define K3 __global__ void k3(float *o) { __shared__ float w[2]; simt_shared_first_use(&w, "
                 "sizeof(w), \"w\", __FILE__, __LINE__); w[0] = 1; o[0] = w[1]; }\n");
     compile_as_lab("directive_braces", text);
-    if (status != 0) {
-        print_error("braces in #define lines must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("braces in #define lines");
 }
 
 /* A __launch_bounds__ written in a #define that defines no kernel (the
@@ -1655,10 +1634,7 @@ static void test_launch_bounds_in_macros(void **state)
                              "#define OPEN {\n"
                              "{ simt_check_launch_bounds((unsigned long long)(32), __FILE__, __LINE__); p[0] = 4; }\n");
     compile_as_lab("lb_macros", text);
-    if (status != 0) {
-        print_error("kernels with launch bounds from macros must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("kernels with launch bounds from macros");
 }
 
 /* A NUL byte in a comment: g++ ignores it, and the comment ends at its
@@ -1710,10 +1686,7 @@ static void test_nul_byte_in_comment(void **state)
         fail();
     }
     run_on_bytes("nul_comment", text, sizeof text - 1, "'" SIMTCC "' -O2 " SIMT_LAB_WERROR " -c '%s' -o '%s/%s.o' 2>&1");
-    if (status != 0) {
-        print_error("a NUL byte in a comment must build, got exit %d:\n%s\n", status, out);
-        fail();
-    }
+    expect_built("a NUL byte in a comment");
     /* g++ ignores a NUL byte in code too: this is still an initializer. */
     static const char init[] = "__global__ void k(int *p) { __shared__ int s \0= 1; p[0] = s; }\n";
     run_on_bytes("nul_init", init, sizeof init - 1, "'" SIMT_REWRITE "' '%s' '%s/%s.cpp' 2>&1");

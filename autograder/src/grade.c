@@ -1311,7 +1311,7 @@ static void run_speed(const char *bench_bin, const char *nn, result_t *res, benc
     } else {
         /* "BENCH <exit code> <the JSON the bench wrote, on one line>" */
         const char *js = strchr(v + 6, ' ');
-        speed_score(res, js ? js + 1 : NULL);
+        speed_score(res, js ? js + 1 : NULL, strcmp(O.target, "cuda") != 0);
         if (js) run->json = strdup(js + 1);
     }
     free(v);
@@ -1326,7 +1326,7 @@ static void run_speed(const char *bench_bin, const char *nn, result_t *res, benc
  * run's JSON (or given its failure), and its output says which run it was. */
 static void reuse_speed(const bench_run_t *run, result_t *res) {
     if (run->json) {
-        speed_score(res, run->json);
+        speed_score(res, run->json, strcmp(O.target, "cuda") != 0);
     } else {
         res->status = run->failed.status;
         res->counted = run->failed.counted;

@@ -134,8 +134,11 @@ double speed_fraction(double value, double zero_at, double full_at);
 /* Score res->t from the JSON its bench wrote (NULL or "" when none): sets
  * status, score, measured, figure, message, and counted (0 when the JSON
  * lacks the metric, e.g. no MFU without a known device peak: the grading
- * machine, not the submission, is what fell short). Never fails. */
-void speed_score(result_t *res, const char *bench_json);
+ * machine, not the submission, is what fell short). emulated: the grader
+ * ran the emulator build (--target emu), whose times are CPU times; the
+ * JSON's own "emulator" must agree with it, or the test earns nothing.
+ * Never fails. */
+void speed_score(result_t *res, const char *bench_json, int emulated);
 /* The printed form of a metric's value: "MFU 31.2%". */
 void speed_format(const speed_metric_t *m, double value, char *out, size_t n);
 

@@ -117,7 +117,7 @@ static void say_unmeasured(result_t *res, const char *st, const char *kernel, co
 }
 
 /* Ratio kind with "over": the other kernel's time over this one's. */
-static void score_over(result_t *res, json_t *j) {
+static void score_over(result_t *res, json_t *j, int emulated) {
     const rubric_test_t *t = res->t;
     const char *st = NULL, *ost = NULL;
     double ratio, ms = -1, oms = -1;
@@ -125,7 +125,7 @@ static void score_over(result_t *res, json_t *j) {
         res->status = ST_ERROR;
         snprintf(res->message, sizeof res->message, "no row for kernel '%s' in the benchmark's JSON",
                  st ? t->over : t->kernel);
-    } else if (json_is_true(json_object_get(j, "emulator"))) {
+    } else if (emulated) {
         /* CPU times of emulated kernels: they say nothing about what a GPU's memory system does. */
         left_out(res);
         snprintf(res->message, sizeof res->message,
@@ -153,10 +153,10 @@ static void score_over(result_t *res, json_t *j) {
 }
 
 /* Ratio kind: the kernel's row of "results" and its "ratio". */
-static void score_ratio(result_t *res, json_t *j) {
+static void score_ratio(result_t *res, json_t *j, int emulated) {
     const rubric_test_t *t = res->t;
     if (t->over[0]) {
-        score_over(res, j);
+        score_over(res, j, emulated);
         return;
     }
     double ratio = -1, ms;
@@ -166,7 +166,7 @@ static void score_ratio(result_t *res, json_t *j) {
     if (!st) {
         res->status = ST_ERROR;
         snprintf(res->message, sizeof res->message, "no row for kernel '%s' in the benchmark's JSON", t->kernel);
-    } else if (!strcmp(st, "ok") && ratio < 0 && json_is_null(base) && json_is_true(json_object_get(j, "emulator"))) {
+    } else if (!strcmp(st, "ok") && ratio < 0 && json_is_null(base) && emulated) {
         /* The kernel ran fine but the emulator build has no cuBLAS to divide by:
          * that says nothing about the submission. */
         left_out(res);
@@ -264,17 +264,36 @@ static void score_metric(result_t *res, json_t *j) {
     snprintf(res->message, sizeof res->message, "full points at %s%s, none at %s", m->label, a, b);
 }
 
-void speed_score(result_t *res, const char *bench_json) {
+/* The bench's "emulator", where it writes one, must be the build the grader
+ * ran. A JSON that says otherwise was not written by the bench but by the
+ * submission's code, which shares its process: claiming the emulator on a
+ * GPU would turn a slow kernel's counted score into a test left out of the
+ * total. 1 when it disagrees, with the message set. */
+static int emulator_forged(result_t *res, json_t *j, int emulated) {
+    json_t *e = json_object_get(j, "emulator");
+    if (!e || (json_is_boolean(e) && json_is_true(e) == emulated)) return 0;
+    res->status = ST_FAIL;
+    snprintf(res->message, sizeof res->message,
+             "the benchmark's JSON says \"emulator\": %s, but the grader ran its %s build: the JSON is not the "
+             "benchmark's own (the submission's code shares its process); no points",
+             json_is_true(e) ? "true" : json_is_false(e) ? "false" : "(not true or false)",
+             emulated ? "emulator" : "GPU");
+    return 1;
+}
+
+void speed_score(result_t *res, const char *bench_json, int emulated) {
     json_error_t je;
     json_t *j = bench_json && bench_json[0] ? json_loads(bench_json, 0, &je) : NULL;
     res->score = 0;
     if (!json_is_object(j)) {
         res->status = ST_FAIL;
         snprintf(res->message, sizeof res->message, "the benchmark wrote no readable JSON");
+    } else if (emulator_forged(res, j, emulated)) {
+        /* counted, no points */
     } else if (res->t->metric[0]) {
         score_metric(res, j);
     } else {
-        score_ratio(res, j);
+        score_ratio(res, j, emulated);
     }
     json_decref(j);
     /* The message quotes the bench's own strings ("status", "message",

@@ -195,8 +195,9 @@ static rubric_test_t ratio_test(void) {
 }
 
 /* What the grader does with a bench's JSON after the run: a fresh result as
- * grade_lab() makes it, then speed_score(). */
-static result_t score_bench(const rubric_test_t *t, const char *json) {
+ * grade_lab() makes it, then speed_score(), as a grader of the emulator
+ * build (emulated) or of the GPU build. */
+static result_t score_bench_as(const rubric_test_t *t, const char *json, int emulated) {
     result_t r;
     memset(&r, 0, sizeof r);
     r.t = t;
@@ -204,9 +205,12 @@ static result_t score_bench(const rubric_test_t *t, const char *json) {
     r.counted = 1;
     r.measured = -1;
     r.status = ST_ERROR;
-    speed_score(&r, json);
+    speed_score(&r, json, emulated);
     return r;
 }
+
+/* The JSON as a GPU grader (--target cuda) scores it. */
+static result_t score_bench(const rubric_test_t *t, const char *json) { return score_bench_as(t, json, 0); }
 
 static void test_speed_fraction_clamps(void **state) {
     (void)state;
@@ -415,8 +419,8 @@ static void test_speed_ratio_unchanged(void **state) {
 
     /* No baseline in the emulator's run (its bench has no cuBLAS): the kernel is fine and
      * there is nothing to divide by, so the test is a grader error left out of the total. */
-    r = score_bench(&t, "{\"emulator\": true, \"baseline\": null, \"results\": [{\"kernel\": "
-                        "\"04 matmul_mma (bf16)\", \"tflops\": 0.001, \"ratio\": null, \"status\": \"ok\"}]}");
+    r = score_bench_as(&t, "{\"emulator\": true, \"baseline\": null, \"results\": [{\"kernel\": "
+                        "\"04 matmul_mma (bf16)\", \"tflops\": 0.001, \"ratio\": null, \"status\": \"ok\"}]}", 1);
     assert_int_equal(r.status, ST_ERROR);
     assert_true(r.score == 0.0 && !r.counted);
     assert_string_equal(r.message, "no baseline was measured (no cuBLAS bf16 in this run), so there is no ratio to grade");
@@ -453,6 +457,69 @@ static void test_speed_ratio_unchanged(void **state) {
                         "\"tflops\": 0.001, \"ratio\": null, \"status\": \"ok\"}]}");
     assert_int_equal(r.status, ST_FAIL);
     assert_true(r.score == 0.0 && r.counted);
+}
+
+/* Whether the times are the emulator's is the grader's to say (--target), not
+ * the JSON's, which the submission's code can rewrite from inside the bench's
+ * process. A GPU run whose JSON claims the emulator would have its slow
+ * kernel left out of the total instead of counted: a counted zero that says
+ * why. An emulator run whose JSON says otherwise is as forged. Without the
+ * key, the grader's own knowledge decides. */
+static void test_speed_emulator_forged(void **state) {
+    (void)state;
+    const rubric_test_t t = ratio_test();
+    const char *no_ratio = "{\"emulator\": %s, \"baseline\": null, \"results\": [{\"kernel\": "
+                           "\"04 matmul_mma (bf16)\", \"tflops\": 0.001, \"ratio\": null, \"status\": \"ok\"}]}";
+    const struct {
+        const char *flag;
+        int emulated;
+        const char *says, *ran;
+    } forged[] = {{"true", 0, "true", "GPU"}, {"false", 1, "false", "emulator"}, {"\"yes\"", 0, "(not true or false)", "GPU"},
+                  {"1", 1, "(not true or false)", "emulator"}, {"null", 0, "(not true or false)", "GPU"}};
+    char json[512], want[512];
+    for (size_t i = 0; i < sizeof forged / sizeof *forged; i++) {
+        snprintf(json, sizeof json, no_ratio, forged[i].flag);
+        result_t r = score_bench_as(&t, json, forged[i].emulated);
+        snprintf(want, sizeof want,
+                 "the benchmark's JSON says \"emulator\": %s, but the grader ran its %s build: the JSON is not the "
+                 "benchmark's own (the submission's code shares its process); no points", forged[i].says,
+                 forged[i].ran);
+        if (r.status != ST_FAIL || r.score != 0.0 || !r.counted || strcmp(r.message, want))
+            fail_msg("\"emulator\": %s graded as %s: status %s, %g points, counted %d, '%s'", forged[i].flag,
+                     forged[i].ran, status_name(r.status), r.score, r.counted, r.message);
+    }
+    /* The same on a test of "over", and on an absolute metric, whose bench writes no such key. */
+    rubric_test_t o = ratio_test();
+    snprintf(o.kernel, sizeof o.kernel, "01 matmul_naive");
+    snprintf(o.over, sizeof o.over, "01 matmul_naive_uncoalesced");
+    o.implausible_above = 100.0;
+    const char *slow = "{\"emulator\": true, \"results\": [{\"kernel\": \"01 matmul_naive_uncoalesced\", \"ms\": 10.0},"
+                       " {\"kernel\": \"01 matmul_naive\", \"ms\": 10.0}]}";
+    result_t r = score_bench(&o, slow);
+    assert_true(r.status == ST_FAIL && r.score == 0.0 && r.counted);
+    assert_non_null(strstr(r.message, "but the grader ran its GPU build"));
+    const rubric_test_t m = mfu_test();
+    r = score_bench(&m, "{\"emulator\": true, \"mfu\": 0.02}");
+    assert_true(r.status == ST_FAIL && r.score == 0.0 && r.counted);
+    /* Without the key: the emulator grader leaves both out (CPU times, no
+     * cuBLAS), and the GPU grader counts a missing baseline as a zero. */
+    r = score_bench_as(&t, "{\"baseline\": null, \"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", "
+                           "\"ratio\": null, \"status\": \"ok\"}]}", 1);
+    assert_true(r.status == ST_ERROR && !r.counted);
+    assert_non_null(strstr(r.message, "no baseline was measured"));
+    r = score_bench_as(&o, "{\"results\": [{\"kernel\": \"01 matmul_naive_uncoalesced\", \"ms\": 10.0},"
+                           " {\"kernel\": \"01 matmul_naive\", \"ms\": 10.0}]}", 1);
+    assert_true(r.status == ST_ERROR && !r.counted);
+    assert_non_null(strstr(r.message, "graded only on a GPU"));
+    r = score_bench(&t, "{\"baseline\": null, \"results\": [{\"kernel\": \"04 matmul_mma (bf16)\", "
+                        "\"ratio\": null, \"status\": \"ok\"}]}");
+    assert_true(r.status == ST_FAIL && r.score == 0.0 && r.counted);
+    /* The honest flags score as before. */
+    snprintf(json, sizeof json, no_ratio, "true");
+    r = score_bench_as(&t, json, 1);
+    assert_true(r.status == ST_ERROR && !r.counted);
+    r = score_bench(&m, "{\"emulator\": false, \"mfu\": 0.35}");
+    assert_true(r.status == ST_PASS && r.counted);
 }
 
 /* A ratio past the test's "implausible_above" (default 1.25) is no
@@ -513,7 +580,7 @@ static void test_speed_over_kernel(void **state) {
     assert_non_null(strstr(r.message, "4.00x the speed of 01 matmul_naive_uncoalesced is more than the 1.25x"));
     t.implausible_above = 100.0;
     snprintf(json, sizeof json, fmt, "true", "40.0", "ok", "ok"); /* emulator times */
-    r = score_bench(&t, json);
+    r = score_bench_as(&t, json, 1);
     assert_true(r.status == ST_ERROR && !r.counted);
     assert_non_null(strstr(r.message, "graded only on a GPU"));
     r = score_bench(&t, "{\"results\": [{\"kernel\": \"01 matmul_naive\", \"ms\": 10.0}]}");
@@ -675,7 +742,7 @@ static void test_speed_unit_edges(void **state) {
     r.measured = -1;
     r.score = 5;
     r.status = ST_PASS;
-    speed_score(&r, "not json");
+    speed_score(&r, "not json", 0);
     assert_int_equal(r.status, ST_FAIL);
     assert_true(r.score == 0.0);
     assert_string_equal(r.message, "the benchmark wrote no readable JSON");
@@ -5152,6 +5219,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_tokens_per_s);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_unchanged);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_over_kernel);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_emulator_forged);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_over_unmeasured);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_ratio_unmeasured);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_mfu_zero_is_no_measure);

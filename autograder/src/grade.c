@@ -1411,17 +1411,27 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
                !path_fits(b1, sizeof b1, "copy", fix, "%s/build", base_dir) &&
                !path_fits(b2, sizeof b2, "copy into", fix, "%s/build", dir);
     if (fits) tree_remove(dir);
+    /* A copy that failed (stderr names the entry and why: a disk full, a path
+     * too long under this run's folder) is the grader's fault: no test runs,
+     * and the run's exit status is 1, as for any grader error. */
+    char trouble[sizeof res->message];
     if (!fits || tree_copy(base_dir, dir, skip) || tree_copy(b1, b2, NULL)) {
-        for (int i = 0; i < n; i++) snprintf(res[i].message, sizeof res[i].message, "could not copy the course tree");
+        snprintf(trouble, sizeof trouble, "grader problem: could not copy the course tree into the lab's private "
+                 "copy (the grader's output says which entry and why); not run");
+        for (int i = 0; i < n; i++) grader_failed(&res[i], trouble);
+        add_why(why, wn, label, "grader error: %s", lab_trouble);
+        if (fits && !O.keep) tree_remove(dir); /* not a cut name: that is another folder */
         return n;
     }
     refresh_student_files(dir);
     char files[16][128];
     int nf = student_files(rb, files);
     if (nf < 0) { /* stderr said which path: the lab cannot be told from its starter */
-        for (int i = 0; i < n; i++)
-            snprintf(res[i].message, sizeof res[i].message, "could not list the lab's student files: the course "
-                     "tree's path is too long");
+        snprintf(trouble, sizeof trouble, "grader problem: could not list the lab's student files: the course "
+                 "tree's path is too long; not run");
+        for (int i = 0; i < n; i++) grader_failed(&res[i], trouble);
+        add_why(why, wn, label, "grader error: %s", lab_trouble);
+        if (!O.keep) tree_remove(dir);
         return n;
     }
     char missing[512] = "";
@@ -1463,7 +1473,6 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
     snprintf(check_bin, sizeof check_bin, "%s/%s", dir, check_rel);
     snprintf(bench_bin, sizeof bench_bin, "%s/%s", dir, bench_rel);
     char *log = NULL;
-    char trouble[sizeof res->message];
     if (student_build(dir, 1, trouble, sizeof trouble) != 0) {
         for (int i = 0; i < n; i++) grader_failed(&res[i], trouble);
         add_why(why, wn, label, "grader error: %s", lab_trouble);

@@ -4477,6 +4477,40 @@ static void test_workdir_not_emptied(void **state) {
     tree_remove(d);
 }
 
+/* A lab whose private copy cannot be made is a grader error: no test runs,
+ * and the exit status is 1. Here the base holds a file whose path is 4094
+ * bytes, which fits there but not under the lab's copy ("lab-00" is two
+ * bytes longer than "base"), so the copy refuses it. Before, each test said
+ * "could not copy the course tree" and the run's exit status was 0. */
+static void test_lab_copy_fails(void **state) {
+    (void)state;
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], ran[PATH_MAX + 16], script[PATH_MAX + 16],
+        hook[PATH_MAX + 32];
+    static char out[1 << 16];
+    snprintf(d, sizeof d, "%s/lab-copy-fails", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    snprintf(ran, sizeof ran, "%s/ran", mark);
+    snprintf(script, sizeof script, "%s/deep.sh", d);
+    tree_remove(d);
+    /* Run in the base after its build: a file whose path there is 4094 bytes. */
+    FILE *f = sh("mkdir -p '%s'", d) == 0 ? fopen(script, "w") : NULL;
+    if (!f) fail_msg("could not write %s", script);
+    fputs("set -e\np=$(pwd -P)\nn=$((4094 - ${#p} - 1))\nrel=deep\n"
+          "while [ $((${#rel} + 211)) -lt $n ]; do rel=$rel/$(printf %0200d 0); done\n"
+          "rel=$rel/$(printf %0$((n - ${#rel} - 1))d 0)\n"
+          "mkdir -p \"$(dirname \"$p/$rel\")\"\n: > \"$p/$rel\"\n", f);
+    fclose(f);
+    snprintf(hook, sizeof hook, "sh \"%s\"", script);
+    fake_emu_course(root, mark, hook, "true", "");
+    int rc = fake_grade_sub(d, root, "", out, sizeof out);
+    if (rc != 1 || !strstr(out, "could not copy the course tree into the lab's private copy") ||
+        !strstr(out, "4096 bytes or more") || access(ran, F_OK) == 0)
+        fail_msg("a lab whose copy fails: exit status %d, want 1, a grader error that says so, the entry named, and no "
+                 "test run:\n%s", rc, out);
+    tree_remove(d);
+}
+
 /* The --base-cache key's environment is hashed whole, however long: a
  * CUDA_HOME of 4100 bytes that differs only at its end is another entry (it
  * was cut at 4096 bytes of the key's text, and the two shared one). And a
@@ -5340,6 +5374,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_test_leftovers);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fresh);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_not_emptied);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_lab_copy_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_long_env);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_child_env_all_kept);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gpu_build_long_cuda_home);

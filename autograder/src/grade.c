@@ -1764,9 +1764,11 @@ static int prepare_cached_base(void) {
     uint64_t env_hash = COURSE_FNV1A_OFFSET;
     /* CUDA_ARCH as the build sees it (cuda_arch), not as the environment has it. */
     env_hash = salt_piece(env_hash, "CUDA_ARCH", cuda_arch(NULL));
-    const char *vars[] = {"CC", "CXX", "NVCC", "CUDA_HOME"};
-    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
-        env_hash = salt_piece(env_hash, vars[i], getenv(vars[i]) ? getenv(vars[i]) : "");
+    /* CUDA_HOME reaches the build (child_env) and picks its nvcc. CC, CXX
+     * and NVCC do not (the Makefile sets its own, and child_env drops them),
+     * so they are no part of the key: a CI job that sets CC for itself
+     * reuses the entry instead of building the same libraries again. */
+    env_hash = salt_piece(env_hash, "CUDA_HOME", getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "");
     /* The programs the build finds on PATH, rather than PATH itself: the
      * same compilers reached through a different PATH (Gradescope's setup.sh
      * and run_autograder need not share one) are the same build. */

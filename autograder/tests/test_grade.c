@@ -4566,6 +4566,35 @@ static void test_base_cache_long_env(void **state) {
     tree_remove(d);
 }
 
+/* CC, CXX and NVCC of the grader's environment never reach the build (the
+ * Makefile sets its own, and they are not on the allow-list), so they make
+ * no other --base-cache entry: they did, and a CI job that set CC for its
+ * own tools built the same libraries again. The base's build says what it saw. */
+static void test_base_cache_ignores_cc(void **state) {
+    (void)state;
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], saw[PATH_MAX + 16], log[PATH_MAX + 16],
+        hook[PATH_MAX + 64];
+    snprintf(d, sizeof d, "%s/cache-ignores-cc", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    snprintf(saw, sizeof saw, "%s/saw", mark);
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    tree_remove(d);
+    snprintf(hook, sizeof hook, "env | grep -c \"^CC=\\|^CXX=\\|^NVCC=\" > \"%s\" || true", saw);
+    fake_emu_course(root, mark, hook, "true", "true");
+    const char *envs[] = {"CC=clang CXX=clang++ NVCC=/nowhere/nvcc ", ""};
+    const char *want[] = {"building the course libraries", "course libraries for emu: reused from"};
+    for (int k = 0; k < 2; k++) {
+        if (sh("%s'%s' --root '%s' --prepare --target emu --base-cache '%s/cache' > '%s' 2>&1", envs[k], GRADE_BIN,
+               root, d, log) != 0)
+            fail_msg("grade --prepare %s failed (%s):\n%s", envs[k], log, file_text(log));
+        if (!file_has(log, want[k]))
+            fail_msg("grade --prepare %s: no '%s' (%s):\n%s", envs[k], want[k], log, file_text(log));
+    }
+    if (!file_has(saw, "0\n")) fail_msg("the base's build saw CC, CXX or NVCC: %s", file_text(saw));
+    tree_remove(d);
+}
+
 /* Every variable of the allow-list reaches a child, however many: a fixed
  * room of 64 dropped those past 48 without a word (a Slurm job has about a
  * hundred SLURM_* variables, srun as --mpirun needs them). The base's build,
@@ -5376,6 +5405,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_not_emptied);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_lab_copy_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_long_env);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_ignores_cc);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_child_env_all_kept);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gpu_build_long_cuda_home);
     for (size_t i = 0; i < sizeof stop_cases / sizeof *stop_cases; i++)

@@ -221,7 +221,10 @@ uint64_t tree_hash(const char *root, const char *const *skip, const char *const 
  * shorter path or flatten its folders. */
 int path_fits(char *out, size_t n, const char *what, const char *fix, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
-/* rm -rf; best effort. Async-signal-safe: the grader's signal handler removes
+/* rm -rf; best effort (an immutable file stays, and so do its folders).
+ * Any depth of tree, with at most 64 descriptors open: folders deeper than
+ * that are moved up into path's top folder and removed from there. Never
+ * follows links. Async-signal-safe: the grader's signal handler removes
  * its temp folder with it. */
 void tree_remove(const char *path);
 /* make a directory and its parents */

@@ -3376,6 +3376,57 @@ static void test_tree_remove(void **state) {
     assert_int_not_equal(access(d, F_OK), 0);
 }
 
+/* However deep the tree, tree_remove takes it all, with a bounded number
+ * of descriptors: it gave up 256 levels down, and a test's code can leave
+ * thousands of nested folders (3000 here, a path of 6000 bytes and more).
+ * The folders it moves up from deep down to remove them from the top pass
+ * over names already taken there, are made writable where a child took
+ * that away, and a link among them is removed, never followed. As nobody
+ * where the tests run as root, so that permissions count. */
+static int open_fds(void) {
+    DIR *d = opendir("/proc/self/fd");
+    int n = 0;
+    while (d && readdir(d)) n++;
+    if (d) closedir(d);
+    return n;
+}
+
+static const char *remove_deep_as_user(const char *d) {
+    if (sh("set -e; cd '%s'; mkdir -p outside t; echo keep > outside/keep;"
+           " for i in $(seq 0 99); do : > t/.tree-remove-$i; done;"
+           " cd t && perl -e 'for my $i (1..3000) { mkdir(q(x)) && chdir(q(x)) or die;"
+           " if ($i %% 97 == 0) { mkdir(q(ro)) && open(F, q(>ro/f)) && chmod(0500, q(ro)) or die }"
+           " if ($i %% 101 == 0) { symlink(q(%s/outside), q(link)) or die } } open(F, q(>f)) or die'",
+           d, d) != 0)
+        return "could not lay out 3000 nested folders";
+    char t[PATH_MAX + 8], keep[PATH_MAX + 32];
+    snprintf(t, sizeof t, "%s/t", d);
+    snprintf(keep, sizeof keep, "%s/outside/keep", d);
+    int before = open_fds();
+    tree_remove(t);
+    if (access(t, F_OK) == 0 || errno != ENOENT) return "3000 nested folders are still there";
+    if (access(keep, F_OK) != 0) return "a file behind a link deep down was removed";
+    if (open_fds() != before) return "tree_remove left descriptors open";
+    return NULL;
+}
+
+static void test_tree_remove_deep(void **state) {
+    (void)state;
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%s/remove-deep", tmp);
+    nobody_folder(d);
+    as_plain_user(remove_deep_as_user, d);
+    /* And as root, for whom permissions are no obstacle. */
+    if (getuid() == 0) {
+        tree_remove(d);
+        if (mkdirs(d, 0755) != 0) fail_msg("cannot create %s", d);
+        const char *why = remove_deep_as_user(d);
+        if (why) fail_msg("as root: %s", why);
+    }
+    tree_remove(d);
+    assert_int_not_equal(access(d, F_OK), 0);
+}
+
 /* tree_chown (root only, for --run-as): every entry of the tree, links
  * themselves and not what they point to: a link to a file or a folder
  * outside leaves them and what the folder holds their owner. */
@@ -4438,6 +4489,26 @@ static void test_workdir_fresh(void **state) {
     tree_remove(d);
 }
 
+/* However deep the folders a test's code leaves in its working folder, the
+ * folder is emptied for the same test of the next student: the removal gave
+ * up 256 levels down, so 300 nested folders left by student a's check made
+ * student b's test a grader error (and the run's exit status 1). 3000
+ * levels: a path of 6000 bytes and more, past what any path call takes. */
+static void test_workdir_deep_leftovers(void **state) {
+    (void)state;
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8];
+    snprintf(d, sizeof d, "%s/workdir-deep", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    tree_remove(d);
+    fake_emu_course(root, mark, "true", "true",
+                    "cd \"$HOME\" && perl -e \"for (1..3000) { mkdir(q(x)) && chdir(q(x)) or die } open(F, q(>f)) or die\" || v=FAIL");
+    fake_batch_both_pass(d, root, "", "student a's test left 3000 nested folders where student b's test runs");
+    tree_remove(d);
+    struct stat st;
+    if (lstat(d, &st) == 0) fail_msg("tree_remove left %s with 3000 nested folders in it", d);
+}
+
 /* A working folder that cannot be emptied (here student a's check made a
  * file in it immutable, as code that runs as root can) is a grader error
  * for student b's test, with exit status 1: b's test ran among a's leftovers
@@ -5320,6 +5391,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash_more);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_hash_file_bounds);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_remove);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_remove_deep);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_chown);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_chown_long_path);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_tree_chown_fails);
@@ -5403,6 +5475,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_test_leftovers);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fresh);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_not_emptied);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_deep_leftovers);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_lab_copy_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_long_env);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_ignores_cc);

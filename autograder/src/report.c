@@ -12,6 +12,7 @@
 #include "json.h"
 
 #include <jansson.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,12 +56,16 @@ double results_bonus(const result_t *r, int n) {
     return s;
 }
 
+static void fmt_earned(char *buf, size_t n, double v, double max, int zeros);
+
 /* "21.50 / 22.00 points", with " + 3.00 bonus" when extra credit was earned:
  * the bonus is kept out of the first figure so that it never reads as more
  * than full marks. */
 void results_points(char *buf, size_t len, const result_t *r, int n) {
     double max, bon = results_bonus(r, n), tot = results_total(r, n, &max) - bon;
-    int k = snprintf(buf, len, "%.2f / %.2f points", tot, max);
+    char a[24];
+    fmt_earned(a, sizeof a, tot, max, 1);
+    int k = snprintf(buf, len, "%s / %.2f points", a, max);
     if (bon > 0 && k > 0 && (size_t)k < len) snprintf(buf + k, len - (size_t)k, " + %.2f bonus", bon);
 }
 
@@ -70,6 +75,22 @@ static void fmt_points(char *buf, size_t n, double v) {
     char *e = buf + strlen(buf) - 1;
     while (e > buf && *e == '0') *e-- = '\0';
     if (*e == '.') *e = '\0';
+}
+
+/* Points earned of max, to hundredths, but never rounded onto either end:
+ * 4.996 of 5 reads "4.99", not a full "5" beside a partial status, and
+ * 0.004 reads "<0.01", not "0". zeros: keep two decimals ("4.99", "22.00"). */
+static void fmt_earned(char *buf, size_t n, double v, double max, int zeros) {
+    char two[32];
+    snprintf(two, sizeof two, "%.2f", v);
+    double shown = strtod(two, NULL); /* printf's rounding, as everywhere else */
+    if (v < max && shown >= max) shown = floor(v * 100) / 100;
+    if (v > 0 && shown <= 0) {
+        snprintf(buf, n, "<0.01");
+        return;
+    }
+    if (zeros) snprintf(buf, n, "%.2f", shown);
+    else fmt_points(buf, n, shown);
 }
 
 /* "; left out of the total: 1 needs GPU, 9 skipped" (by status), or "" when
@@ -116,7 +137,7 @@ void report_table(const result_t *r, int n, const char *title, double wall_s) {
         else snprintf(name, sizeof name, "%.*s...", w - 4, r[i].t->name);
         char pts[48], a[16], b[16];
         cut |= strlen(r[i].message) > 100;
-        fmt_points(a, sizeof a, r[i].score);
+        fmt_earned(a, sizeof a, r[i].score, r[i].max_score, 0);
         fmt_points(b, sizeof b, r[i].max_score);
         if (r[i].counted) snprintf(pts, sizeof pts, "%s%s/%s", r[i].t->bonus ? "+" : "", a, b);
         else snprintf(pts, sizeof pts, "-/%s", b);
@@ -126,7 +147,7 @@ void report_table(const result_t *r, int n, const char *title, double wall_s) {
     /* The regular points against their maximum, then the extra credit. */
     double max, bon = results_bonus(r, n), tot = results_total(r, n, &max) - bon;
     char a[16], b[16];
-    fmt_points(a, sizeof a, tot);
+    fmt_earned(a, sizeof a, tot, max, 0);
     fmt_points(b, sizeof b, max);
     table_rule(width);
     char left_out[160], bonus[48] = "";
@@ -136,8 +157,15 @@ void report_table(const result_t *r, int n, const char *title, double wall_s) {
         fmt_points(c, sizeof c, bon);
         snprintf(bonus, sizeof bonus, " + %s bonus", c);
     }
-    printf("TOTAL %s / %s points (%.1f%%)%s%s; graded in %.0f s\n", a, b, max > 0 ? 100.0 * tot / max : 0.0, bonus,
-           left_out, wall_s);
+    /* The percentage to a tenth, never rounded onto either end either. */
+    double pct = max > 0 ? 100.0 * tot / max : 0.0;
+    char p[32];
+    snprintf(p, sizeof p, "%.1f", pct);
+    double pct_shown = strtod(p, NULL);
+    if (tot < max && pct_shown >= 100) pct_shown = floor(pct * 10) / 10;
+    if (tot > 0 && pct_shown <= 0) snprintf(p, sizeof p, "<0.1");
+    else snprintf(p, sizeof p, "%.1f", pct_shown);
+    printf("TOTAL %s / %s points (%s%%)%s%s; graded in %.0f s\n", a, b, p, bonus, left_out, wall_s);
     if (cut)
         printf("(messages are cut at 100 characters here: make check LAB=NN prints them whole, and --json keeps "
                "them whole)\n");

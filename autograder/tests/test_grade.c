@@ -1967,6 +1967,42 @@ static void test_table_rows(void **state) {
         fail_msg("the TOTAL line should be 3.25 / 4 (81.2%%) + 1 bonus, two tests left out:\n%s", text);
 }
 
+/* Points are shown to hundredths and the percentage to a tenth, but never
+ * rounded onto either end: 4.996 of 5 read "5/5" beside "partial", and its
+ * TOTAL "5 / 5 points (99.9%)"; 0.004 of 5000 read "0/5000" and "(0.0%)". */
+static void test_table_points_edges(void **state) {
+    (void)state;
+    rubric_test_t speed = {0};
+    snprintf(speed.name, sizeof speed.name, "mma speed");
+    speed.kind = KIND_SPEED;
+    speed.points = 5;
+    result_t r = made_result(&speed, ST_PARTIAL, 4.9996, 1);
+    char pts[96];
+    results_points(pts, sizeof pts, &r, 1);
+    assert_string_equal(pts, "4.99 / 5.00 points");
+    const char *text = table_of(&r, 1);
+    if (!strstr(text, "   4.99/5 ") || !strstr(text, "TOTAL 4.99 / 5 points (99.9%);"))
+        fail_msg("4.9996 of 5 should read 4.99/5 and TOTAL 4.99 / 5 points (99.9%%):\n%s", text);
+    speed.points = 5000;
+    r = made_result(&speed, ST_PARTIAL, 0.004, 1);
+    results_points(pts, sizeof pts, &r, 1);
+    assert_string_equal(pts, "<0.01 / 5000.00 points");
+    text = table_of(&r, 1);
+    if (!strstr(text, " <0.01/5000 ") || !strstr(text, "TOTAL <0.01 / 5000 points (<0.1%);"))
+        fail_msg("0.004 of 5000 should read <0.01/5000 and TOTAL <0.01 / 5000 points (<0.1%%):\n%s", text);
+    /* Away from the ends, rounding is as before: 2.345 of 5 is 2.35 (to nearest), 4.995 is not 5. */
+    speed.points = 5;
+    r = made_result(&speed, ST_PARTIAL, 2.346, 1);
+    results_points(pts, sizeof pts, &r, 1);
+    assert_string_equal(pts, "2.35 / 5.00 points");
+    r = made_result(&speed, ST_PASS, 5, 1);
+    results_points(pts, sizeof pts, &r, 1);
+    assert_string_equal(pts, "5.00 / 5.00 points");
+    r = made_result(&speed, ST_FAIL, 0, 1);
+    results_points(pts, sizeof pts, &r, 1);
+    assert_string_equal(pts, "0.00 / 5.00 points");
+}
+
 /* Messages are cut at 100 characters in the table, with a line under it
  * that says so and where to read them whole; one of 100 is shown whole,
  * without that line. */
@@ -5406,6 +5442,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_rerun_hint_edges);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_report_status_names);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_rows);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_points_edges);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_table_message_cut);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_fields);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_json_output_bytes);

@@ -3,7 +3,7 @@
  * runs the model's matmuls on the GPU backend.
  *
  *   cublas  cuBLAS (the default on a GPU)
- *   tiled   the course's 16 x 16 shared-memory kernel (the only one under the emulator)
+ *   tiled   the course's 16 x 16 shared-memory kernel (the default under the emulator, which has no cuBLAS)
  *   wmma    lab 04 step A, matmul_wmma()
  *   mma     lab 04 step B, matmul_mma()
  *   wgmma   lab 04 step C, matmul_wgmma() (an H100/H200 with an sm_90a build, or the emulator)

@@ -39,9 +39,13 @@
 #define WG_BM 128          /* rows of C per block: 2 consumers x 64 */
 #define WG_BN 256          /* columns of C per block */
 #define WG_BK 64           /* 64 bf16 = 128 bytes: one 128-byte swizzle row */
-#define WG_STAGES 4
+#ifndef WG_STAGES
+#define WG_STAGES 4        /* sweep with LAB_DEFS=-DWG_STAGES=3 */
+#endif
 #define WG_CONSUMERS 2
+#ifndef WG_GROUP_M
 #define WG_GROUP_M 16      /* rows of tiles per rasterisation group (grouped_tile_origin) */
+#endif
 #define WG_THREADS (128 * (WG_CONSUMERS + 1))
 #define WG_A_BYTES (WG_BM * WG_BK * 2)  /* 16 KB */
 #define WG_B_BOX_N 64                   /* TMA box of B: 64 columns (128 bytes) x WG_BK rows */
@@ -53,6 +57,12 @@
  * extern array already gives that alignment with nvcc, so the kernel's
  * realignment is a safeguard that costs nothing (ptxas folds it away). */
 #define WG_SMEM_BYTES (WG_STAGES * WG_STAGE_BYTES + 1024)
+/* A consumer releases the stage before the one its last wgmma reads, so
+ * one stage alone would be refilled under that wgmma; and an H100/H200
+ * gives a block at most 227 KB of shared memory. */
+static_assert(WG_STAGES >= 2, "WG_STAGES: at least 2 (a consumer releases the stage before the one it reads)");
+static_assert(WG_SMEM_BYTES <= 227 * 1024, "WG_STAGES: at most 4 stages of 48 KB fit the 227 KB of an H100/H200");
+static_assert(WG_GROUP_M >= 1, "WG_GROUP_M: at least one row of tiles per group");
 
 /*
  * A shared-memory matrix descriptor for wgmma (64 bits):

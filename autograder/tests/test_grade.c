@@ -2209,12 +2209,14 @@ static void grade_lab00(const char *dir, const char *run, const char *extra, cha
  * solution files, then the case's own files over them. NAME.patch is applied
  * to the solution's NAME, NAME.starter.patch to the starter's (labs/), for a
  * case that must fail its checks anyway, such as one that tampers with
- * them. A patch that no longer applies fails the set-up, visibly. */
+ * them. A patch that no longer applies fails the set-up, visibly, and so
+ * does one whose context no longer matches (-F0): with fuzz, a patch made
+ * for an older solution could land on other lines than its defect's. */
 static int lay_out_case(const char *case_dir, const char *lab, const char *dest) {
     return sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d\"; cp '%s'/solutions/%s/* \"$d\"/; cp -R '%s'/. \"$d\"/;"
               " for p in \"$d\"/*.starter.patch; do [ -e \"$p\" ] || continue; f=\"${p%%.starter.patch}\";"
-              " cp '%s'/labs/%s/\"$(basename \"$f\")\" \"$f\"; patch -s \"$f\" < \"$p\"; rm \"$p\"; done;"
-              " for p in \"$d\"/*.patch; do [ -e \"$p\" ] || continue; patch -s \"${p%%.patch}\" < \"$p\"; rm \"$p\"; done",
+              " cp '%s'/labs/%s/\"$(basename \"$f\")\" \"$f\"; patch -s -F0 \"$f\" < \"$p\"; rm \"$p\"; done;"
+              " for p in \"$d\"/*.patch; do [ -e \"$p\" ] || continue; patch -s -F0 \"${p%%.patch}\" < \"$p\"; rm \"$p\"; done",
               dest, GRADE_ROOT, lab, case_dir, GRADE_ROOT, lab);
 }
 

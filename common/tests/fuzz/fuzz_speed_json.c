@@ -3,11 +3,14 @@
  * wrote (speed_score in autograder/src/speed.c), and results.json after it.
  *
  * Feeds: byte 0 picks the rubric test (a ratio to cuBLAS, a speed-up over
- * another kernel, MFU, tokens per second); the rest is the bench's --json.
+ * another kernel, MFU, tokens per second) and, in bit 2, whether the grader
+ * ran the emulator's build; the rest is the bench's --json.
  * Asserts: no crash; the score is between 0 and the test's points, and full
  * points only with "pass"; a result left out of the total is a grader error,
- * never a pass; the message is one line without control bytes (it is printed
- * in the grader's table); results.json shows the status and the message.
+ * never a pass; a JSON whose "emulator" is not the build the grader ran
+ * counts and earns nothing; the message is one line without control bytes
+ * (it is printed in the grader's table); results.json shows the status and
+ * the message.
  */
 #include <jansson.h>
 #include <stdint.h>
@@ -56,8 +59,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     res.max_score = t.points;
     res.counted = 1;
     res.measured = -1;
-    speed_score(&res, js);
+    const int emulated = (data[0] >> 2) & 1;
+    speed_score(&res, js, emulated);
+    /* The grader's reading of "emulator", made independently: an object
+     * whose key is there and is not the boolean the build was. */
+    json_t *root = json_loads(js, 0, NULL), *e = json_object_get(root, "emulator");
+    const int forged = e && !(json_is_boolean(e) && json_is_true(e) == emulated);
+    json_decref(root);
     free(js);
+    if (forged && (res.status != ST_FAIL || !res.counted || res.score != 0)) abort();
 
     if (!(res.score >= 0 && res.score <= t.points)) abort();
     if ((res.status == ST_PASS) != (res.score == t.points && res.score > 0)) abort();
@@ -71,7 +81,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         }
 
     if (ftruncate(out_fd, 0) != 0 || report_json(out_path, &res, 1, 1.0, "") != 0) abort();
-    json_t *root = json_load_file(out_path, 0, NULL);
+    root = json_load_file(out_path, 0, NULL);
     const char *shown = json_string_value(json_object_get(json_array_get(json_object_get(root, "tests"), 0), "output"));
     if (!shown || strncmp(shown, status_name(res.status), strlen(status_name(res.status)))) abort();
     json_decref(root);

@@ -803,6 +803,15 @@ static int make_workdir(char *out, size_t n, const char *nn, int number, const c
     return 0;
 }
 
+/* A test's working folder once the test is over (but with --keep): what
+ * its code left there (a disk filled with files of 256 MiB each, thousands
+ * of them) is gone before the next build, which is another student's in a
+ * batch. Best effort: make_workdir checks the folder is empty before it is
+ * used again. */
+static void drop_workdir(const char *wd) {
+    if (!O.keep) tree_remove(wd);
+}
+
 /* A test the grader could not run for a fault of its own: a grader error
  * that says what failed, and the run's exit status 1. */
 static void grader_failed(result_t *res, const char *msg) {
@@ -1243,6 +1252,7 @@ static void run_numerics(const char *check_bin, const char *nn, result_t *res) {
     }
     if (res->status != ST_PASS) attach_output(res, &r);
     sandbox_result_free(&r);
+    drop_workdir(wd);
 }
 
 /* One run of a lab's bench, kept for the lab's later speed tests with the
@@ -1320,6 +1330,7 @@ static void run_speed(const char *bench_bin, const char *nn, result_t *res, benc
     if (run->output) sanitize(run->output);
     if (res->status != ST_PASS) attach_output(res, &r);
     sandbox_result_free(&r);
+    drop_workdir(wd);
 }
 
 /* A speed test whose bench already ran with its arguments: scored from that

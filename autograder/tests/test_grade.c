@@ -4547,6 +4547,33 @@ static void test_workdir_deep_leftovers(void **state) {
     if (lstat(d, &st) == 0) fail_msg("tree_remove left %s with 3000 nested folders in it", d);
 }
 
+/* A test's working folder is removed when the test ends, so what its code
+ * left there (a disk filled with files) is gone before the next build,
+ * which in a batch is the next student's. It stayed until the same test of
+ * the next student, so student b's build ran beside student a's leftovers.
+ * a's check leaves a file and says where; each build says whether that
+ * file is still there. */
+static void test_workdir_dropped_after_test(void **state) {
+    (void)state;
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], seen[PATH_MAX + 16], check_hook[PATH_MAX + 64],
+        build_hook[3 * PATH_MAX];
+    snprintf(d, sizeof d, "%s/workdir-dropped", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    snprintf(seen, sizeof seen, "%s/seen", mark);
+    tree_remove(d);
+    snprintf(check_hook, sizeof check_hook, ": > \"$HOME/junk\"; echo \"$HOME\" > \"%s/home\"", mark);
+    snprintf(build_hook, sizeof build_hook,
+             "if [ -s \"%s/home\" ]; then if [ -e \"$$(cat \"%s/home\")/junk\" ]; then echo there; else echo gone; fi"
+             " >> \"%s\"; fi",
+             mark, mark, seen);
+    fake_emu_course(root, mark, "true", build_hook, check_hook);
+    fake_batch_both_pass(d, root, "", "a test that leaves a file in its working folder");
+    if (!file_has(seen, "gone\n") || file_has(seen, "there"))
+        fail_msg("student b's build ran beside the file student a's test left (%s): %s", seen, file_text(seen));
+    tree_remove(d);
+}
+
 /* A working folder that cannot be emptied (here student a's check made a
  * file in it immutable, as code that runs as root can) is a grader error
  * for student b's test, with exit status 1: b's test ran among a's leftovers
@@ -5515,6 +5542,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fresh);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_not_emptied);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_deep_leftovers);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_dropped_after_test);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_lab_copy_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_long_env);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_ignores_cc);

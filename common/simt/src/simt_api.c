@@ -3,8 +3,8 @@
  * "Device" memory is host memory from the C heap, so AddressSanitizer sees
  * every global-memory access; copies are memcpy; streams and events are
  * synchronous (work is finished when it is issued) and events record the
- * host's monotonic clock, so cudaEventElapsedTime measures the emulated
- * kernel's CPU time. Launch checks follow the limits of an sm_90 part (the device it reports).
+ * host's monotonic clock, so cudaEventElapsedTime measures the wall-clock
+ * time the emulated kernel took on the CPU. Launch checks follow the limits of an sm_90 part (the device it reports).
  * Not here: multiple devices, the driver API, graphs, textures.
  */
 #ifndef _GNU_SOURCE
@@ -52,6 +52,8 @@ static cudaError_t ret(cudaError_t e)
     if (e != cudaSuccess) last_error = e;
     return e;
 }
+
+cudaError_t simt_runtime_error(cudaError_t e) { return ret(e); }
 
 /* After a fault in a kernel a GPU's context is unusable: allocations,
  * copies, memsets and events all return the fault until cudaDeviceReset.

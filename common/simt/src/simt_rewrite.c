@@ -694,10 +694,12 @@ static size_t rewrite_static_shared(buf *out, size_t i)
  * calls a function of one side only. It is a scanner too, so it stays on
  * the safe side: a function whose specifiers come from a macro, a name
  * declared in more than one space, template __host__ __device__ functions,
- * calls of __host__ __device__ and constexpr functions, calls
+ * calls of __host__ __device__ functions, calls
  * through a member, a qualified name or template arguments, names the body
  * also declares, and anything inside #if ... __CUDA_ARCH__ (or
- * __SIMT_EMULATOR__) are left alone: nvcc may accept those. */
+ * __SIMT_EMULATOR__) are left alone: nvcc may accept those. A constexpr
+ * function without __device__ counts as a host one, as it does for nvcc
+ * without --expt-relaxed-constexpr. */
 
 enum { SP_HOST = 1, SP_DEVICE = 2, SP_GLOBAL = 4, SP_BOTH = 8, SP_UNKNOWN = 16 };
 

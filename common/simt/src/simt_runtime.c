@@ -1538,8 +1538,9 @@ void simt_check_wmma_at(const char *what, const void *p, unsigned ldm, size_t el
  * thread's register array such as acc[TM][TN]) is tested against that
  * size. On a GPU such an index writes into whatever lies next to the array
  * (another tile, another thread's registers spilled to local memory) or
- * faults; compute-sanitizer reports it. Here it fails the launch, with the
- * line, as an illegal address. */
+ * faults, and compute-sanitizer sees it only when the address leaves the
+ * block's shared memory or the thread's local memory. Here it fails the
+ * launch, with the line, as an illegal address. */
 typedef struct {
     ubsan_location loc;
     const ubsan_type *array_type;
@@ -1562,7 +1563,8 @@ void __ubsan_handle_out_of_bounds(const ubsan_out_of_bounds *d, uintptr_t index)
     type_name(d->array_type, type, sizeof type);
     fail_code(cudaErrorIllegalAddress,
               "index %lld out of bounds for %s at %s:%u; on a GPU it reads or writes whatever lies next "
-              "to the array, or faults (compute-sanitizer reports it)",
+              "to the array, or faults (compute-sanitizer sees it only outside the block's shared or the "
+              "thread's local memory)",
               v, type, d->loc.file ? d->loc.file : "?", d->loc.line);
 }
 

@@ -560,14 +560,14 @@ template <class T>
 static inline cudaError_t cudaMemcpyToSymbol(T &symbol, const void *src, size_t count, size_t offset = 0,
                                              cudaMemcpyKind kind = cudaMemcpyHostToDevice)
 {
-    if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
+    if (offset + count > sizeof(T)) return simt_runtime_error(cudaErrorInvalidValue); /* as a GPU: recorded */
     return cudaMemcpy((char *)&symbol + offset, src, count, kind);
 }
 template <class T>
 static inline cudaError_t cudaMemcpyFromSymbol(void *dst, const T &symbol, size_t count, size_t offset = 0,
                                                cudaMemcpyKind kind = cudaMemcpyDeviceToHost)
 {
-    if (offset + count > sizeof(T)) return cudaErrorInvalidValue;
+    if (offset + count > sizeof(T)) return simt_runtime_error(cudaErrorInvalidValue); /* as a GPU: recorded */
     return cudaMemcpy(dst, (const char *)&symbol + offset, count, kind);
 }
 template <class T> static inline cudaError_t cudaGetSymbolAddress(void **p, T &symbol)

@@ -310,6 +310,11 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
 cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                         void (*body)(void *), void *ctx);
 
+/** @brief Fail a runtime call made in a header (cudaMemcpyToSymbol's C++ form): e is
+ *  recorded for cudaGetLastError, as every runtime call's failure is.
+ *  @param e the error. @return e. */
+cudaError_t simt_runtime_error(cudaError_t e);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1170,6 +1170,27 @@ __global__ void uses_dynamic(int *p)
     if (p) p[0] = big[0];
 }
 
+/* A copy to or from a __device__ symbol that runs past its end fails with
+ * cudaErrorInvalidValue, and cudaGetLastError reports it, as after any
+ * failed runtime call (it did not: the header returned the error alone). */
+__device__ float g_symbol_taps[4];
+
+static void test_symbol_copy_bounds(void **state)
+{
+    (void)state;
+    float h[5] = {1, 2, 3, 4, 5};
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+    assert_int_equal(cudaMemcpyToSymbol(g_symbol_taps, h, sizeof h), cudaErrorInvalidValue);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    assert_int_equal(cudaMemcpyFromSymbol(h, g_symbol_taps, sizeof(float), 4 * sizeof(float)), cudaErrorInvalidValue);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    assert_int_equal(cudaGetLastError(), cudaSuccess); /* not sticky */
+    assert_int_equal(cudaMemcpyToSymbol(g_symbol_taps, h, sizeof(float), 3 * sizeof(float)), cudaSuccess);
+    assert_int_equal(cudaMemcpyFromSymbol(h + 4, g_symbol_taps, sizeof(float), 3 * sizeof(float)), cudaSuccess);
+    assert_true(h[4] == 1.0f);
+    assert_int_equal(cudaGetLastError(), cudaSuccess);
+}
+
 /* Copies and memsets that run past the end of a cudaMalloc allocation, and
  * frees of what cudaMalloc did not return, fail as on a GPU
  * (cudaErrorInvalidValue) instead of overwriting the heap or crashing in
@@ -1873,6 +1894,7 @@ int main(void)
         cmocka_unit_test_teardown(test_launch_bounds_from_macros, no_fault_left),
         cmocka_unit_test_teardown(test_uninitialised_locals_are_a_pattern, no_fault_left),
         cmocka_unit_test_teardown(test_runtime_api, no_fault_left),
+        cmocka_unit_test_teardown(test_symbol_copy_bounds, no_fault_left),
         cmocka_unit_test_teardown(test_rewriter_forms, no_fault_left),
         cmocka_unit_test_teardown(test_half_conversions, no_fault_left),
     };

@@ -60,7 +60,7 @@ typedef struct {
     const char *json_path;
     int gradescope;
     char target[8];           /* cuda or emu */
-    int timeout_s;            /* 0 (no --timeout): the rubric's, else 120 */
+    int timeout_s;            /* 0 (no --timeout): the rubric's, else 120 (a bench: 300) */
     char labs[GRADE_MAX_LABS][8];
     int nlabs, all;
     const char *batch;        /* folder of submissions */
@@ -145,7 +145,8 @@ static void usage(FILE *f) {
             "  --gradescope   grade only the labs the submission has files for; with --lab, those labs\n"
             "                 whatever it has, naming the files of other labs it ignores\n"
             "  --target T     cuda (a real GPU: numerics and speed) or emu (CPU emulator: numerics)\n"
-            "  --timeout S    wall-clock seconds per test, at least 1 (default: the rubric's, else 120)\n"
+            "  --timeout S    wall-clock seconds per test, at least 1 (default: the rubric's, else 120 for a\n"
+            "                 check and 300 for a benchmark)\n"
             "  --batch DIR    grade DIR/<student>/ for every student; --csv FILE (default grades.csv in\n"
             "                 the current folder) gets the scores and notes (build error, no files, not\n"
             "                 graded); --json then names a folder for <student>.json files\n"

@@ -7,8 +7,7 @@
  * solutions/NN-topic/, see lay_out_case) and a file `expect` saying which checks it must lose
  * ("lose NAME"), which it must keep ("keep NAME": the damage stays in the
  * test it breaks), "build-error" when not building is the defect (a lost
- * test's build error fails the case otherwise), extra grader flags
- * ("args ...") and, for hard-coded
+ * test's build error fails the case otherwise) and, for hard-coded
  * outputs, checks it passes with the default seed 2024 only
  * ("pass-with-seed-2024 NAME"). The cases of a lab are graded in one
  * --batch run (each case folder a student); the grader must finish normally

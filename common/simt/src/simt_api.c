@@ -751,7 +751,19 @@ cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, c
     if (grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535)
         return refused(cudaErrorInvalidConfiguration, "a grid past 2^31 - 1 blocks in x or 65535 in y or z", grid,
                        block);
-    if (shmem > (size_t)func_dyn_limit(func)) return ret(cudaErrorInvalidValue);
+    if (shmem > (size_t)func_dyn_limit(func)) {
+        char why[256];
+        if (func_dyn_attr(func) < 0)
+            snprintf(why, sizeof why,
+                     "%zu bytes of dynamic shared memory, above the %d a kernel gets without "
+                     "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes)",
+                     shmem, DEFAULT_DYN_SHARED);
+        else
+            snprintf(why, sizeof why,
+                     "%zu bytes of dynamic shared memory, above the %d that cudaFuncSetAttribute allowed this "
+                     "kernel", shmem, func_dyn_limit(func));
+        return refused(cudaErrorInvalidValue, why, grid, block);
+    }
     /* Static and dynamic shared memory together: 48 KB for a kernel whose
      * limit was never raised (its dynamic memory may only use what the
      * static leaves), else the opt-in maximum (227 KB); checked as the

@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
+#include <unistd.h>
 extern "C" {
 #include <cmocka.h>
 }
@@ -1258,11 +1260,33 @@ static void test_launch_errors(void **state)
     assert_int_equal(cudaGetLastError(), cudaSuccess);
     cudaFree(flag);
 
-    /* More than 48 KiB of dynamic shared memory needs the opt-in attribute. */
+    /* More than 48 KiB of dynamic shared memory needs the opt-in attribute;
+     * the refusal says so on stderr, as every refused launch does. */
+    char said[512];
+    FILE *err = tmpfile();
+    assert_non_null(err);
+    fflush(stderr);
+    int saved = dup(2);
+    dup2(fileno(err), 2);
     uses_dynamic<<<1, 32, 64 * 1024>>>(NULL);
-    assert_int_equal(cudaGetLastError(), cudaErrorInvalidValue);
+    cudaError_t first = cudaGetLastError();
     assert_int_equal(cudaFuncSetAttribute(uses_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024),
                      cudaSuccess);
+    uses_dynamic<<<1, 32, 100 * 1024>>>(NULL);
+    cudaError_t second = cudaGetLastError();
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(err);
+    size_t got = fread(said, 1, sizeof said - 1, err);
+    said[got] = '\0';
+    fclose(err);
+    assert_int_equal(first, cudaErrorInvalidValue);
+    assert_int_equal(second, cudaErrorInvalidValue);
+    assert_non_null(strstr(said, "simt: launch refused (cudaErrorInvalidValue): 65536 bytes of dynamic shared memory, "
+                                 "above the 49152 a kernel gets without cudaFuncSetAttribute("));
+    assert_non_null(strstr(said, "102400 bytes of dynamic shared memory, above the 65536 that cudaFuncSetAttribute "
+                                 "allowed this kernel"));
     uses_dynamic<<<1, 32, 64 * 1024>>>(NULL);
     assert_int_equal(cudaGetLastError(), cudaSuccess);
     assert_int_equal(cudaFuncSetAttribute(uses_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, 1 << 20),

@@ -114,9 +114,9 @@ srcfile=$src/$lab/$file.cu
 # solution before it was double-buffered (every configuration the rule kept
 # compiled without spilling but one, 8 bytes); rechecked on the
 # double-buffered solution, which holds the slice in flight and two sets of
-# operands, for the ten that stage the most floats per thread (accumulators,
-# both sets of operands, the slice): 252 to 255 registers, 8 bytes spilled
-# on one. Another kernel may need more
+# operands, for the 60 with 128 accumulators that stage 48 to 64 floats per
+# thread: 252 to 255 registers, and 17 of them spill, 8 to 332 bytes (those
+# that stage 32 or 40 do not). Another kernel may need more
 # registers; the table's spill column shows what ptxas did with yours.
 smem_ok() { [ $(( ($1 * $3 + $3 * $2) * 4 )) -le 49152 ]; }           # BM BN BK
 valid_1d() {  # BM BN BK TM

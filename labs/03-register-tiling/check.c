@@ -94,8 +94,8 @@ static void test_tile_edges(void **state) {
     /* And with whole tiles in K: B's last row is then loaded by the float4
      * path, so one that ignores the N edge reads past the end of B. Those
      * columns are never stored, so the result cannot show it: the emulator
-     * stops the load in B's guard zone, and SANITIZE=address (A and B
-     * without guard zones) reports it too; a GPU does neither. */
+     * stops the load in B's guard zone, and SANITIZE=address (which finds
+     * the guard zones poisoned) reports it too; a GPU does neither. */
     shape(state, bm + 4, bn + 4, 2 * bk, 1.0f, 0.0f, 15);
 }
 

@@ -1967,8 +1967,9 @@ static void test_table_rows(void **state) {
 }
 
 /* Points are shown to hundredths and the percentage to a tenth, but never
- * rounded onto either end: 4.996 of 5 read "5/5" beside "partial", and its
- * TOTAL "5 / 5 points (99.9%)"; 0.004 of 5000 read "0/5000" and "(0.0%)". */
+ * rounded onto either end: 4.9996 of 5 read "5/5" beside "partial", and its
+ * TOTAL "5 / 5 points (100.0%)"; 0.004 of 50 read "0/50" and "(0.0%)". A
+ * difference of rounding noise (1e-9) is still rounded away. */
 static void test_table_points_edges(void **state) {
     (void)state;
     rubric_test_t speed = {0};
@@ -1982,13 +1983,17 @@ static void test_table_points_edges(void **state) {
     const char *text = table_of(&r, 1);
     if (!strstr(text, "   4.99/5 ") || !strstr(text, "TOTAL 4.99 / 5 points (99.9%);"))
         fail_msg("4.9996 of 5 should read 4.99/5 and TOTAL 4.99 / 5 points (99.9%%):\n%s", text);
-    speed.points = 5000;
+    speed.points = 50;
     r = made_result(&speed, ST_PARTIAL, 0.004, 1);
     results_points(pts, sizeof pts, &r, 1);
-    assert_string_equal(pts, "<0.01 / 5000.00 points");
+    assert_string_equal(pts, "<0.01 / 50.00 points");
     text = table_of(&r, 1);
-    if (!strstr(text, " <0.01/5000 ") || !strstr(text, "TOTAL <0.01 / 5000 points (<0.1%);"))
-        fail_msg("0.004 of 5000 should read <0.01/5000 and TOTAL <0.01 / 5000 points (<0.1%%):\n%s", text);
+    if (!strstr(text, "  <0.01/50 ") || !strstr(text, "TOTAL <0.01 / 50 points (<0.1%);"))
+        fail_msg("0.004 of 50 should read <0.01/50 and TOTAL <0.01 / 50 points (<0.1%%):\n%s", text);
+    /* A difference of rounding noise in the sums is no difference. */
+    r = made_result(&speed, ST_PARTIAL, 50 - 1e-9, 1);
+    results_points(pts, sizeof pts, &r, 1);
+    assert_string_equal(pts, "50.00 / 50.00 points");
     /* Away from the ends, rounding is as before: 2.345 of 5 is 2.35 (to nearest), 4.995 is not 5. */
     speed.points = 5;
     r = made_result(&speed, ST_PARTIAL, 2.346, 1);

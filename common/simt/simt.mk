@@ -29,7 +29,7 @@ SIMT_TESTDIR := $(BUILD)/emu/tests
 SIMT_HEADERS := $(wildcard $(SIMT_INC)/*.h $(SIMT_INC)/*.inc) $(SIMT_DIR)/src/simt_internal.h common/warp_mma.cuh \
                 common/hopper.cuh
 # The CUDA test suites also include their shared teardown.
-SIMT_TEST_HEADERS := $(SIMT_HEADERS) $(SIMT_DIR)/tests/no_fault_left.h
+SIMT_TEST_HEADERS := $(SIMT_HEADERS) $(SIMT_DIR)/tests/no_fault_left.h $(SIMT_DIR)/tests/capture_stderr.h
 SIMT_SRCS := $(SIMT_DIR)/src/simt_runtime.c $(SIMT_DIR)/src/simt_api.c $(SIMT_DIR)/src/simt_hopper.c \
              $(SIMT_DIR)/src/simt_memtrace.c
 # The runtime needs GNU extensions (inline asm, ucontext, pthread attributes)

@@ -14,13 +14,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
-#include <unistd.h>
 extern "C" {
 #include <cmocka.h>
 }
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include "capture_stderr.h"
 #include "no_fault_left.h"
 
 /* --- launch and indexing ---------------------------------------------------- */
@@ -1262,25 +1261,14 @@ static void test_launch_errors(void **state)
 
     /* More than 48 KiB of dynamic shared memory needs the opt-in attribute;
      * the refusal says so on stderr, as every refused launch does. */
-    char said[512];
-    FILE *err = tmpfile();
-    assert_non_null(err);
-    fflush(stderr);
-    int saved = dup(2);
-    dup2(fileno(err), 2);
+    capture_begin();
     uses_dynamic<<<1, 32, 64 * 1024>>>(NULL);
     cudaError_t first = cudaGetLastError();
     assert_int_equal(cudaFuncSetAttribute(uses_dynamic, cudaFuncAttributeMaxDynamicSharedMemorySize, 64 * 1024),
                      cudaSuccess);
     uses_dynamic<<<1, 32, 100 * 1024>>>(NULL);
     cudaError_t second = cudaGetLastError();
-    fflush(stderr);
-    dup2(saved, 2);
-    close(saved);
-    rewind(err);
-    size_t got = fread(said, 1, sizeof said - 1, err);
-    said[got] = '\0';
-    fclose(err);
+    const char *said = capture_end();
     assert_int_equal(first, cudaErrorInvalidValue);
     assert_int_equal(second, cudaErrorInvalidValue);
     assert_non_null(strstr(said, "simt: launch refused (cudaErrorInvalidValue): 65536 bytes of dynamic shared memory, "

@@ -21,6 +21,7 @@ extern "C" {
 
 #include "simt_memtrace.h"
 #include "warp_mma.cuh"
+#include "capture_stderr.h"
 #include "no_fault_left.h"
 
 static simt_memtrace_stats trace_one(void (*launch)(void *), void *arg)
@@ -40,33 +41,6 @@ static void expect(const simt_memtrace_counts *c, unsigned long long requests, u
     assert_int_equal(c->requests, requests);
     assert_int_equal(c->cost, cost);
     assert_int_equal(c->best, best);
-}
-
-/* What the emulator prints on stderr between capture_begin and
- * capture_end (its reports and failure messages), as a string. */
-static char captured[1 << 16];
-static int saved_stderr = -1;
-static FILE *capture_file;
-
-static void capture_begin(void)
-{
-    fflush(stderr);
-    capture_file = tmpfile();
-    assert_non_null(capture_file);
-    saved_stderr = dup(2);
-    dup2(fileno(capture_file), 2);
-}
-
-static const char *capture_end(void)
-{
-    fflush(stderr);
-    dup2(saved_stderr, 2);
-    close(saved_stderr);
-    rewind(capture_file);
-    size_t n = fread(captured, 1, sizeof captured - 1, capture_file);
-    captured[n] = '\0';
-    fclose(capture_file);
-    return captured;
 }
 
 static void expect_text(const char *text, const char *want)

@@ -20,9 +20,10 @@ extern "C" {
 #endif
 
 /**
- * @brief Print "[rank R] file:line: message" to stderr and end the job.
+ * @brief Print "[rank r/n] error: file:line: message" to stderr and end the job.
  *
- * Calls the abort hook if one is installed (MPI_Abort under MPI), then
+ * The "[rank r/n] " prefix is there once log_set_rank() has been called (as
+ * comm_init() does). Calls the abort hook if one is installed (MPI_Abort under MPI), then
  * exit(1). Never returns.
  * @param file source file of the failing call (use __FILE__)
  * @param line source line of the failing call (use __LINE__)

@@ -46,7 +46,8 @@ void host_free(void *p);
 #define host_calloc(n, size) host_calloc_at((n), (size), __FILE__, __LINE__)
 
 /**
- * @brief Format a byte count for people: "512 B", "3.0 KiB", "1.50 GiB".
+ * @brief Format a byte count for people: "512 B", "3.00 KiB", "1.50 GiB", "80.0 GiB"
+ * (two decimals below 10 of the unit, one from 10).
  * @param bytes the count
  * @param buf destination
  * @param len size of buf

@@ -87,7 +87,8 @@ model_config_t model_config_default(void);
 /**
  * @brief Check a configuration; on failure write one line saying what is wrong and what to pick.
  *
- * Example: "--heads 5 does not divide --d-model 64; pick heads in {1,2,4,8,16,32,64}".
+ * Example: "--heads 5 does not divide --d-model 64; pick heads in {1,2,4,8,16,32}"
+ * (64 heads would give an odd head size, which RoPE cannot rotate in pairs).
  * The messages name the command-line flags of the train program.
  * @param c the configuration
  * @param err destination for the message (may be NULL)

@@ -132,11 +132,14 @@ int checkpoint_check_writable(const char *path, char *err, size_t errlen);
 /**
  * @brief Read only a checkpoint's metadata, after checking magic, version, size and checksum.
  *
- * A version-2 file is read with meta->library empty (it does not record the library).
+ * Like checkpoint_load(), it also refuses a file with a number no run writes (a NaN or
+ * infinite hyperparameter, a step past the run's --steps). A version-2 file is read with
+ * meta->library empty (it does not record the library).
  * @param path the file
  * @param meta filled in
- * @param err message on failure, e.g. "ckpt.bin: checksum mismatch (file corrupt or truncated)", or for a
- *            version-1 file, that it must be resumed by the build that wrote it
+ * @param err message on failure, e.g. "ckpt.bin: checksum mismatch: the file is corrupt; ..." (a file
+ *            cut short or grown is refused earlier, by its size), or for a version-1 file, that it
+ *            must be resumed by the build that wrote it
  * @param errlen size of err
  * @return 0 or -1
  */

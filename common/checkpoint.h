@@ -125,7 +125,7 @@ int checkpoint_save(const char *path, const ckpt_meta_t *meta, const float *para
  * @param path the checkpoint file a run will write
  * @param err message on failure, naming the path, the system error and what to do
  * @param errlen size of err
- * @return 0, or -1 if path is a directory or path.tmp cannot be created (or is too long a name)
+ * @return 0, or -1 if path is a directory or path.tmp cannot be created or removed (or is too long a name)
  */
 int checkpoint_check_writable(const char *path, char *err, size_t errlen);
 

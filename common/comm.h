@@ -145,7 +145,9 @@ typedef struct comm_request *comm_request_t;
  * MPI_ERRORS_RETURN so that MPI_CHECK can name the failing call before it
  * aborts the job, and reads COMM_CHECK_ARGS (1: check every collective's
  * arguments across the ranks; 0 or unset: do not; anything else ends the
- * job). Call once, first thing in main(); later calls do nothing.
+ * job) and COMM_TIMEOUT (seconds, above; 0 or unset: wait forever; a value
+ * that is not a number in [0, 1e6] ends the job). Call once, first thing in
+ * main(); later calls do nothing.
  * @param argc pointer to main's argc (may be NULL)
  * @param argv pointer to main's argv (may be NULL)
  */

@@ -163,8 +163,9 @@ size_t model_matmul_params(const model_config_t *c);
  * 6 per matmul parameter (2 forward, 4 backward) plus attention's QK^T and
  * PV, 12 * L * D * T, counted over the full T x T square as PaLM (Chowdhery
  * et al. 2022, appendix B) and nanoGPT do, so MFU figures are comparable
- * with theirs. llm.c counts half of it (6 * L * D * T), so the same speed
- * reads about 10% higher there at GPT-2 small's shape.
+ * with theirs. llm.c counts half of it (6 * L * D * T), so it counts 6 to 7%
+ * fewer FLOPs per token at GPT-2 small's shape (T = 1024), and the same speed
+ * reads that much lower there.
  * Element-wise work (norms, softmax, SwiGLU, RoPE) is not counted.
  * @param c the configuration
  * @param T sequence length used for training

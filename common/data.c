@@ -119,6 +119,12 @@ int data_open_markov(data_source_t *d, uint64_t seed, int n_states, int branch, 
 int data_open_text(data_source_t *d, const char *path, int seq_len, char *err, size_t errlen) {
     memset(d, 0, sizeof *d);
     d->kind = DATA_TEXT;
+    /* Refused before the file is read: below 1 there is no sequence to cut
+     * (and a negative one made the start offsets wrap), and the sizes below
+     * are computed from it. */
+    if (seq_len < 1)
+        return course_error(err, errlen, "--seq %d: a sequence needs at least 1 token; pick a positive --seq",
+                            seq_len);
     /* Read whole at the start, so only a regular file will do (a FIFO would
      * block, a directory has no size). */
     char what[4200];
@@ -130,10 +136,10 @@ int data_open_text(data_source_t *d, const char *path, int seq_len, char *err, s
     if (len == 0) {
         fclose(f);
         return course_error(err, errlen, "--data %s: file is empty; give a text file of at least %ld bytes",
-                    path, 10L * (seq_len + 1));
+                    path, 10L * ((long)seq_len + 1));
     }
     /* The last 10% is the eval part; both parts need one whole sequence plus its target. */
-    size_t need = (size_t)10 * (size_t)(seq_len + 1);
+    size_t need = (size_t)10 * ((size_t)seq_len + 1);
     if (len < need) {
         fclose(f);
         return course_error(err, errlen,

@@ -114,7 +114,7 @@ int data_open_markov(data_source_t *d, uint64_t seed, int n_states, int branch, 
  * seq_len + 1 bytes; the message says how long the file must be.
  * @param d filled in; release with data_free()
  * @param path the file
- * @param seq_len the training sequence length
+ * @param seq_len the training sequence length, at least 1 (else refused)
  * @param err message on failure, e.g. "--data notes.txt: file is empty" or
  *            "--data books is a directory; give a regular text file" (may be NULL)
  * @param errlen size of err

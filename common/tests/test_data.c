@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <signal.h>
+#include <limits.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -306,6 +307,14 @@ static void test_text_files(void **state) {
     assert_int_equal(data_open_text(&d, tmp_path, 8, err, sizeof err), -1);
     print_message("  %s\n", err);
     assert_non_null(strstr(err, "too short for --seq 8"));
+    /* No sequence of 0 or fewer tokens: -1 made the file's needed size 0
+     * and the start offsets of a batch wrap around; INT_MAX + 1 overflowed. */
+    assert_int_equal(data_open_text(&d, tmp_path, 0, err, sizeof err), -1);
+    assert_string_equal(err, "--seq 0: a sequence needs at least 1 token; pick a positive --seq");
+    assert_int_equal(data_open_text(&d, tmp_path, -1, err, sizeof err), -1);
+    assert_non_null(strstr(err, "--seq -1: "));
+    assert_int_equal(data_open_text(&d, tmp_path, INT_MAX, err, sizeof err), -1);
+    assert_non_null(strstr(err, "it needs at least 21474836480 bytes"));
     /* 1000 bytes "0123456789..."; the last 100 are for eval. */
     char text[1000];
     for (int i = 0; i < 1000; i++) text[i] = (char)('0' + i % 10);

@@ -151,7 +151,9 @@ uint32_t rng_below(rng_t *r, uint32_t n);
 /**
  * @brief Fill x[0..n) with uniforms in [lo, hi); x[i] uses the stream's value at index counter + i.
  *
- * Element i does not depend on the loop order, so a GPU kernel using
+ * x[i] is lo + (hi - lo) u in float, u = rng_uniform_at(): exact for the
+ * [-1, 1) the course uses, while for other bounds the rounding can land
+ * on hi itself. Element i does not depend on the loop order, so a GPU kernel using
  * rng_uniform_at() fills the same array. Advances the counter by n.
  * @param r the generator
  * @param x output array

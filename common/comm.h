@@ -168,8 +168,8 @@ void comm_finalize(void);
  * cheap; comm_free() on it does nothing. The first call for a backend is
  * collective. For COMM_BACKEND_NCCL each rank takes the GPU numbered (its
  * rank among the ranks on its node) modulo (the number of visible GPUs); the
- * job ends with a clear message if the build has no NCCL or the rank sees no
- * GPU.
+ * job ends with a clear message if the build has no NCCL, the rank sees no
+ * GPU, or two ranks of a node would share one (more ranks than GPUs).
  * @param backend COMM_BACKEND_MPI or COMM_BACKEND_NCCL
  * @return the world communicator of that backend
  */

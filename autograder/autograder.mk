@@ -45,7 +45,7 @@ SANDBOX_TEST := $(BUILD)/tests/test_sandbox
 $(SANDBOX_TEST): autograder/tests/test_sandbox.c autograder/src/sandbox.c $(GRADE_HDRS)
 	@mkdir -p $(@D)
 	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Iautograder/src \
-	    $< autograder/src/sandbox.c -o $@ $(CMOCKA_LIBS)
+	    $< autograder/src/sandbox.c -o $@ $(CMOCKA_LIBS) -pthread
 UNIT_TESTS += $(SANDBOX_TEST)
 
 # report.c alone (autograder/tests/test_report.c): the table's rounding and

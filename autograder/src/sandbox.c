@@ -182,7 +182,13 @@ static void kill_left_behind(pid_t sid) {
                 p++; /* the space after ')' */
                 char state = *p++;
                 long ppid = scan_long(&p, end), pgrp = scan_long(&p, end), session = scan_long(&p, end);
-                if (pgrp < 0 || session < 0 || state == 'Z') continue;
+                /* A zombie is dead, and waits only to be reaped, unless it is
+                 * a leader whose own thread exited while its others run on:
+                 * then it says Z, with more than one thread (field 20). Such
+                 * a process is alive, and was passed over, it and all it forks. */
+                long threads = 0;
+                for (int f = 7; f <= 20 && p < end; f++) threads = scan_long(&p, end);
+                if (pgrp < 0 || session < 0 || (state == 'Z' && threads <= 1)) continue;
                 pids[n] = pid;
                 ppids[n] = ppid;
                 below[n] = session == (long)sid || ppid == self;

@@ -22,6 +22,7 @@
 #include <grp.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <pwd.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -69,7 +70,9 @@ static int open_fds(void) {
     return n - 1;
 }
 
-/* A process's parent and state from /proc/PID/stat; -1 when it is gone. */
+/* A process's parent and state from /proc/PID/stat; -1 when it is gone.
+ * A zombie whose other threads still run (its leader thread exited) is
+ * alive: its state is given as 'z', not 'Z'. */
 static long proc_ppid(long pid, char *state) {
     char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%ld/stat", pid);
@@ -79,9 +82,12 @@ static long proc_ppid(long pid, char *state) {
     fclose(f);
     buf[r] = '\0';
     char *p = strrchr(buf, ')'); /* the name may hold spaces and ')' */
-    long ppid;
+    long ppid, threads = 0;
     char st;
-    if (!p || sscanf(p + 1, " %c %ld", &st, &ppid) != 2) return -1;
+    if (!p || sscanf(p + 1, " %c %ld %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld", &st, &ppid,
+                     &threads) < 2)
+        return -1;
+    if (st == 'Z' && threads > 1) st = 'z';
     if (state) *state = st;
     return ppid;
 }
@@ -755,6 +761,19 @@ static void test_left_behind_hopping(void **state) {
     }
 }
 
+/* A process whose main thread exited while another thread runs on says Z
+ * in /proc, as a zombie does: it was passed over, and outlived its test
+ * (and the grader), free to kill or rewrite what the next test runs. */
+static void test_left_behind_zombie_leader(void **state) {
+    (void)state;
+    sandbox_opts_t o = plain();
+    sandbox_result_t r;
+    run_sh("\"$0\" child zleader", &o, &r);
+    assert_exit(&r, 0);
+    assert_string_equal(r.out, "started\n");
+    sandbox_result_free(&r);
+}
+
 /* Processes that fork while they are being killed: the forks made during a
  * pass are found by the next. Each of the four loops forks about 100 times a
  * second, so some hundreds are alive at the timeout and more keep coming; a
@@ -1322,7 +1341,14 @@ static int child_hello(const char *rank, char *tok, size_t n) {
     return fd;
 }
 
-/* argv: fds | hop | sendfd NAME | alloc MB | chain N [top] | rank R ok|split|say TEXT|cut TEXT|twice|flood */
+/* The other thread of "child zleader": alive for 30 s at most. */
+static void *sleeper(void *arg) {
+    (void)arg;
+    sleep(30);
+    return NULL;
+}
+
+/* argv: fds | zleader | hop | sendfd NAME | alloc MB | chain N [top] | rank R ok|split|say TEXT|cut TEXT|twice|flood */
 static int child_main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0); /* a line in one write: other children share the pipe */
     if (argc >= 1 && !strcmp(argv[0], "fds")) {
@@ -1330,6 +1356,21 @@ static int child_main(int argc, char **argv) {
         for (int fd = 3; fd < 1024; fd++)
             if (fcntl(fd, F_GETFD) >= 0) snprintf(list + strlen(list), sizeof list - strlen(list), " %d", fd);
         printf("%s\n", list);
+        return 0;
+    }
+    if (argc >= 1 && !strcmp(argv[0], "zleader")) {
+        /* a process in a session of its own whose main thread exits while
+         * another runs on: /proc says Z (a zombie) of a live process */
+        pid_t c = fork();
+        if (c == 0) {
+            setsid();
+            pthread_t t;
+            if (pthread_create(&t, NULL, sleeper, NULL) != 0) _exit(1);
+            syscall(SYS_exit, 0); /* this thread only */
+        }
+        char st = 0;
+        for (double end = now_s() + 5; now_s() < end && st != 'z'; usleep(10000)) proc_ppid(c, &st);
+        printf(st == 'z' ? "started\n" : "no live zombie (state %c)\n", st);
         return 0;
     }
     if (argc >= 1 && !strcmp(argv[0], "hop")) {
@@ -1492,6 +1533,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_many_left_behind),
         cmocka_unit_test(test_left_behind_chain),
         cmocka_unit_test(test_left_behind_hopping),
+        cmocka_unit_test(test_left_behind_zombie_leader),
         cmocka_unit_test(test_fork_storm),
         cmocka_unit_test(test_fresh_grader),
         cmocka_unit_test(test_kill_all),

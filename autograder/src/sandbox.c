@@ -284,23 +284,31 @@ static void channel_problem(sandbox_result_t *res, const char *fmt, ...) {
     va_end(ap);
 }
 
-/* Accept what is waiting on the listening socket. */
-static void channel_accept(int lfd, conn_t *c, int *nc, int ranks, sandbox_result_t *res) {
+/* Accept what is waiting on the listening socket. An abstract socket has
+ * no permissions, so any local user could connect: a connection from a user
+ * other than the test's (uid) is closed unread and counted for nothing, so
+ * another user of a shared machine can neither learn the token nor have an
+ * honest test failed for tampering. */
+static void channel_accept(int lfd, conn_t *c, int *nc, int ranks, uid_t uid, sandbox_result_t *res) {
     for (;;) {
         int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
         if (fd < 0) return;
+        struct ucred cr;
+        socklen_t cl = sizeof cr;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) != 0 || cr.uid != uid) {
+            close(fd);
+            continue;
+        }
         if (*nc >= ranks || *nc >= CONN_MAX) {
             channel_problem(res, "more connections to the verdict channel than the %d ranks", ranks);
             close(fd);
             continue;
         }
-        struct ucred cr;
-        socklen_t cl = sizeof cr;
         conn_t *k = &c[(*nc)++];
         memset(k, 0, sizeof *k);
         k->fd = fd;
         k->rank = -1;
-        k->pid = getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0 ? cr.pid : -1;
+        k->pid = cr.pid;
         for (int i = 0; i < *nc - 1; i++)
             if (k->pid > 0 && c[i].pid == k->pid)
                 channel_problem(res, "one process (pid %d) connected to the verdict channel twice", (int)k->pid);
@@ -362,7 +370,9 @@ static void channel_read(conn_t *k, conn_t *all, int nc, int ranks, const char *
         off++; /* the newline */
         char line[GRADE_TOKEN_MAX + 2];
         int n = snprintf(line, sizeof line, "%s\n", token);
-        if (write(k->fd, line, (size_t)n) != n) { /* the rank then sends nothing valid */ }
+        /* MSG_NOSIGNAL: a rank that hung up at once must not end the grader
+         * with SIGPIPE, whatever the caller does with that signal. */
+        if (send(k->fd, line, (size_t)n, MSG_NOSIGNAL) != n) { /* the rank then sends nothing valid */ }
     }
     if (off < (size_t)r)
         keep(&res->rank_report[k->rank], &rep_len[k->rank], &rep_cap[k->rank], 1 << 21, buf + off, (size_t)r - off);
@@ -506,7 +516,7 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
         for (int e = first_conn; pr > 0 && e < np; e++)
             if (pf[e].revents & (POLLIN | POLLHUP | POLLERR))
                 channel_read(&conns[pc[e - first_conn]], conns, nconn, ranks, o->token, res, rank_len, rank_cap);
-        if (pr > 0 && il >= 0 && (pf[il].revents & POLLIN)) channel_accept(lfd, conns, &nconn, ranks, res);
+        if (pr > 0 && il >= 0 && (pf[il].revents & POLLIN)) channel_accept(lfd, conns, &nconn, ranks, o->run_as ? o->uid : geteuid(), res);
         if (!reaped && waitpid(pid, &status, WNOHANG) == pid) {
             reaped = 1;
             current_child = 0;

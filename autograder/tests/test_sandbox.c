@@ -1227,6 +1227,23 @@ static void test_channel_too_many(void **state) {
     sandbox_result_free(&r);
 }
 
+/* Another user of the machine connects to the channel (an abstract socket,
+ * which anyone can reach) and says it is rank 0: it is closed unread, gets
+ * no token, and neither counts as a rank nor fails the honest test for
+ * tampering. Before, it learnt the token and the test failed. */
+static void test_channel_other_user(void **state) {
+    (void)state;
+    if (getuid() != 0) skip();
+    sandbox_opts_t o = on_ranks(1);
+    sandbox_result_t r;
+    run_sh("\"$0\" child asnobody rank 0 ok; echo \"nobody: $?\"; \"$0\" child rank 0 ok", &o, &r);
+    assert_string_equal(r.channel_problem, "");
+    assert_int_equal(r.ranks_heard, 1);
+    assert_string_equal(r.rank_report[0], TOKEN " PASS rank0\n");
+    assert_int_equal(count(r.out, TOKEN), 1); /* the token went to the test's own rank alone */
+    sandbox_result_free(&r);
+}
+
 /* One process connected twice (one rank learning the token to forge another's verdict). */
 static void test_channel_one_process_twice(void **state) {
     (void)state;
@@ -1357,6 +1374,11 @@ static int child_main(int argc, char **argv) {
             if (fcntl(fd, F_GETFD) >= 0) snprintf(list + strlen(list), sizeof list - strlen(list), " %d", fd);
         printf("%s\n", list);
         return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[0], "asnobody")) {
+        /* asnobody MODE ...: MODE ... as the user nobody, another user than the test's */
+        if (setgroups(0, NULL) != 0 || setgid(65534) != 0 || setuid(65534) != 0) return 3;
+        return child_main(argc - 1, argv + 1);
     }
     if (argc >= 1 && !strcmp(argv[0], "zleader")) {
         /* a process in a session of its own whose main thread exits while
@@ -1550,6 +1572,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_channel_many_ranks),
         cmocka_unit_test(test_channel_rank_twice),
         cmocka_unit_test(test_channel_too_many),
+        cmocka_unit_test(test_channel_other_user),
         cmocka_unit_test(test_channel_one_process_twice),
         cmocka_unit_test(test_channel_flood),
         cmocka_unit_test(test_channel_taken),

@@ -2694,6 +2694,12 @@ static int run_batch(rubric_t *rubrics, int nrub) {
 /* Options, the private folder and the base build, then one submission (or a
  * batch), the table and results.json. Exit status: see the file comment. */
 int main(int argc, char **argv) {
+    /* Started with standard input, output or error closed (by a cron job or
+     * a careless script), the pipes the grader makes would take those
+     * numbers, and a child's fds 0-2 set up from them would clash: each
+     * closed one is /dev/null instead. */
+    for (int fd = 0; fd <= 2; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) != fd) return 1;
     signal(SIGPIPE, SIG_IGN);
     setvbuf(stdout, NULL, _IOLBF, 0);
     umask(022);

@@ -2474,6 +2474,25 @@ static void test_speed_path_on_emulator(void **state) {
     json_decref(res);
 }
 
+/* A grader started with standard input, output and error closed (a cron
+ * job) grades as any other: its pipes took fds 0-2, the child's output and
+ * stderr clashed, and a correct check "ended without the check's verdict". */
+static void test_std_fds_closed(void **state) {
+    (void)state;
+    char json[PATH_MAX + 16];
+    snprintf(json, sizeof json, "%s/std-closed.json", tmp);
+    unlink(json);
+    int rc = sh("timeout -k 10 600 '%s' --root '%s' --src '%s/solutions' --lab 00 --only test_single_element "
+                "--target emu --jobs 2 %s --json '%s' <&- >&- 2>&-",
+                GRADE_BIN, GRADE_ROOT, GRADE_ROOT, cache_flag, json);
+    json_t *res = json_load_file(json, 0, NULL);
+    double score = json_number_value(json_object_get(res, "score"));
+    const char *out = output_of(res, "lab 00: one element");
+    if (rc != 0 || score != 2.0)
+        fail_msg("graded with fds 0-2 closed: exit status %d, score %g, want 0 and 2: %s", rc, score, out ? out : "");
+    json_decref(res);
+}
+
 /* The unmodified starters earn nothing. */
 static void test_starters_score_zero(void **state) {
     (void)state;
@@ -5515,6 +5534,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_solutions_full_marks);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_starters_score_zero);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_speed_path_on_emulator);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_std_fds_closed);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_csv);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_notes);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_batch_parallel);

@@ -117,12 +117,15 @@ fail:
 }
 
 /* The value of the variable name, copied into buf (NULL when unset or too
- * long), and the variable removed from the environment. */
+ * long), and the variable removed from the environment: from environ, and
+ * its bytes wiped where they lie, since /proc/self/environ shows the
+ * process's first environment block whatever unsetenv does. */
 static const char *take_env(const char *name, char *buf, size_t n) {
-    const char *v = getenv(name);
+    char *v = getenv(name);
     int ok = v && strlen(v) < n;
     if (ok) memcpy(buf, v, strlen(v) + 1);
     unsetenv(name);
+    if (v) memset(v - strlen(name) - 1, 0, strlen(name) + 1 + strlen(v)); /* "NAME=value" */
     return ok ? buf : NULL;
 }
 

@@ -38,6 +38,7 @@
 #include <strings.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -347,6 +348,9 @@ static double now_s(void) {
 
 /* Random bytes from the kernel; falls back to time and pid (still fresh per run). */
 static void random_bytes(void *buf, size_t n) {
+    /* getrandom() first: it needs no file (a chroot or container without
+     * /dev), so the guessable fallback below is a last resort only. */
+    if (n <= 256 && getrandom(buf, n, 0) == (ssize_t)n) return;
     int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
     ssize_t r = fd >= 0 ? read(fd, buf, n) : -1;
     if (fd >= 0) close(fd);

@@ -57,7 +57,7 @@ int __real__cmocka_run_group_tests(const char *group_name, const struct CMUnitTe
 #define TOKEN_FD 3
 #define REPORT_FD 4
 
-static char token[80];      /* the secret of this run; empty when not run by the grader */
+static char token[128];     /* the secret of this run (the grader allows up to 126 characters); empty when not run by the grader */
 /* GRADE_TEST and GRADE_BENCH_JSON, read and removed from the environment
  * before main; NULL when not set (or too long to be the grader's). */
 static char test_name[512], bench_json[4096];
@@ -116,16 +116,22 @@ fail:
     if (fd >= 0) close(fd);
 }
 
-/* The value of the variable name, copied into buf (NULL when unset or too
- * long), and the variable removed from the environment: from environ, and
- * its bytes wiped where they lie, since /proc/self/environ shows the
- * process's first environment block whatever unsetenv does. */
-static const char *take_env(const char *name, char *buf, size_t n) {
+/* Remove the variable name from the environment: from environ, and its
+ * bytes wiped where they lie, since /proc/self/environ shows the process's
+ * first environment block whatever unsetenv does. */
+static void drop_env(const char *name) {
     char *v = getenv(name);
-    int ok = v && strlen(v) < n;
-    if (ok) memcpy(buf, v, strlen(v) + 1);
     unsetenv(name);
     if (v) memset(v - strlen(name) - 1, 0, strlen(name) + 1 + strlen(v)); /* "NAME=value" */
+}
+
+/* The value of the variable name, copied into buf (NULL when unset or too
+ * long), and the variable removed (drop_env). */
+static const char *take_env(const char *name, char *buf, size_t n) {
+    const char *v = getenv(name);
+    int ok = v && strlen(v) < n;
+    if (ok) memcpy(buf, v, strlen(v) + 1);
+    drop_env(name);
     return ok ? buf : NULL;
 }
 
@@ -141,7 +147,7 @@ __attribute__((constructor(101))) static void read_token(void) {
     const char *channel = getenv("GRADE_CHANNEL");
     if (channel && *channel) {
         open_channel(channel);
-        unsetenv("GRADE_CHANNEL");
+        drop_env("GRADE_CHANNEL");
         return;
     }
     size_t n = 0;

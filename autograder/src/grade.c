@@ -1018,9 +1018,15 @@ static void no_verdict(result_t *res, const sandbox_result_t *r, int timeout_s) 
     } else if (r->signaled) {
         res->status = ST_CRASH;
         snprintf(res->message, sizeof res->message, "killed by signal %d (%s)", r->sig, strsignal(r->sig));
-    } else if (r->exited && r->exit_code == 127 && !r->out[0]) {
+    } else if (r->not_started) {
+        /* The sandbox's own word (its start pipe), not a guess from exit
+         * code 127: a program may exit 127 without a word itself. */
         res->status = ST_ERROR;
-        snprintf(res->message, sizeof res->message, "the grader could not start the test program");
+        if (r->start_errno)
+            snprintf(res->message, sizeof res->message, "the grader could not start the test program (%s)",
+                     strerror(r->start_errno));
+        else
+            snprintf(res->message, sizeof res->message, "the grader could not start the test program");
     } else {
         res->status = ST_CRASH;
         snprintf(res->message, sizeof res->message, "the program ended (exit code %d) without the check's verdict",

@@ -171,6 +171,9 @@ typedef struct {
 
 typedef struct {
     int exited, exit_code;  /* normal exit and its code */
+    int not_started;        /* the program was never started (its exec or what comes before it
+                             * failed): then exit code 127, whatever the program would do */
+    int start_errno;        /* why, when the child could say (0 when not) */
     int signaled, sig;      /* killed by a signal */
     int timed_out;
     int output_killed;      /* too much output */

@@ -57,20 +57,34 @@ static void close_from(int lo) {
         for (int fd = lo; fd < 65536; fd++) close(fd);
 }
 
+/* The child could not be started: its errno on the start pipe ew, which
+ * exec would have closed, then exit 127. The parent tells this apart from a
+ * program that itself exits 127 without a word. */
+static void start_failed(int ew) {
+    int e = errno;
+    if (ew >= 0 && write(ew, &e, sizeof e) != (ssize_t)sizeof e) { /* then it reads as a plain exit 127 */ }
+    _exit(127);
+}
+
 /* The child side: everything between fork and exec. Only async-signal-safe
- * calls; on any failure it exits 127, which the parent reports. parent is
- * the grader's pid. */
-static void child_exec(char *const argv[], const sandbox_opts_t *o, int out_w, int tok_r, int rep_w, pid_t parent) {
+ * calls; on any failure it says why on the start pipe (start_w, close on
+ * exec) and exits 127. parent is the grader's pid. */
+static void child_exec(char *const argv[], const sandbox_opts_t *o, int out_w, int tok_r, int rep_w, int start_w,
+                       pid_t parent) {
     setsid();
+    int ew = fcntl(start_w, F_DUPFD_CLOEXEC, 10); /* out of the way of fds 0-4 */
     int devnull = open("/dev/null", O_RDONLY);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0) _exit(127);
+    if (ew < 0 || devnull < 0 || dup2(devnull, 0) < 0 || dup2(out_w, 1) < 0 || dup2(out_w, 2) < 0) start_failed(ew);
     if (tok_r >= 0) {
         /* Move the ends to 3 and 4 without clobbering one with the other. */
         int t = fcntl(tok_r, F_DUPFD, 10), r = fcntl(rep_w, F_DUPFD, 10);
-        if (t < 0 || r < 0 || dup2(t, 3) < 0 || dup2(r, 4) < 0) _exit(127);
-        close_from(5);
+        if (t < 0 || r < 0 || dup2(t, 3) < 0 || dup2(r, 4) < 0 || dup3(ew, 5, O_CLOEXEC) < 0) start_failed(ew);
+        ew = 5;
+        close_from(6);
     } else {
-        close_from(3);
+        if (dup3(ew, 3, O_CLOEXEC) < 0) start_failed(ew);
+        ew = 3;
+        close_from(4);
     }
     if (o->cpu_s > 0) limit(RLIMIT_CPU, o->cpu_s);
     if (o->as_bytes > 0) limit(RLIMIT_AS, o->as_bytes);
@@ -79,17 +93,17 @@ static void child_exec(char *const argv[], const sandbox_opts_t *o, int out_w, i
     if (o->run_as) {
         /* A dedicated user: its process count limit is its own. */
         limit(RLIMIT_NPROC, 4096);
-        if (setgroups(0, NULL) != 0 || setgid(o->gid) != 0 || setuid(o->uid) != 0) _exit(127);
+        if (setgroups(0, NULL) != 0 || setgid(o->gid) != 0 || setuid(o->uid) != 0) start_failed(ew);
     }
     /* A backstop for a grader that dies without running its signal handler
      * (SIGKILL, a crash): the child dies with it instead of running on in a
      * session of its own. After setuid(), which clears the setting; and if
      * the grader is already gone, the child is not started at all. */
-    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
-    if (o->cwd && chdir(o->cwd) != 0) _exit(127);
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) start_failed(ew);
+    if (o->cwd && chdir(o->cwd) != 0) start_failed(ew);
     signal(SIGPIPE, SIG_DFL);
     execve(argv[0], argv, o->env);
-    _exit(127);
+    start_failed(ew);
 }
 
 /* Append what arrived to a growing, capped buffer. Bytes past the cap are
@@ -380,6 +394,7 @@ static void channel_read(conn_t *k, conn_t *all, int nc, int ranks, const char *
 
 /* A child that never started: exit code 127, the reason as its output. */
 static void not_started(sandbox_result_t *res, int ranks, const char *why) {
+    res->not_started = 1;
     res->exited = 1;
     res->exit_code = 127;
     res->out = strdup(why);
@@ -393,7 +408,7 @@ static void not_started(sandbox_result_t *res, int ranks, const char *why) {
  * the output limit. */
 void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *res) {
     memset(res, 0, sizeof *res);
-    int outp[2] = {-1, -1}, tokp[2] = {-1, -1}, repp[2] = {-1, -1}, lfd = -1;
+    int outp[2] = {-1, -1}, tokp[2] = {-1, -1}, repp[2] = {-1, -1}, startp[2] = {-1, -1}, lfd = -1;
     int ranks = o->token && o->ranks > 0 && o->channel ? (o->ranks < GRADE_MAX_RANKS ? o->ranks : GRADE_MAX_RANKS) : 0;
     int pipes = o->token && !ranks; /* fds 3 and 4 */
     double t0 = now_s();
@@ -404,11 +419,12 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
         not_started(res, ranks, why);
         return;
     }
-    if (pipe2(outp, O_CLOEXEC) != 0 || (pipes && (pipe2(tokp, O_CLOEXEC) != 0 || pipe2(repp, O_CLOEXEC) != 0)) ||
+    if (pipe2(outp, O_CLOEXEC) != 0 || pipe2(startp, O_CLOEXEC) != 0 ||
+        (pipes && (pipe2(tokp, O_CLOEXEC) != 0 || pipe2(repp, O_CLOEXEC) != 0)) ||
         (ranks && (lfd = channel_listen(o->channel)) < 0)) {
         /* What did open is closed: a grader that grades many tests must not
          * run out of descriptors because some of them could not start. */
-        int opened[] = {outp[0], outp[1], tokp[0], tokp[1], repp[0], repp[1], lfd};
+        int opened[] = {outp[0], outp[1], startp[0], startp[1], tokp[0], tokp[1], repp[0], repp[1], lfd};
         for (size_t i = 0; i < sizeof opened / sizeof *opened; i++)
             if (opened[i] >= 0) close(opened[i]);
         not_started(res, ranks, ranks ? "grade: could not open the verdict channel for the ranks"
@@ -453,13 +469,25 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
         sigset_t none;
         sigemptyset(&none);
         sigprocmask(SIG_SETMASK, &none, NULL);
-        child_exec(argv, o, outp[1], tokp[0], repp[1], parent);
+        child_exec(argv, o, outp[1], tokp[0], repp[1], startp[1], parent);
     }
     if (pid > 0) current_child = pid;
     sigprocmask(SIG_SETMASK, &old_mask, NULL);
     close(outp[1]);
+    close(startp[1]);
     if (tokp[0] >= 0) close(tokp[0]);
     if (repp[1] >= 0) close(repp[1]);
+    if (pid > 0) {
+        /* The start pipe ends at the child's exec (close on exec), or brings
+         * the errno of what failed before it. The child does nothing that
+         * blocks on its way there. */
+        int err = 0;
+        ssize_t got;
+        do got = read(startp[0], &err, sizeof err);
+        while (got < 0 && errno == EINTR);
+        if (got == (ssize_t)sizeof err) res->not_started = 1, res->start_errno = err;
+    }
+    close(startp[0]);
     if (pid < 0) {
         close(outp[0]);
         if (repp[0] >= 0) close(repp[0]);

@@ -4670,6 +4670,25 @@ static void test_lab_copy_fails(void **state) {
     tree_remove(d);
 }
 
+/* A check that exits 127 without a word was started: it is the student's
+ * crash, not "the grader could not start the test program", which the
+ * grader said from the exit code alone. */
+static void test_exit_127_is_no_grader_error(void **state) {
+    (void)state;
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8];
+    static char out[1 << 16];
+    snprintf(d, sizeof d, "%s/exit-127", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    tree_remove(d);
+    fake_emu_course(root, mark, "true", "true", "exit 127");
+    int rc = fake_grade_sub(d, root, "", out, sizeof out);
+    if (rc != 0 || !strstr(out, "the program ended (exit code 127) without the check's verdict") ||
+        strstr(out, "could not start"))
+        fail_msg("a check that exits 127: exit status %d, want 0 and the student's crash:\n%s", rc, out);
+    tree_remove(d);
+}
+
 /* The --base-cache key's environment is hashed whole, however long: a
  * CUDA_HOME of 4100 bytes that differs only at its end is another entry (it
  * was cut at 4096 bytes of the key's text, and the two shared one). And a
@@ -5568,6 +5587,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_deep_leftovers);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_dropped_after_test);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_lab_copy_fails);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_exit_127_is_no_grader_error);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_long_env);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_base_cache_ignores_cc);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_child_env_all_kept);

@@ -212,7 +212,9 @@ static void test_own_session(void **state) {
     sandbox_result_free(&r);
 }
 
-/* A program that cannot be started is exit code 127 with no output. */
+/* A program that cannot be started is exit code 127 with no output, and
+ * not_started says so, with why; one that exits 127 without a word itself
+ * was started (the grader blamed itself for it). */
 static void test_not_found(void **state) {
     (void)state;
     sandbox_opts_t o = plain();
@@ -221,6 +223,14 @@ static void test_not_found(void **state) {
     run(argv, &o, &r);
     assert_exit(&r, 127);
     assert_string_equal(r.out, "");
+    assert_int_equal(r.not_started, 1);
+    assert_int_equal(r.start_errno, ENOENT);
+    sandbox_result_free(&r);
+    run_sh("exit 127", &o, &r);
+    assert_exit(&r, 127);
+    assert_string_equal(r.out, "");
+    assert_int_equal(r.not_started, 0);
+    assert_int_equal(r.start_errno, 0);
     sandbox_result_free(&r);
 }
 
@@ -345,6 +355,7 @@ static void test_env_and_cwd(void **state) {
     run_sh("echo started", &o, &r);
     assert_exit(&r, 127);
     assert_string_equal(r.out, "");
+    assert_true(r.not_started && r.start_errno == ENOENT);
     sandbox_result_free(&r);
 }
 
@@ -932,6 +943,7 @@ static void test_run_as_cwd(void **state) {
     rmdir(closed);
     assert_exit(&r, 127);
     assert_string_equal(r.out, "");
+    assert_true(r.not_started && r.start_errno == EACCES);
     sandbox_result_free(&r);
 }
 

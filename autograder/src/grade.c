@@ -71,7 +71,7 @@ typedef struct {
     int keep;                 /* keep the temp folder */
     int jobs;                 /* make -j for builds */
     int parallel;             /* --batch: submissions graded at once, each by a worker process */
-    const char *run_as;       /* run student code as this user (root only) */
+    const char *run_as;       /* --run-as: run student code as this user (root only); USER1,USER2,... for --parallel */
     const char *emu_speed;    /* --emu-speed-args: run speed tests on emu with these bench args (tests) */
     const char *mpirun;       /* --mpirun: the launcher of tests on several ranks ({n}: the count) */
     const char *only[GRADE_MAX_TESTS * 4]; /* checks, kernels or test names to grade */
@@ -84,8 +84,16 @@ typedef struct {
 } opts_t;
 
 static opts_t O;
+/* --run-as's users, one per --parallel worker (the first with one student
+ * at a time), and the one this process runs student code as. */
+enum { RUN_AS_MAX = 64 };
+static char run_names[RUN_AS_MAX][64];
+static uid_t run_uids[RUN_AS_MAX];
+static gid_t run_gids[RUN_AS_MAX];
+static int n_run;
 static uid_t run_uid;
 static gid_t run_gid;
+static const char *run_name = "";
 static char tmp_root[PATH_MAX];   /* this run's private folder */
 static char base_dir[PATH_MAX];   /* the copy with the prebuilt libraries */
 static int base_ok;
@@ -133,7 +141,7 @@ static void usage(FILE *f) {
     fprintf(f,
             "usage: grade [--lab NN ... | --all] [--src DIR] [--json FILE] [--gradescope]\n"
             "             [--target cuda|emu] [--timeout S] [--batch DIR [--csv FILE]]\n"
-            "             [--parallel N] [--seed N] [--only NAME ...] [--run-as USER] [--root DIR]\n"
+            "             [--parallel N] [--seed N] [--only NAME ...] [--run-as USER[,USER...]] [--root DIR]\n"
             "             [--jobs N]"
             " [--mem-mb N] [--keep] [--base-cache DIR] [--mpirun 'CMD']\n"
             "             [--gpu-build] [--emu-speed-args 'ARGS'] | --prepare --base-cache DIR [--target T]\n"
@@ -157,7 +165,9 @@ static void usage(FILE *f) {
             "                 they would time each other (add --only with numerics tests)\n"
             "  --seed N       inputs' seed (default: fresh from /dev/urandom each run; to reproduce)\n"
             "  --only NAME    grade only this check, speed kernel or test name (repeatable)\n"
-            "  --run-as USER  run student code as this unprivileged user (when run as root)\n"
+            "  --run-as USER  run student code as this unprivileged user (when run as root), who must\n"
+            "                 run nothing else: after each test every process of it is killed. With\n"
+            "                 --parallel N, N users, one per worker: --run-as USER1,USER2,...\n"
             "  --root DIR     the trusted course tree (default: the one grade was built from)\n"
             "  --jobs N       parallel make jobs for builds (default: the number of CPUs, at most 8)\n"
             "  --mem-mb N     address-space limit per test on emu, MiB (default: half this\n"
@@ -770,10 +780,10 @@ static int student_build(const char *dir, int on, char *msg, size_t mn) {
     const char *what = dir_failed ? dir : home;
     if (on)
         snprintf(msg, mn, "grader problem: could not hand %s to the --run-as user %s for the build (%s; the grader's "
-                 "log names the entry); not graded", what, O.run_as, strerror(errno));
+                 "log names the entry); not graded", what, run_name, strerror(errno));
     else
         snprintf(msg, mn, "grader problem: could not take %s back from the --run-as user %s after the build (%s; the "
-                 "grader's log names the entry), so student code could change its build; not run", what, O.run_as,
+                 "grader's log names the entry), so student code could change its build; not run", what, run_name,
                  strerror(errno));
     return -1;
 }
@@ -802,7 +812,7 @@ static int make_workdir(char *out, size_t n, const char *nn, int number, const c
     }
     if (O.run_as && tree_chown(out, run_uid, run_gid) != 0) {
         snprintf(msg, mn, "grader problem: could not hand the test's working folder %s to the --run-as user %s (%s); "
-                 "not run", out, O.run_as, strerror(errno));
+                 "not run", out, run_name, strerror(errno));
         return -1;
     }
     return 0;
@@ -2359,7 +2369,9 @@ static int batch_one(const char *name, rubric_t *rubrics, int nrub, char *row, s
  *
  * Each student is graded by a worker: a fork of the grader, in a private
  * folder of its own under this run's (so that --run-as's chown of its folder
- * and its builds' HOME touch nobody else's), its messages into a file. It
+ * and its builds' HOME touch nobody else's), its messages into a file. With
+ * --run-as, the worker in slot k runs student code as the k-th user, whose
+ * processes alone it kills, and its folder is closed to the other users. It
  * sends back its CSV row and summary line on a pipe and exits. A worker is
  * a subreaper and kills what its tests leave (sandbox.c), as the grader
  * does with one student; the grader's signal handler kills every worker and
@@ -2382,8 +2394,15 @@ static void worker_on_signal(int sig) {
 /* The worker's side: grade one student, send "B N\nROW LINE\n" on fd (B:
  * batch_one's BATCH_* flags; N: the row's length, since a quoted folder name
  * may hold a newline), and exit. Never returns. */
-static void batch_worker(const char *name, int index, rubric_t *rubrics, int nrub, int fd, pid_t grader) {
+static void batch_worker(const char *name, int index, int slot, rubric_t *rubrics, int nrub, int fd, pid_t grader) {
     install_signal_handlers(worker_on_signal);
+    /* The user of this slot, and only its processes are this worker's to kill. */
+    if (O.run_as) {
+        run_uid = run_uids[slot];
+        run_gid = run_gids[slot];
+        run_name = run_names[slot];
+        sandbox_own_users(&run_uid, &run_gid, 1);
+    }
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
@@ -2403,7 +2422,13 @@ static void batch_worker(const char *name, int index, rubric_t *rubrics, int nru
         fprintf(stderr, "grade: cannot create %s: %s\n", home, strerror(errno));
         _exit(1);
     }
-    chmod(tmp_root, 0755);
+    /* Entered by root and the slot's user alone (through its group): not by
+     * the users of the students graded beside it, who would read this one's
+     * submission and build. */
+    if (O.run_as ? chown(tmp_root, 0, run_gid) != 0 || chmod(tmp_root, 0750) != 0 : chmod(tmp_root, 0755) != 0) {
+        fprintf(stderr, "grade: cannot set the owner and mode of %s: %s\n", tmp_root, strerror(errno));
+        _exit(1);
+    }
     static char row[4096], line[1024];
     int flags = batch_one(name, rubrics, nrub, row, sizeof row, line, sizeof line);
     if (!O.keep) tree_remove(tmp_root);
@@ -2414,8 +2439,8 @@ static void batch_worker(const char *name, int index, rubric_t *rubrics, int nru
     _exit(0);
 }
 
-/* Start a worker for student index in slot w; returns 0, or -1 (said why). */
-static int start_worker(worker_t *w, const char *name, int index, rubric_t *rubrics, int nrub) {
+/* Start a worker for student index in w, the slot-th (which --run-as user it runs as); returns 0, or -1 (said why). */
+static int start_worker(worker_t *w, int slot, const char *name, int index, rubric_t *rubrics, int nrub) {
     int p[2];
     if (pipe2(p, O_CLOEXEC) != 0) {
         fprintf(stderr, "grade: cannot create a pipe for student %s: %s\n", name, strerror(errno));
@@ -2429,7 +2454,7 @@ static int start_worker(worker_t *w, const char *name, int index, rubric_t *rubr
     pid_t grader = getpid(), pid = fork();
     if (pid == 0) {
         close(p[0]);
-        batch_worker(name, index, rubrics, nrub, p[1], grader);
+        batch_worker(name, index, slot, rubrics, nrub, p[1], grader);
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     close(p[1]);
@@ -2622,7 +2647,7 @@ static int run_batch(rubric_t *rubrics, int nrub) {
                 if (next >= ns || stop) break;
                 if (w[k].pid) continue;
                 fprintf(stderr, "grade: student %s\n", ents[next]->d_name);
-                if (start_worker(&w[k], ents[next]->d_name, next, rubrics, nrub) != 0) bad = 1;
+                if (start_worker(&w[k], k, ents[next]->d_name, next, rubrics, nrub) != 0) bad = 1;
                 else running++;
                 next++;
             }
@@ -2703,6 +2728,74 @@ static int run_batch(rubric_t *rubrics, int nrub) {
 
 /* Options, the private folder and the base build, then one submission (or a
  * batch), the table and results.json. Exit status: see the file comment. */
+/* --run-as USER[,USER...]: look each user up, and claim the ones this run
+ * uses (one per --parallel worker) for it alone, since every process of
+ * them is killed after each test (sandbox.c). A student graded beside
+ * another runs as a user of its own: its code can neither signal what runs
+ * for the other nor write into the other's build. 0, or -1 (said why). */
+static int run_as_users(void) {
+    if (getuid() != 0) {
+        fprintf(stderr, "grade: --run-as %s needs a grader run as root (it drops to that user for student code); "
+                        "run it with sudo, or leave --run-as out\n", O.run_as);
+        return -1;
+    }
+    const char *p = O.run_as;
+    for (n_run = 0; *p || n_run == 0; n_run++) {
+        size_t l = strcspn(p, ",");
+        if (l == 0 || l >= sizeof run_names[0] || n_run == RUN_AS_MAX) {
+            fprintf(stderr, "grade: --run-as %s: give user names separated by commas (at most %d, each shorter than "
+                            "%zu bytes), e.g. --run-as grader1,grader2\n", O.run_as, RUN_AS_MAX, sizeof run_names[0]);
+            return -1;
+        }
+        memcpy(run_names[n_run], p, l);
+        run_names[n_run][l] = '\0';
+        struct passwd *pw = getpwnam(run_names[n_run]);
+        if (!pw || pw->pw_uid == 0) {
+            fprintf(stderr, "grade: --run-as: %s is %s; give an existing unprivileged user (e.g. made with useradd "
+                            "--system --no-create-home %s)\n", run_names[n_run], pw ? "root's uid" : "no user here",
+                    pw ? "grader-student" : run_names[n_run]);
+            return -1;
+        }
+        run_uids[n_run] = pw->pw_uid;
+        run_gids[n_run] = pw->pw_gid;
+        for (int k = 0; k < n_run; k++)
+            if (run_uids[k] == run_uids[n_run]) {
+                fprintf(stderr, "grade: --run-as: %s and %s are one user (uid %u); each worker needs one of its own\n",
+                        run_names[k], run_names[n_run], (unsigned)run_uids[k]);
+                return -1;
+            }
+        p += l + (p[l] == ',');
+        if (p[-1] == ',' && !*p) {
+            fprintf(stderr, "grade: --run-as %s ends with a comma; give user names separated by commas\n", O.run_as);
+            return -1;
+        }
+    }
+    if (n_run < O.parallel) {
+        fprintf(stderr, "grade: --parallel %d with --run-as needs %d users, one per worker, so that no student's code "
+                        "can signal or write into what runs for another graded beside it: give --run-as USER1,USER2,... "
+                        "(%d given), or grade one at a time\n", O.parallel, O.parallel, n_run);
+        return -1;
+    }
+    int used = O.parallel;
+    for (int k = 0; k < used; k++) {
+        char why[512];
+        if (sandbox_claim_user(run_uids[k], why, sizeof why) != 0) {
+            fprintf(stderr, "grade: --run-as %s: %s\n", run_names[k], why);
+            return -1;
+        }
+        for (int j = 0; j < k; j++)
+            if (run_gids[j] == run_gids[k])
+                fprintf(stderr, "grade: warning: --run-as users %s and %s share a group (gid %u), so each may read "
+                                "what the other's student is graded with; give each a group of its own\n",
+                        run_names[j], run_names[k], (unsigned)run_gids[k]);
+    }
+    sandbox_own_users(run_uids, run_gids, used);
+    run_uid = run_uids[0];
+    run_gid = run_gids[0];
+    run_name = run_names[0];
+    return 0;
+}
+
 int main(int argc, char **argv) {
     /* Started with standard input, output or error closed (by a cron job or
      * a careless script), the pipes the grader makes would take those
@@ -2771,15 +2864,7 @@ int main(int argc, char **argv) {
     if (O.batch && check_file_dest("--csv", O.csv_path ? O.csv_path : "grades.csv", 1) != 0) return 2;
     if (O.json_path && (O.batch ? check_dir_dest("--json", O.json_path) : check_file_dest("--json", O.json_path, 0)) != 0)
         return 2;
-    if (O.run_as) {
-        struct passwd *pw = getpwnam(O.run_as);
-        if (!pw || pw->pw_uid == 0 || getuid() != 0) {
-            fprintf(stderr, "grade: --run-as needs an existing unprivileged user and a grader run as root\n");
-            return 2;
-        }
-        run_uid = pw->pw_uid;
-        run_gid = pw->pw_gid;
-    }
+    if (O.run_as && run_as_users() != 0) return 2;
 
     /* Which labs: --lab, else every lab folder (a rubric is required). */
     lab_list_t L;

@@ -190,12 +190,25 @@ typedef struct {
 /* Run argv[0] (a path) in a new session with limits. Never fails in a way
  * that stops the grader: a child that cannot start shows as exit code 127.
  * Whatever the child started is killed with it: every process of its session,
- * not only of its process group (mpirun puts each rank in a group of its own). */
+ * not only of its process group (mpirun puts each rank in a group of its own),
+ * every process below the grader, and with run_as every process of that user,
+ * wherever it is (so the user must run nothing but the grader's children:
+ * sandbox_claim_user). */
 void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *res);
 void sandbox_result_free(sandbox_result_t *res);
 /* Kill the running child's session and every process below the grader, as
  * at the end of a test. Async-signal-safe: for the grader's signal handler. */
 void sandbox_kill_all(void);
+/* The --run-as users this grader (or this --parallel worker) owns:
+ * sandbox_kill_all, and the clean-up after every child, kill every process
+ * of each of them too. At most 64; the list replaces the last one. */
+void sandbox_own_users(const uid_t *uids, const gid_t *gids, int n);
+/* Claim uid for this grader's --run-as before any test: 0, or -1 with why
+ * (a sentence fragment) in why. Refused when another grader holds it (a
+ * claim is an abstract socket named grade-run-as-UID, held until this
+ * process and its forks are gone) or when a live process runs as it (one
+ * a grader that has just ended left dying is waited for, 2 s at most). */
+int sandbox_claim_user(uid_t uid, char *why, size_t n);
 
 /* ---- the private copy -------------------------------------------------------- */
 

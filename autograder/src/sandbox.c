@@ -146,6 +146,164 @@ static long scan_long(const char **p, const char *end) {
     return neg ? -v : v;
 }
 
+/* ---- the --run-as users: every process of one is the grader's ----------------------
+ *
+ * A --run-as user is the grader's alone (sandbox_claim_user makes sure of it
+ * at the start), so every process of that user is a test's, wherever it is,
+ * and all of them can be killed at once: a process that has become the user
+ * sends SIGKILL to -1, which reaches every process it may signal (those of
+ * its uid, even one running a set-uid program) but itself. The kernel adds
+ * no process while it sends that round, and a fork whose parent has just
+ * been sent it fails, so nothing forks its way out: a process that keeps
+ * changing its pid, its group and its session, which can slip between the
+ * passes of kill_left_behind below, cannot slip through this. */
+
+enum { OWN_MAX = 64 };
+static uid_t own_uid[OWN_MAX];
+static gid_t own_gid[OWN_MAX];
+static volatile int n_own;
+/* The user of the child sandbox_run is running, with --run-as (run_as_now: 0 without). */
+static volatile int run_as_now;
+static volatile uid_t run_as_uid;
+static volatile gid_t run_as_gid;
+
+/* Every process of uid, killed at once (above). A raw fork: the grader's
+ * signal handler calls this, and glibc's fork() takes locks (malloc's) that
+ * the code it interrupted may hold; the child makes only system calls. */
+static void kill_user(uid_t uid, gid_t gid) {
+    if (uid == 0) return; /* never: it would be everything */
+    int saved = errno;
+    long k = syscall(SYS_clone, (unsigned long)SIGCHLD, 0L, 0L, 0L, 0L);
+    if (k == 0) {
+        if (syscall(SYS_setgroups, 0, NULL) == 0 && syscall(SYS_setgid, gid) == 0 && syscall(SYS_setuid, uid) == 0)
+            kill(-1, SIGKILL);
+        syscall(SYS_exit_group, 0);
+    }
+    while (k > 0 && waitpid((pid_t)k, NULL, 0) < 0 && errno == EINTR) {
+    }
+    errno = saved;
+}
+
+/* The user of the running child (with --run-as), then every user this
+ * grader owns (sandbox_own_users). */
+static void kill_users(void) {
+    int cur = run_as_now;
+    uid_t cu = run_as_uid;
+    if (cur) kill_user(cu, run_as_gid);
+    for (int i = 0; i < n_own; i++)
+        if (!cur || own_uid[i] != cu) kill_user(own_uid[i], own_gid[i]);
+}
+
+void sandbox_own_users(const uid_t *uids, const gid_t *gids, int n) {
+    n_own = 0;
+    for (int i = 0; i < n && i < OWN_MAX; i++) {
+        own_uid[i] = uids[i];
+        own_gid[i] = gids[i];
+    }
+    n_own = n < OWN_MAX ? n : OWN_MAX;
+}
+
+/* A live process's real, effective and saved uids and name from
+ * /proc/PID/status; 0, or -1 when it is gone or a zombie (dead) or already
+ * sent SIGKILL (dying). */
+static int process_of(long pid, unsigned long uids[3], char name[64]) {
+    char path[64], line[512];
+    snprintf(path, sizeof path, "/proc/%ld/status", pid);
+    FILE *f = fopen(path, "r");
+    if (!f) return -1;
+    int zombie = 0, threads = 1, dying = 0, have_uid = 0;
+    name[0] = '\0';
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long pend;
+        char st;
+        if (!strncmp(line, "Name:\t", 6)) {
+            snprintf(name, 64, "%s", line + 6);
+            name[strcspn(name, "\n")] = '\0';
+        }
+        else if (sscanf(line, "State: %c", &st) == 1) zombie = st == 'Z';
+        else if (sscanf(line, "Threads: %d", &threads) == 1) {}
+        else if (sscanf(line, "Uid: %lu %lu %lu", &uids[0], &uids[1], &uids[2]) == 3) have_uid = 1;
+        else if ((sscanf(line, "SigPnd: %llx", &pend) == 1 || sscanf(line, "ShdPnd: %llx", &pend) == 1) &&
+                 (pend >> (SIGKILL - 1) & 1))
+            dying = 1;
+    }
+    fclose(f);
+    return have_uid && !(zombie && threads <= 1) && !dying ? 0 : -1;
+}
+
+/* A stream socket bound to name in the abstract namespace (at most 107
+ * bytes, what sun_path holds after its leading NUL: no file, so nothing to
+ * remove and nothing for --run-as to own; the kernel drops the name with the
+ * last descriptor), close on exec, with flags; -1 on failure (errno says why:
+ * EADDRINUSE when the name is taken). */
+static int abstract_bind(const char *name, int flags) {
+    size_t l = strlen(name);
+    struct sockaddr_un a;
+    if (l + 1 > sizeof a.sun_path) { errno = ENAMETOOLONG; return -1; } /* an abstract name has no '\0' at its end */
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+    if (fd < 0) return -1;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path + 1, name, l); /* sun_path[0] = '\0': the abstract namespace */
+    socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l);
+    if (bind(fd, (struct sockaddr *)&a, alen) != 0) {
+        int e = errno;
+        close(fd);
+        errno = e;
+        return -1;
+    }
+    return fd;
+}
+
+/* The name of this grader's claim on uid (an abstract socket name). */
+static void claim_name(uid_t uid, char *out, size_t n) {
+    snprintf(out, n, "grade-run-as-%lu", (unsigned long)uid);
+}
+
+int sandbox_claim_user(uid_t uid, char *why, size_t n) {
+    static int nheld; /* claims made; each socket stays open (close on exec) for the grader's life */
+    char name[64];
+    claim_name(uid, name, sizeof name);
+    if (nheld >= OWN_MAX) {
+        snprintf(why, n, "more than %d users", OWN_MAX);
+        return -1;
+    }
+    int fd = abstract_bind(name, 0);
+    if (fd < 0) {
+        snprintf(why, n, errno == EADDRINUSE
+                             ? "another grader is running tests as this user now (it holds the name @%s), and each "
+                               "kills every process of its user after a test; give each grader running at once "
+                               "users of its own"
+                             : "cannot claim it (the socket @%s: %s)",
+                 name, strerror(errno));
+        return -1;
+    }
+    nheld++;
+    /* What runs as it now: wait a little for processes a grader that has
+     * just ended left dying. */
+    for (double end = now_s() + 2.0;; usleep(50000)) {
+        long who = 0;
+        char wname[64] = "";
+        DIR *d = opendir("/proc");
+        for (struct dirent *e; d && (e = readdir(d)) && !who;) {
+            long pid = atol(e->d_name);
+            unsigned long u[3];
+            if (pid > 0 && pid != (long)getpid() && process_of(pid, u, wname) == 0 &&
+                (u[0] == uid || u[1] == uid || u[2] == uid))
+                who = pid;
+        }
+        if (d) closedir(d);
+        if (!who) return 0;
+        if (now_s() > end) {
+            snprintf(why, n, "process %ld (%s) runs as it; the grader kills every process of its --run-as user "
+                             "after each test, and student code run as it could signal or trace them: give a user "
+                             "that runs nothing else (useradd --system --no-create-home grader-student)",
+                     who, wname);
+            return -1;
+        }
+    }
+}
+
 /* Kill everything a child left: every process of its session (sid, the
  * child's pid: it called setsid(); -1 for none) and every process below the
  * grader. The grader is a child subreaper (sandbox_run sets it), so an
@@ -157,8 +315,9 @@ static long scan_long(const char **p, const char *end) {
  * group (whose id is sid): a pass kills the pids it found, and a process
  * that keeps changing its pid (it forks and the parent exits, over and
  * over) has moved on by then, while no fork escapes a signal to its group.
- * (One that also changes its group each time still can: only a pid
- * namespace or a cgroup would hold it.) A few passes, for processes forked
+ * (One that also changes its group each time still can, without --run-as:
+ * with it, kill_users() takes it first; without, only a pid namespace or a
+ * cgroup would hold it.) A few passes, for processes forked
  * while a pass ran. Async-signal-safe (raw getdents64 and hand-made
  * parsing, no stdio or malloc): the grader's signal handler calls it too. */
 static void kill_left_behind(pid_t sid) {
@@ -167,6 +326,7 @@ static void kill_left_behind(pid_t sid) {
     static unsigned char below[MAXP], mark[PID_BITS / 8];
     static long long dbuf[1024]; /* 8 KiB of directory entries, aligned for them */
     long self = (long)getpid();
+    kill_users();
     for (int pass = 0; pass < 8; pass++) {
         if (sid > 0) kill(-sid, SIGKILL);
         int dfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -270,19 +430,10 @@ typedef struct {
     size_t hlen;
 } conn_t;
 
-/* The listening socket for name (an abstract name of at most 107 bytes, what
- * sun_path holds after its leading NUL), non-blocking; -1 on failure. */
+/* The listening socket for name (an abstract name, abstract_bind), non-blocking; -1 on failure. */
 static int channel_listen(const char *name) {
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) return -1;
-    struct sockaddr_un a;
-    memset(&a, 0, sizeof a);
-    a.sun_family = AF_UNIX;
-    size_t l = strlen(name);
-    if (l + 1 > sizeof a.sun_path) { close(fd); return -1; } /* an abstract name has no '\0' at its end */
-    memcpy(a.sun_path + 1, name, l); /* sun_path[0] = '\0': the abstract namespace */
-    socklen_t alen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + l);
-    if (bind(fd, (struct sockaddr *)&a, alen) != 0 || listen(fd, CONN_MAX) != 0) {
+    int fd = abstract_bind(name, SOCK_NONBLOCK);
+    if (fd >= 0 && listen(fd, CONN_MAX) != 0) {
         close(fd);
         return -1;
     }
@@ -449,6 +600,9 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
     sigset_t all, old_mask;
     sigfillset(&all);
     sigprocmask(SIG_BLOCK, &all, &old_mask);
+    run_as_uid = o->uid;
+    run_as_gid = o->gid;
+    run_as_now = o->run_as;
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid == 0) {
@@ -492,6 +646,7 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
         close(outp[0]);
         if (repp[0] >= 0) close(repp[0]);
         if (lfd >= 0) close(lfd);
+        run_as_now = 0;
         not_started(res, ranks, "grade: fork failed");
         return;
     }
@@ -570,6 +725,7 @@ void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *
         current_child = 0;
     }
     reap_orphans(); /* what kill_left_behind() killed and re-parented here */
+    run_as_now = 0;
     close(outp[0]);
     if (repp[0] >= 0) close(repp[0]);
     if (lfd >= 0) close(lfd);

@@ -42,6 +42,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
@@ -54,7 +55,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -4514,6 +4517,96 @@ static void fake_batch_both_pass(const char *d, const char *root, const char *ex
                  file_text(log));
 }
 
+/* --parallel 2 with --run-as USER1,USER2: the two students' checks run at
+ * once, each as a user of its own, so neither may signal the other's (kill
+ * -0 of the other's pid fails). Each check writes its pid, waits for the
+ * other's, and fails when it could signal it. With one user for both, as
+ * --run-as gave every worker before, each could (and could kill or trace
+ * it); that is now refused. */
+static void test_parallel_run_as_users(void **state) {
+    (void)state;
+    struct passwd *pw1 = getuid() == 0 ? getpwnam("nobody") : NULL;
+    uid_t u1 = pw1 ? pw1->pw_uid : 0;
+    struct passwd *pw2 = pw1 ? getpwnam("daemon") : NULL;
+    if (!pw1 || !pw2 || pw2->pw_uid == 0 || pw2->pw_uid == u1) skip();
+    uid_t u2 = pw2->pw_uid;
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], hook[PATH_MAX * 3];
+    snprintf(d, sizeof d, "%s/parallel-users", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    tree_remove(d);
+    snprintf(hook, sizeof hook,
+             "m=\"%s\"; echo $$ > \"$m/t$$\" && mv \"$m/t$$\" \"$m/pid-$$\"; touch \"$m/uid-$(id -u)\"; i=0;"
+             " while [ $(ls \"$m\" | grep -c ^pid-) -lt 2 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done;"
+             " [ $i -lt 200 ] || v=FAIL;"
+             " for f in \"$m\"/pid-*; do [ \"$f\" = \"$m/pid-$$\" ] && continue; kill -0 $(cat \"$f\") && v=FAIL; done; true",
+             mark);
+    fake_emu_course(root, mark, "true", "true", hook);
+    char users[64];
+    snprintf(users, sizeof users, "--parallel 2 --run-as nobody,%s", pw2->pw_name);
+    fake_batch_both_pass(d, root, users, "two students at once, each as a user of its own");
+    char f1[PATH_MAX + 32], f2[PATH_MAX + 32];
+    snprintf(f1, sizeof f1, "%s/uid-%u", mark, (unsigned)u1);
+    snprintf(f2, sizeof f2, "%s/uid-%u", mark, (unsigned)u2);
+    if (access(f1, F_OK) != 0 || access(f2, F_OK) != 0)
+        fail_msg("the checks did not run as nobody (uid %u) and %s (uid %u), one each (%s)", (unsigned)u1,
+                 pw2->pw_name, (unsigned)u2, mark);
+    tree_remove(d);
+}
+
+/* --run-as is refused, before anything is built, for a user that another
+ * grader holds now (each kills every process of its user after a test, so
+ * two at once would kill each other's), a user some process runs as (it
+ * would be killed, and student code could signal it), one user for two
+ * --parallel workers, and a list that is not one. */
+static void test_run_as_refused(void **state) {
+    (void)state;
+    if (getuid() != 0 || !getpwnam("nobody")) skip();
+    char d[PATH_MAX], args[PATH_MAX * 2];
+    snprintf(d, sizeof d, "%s/run-as-refused", tmp);
+    tree_remove(d);
+    if (sh("mkdir -p '%s/src' '%s/batch/a' '%s/batch/b'", d, d, d) != 0) fail_msg("could not lay out %s", d);
+    /* Another grader's claim on nobody: the abstract socket it holds. */
+    struct passwd *pw = getpwnam("nobody");
+    char name[64];
+    snprintf(name, sizeof name, "grade-run-as-%u", (unsigned)pw->pw_uid);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_un a;
+    memset(&a, 0, sizeof a);
+    a.sun_family = AF_UNIX;
+    memcpy(a.sun_path + 1, name, strlen(name));
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name))), 0);
+    snprintf(args, sizeof args, "--src '%s/src' --lab 00 --run-as nobody", d);
+    expect_usage_error(args, "another grader is running tests as this user now");
+    close(fd);
+    /* A process of nobody's (a daemon's, say). */
+    pid_t p = fork();
+    if (p == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(pw->pw_gid) != 0 || setuid(pw->pw_uid) != 0) _exit(1);
+        execl("/bin/sleep", "sleep", "60", (char *)NULL);
+        _exit(1);
+    }
+    assert_true(p > 0);
+    usleep(200000);
+    expect_usage_error(args, "(sleep) runs as it; the grader kills every process of its --run-as user");
+    kill(p, SIGKILL);
+    waitpid(p, NULL, 0);
+    snprintf(args, sizeof args, "--batch '%s/batch' --csv '%s/g.csv' --lab 00 --parallel 2 --run-as nobody", d, d);
+    expect_usage_error(args, "--parallel 2 with --run-as needs 2 users, one per worker");
+    snprintf(args, sizeof args, "--batch '%s/batch' --csv '%s/g.csv' --lab 00 --parallel 2 --run-as nobody,nobody", d, d);
+    expect_usage_error(args, "nobody and nobody are one user");
+    snprintf(args, sizeof args, "--src '%s/src' --lab 00 --run-as nobody,", d);
+    expect_usage_error(args, "ends with a comma");
+    snprintf(args, sizeof args, "--src '%s/src' --lab 00 --run-as ,nobody", d);
+    expect_usage_error(args, "give user names separated by commas");
+    snprintf(args, sizeof args, "--src '%s/src' --lab 00 --run-as no-such-user-here", d);
+    expect_usage_error(args, "no-such-user-here is no user here");
+    snprintf(args, sizeof args, "--src '%s/src' --lab 00 --run-as root", d);
+    expect_usage_error(args, "root is root's uid");
+    if (sh("test -e '%s/g.csv'", d) == 0) fail_msg("a refused batch wrote %s/g.csv", d);
+    tree_remove(d);
+}
+
 /* With --run-as, what a test's code leaves in its own working folder (here
  * a path past 4096 bytes, whose owner no chown can change) does not make the
  * later builds a grader error: only the lab's copy and the builds' HOME,
@@ -5582,6 +5675,8 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_takeback_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fails);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_test_leftovers);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_parallel_run_as_users);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_refused);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fresh);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_not_emptied);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_deep_leftovers);

@@ -42,10 +42,10 @@ UNIT_TESTS += $(GRADE_SELFTEST)
 # tiny children, field by field, in seconds; test_grade reaches it only
 # through whole gradings. SANDBOX_TEST_FILTER='test_channel*' runs some.
 SANDBOX_TEST := $(BUILD)/tests/test_sandbox
-$(SANDBOX_TEST): autograder/tests/test_sandbox.c autograder/src/sandbox.c $(GRADE_HDRS)
+$(SANDBOX_TEST): autograder/tests/test_sandbox.c autograder/src/sandbox.c autograder/src/tree.c $(GRADE_HDRS)
 	@mkdir -p $(@D)
-	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Iautograder/src \
-	    $< autograder/src/sandbox.c -o $@ $(CMOCKA_LIBS) -pthread
+	$(Q)$(CC) -std=c11 -O2 -g -Wall -Wextra -Werror -Wno-format-truncation -D_GNU_SOURCE -Iautograder/src -Icommon \
+	    $< autograder/src/sandbox.c autograder/src/tree.c -o $@ $(CMOCKA_LIBS) -pthread
 UNIT_TESTS += $(SANDBOX_TEST)
 
 # report.c alone (autograder/tests/test_report.c): the table's rounding and

@@ -193,7 +193,9 @@ typedef struct {
  * not only of its process group (mpirun puts each rank in a group of its own),
  * every process below the grader, and with run_as every process of that user,
  * wherever it is (so the user must run nothing but the grader's children:
- * sandbox_claim_user). */
+ * sandbox_claim_user); then what that user left at the top of the shared
+ * temp folders (/tmp, /var/tmp, /dev/shm, /run/lock, /dev/mqueue) and its
+ * System V IPC objects are removed. */
 void sandbox_run(char *const argv[], const sandbox_opts_t *o, sandbox_result_t *res);
 void sandbox_result_free(sandbox_result_t *res);
 /* Kill the running child's session and every process below the grader, as

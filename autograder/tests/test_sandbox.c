@@ -1045,6 +1045,74 @@ static void test_run_as_hopping_sessions(void **state) {
     }
 }
 
+/* Whether the user uid owns an entry at the top of a shared temp folder or a
+ * System V IPC object; the first found is named in what. */
+static int user_left_something(uid_t uid, char *what, size_t n) {
+    const char *dirs[] = {"/tmp", "/var/tmp", "/dev/shm", NULL};
+    for (int i = 0; dirs[i]; i++) {
+        DIR *d = opendir(dirs[i]);
+        for (struct dirent *e; d && (e = readdir(d));) {
+            struct stat st;
+            if (e->d_name[0] == '.' && (!e->d_name[1] || (e->d_name[1] == '.' && !e->d_name[2]))) continue;
+            if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && st.st_uid == uid) {
+                snprintf(what, n, "%s/%s", dirs[i], e->d_name);
+                closedir(d);
+                return 1;
+            }
+        }
+        if (d) closedir(d);
+    }
+    const char *ipc[] = {"/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg", NULL};
+    for (int i = 0; ipc[i]; i++) {
+        char cmd[128], out[256] = "";
+        /* the uid column's place differs by kind: find it by the header's name */
+        snprintf(cmd, sizeof cmd, "awk 'NR==1{for(i=1;i<=NF;i++)if($i==\"uid\")c=i} NR>1&&$c==%u' %s", (unsigned)uid,
+                 ipc[i]);
+        FILE *p = popen(cmd, "r");
+        size_t r = p ? fread(out, 1, sizeof out - 1, p) : 0;
+        if (p) pclose(p);
+        out[r] = '\0';
+        if (out[0]) {
+            snprintf(what, n, "%s: %s", ipc[i], out);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* With --run-as, what the user's code left where every user may write (files
+ * and folders at the top of /tmp, /var/tmp and /dev/shm, a folder tree
+ * read-only inside, a link to a file of root's, System V shared memory, a
+ * semaphore set, a message queue) is removed once its processes are gone:
+ * the next test, another student's in a batch, finds none of it. What
+ * another user has there stays, and so does the file the link pointed to.
+ * Before, all of it stayed. */
+static void test_run_as_shared_leftovers(void **state) {
+    (void)state;
+    sandbox_opts_t o = plain();
+    if (!spare_user(&o.uid, &o.gid)) skip();
+    o.run_as = 1;
+    o.cwd = "/";
+    char keep[PATH_MAX + 16], script[4 * PATH_MAX];
+    snprintf(keep, sizeof keep, "%s/keep", tmpdir);
+    FILE *f = fopen(keep, "w");
+    assert_non_null(f);
+    fclose(f);
+    snprintf(script, sizeof script,
+             "set -e; echo x > /tmp/ts-left-$$; mkdir -p /dev/shm/ts-left-$$/a/b; echo y > /dev/shm/ts-left-$$/a/b/c;"
+             " chmod -R a-w /dev/shm/ts-left-$$; ln -s '%s' /var/tmp/ts-left-$$;"
+             " ipcmk -M 4096 >/dev/null; ipcmk -S 1 >/dev/null; ipcmk -Q >/dev/null; echo made", keep);
+    sandbox_result_t r;
+    run_sh(script, &o, &r);
+    assert_exit(&r, 0);
+    assert_string_equal(r.out, "made\n");
+    sandbox_result_free(&r);
+    char what[512] = "";
+    int left = user_left_something(o.uid, what, sizeof what);
+    if (left) fail_msg("left behind by uid %u: %s", (unsigned)o.uid, what);
+    assert_int_equal(access(keep, F_OK), 0);
+}
+
 /* ---- the token on fd 3, the report on fd 4 --------------------------------------------- */
 
 /* fd 3 holds the token and a newline, then EOF; what fd 4 gets is the report. */
@@ -1673,6 +1741,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_run_as_cwd),
         cmocka_unit_test(test_run_as_kill),
         cmocka_unit_test(test_run_as_hopping_sessions),
+        cmocka_unit_test(test_run_as_shared_leftovers),
         cmocka_unit_test(test_token_pipes),
         cmocka_unit_test(test_token_length),
         cmocka_unit_test(test_channel_ranks),

@@ -36,11 +36,11 @@ FUZZ_SRCS_rewrite      :=
 FUZZ_DEPS_rewrite      := common/simt/src/simt_rewrite.c
 FUZZ_SRCS_json         := common/json.c
 # trainer.c's log reader and sandbox.c's channel reader are static: each harness #includes its file
-# (trainer.c then needs the model, the data and checkpoints to link).
+# (trainer.c then needs the model, the data and checkpoints to link; sandbox.c, tree_remove).
 FUZZ_SRCS_train_log    := $(wildcard kernels/cpu/*.c) common/checkpoint.c common/data.c common/error.c common/json.c \
                           common/log.c common/memory.c common/model.c common/rng.c common/timer.c
 FUZZ_DEPS_train_log    := kernels/train/trainer.c kernels/train/trainer.h $(wildcard kernels/cpu/*.h)
-FUZZ_SRCS_channel      :=
+FUZZ_SRCS_channel      := autograder/src/tree.c
 FUZZ_DEPS_channel      := autograder/src/sandbox.c
 FUZZ_SRCS_rubric       := autograder/src/rubric.c autograder/src/speed.c autograder/src/report.c common/json.c
 FUZZ_LIBS_trace        := -ljansson

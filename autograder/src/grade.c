@@ -2296,16 +2296,24 @@ static void csv_row(char *row, size_t rn, const char *name, const result_t *res,
                     int nrub, const char *notes) {
     row[0] = '\0';
     csv_field(row, rn, name);
+    char cell[32];
     for (int i = 0; i < nrub; i++) {
-        double s2 = 0;
+        double s2 = 0, m2 = 0;
         for (int j = 0; res && j < n; j++)
-            if (!strcmp(res[j].nn, rubrics[i].nn) && res[j].counted) s2 += res[j].score;
-        if (res) snprintf(row + strlen(row), rn - strlen(row), ",%.2f", s2);
-        else snprintf(row + strlen(row), rn - strlen(row), ",");
+            if (!strcmp(res[j].nn, rubrics[i].nn) && res[j].counted) {
+                s2 += res[j].score;
+                if (!res[j].t->bonus) m2 += res[j].max_score; /* as results_total: a bonus may go past it */
+            }
+        if (res) points_for_csv(cell, sizeof cell, s2, m2);
+        snprintf(row + strlen(row), rn - strlen(row), ",%s", res ? cell : "");
     }
     double max = 0, tot = res ? results_total(res, n, &max) : 0;
-    if (res) snprintf(row + strlen(row), rn - strlen(row), ",%.2f,%.2f,", tot, max);
-    else snprintf(row + strlen(row), rn - strlen(row), ",,,");
+    if (res) {
+        points_for_csv(cell, sizeof cell, tot, max);
+        snprintf(row + strlen(row), rn - strlen(row), ",%s,%.2f,", cell, max);
+    } else {
+        snprintf(row + strlen(row), rn - strlen(row), ",,,");
+    }
     csv_field(row, rn - 1, notes);
     snprintf(row + strlen(row), rn - strlen(row), "\n");
 }

@@ -273,5 +273,8 @@ int report_json(const char *path, const result_t *r, int n, double wall_s, const
 double results_total(const result_t *r, int n, double *max);
 double results_bonus(const result_t *r, int n);
 void results_points(char *buf, size_t len, const result_t *r, int n);
+/* A CSV cell for v points of max: hundredths, never rounded up onto max
+ * (4.996 of 5 is "4.99", as the table says), "0.00" below a hundredth. */
+void points_for_csv(char *buf, size_t n, double v, double max);
 
 #endif /* GRADE_H */

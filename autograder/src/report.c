@@ -99,6 +99,14 @@ static void fmt_earned(char *buf, size_t n, double v, double max, int zeros) {
     else fmt_points(buf, n, shown);
 }
 
+/* A CSV's points (a gradebook's import reads numbers): hundredths, never
+ * rounded up onto max, as in the table ("4.99" of 5, not "5.00"); below a
+ * hundredth, "0.00", since a number must stand there. */
+void points_for_csv(char *buf, size_t n, double v, double max) {
+    fmt_earned(buf, n, v, max, 1);
+    if (!strcmp(buf, "<0.01")) snprintf(buf, n, "0.00");
+}
+
 /* "; left out of the total: 1 needs GPU, 9 skipped" (by status), or "" when
  * every test counts: a reader of the total should see why it is smaller. */
 static void describe_left_out(const result_t *r, int n, char *out, size_t len) {

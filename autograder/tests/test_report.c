@@ -60,6 +60,21 @@ static void test_table_points_rounded(void **state) {
         fail_msg("1/3 + 2/3 + 2 points should total 3 / 6:\n%s", text);
 }
 
+/* The CSV's cells: hundredths, never rounded up onto the maximum (4.996 of
+ * 5 read "5.00" beside a partial in the table), a number below a
+ * hundredth, and rounding noise and bonus points past the maximum as they are. */
+static void test_csv_points(void **state) {
+    (void)state;
+    const struct { double v, max; const char *want; } cases[] = {
+        {4.996, 5, "4.99"}, {5, 5, "5.00"}, {5 - 1e-9, 5, "5.00"}, {0.004, 5, "0.00"}, {0, 5, "0.00"},
+        {2.345, 5, "2.35"}, {1.0 / 3 + 2.0 / 3, 1, "1.00"}, {6.5, 5, "6.50"}, {99.999, 100, "99.99"}};
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char b[32];
+        points_for_csv(b, sizeof b, cases[i].v, cases[i].max);
+        if (strcmp(b, cases[i].want)) fail_msg("%.9g of %g: '%s', want '%s'", cases[i].v, cases[i].max, b, cases[i].want);
+    }
+}
+
 /* The test column is as wide as the longest name and a space (when that
  * is over the 35 of the narrowest column): a 40-character name, the
  * longest of its table, is shown whole, with two spaces after it. */
@@ -183,6 +198,7 @@ int main(void) {
         cmocka_unit_test(test_table_name_column),
         cmocka_unit_test(test_table_lab_cut),
         cmocka_unit_test(test_table_header),
+        cmocka_unit_test(test_csv_points),
         cmocka_unit_test(test_points_short_buffer),
         cmocka_unit_test(test_json_long_message),
     };

@@ -136,8 +136,9 @@ const param_slice_t *param_find(const param_table_t *t, const char *name) {
 }
 
 void model_init_params(const param_table_t *t, float *params, uint64_t seed) {
-    rng_t root;
-    rng_init(&root, seed);
+    rng_t base;
+    rng_init(&base, seed);
+    rng_t root = rng_split(&base, MODEL_INIT_BRANCH);
     const float resid_scale = 1.0f / sqrtf(2.0f * (float)t->cfg.n_layers);
     for (int i = 0; i < t->n; i++) {
         const param_slice_t *s = &t->slices[i];

@@ -137,13 +137,26 @@ int param_index_final_norm(const param_table_t *t);
 int param_index_lm_head(const param_table_t *t);
 
 /**
+ * The initialisation's branch of its seed ("init" in ASCII): slice i draws
+ * from rng_split(rng_split(seed's root, MODEL_INIT_BRANCH), i). Splitting the
+ * root by slice index alone would give slice i the very stream the Markov
+ * source (data.h) gives state i of the same seed: with the defaults
+ * (--seed 1, --markov-seed 1) the token embedding's first draws were the
+ * bits that chose state 0's successors.
+ */
+#define MODEL_INIT_BRANCH 0x696e6974u
+
+/**
  * @brief Initialise parameters deterministically from a seed.
  *
  * Matrices get N(0, 0.02^2); the two projections that write into the residual
  * stream (wo, w_down) are scaled by 1/sqrt(2 L) (GPT-2) so the stream's
  * variance does not grow with depth; norm gains are 1. Each slice draws from
- * its own stream rng_split(seed, slice index), so a slice's values do not
- * depend on the order slices are filled (or on which rank fills them).
+ * its own stream, split by slice index from a branch of the seed kept for
+ * the initialisation (MODEL_INIT_BRANCH), so a slice's values do not depend
+ * on the order slices are filled (or on which rank fills them), nor repeat
+ * the Markov source's draws when its seed is the same (both default to 1,
+ * and that source splits its seed by state index).
  * @param t the table
  * @param params t->total floats
  * @param seed the seed

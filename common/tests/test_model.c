@@ -200,11 +200,20 @@ static void test_init(void **state) {
     const param_slice_t *k = &t.slices[param_index(&t, 0, P_WK)];
     assert_memory_not_equal(a + q->offset, a + k->offset, q->numel * sizeof(float));
     /* Exactly as model.h says: slice i is N(0, std^2) from the stream
-     * rng_split(seed, i), std 0.02, or 0.02 / sqrt(2 L) for wo and w_down;
-     * a gain (final_norm too) is all ones. */
+     * rng_split(rng_split(seed, MODEL_INIT_BRANCH), i), std 0.02, or 0.02 /
+     * sqrt(2 L) for wo and w_down; a gain (final_norm too) is all ones. */
     float *want = host_malloc(t.total * sizeof(float));
-    rng_t root;
-    rng_init(&root, 42);
+    rng_t base, root;
+    rng_init(&base, 42);
+    root = rng_split(&base, MODEL_INIT_BRANCH);
+    /* Not the streams the Markov source of seed 42 gives its states
+     * (rng_split(seed, state)): the embedding (slice 0) used to start
+     * with the very bits that chose state 0's successors. */
+    rng_t markov0 = rng_split(&base, 0), init0 = rng_split(&root, 0);
+    assert_true(markov0.stream != init0.stream);
+    float from_markov0[64];
+    rng_fill_normal(&markov0, from_markov0, 64, 0.0f, 0.02f);
+    assert_memory_not_equal(a + t.slices[0].offset, from_markov0, sizeof from_markov0);
     for (int i = 0; i < t.n; i++) {
         const param_slice_t *sl = &t.slices[i];
         if (sl->cols == 1) {

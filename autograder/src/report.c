@@ -81,6 +81,9 @@ static void fmt_points(char *buf, size_t n, double v) {
  * sums that made the score (1/3 + 2/3), not points earned or lost. */
 #define POINTS_NOISE 1e-6
 
+/* That bound for a maximum of max points (of 1 point below 1). */
+static double points_noise(double max) { return POINTS_NOISE * (max > 1 ? max : 1); }
+
 /* Points earned of max, to hundredths, but never rounded onto either end:
  * 4.996 of 5 reads "4.99", not a full "5" beside a partial status, and
  * 0.004 reads "<0.01", not "0" (a difference of rounding noise, 2 - 1e-9,
@@ -89,7 +92,7 @@ static void fmt_earned(char *buf, size_t n, double v, double max, int zeros) {
     char two[32];
     snprintf(two, sizeof two, "%.2f", v);
     double shown = strtod(two, NULL); /* printf's rounding, as everywhere else */
-    const double noise = POINTS_NOISE * (max > 1 ? max : 1);
+    const double noise = points_noise(max);
     if (max - v > noise && shown >= max) shown = floor(v * 100) / 100;
     if (v > noise && shown <= 0) {
         snprintf(buf, n, "<0.01");
@@ -176,7 +179,7 @@ void report_table(const result_t *r, int n, const char *title, double wall_s) {
     char p[32];
     snprintf(p, sizeof p, "%.1f", pct);
     double pct_shown = strtod(p, NULL);
-    const double noise = POINTS_NOISE * (max > 1 ? max : 1);
+    const double noise = points_noise(max);
     if (max - tot > noise && pct_shown >= 100) pct_shown = floor(pct * 10) / 10;
     if (tot > noise && pct_shown <= 0) snprintf(p, sizeof p, "<0.1");
     else snprintf(p, sizeof p, "%.1f", pct_shown);

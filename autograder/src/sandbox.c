@@ -366,8 +366,9 @@ int sandbox_claim_user(uid_t uid, char *why, size_t n) {
         if (now_s() > end) {
             snprintf(why, n, "process %ld (%s) runs as it; the grader kills every process of its --run-as user "
                              "after each test, and student code run as it could signal or trace them: give a user "
-                             "that runs nothing else (useradd --system --no-create-home grader-student)",
-                     who, wname);
+                             "that runs nothing else (useradd --system --no-create-home grader-student), or, if "
+                             "they are what a grader stopped with SIGKILL left running, end them (pkill -KILL -U %lu)",
+                     who, wname, (unsigned long)uid);
             return -1;
         }
     }

@@ -2,7 +2,9 @@
  * Running one untrusted child: a build of student code or one graded test.
  *
  * The child gets its own session (so a timeout kills everything it started,
- * found by its session id and below the grader), resource limits (CPU seconds, address space,
+ * found by its session id and below the grader, and with --run-as every
+ * process of its user, after which what that user left in the shared temp
+ * folders goes too), resource limits (CPU seconds, address space,
  * file size, no core files), an environment the caller built from an allow-list, stdin
  * from /dev/null, and stdout+stderr through one pipe whose bytes are counted
  * and capped. With a token, fd 3 carries the token in and fd 4 carries the

@@ -2734,8 +2734,6 @@ static int run_batch(rubric_t *rubrics, int nrub) {
     return bad;
 }
 
-/* Options, the private folder and the base build, then one submission (or a
- * batch), the table and results.json. Exit status: see the file comment. */
 /* --run-as USER[,USER...]: look each user up, and claim the ones this run
  * uses (one per --parallel worker) for it alone, since every process of
  * them is killed after each test (sandbox.c). A student graded beside
@@ -2786,7 +2784,7 @@ static int run_as_users(void) {
     }
     int used = O.parallel;
     for (int k = 0; k < used; k++) {
-        char why[512];
+        char why[1024];
         if (sandbox_claim_user(run_uids[k], why, sizeof why) != 0) {
             fprintf(stderr, "grade: --run-as %s: %s\n", run_names[k], why);
             return -1;
@@ -2804,6 +2802,8 @@ static int run_as_users(void) {
     return 0;
 }
 
+/* Options, the private folder and the base build, then one submission (or a
+ * batch), the table and results.json. Exit status: see the file comment. */
 int main(int argc, char **argv) {
     /* Started with standard input, output or error closed (by a cron job or
      * a careless script), the pipes the grader makes would take those

@@ -271,9 +271,10 @@ static const char *const shared_dirs[] = {"/tmp", "/var/tmp", "/dev/shm", "/run/
 /* Remove what uid left in the shared folders (each entry at their top that
  * it owns, whatever is in it: tree_remove, no link followed) and every
  * System V shared memory segment, semaphore set and message queue it owns
- * (those outlive their processes). Called once every process of uid is
- * dead, so nothing moves while it runs. Not entries it left inside a
- * folder of another user's; a container per submission is the whole fix. */
+ * (those outlive their processes). Called once every process of uid has
+ * been sent SIGKILL (kill_users), so no code of the user's runs any more
+ * while it works. Not entries it left inside a folder of another user's; a
+ * container per submission is the whole fix. */
 static void drop_user_leftovers(uid_t uid) {
     if (uid == 0) return;
     for (int i = 0; shared_dirs[i]; i++) {

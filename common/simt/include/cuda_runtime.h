@@ -378,7 +378,23 @@ template <class F, class U, class Op> static inline F atomic_float_rmw(F *p, Op 
 }
 } // namespace simt
 
-static inline float atomicAdd(float *p, float v) { return simt::atomic_float_rmw<float, uint32_t>(p, [v](float o) { return o + v; }); }
+namespace simt {
+/* A subnormal float as the zero of its sign. */
+static inline float flush_subnormal(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+} // namespace simt
+
+/* On global memory the GPU's float atomic add (atom.add.f32) flushes
+ * subnormal inputs and its result to zero, whatever -ftz says; on shared
+ * memory it keeps them. So here too: an atomicAdd of 1e-40f to a cudaMalloc'd
+ * 0.0f leaves 0, and to a __shared__ one leaves 1e-40f. (A __device__
+ * variable is global memory on the GPU but is not told apart here.) */
+static inline float atomicAdd(float *p, float v)
+{
+    if (!simt_in_global(p)) return simt::atomic_float_rmw<float, uint32_t>(p, [v](float o) { return o + v; });
+    const float fv = simt::flush_subnormal(v);
+    return simt::atomic_float_rmw<float, uint32_t>(
+        p, [fv](float o) { return simt::flush_subnormal(simt::flush_subnormal(o) + fv); });
+}
 static inline double atomicAdd(double *p, double v) { return simt::atomic_float_rmw<double, uint64_t>(p, [v](double o) { return o + v; }); }
 static inline float atomicExch(float *p, float v) { return simt::atomic_float_rmw<float, uint32_t>(p, [v](float) { return v; }); }
 /* No atomicMax or atomicMin on float or double: CUDA has none (for floats

@@ -1003,6 +1003,54 @@ static void test_atomic_histogram(void **state)
     cudaFree(cas);
 }
 
+/* A float atomicAdd on global memory flushes subnormal inputs and its
+ * result to zero, whatever -ftz says; on shared memory it keeps them (PTX
+ * ISA, atom: atom.add.f32 flushes subnormals; on shared memory they are
+ * kept, as measured on GPUs since Fermi). A reduction of tiny values into a
+ * cudaMalloc'd sum therefore loses them on a GPU: so must it here. */
+__global__ void atomic_subnormal(float *g, float *old, float *out, float tiny)
+{
+    __shared__ float s;
+    s = 0.0f;
+    __syncthreads();
+    atomicAdd(&g[0], tiny);           /* 0 + a subnormal: 0 */
+    atomicAdd(&g[1], 1e-30f);         /* normal values: added */
+    old[0] = atomicAdd(&g[2], 0.0f);  /* a subnormal already there: read back as it was, then 0 */
+    atomicAdd(&g[3], 2.0f * tiny);    /* a normal value + a subnormal one: the subnormal is dropped */
+    atomicAdd(&s, tiny);              /* shared: kept */
+    atomicAdd(&g[4], 0.75e-38f);      /* from -0.5e-38: a subnormal result, 0 */
+    __syncthreads();
+    out[0] = s;
+}
+
+static void test_atomic_float_subnormals(void **state)
+{
+    (void)state;
+    const float tiny = 1e-40f; /* subnormal: below FLT_MIN, about 1.18e-38 */
+    assert_int_equal(std::fpclassify(tiny), FP_SUBNORMAL);
+    float *g, *old, *out;
+    assert_int_equal(cudaMallocManaged(&g, 5 * sizeof(float)), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&old, sizeof(float)), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&out, sizeof(float)), cudaSuccess);
+    g[0] = 0.0f;
+    g[1] = 1e-30f;
+    g[2] = tiny;
+    g[3] = 1.2e-38f;
+    g[4] = -0.5e-38f;
+    atomic_subnormal<<<1, 1>>>(g, old, out, tiny);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_true(g[0] == 0.0f);
+    assert_true(g[1] == 2e-30f);
+    assert_true(old[0] == tiny);
+    assert_true(g[2] == 0.0f);
+    assert_true(g[3] == 1.2e-38f);
+    assert_true(out[0] == tiny);
+    assert_true(g[4] == 0.0f);
+    cudaFree(g);
+    cudaFree(old);
+    cudaFree(out);
+}
+
 /* What each atomic returns and where it wraps (CUDA C++ Programming Guide,
  * Atomic Functions): atomicAdd, atomicSub and atomicExch return the old
  * value, so n threads adding 1 see each of 0 .. n-1 once; atomicInc(p, v)
@@ -1892,6 +1940,7 @@ int main(void)
         cmocka_unit_test_teardown(test_tiled_matmul, no_fault_left),
         cmocka_unit_test_teardown(test_atomic_histogram, no_fault_left),
         cmocka_unit_test_teardown(test_atomic_returns_and_wraps, no_fault_left),
+        cmocka_unit_test_teardown(test_atomic_float_subnormals, no_fault_left),
         cmocka_unit_test_teardown(test_math_intrinsics, no_fault_left),
         cmocka_unit_test_teardown(test_allocation_bounds, no_fault_left),
         cmocka_unit_test_teardown(test_launch_errors, no_fault_left),

@@ -1113,6 +1113,36 @@ static void test_run_as_shared_leftovers(void **state) {
     assert_int_equal(access(keep, F_OK), 0);
 }
 
+/* sandbox_kill_all (the grader's signal handler) kills every process of the
+ * users the grader owns (sandbox_own_users), between tests too: here a
+ * process of the user that keeps changing its pid, group and session, which
+ * the passes over the processes below the grader miss. */
+static void test_kill_all_own_users(void **state) {
+    (void)state;
+    uid_t uid;
+    gid_t gid;
+    if (!spare_user(&uid, &gid)) skip();
+    char hops[PATH_MAX + 8], u[32];
+    hop_file(hops, sizeof hops, uid);
+    snprintf(u, sizeof u, "%u", (unsigned)uid);
+    pid_t p = fork();
+    if (p == 0) {
+        char *argv[] = {self_exe, "child", "as", u, "hopsid", hops, NULL};
+        execv(self_exe, argv);
+        _exit(127);
+    }
+    assert_true(p > 0);
+    usleep(200000);
+    int started = hop_alive(hops);
+    sandbox_own_users(&uid, &gid, 1);
+    sandbox_kill_all();
+    sandbox_own_users(NULL, NULL, 0);
+    int alive = hop_alive(hops);
+    live_children(5.0);
+    assert_int_equal(started, 1);
+    assert_int_equal(alive, 0);
+}
+
 /* ---- the token on fd 3, the report on fd 4 --------------------------------------------- */
 
 /* fd 3 holds the token and a newline, then EOF; what fd 4 gets is the report. */
@@ -1742,6 +1772,7 @@ int main(int argc, char **argv) {
         cmocka_unit_test(test_run_as_kill),
         cmocka_unit_test(test_run_as_hopping_sessions),
         cmocka_unit_test(test_run_as_shared_leftovers),
+        cmocka_unit_test(test_kill_all_own_users),
         cmocka_unit_test(test_token_pipes),
         cmocka_unit_test(test_token_length),
         cmocka_unit_test(test_channel_ranks),

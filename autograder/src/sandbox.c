@@ -271,7 +271,7 @@ static const char *const shared_dirs[] = {"/tmp", "/var/tmp", "/dev/shm", "/run/
 /* Remove what uid left in the shared folders (each entry at their top that
  * it owns, whatever is in it: tree_remove, no link followed) and every
  * System V shared memory segment, semaphore set and message queue it owns
- * (those outlive their processes). Called once every process of uid has
+ * or made (those outlive their processes). Called once every process of uid has
  * been sent SIGKILL (kill_users), so no code of the user's runs any more
  * while it works. Not entries it left inside a folder of another user's; a
  * container per submission is the whole fix. */
@@ -303,22 +303,26 @@ static void drop_user_leftovers(uid_t uid) {
         snprintf(path, sizeof path, "/proc/sysvipc/%s", kinds[k]);
         FILE *f = fopen(path, "r");
         if (!f) continue;
-        int id_col = -1, uid_col = -1;
+        /* The owner (uid) and the creator (cuid): an owner may give an object
+         * away with IPC_SET, but not the fact that it made it. */
+        int id_col = -1, uid_col = -1, cuid_col = -1;
         if (fgets(line, sizeof line, f)) {
             int col = 0;
             for (char *t = strtok(line, " \t\n"); t; t = strtok(NULL, " \t\n"), col++) {
                 if (!strcmp(t, "shmid") || !strcmp(t, "semid") || !strcmp(t, "msqid")) id_col = col;
                 if (!strcmp(t, "uid")) uid_col = col;
+                if (!strcmp(t, "cuid")) cuid_col = col;
             }
         }
         while (id_col >= 0 && uid_col >= 0 && fgets(line, sizeof line, f)) {
-            long id = -1, owner = -1;
+            long id = -1, owner = -1, creator = -1;
             int col = 0;
             for (char *t = strtok(line, " \t\n"); t; t = strtok(NULL, " \t\n"), col++) {
                 if (col == id_col) id = atol(t);
                 if (col == uid_col) owner = atol(t);
+                if (col == cuid_col) creator = atol(t);
             }
-            if (id < 0 || owner != (long)uid) continue;
+            if (id < 0 || (owner != (long)uid && creator != (long)uid)) continue;
             if (k == 0) shmctl((int)id, IPC_RMID, NULL);
             else if (k == 1) semctl((int)id, 0, IPC_RMID);
             else msgctl((int)id, IPC_RMID, NULL);

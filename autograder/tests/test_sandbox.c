@@ -36,6 +36,7 @@
 #include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -1065,9 +1066,10 @@ static int user_left_something(uid_t uid, char *what, size_t n) {
     const char *ipc[] = {"/proc/sysvipc/shm", "/proc/sysvipc/sem", "/proc/sysvipc/msg", NULL};
     for (int i = 0; ipc[i]; i++) {
         char cmd[128], out[256] = "";
-        /* the uid column's place differs by kind: find it by the header's name */
-        snprintf(cmd, sizeof cmd, "awk 'NR==1{for(i=1;i<=NF;i++)if($i==\"uid\")c=i} NR>1&&$c==%u' %s", (unsigned)uid,
-                 ipc[i]);
+        /* the owner's and the creator's columns differ by kind: find them by the header's names */
+        snprintf(cmd, sizeof cmd,
+                 "awk 'NR==1{for(i=1;i<=NF;i++){if($i==\"uid\")c=i;if($i==\"cuid\")k=i}} NR>1&&($c==%u||$k==%u)' %s",
+                 (unsigned)uid, (unsigned)uid, ipc[i]);
         FILE *p = popen(cmd, "r");
         size_t r = p ? fread(out, 1, sizeof out - 1, p) : 0;
         if (p) pclose(p);
@@ -1083,7 +1085,8 @@ static int user_left_something(uid_t uid, char *what, size_t n) {
 /* With --run-as, what the user's code left where every user may write (files
  * and folders at the top of /tmp, /var/tmp and /dev/shm, a folder tree
  * read-only inside, a link to a file of root's, System V shared memory, a
- * semaphore set, a message queue) is removed once its processes are gone:
+ * semaphore set, a message queue, a segment given away to root) is removed
+ * once its processes are gone:
  * the next test, another student's in a batch, finds none of it. What
  * another user has there stays, and so does the file the link pointed to.
  * Before, all of it stayed. */
@@ -1101,7 +1104,8 @@ static void test_run_as_shared_leftovers(void **state) {
     snprintf(script, sizeof script,
              "set -e; echo x > /tmp/ts-left-$$; mkdir -p /dev/shm/ts-left-$$/a/b; echo y > /dev/shm/ts-left-$$/a/b/c;"
              " chmod -R a-w /dev/shm/ts-left-$$; ln -s '%s' /var/tmp/ts-left-$$;"
-             " ipcmk -M 4096 >/dev/null; ipcmk -S 1 >/dev/null; ipcmk -Q >/dev/null; echo made", keep);
+             " ipcmk -M 4096 >/dev/null; ipcmk -S 1 >/dev/null; ipcmk -Q >/dev/null; \"$0\" child shm_giveaway;"
+             " echo made", keep);
     sandbox_result_t r;
     run_sh(script, &o, &r);
     assert_exit(&r, 0);
@@ -1564,7 +1568,7 @@ static void *sleeper(void *arg) {
     return NULL;
 }
 
-/* argv: fds | as UID MODE ... | zleader | hop FILE | hopsid FILE | sendfd NAME | alloc MB | chain N [top] | rank R ok|split|say TEXT|cut TEXT|twice|flood */
+/* argv: fds | as UID MODE ... | shm_giveaway | zleader | hop FILE | hopsid FILE | sendfd NAME | alloc MB | chain N [top] | rank R ok|split|say TEXT|cut TEXT|twice|flood */
 static int child_main(int argc, char **argv) {
     setvbuf(stdout, NULL, _IOLBF, 0); /* a line in one write: other children share the pipe */
     if (argc >= 1 && !strcmp(argv[0], "fds")) {
@@ -1579,6 +1583,14 @@ static int child_main(int argc, char **argv) {
         uid_t u = (uid_t)strtoul(argv[1], NULL, 10);
         if (setgroups(0, NULL) != 0 || setgid((gid_t)u) != 0 || setuid(u) != 0) return 3;
         return child_main(argc - 2, argv + 2);
+    }
+    if (argc >= 1 && !strcmp(argv[0], "shm_giveaway")) {
+        /* a System V segment this user makes, then gives to root (IPC_SET): its creator stays this user */
+        int id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+        struct shmid_ds ds;
+        if (id < 0 || shmctl(id, IPC_STAT, &ds) != 0) return 1;
+        ds.shm_perm.uid = 0;
+        return shmctl(id, IPC_SET, &ds) != 0;
     }
     if (argc >= 1 && !strcmp(argv[0], "zleader")) {
         /* a process in a session of its own whose main thread exits while

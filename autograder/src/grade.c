@@ -2216,6 +2216,69 @@ static int batch_check(const char *dir) {
     return n;
 }
 
+/* ---- with --run-as: a watchman for a grader killed outright ------------------------
+ *
+ * SIGKILL (kill -9, the OOM killer, a job's time limit) runs no handler: the
+ * running test's own process dies with the grader (it asked for
+ * PR_SET_PDEATHSIG), but whatever that process had started would run on as
+ * the --run-as user, the temp folder would stay, and the next grader would
+ * refuse the user. So a grader with --run-as first starts a watchman: a
+ * process in a session of its own (a kill of the grader's process group
+ * leaves it) that waits on a pipe only the grader and its workers hold.
+ * Before it ends, the grader writes one byte there (watchman_release); an
+ * end without it means the grader was killed outright, and the watchman kills
+ * every process of the users, removes what they left and the temp folder
+ * (but with --keep), says so, and goes. It holds the grader's claim on the
+ * users until then, so no new grader starts on them while it works. */
+static int watchman_fd = -1; /* the pipe's write end (close on exec), -1 without a watchman */
+
+/* Tell the watchman the grader has cleaned up after itself. Async-signal-safe. */
+static void watchman_release(void) {
+    if (watchman_fd < 0) return;
+    char b = 'x';
+    if (write(watchman_fd, &b, 1) != 1) { /* then it cleans up again: no harm */ }
+}
+
+static void start_watchman(void) {
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) != 0) {
+        fprintf(stderr, "grade: warning: no watchman (pipe: %s): a grader killed with SIGKILL would leave what its "
+                        "tests started running as the --run-as user\n", strerror(errno));
+        return;
+    }
+    fflush(NULL);
+    pid_t grader = getpid(), w = fork();
+    if (w == 0) {
+        close(p[1]);
+        setsid();
+        signal(SIGINT, SIG_IGN);
+        signal(SIGTERM, SIG_IGN);
+        signal(SIGHUP, SIG_IGN);
+        char b;
+        ssize_t r;
+        while ((r = read(p[0], &b, 1)) < 0 && errno == EINTR) {
+        }
+        if (r == 1) _exit(0); /* the grader ended as it should */
+        for (int k = 0; k < O.parallel && k < n_run; k++) sandbox_clean_user(run_uids[k], run_gids[k]);
+        struct stat st;
+        int left = !O.keep && lstat(tmp_root, &st) == 0;
+        if (left) tree_remove(tmp_root);
+        fprintf(stderr, "grade: the grader (pid %d) was killed before it could clean up; ended every process of "
+                        "the --run-as user%s%s%s\n", (int)grader, O.parallel > 1 ? "s" : "",
+                left ? " and removed " : "", left ? tmp_root : "");
+        _exit(0);
+    }
+    close(p[0]);
+    if (w < 0) {
+        close(p[1]);
+        fprintf(stderr, "grade: warning: no watchman (fork: %s): a grader killed with SIGKILL would leave what its "
+                        "tests started running as the --run-as user\n", strerror(errno));
+        return;
+    }
+    watchman_fd = p[1];
+    sandbox_spare(w); /* below the grader, but not a test's */
+}
+
 /* ---- stopping: SIGTERM, SIGINT (Ctrl-C), SIGHUP ------------------------------------ */
 
 static volatile sig_atomic_t tmp_ready;       /* tmp_root names this run's folder */
@@ -2241,6 +2304,7 @@ static void say(const char *s) {
 static void on_signal(int sig) {
     sandbox_kill_all();
     if (tmp_ready && !O.keep) tree_remove(tmp_root);
+    watchman_release();
     say(sig == SIGINT ? "\ngrade: interrupted (SIGINT)" : sig == SIGHUP ? "\ngrade: stopped by SIGHUP" : "\ngrade: stopped by SIGTERM");
     say(": killed the processes it started");
     if (tmp_ready) {
@@ -2670,6 +2734,8 @@ static int run_batch(rubric_t *rubrics, int nrub) {
             running--;
             int s = w[k].student, flags = 0;
             int died = finish_worker(&w[k], ents[s]->d_name, status, &rows[s], &flags, rubrics, nrub);
+            /* What the dead worker's tests left must not run beside the next student of its slot. */
+            if (died && O.run_as) sandbox_clean_user(run_uids[k], run_gids[k]);
             bad |= died;
             bad |= flags & BATCH_JSON_FAILED;
             trouble += (flags & BATCH_GRADER_ERROR) != 0;
@@ -2951,6 +3017,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     tmp_ready = 1;
+    if (O.run_as) start_watchman();
     chmod(tmp_root, 0755);
     char home[PATH_MAX + 8];
     snprintf(home, sizeof home, "%s/home", tmp_root);
@@ -3019,5 +3086,6 @@ int main(int argc, char **argv) {
     if (O.keep) fprintf(stderr, "grade: kept %s\n", tmp_root);
     else tree_remove(tmp_root);
     tmp_ready = 0;
+    watchman_release();
     return rc;
 }

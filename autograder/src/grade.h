@@ -208,9 +208,16 @@ void sandbox_own_users(const uid_t *uids, const gid_t *gids, int n);
 /* Claim uid for this grader's --run-as before any test: 0, or -1 with why
  * (a sentence fragment) in why. Refused when another grader holds it (a
  * claim is an abstract socket named grade-run-as-UID, held until this
- * process and its forks are gone) or when a live process runs as it (one
+ * process and its forks are gone; one a grader that has just ended still
+ * holds is waited for, 2 s at most) or when a live process runs as it (one
  * a grader that has just ended left dying is waited for, 2 s at most). */
 int sandbox_claim_user(uid_t uid, char *why, size_t n);
+/* Kill every process of uid at once and remove what it left in the shared
+ * temp folders and System V IPC, as after each child that ran as it: for a
+ * --parallel worker that died, and for a grader that was killed outright. */
+void sandbox_clean_user(uid_t uid, gid_t gid);
+/* Leave pid alone when killing what is below the grader: its watchman. */
+void sandbox_spare(pid_t pid);
 
 /* ---- the private copy -------------------------------------------------------- */
 

@@ -5037,6 +5037,117 @@ static int grader_ended(pid_t g, int *status) {
     return 0;
 }
 
+/* A grader with --run-as killed outright (SIGKILL runs no handler) while
+ * its test runs: the test's own process dies with it (PR_SET_PDEATHSIG),
+ * and the grader's watchman ends what that process had started (here a
+ * sleeper in a session of its own, as the --run-as user) and removes the
+ * temp folder, and says so. Before, the sleeper ran on and the folder
+ * stayed, and the next grader refused the user for the sleeper. */
+static void test_sigkill_run_as_watchman(void **state) {
+    (void)state;
+    if (getuid() != 0 || !getpwnam("nobody")) skip();
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], tdir[PATH_MAX + 8], log[PATH_MAX + 16],
+        cmd[PATH_MAX * 4];
+    snprintf(d, sizeof d, "%s/watchman", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    snprintf(tdir, sizeof tdir, "%s/tmp", d);
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    tree_remove(d);
+    fake_emu_course(root, mark, "true", "true", "setsid sleep 3131 & while :; do sleep 1; done");
+    if (sh("mkdir -p '%s/sub' '%s' && echo mine > '%s/sub/fake.cu'", d, tdir, d) != 0) fail_msg("could not lay out %s", d);
+    snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --src '%s/sub' --lab 00 --target emu --jobs 2 --run-as nobody > '%s' 2>&1",
+             GRADE_BIN, root, d, log);
+    pid_t g = fork();
+    if (g < 0) fail_msg("fork failed");
+    if (g == 0) {
+        setenv("TMPDIR", tdir, 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    pid_t pids[8];
+    int status = 0, running = 0;
+    for (int i = 0; i < 1200 && !running; i++) {
+        if (waitpid(g, &status, WNOHANG) == g) fail_msg("the grader ended before the test ran (%s)", log);
+        running = procs_with("sleep 3131", NULL, pids, 8) > 0;
+        if (!running) usleep(100000);
+    }
+    kill(g, SIGKILL);
+    waitpid(g, &status, 0);
+    if (!running) fail_msg("the test's sleeper never started (%s)", log);
+    int left = 1, tmp_left = 1;
+    for (int i = 0; i < 100 && (left || tmp_left); i++) {
+        left = procs_with("sleep 3131", NULL, pids, 8);
+        tmp_left = sh("test -z \"$(ls -A '%s')\"", tdir) != 0;
+        if (left || tmp_left) usleep(100000);
+    }
+    for (int i = 0; i < left && i < 8; i++) kill(pids[i], SIGKILL); /* leave nothing for later tests */
+    if (left) fail_msg("what the test started still runs after the grader was killed, e.g. pid %d (%s)", (int)pids[0], log);
+    if (tmp_left) fail_msg("the killed grader's temp folder is left in %s (%s)", tdir, log);
+    if (!file_has(log, "was killed before it could clean up; ended every process of the --run-as user and removed"))
+        fail_msg("the watchman did not say what it did (%s):\n%s", log, file_text(log));
+    tree_remove(d);
+}
+
+static pid_t parent_of_pid(pid_t pid); /* below, with the other --parallel tests */
+
+/* --parallel with --run-as: a worker killed outright while its test runs.
+ * The test's own process dies with the worker, and the grader ends what that
+ * process had started (a sleeper in a session of its own, as the slot's
+ * user) as soon as it sees the worker gone: the next student of that slot
+ * must not run beside it. Before, the sleeper outlived the whole batch. */
+static void test_parallel_run_as_worker_killed(void **state) {
+    (void)state;
+    struct passwd *pw2 = getuid() == 0 && getpwnam("nobody") ? getpwnam("daemon") : NULL;
+    if (!pw2 || pw2->pw_uid == 0) skip();
+    char d[PATH_MAX], root[PATH_MAX + 8], mark[PATH_MAX + 8], tdir[PATH_MAX + 8], log[PATH_MAX + 16],
+        cmd[PATH_MAX * 4];
+    snprintf(d, sizeof d, "%s/worker-killed-run-as", tmp);
+    snprintf(root, sizeof root, "%s/root", d);
+    snprintf(mark, sizeof mark, "%s/mark", d);
+    snprintf(tdir, sizeof tdir, "%s/tmp", d);
+    snprintf(log, sizeof log, "%s/grade.log", d);
+    tree_remove(d);
+    fake_emu_course(root, mark, "true", "true", "setsid sleep 3133 & while :; do sleep 1; done");
+    if (sh("mkdir -p '%s/batch/a' '%s' && echo mine > '%s/batch/a/fake.cu'", d, tdir, d) != 0)
+        fail_msg("could not lay out %s", d);
+    snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --batch '%s/batch' --csv '%s/g.csv' --lab 00 --target emu --jobs 2"
+             " --parallel 2 --run-as nobody,%s > '%s' 2>&1", GRADE_BIN, root, d, d, pw2->pw_name, log);
+    pid_t g = fork();
+    if (g < 0) fail_msg("fork failed");
+    if (g == 0) {
+        setenv("TMPDIR", tdir, 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    pid_t pids[8], worker = -1;
+    int status = 0;
+    for (int i = 0; i < 1200 && worker <= 0; i++) {
+        if (waitpid(g, &status, WNOHANG) == g) fail_msg("the grader ended before the test ran (%s)", log);
+        pid_t chk[8];
+        if (procs_with("sleep 3133", NULL, pids, 8) > 0 && procs_with(tdir, "/graded/check", chk, 8) > 0) {
+            pid_t w = parent_of_pid(chk[0]);
+            if (w > 0 && w != g && parent_of_pid(w) == g) worker = w;
+        }
+        if (worker <= 0) usleep(100000);
+    }
+    if (worker <= 0) {
+        kill(g, SIGKILL);
+        waitpid(g, &status, 0);
+        fail_msg("the test never ran under a worker of the grader (%s)", log);
+    }
+    kill(worker, SIGKILL);
+    int ended = grader_ended(g, &status);
+    int left = 0;
+    for (int i = 0; i < 50 && (left = procs_with("sleep 3133", NULL, pids, 8)) > 0; i++) usleep(100000);
+    for (int i = 0; i < left && i < 8; i++) kill(pids[i], SIGKILL); /* leave nothing for later tests */
+    if (left) fail_msg("what the dead worker's test started still runs, e.g. pid %d (%s)", (int)pids[0], log);
+    if (!ended || !WIFEXITED(status) || WEXITSTATUS(status) != 1)
+        fail_msg("the grader %s; want exit status 1, a student not graded (%s)", ended ? "ended otherwise" : "did not end",
+                 log);
+    tree_remove(d);
+}
+
 typedef struct {
     const char *name;
     int sig;
@@ -5677,6 +5788,8 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_test_leftovers);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_parallel_run_as_users);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_run_as_refused);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_sigkill_run_as_watchman);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_parallel_run_as_worker_killed);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_fresh);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_not_emptied);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_workdir_deep_leftovers);

@@ -5037,6 +5037,62 @@ static int grader_ended(pid_t g, int *status) {
     return 0;
 }
 
+/* The parent's pid of a process (-1 when it is gone). */
+static pid_t parent_of_pid(pid_t pid) {
+    char path[64], buf[512];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* "pid (name) state ppid ...": the name may hold spaces */
+    char state;
+    int ppid;
+    return p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 ? (pid_t)ppid : -1;
+}
+
+/* Start the grader as a shell starts a job in the foreground (signals at
+ * their defaults, none blocked): sh -c cmd, where cmd execs it, with TMPDIR
+ * set to tdir. Its pid. */
+static pid_t start_grader(const char *cmd, const char *tdir) {
+    pid_t g = fork();
+    if (g < 0) fail_msg("fork failed");
+    if (g == 0) {
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
+        signal(SIGHUP, SIG_DFL);
+        sigset_t none;
+        sigemptyset(&none);
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        setenv("TMPDIR", tdir, 1);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    return g;
+}
+
+/* The --parallel worker of the grader g that runs a check program of this
+ * run (a command line holding tdir and /graded/check): its pid, or -1 when
+ * none runs. */
+static pid_t worker_of_check(pid_t g, const char *tdir) {
+    pid_t chk[8];
+    if (procs_with(tdir, "/graded/check --seed", chk, 8) <= 0) return -1;
+    pid_t w = parent_of_pid(chk[0]);
+    return w > 0 && w != g && parent_of_pid(w) == g ? w : -1;
+}
+
+/* Wait up to 5 s for every process whose command line holds needle (and
+ * also, when given) to go. Those still there are killed, so that no later
+ * test finds them; returns how many, the first's pid in *first. */
+static int left_running(const char *needle, const char *also, pid_t *first) {
+    pid_t pids[64];
+    int left = 0;
+    for (int i = 0; i < 50 && (left = procs_with(needle, also, pids, 64)) > 0; i++) usleep(100000);
+    for (int i = 0; i < left && i < 64; i++) kill(pids[i], SIGKILL);
+    if (left) *first = pids[0];
+    return left;
+}
+
 /* A grader with --run-as killed outright (SIGKILL runs no handler) while
  * its test runs: the test's own process dies with it (PR_SET_PDEATHSIG),
  * and the grader's watchman ends what that process had started (here a
@@ -5058,14 +5114,7 @@ static void test_sigkill_run_as_watchman(void **state) {
     if (sh("mkdir -p '%s/sub' '%s' && echo mine > '%s/sub/fake.cu'", d, tdir, d) != 0) fail_msg("could not lay out %s", d);
     snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --src '%s/sub' --lab 00 --target emu --jobs 2 --run-as nobody > '%s' 2>&1",
              GRADE_BIN, root, d, log);
-    pid_t g = fork();
-    if (g < 0) fail_msg("fork failed");
-    if (g == 0) {
-        setenv("TMPDIR", tdir, 1);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    pid_t pids[8];
+    pid_t g = start_grader(cmd, tdir), pids[8];
     int status = 0, running = 0;
     for (int i = 0; i < 1200 && !running; i++) {
         if (waitpid(g, &status, WNOHANG) == g) fail_msg("the grader ended before the test ran (%s)", log);
@@ -5075,21 +5124,18 @@ static void test_sigkill_run_as_watchman(void **state) {
     kill(g, SIGKILL);
     waitpid(g, &status, 0);
     if (!running) fail_msg("the test's sleeper never started (%s)", log);
-    int left = 1, tmp_left = 1;
-    for (int i = 0; i < 100 && (left || tmp_left); i++) {
-        left = procs_with("sleep 3131", NULL, pids, 8);
+    pid_t first = 0;
+    int left = left_running("sleep 3131", NULL, &first), tmp_left = 1;
+    for (int i = 0; i < 50 && tmp_left; i++) {
         tmp_left = sh("test -z \"$(ls -A '%s')\"", tdir) != 0;
-        if (left || tmp_left) usleep(100000);
+        if (tmp_left) usleep(100000);
     }
-    for (int i = 0; i < left && i < 8; i++) kill(pids[i], SIGKILL); /* leave nothing for later tests */
-    if (left) fail_msg("what the test started still runs after the grader was killed, e.g. pid %d (%s)", (int)pids[0], log);
+    if (left) fail_msg("what the test started still runs after the grader was killed, e.g. pid %d (%s)", (int)first, log);
     if (tmp_left) fail_msg("the killed grader's temp folder is left in %s (%s)", tdir, log);
     if (!file_has(log, "was killed before it could clean up; ended every process of the --run-as user and removed"))
         fail_msg("the watchman did not say what it did (%s):\n%s", log, file_text(log));
     tree_remove(d);
 }
-
-static pid_t parent_of_pid(pid_t pid); /* below, with the other --parallel tests */
 
 /* --parallel with --run-as: a worker killed outright while its test runs.
  * The test's own process dies with the worker, and the grader ends what that
@@ -5113,22 +5159,11 @@ static void test_parallel_run_as_worker_killed(void **state) {
         fail_msg("could not lay out %s", d);
     snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --batch '%s/batch' --csv '%s/g.csv' --lab 00 --target emu --jobs 2"
              " --parallel 2 --run-as nobody,%s > '%s' 2>&1", GRADE_BIN, root, d, d, pw2->pw_name, log);
-    pid_t g = fork();
-    if (g < 0) fail_msg("fork failed");
-    if (g == 0) {
-        setenv("TMPDIR", tdir, 1);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    pid_t pids[8], worker = -1;
+    pid_t g = start_grader(cmd, tdir), pids[8], worker = -1;
     int status = 0;
     for (int i = 0; i < 1200 && worker <= 0; i++) {
         if (waitpid(g, &status, WNOHANG) == g) fail_msg("the grader ended before the test ran (%s)", log);
-        pid_t chk[8];
-        if (procs_with("sleep 3133", NULL, pids, 8) > 0 && procs_with(tdir, "/graded/check", chk, 8) > 0) {
-            pid_t w = parent_of_pid(chk[0]);
-            if (w > 0 && w != g && parent_of_pid(w) == g) worker = w;
-        }
+        if (procs_with("sleep 3133", NULL, pids, 8) > 0) worker = worker_of_check(g, tdir);
         if (worker <= 0) usleep(100000);
     }
     if (worker <= 0) {
@@ -5138,10 +5173,9 @@ static void test_parallel_run_as_worker_killed(void **state) {
     }
     kill(worker, SIGKILL);
     int ended = grader_ended(g, &status);
-    int left = 0;
-    for (int i = 0; i < 50 && (left = procs_with("sleep 3133", NULL, pids, 8)) > 0; i++) usleep(100000);
-    for (int i = 0; i < left && i < 8; i++) kill(pids[i], SIGKILL); /* leave nothing for later tests */
-    if (left) fail_msg("what the dead worker's test started still runs, e.g. pid %d (%s)", (int)pids[0], log);
+    pid_t first = 0;
+    if (left_running("sleep 3133", NULL, &first))
+        fail_msg("what the dead worker's test started still runs, e.g. pid %d (%s)", (int)first, log);
     if (!ended || !WIFEXITED(status) || WEXITSTATUS(status) != 1)
         fail_msg("the grader %s; want exit status 1, a student not graded (%s)", ended ? "ended otherwise" : "did not end",
                  log);
@@ -5188,20 +5222,7 @@ static void test_stop(void **state) {
         snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --src '%s/sub/b' --lab 00 --only test_large --timeout 300"
                                   " --target emu --jobs 2 %s > '%s' 2>&1",
                  GRADE_BIN, GRADE_ROOT, d, cache_flag, log);
-    pid_t g = fork();
-    if (g < 0) fail_msg("fork failed");
-    if (g == 0) {
-        /* The grader as a shell would start it in the foreground: default dispositions. */
-        signal(SIGTERM, SIG_DFL);
-        signal(SIGINT, SIG_DFL);
-        signal(SIGHUP, SIG_DFL);
-        sigset_t none;
-        sigemptyset(&none);
-        sigprocmask(SIG_SETMASK, &none, NULL);
-        setenv("TMPDIR", tdir, 1);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
+    pid_t g = start_grader(cmd, tdir);
     /* Wait for the spinning test: the graded check program of this run (make's
      * command line names it too, without --seed), and in a batch student b's. */
     pid_t pids[64];
@@ -5223,15 +5244,14 @@ static void test_stop(void **state) {
     usleep(300000);
     kill(g, c->sig);
     int ended = grader_ended(g, &status);
-    /* SIGKILL'd processes take a moment to go. */
-    int left = 0;
-    /* Its own processes (a --parallel worker is one) run with its command line. */
+    /* SIGKILL'd processes take a moment to go. Its own processes (a
+     * --parallel worker is one) run with its command line. */
     char sub[PATH_MAX + 16];
     snprintf(sub, sizeof sub, "%s/sub", d);
-    for (int i = 0; i < 50 && (left = procs_with(tdir, NULL, pids, 64) + procs_with(sub, GRADE_BIN, pids, 64)) > 0; i++)
-        usleep(100000);
-    for (int i = 0; i < left && i < 64; i++) kill(pids[i], SIGKILL); /* leave nothing for later tests */
-    if (left) fail_msg("%d process(es) of the stopped grader still run, e.g. pid %d (%s)", left, (int)pids[0], log);
+    pid_t first = 0, other = 0;
+    int left = left_running(tdir, NULL, &first) + left_running(sub, GRADE_BIN, &other);
+    if (!first) first = other;
+    if (left) fail_msg("%d process(es) of the stopped grader still run, e.g. pid %d (%s)", left, (int)first, log);
     if (!ended) fail_msg("the grader did not end within 30 s of the signal (%s)", log);
     if (c->sig == SIGKILL) {
         sh("rm -rf '%s'", tdir);
@@ -5311,20 +5331,6 @@ static void test_batch_parallel(void **state) {
     if (access(a, F_OK) == 0) fail_msg("%s is left behind", a);
 }
 
-/* The parent's pid of a process (-1 when it is gone). */
-static pid_t parent_of_pid(pid_t pid) {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-    if (f) fclose(f);
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')'); /* "pid (name) state ppid ...": the name may hold spaces */
-    char state;
-    int ppid;
-    return p && sscanf(p + 1, " %c %d", &state, &ppid) == 2 ? (pid_t)ppid : -1;
-}
-
 /* With --parallel, a worker that dies (here SIGKILL, as the OOM killer
  * would) costs its student's grade only: the grader says which student was
  * not graded and how to grade it alone, and its row says so, with no
@@ -5347,24 +5353,15 @@ static void test_batch_parallel_worker_killed(void **state) {
     char tdir[PATH_MAX + 8];
     snprintf(tdir, sizeof tdir, "%s/tmp", d);
     if (mkdir(tdir, 0755) != 0) fail_msg("could not create %s", tdir);
-    pid_t g = fork();
-    if (g < 0) fail_msg("fork failed");
-    if (g == 0) {
-        setenv("TMPDIR", tdir, 1);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
+    pid_t g = start_grader(cmd, tdir);
     /* b's spinning check: a's row is in by then or soon; its parent is b's worker. */
     char partial[PATH_MAX + 32];
     snprintf(partial, sizeof partial, "%s.partial", csv);
-    pid_t spin[8], worker = -1;
+    pid_t worker = -1;
     int status = 0;
     for (int i = 0; i < 3000 && worker <= 0; i++) {
         if (waitpid(g, &status, WNOHANG) == g) fail_msg("the grader ended before b's test ran (%s)", log);
-        if (procs_with(tdir, "/graded/check --seed", spin, 8) > 0 && strstr(file_text(partial), "\"a\",")) {
-            pid_t w = parent_of_pid(spin[0]);
-            if (w > 0 && w != g && parent_of_pid(w) == g) worker = w;
-        }
+        if (strstr(file_text(partial), "\"a\",")) worker = worker_of_check(g, tdir);
         if (worker <= 0) usleep(100000);
     }
     if (worker <= 0) {
@@ -5374,10 +5371,8 @@ static void test_batch_parallel_worker_killed(void **state) {
     }
     kill(worker, SIGKILL);
     if (!grader_ended(g, &status)) fail_msg("the grader did not end within 30 s of its worker's death (%s)", log);
-    int left = 0;
-    for (int i = 0; i < 50 && (left = procs_with(tdir, "/graded/check", spin, 8)) > 0; i++) usleep(100000);
-    for (int i = 0; i < left && i < 8; i++) kill(spin[i], SIGKILL);
-    if (left) fail_msg("b's test (pid %d) outlived its worker", (int)spin[0]);
+    pid_t first = 0;
+    if (left_running(tdir, "/graded/check", &first)) fail_msg("b's test (pid %d) outlived its worker", (int)first);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 1)
         fail_msg("the grader ended with status %d (signal %d); want 1: a student was not graded (%s)",
                  WIFEXITED(status) ? WEXITSTATUS(status) : -1, WIFSIGNALED(status) ? WTERMSIG(status) : 0, log);

@@ -757,6 +757,21 @@ static void test_left_behind_chain(void **state) {
     sandbox_result_free(&r);
 }
 
+/* ---- this program for another user ---------------------------------------------------- */
+
+/* A copy of this program that any user may run, in the scratch folder: the
+ * build folder need not be open to others (a clone in a fresh mktemp -d is
+ * not), and the --run-as cases start it as their user. */
+static const char *exe_for_users(void) {
+    static char path[PATH_MAX + 8];
+    if (path[0]) return path;
+    snprintf(path, sizeof path, "%s/exe", tmpdir);
+    assert_int_equal(file_copy(self_exe, path), 0);
+    assert_int_equal(chmod(path, 0755), 0);
+    assert_int_equal(chmod(tmpdir, 0755), 0);
+    return path;
+}
+
 /* ---- processes that keep changing their pid ------------------------------------------ */
 
 /* A file a hopper ("child hop FILE") writes its count of forks to, made
@@ -1035,7 +1050,7 @@ static void test_run_as_hopping_sessions(void **state) {
     o.cwd = "/";
     char hops[PATH_MAX + 8], script[PATH_MAX + 64];
     hop_file(hops, sizeof hops, o.uid);
-    snprintf(script, sizeof script, "\"$0\" child hopsid '%s' & sleep 0.2; echo started", hops);
+    snprintf(script, sizeof script, "'%s' child hopsid '%s' & sleep 0.2; echo started", exe_for_users(), hops);
     for (int i = 0; i < 3; i++) {
         sandbox_result_t r;
         run_sh(script, &o, &r);
@@ -1104,8 +1119,8 @@ static void test_run_as_shared_leftovers(void **state) {
     snprintf(script, sizeof script,
              "set -e; echo x > /tmp/ts-left-$$; mkdir -p /dev/shm/ts-left-$$/a/b; echo y > /dev/shm/ts-left-$$/a/b/c;"
              " chmod -R a-w /dev/shm/ts-left-$$; ln -s '%s' /var/tmp/ts-left-$$;"
-             " ipcmk -M 4096 >/dev/null; ipcmk -S 1 >/dev/null; ipcmk -Q >/dev/null; \"$0\" child shm_giveaway;"
-             " echo made", keep);
+             " ipcmk -M 4096 >/dev/null; ipcmk -S 1 >/dev/null; ipcmk -Q >/dev/null; '%s' child shm_giveaway;"
+             " echo made", keep, exe_for_users());
     sandbox_result_t r;
     run_sh(script, &o, &r);
     assert_exit(&r, 0);

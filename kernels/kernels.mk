@@ -95,8 +95,9 @@ SIMT_KERNELS_FLAGS ?=
 $(BUILD)/emu/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(SIMT_COMPILE_DEPS) | $(SIMTCC)
 	@mkdir -p $(@D)
 	$(Q)$(SIMTCC) -O2 -g $(SIMT_KERNELS_FLAGS) $(CPPFLAGS) -MMD -MP -c $< -o $@
-$(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu/obj/kernels/cuda/%.cu.o): kernels/cuda/model_ops_gpu.h common/error.h \
-    kernels/cuda/flash_attention.h kernels/cuda/fill.h common/rng.h common/warp_mma.cuh common/lab.h
+KERNELS_EMU_HDRS := kernels/cuda/model_ops_gpu.h common/error.h kernels/cuda/flash_attention.h kernels/cuda/fill.h \
+    common/rng.h common/warp_mma.cuh common/lab.h
+$(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu/obj/kernels/cuda/%.cu.o): $(KERNELS_EMU_HDRS)
 $(LIBKERNELS_EMU): $(BUILD)/emu/obj/kernels/gemm_harness.o $(MODEL_GPU_OBJ) \
                    $(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu/obj/kernels/cuda/%.cu.o)
 	@mkdir -p $(@D)
@@ -120,6 +121,34 @@ $(BUILD)/tests/test_flash_attention_emu: kernels/tests/test_flash_attention.c $(
 	$(Q)$(CXX) $(if $(SIMT_KERNELS_FLAGS),-rdynamic) -o $@ $@.o $(LIBKERNELS_EMU) $(LIBKERNELS_CPU) $(EMU_LIBCOMMON) $(LIBCOMMON) $(SIMT_LIB) \
 	    $(SIMT_LDLIBS) $(BLAS_LDLIBS) $(CMOCKA_LIBS) $(LDLIBS)
 UNIT_TESTS += $(BUILD)/tests/test_flash_attention_emu
+
+# The same two tests with the course's kernels under the emulator's race
+# detector (tsan: a missing __syncthreads() or cp.async wait in the fused
+# attention or the model ops is a reported race, whatever the schedule) and
+# its bounds checker (asan: a read or write past a cudaMalloc array). As
+# make check SANITIZE= builds a lab: simtcc --sanitize at -O1, so the
+# reports' lines are exact, linked with the matching libsimt; the harness
+# and the CPU references stay as they are. run_suites.sh runs the tsan ones
+# with common/simt/tsan.supp (OpenBLAS and OpenMP, which the references use,
+# are not built for ThreadSanitizer). $(1) tsan or asan, $(2) thread or
+# address, $(3) the libsimt built for it.
+define KERNELS_SAN_RULES
+$(BUILD)/emu-$(2)/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(SIMT_COMPILE_DEPS) | $(SIMTCC)
+	@mkdir -p $$(@D)
+	$$(Q)$$(SIMTCC) --sanitize=$(2) -O1 -g $$(CPPFLAGS) -MMD -MP -c $$< -o $$@
+$(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu-$(2)/obj/kernels/cuda/%.cu.o): $(KERNELS_EMU_HDRS)
+$(BUILD)/emu-$(2)/lib/libkernels_emu.a: $(BUILD)/emu/obj/kernels/gemm_harness.o \
+                                        $(KERNELS_EMU_CU:kernels/cuda/%.cu=$(BUILD)/emu-$(2)/obj/kernels/cuda/%.cu.o)
+	@mkdir -p $$(@D)
+	$$(Q)rm -f $$@ && ar rcs $$@ $$^
+$(BUILD)/tests/test_model_ops_gpu_emu_$(1) $(BUILD)/tests/test_flash_attention_emu_$(1): \
+  $(BUILD)/tests/%_emu_$(1): $(BUILD)/tests/%_emu $(BUILD)/emu-$(2)/lib/libkernels_emu.a $(3)
+	$$(Q)$$(CXX) -fsanitize=$(2) -o $$@ $$<.o $(BUILD)/emu-$(2)/lib/libkernels_emu.a $$(LIBKERNELS_CPU) \
+	    $$(EMU_LIBCOMMON) $$(LIBCOMMON) $(3) $$(SIMT_LDLIBS) $$(BLAS_LDLIBS) $$(CMOCKA_LIBS) $$(LDLIBS) -lgomp
+UNIT_TESTS += $(BUILD)/tests/test_model_ops_gpu_emu_$(1) $(BUILD)/tests/test_flash_attention_emu_$(1)
+endef
+$(eval $(call KERNELS_SAN_RULES,tsan,thread,$(SIMT_LIB_TSAN)))
+$(eval $(call KERNELS_SAN_RULES,asan,address,$(SIMT_LIB_ASAN)))
 
 # The matmul labs' harness itself (gemm_harness.c): kernels wrong in each way
 # it promises to catch fail with its message, and right ones pass; its
@@ -161,4 +190,5 @@ endif
 
 -include $(wildcard $(BUILD)/obj/kernels/*/*.d $(BUILD)/cuda/obj/kernels/*.d $(BUILD)/tests/*.d \
                     $(BUILD)/cuda/obj/kernels/cuda/*.d $(BUILD)/emu/obj/kernels/*.d $(BUILD)/emu/obj/kernels/tests/*.d \
+                    $(BUILD)/emu-thread/obj/kernels/cuda/*.d $(BUILD)/emu-address/obj/kernels/cuda/*.d \
                     $(BUILD)/obj/kernels/*/*.d)

@@ -172,7 +172,13 @@ collect_background() {
 
 for prog in $unit; do
     [ "$prog" = "$bg_prog" ] && continue
-    run_suite "$(basename "$prog")" "$prog"
+    case "$prog" in
+        # The course kernels under the emulator's race detector (kernels/kernels.mk):
+        # its suppressions, for the CPU references' OpenBLAS and OpenMP threads.
+        *_tsan) run_suite "$(basename "$prog")" \
+                    env TSAN_OPTIONS="suppressions=common/simt/tsan.supp ${TSAN_OPTIONS:-}" "$prog" ;;
+        *) run_suite "$(basename "$prog")" "$prog" ;;
+    esac
 done
 
 for prog in $mpi; do
@@ -200,12 +206,25 @@ if [ -n "$labs" ] && [ -d labs/02-shared-memory-tiling ]; then
     expect "lab 02 under ThreadSanitizer (make check SANITIZE=thread): solution clean" 0 "PASSED" \
         make --no-print-directory check LAB=02 SRC=solutions TARGET=emu SANITIZE=thread
 fi
+# Lab 04's pipelines under the race detector: step B's cp.async stages and
+# step C's TMA loads, mbarrier waits and warpgroups, whose every missing wait
+# or barrier is a race the schedule alone may not show.
+if [ -n "$labs" ] && [ -d labs/04-tensor-cores ]; then
+    expect "lab 04 under ThreadSanitizer (make check SANITIZE=thread): solution clean" 0 "PASSED" \
+        make --no-print-directory check LAB=04 SRC=solutions TARGET=emu SANITIZE=thread
+fi
 # make check SANITIZE=address poisons the matmul harness's guard zones around
 # A and B: a correct kernel (lab 03's float4 paths, which stop at each edge)
 # never reads them.
 if [ -n "$labs" ] && [ -d labs/03-register-tiling ]; then
     expect "lab 03 under AddressSanitizer (make check SANITIZE=address): solution clean" 0 "PASSED" \
         make --no-print-directory check LAB=03 SRC=solutions TARGET=emu SANITIZE=address ONLY='vectorized:*'
+fi
+# Lab 05's backward kernels and fused AdamW under the bounds checker: each
+# buffer is exactly its size, so a read past a row's or a tensor's end fails.
+if [ -n "$labs" ] && [ -d labs/05-single-gpu-training ]; then
+    expect "lab 05 under AddressSanitizer (make check SANITIZE=address): solution clean" 0 "PASSED" \
+        make --no-print-directory check LAB=05 SRC=solutions TARGET=emu SANITIZE=address
 fi
 
 # make check ONLY=: runs just the matching tests, and a pattern that matches

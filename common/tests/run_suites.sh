@@ -206,9 +206,14 @@ if [ -n "$labs" ] && [ -d labs/02-shared-memory-tiling ]; then
     expect "lab 02 under ThreadSanitizer (make check SANITIZE=thread): solution clean" 0 "PASSED" \
         make --no-print-directory check LAB=02 SRC=solutions TARGET=emu SANITIZE=thread
 fi
-# Lab 04's pipelines under the race detector: step B's cp.async stages and
-# step C's TMA loads, mbarrier waits and warpgroups, whose every missing wait
-# or barrier is a race the schedule alone may not show.
+# The double-buffered kernels under the race detector: lab 03's warp tile
+# (one barrier a slice guards both buffers), lab 04's step B cp.async stages
+# and step C's TMA loads, mbarrier waits and warpgroups, whose every missing
+# wait or barrier is a race the schedule alone may not show.
+if [ -n "$labs" ] && [ -d labs/03-register-tiling ]; then
+    expect "lab 03 warp tile under ThreadSanitizer (make check SANITIZE=thread): solution clean" 0 "PASSED" \
+        make --no-print-directory check LAB=03 SRC=solutions TARGET=emu SANITIZE=thread ONLY='warptile:*'
+fi
 if [ -n "$labs" ] && [ -d labs/04-tensor-cores ]; then
     expect "lab 04 under ThreadSanitizer (make check SANITIZE=thread): solution clean" 0 "PASSED" \
         make --no-print-directory check LAB=04 SRC=solutions TARGET=emu SANITIZE=thread

@@ -5081,6 +5081,26 @@ static pid_t worker_of_check(pid_t g, const char *tdir) {
     return w > 0 && w != g && parent_of_pid(w) == g ? w : -1;
 }
 
+/* Wait up to tries tenths of a second for ready(arg) to hold while a
+ * --parallel worker of the grader g runs a check of this run (tdir): that
+ * worker's pid. Fails the test, with the grader killed and reaped, when the
+ * grader ends first or the time runs out; what names the test awaited, log
+ * the grader's output. */
+static pid_t await_worker(pid_t g, const char *tdir, int (*ready)(const void *), const void *arg, int tries,
+                          const char *what, const char *log) {
+    int status = 0;
+    for (int i = 0; i < tries; i++) {
+        if (waitpid(g, &status, WNOHANG) == g) fail_msg("the grader ended before %s ran (%s)", what, log);
+        pid_t w = ready(arg) ? worker_of_check(g, tdir) : -1;
+        if (w > 0) return w;
+        usleep(100000);
+    }
+    kill(g, SIGKILL);
+    waitpid(g, &status, 0);
+    fail_msg("%s never ran under a worker of the grader (%s)", what, log);
+    return -1;
+}
+
 /* Wait up to 5 s for every process whose command line holds needle (and
  * also, when given) to go. Those still there are killed, so that no later
  * test finds them; returns how many, the first's pid in *first. */
@@ -5137,6 +5157,13 @@ static void test_sigkill_run_as_watchman(void **state) {
     tree_remove(d);
 }
 
+/* await_worker's condition: the sleeper the test starts runs. */
+static int sleeper_runs(const void *arg) {
+    (void)arg;
+    pid_t pids[8];
+    return procs_with("sleep 3133", NULL, pids, 8) > 0;
+}
+
 /* --parallel with --run-as: a worker killed outright while its test runs.
  * The test's own process dies with the worker, and the grader ends what that
  * process had started (a sleeper in a session of its own, as the slot's
@@ -5159,18 +5186,9 @@ static void test_parallel_run_as_worker_killed(void **state) {
         fail_msg("could not lay out %s", d);
     snprintf(cmd, sizeof cmd, "exec '%s' --root '%s' --batch '%s/batch' --csv '%s/g.csv' --lab 00 --target emu --jobs 2"
              " --parallel 2 --run-as nobody,%s > '%s' 2>&1", GRADE_BIN, root, d, d, pw2->pw_name, log);
-    pid_t g = start_grader(cmd, tdir), pids[8], worker = -1;
+    pid_t g = start_grader(cmd, tdir);
+    pid_t worker = await_worker(g, tdir, sleeper_runs, NULL, 1200, "the test", log);
     int status = 0;
-    for (int i = 0; i < 1200 && worker <= 0; i++) {
-        if (waitpid(g, &status, WNOHANG) == g) fail_msg("the grader ended before the test ran (%s)", log);
-        if (procs_with("sleep 3133", NULL, pids, 8) > 0) worker = worker_of_check(g, tdir);
-        if (worker <= 0) usleep(100000);
-    }
-    if (worker <= 0) {
-        kill(g, SIGKILL);
-        waitpid(g, &status, 0);
-        fail_msg("the test never ran under a worker of the grader (%s)", log);
-    }
     kill(worker, SIGKILL);
     int ended = grader_ended(g, &status);
     pid_t first = 0;
@@ -5331,6 +5349,11 @@ static void test_batch_parallel(void **state) {
     if (access(a, F_OK) == 0) fail_msg("%s is left behind", a);
 }
 
+/* await_worker's condition: student a's row is in the CSV being written (arg). */
+static int a_row_written(const void *arg) {
+    return strstr(file_text(arg), "\"a\",") != NULL;
+}
+
 /* With --parallel, a worker that dies (here SIGKILL, as the OOM killer
  * would) costs its student's grade only: the grader says which student was
  * not graded and how to grade it alone, and its row says so, with no
@@ -5357,18 +5380,8 @@ static void test_batch_parallel_worker_killed(void **state) {
     /* b's spinning check: a's row is in by then or soon; its parent is b's worker. */
     char partial[PATH_MAX + 32];
     snprintf(partial, sizeof partial, "%s.partial", csv);
-    pid_t worker = -1;
+    pid_t worker = await_worker(g, tdir, a_row_written, partial, 3000, "b's test (after a's row)", log);
     int status = 0;
-    for (int i = 0; i < 3000 && worker <= 0; i++) {
-        if (waitpid(g, &status, WNOHANG) == g) fail_msg("the grader ended before b's test ran (%s)", log);
-        if (strstr(file_text(partial), "\"a\",")) worker = worker_of_check(g, tdir);
-        if (worker <= 0) usleep(100000);
-    }
-    if (worker <= 0) {
-        kill(g, SIGKILL);
-        waitpid(g, &status, 0);
-        fail_msg("b's test never ran under a worker of the grader, or a was not graded first (%s)", log);
-    }
     kill(worker, SIGKILL);
     if (!grader_ended(g, &status)) fail_msg("the grader did not end within 30 s of its worker's death (%s)", log);
     pid_t first = 0;

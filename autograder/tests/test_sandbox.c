@@ -976,14 +976,21 @@ static int spare_user(uid_t *uid, gid_t *gid) {
     return found != 0;
 }
 
+/* Options for a --run-as case: plain(), as the spare user, in /. 0 when
+ * there is no spare user (not root): the case skips. */
+static int run_as_spare(sandbox_opts_t *o) {
+    *o = plain();
+    o->run_as = 1;
+    o->cwd = "/";
+    return spare_user(&o->uid, &o->gid);
+}
+
 /* The child runs as the user and group, with no supplementary group of the
  * grader's, and with a process limit of its own. */
 static void test_run_as(void **state) {
     (void)state;
-    sandbox_opts_t o = plain();
-    if (!spare_user(&o.uid, &o.gid)) skip();
-    o.run_as = 1;
-    o.cwd = "/";
+    sandbox_opts_t o;
+    if (!run_as_spare(&o)) skip();
     gid_t extra[] = {4242}, saved[64];
     int nsaved = getgroups(64, saved);
     assert_true(nsaved >= 0);
@@ -1004,9 +1011,8 @@ static void test_run_as(void **state) {
  * refused (exit 127). */
 static void test_run_as_cwd(void **state) {
     (void)state;
-    sandbox_opts_t o = plain();
-    if (!spare_user(&o.uid, &o.gid)) skip();
-    o.run_as = 1;
+    sandbox_opts_t o;
+    if (!run_as_spare(&o)) skip();
     char closed[PATH_MAX + 16];
     snprintf(closed, sizeof closed, "%s/closed", tmpdir);
     assert_int_equal(mkdir(closed, 0700), 0);
@@ -1023,10 +1029,8 @@ static void test_run_as_cwd(void **state) {
 /* As test_left_behind and test_dies_with_grader, as another user. */
 static void test_run_as_kill(void **state) {
     (void)state;
-    sandbox_opts_t o = plain();
-    if (!spare_user(&o.uid, &o.gid)) skip();
-    o.run_as = 1;
-    o.cwd = "/";
+    sandbox_opts_t o;
+    if (!run_as_spare(&o)) skip();
     sandbox_result_t r;
     run_sh("sleep 30 & setsid sleep 30 & echo started", &o, &r);
     assert_exit(&r, 0);
@@ -1044,10 +1048,8 @@ static void test_run_as_kill(void **state) {
  * (for 20 s, and then it stops by itself). */
 static void test_run_as_hopping_sessions(void **state) {
     (void)state;
-    sandbox_opts_t o = plain();
-    if (!spare_user(&o.uid, &o.gid)) skip();
-    o.run_as = 1;
-    o.cwd = "/";
+    sandbox_opts_t o;
+    if (!run_as_spare(&o)) skip();
     char hops[PATH_MAX + 8], script[PATH_MAX + 64];
     hop_file(hops, sizeof hops, o.uid);
     snprintf(script, sizeof script, "'%s' child hopsid '%s' & sleep 0.2; echo started", exe_for_users(), hops);
@@ -1107,10 +1109,8 @@ static int user_left_something(uid_t uid, char *what, size_t n) {
  * Before, all of it stayed. */
 static void test_run_as_shared_leftovers(void **state) {
     (void)state;
-    sandbox_opts_t o = plain();
-    if (!spare_user(&o.uid, &o.gid)) skip();
-    o.run_as = 1;
-    o.cwd = "/";
+    sandbox_opts_t o;
+    if (!run_as_spare(&o)) skip();
     char keep[PATH_MAX + 16], script[4 * PATH_MAX];
     snprintf(keep, sizeof keep, "%s/keep", tmpdir);
     FILE *f = fopen(keep, "w");

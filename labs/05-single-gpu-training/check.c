@@ -296,10 +296,8 @@ static void check_bf16_gradient(const uint16_t *got, const float *want, size_t n
 static uint16_t *random_bf16(float **vals, size_t n, float lo, float hi, uint64_t seed, const char *what) {
     *vals = random_floats(n, lo, hi, seed);
     uint16_t *bits = host_malloc(n * sizeof(uint16_t) + 2);
-    for (size_t i = 0; i < n; i++) {
-        bits[i] = bf16_from_float((*vals)[i]);
-        (*vals)[i] = float_from_bf16(bits[i]);
-    }
+    bf16_from_float_array(bits, *vals, n);
+    float_from_bf16_array(*vals, bits, n);
     uint16_t *d = upload_guarded(bits, n, sizeof(uint16_t), what);
     host_free(bits);
     return d;

@@ -105,13 +105,6 @@ static void *upload_with_guard(const float *x, size_t n, size_t g, size_t off, i
     return dev;
 }
 
-#ifdef COURSE_SIMT
-/* AddressSanitizer's interface, present only when the check is linked with it
- * (make check SANITIZE=address): weak, so that a plain build sees NULL. */
-void __asan_poison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
-void __asan_unpoison_memory_region(void const volatile *addr, size_t size) __attribute__((weak));
-#endif
-
 /* The NaN guards show a read past either end of A or B only where it reaches
  * a stored element of C. A float4 path that runs past N in B's last tile, or
  * a tile load without its row < M test, loads elements that are never
@@ -119,7 +112,7 @@ void __asan_unpoison_memory_region(void const volatile *addr, size_t size) __att
  * watched (on = 1; on = 0 lifts it before the free): the tracer's hooks in
  * the lab's kernels stop the launch at any access to them and name its line
  * (simt_memtrace_guard), and under AddressSanitizer, which has no such hooks,
- * they are poisoned, so the sanitizer names the line. alloc is
+ * the same call poisons them, so the sanitizer names the line. alloc is
  * upload_with_guard's allocation, data the matrix of bytes bytes, back the
  * bytes of guard behind it, what the matrix as a message names it. */
 static void guard_poison(void *alloc, void *data, size_t bytes, size_t back, int on, const char *what) {
@@ -130,13 +123,6 @@ static void guard_poison(void *alloc, void *data, size_t bytes, size_t back, int
         simt_memtrace_guard((char *)data + bytes, back, what, 0);
     } else {
         simt_memtrace_unguard(alloc, front + bytes + back);
-    }
-    if (!__asan_poison_memory_region || !__asan_unpoison_memory_region) return;
-    if (on) {
-        __asan_poison_memory_region(alloc, front);
-        __asan_poison_memory_region((char *)data + bytes, back);
-    } else {
-        __asan_unpoison_memory_region(alloc, front + bytes + back);
     }
 #else
     (void)alloc; (void)data; (void)bytes; (void)back; (void)on; (void)what;

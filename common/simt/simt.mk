@@ -102,7 +102,7 @@ SIMT_CHILDREN := $(SIMT_TESTDIR)/children/race_tsan $(SIMT_TESTDIR)/children/nor
                  $(SIMT_TESTDIR)/children/cp_oob_asan $(SIMT_TESTDIR)/children/cp_misaligned \
                  $(SIMT_TESTDIR)/children/deadlock $(SIMT_TESTDIR)/children/early_return \
                  $(SIMT_TESTDIR)/children/shared_past_end $(SIMT_TESTDIR)/children/fault \
-                 $(SIMT_TESTDIR)/children/guard
+                 $(SIMT_TESTDIR)/children/guard $(SIMT_TESTDIR)/children/guard_asan
 
 $(SIMT_OBJDIR)/tests/%.o: $(SIMT_DIR)/tests/%.cu $(SIMTCC) $(SIMT_TEST_HEADERS)
 	@mkdir -p $(dir $@)
@@ -164,6 +164,11 @@ $(SIMT_TESTDIR)/children/cp_misaligned $(SIMT_TESTDIR)/children/deadlock $(SIMT_
 $(SIMT_TESTDIR)/children/guard: $(SIMT_DIR)/tests/children/guard.cu $(SIMTCC) $(SIMT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --memtrace -O1 -g -Icommon -o $@ $<
+
+# The same guard zones in the AddressSanitizer flavour, which poisons them.
+$(SIMT_TESTDIR)/children/guard_asan: $(SIMT_DIR)/tests/children/guard.cu $(SIMTCC) $(SIMT_HEADERS)
+	@mkdir -p $(dir $@)
+	$(Q)$(SIMTCC) --sanitize=address -O1 -g -Icommon -o $@ $<
 
 $(SIMT_TESTDIR)/children/cp_oob_asan: $(SIMT_DIR)/tests/children/cp_oob.cu $(SIMTCC) $(SIMT_HEADERS)
 	@mkdir -p $(dir $@)

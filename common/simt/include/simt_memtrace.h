@@ -89,15 +89,19 @@ void simt_memtrace_stop(simt_memtrace_stats *out);
  *  the buffer, how far past its end (or before its start) the access went,
  *  and the kernel's line. On a GPU the same read returns whatever lies
  *  there and usually passes unseen. The matmul checks guard the margins
- *  they leave around A and B. At most 16 zones at a time; the sanitizer
- *  flavours ignore the call (ASan's poisoning does the same there).
+ *  they leave around A and B, lab 05's every buffer of its op checks. At
+ *  most 16 zones at a time. In the AddressSanitizer flavour the zone is
+ *  poisoned instead, so ASan reports the access with its line (and any host
+ *  copy of it: lift the zone first); the ThreadSanitizer flavour ignores it.
+ *  cudaFree lifts the zones inside the memory it frees.
  *  @param p the zone's first byte
  *  @param bytes its length
  *  @param what the buffer it borders, as the message names it (kept, not copied)
  *  @param before 1 for a zone in front of the buffer, 0 for one behind it */
 void simt_memtrace_guard(const void *p, size_t bytes, const char *what, int before);
 
-/** @brief Lift every guard zone that lies wholly in [p, p + bytes).
+/** @brief Lift every guard zone that lies wholly in [p, p + bytes) (and
+ *  unpoison it in the AddressSanitizer flavour).
  *  @param p the range's first byte @param bytes its length */
 void simt_memtrace_unguard(const void *p, size_t bytes);
 

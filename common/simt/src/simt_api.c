@@ -22,6 +22,7 @@
 #include "cuda.h"
 #include "cuda_runtime_api.h"
 #include "simt_internal.h"
+#include "simt_memtrace.h"
 
 /* An sm_90 (H100/H200) part, the course's target: the emulator runs its
  * wgmma, TMA and mbarrier instructions, so it reports compute capability
@@ -424,9 +425,9 @@ static cudaError_t free_allocation(void *ptr, const char *what)
                 "beyond it (a kernel's store outside its array?); on a GPU that memory is another "
                 "allocation's, or a fault\n",
                 what, ptr, size, last);
-#else
-    (void)size;
 #endif
+    /* Guard zones inside it go with it: the memory's next owner is not guarded. */
+    simt_memtrace_unguard(ptr, size);
     free(ptr);
     return cudaSuccess;
 }

@@ -23,6 +23,9 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/asan_interface.h>
+#endif
 #include <elf.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -77,42 +80,12 @@ void simt_source_line(uintptr_t site, char *out, size_t n)
     pclose(p);
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-
-int simt_memtrace_available(void) { return 0; }
-void simt_memtrace_start(void) {}
-void simt_memtrace_stop(simt_memtrace_stats *out)
-{
-    if (out) memset(out, 0, sizeof(*out));
-}
-void simt_memtrace_launch_begin(const void *func) { (void)func; }
-void simt_memtrace_launch_end(dim3 grid, dim3 block) { (void)grid, (void)block; }
-void simt_memtrace_block_begin(unsigned int nthreads) { (void)nthreads; }
-void simt_memtrace_block_end(int aborted) { (void)aborted; }
-void simt_memtrace_worker_end(void) {}
-void simt_memtrace_shared_var(const void *var, size_t bytes) { (void)var, (void)bytes; }
-void simt_memtrace_note(const void *addr, size_t size, int store, unsigned int phase)
-{
-    (void)addr, (void)size, (void)store, (void)phase;
-}
-void simt_memtrace_guard(const void *p, size_t bytes, const char *what, int before)
-{
-    (void)p, (void)bytes, (void)what, (void)before;
-}
-void simt_memtrace_unguard(const void *p, size_t bytes) { (void)p, (void)bytes; }
-
-#else
-
-/* A noted access's phase goes into the top byte of its site (no user-space
- * code address reaches it), so each phase is a request of its own and the
- * report still finds the line. */
-#define SITE_PHASE_SHIFT 56
-#define SITE_CODE(s) ((s) & (((uintptr_t)1 << SITE_PHASE_SHIFT) - 1))
-
 /* --- guard zones ------------------------------------------------------------
  * Set from the host between launches, read by the hooks during them (a
  * launch's start orders the two). guard_lo .. guard_hi spans them all, so
- * an access elsewhere costs two comparisons. */
+ * an access elsewhere costs two comparisons. The sanitizer flavours have no
+ * hooks: under AddressSanitizer a zone is poisoned instead, so ASan reports
+ * the access with its line; under ThreadSanitizer it is only listed. */
 enum { GUARDS_MAX = 16 };
 static struct {
     uintptr_t lo, hi;
@@ -145,17 +118,54 @@ void simt_memtrace_guard(const void *p, size_t bytes, const char *what, int befo
     guards[nguards].before = before;
     nguards++;
     guard_span();
+#ifdef __SANITIZE_ADDRESS__
+    __asan_poison_memory_region(p, bytes);
+#endif
 }
 
 void simt_memtrace_unguard(const void *p, size_t bytes)
 {
     const uintptr_t lo = (uintptr_t)p, hi = lo + bytes;
     int k = 0;
-    for (int i = 0; i < nguards; i++)
-        if (!(guards[i].lo >= lo && guards[i].hi <= hi)) guards[k++] = guards[i];
+    for (int i = 0; i < nguards; i++) {
+        if (!(guards[i].lo >= lo && guards[i].hi <= hi)) {
+            guards[k++] = guards[i];
+            continue;
+        }
+#ifdef __SANITIZE_ADDRESS__
+        __asan_unpoison_memory_region((const void *)guards[i].lo, guards[i].hi - guards[i].lo);
+#endif
+    }
     nguards = k;
     guard_span();
 }
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+
+int simt_memtrace_available(void) { return 0; }
+void simt_memtrace_start(void) {}
+void simt_memtrace_stop(simt_memtrace_stats *out)
+{
+    if (out) memset(out, 0, sizeof(*out));
+}
+void simt_memtrace_launch_begin(const void *func) { (void)func; }
+void simt_memtrace_launch_end(dim3 grid, dim3 block) { (void)grid, (void)block; }
+void simt_memtrace_block_begin(unsigned int nthreads) { (void)nthreads; }
+void simt_memtrace_block_end(int aborted) { (void)aborted; }
+void simt_memtrace_worker_end(void) {}
+void simt_memtrace_shared_var(const void *var, size_t bytes) { (void)var, (void)bytes; }
+void simt_memtrace_note(const void *addr, size_t size, int store, unsigned int phase)
+{
+    (void)addr, (void)size, (void)store, (void)phase;
+}
+
+#else
+
+/* A noted access's phase goes into the top byte of its site (no user-space
+ * code address reaches it), so each phase is a request of its own and the
+ * report still finds the line. */
+#define SITE_PHASE_SHIFT 56
+#define SITE_CODE(s) ((s) & (((uintptr_t)1 << SITE_PHASE_SHIFT) - 1))
 
 /* A kernel's access that touches a guard zone stops its launch. */
 static void guard_check(uintptr_t a, size_t size, int store, uintptr_t site)

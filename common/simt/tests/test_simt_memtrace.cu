@@ -636,7 +636,16 @@ static void test_guard_zones(void **state)
     expect_text(guarded_read(in, out, 30, 1), "just past the end of one of 16");
     simt_memtrace_unguard(in, 64 * sizeof(float));
     assert_string_equal(guarded_read(in, out, 0, 32), "");
+
+    /* cudaFree lifts the zones inside what it frees: 16 zones in in, then
+     * in freed, leave room for a zone in out (and none would be left on
+     * memory that a later allocation gets). */
+    for (int i = 0; i < 16; i++) simt_memtrace_guard(in + 2 * i, sizeof(float), "one of 16", 0);
     cudaFree(in);
+    capture_begin();
+    simt_memtrace_guard(out + 60, sizeof(float), "out's end", 0);
+    assert_string_equal(capture_end(), "");
+    simt_memtrace_unguard(out, 64 * sizeof(float));
     cudaFree(out);
 }
 

@@ -204,9 +204,25 @@ static void test_guard_zone_names_line(void **state)
     expect_in_output("in bounds: no error");
     expect_in_output("unguarded: no error");
     expect_in_output("simt: a load of 4 bytes at ");
-    expect_in_output("just past the end of in (32 floats), at guard.cu:17");
+    expect_in_output("just past the end of in (32 floats), at guard.cu:19");
     expect_in_output("(block (0,0,0) thread (32,0,0))");
     expect_in_output("one past: unspecified launch failure");
+}
+
+/* The same child in the AddressSanitizer flavour, which has no tracer's
+ * hooks: simt_memtrace_guard poisons the zone, so ASan stops the read at its
+ * line; the in-bounds launch, and the one after the zone is lifted, run.
+ * (Before, this flavour ignored the call, and each program that wanted it
+ * poisoned the zone itself.) */
+static void test_guard_zone_asan(void **state)
+{
+    (void)state;
+    run_child("guard_asan");
+    assert_int_not_equal(result.status, 0);
+    expect_in_output("in bounds: no error");
+    expect_in_output("unguarded: no error");
+    expect_in_output("AddressSanitizer: use-after-poison");
+    expect_in_output("guard.cu:19");
 }
 
 static void test_asan_silent_in_bounds(void **state)
@@ -312,6 +328,7 @@ int main(void)
         cmocka_unit_test(test_deadlock_names_wait_lines),
         cmocka_unit_test(test_warp_wide_names_line),
         cmocka_unit_test(test_guard_zone_names_line),
+        cmocka_unit_test(test_guard_zone_asan),
         cmocka_unit_test(test_asan_silent_in_bounds),
         cmocka_unit_test(test_core_suite_clean_under_asan),
         cmocka_unit_test(test_mma_suite_clean_under_tsan),

@@ -2,8 +2,10 @@
  * Emulator check (negative): a kernel that reads one element past its
  * input, into a guard zone the host marked (simt_memtrace_guard), as a tile
  * load without its bounds test does in the matmul checks. Built with
- * --memtrace: the tracer's hooks stop the launch and name line 17. An
- * in-bounds launch first, and one after the zone is lifted, run clean.
+ * --memtrace: the tracer's hooks stop the launch and name line 19; built
+ * with --sanitize=address: the zone is poisoned, and ASan stops the program
+ * there. An in-bounds launch first, and one after the zone is lifted, run
+ * clean (stdout unbuffered, so their lines survive ASan's exit).
  */
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +21,7 @@ __global__ void read_one_past(const float *in, float *out, int n, int extra)
 
 int main(void)
 {
+    setvbuf(stdout, NULL, _IONBF, 0);
     float *buf, *out;
     cudaMalloc((void **)&buf, 64 * sizeof(float));
     cudaMalloc((void **)&out, 64 * sizeof(float));

@@ -32,6 +32,7 @@
 #include "timer.h"
 #include "cuda/fill.h"
 #include "labcheck.h"
+#include "labguard.h"
 
 #ifndef COURSE_SIMT
 #include "cuda/cublas_gemm.h"
@@ -109,25 +110,8 @@ static void *upload_with_guard(const float *x, size_t n, size_t g, size_t off, i
  * a stored element of C. A float4 path that runs past N in B's last tile, or
  * a tile load without its row < M test, loads elements that are never
  * stored, and leaves no trace. So on the emulator the guards are also
- * watched (on = 1; on = 0 lifts it before the free): the tracer's hooks in
- * the lab's kernels stop the launch at any access to them and name its line
- * (simt_memtrace_guard), and under AddressSanitizer, which has no such hooks,
- * the same call poisons them, so the sanitizer names the line. alloc is
- * upload_with_guard's allocation, data the matrix of bytes bytes, back the
- * bytes of guard behind it, what the matrix as a message names it. */
-static void guard_poison(void *alloc, void *data, size_t bytes, size_t back, int on, const char *what) {
-#ifdef COURSE_SIMT
-    size_t front = (size_t)((char *)data - (char *)alloc);
-    if (on) {
-        simt_memtrace_guard(alloc, front, what, 1);
-        simt_memtrace_guard((char *)data + bytes, back, what, 0);
-    } else {
-        simt_memtrace_unguard(alloc, front + bytes + back);
-    }
-#else
-    (void)alloc; (void)data; (void)bytes; (void)back; (void)on; (void)what;
-#endif
-}
+ * watched (lab_guard_watch in labguard.h), which fails the launch at any
+ * access to them and names its line. */
 
 void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, float beta,
                      uint64_t seed, gemm_input_t input, gemm_fill_t fill) {
@@ -178,8 +162,8 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
     size_t esize = is_bf16 ? sizeof(uint16_t) : sizeof(float);
     void *allocA = upload_with_guard(A, nA, guard_for(K), off, is_bf16, &dA);
     void *allocB = upload_with_guard(B, nB, guard_for(N), off, is_bf16, &dB);
-    guard_poison(allocA, dA, nA * esize, guard_for(K) * esize, 1, "A (the M x K matrix)");
-    guard_poison(allocB, dB, nB * esize, guard_for(N) * esize, 1, "B (the K x N matrix)");
+    lab_guard_watch(allocA, dA, nA * esize, guard_for(K) * esize, 1, "A (the M x K matrix)");
+    lab_guard_watch(allocB, dB, nB * esize, guard_for(N) * esize, 1, "B (the K x N matrix)");
     float *allocC = gpu_malloc(totC * sizeof(float));
     gpu_upload(allocC, C, totC * sizeof(float));
     dC = allocC + fC;
@@ -195,8 +179,8 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
         if (run != GPU_FAULTED) fault[0] = '\0';
         if (run == GPU_DONE) gpu_download(C, allocC, totC * sizeof(float));
     }
-    guard_poison(allocA, dA, nA * esize, guard_for(K) * esize, 0, NULL);
-    guard_poison(allocB, dB, nB * esize, guard_for(N) * esize, 0, NULL);
+    lab_guard_watch(allocA, dA, nA * esize, guard_for(K) * esize, 0, NULL);
+    lab_guard_watch(allocB, dB, nB * esize, guard_for(N) * esize, 0, NULL);
     gpu_free(allocA); gpu_free(allocB); gpu_free(allocC); /* quiet after a fault */
 
     char msg[768] = "";

@@ -3,38 +3,40 @@
  *
  * One correctly rounded fp32 addition gives the same bits on any IEEE
  * machine, so the result must match a[i] + b[i] exactly: tolerance 0.
- * Guard elements after the end catch a kernel that forgets `if (i < n)`.
+ * Each of a, b and c sits between guard zones (labguard.h): a kernel that
+ * forgets `if (i < n)` writes into c's, and fails here on a GPU too; one
+ * that loads a[i] or b[i] before its test reads theirs, which the emulator
+ * stops at the load.
  */
 #include "labcheck.h"
+#include "labguard.h"
 #include "memory.h"
 #include "rng.h"
 #include "vector_add.h"
 
 #include <string.h>
 
-#define GUARD 64
+/* What c starts as, so that an element the kernel never wrote shows. */
 static const float SENTINEL = -12345.0f;
 
 /* Runs vector_add on n random elements and compares with the CPU. */
 static void check_size(int n, uint64_t seed) {
     size_t bytes = (size_t)n * sizeof(float);
-    float *a = host_malloc(bytes), *b = host_malloc(bytes);
-    float *c = host_malloc(bytes + GUARD * sizeof(float));
+    float *a = host_malloc(bytes), *b = host_malloc(bytes), *c = host_malloc(bytes);
     rng_t r;
     rng_init(&r, seed);
     rng_fill_uniform(&r, a, (size_t)n, -1.0f, 1.0f);
     rng_fill_uniform(&r, b, (size_t)n, -1000.0f, 1000.0f);
-    for (int i = 0; i < n + GUARD; i++) c[i] = SENTINEL;
+    for (int i = 0; i < n; i++) c[i] = SENTINEL;
 
-    float *da = gpu_malloc(bytes), *db = gpu_malloc(bytes);
-    float *dc = gpu_malloc(bytes + GUARD * sizeof(float));
-    gpu_upload(da, a, bytes);
-    gpu_upload(db, b, bytes);
-    gpu_upload(dc, c, bytes + GUARD * sizeof(float));
+    lab_unwatch_all_guards(); /* zones an earlier failed case left behind */
+    float *da = lab_upload_guarded(a, (size_t)n, sizeof(float), "a (vector_add)");
+    float *db = lab_upload_guarded(b, (size_t)n, sizeof(float), "b (vector_add)");
+    float *dc = lab_upload_guarded(c, (size_t)n, sizeof(float), "c (vector_add)");
 
     LAB_REQUIRE_OK(vector_add(da, db, dc, n), "vector_add");
     LAB_REQUIRE_FINISHED("vector_add");
-    gpu_download(c, dc, bytes + GUARD * sizeof(float));
+    gpu_download(c, dc, bytes);
 
     double *want = host_malloc((size_t)n * sizeof(double) + 1);
     for (int i = 0; i < n; i++) want[i] = (double)(a[i] + b[i]); /* the fp32 sum, exactly */
@@ -55,10 +57,9 @@ static void check_size(int n, uint64_t seed) {
                      "the grid cover every element? a block count rounded down?)", unwritten, SENTINEL, first);
         fail_msg("%s", line);
     }
-    for (int i = n; i < n + GUARD; i++)
-        if (c[i] != SENTINEL) fail_msg("n = %d: wrote past the end, at c[%d]", n, i);
-
-    gpu_free(da); gpu_free(db); gpu_free(dc);
+    lab_check_guard(dc, (size_t)n, sizeof(float), "vector_add", "c");
+    lab_check_guard(da, (size_t)n, sizeof(float), "vector_add", "a");
+    lab_check_guard(db, (size_t)n, sizeof(float), "vector_add", "b");
     host_free(a); host_free(b); host_free(c); host_free(want);
 }
 

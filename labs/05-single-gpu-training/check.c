@@ -13,6 +13,7 @@
  * matmul operand is rounded to 8 significant bits.
  */
 #include "labcheck.h"
+#include "labguard.h"
 #include "cpu/model_cpu.h"
 #include "cpu/model_ops.h"
 #include "cuda/model_gpu.h"
@@ -30,80 +31,10 @@ static void download(float *h, const float *d, size_t n) {
     if (n) gpu_download(h, d, n * sizeof(float));
 }
 
-/* Guard zones: every device buffer a student op reads or writes has GUARD
- * elements of sentinel bytes on each side. A kernel that writes before its
- * start or past its end (a missing `if (i < n)`, a row too many) changes a
- * sentinel, which check_guard finds on a GPU too. A read there (a float4
- * load that runs past n at the tail) changes nothing and its values may
- * never reach an output, so on the emulator the zones are also watched: the
- * tracer's hooks in the lab's kernels stop the launch at any load or store
- * in them and name its line (simt_memtrace_guard), and under
- * AddressSanitizer, which has no such hooks, the same call poisons them
- * (lifted before the host reads them back). On a GPU
- * such a read seldom faults; compute-sanitizer would report it. */
-#define GUARD 64
-#define SENTINEL_BYTE 0xa5 /* -2.87e-16 as fp32, -2.9e-16 as bf16: not a value these ops write */
-
-#ifdef COURSE_SIMT
-#include "simt_memtrace.h"
-#endif
-
-/* Watch (on = 1) or stop watching (on = 0) the two zones around d, a buffer of
- * bytes bytes from upload_guarded with g bytes of guard on each side; what
- * names the buffer in the emulator's message. No-op on a GPU. */
-static void watch_guard(unsigned char *d, size_t bytes, size_t g, const char *what, int on) {
-#ifdef COURSE_SIMT
-    if (on) {
-        simt_memtrace_guard(d - g, g, what, 1);
-        simt_memtrace_guard(d + bytes, g, what, 0);
-    } else {
-        simt_memtrace_unguard(d - g, bytes + 2 * g);
-    }
-#else
-    (void)d, (void)bytes, (void)g, (void)what, (void)on;
-#endif
-}
-
-/* Each test starts with no zone watched: a test that failed before its
- * check_guard calls left its zones behind (on buffers it never freed; a
- * cudaFree would have lifted them), and the emulator watches at most 16. */
-static void unwatch_all_guards(void) {
-#ifdef COURSE_SIMT
-    simt_memtrace_unguard(NULL, SIZE_MAX);
-#endif
-}
-
-/* A device buffer of n elements of esize bytes holding h (the sentinel too where h is NULL),
- * between two watched guard zones; what names it in the emulator's messages (a string
- * literal: it is kept, not copied). Returns the first element; free it with check_guard. */
-static void *upload_guarded(const void *h, size_t n, size_t esize, const char *what) {
-    size_t g = GUARD * esize, bytes = n * esize;
-    unsigned char *buf = host_malloc(bytes + 2 * g);
-    memset(buf, SENTINEL_BYTE, bytes + 2 * g);
-    if (h && n) memcpy(buf + g, h, bytes);
-    unsigned char *d = gpu_malloc(bytes + 2 * g);
-    gpu_upload(d, buf, bytes + 2 * g);
-    host_free(buf);
-    watch_guard(d + g, bytes, g, what, 1);
-    return d + g;
-}
-
-/* Fails the test if `fn` changed a guard element of its buffer `name` (d, n elements of esize
- * bytes, from upload_guarded); then frees the buffer. */
-static void check_guard(void *d, size_t n, size_t esize, const char *fn, const char *name) {
-    size_t g = GUARD * esize, bytes = n * esize;
-    unsigned char *base = (unsigned char *)d - g, *buf = host_malloc(bytes + 2 * g);
-    watch_guard(d, bytes, g, NULL, 0);
-    gpu_download(buf, base, bytes + 2 * g);
-    gpu_free(base);
-    for (size_t i = 0; i < g; i++)
-        if (buf[i] != SENTINEL_BYTE)
-            fail_msg("%s wrote before the start of %s (element -%zu)", fn, name, GUARD - i / esize);
-    for (size_t i = 0; i < g; i++)
-        if (buf[g + bytes + i] != SENTINEL_BYTE)
-            fail_msg("%s wrote past the end of %s (element %zu + %zu)", fn, name, n, i / esize);
-    host_free(buf);
-}
+/* Guard zones (labguard.h): every device buffer a student op reads or
+ * writes sits between two of them, so a write out of bounds fails its check
+ * on a GPU too, and on the emulator a read out of bounds as well (a float4
+ * load that runs past n at the tail). */
 
 static float *random_floats(size_t n, float lo, float hi, uint64_t seed) {
     float *x = host_malloc(n * sizeof(float) + 1);
@@ -141,12 +72,12 @@ static void check_rmsnorm(int N, int D, uint64_t seed) {
     float *dinp = random_floats(ND, -1.0f, 1.0f, seed + 3), *dw = random_floats((size_t)D, -1.0f, 1.0f, seed + 4);
     float *norm = host_malloc(ND * sizeof(float) + 1), *rstd = host_malloc((size_t)N * sizeof(float) + 1);
     rmsnorm_forward(norm, rstd, x, w, N, D, 1e-5f);
-    float *d_x = upload_guarded(x, ND, sizeof(float), "inp (rmsnorm_backward_gpu)");
-    float *d_w = upload_guarded(w, (size_t)D, sizeof(float), "weight (rmsnorm_backward_gpu)");
-    float *d_dout = upload_guarded(dout, ND, sizeof(float), "dout (rmsnorm_backward_gpu)");
-    float *d_rstd = upload_guarded(rstd, (size_t)N, sizeof(float), "rstd (rmsnorm_backward_gpu)");
-    float *d_dinp = upload_guarded(dinp, ND, sizeof(float), "dinp (rmsnorm_backward_gpu)");
-    float *d_dw = upload_guarded(dw, (size_t)D, sizeof(float), "dweight (rmsnorm_backward_gpu)");
+    float *d_x = lab_upload_guarded(x, ND, sizeof(float), "inp (rmsnorm_backward_gpu)");
+    float *d_w = lab_upload_guarded(w, (size_t)D, sizeof(float), "weight (rmsnorm_backward_gpu)");
+    float *d_dout = lab_upload_guarded(dout, ND, sizeof(float), "dout (rmsnorm_backward_gpu)");
+    float *d_rstd = lab_upload_guarded(rstd, (size_t)N, sizeof(float), "rstd (rmsnorm_backward_gpu)");
+    float *d_dinp = lab_upload_guarded(dinp, ND, sizeof(float), "dinp (rmsnorm_backward_gpu)");
+    float *d_dw = lab_upload_guarded(dw, (size_t)D, sizeof(float), "dweight (rmsnorm_backward_gpu)");
     /* The same from zeros too: what a kernel that overwrites would give, so its failure can say so. */
     float *fresh = host_calloc(ND, sizeof(float)), *fresh_w = host_calloc((size_t)D, sizeof(float));
     rmsnorm_backward(fresh, fresh_w, dout, x, w, rstd, N, D);
@@ -159,12 +90,12 @@ static void check_rmsnorm(int N, int D, uint64_t seed) {
     float *got = host_malloc(ND * sizeof(float) + 1), *gotw = host_malloc((size_t)D * sizeof(float) + 1);
     download(got, d_dinp, ND);
     download(gotw, d_dw, (size_t)D);
-    check_guard(d_dinp, ND, sizeof(float), "rmsnorm_backward_gpu", "dinp");
-    check_guard(d_dw, (size_t)D, sizeof(float), "rmsnorm_backward_gpu", "dweight");
-    check_guard(d_x, ND, sizeof(float), "rmsnorm_backward_gpu", "inp");
-    check_guard(d_w, (size_t)D, sizeof(float), "rmsnorm_backward_gpu", "weight");
-    check_guard(d_dout, ND, sizeof(float), "rmsnorm_backward_gpu", "dout");
-    check_guard(d_rstd, (size_t)N, sizeof(float), "rmsnorm_backward_gpu", "rstd");
+    lab_check_guard(d_dinp, ND, sizeof(float), "rmsnorm_backward_gpu", "dinp");
+    lab_check_guard(d_dw, (size_t)D, sizeof(float), "rmsnorm_backward_gpu", "dweight");
+    lab_check_guard(d_x, ND, sizeof(float), "rmsnorm_backward_gpu", "inp");
+    lab_check_guard(d_w, (size_t)D, sizeof(float), "rmsnorm_backward_gpu", "weight");
+    lab_check_guard(d_dout, ND, sizeof(float), "rmsnorm_backward_gpu", "dout");
+    lab_check_guard(d_rstd, (size_t)N, sizeof(float), "rmsnorm_backward_gpu", "rstd");
     char what[96];
     /* dinp: a length-D fp32 dot product in another order, |terms| <= ~4: D * eps * 4 absolute, plus rounding. */
     snprintf(what, sizeof what, "rmsnorm dinp, N = %d, D = %d", N, D);
@@ -179,7 +110,7 @@ static void check_rmsnorm(int N, int D, uint64_t seed) {
 static void test_rmsnorm_backward(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    unwatch_all_guards();
+    lab_unwatch_all_guards();
     /* One row; widths below, at and above a warp; primes; a row wider than 8 warps' stride. */
     const int shapes[][2] = {{1, 1}, {1, 32}, {3, 7}, {17, 33}, {64, 64}, {5, 257}, {31, 768}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
@@ -215,18 +146,18 @@ static void check_softmax_backward(int BH, int T, uint64_t seed) {
     for (size_t r = 0; r < (size_t)BH * T; r++)
         for (int u = (int)(r % T) + 1; u < T; u++) P[r * T + u] = dP[r * T + u] = NAN;
     float *garbage = random_floats(n, 100.0f, 200.0f, seed + 2); /* the upper triangle must be written too */
-    float *d_P = upload_guarded(P, n, sizeof(float), "att (attention_softmax_backward_gpu)");
-    float *d_dP = upload_guarded(dP, n, sizeof(float), "datt (attention_softmax_backward_gpu)");
-    float *d_dS = upload_guarded(garbage, n, sizeof(float), "dpreatt (attention_softmax_backward_gpu)");
+    float *d_P = lab_upload_guarded(P, n, sizeof(float), "att (attention_softmax_backward_gpu)");
+    float *d_dP = lab_upload_guarded(dP, n, sizeof(float), "datt (attention_softmax_backward_gpu)");
+    float *d_dS = lab_upload_guarded(garbage, n, sizeof(float), "dpreatt (attention_softmax_backward_gpu)");
     char shape_[64];
     snprintf(shape_, sizeof shape_, "BH = %d, T = %d", BH, T);
     LAB_REQUIRE_OK_FOR(attention_softmax_backward_gpu(d_dS, d_P, d_dP, BH, T, scale), "attention_softmax_backward_gpu",
                        shape_);
     LAB_REQUIRE_FINISHED("attention_softmax_backward_gpu");
     download(garbage, d_dS, n);
-    check_guard(d_dS, n, sizeof(float), "attention_softmax_backward_gpu", "dpreatt");
-    check_guard(d_P, n, sizeof(float), "attention_softmax_backward_gpu", "att");
-    check_guard(d_dP, n, sizeof(float), "attention_softmax_backward_gpu", "datt");
+    lab_check_guard(d_dS, n, sizeof(float), "attention_softmax_backward_gpu", "dpreatt");
+    lab_check_guard(d_P, n, sizeof(float), "attention_softmax_backward_gpu", "att");
+    lab_check_guard(d_dP, n, sizeof(float), "attention_softmax_backward_gpu", "datt");
     cmp_report_t rep;
     char what[96];
     snprintf(what, sizeof what, "softmax backward, BH = %d, T = %d", BH, T);
@@ -247,7 +178,7 @@ static void check_softmax_backward(int BH, int T, uint64_t seed) {
 static void test_attention_softmax_backward(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    unwatch_all_guards();
+    lab_unwatch_all_guards();
     const int shapes[][2] = {{1, 1}, {3, 17}, {2, 32}, {5, 33}, {1, 100}};
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
         check_softmax_backward(shapes[i][0], shapes[i][1], lab_seed + 100 + 10 * i);
@@ -288,7 +219,7 @@ static uint16_t *random_bf16(float **vals, size_t n, float lo, float hi, uint64_
     uint16_t *bits = host_malloc(n * sizeof(uint16_t) + 2);
     bf16_from_float_array(bits, *vals, n);
     float_from_bf16_array(*vals, bits, n);
-    uint16_t *d = upload_guarded(bits, n, sizeof(uint16_t), what);
+    uint16_t *d = lab_upload_guarded(bits, n, sizeof(uint16_t), what);
     host_free(bits);
     return d;
 }
@@ -296,7 +227,7 @@ static uint16_t *random_bf16(float **vals, size_t n, float lo, float hi, uint64_
 static void test_swiglu_backward(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    unwatch_all_guards();
+    lab_unwatch_all_guards();
     const size_t sizes[] = {1, 31, 1000, 4099};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
         size_t n = sizes[i];
@@ -308,8 +239,8 @@ static void test_swiglu_backward(void **state) {
         float *dg = host_malloc(n * sizeof(float)), *du = host_malloc(n * sizeof(float));
         swiglu_backward(dg, du, dout, gate, up, n);
         /* sentinel values: must be overwritten */
-        uint16_t *d_dg = upload_guarded(NULL, n, sizeof(uint16_t), "dgate (swiglu_backward_gpu)");
-        uint16_t *d_du = upload_guarded(NULL, n, sizeof(uint16_t), "dup (swiglu_backward_gpu)");
+        uint16_t *d_dg = lab_upload_guarded(NULL, n, sizeof(uint16_t), "dgate (swiglu_backward_gpu)");
+        uint16_t *d_du = lab_upload_guarded(NULL, n, sizeof(uint16_t), "dup (swiglu_backward_gpu)");
         char shape_[64];
         snprintf(shape_, sizeof shape_, "n = %zu", n);
         LAB_REQUIRE_OK_FOR(swiglu_backward_gpu(d_dg, d_du, d_dout, d_gate, d_up, n), "swiglu_backward_gpu", shape_);
@@ -317,11 +248,11 @@ static void test_swiglu_backward(void **state) {
         uint16_t *got = host_malloc(n * sizeof(uint16_t)), *gotu = host_malloc(n * sizeof(uint16_t));
         gpu_download(got, d_dg, n * sizeof(uint16_t));
         gpu_download(gotu, d_du, n * sizeof(uint16_t));
-        check_guard(d_dg, n, sizeof(uint16_t), "swiglu_backward_gpu", "dgate");
-        check_guard(d_du, n, sizeof(uint16_t), "swiglu_backward_gpu", "dup");
-        check_guard(d_gate, n, sizeof(uint16_t), "swiglu_backward_gpu", "gate");
-        check_guard(d_up, n, sizeof(uint16_t), "swiglu_backward_gpu", "up");
-        check_guard(d_dout, n, sizeof(uint16_t), "swiglu_backward_gpu", "dout");
+        lab_check_guard(d_dg, n, sizeof(uint16_t), "swiglu_backward_gpu", "dgate");
+        lab_check_guard(d_du, n, sizeof(uint16_t), "swiglu_backward_gpu", "dup");
+        lab_check_guard(d_gate, n, sizeof(uint16_t), "swiglu_backward_gpu", "gate");
+        lab_check_guard(d_up, n, sizeof(uint16_t), "swiglu_backward_gpu", "up");
+        lab_check_guard(d_dout, n, sizeof(uint16_t), "swiglu_backward_gpu", "dout");
         check_bf16_gradient(got, dg, n, "dgate");
         check_bf16_gradient(gotu, du, n, "dup");
         host_free(gate); host_free(up); host_free(dout); host_free(dg); host_free(du); host_free(got);
@@ -336,11 +267,11 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
     const float lr = 1e-2f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f;
     float *p = random_floats(n, -1.0f, 1.0f, seed), *m = random_floats(n, -0.01f, 0.01f, seed + 1);
     float *v = random_floats(n, 0.0f, 1e-4f, seed + 2);
-    float *d_p = upload_guarded(p, n, sizeof(float), "master (adamw_step_gpu)");
-    float *d_m = upload_guarded(m, n, sizeof(float), "m (adamw_step_gpu)");
-    float *d_v = upload_guarded(v, n, sizeof(float), "v (adamw_step_gpu)");
-    float *d_g = upload_guarded(NULL, n, sizeof(float), "grads (adamw_step_gpu)");
-    uint16_t *d_b = upload_guarded(NULL, n, sizeof(uint16_t), "params_bf16 (adamw_step_gpu)");
+    float *d_p = lab_upload_guarded(p, n, sizeof(float), "master (adamw_step_gpu)");
+    float *d_m = lab_upload_guarded(m, n, sizeof(float), "m (adamw_step_gpu)");
+    float *d_v = lab_upload_guarded(v, n, sizeof(float), "v (adamw_step_gpu)");
+    float *d_g = lab_upload_guarded(NULL, n, sizeof(float), "grads (adamw_step_gpu)");
+    uint16_t *d_b = lab_upload_guarded(NULL, n, sizeof(uint16_t), "params_bf16 (adamw_step_gpu)");
     float *g = host_malloc(n * sizeof(float)), *gs = host_malloc(n * sizeof(float));
     for (int s = 0; s < steps; s++) {
         long t = t0 + s;
@@ -395,18 +326,18 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
         host_free(master);
         host_free(bits);
     }
-    check_guard(d_p, n, sizeof(float), "adamw_step_gpu", "master");
-    check_guard(d_m, n, sizeof(float), "adamw_step_gpu", "m");
-    check_guard(d_v, n, sizeof(float), "adamw_step_gpu", "v");
-    check_guard(d_b, n, sizeof(uint16_t), "adamw_step_gpu", "params_bf16");
-    check_guard(d_g, n, sizeof(float), "adamw_step_gpu", "grads");
+    lab_check_guard(d_p, n, sizeof(float), "adamw_step_gpu", "master");
+    lab_check_guard(d_m, n, sizeof(float), "adamw_step_gpu", "m");
+    lab_check_guard(d_v, n, sizeof(float), "adamw_step_gpu", "v");
+    lab_check_guard(d_b, n, sizeof(uint16_t), "adamw_step_gpu", "params_bf16");
+    lab_check_guard(d_g, n, sizeof(float), "adamw_step_gpu", "grads");
     host_free(p); host_free(m); host_free(v); host_free(g); host_free(gs); host_free(got);
 }
 
 static void test_adamw(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    unwatch_all_guards();
+    lab_unwatch_all_guards();
     /* t = 1 is where bias correction matters most (m / (1 - b1) is 10 m); later steps check the moments carry. */
     run_adamw(1, 1, 1, 0.0f, 1.0f, lab_seed + 300, 0);
     run_adamw(4099, 1, 3, 0.1f, 1.0f, lab_seed + 310, 0);
@@ -416,7 +347,7 @@ static void test_adamw(void **state) {
 static void test_mixed_precision_copy(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    unwatch_all_guards();
+    lab_unwatch_all_guards();
     run_adamw(3001, 1, 2, 0.1f, 0.5f, lab_seed + 400, 1);
 }
 
@@ -468,7 +399,7 @@ static void pattern_end(pattern_t *p, const char *fn, int status, const char *sh
 static void test_memory_pattern(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    unwatch_all_guards();
+    lab_unwatch_all_guards();
     LAB_REQUIRE_MEMTRACE("05"); /* skips on a GPU and in sanitizer builds */
 #ifdef COURSE_SIMT
     const int N = 64, D = 256, BH = 2, T = 256;
@@ -552,7 +483,7 @@ static model_config_t tiny_config(void) {
 static void test_training_step_vs_cpu(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    unwatch_all_guards();
+    lab_unwatch_all_guards();
     require_student_functions();
     const model_config_t cfg = tiny_config();
     const int B = 2, T = 16, N = B * T;
@@ -606,7 +537,7 @@ static void test_training_step_vs_cpu(void **state) {
 static void test_short_training_run(void **state) {
     (void)state;
     LAB_REQUIRE_DEVICE();
-    unwatch_all_guards();
+    lab_unwatch_all_guards();
     require_student_functions();
     const model_config_t cfg = tiny_config();
     const int B = 8, T = 32, N = B * T;

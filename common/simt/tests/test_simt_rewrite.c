@@ -14,7 +14,9 @@
  * -Wall,-Wextra,-Werror does, and leaves kernels alone as nvcc does.
  * And a static __shared__ array that is never read, which nvcc refuses
  * under the labs' -Werror all-warnings, and a variable-length array in a
- * kernel, which it always refuses.
+ * kernel, which it always refuses; and, in a lab's build (--memtrace), an
+ * attribute that would turn off the emulator's checks of the file's own
+ * accesses (no_sanitize).
  * Last, the C++ it writes, byte for byte: launches, extern __shared__, the
  * calls it adds, its #line directives, and what it leaves alone in
  * comments and literals; and its messages on what it cannot read.
@@ -638,6 +640,65 @@ static void test_vla_in_kernel_is_an_error(void **state)
                                "    return cudaGetLastError() == cudaSuccess ? 0 : 1;\n"
                                "}\n");
     expect_built("a host function's variable-length array");
+}
+
+/* A lab's file (simtcc --memtrace, as labs/labs.mk builds one) may not turn
+ * off, for its own code, what the emulator compiles into it: with
+ * no_sanitize("thread") on a kernel, its loads and stores went past the
+ * memory tracer and the checks' guard zones, and a load past a buffer's end
+ * passed every check. Spelled out, through a macro of the course's headers
+ * or one of its own, it stops the build at its line; the headers' own uses
+ * (mma.h's untraced stand-ins) and a build without --memtrace are left
+ * alone. */
+static void test_memtrace_refuses_no_sanitize(void **state)
+{
+    (void)state;
+    const char *lab = "'" SIMTCC "' --memtrace -O2 " SIMT_LAB_WERROR " -c '%s' -o '%s/%s.o' 2>&1";
+    const char *attr = "__global__ void k(const float *a, float *o, int n)\n"
+                       "{\n"
+                       "    int i = threadIdx.x;\n"
+                       "    float v = a[i];\n"
+                       "    if (i < n) o[i] = v;\n"
+                       "}\n"
+                       "__global__ __attribute__((no_sanitize(\"thread\"))) void k2(const float *a, float *o) { o[0] = a[0]; }\n"
+                       "extern \"C\" void launch(const float *a, float *o) { k<<<1, 32>>>(a, o, 1); k2<<<1, 1>>>(a, o); }\n";
+    run_on("ns_attr", attr, lab);
+    expect_error("ns_attr.cu:7: error: this line names a sanitizer");
+    if (count("names a sanitizer") != 1) {
+        print_error("one line names a sanitizer, reported %d times:\n%s\n", count("names a sanitizer"), out);
+        fail();
+    }
+    run_on("ns_header_macro",
+           "SIMT_UNTRACED __global__ void k(const float *a, float *o) { o[threadIdx.x] = a[threadIdx.x]; }\n"
+           "extern \"C\" void launch(const float *a, float *o) { k<<<1, 32>>>(a, o); }\n",
+           lab);
+    expect_error("ns_header_macro.cu:1: error: this line names a sanitizer");
+    run_on("ns_own_macro",
+           "#define QUIET(what) __attribute__((no_ ## sanitize(what)))\n"
+           "\n"
+           "__global__ QUIET(\"alignment\") void k(const float *a, float *o) { o[threadIdx.x] = a[threadIdx.x]; }\n"
+           "extern \"C\" void launch(const float *a, float *o) { k<<<1, 32>>>(a, o); }\n",
+           lab);
+    expect_error("ns_own_macro.cu:3: error: this line names a sanitizer");
+    run_on("ns_wmma",
+           "#include <mma.h>\n"
+           "using namespace nvcuda;\n"
+           "__global__ void k(const __nv_bfloat16 *a, float *o)\n"
+           "{\n"
+           "    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> fa;\n"
+           "    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> fb;\n"
+           "    wmma::fragment<wmma::accumulator, 16, 16, 16, float> acc;\n"
+           "    wmma::fill_fragment(acc, 0.0f);\n"
+           "    wmma::load_matrix_sync(fa, a, 16);\n"
+           "    wmma::load_matrix_sync(fb, a, 16);\n"
+           "    wmma::mma_sync(acc, fa, fb, acc);\n"
+           "    wmma::store_matrix_sync(o, acc, 16, wmma::mem_row_major);\n"
+           "}\n"
+           "extern \"C\" void launch(const __nv_bfloat16 *a, float *o) { k<<<1, 32>>>(a, o); }\n",
+           lab);
+    expect_built("a wmma kernel (mma.h's stand-ins are untraced on purpose)");
+    run_on("ns_plain", attr, "'" SIMTCC "' -O2 -c '%s' -o '%s/%s.o' 2>&1");
+    expect_built("no_sanitize without --memtrace (not a lab's build)");
 }
 
 /* max or min of two bf16 (or two half) values: ambiguous to nvcc, which
@@ -1769,6 +1830,7 @@ int main(void)
         cmocka_unit_test(test_host_code_warnings_are_errors),
         cmocka_unit_test(test_unused_shared_is_an_error),
         cmocka_unit_test(test_vla_in_kernel_is_an_error),
+        cmocka_unit_test(test_memtrace_refuses_no_sanitize),
         cmocka_unit_test(test_shared_initializer_refused),
         cmocka_unit_test(test_half_min_max),
         cmocka_unit_test(test_half_bf16_mixed),

@@ -386,11 +386,11 @@ static inline float flush_subnormal(float x) { return std::fpclassify(x) == FP_S
 /* On global memory the GPU's float atomic add (atom.add.f32) flushes
  * subnormal inputs and its result to zero, whatever -ftz says; on shared
  * memory it keeps them. So here too: an atomicAdd of 1e-40f to a cudaMalloc'd
- * 0.0f leaves 0, and to a __shared__ one leaves 1e-40f. (A __device__
- * variable is global memory on the GPU but is not told apart here.) */
+ * 0.0f, or to a __device__ variable, leaves 0, and to a __shared__ one
+ * leaves 1e-40f. */
 static inline float atomicAdd(float *p, float v)
 {
-    if (!simt_in_global(p)) return simt::atomic_float_rmw<float, uint32_t>(p, [v](float o) { return o + v; });
+    if (simt_in_shared(p)) return simt::atomic_float_rmw<float, uint32_t>(p, [v](float o) { return o + v; });
     const float fv = simt::flush_subnormal(v);
     return simt::atomic_float_rmw<float, uint32_t>(
         p, [fv](float o) { return simt::flush_subnormal(simt::flush_subnormal(o) + fv); });

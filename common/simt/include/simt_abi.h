@@ -88,11 +88,13 @@ void simt_warp_aligned_at(const char *what, void *arg, simt_warp_fn fn, const ch
  *  the same size. @param size 32, 64 or 128. @param arg this thread's deposit.
  *  @param fn the combine step. */
 void simt_group_collective(unsigned int size, void *arg, simt_group_fn fn);
-/** @brief Whether p lies inside a cudaMalloc'd allocation (global memory): a
- *  float atomicAdd there flushes subnormal inputs and results to zero, as
- *  the GPU's atom.add.f32 on global memory does (on shared memory it keeps
- *  them). @param p an address. @return 1 or 0. */
-int simt_in_global(const void *p);
+/** @brief Whether p lies in the calling block's shared memory: a static
+ *  __shared__ variable it has declared, or its extern __shared__ memory.
+ *  A float atomicAdd anywhere else (cudaMalloc'd memory, a __device__
+ *  variable: global memory on a GPU) flushes subnormal inputs and results
+ *  to zero, as the GPU's atom.add.f32 on global memory does; on shared
+ *  memory it keeps them. @param p an address. @return 1 or 0. */
+int simt_in_shared(const void *p);
 /** @brief Lanes of the calling warp that have not exited. @return the mask. */
 unsigned int simt_active_mask(void);
 /** @brief Abort the kernel as a device trap does (cudaErrorLaunchFailure). */

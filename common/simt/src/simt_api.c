@@ -343,8 +343,6 @@ int simt_in_allocation(const void *p)
     return in;
 }
 
-int simt_in_global(const void *p) { return simt_in_allocation(p); }
-
 /* Do count bytes from p stay inside the allocation p points into? Memory
  * that is no allocation's (the host's) is not checked. what names the call
  * for the message. */

@@ -817,6 +817,19 @@ void simt_group_collective(unsigned int size, void *arg, simt_group_fn fn)
     TSAN_EXIT();
 }
 
+int simt_in_shared(const void *p)
+{
+    const uintptr_t a = (uintptr_t)p, dyn = (uintptr_t)simt_cur_block.dyn_shared;
+    if (dyn && a >= dyn && a < dyn + simt_cur_block.dyn_shared_size) return 1;
+    const worker *w = cur_worker;
+    if (!w || !simt_cur_thread) return 0;
+    for (unsigned int i = 0; i < w->nshared_seen; i++) {
+        const uintptr_t lo = (uintptr_t)w->shared_seen[i];
+        if (a >= lo && a < lo + w->shared_seen_bytes[i]) return 1;
+    }
+    return 0;
+}
+
 unsigned int simt_active_mask(void)
 {
     fiber *self = cur_fiber;

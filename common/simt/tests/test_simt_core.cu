@@ -1008,19 +1008,28 @@ static void test_atomic_histogram(void **state)
  * ISA, atom: atom.add.f32 flushes subnormals; on shared memory they are
  * kept, as measured on GPUs since Fermi). A reduction of tiny values into a
  * cudaMalloc'd sum therefore loses them on a GPU: so must it here. */
+__device__ float device_sum; /* a __device__ variable: global memory on a GPU */
+
 __global__ void atomic_subnormal(float *g, float *old, float *out, float tiny)
 {
     __shared__ float s;
+    extern __shared__ float dyn[];
     s = 0.0f;
+    dyn[1] = 0.0f;
+    device_sum = 0.0f;
     __syncthreads();
     atomicAdd(&g[0], tiny);           /* 0 + a subnormal: 0 */
     atomicAdd(&g[1], 1e-30f);         /* normal values: added */
     old[0] = atomicAdd(&g[2], 0.0f);  /* a subnormal already there: read back as it was, then 0 */
     atomicAdd(&g[3], 2.0f * tiny);    /* a normal value + a subnormal one: the subnormal is dropped */
     atomicAdd(&s, tiny);              /* shared: kept */
+    atomicAdd(&dyn[1], tiny);         /* dynamic shared too */
+    atomicAdd(&device_sum, tiny);     /* a __device__ variable is global: 0 */
     atomicAdd(&g[4], 0.75e-38f);      /* from -0.5e-38: a subnormal result, 0 */
     __syncthreads();
     out[0] = s;
+    out[1] = dyn[1];
+    out[2] = device_sum;
 }
 
 static void test_atomic_float_subnormals(void **state)
@@ -1031,13 +1040,13 @@ static void test_atomic_float_subnormals(void **state)
     float *g, *old, *out;
     assert_int_equal(cudaMallocManaged(&g, 5 * sizeof(float)), cudaSuccess);
     assert_int_equal(cudaMallocManaged(&old, sizeof(float)), cudaSuccess);
-    assert_int_equal(cudaMallocManaged(&out, sizeof(float)), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&out, 3 * sizeof(float)), cudaSuccess);
     g[0] = 0.0f;
     g[1] = 1e-30f;
     g[2] = tiny;
     g[3] = 1.2e-38f;
     g[4] = -0.5e-38f;
-    atomic_subnormal<<<1, 1>>>(g, old, out, tiny);
+    atomic_subnormal<<<1, 1, 2 * sizeof(float)>>>(g, old, out, tiny);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     assert_true(g[0] == 0.0f);
     assert_true(g[1] == 2e-30f);
@@ -1045,6 +1054,8 @@ static void test_atomic_float_subnormals(void **state)
     assert_true(g[2] == 0.0f);
     assert_true(g[3] == 1.2e-38f);
     assert_true(out[0] == tiny);
+    assert_true(out[1] == tiny);
+    assert_true(out[2] == 0.0f);
     assert_true(g[4] == 0.0f);
     cudaFree(g);
     cudaFree(old);

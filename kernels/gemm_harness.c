@@ -167,20 +167,26 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
     float *allocC = gpu_malloc(totC * sizeof(float));
     gpu_upload(allocC, C, totC * sizeof(float));
     dC = allocC + fC;
+    /* C's sentinels show a store out of bounds on a GPU too; the watch also
+     * stops a load of C past its edge (beta != 0) whose value is dropped. */
+    lab_guard_watch(allocC, dC, nC * sizeof(float), gC * sizeof(float), 1, "C (the M x N matrix)");
 
     int st = is_bf16 ? k->bf16(M, N, K, alpha, dA, dB, beta, dC)
                      : k->f32(M, N, K, alpha, dA, dB, beta, dC);
     /* A GPU reports a fault in the kernel only when the host waits for it
      * (the emulator reports it at the launch already, as 'launch failed'). */
     char fault[160] = "", refused[160] = "";
+    int run = GPU_DONE;
     if (st == LAB_OK) {
-        int run = gpu_sync_status(fault, sizeof fault);
+        run = gpu_sync_status(fault, sizeof fault);
         if (run == GPU_REFUSED) snprintf(refused, sizeof refused, "%s", fault);
         if (run != GPU_FAULTED) fault[0] = '\0';
-        if (run == GPU_DONE) gpu_download(C, allocC, totC * sizeof(float));
     }
+    /* Lifted before the host reads C's zones back (under AddressSanitizer they are poisoned). */
     lab_guard_watch(allocA, dA, nA * esize, guard_for(K) * esize, 0, NULL);
     lab_guard_watch(allocB, dB, nB * esize, guard_for(N) * esize, 0, NULL);
+    lab_guard_watch(allocC, dC, nC * sizeof(float), gC * sizeof(float), 0, NULL);
+    if (st == LAB_OK && run == GPU_DONE) gpu_download(C, allocC, totC * sizeof(float));
     gpu_free(allocA); gpu_free(allocB); gpu_free(allocC); /* quiet after a fault */
 
     char msg[768] = "";

@@ -71,8 +71,9 @@ typedef enum {
  * Fills A, B, C with uniform values in [-1, 1) from seed (plus the NaNs that
  * fill asks for), rounds A and B to the input precision, uploads them into
  * buffers with guard zones on both sides (NaN around A and B, so reading past
- * them poisons the result; a sentinel around C, so writing past it is seen),
- * runs the kernel, and compares with gemm_ref_double() under
+ * them poisons the result; a sentinel around C, so writing past it is seen;
+ * on the emulator all six zones are also watched, so any access to them
+ * stops the launch and names the matrix and the line), runs the kernel, and compares with gemm_ref_double() under
  * check_gemm_bound(). Where the reference is NaN the result must be NaN too.
  * Fails with "not implemented: ..." while the kernel still has its TODO, with
  * the comparison report (worst element, errors, mismatch count) when the

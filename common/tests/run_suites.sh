@@ -219,7 +219,7 @@ if [ -n "$labs" ] && [ -d labs/04-tensor-cores ]; then
         make --no-print-directory check LAB=04 SRC=solutions TARGET=emu SANITIZE=thread
 fi
 # make check SANITIZE=address poisons the matmul harness's guard zones around
-# A and B: a correct kernel (lab 03's float4 paths, which stop at each edge)
+# A, B and C: a correct kernel (lab 03's float4 paths, which stop at each edge)
 # never reads them.
 if [ -n "$labs" ] && [ -d labs/03-register-tiling ]; then
     expect "lab 03 under AddressSanitizer (make check SANITIZE=address): solution clean" 0 "PASSED" \

@@ -3,9 +3,10 @@
  * show, and memory patterns only the tracer can count. A naive kernel (one
  * thread per element of C), right, and three wrong variants of it: float4
  * loads of A without a look at its base address (a misaligned address
- * faults), and a load one element past the end of A or one before the
- * start of B whose value is never used (it reaches no element of C, so
- * only the harness's watch on its guard zones can see it). Two more are
+ * faults), and a load one element past the end of A, one before the
+ * start of B or, with beta != 0, a row past the end of C, whose value is
+ * never used (it reaches no element of C, so only the harness's watch on
+ * its guard zones can see it). Two more are
  * right but meet memory differently: rows of C along threadIdx.x
  * (uncoalesced), and a detour of each result through shared memory with a
  * 32-way bank conflict on the store and a conflict-free extra load.
@@ -19,7 +20,7 @@
 
 #include "lab.h"
 
-enum { HK_RIGHT = 0, HK_FLOAT4_A = 1, HK_PAST_A = 2, HK_BEFORE_B = 3, HK_UNCOALESCED = 4, HK_SHARED = 5 };
+enum { HK_RIGHT = 0, HK_FLOAT4_A = 1, HK_PAST_A = 2, HK_BEFORE_B = 3, HK_UNCOALESCED = 4, HK_SHARED = 5, HK_PAST_C = 6 };
 
 /* C (M x N) = alpha * A (M x K) * B (K x N) + beta * C, row-major; how is
  * one of HK_*. Threads along x take neighbouring columns (coalesced). */
@@ -56,6 +57,11 @@ __global__ void hk_kernel(int M, int N, int K, float alpha, const float *A, cons
         if (tile[threadIdx.y * 32 + threadIdx.x] == 1234.5f) acc = 0.0f;
     }
     float *c = &C[(size_t)row * N + col];
+    /* The old C of the element a row below, loaded whether or not that row exists and used only when it does. */
+    if (how == HK_PAST_C && beta != 0.0f) {
+        float below = c[N];
+        if (row + 1 < M && below == 1234.5f) acc = 0.0f;
+    }
     *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
 }
 
@@ -103,6 +109,11 @@ extern "C" int hk_past_a(int M, int N, int K, float alpha, const float *A, const
 extern "C" int hk_before_b(int M, int N, int K, float alpha, const float *A, const float *B, float beta,
                            float *C) {
     return launch(M, N, K, alpha, A, B, beta, C, HK_BEFORE_B, 1);
+}
+
+/* Right, but with beta != 0 the last row also loads the old C a row past the end of C. */
+extern "C" int hk_past_c(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C) {
+    return launch(M, N, K, alpha, A, B, beta, C, HK_PAST_C, 1);
 }
 
 /* Right; the threads of a warp take neighbouring rows of C. */

@@ -48,6 +48,7 @@ int hk_float4_a(int M, int N, int K, float alpha, const float *A, const float *B
 int hk_float4_a_unchecked(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
 int hk_past_a(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
 int hk_before_b(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
+int hk_past_c(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
 int hk_uncoalesced(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
 int hk_shared(int M, int N, int K, float alpha, const float *A, const float *B, float beta, float *C);
 
@@ -614,6 +615,12 @@ static void test_guard_watch_names_the_matrix(void **state) {
     r = run_case((case_t){F32(hk_before_b), 16, 40, 8, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_MISALIGNED});
     REQUIRE_FAIL(r, "hk_before_b", "hk_before_b returned 'launch failed' for M=16 N=40 K=8 (A, B and C one element "
                  "past a 16-byte boundary): the device reports", "before the start of B (the K x N matrix)");
+    /* C too: with beta != 0 the last row's load a row further is stopped; with beta == 0 it is not made. */
+    r = run_case((case_t){F32(hk_past_c), 16, 40, 8, 1.0f, 0.5f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "hk_past_c", "hk_past_c returned 'launch failed' for M=16 N=40 K=8: the device reports",
+                 "past the end of C (the M x N matrix)");
+    r = run_case((case_t){F32(hk_past_c), 16, 40, 8, 1.0f, 0.0f, GEMM_INPUT_FP32, GEMM_FILL_RANDOM});
+    REQUIRE_PASS(r, "hk_past_c, beta 0");
 }
 
 /* ---- C with beta == 0, NaN inputs ------------------------------------------- */

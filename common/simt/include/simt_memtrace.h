@@ -89,7 +89,7 @@ void simt_memtrace_stop(simt_memtrace_stats *out);
  *  the buffer, how far past its end (or before its start) the access went,
  *  and the kernel's line. On a GPU the same read returns whatever lies
  *  there and usually passes unseen. The matmul checks guard the margins
- *  they leave around A and B, labs 00 and 05 every buffer (labguard.h). At
+ *  they leave around A, B and C, labs 00 and 05 every buffer (labguard.h). At
  *  most 16 zones at a time. In the AddressSanitizer flavour the zone is
  *  poisoned instead, so ASan reports the access with its line (and any host
  *  copy of it: lift the zone first); the ThreadSanitizer flavour ignores it.

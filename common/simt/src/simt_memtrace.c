@@ -186,7 +186,8 @@ static void guard_check(uintptr_t a, size_t size, int store, uintptr_t site)
         simt_fail("a %s of %zu bytes at %p, %s past the end of %s, at %s: the checks leave a guard zone "
                   "there, and no kernel should touch it; on a GPU it would read or write whatever lies there, "
                   "unseen unless the value reaches the output. Test the index against the buffer's size "
-                  "(for a matrix: row < M, col < N, k < K) before the access, and use 0 instead",
+                  "(for a matrix: row < M, col < N, k < K) before the access, not after it, and where a tile "
+                  "still needs a value there, use 0",
                   store ? "store" : "load", size, (void *)a, past, guards[i].what, at);
     }
 }

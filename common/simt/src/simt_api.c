@@ -375,6 +375,14 @@ static int range_ok(const void *p, size_t count, const char *what)
 #define ALLOC_SLACK 16384
 #endif
 #define SLACK_BYTE 0xa5
+/* What fresh device memory holds: cudaMalloc sets nothing, and on a GPU
+ * memory freed and allocated again in one process keeps what it held, so a
+ * kernel that accumulates into a buffer nobody zeroed (atomicAdd into a
+ * fresh sum, += into an output) is wrong there, often only on a later call.
+ * The bytes of 0xff are NaN as fp32, bf16 and fp16, and -1 as an integer: such a
+ * kernel's result is NaN here every time, not right by the luck of a page
+ * the system zeroed. */
+#define UNSET_BYTE 0xff
 
 cudaError_t cudaMalloc(void **ptr, size_t size)
 {
@@ -391,6 +399,7 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
 #if ALLOC_SLACK > 0
     memset((char *)p + size, SLACK_BYTE, ALLOC_SLACK);
 #endif
+    memset(p, UNSET_BYTE, size);
     if (allocs_add(p, size) != 0) {
         free(p);
         return ret(cudaErrorMemoryAllocation);

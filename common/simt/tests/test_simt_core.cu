@@ -1282,6 +1282,44 @@ static void test_allocation_bounds(void **state)
     assert_int_equal(cudaFree(NULL), cudaSuccess);
 }
 
+/* Fresh device memory is never zero by luck: every cudaMalloc fills its
+ * bytes with 0xff (NaN as a float), the second one of a freed size too,
+ * which malloc would otherwise hand back holding the first one's data; so a
+ * kernel that adds into a sum it never zeroed gets NaN every time. */
+__global__ void add_into(float *sum, const float *x, int n)
+{
+    for (int i = threadIdx.x; i < n; i += blockDim.x) atomicAdd(sum, x[i]);
+}
+
+static void test_fresh_memory_is_not_zero(void **state)
+{
+    (void)state;
+    const int n = 1000;
+    for (int round = 0; round < 2; round++) {
+        unsigned char *d;
+        assert_int_equal(cudaMalloc(&d, n), cudaSuccess);
+        unsigned char h[1000];
+        assert_int_equal(cudaMemcpy(h, d, n, cudaMemcpyDeviceToHost), cudaSuccess);
+        for (int i = 0; i < n; i++) assert_int_equal(h[i], 0xff);
+        assert_int_equal(cudaMemset(d, 0, n), cudaSuccess); /* what the next allocation must not see */
+        assert_int_equal(cudaFree(d), cudaSuccess);
+    }
+    float *sum, *x;
+    assert_int_equal(cudaMalloc(&sum, sizeof(float)), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&x, 64 * sizeof(float)), cudaSuccess);
+    for (int i = 0; i < 64; i++) x[i] = 1.0f;
+    add_into<<<1, 32>>>(sum, x, 64);
+    float got = 0.0f;
+    assert_int_equal(cudaMemcpy(&got, sum, sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_true(std::isnan(got));
+    assert_int_equal(cudaMemset(sum, 0, sizeof(float)), cudaSuccess);
+    add_into<<<1, 32>>>(sum, x, 64);
+    assert_int_equal(cudaMemcpy(&got, sum, sizeof(float), cudaMemcpyDeviceToHost), cudaSuccess);
+    assert_true(got == 64.0f);
+    cudaFree(sum);
+    cudaFree(x);
+}
+
 static void test_launch_errors(void **state)
 {
     (void)state;
@@ -1954,6 +1992,7 @@ int main(void)
         cmocka_unit_test_teardown(test_atomic_float_subnormals, no_fault_left),
         cmocka_unit_test_teardown(test_math_intrinsics, no_fault_left),
         cmocka_unit_test_teardown(test_allocation_bounds, no_fault_left),
+        cmocka_unit_test_teardown(test_fresh_memory_is_not_zero, no_fault_left),
         cmocka_unit_test_teardown(test_launch_errors, no_fault_left),
         cmocka_unit_test_teardown(test_launch_limits_each_dimension, no_fault_left),
         cmocka_unit_test_teardown(test_trap_and_deadlock_are_faults, no_fault_left),

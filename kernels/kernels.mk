@@ -128,9 +128,9 @@ UNIT_TESTS += $(BUILD)/tests/test_flash_attention_emu
 # its bounds checker (asan: a read or write past a cudaMalloc array). As
 # make check SANITIZE= builds a lab: simtcc --sanitize at -O1, so the
 # reports' lines are exact, linked with the matching libsimt; the harness
-# and the CPU references stay as they are. run_suites.sh runs the tsan ones
-# with common/simt/tsan.supp (OpenBLAS and OpenMP, which the references use,
-# are not built for ThreadSanitizer). $(1) tsan or asan, $(2) thread or
+# and the CPU references stay as they are. The TSan libsimt carries
+# common/simt/tsan.supp (OpenBLAS and OpenMP, which the references use, are
+# not built for ThreadSanitizer). $(1) tsan or asan, $(2) thread or
 # address, $(3) the libsimt built for it.
 define KERNELS_SAN_RULES
 $(BUILD)/emu-$(2)/obj/kernels/cuda/%.cu.o: kernels/cuda/%.cu $(SIMT_COMPILE_DEPS) | $(SIMTCC)

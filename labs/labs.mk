@@ -165,7 +165,7 @@ CHECK_DIR = $(BUILD)/$(TARGET)$(if $(SANITIZE),-$(SANITIZE))/$(LAB_SRC)/$(LAB_DI
 check: lab-arg deps
 	$(Q)$(MAKE) --no-print-directory $(CHECK_DIR)/check $(if $(SANITIZE),,$(LAB_CHECK_ALSO_$(firstword $(subst -, ,$(LAB_DIR)))))
 	$(Q)echo "== lab $(LAB_DIR) checks ($(LAB_SRC), TARGET=$(TARGET)$(if $(SANITIZE), SANITIZE=$(SANITIZE)))"
-	$(Q)$(if $(filter thread,$(SANITIZE)),TSAN_OPTIONS="suppressions=common/simt/tsan.supp $$TSAN_OPTIONS") $(CHECK_DIR)/check $(if $(ONLY),--only '$(ONLY)') $(if $(SEED),--seed '$(SEED)')
+	$(Q)$(CHECK_DIR)/check $(if $(ONLY),--only '$(ONLY)') $(if $(SEED),--seed '$(SEED)')
 
 # make ptxas LAB=NN: compile each of the lab's .cu for PTXAS_ARCH with ptxas's
 # resource report (registers, spills, what it did to wgmma), read by

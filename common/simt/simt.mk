@@ -57,7 +57,17 @@ $(SIMT_OBJDIR)/asan/%.o: $(SIMT_DIR)/src/%.c $(SIMT_HEADERS)
 
 $(SIMT_OBJDIR)/tsan/%.o: $(SIMT_DIR)/src/%.c $(SIMT_HEADERS)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(SIMT_RT_CFLAGS) -fsanitize=thread -c $< -o $@
+	$(Q)$(CC) $(SIMT_RT_CFLAGS) -I$(SIMT_OBJDIR)/tsan -fsanitize=thread -c $< -o $@
+
+# The TSan flavour carries common/simt/tsan.supp in itself (simt_api.c's
+# __tsan_default_suppressions), so every program built with it has the
+# suppressions, from any folder and without TSAN_OPTIONS: the file's lines
+# as C strings, comments and blank lines left out.
+SIMT_TSAN_SUPP := $(SIMT_OBJDIR)/tsan/tsan_supp.inc
+$(SIMT_TSAN_SUPP): $(SIMT_DIR)/tsan.supp
+	@mkdir -p $(dir $@)
+	$(Q)sed -e '/^#/d' -e '/^[[:space:]]*$$/d' -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/.*/"&\\n"/' $< > $@
+$(SIMT_OBJDIR)/tsan/simt_api.o: $(SIMT_TSAN_SUPP)
 
 $(SIMT_LIB): $(patsubst $(SIMT_DIR)/src/%.c,$(SIMT_OBJDIR)/%.o,$(SIMT_SRCS))
 	@mkdir -p $(dir $@)
@@ -102,7 +112,8 @@ SIMT_CHILDREN := $(SIMT_TESTDIR)/children/race_tsan $(SIMT_TESTDIR)/children/nor
                  $(SIMT_TESTDIR)/children/cp_oob_asan $(SIMT_TESTDIR)/children/cp_misaligned \
                  $(SIMT_TESTDIR)/children/deadlock $(SIMT_TESTDIR)/children/early_return \
                  $(SIMT_TESTDIR)/children/shared_past_end $(SIMT_TESTDIR)/children/fault \
-                 $(SIMT_TESTDIR)/children/guard $(SIMT_TESTDIR)/children/guard_asan
+                 $(SIMT_TESTDIR)/children/guard $(SIMT_TESTDIR)/children/guard_asan \
+                 $(SIMT_TESTDIR)/children/suppressed_tsan
 
 $(SIMT_OBJDIR)/tests/%.o: $(SIMT_DIR)/tests/%.cu $(SIMTCC) $(SIMT_TEST_HEADERS)
 	@mkdir -p $(dir $@)
@@ -131,7 +142,7 @@ $(SIMT_TESTDIR)/test_simt_capi: $(SIMT_DIR)/tests/test_simt_capi.c common/half.c
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(SIMT_CPPFLAGS) -Icommon $< common/half.c -o $@ $(SIMT_LIB) $(CMOCKA_LIBS) $(SIMT_LDLIBS)
 
-$(SIMT_TESTDIR)/children/race_tsan $(SIMT_TESTDIR)/children/norace_tsan: \
+$(SIMT_TESTDIR)/children/race_tsan $(SIMT_TESTDIR)/children/norace_tsan $(SIMT_TESTDIR)/children/suppressed_tsan: \
   $(SIMT_TESTDIR)/children/%_tsan: $(SIMT_DIR)/tests/children/%.cu $(SIMTCC)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) --sanitize=thread -O1 -g -o $@ $<

@@ -172,13 +172,7 @@ collect_background() {
 
 for prog in $unit; do
     [ "$prog" = "$bg_prog" ] && continue
-    case "$prog" in
-        # The course kernels under the emulator's race detector (kernels/kernels.mk):
-        # its suppressions, for the CPU references' OpenBLAS and OpenMP threads.
-        *_tsan) run_suite "$(basename "$prog")" \
-                    env TSAN_OPTIONS="suppressions=common/simt/tsan.supp ${TSAN_OPTIONS:-}" "$prog" ;;
-        *) run_suite "$(basename "$prog")" "$prog" ;;
-    esac
+    run_suite "$(basename "$prog")" "$prog"
 done
 
 for prog in $mpi; do

@@ -10,8 +10,6 @@
 #   - test_grade runs in the background: its output comes after the other
 #     programs' and its failures count the same; RUN_SUITES_SERIAL=1 runs it
 #     in turn, before the programs after it;
-#   - a program whose name ends in _tsan (built for the emulator's race
-#     detector) runs with common/simt/tsan.supp added to TSAN_OPTIONS;
 #   - the last line is "N passed, N failed, N skipped" and the exit status
 #     is 0 only when nothing failed;
 #   - stopped by SIGTERM or SIGINT, the runner ends the background test_grade
@@ -45,13 +43,6 @@ stand_in() {
         hang) body="echo \$\$ > '$1/$2.pid'; exec sleep 300" ;;
         # Slow, and says when it ended, so that the order of the output can be checked.
         slow) body="sleep 1; echo \"[  PASSED  ] 2 test(s).\"" ;;
-        # Passes only when started with the emulator's TSan suppressions, a
-        # file it can read from where it runs, and what TSAN_OPTIONS held.
-        tsan) body='case "${TSAN_OPTIONS:-}" in
-                *"suppressions=common/simt/tsan.supp "*halt_on_error=1*) ;;
-                *) echo "TSAN_OPTIONS is \"${TSAN_OPTIONS:-}\""; echo "[  FAILED  ] 1 test(s)."; exit 1 ;; esac
-            [ -r common/simt/tsan.supp ] || { echo "no suppressions file here"; exit 1; }
-            echo "[  PASSED  ] 1 test(s)."' ;;
     esac
     printf '#!/usr/bin/env bash\n%s\n' "$body" > "$1/$2"
     chmod +x "$1/$2"
@@ -84,16 +75,6 @@ check "clean: says test_grade started in the background" says clean '^=== test_g
 check "clean: test_grade's results come after test_b's" \
     test "$(line_of clean '^=== test_grade \(ran in the background\)')" -gt "$(line_of clean '^=== test_b$')"
 check "clean: the timings name test_grade" says clean '^ +[0-9]+s +[0-9]+s  test_grade$'
-
-# ---- a program built for the emulator's race detector (_tsan) runs with its suppressions
-stand_in "$d" test_k_tsan tsan
-stand_in "$d" test_k_notsan tsan
-TSAN_OPTIONS=halt_on_error=1 run tsan "$d/test_k_tsan"
-check "tsan: a _tsan program gets TSAN_OPTIONS with the suppressions, keeping the caller's ($(tr '\n' ' ' < "$work/tsan.out"))" \
-    test "$rc" = 0 -a "$(last_line tsan)" = "1 passed, 0 failed, 0 skipped"
-TSAN_OPTIONS=halt_on_error=1 run notsan "$d/test_k_notsan"
-check "tsan: another program's environment is left as it was (was '$(last_line notsan)')" \
-    test "$(last_line notsan)" = "0 passed, 1 failed, 0 skipped"
 
 # ---- RUN_SUITES_SERIAL=1: test_grade in its turn --------------------------------------
 RUN_SUITES_SERIAL=1 run serial "$d/test_a" "$d/test_grade" "$d/test_b"

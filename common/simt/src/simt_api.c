@@ -384,6 +384,22 @@ static int range_ok(const void *p, size_t count, const char *what)
  * the system zeroed. */
 #define UNSET_BYTE 0xff
 
+#ifdef __SANITIZE_THREAD__
+/* ThreadSanitizer asks for this at start-up: common/simt/tsan.supp, built
+ * in (simt.mk), so that every program of the TSan flavour (make check
+ * SANITIZE=thread, the course's *_tsan tests, a check run by hand from any
+ * folder) leaves out the false reports from OpenBLAS's and OpenMP's
+ * threads, which are not instrumented. TSAN_OPTIONS=suppressions=FILE adds
+ * to these. */
+const char *__tsan_default_suppressions(void);
+const char *__tsan_default_suppressions(void)
+{
+    return
+#include "tsan_supp.inc"
+        "";
+}
+#endif
+
 cudaError_t cudaMalloc(void **ptr, size_t size)
 {
     RETURN_IF_FAULTED();

@@ -77,6 +77,19 @@ static void test_tsan_reports_missing_syncthreads(void **state)
     expect_in_output("race.cu:1"); /* the unsynchronised write or read, lines 12-13 */
 }
 
+/* The TSan flavour carries common/simt/tsan.supp itself: a race in a
+ * function named as GCC names an OpenMP region's body is left out with no
+ * TSAN_OPTIONS at all, so a check run by hand, from any folder, is as quiet
+ * as under make. (Before, only make check and make test passed the file.) */
+static void test_tsan_suppressions_built_in(void **state)
+{
+    (void)state;
+    unsetenv("TSAN_OPTIONS");
+    run_child("suppressed_tsan");
+    expect_clean();
+    expect_in_output("suppressed: ran (1), launch: no error");
+}
+
 static void test_tsan_silent_with_syncthreads(void **state)
 {
     (void)state;
@@ -320,6 +333,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tsan_reports_missing_syncthreads),
         cmocka_unit_test(test_tsan_silent_with_syncthreads),
+        cmocka_unit_test(test_tsan_suppressions_built_in),
         cmocka_unit_test(test_asan_reports_out_of_bounds),
         cmocka_unit_test(test_asan_reports_cp_async_at_its_line),
         cmocka_unit_test(test_runtime_check_names_kernel_line),

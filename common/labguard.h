@@ -16,7 +16,9 @@
  *   store in a zone and name the buffer and the kernel's line, so a read out
  *   of bounds fails as well. Under AddressSanitizer, which has no such hooks,
  *   the same call poisons the zones, and the sanitizer names the line.
- *   On a GPU, compute-sanitizer finds such a read.
+ *   On a GPU a read out of bounds goes unseen: the zones are part of the
+ *   buffer's own allocation, so compute-sanitizer reports only an access
+ *   that runs past the zone as well.
  *
  * The emulator watches at most 16 zones at a time (two per buffer); cudaFree
  * lifts those inside what it frees, and a test that failed before freeing

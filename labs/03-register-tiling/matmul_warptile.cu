@@ -40,7 +40,7 @@
  * the warps. BK = 8 keeps the slice held in registers small (one float4 of
  * A and one of B per thread); with double buffering the barrier per slice
  * no longer waits for global memory, so a deeper slice buys little. Two
- * buffers of both tiles take 2 x ((128 + 4) + 128) x 8 x 4 B = 16.3 KB. */
+ * buffers of both tiles take 2 x ((128 + 4) + 128) x 8 x 4 B = 16.25 KiB. */
 #ifndef BM
 #define BM 128
 #endif

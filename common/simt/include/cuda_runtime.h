@@ -300,7 +300,8 @@ template <class T> static inline unsigned int __match_all_sync(unsigned int mask
 /* The overloads CUDA has, and no more: a call nvcc would not compile (an
  * atomicMax on a float, an atomicAdd on a long long) must not compile here
  * either. Add, Exch, CAS, And, Or, Xor: int, unsigned int, unsigned long
- * long; Sub: int, unsigned int; Min, Max: those and long long. */
+ * long; Sub: int, unsigned int; Min, Max: those and long long. The atomicAdd
+ * of __half, __nv_bfloat16 and their pairs is in simt_half_ops.inc. */
 #define SIMT_ATOMIC_RMW(T)                                                                                    \
     static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }               \
     static inline T atomicExch(T *p, T v) { return __atomic_exchange_n(p, v, __ATOMIC_SEQ_CST); }             \

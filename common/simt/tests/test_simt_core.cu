@@ -1155,6 +1155,75 @@ static void test_atomic_returns_and_wraps(void **state)
     cudaFree(wide);
 }
 
+/* atomicAdd on __half, __nv_bfloat16 and their pairs (CUDA C++ Programming
+ * Guide, Atomic Functions): nvcc compiles these for sm_80 and newer, so they
+ * must compile here. Each add rounds once to nearest even: 1 added to a bf16
+ * 256 is a tie between 256 and 258, and stays 256; 0.25 added to 64 ties
+ * between 64 and 64.5 and stays 64. Subnormals are kept (atom.add.noftz),
+ * unlike fp32's on global memory. A pair adds its halves independently. */
+__global__ void atomic_half_types(__half *h, __nv_bfloat16 *b, __half2 *h2, __nv_bfloat162 *b2, float *hold,
+                                  __half *hsub, __nv_bfloat16 *bsub)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    hold[i] = __half2float(atomicAdd(h, __float2half(1.0f)));
+    atomicAdd(b, __float2bfloat16(1.0f));
+    atomicAdd(h2, __floats2half2_rn(1.0f, 0.5f));
+    atomicAdd(b2, __floats2bfloat162_rn(0.25f, 2.0f));
+    if (i == 0) {
+        atomicAdd(hsub, __ushort_as_half((unsigned short)0x0001u));        /* 2^-24, fp16's least subnormal */
+        atomicAdd(bsub, __ushort_as_bfloat16((unsigned short)0x0001u));    /* 2^-133, bf16's least */
+    }
+}
+
+static void test_atomic_half_types(void **state)
+{
+    (void)state;
+    const int n = 300;
+    __half *h, *hsub;
+    __nv_bfloat16 *b, *bsub;
+    __half2 *h2;
+    __nv_bfloat162 *b2;
+    float *hold;
+    assert_int_equal(cudaMallocManaged(&h, sizeof *h), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&b, sizeof *b), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&h2, sizeof *h2), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&b2, sizeof *b2), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&hold, n * sizeof(float)), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&hsub, sizeof *hsub), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&bsub, sizeof *bsub), cudaSuccess);
+    *h = __float2half(0.0f);
+    *b = __float2bfloat16(0.0f);
+    *h2 = __floats2half2_rn(0.0f, 0.0f);
+    *b2 = __floats2bfloat162_rn(0.0f, 0.0f);
+    *hsub = __float2half(0.0f);
+    *bsub = __float2bfloat16(0.0f);
+    atomic_half_types<<<2, n / 2>>>(h, b, h2, b2, hold, hsub, bsub);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    /* fp16 holds every integer to 2048: each old value 0 .. n-1 once. */
+    int seen[300] = {0};
+    for (int i = 0; i < n; i++) {
+        float v = hold[i];
+        assert_true(v >= 0.0f && v < (float)n && v == (float)(int)v);
+        seen[(int)v]++;
+    }
+    for (int k = 0; k < n; k++) assert_int_equal(seen[k], 1);
+    assert_true(__half2float(*h) == 300.0f);
+    assert_true(__bfloat162float(*b) == 256.0f);
+    assert_true(__half2float(h2->x) == 300.0f);
+    assert_true(__half2float(h2->y) == 150.0f);
+    assert_true(__bfloat162float(b2->x) == 64.0f);
+    assert_true(__bfloat162float(b2->y) == 512.0f);
+    assert_int_equal(__half_as_ushort(*hsub), 0x0001);
+    assert_int_equal(__bfloat16_as_ushort(*bsub), 0x0001);
+    cudaFree(h);
+    cudaFree(b);
+    cudaFree(h2);
+    cudaFree(b2);
+    cudaFree(hold);
+    cudaFree(hsub);
+    cudaFree(bsub);
+}
+
 /* --- math and vector types --------------------------------------------------------- */
 
 __device__ __forceinline__ float sq(float x) { return x * x; }
@@ -1989,6 +2058,7 @@ int main(void)
         cmocka_unit_test_teardown(test_tiled_matmul, no_fault_left),
         cmocka_unit_test_teardown(test_atomic_histogram, no_fault_left),
         cmocka_unit_test_teardown(test_atomic_returns_and_wraps, no_fault_left),
+        cmocka_unit_test_teardown(test_atomic_half_types, no_fault_left),
         cmocka_unit_test_teardown(test_atomic_float_subnormals, no_fault_left),
         cmocka_unit_test_teardown(test_math_intrinsics, no_fault_left),
         cmocka_unit_test_teardown(test_allocation_bounds, no_fault_left),

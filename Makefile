@@ -165,7 +165,7 @@ help:
 	@echo "variables: TARGET=cuda|emu (now: $(TARGET))  SRC=labs|solutions  CUDA_ARCH='$(CUDA_ARCH)'"
 	@echo "           NP=$(NP) (MPI ranks)  BUILD=$(BUILD)  CUDA_HOME=$(CUDA_HOME)  V=1 (show commands)"
 	@echo "           ARGS='...' (bench's flags)  GRADE_ARGS='...' (grade's flags, see build/bin/grade --help)"
-	@echo "           ONLY='pattern' (make check: only the tests whose name matches, e.g. ONLY='mma*')  SEED=N (make check: the inputs of a graded run)"
+	@echo "           ONLY='pattern' (make check: only the tests whose name matches, e.g. ONLY='mma*' or ONLY='adamw|mixed*')  SEED=N (make check: the inputs of a graded run)"
 	@echo "           GPU_CHECK_BUDGET=S (gpu-check, default 300)  PTXAS_ARCH (ptxas, default 90a)  NO_DEPS=1 (skip make deps)"
 	@echo "           LAB_DEFS='-D...' (extra flags for the lab's .cu files, e.g. tile sizes; a change rebuilds them)"
 	@echo "           RUN_SUITES_SERIAL=1 (make test: the grader's own test in turn, not in the background beside the rest)"

@@ -43,7 +43,8 @@ static inline void lab_check_init(int argc, char **argv, const char *summary) {
     static const arg_spec_t specs[] = {
         {"seed", ARG_LONG, &seed_arg, "seed of the random inputs", 0, 9.2e18},
         {"only", ARG_STRING, &only_arg,
-         "run only the tests whose name matches this pattern (* and ? as in the shell), e.g. '*large'", 0, -1},
+         "run only the tests whose name matches this pattern (* and ? as in the shell; | between patterns "
+         "keeps a test that matches any), e.g. '*large' or 'adamw|mixed*'", 0, -1},
     };
     args_t a = {"check", summary, specs, 2};
     args_parse_or_exit(&a, argc, argv);
@@ -54,8 +55,29 @@ static inline void lab_check_init(int argc, char **argv, const char *summary) {
 }
 
 /**
+ * @brief Whether a test's name matches an --only pattern: shell-style (*, ?,
+ * [...]), and `a|b` matches what either side matches, so one run can take
+ * the tests of two tasks. No test name holds a '|'.
+ * @param pattern the --only argument
+ * @param name a test's name
+ * @return 1 if it matches, 0 if not
+ */
+static inline int lab_only_matches(const char *pattern, const char *name) {
+    for (const char *p = pattern;;) {
+        const char *bar = strchr(p, '|');
+        size_t len = bar ? (size_t)(bar - p) : strlen(p);
+        char *one = strndup(p, len);
+        int hit = one && fnmatch(one, name, 0) == 0;
+        free(one);
+        if (hit) return 1;
+        if (!bar) return 0;
+        p = bar + 1;
+    }
+}
+
+/**
  * @brief Run a check program's tests: all of them, or only those whose name
- * matches --only (shell-style: *, ?, [...]).
+ * matches --only (lab_only_matches()).
  *
  * The tests are chosen here, with the same matcher that decides whether any
  * matches, rather than by cmocka's filter (which knows only * and ?, and
@@ -75,7 +97,7 @@ static inline int lab_run_tests(const char *group, const struct CMUnitTest *test
         return 2;
     }
     for (size_t i = 0; i < n; i++)
-        if (fnmatch(lab_only, tests[i].name, 0) == 0) kept[k++] = tests[i];
+        if (lab_only_matches(lab_only, tests[i].name)) kept[k++] = tests[i];
     int rc = 2;
     if (k > 0) {
         rc = _cmocka_run_group_tests(group, kept, k, NULL, NULL);

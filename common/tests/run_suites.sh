@@ -231,6 +231,8 @@ fi
 if [ -n "$labs" ] && [ -d labs/00-hello ]; then
     expect "lab 00 make check ONLY='*large': one test runs" 0 "1 test\(s\) run" \
         make --no-print-directory check LAB=00 SRC=solutions ONLY='*large'
+    expect "lab 00 make check ONLY='*large|*partial*': both tests run" 0 "2 test\(s\) run" \
+        make --no-print-directory check LAB=00 SRC=solutions ONLY='*large|*partial*'
     expect "lab 00 make check LAB=labs/00-hello/ SRC=solutions/ (completed paths) checks the solution" 0 \
         "== lab 00-hello checks \(solutions," make --no-print-directory check LAB=labs/00-hello/ SRC=solutions/
     expect "lab 00 make check ONLY= matching nothing is refused with the names" nonzero \

@@ -186,6 +186,19 @@ static void test_attention_softmax_backward(void **state) {
 
 /* ---- Task 3: SwiGLU backward ----------------------------------------------------- */
 
+/* Whether a bf16 value is x's upper 16 bits where rounding gives another
+ * value: the mark of `bits >> 16`, which truncates toward zero. */
+static int bf16_truncated(uint16_t got, float x) {
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    return got == (uint16_t)(u >> 16) && got != bf16_from_float(x);
+}
+
+/* Added to a bf16 check's message when every wrong value it found was a truncation. */
+#define BF16_TRUNCATION_HINT                                                                                \
+    "; every wrong value is the fp32 result's upper 16 bits, cut off: that truncates toward zero. Round "   \
+    "to nearest even (__float2bfloat16, or add 0x7fff plus bit 16 of the fp32 bits before the shift)"
+
 /* Whether got (bf16 bits) is the nearest-even rounding of some value within
  * tol of want. Rounding is monotonic, so those are exactly the bf16 values
  * from the rounding of want - tol to that of want + tol: an fp32 result a
@@ -198,17 +211,21 @@ static int bf16_rounds_near(uint16_t got, float want, float tol) {
 
 /* One bf16 output of swiglu_backward_gpu against the CPU's fp32 values. */
 static void check_bf16_gradient(const uint16_t *got, const float *want, size_t n, const char *name) {
-    size_t bad = 0, first = 0;
+    size_t bad = 0, first = 0, truncated = 0;
     for (size_t i = 0; i < n; i++) {
         /* A handful of fp32 operations and one expf (a few ulps on a GPU): 1e-5 relative, 1e-6 absolute near 0. */
         const float tol = 1e-5f * fabsf(want[i]) + 1e-6f;
-        if (!bf16_rounds_near(got[i], want[i], tol) && bad++ == 0) first = i;
+        if (!bf16_rounds_near(got[i], want[i], tol)) {
+            if (bad++ == 0) first = i;
+            truncated += bf16_truncated(got[i], want[i]);
+        }
     }
     if (bad)
         fail_msg("swiglu %s (n = %zu): %zu of %zu wrong; first at %zu: 0x%04x (%.6g), want the nearest-even bf16 "
-                 "of %.9g, 0x%04x (%.6g)",
+                 "of %.9g, 0x%04x (%.6g)%s",
                  name, n, bad, n, first, got[first], (double)float_from_bf16(got[first]), (double)want[first],
-                 bf16_from_float(want[first]), (double)float_from_bf16(bf16_from_float(want[first])));
+                 bf16_from_float(want[first]), (double)float_from_bf16(bf16_from_float(want[first])),
+                 truncated == bad ? BF16_TRUNCATION_HINT : "");
 }
 
 /* n random values in [lo, hi), rounded to bf16 in place (the CPU reference works on exactly the
@@ -262,6 +279,46 @@ static void test_swiglu_backward(void **state) {
 
 /* ---- Tasks 4 and 5: AdamW and the bf16 working copy -------------------------------- */
 
+/* The slips an AdamW step is most often written with, each a whole update
+ * rule: a device result that matches one of them, and not AdamW, gets told
+ * which. The order is the order they are tried in. */
+enum { SLIP_NO_BIAS_CORRECTION, SLIP_T_FROM_ZERO, SLIP_NO_GRAD_SCALE, SLIP_DECAY_WITHOUT_LR, SLIP_COUPLED_DECAY, NSLIPS };
+static const char *const slip_hint[NSLIPS] = {
+    "they are AdamW's without bias correction: divide m by 1 - beta1^t and v by 1 - beta2^t",
+    "they are AdamW's with t one too many in the bias correction: t counts steps from 1 (the first step is t = 1), "
+    "so use beta^t, not beta^(t + 1)",
+    "they are AdamW's without grad_scale: multiply each gradient by grad_scale (the clipping factor) before the "
+    "moments",
+    "they are AdamW's with the weight decay not multiplied by lr: p -= lr * (update + weight_decay * p)",
+    "they are Adam's with L2 (weight_decay * p added to the gradient): AdamW decouples the decay, p -= lr * "
+    "(update + weight_decay * p), and keeps it out of the moments",
+};
+
+/* One step of the slip's rule, in place (the CPU's adamw_update, changed in one place). */
+static void adamw_slip_step(int slip, float *p, const float *g_in, float *m, float *v, size_t n, float lr, float b1,
+                            float b2, float eps, float wd, long t, float grad_scale) {
+    const float tt = slip == SLIP_T_FROM_ZERO ? (float)(t + 1) : (float)t;
+    const float c1 = slip == SLIP_NO_BIAS_CORRECTION ? 1.0f : 1.0f - powf(b1, tt);
+    const float c2 = slip == SLIP_NO_BIAS_CORRECTION ? 1.0f : 1.0f - powf(b2, tt);
+    for (size_t i = 0; i < n; i++) {
+        float g = slip == SLIP_NO_GRAD_SCALE ? g_in[i] : g_in[i] * grad_scale;
+        if (slip == SLIP_COUPLED_DECAY) g += wd * p[i];
+        m[i] = b1 * m[i] + (1.0f - b1) * g;
+        v[i] = b2 * v[i] + (1.0f - b2) * g * g;
+        const float u = (m[i] / c1) / (sqrtf(v[i] / c2) + eps);
+        if (slip == SLIP_COUPLED_DECAY) p[i] -= lr * u;
+        else if (slip == SLIP_DECAY_WITHOUT_LR) p[i] -= lr * u + wd * p[i];
+        else p[i] -= lr * (u + wd * p[i]);
+    }
+}
+
+/* Whether a slip could show in this run at all (no decay, no slip of decay). */
+static int slip_applies(int slip, float wd, float grad_scale) {
+    if (slip == SLIP_NO_GRAD_SCALE) return grad_scale != 1.0f;
+    if (slip == SLIP_DECAY_WITHOUT_LR || slip == SLIP_COUPLED_DECAY) return wd != 0.0f;
+    return 1;
+}
+
 /* Runs `steps` AdamW steps from t0 on both sides; returns the device's bf16 copy and master. */
 static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, uint64_t seed, int check_copy) {
     const float lr = 1e-2f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f;
@@ -273,6 +330,20 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
     float *d_g = lab_upload_guarded(NULL, n, sizeof(float), "grads (adamw_step_gpu)");
     uint16_t *d_b = lab_upload_guarded(NULL, n, sizeof(uint16_t), "params_bf16 (adamw_step_gpu)");
     float *g = host_malloc(n * sizeof(float)), *gs = host_malloc(n * sizeof(float));
+    /* Each slip's run from the same start, on the same gradients, and the
+     * starting moments (a kernel that never stores them leaves these). */
+    float *slips = host_malloc((3 * NSLIPS + 2) * n * sizeof(float) + 1);
+    float *slip_p[NSLIPS], *slip_m[NSLIPS], *slip_v[NSLIPS], *m0 = slips + 3 * NSLIPS * n, *v0 = m0 + n;
+    for (int k = 0; k < NSLIPS; k++) {
+        slip_p[k] = slips + 3 * k * n;
+        slip_m[k] = slip_p[k] + n;
+        slip_v[k] = slip_m[k] + n;
+        memcpy(slip_p[k], p, n * sizeof(float));
+        memcpy(slip_m[k], m, n * sizeof(float));
+        memcpy(slip_v[k], v, n * sizeof(float));
+    }
+    memcpy(m0, m, n * sizeof(float));
+    memcpy(v0, v, n * sizeof(float));
     for (int s = 0; s < steps; s++) {
         long t = t0 + s;
         rng_t r;
@@ -281,6 +352,8 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
         gpu_upload(d_g, g, n * sizeof(float));
         for (size_t i = 0; i < n; i++) gs[i] = g[i] * grad_scale; /* the clip factor, as the CPU applies it */
         adamw_update(p, gs, m, v, n, lr, b1, b2, eps, wd, t);
+        for (int k = 0; k < NSLIPS; k++)
+            adamw_slip_step(k, slip_p[k], g, slip_m[k], slip_v[k], n, lr, b1, b2, eps, wd, t, grad_scale);
         char shape_[64];
         snprintf(shape_, sizeof shape_, "n = %zu, t = %ld", n, t);
         LAB_REQUIRE_OK_FOR(adamw_step_gpu(d_p, d_b, d_g, d_m, d_v, n, lr, b1, b2, eps, wd, t, grad_scale),
@@ -297,29 +370,56 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
      * step, carried into later steps. 1e-8 per step covers that five times over and is still 1e-6 of
      * a typical |m| (0.01), far below any wrong formula's error. (A GPU run found a moment of 2e-5
      * off by 1.9e-9 against the former bound of 1.3e-9.) v's terms are both >= 0, so they cannot cancel. */
+    char line[1024];
     download(got, d_p, n);
     snprintf(what, sizeof what, "AdamW master weights, n = %zu, t = %ld..%ld", n, t0, t0 + steps - 1);
-    LAB_REQUIRE_CLOSE(compare_close_f(got, p, n, 4e-6 * steps, 1e-7, &rep), what, &rep);
+    if (!compare_close_f(got, p, n, 4e-6 * steps, 1e-7, &rep)) {
+        cmp_report_format(line, sizeof line, what, &rep);
+        for (int k = 0; k < NSLIPS; k++)
+            if (slip_applies(k, wd, grad_scale) && compare_close_f(got, slip_p[k], n, 4e-6 * steps, 1e-7, NULL)) {
+                snprintf(line + strlen(line), sizeof line - strlen(line), "; %s", slip_hint[k]);
+                break;
+            }
+        host_free(slips);
+        fail_msg("%s", line);
+    }
+    static const char *const not_stored =
+        "; it still holds its starting values: store the new moment back, the next step reads it";
     download(got, d_m, n);
     snprintf(what, sizeof what, "AdamW first moment, n = %zu", n);
-    LAB_REQUIRE_CLOSE(compare_close_f(got, m, n, 4e-6 * steps, 1e-8 * steps, &rep), what, &rep);
+    if (!compare_close_f(got, m, n, 4e-6 * steps, 1e-8 * steps, &rep)) {
+        cmp_report_format(line, sizeof line, what, &rep);
+        int kept = compare_close_f(got, m0, n, 0.0, 0.0, NULL);
+        host_free(slips);
+        fail_msg("%s%s", line, kept ? not_stored : "");
+    }
     download(got, d_v, n);
     snprintf(what, sizeof what, "AdamW second moment, n = %zu", n);
-    LAB_REQUIRE_CLOSE(compare_close_f(got, v, n, 4e-6 * steps, 1e-12, &rep), what, &rep);
+    if (!compare_close_f(got, v, n, 4e-6 * steps, 1e-12, &rep)) {
+        cmp_report_format(line, sizeof line, what, &rep);
+        int kept = compare_close_f(got, v0, n, 0.0, 0.0, NULL);
+        host_free(slips);
+        fail_msg("%s%s", line, kept ? not_stored : "");
+    }
+    host_free(slips);
     if (check_copy) {
         /* The working copy is exactly the device's own master rounded to nearest-even bf16. */
         float *master = host_malloc(n * sizeof(float));
         uint16_t *bits = host_malloc(n * sizeof(uint16_t));
         download(master, d_p, n);
         gpu_download(bits, d_b, n * sizeof(uint16_t));
-        size_t bad = 0, first = 0, kept_fp32 = 0;
+        size_t bad = 0, first = 0, kept_fp32 = 0, truncated = 0;
         for (size_t i = 0; i < n; i++) {
-            if (bits[i] != bf16_from_float(master[i]) && bad++ == 0) first = i;
+            if (bits[i] != bf16_from_float(master[i])) {
+                if (bad++ == 0) first = i;
+                truncated += bf16_truncated(bits[i], master[i]);
+            }
             if (master[i] != round_to_bf16(master[i])) kept_fp32++;
         }
         if (bad)
-            fail_msg("bf16 copy: %zu of %zu wrong; first at %zu: 0x%04x, want 0x%04x (bf16 of master %.9g)", bad, n,
-                     first, bits[first], bf16_from_float(master[first]), (double)master[first]);
+            fail_msg("bf16 copy: %zu of %zu wrong; first at %zu: 0x%04x, want 0x%04x (bf16 of master %.9g)%s", bad, n,
+                     first, bits[first], bf16_from_float(master[first]), (double)master[first],
+                     truncated == bad ? BF16_TRUNCATION_HINT : "");
         /* A master that was itself rounded to bf16 loses the small updates mixed precision exists to keep. */
         if (n >= 100 && kept_fp32 < n / 2)
             fail_msg("master weights: only %zu of %zu are not bf16 values; keep the master in fp32", kept_fp32, n);
@@ -359,6 +459,7 @@ static void test_mixed_precision_copy(void **state) {
 typedef struct {
     const char *fn;
     double load, store;
+    int measured; /* 0: still a TODO, judged after the others */
 } pattern_t;
 
 static double sector_ratio(const simt_memtrace_counts *c) {
@@ -368,16 +469,21 @@ static double sector_ratio(const simt_memtrace_counts *c) {
 static void pattern_end(pattern_t *p, const char *fn, int status, const char *shape) {
     simt_memtrace_stats s;
     simt_memtrace_stop(&s);
+    p->fn = fn;
+    p->measured = 0;
+    /* A function still to write fails the test, but after the verdicts on
+     * those that are written, so each task's layout is judged as it is done. */
+    if (status == LAB_NOT_IMPLEMENTED) return;
     LAB_REQUIRE_OK_FOR(status, fn, shape);
     LAB_REQUIRE_FINISHED(fn);
     if (s.global_load.requests == 0)
         fail_msg("%s: no global loads were recorded; train_ops.cu must be compiled with simtcc --memtrace, as "
                  "make check LAB=05 TARGET=emu does", fn);
-    p->fn = fn;
+    p->measured = 1;
     p->load = sector_ratio(&s.global_load);
     p->store = sector_ratio(&s.global_store);
     print_message("%s at %s: global loads touch %.2f times the sectors their bytes need, stores %.2f "
-                  "(1.00 is the best)\n", fn, shape, p->load, p->store);
+                  "(1.00 is the best, more than 1.50 fails)\n", fn, shape, p->load, p->store);
 }
 #endif
 
@@ -389,7 +495,7 @@ static void pattern_end(pattern_t *p, const char *fn, int status, const char *sh
  * element-wise kernel gives element i to thread
  * blockIdx.x * blockDim.x + threadIdx.x (a grid-stride loop keeps that),
  * never a contiguous chunk to each thread. A thread-per-row RMSNorm or
- * softmax backward passes every numerics check and touches 8 times the
+ * softmax backward passes every numerics check and touches up to 8 times the
  * sectors it needs; an AdamW whose warps take float4s a block apart, 2
  * times for its fp32 arrays and 4 for the bf16 copy. On a GPU the bench's
  * MFU shows it; here this counts it. Shapes: rows of 256 floats, 1 KB, on
@@ -442,11 +548,12 @@ static void test_memory_pattern(void **state) {
         "contiguous chunk to each thread",
     };
     for (int i = 0; i < 4; i++)
-        if (r[i].load > 1.5 || r[i].store > 1.5)
+        if (r[i].measured && (r[i].load > 1.5 || r[i].store > 1.5))
             fail_msg("%s: a warp's loads touch %.1f times the 32-byte sectors their bytes need, its stores %.1f "
                      "times (1.0 when the 32 lanes of a warp read and write neighbouring elements): %s. "
                      "SIMT_MEMTRACE=1 make check LAB=05 TARGET=emu ONLY='memory*' names the lines",
                      r[i].fn, r[i].load, r[i].store, how[i]);
+    for (int i = 0; i < 4; i++) LAB_REQUIRE_OK(r[i].measured ? LAB_OK : LAB_NOT_IMPLEMENTED, r[i].fn);
 #endif
 }
 

@@ -64,9 +64,10 @@ __global__ void rmsnorm_backward_dweight_kernel(float *dweight, const float *dou
     /* TODO 1b: thread d sums dout[n, d] * inp[n, d] * rstd[n] over n = 0..N-1
      * and ADDS the sum to dweight[d]. (Why not atomicAdd per row? The order
      * of the additions would change from run to run.) This is correct but
-     * leaves most of a GPU idle at D = 768; once it passes, split the rows
-     * among the DW_WARPS warps of a block and add their partial sums in a
-     * fixed order (and launch DW_WARPS * WARP threads per block of columns). */
+     * leaves most of a GPU idle at D = 768. Once it passes, make it faster:
+     * give each block WARP columns (lane = column) and DW_WARPS warps, let
+     * warp w sum rows w, w + DW_WARPS, ..., and add the warps' partial sums
+     * in a fixed order through shared memory (DW_WARPS x WARP floats). */
     (void)dweight; (void)dout; (void)inp; (void)rstd; (void)N; (void)D;
 }
 /* TODO(1a, 1b) end */
@@ -76,9 +77,11 @@ extern "C" int rmsnorm_backward_gpu(float *dinp, float *dweight, const float *do
     if (N < 0 || D < 1) return LAB_BAD_ARGUMENT;
     if (N == 0) return LAB_OK;
     /* TODO(1c) begin */
-    /* TODO 1c: launch both kernels (THREADS threads per block: THREADS / WARP
-     * rows per block for the first, one column per thread for the second) and
-     * return LAB_LAUNCH_FAILED if cudaGetLastError() reports a problem. */
+    /* TODO 1c: launch both kernels: the first with THREADS threads per block,
+     * THREADS / WARP rows per block; the second with THREADS threads per
+     * block, one column per thread (for the faster version of 1b, one block
+     * of DW_WARPS * WARP threads per WARP columns). Return LAB_LAUNCH_FAILED
+     * if cudaGetLastError() reports a problem. */
     (void)dinp; (void)dweight; (void)dout; (void)inp; (void)weight; (void)rstd;
     return LAB_NOT_IMPLEMENTED;
     /* TODO(1c) end */

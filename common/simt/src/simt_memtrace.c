@@ -181,14 +181,24 @@ static void guard_check(uintptr_t a, size_t size, int store, uintptr_t site)
                       "lies there. An index below 0, or a tile's offset subtracted?",
                       store ? "store" : "load", size, (void *)a, (unsigned long long)(guards[i].hi - a),
                       guards[i].what, at);
-        char past[48] = "just";
-        if (a > guards[i].lo) snprintf(past, sizeof past, "%llu bytes", (unsigned long long)(a - guards[i].lo));
-        simt_fail("a %s of %zu bytes at %p, %s past the end of %s, at %s: the checks leave a guard zone "
+        /* An access that starts inside the buffer and runs on past its end is
+         * a vector access at the tail: say so, since its index test passed. */
+        char past[96] = "just past";
+        if (a > guards[i].lo)
+            snprintf(past, sizeof past, "%llu bytes past", (unsigned long long)(a - guards[i].lo));
+        else if (a < guards[i].lo)
+            snprintf(past, sizeof past, "whose last %llu bytes run past",
+                     (unsigned long long)(a + size - guards[i].lo));
+        simt_fail("a %s of %zu bytes at %p, %s the end of %s, at %s: the checks leave a guard zone "
                   "there, and no kernel should touch it; on a GPU it would read or write whatever lies there, "
-                  "unseen unless the value reaches the output. Test the index against the buffer's size "
-                  "(for a matrix: row < M, col < N, k < K) before the access, not after it, and where a tile "
-                  "still needs a value there, use 0",
-                  store ? "store" : "load", size, (void *)a, past, guards[i].what, at);
+                  "unseen unless the value reaches the output. %s",
+                  store ? "store" : "load", size, (void *)a, past, guards[i].what, at,
+                  a < guards[i].lo
+                      ? "Test that the whole vector fits (i + 4 <= n for a float4) before a wide access, and "
+                        "take the last elements one at a time"
+                      : "Test the index against the buffer's size (i < n; for a matrix: row < M, col < N, "
+                        "k < K) before the access, not after it, and where a tile still needs a value there, "
+                        "use 0");
     }
 }
 

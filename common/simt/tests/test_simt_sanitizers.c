@@ -217,9 +217,13 @@ static void test_guard_zone_names_line(void **state)
     expect_in_output("in bounds: no error");
     expect_in_output("unguarded: no error");
     expect_in_output("simt: a load of 4 bytes at ");
-    expect_in_output("just past the end of in (32 floats), at guard.cu:19");
+    expect_in_output("just past the end of in (32 floats), at guard.cu:20");
     expect_in_output("(block (0,0,0) thread (32,0,0))");
     expect_in_output("one past: unspecified launch failure");
+    expect_in_output("simt: a load of 16 bytes at ");
+    expect_in_output("whose last 8 bytes run past the end of in (30 floats), at guard.cu:27");
+    expect_in_output("i + 4 <= n for a float4");
+    expect_in_output("float4 tail: unspecified launch failure");
 }
 
 /* The same child in the AddressSanitizer flavour, which has no tracer's
@@ -235,7 +239,7 @@ static void test_guard_zone_asan(void **state)
     expect_in_output("in bounds: no error");
     expect_in_output("unguarded: no error");
     expect_in_output("AddressSanitizer: use-after-poison");
-    expect_in_output("guard.cu:19");
+    expect_in_output("guard.cu:20");
 }
 
 static void test_asan_silent_in_bounds(void **state)

@@ -161,9 +161,10 @@ lab-arg:
 # make that sees them.
 CHECK_DIR = $(BUILD)/$(TARGET)$(if $(SANITIZE),-$(SANITIZE))/$(LAB_SRC)/$(LAB_DIR)
 # A lab's lab.mk may set LAB_CHECK_ALSO_NN to programs its handout runs next
-# (lab 05: the training programs), built with the checks, not run.
+# (lab 05: the training programs), built with the checks, not run. -s (unless
+# V=1): no "is up to date" line for each of them on every run.
 check: lab-arg deps
-	$(Q)$(MAKE) --no-print-directory $(CHECK_DIR)/check $(if $(SANITIZE),,$(LAB_CHECK_ALSO_$(firstword $(subst -, ,$(LAB_DIR)))))
+	$(Q)$(MAKE) --no-print-directory $(if $(Q),-s) $(CHECK_DIR)/check $(if $(SANITIZE),,$(LAB_CHECK_ALSO_$(firstword $(subst -, ,$(LAB_DIR)))))
 	$(Q)echo "== lab $(LAB_DIR) checks ($(LAB_SRC), TARGET=$(TARGET)$(if $(SANITIZE), SANITIZE=$(SANITIZE)))"
 	$(Q)$(CHECK_DIR)/check $(if $(ONLY),--only '$(ONLY)') $(if $(SEED),--seed '$(SEED)')
 

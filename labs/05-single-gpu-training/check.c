@@ -282,7 +282,14 @@ static void test_swiglu_backward(void **state) {
 /* The slips an AdamW step is most often written with, each a whole update
  * rule: a device result that matches one of them, and not AdamW, gets told
  * which. The order is the order they are tried in. */
-enum { SLIP_NO_BIAS_CORRECTION, SLIP_T_FROM_ZERO, SLIP_NO_GRAD_SCALE, SLIP_DECAY_WITHOUT_LR, SLIP_COUPLED_DECAY, NSLIPS };
+enum {
+    SLIP_NO_BIAS_CORRECTION,
+    SLIP_T_ONE_TOO_MANY,
+    SLIP_NO_GRAD_SCALE,
+    SLIP_DECAY_WITHOUT_LR,
+    SLIP_COUPLED_DECAY,
+    NSLIPS
+};
 static const char *const slip_hint[NSLIPS] = {
     "they are AdamW's without bias correction: divide m by 1 - beta1^t and v by 1 - beta2^t",
     "they are AdamW's with t one too many in the bias correction: t counts steps from 1 (the first step is t = 1), "
@@ -297,7 +304,7 @@ static const char *const slip_hint[NSLIPS] = {
 /* One step of the slip's rule, in place (the CPU's adamw_update, changed in one place). */
 static void adamw_slip_step(int slip, float *p, const float *g_in, float *m, float *v, size_t n, float lr, float b1,
                             float b2, float eps, float wd, long t, float grad_scale) {
-    const float tt = slip == SLIP_T_FROM_ZERO ? (float)(t + 1) : (float)t;
+    const float tt = slip == SLIP_T_ONE_TOO_MANY ? (float)(t + 1) : (float)t;
     const float c1 = slip == SLIP_NO_BIAS_CORRECTION ? 1.0f : 1.0f - powf(b1, tt);
     const float c2 = slip == SLIP_NO_BIAS_CORRECTION ? 1.0f : 1.0f - powf(b2, tt);
     for (size_t i = 0; i < n; i++) {

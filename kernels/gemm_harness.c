@@ -40,7 +40,21 @@
 #else
 #include "simt_memtrace.h"
 #define HAVE_CUBLAS 0
+/* Defined only in a program that runs under ThreadSanitizer (make check
+ * SANITIZE=thread): by the TSan flavour of libsimt, and by libtsan. This
+ * file is compiled once for every flavour, so it asks at run time. (Not
+ * __tsan_init: the plain libsimt's tracer defines the __tsan_* hooks.) */
+extern const char *__tsan_default_suppressions(void) __attribute__((weak));
 #endif
+
+/* Whether ThreadSanitizer watches this run (it reports races as they happen). */
+static int under_tsan(void) {
+#ifdef COURSE_SIMT
+    return __tsan_default_suppressions != NULL;
+#else
+    return 0;
+#endif
+}
 
 /* Guard zone on each side of a device matrix whose rows are `row` elements
  * long: one whole row plus 64 elements, so even a kernel that runs a full row
@@ -189,7 +203,7 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
     if (st == LAB_OK && run == GPU_DONE) gpu_download(C, allocC, totC * sizeof(float));
     gpu_free(allocA); gpu_free(allocB); gpu_free(allocC); /* quiet after a fault */
 
-    char msg[768] = "";
+    char msg[1536] = "";
     char what[160];
     const char *fill_note = fill == GEMM_FILL_NAN_C ? ", C starts as NaN" :
                             fill == GEMM_FILL_NAN_ROW_COL ? ", one NaN in A and one in B" :
@@ -298,13 +312,23 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                         l < sizeof msg)
                         snprintf(msg + l, sizeof msg - l, "; every input is finite, so a NaN came from "
                                  "shared memory read before it was written (the emulator starts it as NaN: "
-                                 "a missing __syncthreads()? a fragment load whose leading dimension or start "
-                                 "reaches padding no thread writes?) or from a read past the end of A or B "
-                                 "(NaN guard zones surround them)");
+                                 "a missing __syncthreads()? a tile element past M, N or K skipped instead of "
+                                 "set to 0? with tensor cores, a fragment load whose leading dimension or start "
+                                 "reaches padding no thread writes?) or from a read past the end of A or B (NaN "
+                                 "guard zones surround them)");
+                    else if (!rep.nonfinite && l < sizeof msg && under_tsan())
+                        snprintf(msg + l, sizeof msg - l, "; ThreadSanitizer watched this run: if it reported "
+                                 "no race above, the barriers are not the cause. Look at the tile loads (an "
+                                 "element past M, N or K that is skipped instead of set to 0 keeps the previous "
+                                 "k step's value) and the indexing (tile offsets, leading dimensions, a "
+                                 "fragment's row_major or col_major)");
                     else if (!rep.nonfinite && l < sizeof msg)
-                        snprintf(msg + l, sizeof msg - l, "; if the kernel has __syncthreads() barriers and "
-                                 "a missing one could be the cause, run this test under make check "
-                                 "TARGET=emu SANITIZE=thread ONLY='...' on the emulator: it names the two lines that race");
+                        snprintf(msg + l, sizeof msg - l, "; look at the tile loads (an element past M, N or K "
+                                 "that is skipped instead of set to 0 keeps the previous k step's value) and the "
+                                 "indexing (tile offsets, leading dimensions, a fragment's layout); if the kernel "
+                                 "has __syncthreads() barriers and a missing one could be the cause, rerun this "
+                                 "test with make check TARGET=emu SANITIZE=thread ONLY='<its name, from the "
+                                 "[ RUN ] line>': ThreadSanitizer names the two lines that race");
                 }
             }
             host_free(cmp);

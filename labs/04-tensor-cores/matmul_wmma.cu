@@ -62,8 +62,9 @@ matmul_wmma_kernel(int M, int N, int K, float alpha, const __nv_bfloat16 *A,
      * `zero` for elements outside A or B; __syncthreads(); then for each
      * 16-wide slice kk of the tile load 2 matrix_a fragments (row_major, from
      * &As[wm * 32 + i * 16][kk], ldm WMMA_BK + WMMA_PAD_BF16) and 2 matrix_b
-     * fragments (row_major, from &Bs[kk][wn * 32 + j * 16]) and issue the
-     * 2 x 2 wmma::mma_sync; __syncthreads() before the next tiles land. */
+     * fragments (row_major, from &Bs[kk][wn * 32 + j * 16], ldm WMMA_BN +
+     * WMMA_PAD_BF16) and issue the 2 x 2 wmma::mma_sync; __syncthreads()
+     * before the next tiles land. */
     (void)As; (void)Bs; (void)tid; (void)wm; (void)wn; (void)m0; (void)n0; (void)zero;
     /* TODO(A1) end */
 

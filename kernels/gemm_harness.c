@@ -320,15 +320,16 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                         snprintf(msg + l, sizeof msg - l, "; ThreadSanitizer watched this run: if it reported "
                                  "no race above, the barriers are not the cause. Look at the tile loads (an "
                                  "element past M, N or K that is skipped instead of set to 0 keeps the previous "
-                                 "k step's value) and the indexing (tile offsets, leading dimensions, a "
-                                 "fragment's row_major or col_major)");
+                                 "k step's value) and the indexing (tile offsets, leading dimensions; with "
+                                 "tensor cores, a fragment's row_major or col_major)");
                     else if (!rep.nonfinite && l < sizeof msg)
                         snprintf(msg + l, sizeof msg - l, "; look at the tile loads (an element past M, N or K "
                                  "that is skipped instead of set to 0 keeps the previous k step's value) and the "
-                                 "indexing (tile offsets, leading dimensions, a fragment's layout); if the kernel "
-                                 "has __syncthreads() barriers and a missing one could be the cause, rerun this "
-                                 "test with make check TARGET=emu SANITIZE=thread ONLY='<its name, from the "
-                                 "[ RUN ] line>': ThreadSanitizer names the two lines that race");
+                                 "indexing (tile offsets, leading dimensions; with tensor cores, a fragment's "
+                                 "layout); if the kernel has __syncthreads() barriers and a missing one could be "
+                                 "the cause, rerun this test with make check TARGET=emu SANITIZE=thread "
+                                 "ONLY='<its name, from the [ RUN ] line>': ThreadSanitizer names the two lines "
+                                 "that race");
                 }
             }
             host_free(cmp);

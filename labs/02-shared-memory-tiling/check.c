@@ -135,11 +135,11 @@ static void test_memory_pattern(void **state) {
                  "neighbouring floats. ", p.global_load, p.global_store);
     if (p.shared_load > 1.5 || p.shared_store > 1.5)
         snprintf(msg + strlen(msg), sizeof msg - strlen(msg),
-                 "matmul_smem: its shared-memory loads take %.1f times the bank passes they need, its stores "
+                 "%s shared-memory loads take %.1f times the bank passes they need, its stores "
                  "%.1f times (1.0 without bank conflicts): a warp is one row ty of the block, so index the "
                  "tiles as As[ty][k] and Bs[k][tx] (broadcast and consecutive words), store them as "
                  "As[ty][tx] and Bs[ty][tx], or pad a tile you store transposed to TILE + 1 columns (see Bank "
-                 "conflicts in the handout). ", p.shared_load, p.shared_store);
+                 "conflicts in the handout). ", msg[0] ? "Its" : "matmul_smem: its", p.shared_load, p.shared_store);
     if (msg[0])
         fail_msg("%sSIMT_MEMTRACE=1 make check LAB=02 TARGET=emu ONLY=test_memory_pattern names the lines", msg);
 }

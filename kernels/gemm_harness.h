@@ -201,7 +201,8 @@ void gemm_trace_pattern(const gemm_kernel_t *k, int M, int N, int K, const char 
  * @param nkernels how many
  * @param argc from main
  * @param argv from main
- * @return the exit status for main: 0, or 1 if a kernel failed or was wrong
+ * @return the exit status for main: 0, 1 if a kernel failed or was wrong, or 2 for a usage error
+ *         (a bad --sizes, a size over the emulator's limit, a --json file that cannot be written)
  */
 int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *kernels,
                     int nkernels, int argc, char **argv);

@@ -25,7 +25,8 @@ extern "C" {
  * @param seed the generator's seed
  * @param stream the stream within that seed (one per matrix, say)
  * @param lo smallest value
- * @param hi values stay below it
+ * @param hi values stay below it for [-1, 1); for other bounds the rounding of lo + (hi - lo) u
+ *        can give hi itself, as with rng_fill_uniform()
  */
 void gpu_fill_uniform(float *x, size_t n, uint64_t seed, uint64_t stream, float lo, float hi);
 
@@ -36,7 +37,8 @@ void gpu_fill_uniform(float *x, size_t n, uint64_t seed, uint64_t stream, float 
  * @param seed the generator's seed
  * @param stream the stream within that seed
  * @param lo smallest value
- * @param hi values stay below it (before rounding)
+ * @param hi values stay below it (before rounding to bf16) for [-1, 1); as gpu_fill_uniform() for
+ *        other bounds
  */
 void gpu_fill_uniform_bf16(uint16_t *x, size_t n, uint64_t seed, uint64_t stream, float lo, float hi);
 

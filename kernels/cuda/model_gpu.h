@@ -13,9 +13,10 @@
  * gradients (gpu_layer_acts_t, swiglu_backward_gpu()). The forward and backward passes mirror
  * model_cpu.c op for op, so the two can be compared step by step.
  *
- * Five pieces are the student's (lab 05, labs/05-single-gpu-training/
- * train_ops.cu): the backward passes of RMSNorm, of the attention softmax and
- * of SwiGLU, and the fused AdamW step that also writes the bf16 copy. Their
+ * Four functions (the lab's five tasks) are the student's (lab 05,
+ * labs/05-single-gpu-training/train_ops.cu): the backward passes of RMSNorm,
+ * of the attention softmax and of SwiGLU, and the fused AdamW step that also
+ * writes the bf16 copy. Their
  * prototypes are at the end of this file; the backend aborts with "not
  * implemented" while one is still a TODO.
  *
@@ -148,6 +149,10 @@ typedef struct {
 
 /**
  * @brief Allocate the model on the device and initialise its parameters from seed (as model_cpu_init()).
+ *
+ * Aborts with a message if B x n_heads is over 65535, the grid dimension the
+ * attention and RoPE kernels put those pairs on (the CPU backend has no such
+ * limit).
  * @param m the model
  * @param cfg a valid configuration
  * @param B sequences per forward pass
@@ -160,7 +165,8 @@ void model_gpu_init(model_gpu_t *m, const model_config_t *cfg, int B, int T, uin
  * @brief model_gpu_init() with a choice of attention (model_gpu_init() is MODEL_ATTN_NAIVE).
  *
  * Aborts with a message if attn is MODEL_ATTN_FLASH and the head size is not supported
- * (model_gpu_flash_supported() asks first).
+ * (model_gpu_flash_supported() asks first), and, whatever attn is, if B x n_heads is
+ * over 65535.
  * @param m the model
  * @param cfg a valid configuration
  * @param B sequences per forward pass
@@ -345,7 +351,7 @@ const char *model_gpu_profile_name(int c);
  * @param rstd [N]
  * @param N rows
  * @param D width
- * @return LAB_OK, LAB_NOT_IMPLEMENTED, LAB_BAD_ARGUMENT
+ * @return LAB_OK, LAB_NOT_IMPLEMENTED, LAB_BAD_ARGUMENT, LAB_LAUNCH_FAILED
  */
 int rmsnorm_backward_gpu(float *dinp, float *dweight, const float *dout, const float *inp,
                          const float *weight, const float *rstd, int N, int D);
@@ -361,7 +367,7 @@ int rmsnorm_backward_gpu(float *dinp, float *dweight, const float *dout, const f
  * @param BH sequences times heads
  * @param T sequence length
  * @param scale the forward's score scale 1/sqrt(hd)
- * @return LAB_OK, LAB_NOT_IMPLEMENTED, LAB_BAD_ARGUMENT
+ * @return LAB_OK, LAB_NOT_IMPLEMENTED, LAB_BAD_ARGUMENT, LAB_LAUNCH_FAILED
  */
 int attention_softmax_backward_gpu(float *dpreatt, const float *att, const float *datt, int BH, int T,
                                    float scale);
@@ -382,7 +388,7 @@ int attention_softmax_backward_gpu(float *dpreatt, const float *att, const float
  * @param gate [n] bf16 bits
  * @param up [n] bf16 bits
  * @param n elements
- * @return LAB_OK, LAB_NOT_IMPLEMENTED
+ * @return LAB_OK, LAB_NOT_IMPLEMENTED, LAB_LAUNCH_FAILED
  */
 int swiglu_backward_gpu(uint16_t *dgate, uint16_t *dup, const uint16_t *dout, const uint16_t *gate,
                         const uint16_t *up, size_t n);
@@ -405,7 +411,7 @@ int swiglu_backward_gpu(uint16_t *dgate, uint16_t *dup, const uint16_t *dout, co
  * @param weight_decay decoupled decay
  * @param t step number from 1 (bias correction)
  * @param grad_scale gradient scale (global-norm clipping)
- * @return LAB_OK, LAB_NOT_IMPLEMENTED, LAB_BAD_ARGUMENT
+ * @return LAB_OK, LAB_NOT_IMPLEMENTED, LAB_BAD_ARGUMENT, LAB_LAUNCH_FAILED
  */
 int adamw_step_gpu(float *master, uint16_t *params_bf16, const float *grads, float *m, float *v, size_t n,
                    float lr, float beta1, float beta2, float eps, float weight_decay, long t,

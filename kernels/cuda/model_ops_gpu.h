@@ -382,8 +382,9 @@ typedef int (*gpu_gemm_nn_fn)(int M, int N, int K, float alpha, const uint16_t *
  * Such a kernel only multiplies dense, untransposed matrices, so every product
  * whose operand is transposed, strided or not 16-byte aligned first packs that
  * operand into a dense copy (a tiled transpose: extra memory traffic the cuBLAS
- * path does not pay), and a batched product becomes one launch per entry. A
- * status other than LAB_OK aborts with the kernel's name and the shape.
+ * path does not pay), and a batched product becomes one launch per entry. C
+ * must be dense (ldc == N): another ldc aborts with a message. A status
+ * other than LAB_OK aborts with the kernel's name and the shape.
  * @param fn the kernel, or NULL to go back to cuBLAS (or the tiled kernel under the emulator)
  * @param name shown in error messages, e.g. "mma"
  */

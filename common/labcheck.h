@@ -31,6 +31,36 @@ static unsigned long long lab_seed __attribute__((unused)) = 2024; /* unused by 
 /** The --only pattern, or NULL: which tests this run keeps (see LAB_RUN_TESTS). */
 static const char *lab_only __attribute__((unused)) = NULL;
 
+/** The name of the test lab_run_tests() is running, or NULL: what a message
+ *  puts after ONLY= to rerun it alone. Weak, so that this header defines it in
+ *  every file that includes it and the program still has one (the matmul
+ *  harness, in a library, reads what the check sets). */
+__attribute__((weak)) const char *lab_test_name = NULL;
+
+/** The make arguments that name this check program's lab, "LAB=02" (with
+ *  " SRC=solutions" for a solution's), from its folder, or "" when its path
+ *  does not say (see lab_check_init()). Weak, as lab_test_name. */
+__attribute__((weak)) char lab_make_args[32] = "";
+
+/**
+ * @brief Fill lab_make_args from a check program's path, build/.../labs/NN-topic/check.
+ * @param argv0 the program's path (argv[0])
+ */
+static inline void lab_note_make_args(const char *argv0) {
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s", argv0 ? argv0 : "");
+    char *slash = strrchr(dir, '/');
+    if (!slash) return;
+    *slash = '\0';
+    char *lab = strrchr(dir, '/');
+    if (!lab || !(lab[1] >= '0' && lab[1] <= '9' && lab[2] >= '0' && lab[2] <= '9' && lab[3] == '-')) return;
+    *lab = '\0';
+    const char *tree = strrchr(dir, '/');
+    tree = tree ? tree + 1 : dir;
+    snprintf(lab_make_args, sizeof lab_make_args, "LAB=%c%c%s", lab[1], lab[2],
+             strcmp(tree, "solutions") == 0 ? " SRC=solutions" : "");
+}
+
 /**
  * @brief Parse a check program's flags (--seed, --only, --help) and print where it runs.
  * @param argc from main
@@ -50,6 +80,7 @@ static inline void lab_check_init(int argc, char **argv, const char *summary) {
     args_parse_or_exit(&a, argc, argv);
     lab_seed = (unsigned long long)seed_arg;
     lab_only = only_arg;
+    lab_note_make_args(argv[0]);
     char name[128];
     printf("checks on: %s (seed %llu)\n", gpu_device_name(name, sizeof name), lab_seed);
 }
@@ -75,9 +106,30 @@ static inline int lab_only_matches(const char *pattern, const char *name) {
     }
 }
 
+/** A test as lab_run_tests() runs it: its own function and state, behind a
+ *  step that first sets lab_test_name. */
+typedef struct {
+    const char *name;    /**< the test's name */
+    CMUnitTestFunction fn; /**< its function */
+    void *state;         /**< its initial state */
+} lab_named_test_t;
+
+/**
+ * @brief The test function lab_run_tests() gives cmocka: sets lab_test_name,
+ * then runs the test on its own state.
+ * @param state cmocka's state, a lab_named_test_t * on entry
+ */
+static inline void lab_run_named(void **state) {
+    const lab_named_test_t *t = (const lab_named_test_t *)*state;
+    lab_test_name = t->name;
+    *state = t->state;
+    t->fn(state);
+}
+
 /**
  * @brief Run a check program's tests: all of them, or only those whose name
- * matches --only (lab_only_matches()).
+ * matches --only (lab_only_matches()). While a test runs, lab_test_name is
+ * its name.
  *
  * The tests are chosen here, with the same matcher that decides whether any
  * matches, rather than by cmocka's filter (which knows only * and ?, and
@@ -89,17 +141,28 @@ static inline int lab_only_matches(const char *pattern, const char *name) {
  *         when --only matches no test (their names are listed)
  */
 static inline int lab_run_tests(const char *group, const struct CMUnitTest *tests, size_t n) {
-    if (!lab_only) return _cmocka_run_group_tests(group, tests, n, NULL, NULL);
-    struct CMUnitTest *kept = (struct CMUnitTest *)malloc(n * sizeof(*kept));
+    struct CMUnitTest *kept = (struct CMUnitTest *)malloc(n * sizeof(*kept) + 1);
+    lab_named_test_t *named = (lab_named_test_t *)malloc(n * sizeof(*named) + 1);
     size_t k = 0;
-    if (!kept) {
+    if (!kept || !named) {
         fprintf(stderr, "check: out of memory\n");
+        free(kept);
+        free(named);
         return 2;
     }
-    for (size_t i = 0; i < n; i++)
-        if (lab_only_matches(lab_only, tests[i].name)) kept[k++] = tests[i];
+    for (size_t i = 0; i < n; i++) {
+        if (lab_only && !lab_only_matches(lab_only, tests[i].name)) continue;
+        kept[k] = tests[i];
+        /* A test with a setup or teardown gets its state through them: run it as it is. */
+        if (!tests[i].setup_func && !tests[i].teardown_func) {
+            named[k] = (lab_named_test_t){tests[i].name, tests[i].test_func, tests[i].initial_state};
+            kept[k].test_func = lab_run_named;
+            kept[k].initial_state = &named[k];
+        }
+        k++;
+    }
     int rc = 2;
-    if (k > 0) {
+    if (k > 0 || !lab_only) {
         rc = _cmocka_run_group_tests(group, kept, k, NULL, NULL);
     } else {
         fflush(stdout);
@@ -108,6 +171,7 @@ static inline int lab_run_tests(const char *group, const struct CMUnitTest *test
         for (size_t i = 0; i < n; i++) fprintf(stderr, "  %s\n", tests[i].name);
     }
     free(kept);
+    free(named);
     return rc;
 }
 
@@ -180,7 +244,9 @@ static inline int lab_run_tests(const char *group, const struct CMUnitTest *test
         if (strcmp(gpu_sticky_error(dev_err_, sizeof dev_err_), "no error") != 0)                \
             fail_msg("not run: the device has reported %s since an earlier test's kernel "       \
                      "faulted; a fault is sticky and fails every later call, so fix the first "  \
-                     "failure", dev_err_);                                                       \
+                     "failure (meanwhile make check ONLY='<pattern>' runs other tests in a "     \
+                     "process of their own; a pattern that matches none lists the names)",       \
+                     dev_err_);                                                                  \
     } while (0)
 
 /**

@@ -303,7 +303,10 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                     size_t l = strlen(msg);
                     if (unwritten && l < sizeof msg)
                         snprintf(msg + l, sizeof msg - l, "; %zu element(s) still hold the value C started with, "
-                                 "first C[%zu][%zu]: never written?", unwritten, first / N, first % N);
+                                 "first C[%zu][%zu]: never written? Does the grid cover all of C (blocks times "
+                                 "threads along x at least the extent x indexes, and along y the other), and "
+                                 "does the bounds test compare the row with M and the column with N?",
+                                 unwritten, first / N, first % N);
                     /* Finite inputs and a finite C, yet results that are not
                      * finite: a NaN came from memory the kernel should not
                      * have read. Say where NaN lives here. */
@@ -316,6 +319,8 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                                  "set to 0? with tensor cores, a fragment load whose leading dimension or start "
                                  "reaches padding no thread writes?) or from a read past the end of A or B (NaN "
                                  "guard zones surround them)");
+                    else if (!rep.nonfinite && unwritten)
+                        ; /* the hint above is the likeliest */
                     else if (!rep.nonfinite && l < sizeof msg && under_tsan())
                         snprintf(msg + l, sizeof msg - l, "; ThreadSanitizer watched this run: if it reported "
                                  "no race above, the barriers are not the cause. Look at the tile loads (an "
@@ -323,13 +328,14 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                                  "k step's value) and the indexing (tile offsets, leading dimensions; with "
                                  "tensor cores, a fragment's row_major or col_major)");
                     else if (!rep.nonfinite && l < sizeof msg)
-                        snprintf(msg + l, sizeof msg - l, "; look at the tile loads (an element past M, N or K "
-                                 "that is skipped instead of set to 0 keeps the previous k step's value) and the "
-                                 "indexing (tile offsets, leading dimensions; with tensor cores, a fragment's "
-                                 "layout); if the kernel has __syncthreads() barriers and a missing one could be "
-                                 "the cause, rerun this test with make check TARGET=emu SANITIZE=thread "
-                                 "ONLY='<its name, from the [ RUN ] line>': ThreadSanitizer names the two lines "
-                                 "that race");
+                        snprintf(msg + l, sizeof msg - l, "; look at the indexing (tile offsets, leading "
+                                 "dimensions; with tensor cores, a fragment's layout) and, if the kernel stages "
+                                 "tiles, at their loads (an element past M, N or K that is skipped instead of set "
+                                 "to 0 keeps the previous k step's value); if the kernel has __syncthreads() "
+                                 "barriers and a missing one could be the cause, rerun this test with make check "
+                                 "%s TARGET=emu SANITIZE=thread ONLY='%s': ThreadSanitizer names the two lines "
+                                 "that race", lab_make_args[0] ? lab_make_args : "LAB=NN",
+                                 lab_test_name ? lab_test_name : "<its name, from the [ RUN ] line>");
                 }
             }
             host_free(cmp);

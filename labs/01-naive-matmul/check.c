@@ -124,8 +124,9 @@ static void test_memory_pattern(void **state) {
             fail_msg("matmul_naive: a warp's loads touch %.1f times the sectors their bytes need, its stores "
                      "%.1f times (1.0 when coalesced): take the column of C from the x coordinates (blockIdx.x, "
                      "blockDim.x, threadIdx.x) and the row from y, so the 32 threads of a warp read neighbouring "
-                     "floats of B and write neighbouring floats of C. SIMT_MEMTRACE=1 make check LAB=01 "
-                     "TARGET=emu prints each launch's counts", p.global_load, p.global_store);
+                     "floats of B and write neighbouring floats of C, and swap the grid to match (grid.x over "
+                     "the N columns, grid.y over the M rows). SIMT_MEMTRACE=1 make check LAB=01 TARGET=emu "
+                     "prints each launch's counts", p.global_load, p.global_store);
     } else {
         /* Task 1 asks for the row from x, the mapping whose cost task 4
          * measures; a kernel that already coalesces (1.0) leaves the

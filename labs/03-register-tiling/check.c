@@ -198,7 +198,7 @@ static void test_memory_pattern(void **state) {
                  "coalesced): give consecutive threads consecutive floats (or float4s) of a row of each tile, "
                  "as in the load of step 1, and transpose in shared memory, not in the global read. "
                  "SIMT_MEMTRACE=1 make check LAB=03 TARGET=emu ONLY='%s' names the lines", t->k.name,
-                 p.global_load, "*test_memory_pattern");
+                 p.global_load, lab_test_name ? lab_test_name : "*test_memory_pattern");
     if (t == &K1D || t == &K2D) return;
     if (p.global_load_width < 12.0 || p.global_store_width < 12.0)
         fail_msg("%s: on whole, aligned tiles a thread moves %.1f bytes per load of A or B and %.1f per "

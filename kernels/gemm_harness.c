@@ -316,9 +316,10 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                         snprintf(msg + l, sizeof msg - l, "; every input is finite, so a NaN came from "
                                  "shared memory read before it was written (the emulator starts it as NaN: "
                                  "a missing __syncthreads()? a tile element past M, N or K skipped instead of "
-                                 "set to 0? with tensor cores, a fragment load whose leading dimension or start "
-                                 "reaches padding no thread writes?) or from a read past the end of A or B (NaN "
-                                 "guard zones surround them)");
+                                 "set to 0? a copy loop that does not cover every element of a tile? with "
+                                 "tensor cores, a fragment load whose leading dimension or start reaches "
+                                 "padding no thread writes?) or from a read past the end of A or B (NaN guard "
+                                 "zones surround them)");
                     else if (!rep.nonfinite && unwritten)
                         ; /* the hint above is the likeliest */
                     else if (!rep.nonfinite && l < sizeof msg && under_tsan())

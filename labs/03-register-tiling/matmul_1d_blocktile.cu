@@ -20,12 +20,14 @@
  * autotuner does; the checks adapt through matmul_blocktile_1d_tiles()).
  * BM x BN: the tile of C a block owns. 64 x 64 with TM = 8 gives 512 threads
  * per block. An sm_90 SM holds 2048 threads, but registers decide first:
- * ptxas gives this kernel about 60 registers per thread (8 accumulators,
- * addresses, unrolled loads), 512 x 60 = 30K of the SM's 64K, so two blocks
- * (1024 threads) fit; four would need at most 32 registers per thread.
+ * ptxas gives the solution 58 registers per thread (8 accumulators,
+ * addresses, unrolled loads), 512 x 58 = 29.7K of the SM's 64K, so two
+ * blocks (1024 threads) fit; four would need at most 32 registers per thread.
  * BK: the step along K. 8 keeps the two tiles at (64 + 64) x 8 x 4 B = 4 KB
  * of shared memory, far from the 48 KB a block may use statically, and lets
- * one pass of the block load each tile (512 elements, one per thread). */
+ * one pass of the block load each tile (512 elements, one per thread). Write
+ * the load as a loop all the same: other tile sizes, and step 2's kernel,
+ * need several elements per thread. */
 #ifndef BM
 #define BM 64
 #endif

@@ -196,9 +196,11 @@ static void guard_check(uintptr_t a, size_t size, int store, uintptr_t site)
                   a < guards[i].lo
                       ? "Test that the whole vector fits (i + 4 <= n for a float4) before a wide access, and "
                         "take the last elements one at a time"
-                      : "Test the index against the buffer's size (i < n; for a matrix: row < M, col < N, "
-                        "k < K) before the access, not after it, and where a tile still needs a value there, "
-                        "use 0");
+                  : store ? "Test the index against the buffer's size (i < n; for C: row < M and col < N) "
+                            "before the store, and skip the store outside"
+                          : "Test the index against the buffer's size (i < n; for a matrix: row < M, col < N, "
+                            "k < K) before the load, not after it, and where a tile still needs a value there, "
+                            "use 0");
     }
 }
 

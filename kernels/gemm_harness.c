@@ -722,7 +722,7 @@ int gemm_bench_main(const char *lab, const char *summary, const gemm_kernel_t *k
     cublas_version(blas, sizeof blas);
 #endif
     printf("# lab %s matmul ladder: C = A*B (alpha 1, beta 0), row-major, fp32 accumulation\n", lab);
-    printf("# device: %s; median of %d reps, L2 flushed before each\n", dev, reps);
+    printf("# device: %s; median of %d reps%s\n", dev, reps, emulated ? "" : ", L2 flushed before each");
     if (emulated)
         printf("# no cuBLAS baseline under the emulator: times are CPU timings of the emulated kernels, "
                "not GPU speeds; err is against OpenBLAS\n");

@@ -107,7 +107,7 @@ int main(int argc, char **argv) {
         snprintf(ratio, sizeof ratio, "%.2f", gb_add / gb_copy);
         snprintf(ratio_json, sizeof ratio_json, "%.4f", gb_add / gb_copy);
     }
-    printf("# device: %s; median of %d reps, L2 flushed before each\n", name, reps);
+    printf("# device: %s; median of %d reps%s\n", name, reps, EMULATED ? "" : ", L2 flushed before each");
     if (EMULATED)
         printf("# emulator: CPU timings, not GPU speeds, so no ratio; defaults shrink to 2^20 floats "
                "and 3 reps (2^28 and 20 on a GPU)\n");

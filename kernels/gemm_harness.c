@@ -61,6 +61,39 @@ static int under_tsan(void) {
  * past the end (row <= M instead of row < M) lands in the guard. A multiple
  * of 64 elements, so the matrix itself stays aligned for vector loads. */
 static size_t guard_for(int row) { return 64 * ((size_t)(row + 63) / 64 + 1); }
+
+/* "8-15" or "0-3, 8-11": the residues set in a 16-bit mask. */
+static void residues_text(unsigned mask, char *out, size_t n) {
+    out[0] = '\0';
+    for (int r = 0; r < 16; r++) {
+        if (!(mask >> r & 1u) || (r > 0 && (mask >> (r - 1) & 1u))) continue;
+        int e = r;
+        while (e + 1 < 16 && (mask >> (e + 1) & 1u)) e++;
+        size_t l = strlen(out);
+        if (e == r) snprintf(out + l, n - l, "%s%d", l ? ", " : "", r);
+        else snprintf(out + l, n - l, "%s%d-%d", l ? ", " : "", r, e);
+    }
+}
+
+/* Where the wrong elements of C fall, by row and column modulo 16, when they
+ * fall in some residues only (a fragment's or a tile's layout shows as a
+ * stripe: rows 8-15 of every 16, say): appended to msg. Says nothing for too
+ * few wrong elements, or a small C, to tell a stripe from chance. */
+static void wrong_stripes(char *msg, size_t size, const unsigned char *wrong, int M, int N, size_t nwrong) {
+    if (nwrong < 32 || M < 32 || N < 32) return;
+    unsigned rows = 0, cols = 0;
+    for (size_t i = 0; i < (size_t)M * N; i++)
+        if (wrong[i]) rows |= 1u << (i / N % 16), cols |= 1u << (i % N % 16);
+    if (rows == 0xffffu && cols == 0xffffu) return;
+    char r[96], c[96];
+    residues_text(rows, r, sizeof r);
+    residues_text(cols, c, sizeof c);
+    size_t l = strlen(msg);
+    if (l < size)
+        snprintf(msg + l, size - l, "; the wrong elements lie only in rows %s and columns %s of every 16 (a "
+                 "fragment's or a tile's layout wrong for those?)",
+                 rows == 0xffffu ? "0-15" : r, cols == 0xffffu ? "0-15" : c);
+}
 static const float C_SENTINEL = -12345.0f;
 /* What C starts as in the beta == 0 check: a signalling NaN. Arithmetic on
  * it gives a quiet NaN (0x7fc0c0de on a CPU, 0x7fffffff on a GPU), so an
@@ -294,12 +327,17 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                     cmp_report_format_rc(msg, sizeof msg, what, &rep, (size_t)N);
                     /* A wrong element that still holds C's first value, bit for
                      * bit, was most likely never written: say so, and where. */
-                    size_t unwritten = 0, first = 0;
-                    for (size_t i = 0; i < nC; i++)
-                        if (!memcmp(&got[i], &C0[i], sizeof(float)) &&
-                            !(fabs((double)cmp[i] - want[i]) <= bound_c(input) * K * EPS_FP32 * mag[i] + FLT_MIN) &&
-                            unwritten++ == 0)
-                            first = i;
+                    size_t unwritten = 0, first = 0, nwrong = 0;
+                    unsigned char *wrong = host_malloc(nC + 1);
+                    for (size_t i = 0; i < nC; i++) {
+                        /* Written so that NaN counts as wrong. */
+                        wrong[i] = !(fabs((double)cmp[i] - want[i]) <=
+                                     bound_c(input) * K * EPS_FP32 * mag[i] + FLT_MIN);
+                        nwrong += wrong[i];
+                        if (wrong[i] && !memcmp(&got[i], &C0[i], sizeof(float)) && unwritten++ == 0) first = i;
+                    }
+                    wrong_stripes(msg, sizeof msg, wrong, M, N, nwrong);
+                    host_free(wrong);
                     size_t l = strlen(msg);
                     if (unwritten && l < sizeof msg)
                         snprintf(msg + l, sizeof msg - l, "; %zu element(s) still hold the value C started with, "
@@ -318,8 +356,12 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                                  "a missing __syncthreads()? a tile element past M, N or K skipped instead of "
                                  "set to 0? a copy loop that does not cover every element of a tile? with "
                                  "tensor cores, a fragment load whose leading dimension or start reaches "
-                                 "padding no thread writes?) or from a read past the end of A or B (NaN guard "
-                                 "zones surround them)");
+                                 "padding no thread writes? with cp.async, a stage read before its "
+                                 "cp_async_wait_group, or refilled before the barrier that ends its reads?) or "
+                                 "from a read past the end of A or B (NaN guard zones surround them). make "
+                                 "check %s TARGET=emu SANITIZE=thread ONLY='%s' names the two lines of a race",
+                                 lab_make_args[0] ? lab_make_args : "LAB=NN",
+                                 lab_test_name ? lab_test_name : "<its name, from the [ RUN ] line>");
                     else if (!rep.nonfinite && unwritten)
                         ; /* the hint above is the likeliest */
                     else if (!rep.nonfinite && l < sizeof msg && under_tsan())

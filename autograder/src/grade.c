@@ -1112,6 +1112,19 @@ static void judge_numerics(result_t *res, const char *v, const sandbox_result_t 
         if (sig[0]) snprintf(res->message, sizeof res->message, "crashed inside the check: %s", sig);
         /* cmocka prints a failed check's message as "ERROR: ...". */
         else find_line(r->out, "ERROR: ", "ERROR: ", res->message, sizeof res->message);
+        /* A fault fails the check with "returned 'launch failed' ... the
+         * device reports ..."; what faulted, and at which line, is in the
+         * emulator's own line before it: show that, without the address
+         * (the table keeps the first 100 characters). */
+        char diag[sizeof res->message - 32];
+        const char *simt_line = strstr(r->out, "\nsimt: ");
+        diag[0] = '\0';
+        if (simt_line) find_line(simt_line + 1, "simt: ", "simt: ", diag, sizeof diag);
+        if (strstr(res->message, "returned 'launch failed'") && diag[0]) {
+            char *at = strstr(diag, " at 0x"), *comma = at ? strchr(at, ',') : NULL;
+            if (comma) memmove(at, comma, strlen(comma) + 1);
+            snprintf(res->message, sizeof res->message, "the emulator says: %s", diag);
+        }
         if (!res->message[0]) find_line(r->out, "[  ERROR   ] --- ", "--- ", res->message, sizeof res->message);
         if (!res->message[0]) snprintf(res->message, sizeof res->message, "the check failed; see the output");
     }
@@ -2797,6 +2810,9 @@ static int run_batch(rubric_t *rubrics, int nrub) {
     if (nskipped) snprintf(skipped, sizeof skipped, ", %d entr%s not graded (not a folder)", nskipped, nskipped > 1 ? "ies" : "y");
     printf("grade: %d submission(s)%s; scores in %s%s%s\n", graded, skipped, csv_path, O.json_path ? ", results in " : "",
            O.json_path ? O.json_path : "");
+    /* Every submission had the same inputs: this reproduces a student's run. */
+    printf("grade: seed %llu (grade --src <student's folder> --seed %llu grades one again on the same inputs)\n",
+           O.seed, O.seed);
     return bad;
 }
 
@@ -3070,8 +3086,10 @@ int main(int argc, char **argv) {
         if (O.json_path) {
             char summary[20000], pts[96];
             results_points(pts, sizeof pts, res, n);
+            int gpu_left_out = 0; /* a lab without speed tests has none to leave out */
+            for (int i = 0; i < n; i++) gpu_left_out |= res[i].status == ST_NEEDS_GPU;
             snprintf(summary, sizeof summary, "Graded on %s with seed %llu: %s.%s\n%s", O.target, O.seed, pts,
-                     strcmp(O.target, "cuda") ? " Speed tests need a GPU and are not in this total." : "", notes);
+                     gpu_left_out ? " Speed tests need a GPU and are not in this total." : "", notes);
             errno = 0;
             if (report_json(O.json_path, res, n, wall, summary) != 0) {
                 fprintf(stderr, "grade: cannot write %s: %s\n", O.json_path, errno ? strerror(errno) : "write failed");

@@ -214,7 +214,11 @@ void report_rerun_hint(const result_t *r, int n, unsigned long long seed, const 
         }
         if (shown++ == 0) {
             printf("\nTo run a failed check alone, with its whole message, on this run's inputs:\n");
-            if (elsewhere) printf("  (make check reads labs/: put the files of %s there first)\n", elsewhere);
+            if (elsewhere) {
+                printf("  (make check reads labs/: put the files of %s there first)\n", elsewhere);
+                printf("  (or grade one alone where it is: grade --src '%s' --lab %s --seed %llu --only '<check>' "
+                       "--json FILE; the JSON's \"output\" holds the whole message)\n", elsewhere, r[i].nn, seed);
+            }
         }
         /* A name with a quote would need escaping; the rubrics have none, but say it plainly if one does. */
         if (strchr(t->check, '\'')) printf("  make check LAB=%s%s SEED=%llu (the check '%s')\n", r[i].nn, tree, seed,

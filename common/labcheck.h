@@ -28,6 +28,9 @@
 /** Seed of this run's random inputs: fixed by default, set by --seed (the grader picks a fresh one). */
 static unsigned long long lab_seed __attribute__((unused)) = 2024; /* unused by tests that only want the macros */
 
+/** How many tests LAB_REQUIRE_DEVICE() found the device faulted for: the first gets the whole story. */
+static int lab_told_sticky __attribute__((unused)) = 0;
+
 /** The --only pattern, or NULL: which tests this run keeps (see LAB_RUN_TESTS). */
 static const char *lab_only __attribute__((unused)) = NULL;
 
@@ -241,12 +244,16 @@ static inline int lab_run_tests(const char *group, const struct CMUnitTest *test
             skip();                                                                              \
         }                                                                                        \
         char dev_err_[160];                                                                      \
-        if (strcmp(gpu_sticky_error(dev_err_, sizeof dev_err_), "no error") != 0)                \
+        if (strcmp(gpu_sticky_error(dev_err_, sizeof dev_err_), "no error") != 0) {              \
+            if (lab_told_sticky++) /* the whole story once; after that, one line */           \
+                fail_msg("not run: the device has reported %s since an earlier test's kernel "   \
+                         "faulted (see the first test that says 'not run')", dev_err_);          \
             fail_msg("not run: the device has reported %s since an earlier test's kernel "       \
                      "faulted; a fault is sticky and fails every later call, so fix the first "  \
                      "failure (meanwhile make check ONLY='<pattern>' runs other tests in a "     \
                      "process of their own; a pattern that matches none lists the names)",       \
                      dev_err_);                                                                  \
+        }                                                                                        \
     } while (0)
 
 /**

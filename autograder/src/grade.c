@@ -1116,11 +1116,10 @@ static void judge_numerics(result_t *res, const char *v, const sandbox_result_t 
          * device reports ..."; what faulted, and at which line, is in the
          * emulator's own line before it: show that, without the address
          * (the table keeps the first 100 characters). */
-        char diag[sizeof res->message - 32];
-        const char *simt_line = strstr(r->out, "\nsimt: ");
-        diag[0] = '\0';
+        char diag[sizeof res->message - 32] = "";
+        const char *simt_line = strstr(res->message, "returned 'launch failed'") ? strstr(r->out, "\nsimt: ") : NULL;
         if (simt_line) find_line(simt_line + 1, "simt: ", "simt: ", diag, sizeof diag);
-        if (strstr(res->message, "returned 'launch failed'") && diag[0]) {
+        if (diag[0]) {
             char *at = strstr(diag, " at 0x"), *comma = at ? strchr(at, ',') : NULL;
             if (comma) memmove(at, comma, strlen(comma) + 1);
             snprintf(res->message, sizeof res->message, "the emulator says: %s", diag);

@@ -36,6 +36,7 @@
 
 #include "gemm_harness.h"
 #include "gpu.h"
+#include "labcheck.h"
 #include "half.h"
 #include "lab.h"
 #include "numerics.h"
@@ -72,7 +73,8 @@ static int child_run(void *arg) {
         {"first", child_test, NULL, NULL, &child_body[0]},
         {"second", child_test, NULL, NULL, &child_body[1]},
     };
-    return _cmocka_run_group_tests("child", t, child_body[1] ? 2 : 1, NULL, NULL);
+    /* As a check program runs its tests, so that lab_test_name is set. */
+    return lab_run_tests("child", t, child_body[1] ? 2 : 1);
 }
 
 static child_result_t run_body(void (*body)(void)) {
@@ -522,6 +524,16 @@ static void check_bound(gemm_kernel_t k, gemm_input_t input, double c) {
     REQUIRE_NOT_IN(r, "never written");
     REQUIRE_NOT_IN(r, "every input is finite");
     REQUIRE_FAIL(r, "one element off", "SANITIZE=thread");
+    /* The rerun hint is a whole command: the running test's name, and the lab
+     * from the check program's folder (here none, so a placeholder). */
+    REQUIRE_FAIL(r, "one element off, rerun", "make check LAB=NN TARGET=emu SANITIZE=thread ONLY='first'");
+    lab_note_make_args("build/emu/solutions/02-shared-memory-tiling/check");
+    r = run_case((case_t){k, M, N, K, -0.5f, 2.0f, input, GEMM_FILL_RANDOM});
+    REQUIRE_FAIL(r, "one element off, rerun in lab 02",
+                 "make check LAB=02 SRC=solutions TARGET=emu SANITIZE=thread ONLY='first'");
+    lab_make_args[0] = '\0';
+    lab_note_make_args("build/emu/labs/2-x/check"); /* not a lab's folder: left empty */
+    if (lab_make_args[0]) fail_msg("lab_note_make_args took '%s' from a folder that names no lab", lab_make_args);
     reset_knobs();
 }
 

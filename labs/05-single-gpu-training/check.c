@@ -301,21 +301,29 @@ static const char *const slip_hint[NSLIPS] = {
     "(update + weight_decay * p), and keeps it out of the moments",
 };
 
-/* One step of the slip's rule, in place (the CPU's adamw_update, changed in one place). */
-static void adamw_slip_step(int slip, float *p, const float *g_in, float *m, float *v, size_t n, float lr, float b1,
-                            float b2, float eps, float wd, long t, float grad_scale) {
-    const float tt = slip == SLIP_T_ONE_TOO_MANY ? (float)(t + 1) : (float)t;
-    const float c1 = slip == SLIP_NO_BIAS_CORRECTION ? 1.0f : 1.0f - powf(b1, tt);
-    const float c2 = slip == SLIP_NO_BIAS_CORRECTION ? 1.0f : 1.0f - powf(b2, tt);
-    for (size_t i = 0; i < n; i++) {
-        float g = slip == SLIP_NO_GRAD_SCALE ? g_in[i] : g_in[i] * grad_scale;
-        if (slip == SLIP_COUPLED_DECAY) g += wd * p[i];
-        m[i] = b1 * m[i] + (1.0f - b1) * g;
-        v[i] = b2 * v[i] + (1.0f - b2) * g * g;
-        const float u = (m[i] / c1) / (sqrtf(v[i] / c2) + eps);
-        if (slip == SLIP_COUPLED_DECAY) p[i] -= lr * u;
-        else if (slip == SLIP_DECAY_WITHOUT_LR) p[i] -= lr * u + wd * p[i];
-        else p[i] -= lr * (u + wd * p[i]);
+/* One step of the slip's rule, in place: the CPU's adamw_update, given what
+ * the slip amounts to. gs is the scaled gradient, g the raw one, tmp n floats
+ * of scratch. */
+static void adamw_slip_step(int slip, float *p, const float *g, const float *gs, float *tmp, float *m, float *v,
+                            size_t n, float lr, float b1, float b2, float eps, float wd, long t) {
+    switch (slip) {
+    case SLIP_NO_BIAS_CORRECTION:
+        /* A t so large that beta^t underflows to 0: both corrections become 1. */
+        adamw_update(p, gs, m, v, n, lr, b1, b2, eps, wd, 1L << 40);
+        break;
+    case SLIP_T_ONE_TOO_MANY:
+        adamw_update(p, gs, m, v, n, lr, b1, b2, eps, wd, t + 1);
+        break;
+    case SLIP_NO_GRAD_SCALE:
+        adamw_update(p, g, m, v, n, lr, b1, b2, eps, wd, t);
+        break;
+    case SLIP_DECAY_WITHOUT_LR: /* p -= lr u + wd p is p -= lr (u + (wd / lr) p) */
+        adamw_update(p, gs, m, v, n, lr, b1, b2, eps, wd / lr, t);
+        break;
+    case SLIP_COUPLED_DECAY: /* L2: the decay goes into the gradient, and so into the moments */
+        for (size_t i = 0; i < n; i++) tmp[i] = gs[i] + wd * p[i];
+        adamw_update(p, tmp, m, v, n, lr, b1, b2, eps, 0.0f, t);
+        break;
     }
 }
 
@@ -337,6 +345,7 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
     float *d_g = lab_upload_guarded(NULL, n, sizeof(float), "grads (adamw_step_gpu)");
     uint16_t *d_b = lab_upload_guarded(NULL, n, sizeof(uint16_t), "params_bf16 (adamw_step_gpu)");
     float *g = host_malloc(n * sizeof(float)), *gs = host_malloc(n * sizeof(float));
+    float *got = host_malloc(n * sizeof(float)); /* scratch for the slips, then the device's results */
     /* Each slip's run from the same start, on the same gradients, and the
      * starting moments (a kernel that never stores them leaves these). */
     float *slips = host_malloc((3 * NSLIPS + 2) * n * sizeof(float) + 1);
@@ -360,14 +369,13 @@ static void run_adamw(size_t n, long t0, int steps, float wd, float grad_scale, 
         for (size_t i = 0; i < n; i++) gs[i] = g[i] * grad_scale; /* the clip factor, as the CPU applies it */
         adamw_update(p, gs, m, v, n, lr, b1, b2, eps, wd, t);
         for (int k = 0; k < NSLIPS; k++)
-            adamw_slip_step(k, slip_p[k], g, slip_m[k], slip_v[k], n, lr, b1, b2, eps, wd, t, grad_scale);
+            adamw_slip_step(k, slip_p[k], g, gs, got, slip_m[k], slip_v[k], n, lr, b1, b2, eps, wd, t);
         char shape_[64];
         snprintf(shape_, sizeof shape_, "n = %zu, t = %ld", n, t);
         LAB_REQUIRE_OK_FOR(adamw_step_gpu(d_p, d_b, d_g, d_m, d_v, n, lr, b1, b2, eps, wd, t, grad_scale),
                            "adamw_step_gpu", shape_);
         LAB_REQUIRE_FINISHED("adamw_step_gpu");
     }
-    float *got = host_malloc(n * sizeof(float));
     cmp_report_t rep;
     char what[96];
     /* A few fp32 operations per step on both sides (sqrtf and division are correctly rounded):

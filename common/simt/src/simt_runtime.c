@@ -141,7 +141,8 @@ typedef struct cp_op {
     void *dst;
     const void *src;
     size_t size, src_size;
-    int group; /* committed group number, or -1 while the group is open */
+    int group;      /* committed group number, or -1 while the group is open */
+    uintptr_t site; /* the kernel's cp.async call, for a read that comes too early */
 } cp_op;
 
 typedef struct worker worker;
@@ -229,6 +230,9 @@ struct worker {
     const char *shared_seen_name[SHARED_SEEN_MAX];
     unsigned int nshared_seen;
     size_t shared_static; /* their bytes */
+    unsigned int cp_pending; /* cp.async copies of all its threads not landed yet */
+    struct pend_slot *pend;  /* and how many of them fall in each 16-byte chunk (see pend_count) */
+    unsigned int pend_keys;  /* chunks in the table */
     uint32_t tma_filled[TMA_FILLED_MAX][2]; /* [lo, hi) of each TMA destination so far */
     int ntma_filled;
     void *alt_stack; /* where the fault handler runs (see "Faults"), kept across launches */
@@ -843,6 +847,56 @@ unsigned int simt_active_mask(void)
 
 /* --- cp.async ------------------------------------------------------------ */
 
+/* Which 16-byte chunks of shared memory a copy in flight will write, so that
+ * an ldmatrix row can be checked against them in one lookup instead of a
+ * walk over every thread's queue (which made lab 04's checks half again as
+ * slow). A copy of 4, 8 or 16 bytes is aligned to its size and so lies in one
+ * chunk. Open addressing, keyed by the chunk's address; a count that falls
+ * to 0 keeps its key, since a kernel refills the same stages again and
+ * again. Static and dynamic shared memory keep their addresses from block
+ * to block on a worker, so the table grows only with new kernels; it is
+ * emptied at a block's start once it is half full (at most 227 KB / 16 =
+ * 14528 more chunks fit in one block, so it never fills), or when a
+ * failed block left copies counted. */
+enum { PEND_SLOTS = 1 << 16, PEND_CLEAR_AT = PEND_SLOTS / 2 };
+typedef struct pend_slot {
+    uintptr_t chunk; /* address / 16, plus 1 (0: an empty slot) */
+    unsigned int count;
+} pend_slot;
+
+static pend_slot *pend_find(worker *w, uintptr_t addr, int insert)
+{
+    const uintptr_t key = addr / 16 + 1;
+    for (size_t i = (size_t)(key * 0x9e3779b97f4a7c15ull >> 48);; i = (i + 1) % PEND_SLOTS) {
+        pend_slot *s = &w->pend[i];
+        if (s->chunk == key) return s;
+        if (s->chunk == 0) {
+            if (!insert) return NULL;
+            s->chunk = key;
+            w->pend_keys++;
+            return s;
+        }
+    }
+}
+
+/* A copy into dst joins (+1) or leaves (-1) the copies in flight. */
+static void pend_note(worker *w, const void *dst, int delta)
+{
+    if (!w->pend) return; /* no table (out of memory): reads are not checked */
+    pend_slot *s = pend_find(w, (uintptr_t)dst, 1);
+    s->count += (unsigned int)delta;
+}
+
+/* A block's start: its threads have no copies in flight yet. */
+static void pend_reset(worker *w)
+{
+    if (w->pend && (w->cp_pending != 0 || w->pend_keys > PEND_CLEAR_AT)) {
+        memset(w->pend, 0, sizeof(pend_slot) * PEND_SLOTS);
+        w->pend_keys = 0;
+    }
+    w->cp_pending = 0;
+}
+
 static void cp_do(cp_op *op)
 {
     memcpy(op->dst, op->src, op->src_size);
@@ -883,7 +937,7 @@ static void cp_async(uintptr_t site, void *dst, const void *src, size_t size, si
     if (src_size > 0) __asan_loadN((uintptr_t)src, src_size);
     __asan_storeN((uintptr_t)dst, size);
 #endif
-    cp_op op = {dst, src, size, src_size, -1};
+    cp_op op = {dst, src, size, src_size, -1, site};
     if (!simt_cur_thread || !f) {
         cp_do(&op);
         return;
@@ -900,10 +954,15 @@ static void cp_async(uintptr_t site, void *dst, const void *src, size_t size, si
         /* Queue full: completing the oldest copy early is allowed (a copy
          * may land any time before its wait). */
         cp_do(&f->cp[0]);
+        pend_note(f->w, f->cp[0].dst, -1);
         memmove(&f->cp[0], &f->cp[1], sizeof(cp_op) * (CP_MAX - 1));
         f->cp_count--;
+        f->w->cp_pending--;
     }
+    if (!f->w->pend) f->w->pend = calloc(PEND_SLOTS, sizeof(pend_slot));
     f->cp[f->cp_count++] = op;
+    f->w->cp_pending++;
+    pend_note(f->w, dst, +1);
 }
 
 void simt_cp_async(void *dst, const void *src, size_t size, size_t src_size)
@@ -929,11 +988,13 @@ static void cp_async_wait(int n)
     int keep_from = f->cp_groups - (n < 0 ? 0 : n); /* groups >= keep_from stay pending */
     int j = 0;
     for (int i = 0; i < f->cp_count; i++) {
-        if (f->cp[i].group >= 0 && f->cp[i].group < keep_from)
+        if (f->cp[i].group >= 0 && f->cp[i].group < keep_from) {
             cp_do(&f->cp[i]);
-        else
+            pend_note(f->w, f->cp[i].dst, -1);
+        } else
             f->cp[j++] = f->cp[i];
     }
+    f->w->cp_pending -= (unsigned int)(f->cp_count - j);
     f->cp_count = j;
 }
 
@@ -1521,9 +1582,85 @@ void simt_check_aligned(const char *what, const char *operand, const void *addr,
     check_aligned_at((uintptr_t)__builtin_return_address(0), NULL, 0, what, operand, addr, align);
 }
 
+/* "byte 256 of __shared__ 'As'" or "byte 256 of the dynamic shared memory". */
+static void shared_place(const worker *w, uintptr_t a, char *out, size_t len)
+{
+    const uintptr_t dyn = (uintptr_t)simt_cur_block.dyn_shared;
+    if (dyn && a >= dyn && a < dyn + simt_cur_block.dyn_shared_size) {
+        snprintf(out, len, "byte %zu of the dynamic shared memory", (size_t)(a - dyn));
+        return;
+    }
+    for (unsigned int i = 0; i < w->nshared_seen; i++) {
+        const uintptr_t v = (uintptr_t)w->shared_seen[i];
+        if (a >= v && a < v + w->shared_seen_bytes[i]) {
+            snprintf(out, len, "byte %zu of __shared__ '%s'", (size_t)(a - v), w->shared_seen_name[i]);
+            return;
+        }
+    }
+    snprintf(out, len, "shared address %p", (void *)a);
+}
+
+/* A read of shared bytes that a cp.async of some thread of the block has
+ * not landed yet. On a GPU it returns the old bytes, the new ones or a mix,
+ * depending on timing; here the bytes hold NaN until the wait, and this
+ * names the two lines instead, which the NaNs alone cannot. Correct code
+ * never gets here: a stage is read after its copies' wait and a barrier,
+ * and refilled only after the barrier that ends its reads. */
+static void check_cp_pending_at(uintptr_t site, const char *what, const void *p, size_t n)
+{
+    worker *w = cur_worker;
+    if (!simt_cur_thread || !cur_fiber || !w || w->cp_pending == 0 || !w->pend) return;
+    const uintptr_t a = (uintptr_t)p;
+    int any = 0;
+    for (uintptr_t c = a & ~(uintptr_t)15; c < a + n && !any; c += 16) {
+        const pend_slot *s = pend_find(w, c, 0);
+        any = s && s->count > 0;
+    }
+    if (!any) return;
+    for (unsigned int t = 0; t < w->nfibers; t++) {
+        const fiber *f = &w->fibers[t];
+        for (int i = 0; i < f->cp_count; i++) {
+            const cp_op *op = &f->cp[i];
+            const uintptr_t d = (uintptr_t)op->dst;
+            if (a >= d + op->size || d >= a + n) continue;
+            char line[160], cp_line[160], place[160], whose[64], group[400];
+            simt_source_line(site, line, sizeof line);
+            simt_source_line(op->site, cp_line, sizeof cp_line);
+            shared_place(w, d, place, sizeof place);
+            if (f == cur_fiber)
+                snprintf(whose, sizeof whose, "this thread");
+            else
+                snprintf(whose, sizeof whose, "thread (%u,%u,%u)", f->info.thread_idx.x, f->info.thread_idx.y,
+                         f->info.thread_idx.z);
+            if (op->group < 0)
+                snprintf(group, sizeof group,
+                         "in a group not committed yet: cp.async.commit_group (cp_async_commit_group) closes a "
+                         "group, and only closed groups are waited for");
+            else {
+                int open = 0; /* copies of the thread after its last commit */
+                for (int j = 0; j < f->cp_count; j++) open |= f->cp[j].group < 0;
+                snprintf(group, sizeof group,
+                         "in its group %d, which its cp.async.wait_group has not waited for yet (%d of its "
+                         "groups are committed; wait_group n leaves the n most recent in flight)%s",
+                         op->group, f->cp_groups,
+                         open ? "; its later copies are in a group not committed yet, which the wait does not "
+                                "count (a cp_async_commit_group missing after them)"
+                              : "");
+            }
+            simt_fail("%s at %s reads shared bytes that a cp.async has not finished writing: the %zu bytes at %s, "
+                      "copied by %s at %s, %s. On a GPU the read gets the old bytes, the new ones or a mix, as "
+                      "timing falls. Wait for the stage's group and __syncthreads() before reading it, and "
+                      "refill a stage only after the __syncthreads() that ends its reads",
+                      what, line, op->size, place, whose, cp_line, group);
+        }
+    }
+}
+
 void simt_check_shared(const char *what, const char *operand, const void *p, size_t n)
 {
-    check_shared_at((uintptr_t)__builtin_return_address(0), what, operand, p, n);
+    const uintptr_t site = (uintptr_t)__builtin_return_address(0);
+    check_shared_at(site, what, operand, p, n);
+    check_cp_pending_at(site, what, p, n);
 }
 
 static void check_wmma_at(uintptr_t site, const char *file, int at_line, const char *what, const void *p,
@@ -1665,7 +1802,11 @@ static void thread_exit(fiber *self)
 {
     worker *w = self->w;
     /* Copies still in flight at exit land anyway, as on the GPU. */
-    for (int i = 0; i < self->cp_count; i++) cp_do(&self->cp[i]);
+    for (int i = 0; i < self->cp_count; i++) {
+        cp_do(&self->cp[i]);
+        pend_note(w, self->cp[i].dst, -1);
+    }
+    w->cp_pending -= (unsigned int)self->cp_count;
     self->cp_count = 0;
     self->state = ST_DONE;
     w->live--;
@@ -1804,6 +1945,7 @@ static void run_block(worker *w, unsigned long b)
     w->ntma = 0; /* copies a finished block never waited for are dropped */
     w->nshared_seen = 0;
     w->shared_static = 0;
+    pend_reset(w);
     w->nbreads = 0;
     w->ntma_filled = 0;
     for (unsigned int i = 0; i < n; i++) {

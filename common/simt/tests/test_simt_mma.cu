@@ -24,6 +24,7 @@ extern "C" {
 
 #include "warp_mma.cuh"
 #include "no_fault_left.h"
+#include "capture_stderr.h"
 
 using namespace nvcuda;
 
@@ -582,6 +583,76 @@ static void test_cp_async_refill_before_barrier(void **state)
     cudaFree(out);
 }
 
+/* An ldmatrix of shared bytes whose cp.async has not landed: the emulator
+ * stops at the ldmatrix and names both lines. Two stages of 8 x 8 bf16;
+ * lane l copies row l % 8 of stage l / 8 (lanes 16-31 copy nothing).
+ * mode 0: commit each stage, wait_group 1, read stage 0 (ready; stage 1 is
+ * still in flight and not read: fine); 1: read stage 1, which that wait
+ * left in flight; 2: no commit_group before wait_group 0, so no group is
+ * waited for; 3: read before any wait, from lanes whose rows other threads
+ * copied; 4: lanes 0-7 commit their stage-0 copy, then copy a stage-1 row
+ * and do not commit it, so wait_group 1 leaves the stage-0 group pending. */
+__global__ void ldmatrix_too_early(const uint16_t *src, uint32_t *out, int mode)
+{
+    __shared__ __align__(16) uint16_t stage[2][64];
+    int lane = threadIdx.x, st = lane / 8 % 2, row = lane % 8;
+    if (mode == 4) {
+        if (lane < 8) {
+            cp_async_16(&stage[0][8 * row], &src[8 * row]);
+            cp_async_commit_group();
+            cp_async_16(&stage[1][8 * row], &src[64 + 8 * row]);
+        }
+        cp_async_wait_group(1);
+    } else if (lane < 16) {
+        cp_async_16(&stage[st][8 * row], &src[64 * st + 8 * row]);
+    }
+    if (mode != 2 && mode != 4) {
+        /* stage 0's copies are group 0 of lanes 0-7, stage 1's group 0 of
+         * lanes 8-15; each lane commits once more, so that wait_group 1 leaves
+         * a lane's one copy in flight only in mode 1 (whose stage-1 lanes
+         * skip the second commit) */
+        cp_async_commit_group();
+        if (!(mode == 1 && st == 1)) cp_async_commit_group();
+    }
+    if (mode != 3 && mode != 4) cp_async_wait_group(mode == 2 ? 0 : 1);
+    __syncwarp();
+    uint32_t r[1];
+    ldmatrix_x1(r, &stage[mode == 1 ? 1 : 0][8 * (mode == 3 ? (lane + 1) % 8 : lane % 8)]);
+    out[lane] = r[0];
+}
+
+static void test_ldmatrix_before_its_copy_lands(void **state)
+{
+    (void)state;
+    uint16_t *src;
+    uint32_t *out;
+    cudaMallocManaged(&src, 128 * 2);
+    cudaMallocManaged(&out, 32 * 4);
+    for (int i = 0; i < 128; i++) src[i] = (uint16_t)(i + 1);
+    const char *says[5] = {NULL, "in its group 0, which its cp.async.wait_group has not waited for yet",
+                           "in a group not committed yet", "copied by thread (1,0,0)",
+                           "(a cp_async_commit_group missing after them)"};
+    for (int mode = 0; mode < 5; mode++) {
+        capture_begin();
+        ldmatrix_too_early<<<1, 32>>>(src, out, mode);
+        cudaError_t e = cudaDeviceSynchronize();
+        const char *err = capture_end();
+        if (mode == 0) {
+            if (e != cudaSuccess) fail_msg("mode 0: got %s (%s)", cudaGetErrorName(e), err);
+            assert_int_equal(out[0], pack16(src[0], src[1]));
+            assert_int_equal(out[31], pack16(src[62], src[63])); /* row 7, columns 6-7 of stage 0 */
+            continue;
+        }
+        if (e != cudaErrorLaunchFailure) fail_msg("mode %d: got %s, want a launch failure", mode, cudaGetErrorName(e));
+        if (!strstr(err, "reads shared bytes that a cp.async has not finished writing") ||
+            !strstr(err, "of __shared__ 'stage'") || !strstr(err, says[mode]) || !strstr(err, "test_simt_mma.cu:"))
+            fail_msg("mode %d: the message does not say what and where: %s", mode, err);
+        cudaDeviceReset();
+    }
+    cudaFree(src);
+    cudaFree(out);
+}
+
 /* mma.sync, ldmatrix and wmma are .aligned: all 32 lanes of the warp must
  * execute the same one (PTX ISA), or the result is undefined. mode 0: the
  * whole warp (fine); 1: lanes 16-31 return first; 2: a block of 16 threads;
@@ -714,6 +785,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cp_async_groups, no_fault_left),        cmocka_unit_test_teardown(test_cp_async_and_ldmatrix_alignment, no_fault_left),
         cmocka_unit_test_teardown(test_cp_async_refill_before_barrier, no_fault_left),
         cmocka_unit_test_teardown(test_cp_async_src_size_past_copy, no_fault_left),
+        cmocka_unit_test_teardown(test_ldmatrix_before_its_copy_lands, no_fault_left),
         cmocka_unit_test_teardown(test_warp_wide_needs_the_whole_warp, no_fault_left),
         cmocka_unit_test_teardown(test_wmma_pointer_and_ldm_rules, no_fault_left),
         cmocka_unit_test_teardown(test_shared_operands_must_be_shared, no_fault_left),

@@ -241,6 +241,12 @@ static void test_many_tiles(void **state) {
  * gives right numbers and 8 passes per matrix with 128-byte rows (the
  * same chunk of 8 rows in one bank group). Whole tiles of the compiled
  * sizes (capped at 256 x 256 x 1024), K and N multiples of 8. */
+/* The figures are one kernel's sums: the tracer's report splits them by
+ * line, so that A's ldmatrix and B's ldmatrix.trans show apart. */
+#define LINES_HINT                                                                                             \
+    "SIMT_MEMTRACE=1 make check LAB=04 TARGET=emu ONLY='mma: memory pattern (emulator)' names the lines that " \
+    "cost most, A's reads and B's apart"
+
 static void test_mma_memory_pattern(void **state) {
     const step_t *s = begin(state);
     int bm, bn, bk;
@@ -252,17 +258,17 @@ static void test_mma_memory_pattern(void **state) {
     if (p.shared_load > 1.25)
         fail_msg("matmul_mma: its ldmatrix reads take %.1f bank passes per 8 x 8 matrix where 1 would do: the 8 "
                  "rows of a matrix fall in the same groups of 4 banks. Swizzle the 16-byte chunks in swz (task "
-                 "4; see Bank conflicts and swizzling), and read and write every chunk through swz_a and swz_b",
-                 p.shared_load);
+                 "4; see Bank conflicts and swizzling), and read and write every chunk through swz_a and swz_b. "
+                 LINES_HINT, p.shared_load);
     if (p.shared_store > 1.25)
         fail_msg("matmul_mma: its cp.async writes to shared memory take %.1f bank passes per 128 bytes where 1 "
                  "would do: give neighbouring threads neighbouring 16-byte chunks of a row, through swz_a and "
-                 "swz_b (task 5)", p.shared_store);
+                 "swz_b (task 5). " LINES_HINT, p.shared_store);
     if (p.global_load > 1.5 || p.global_load_width < 12.0)
         fail_msg("matmul_mma: on whole, aligned tiles its loads of A and B touch %.1f times the sectors their "
                  "bytes need (1.0 when coalesced) and move %.1f bytes a thread: with K and N multiples of 8, copy "
                  "each 16-byte chunk with one cp_async_16_zfill, neighbouring threads on neighbouring chunks of "
-                 "a row (task 5)", p.global_load, p.global_load_width);
+                 "a row (task 5). " LINES_HINT, p.global_load, p.global_load_width);
 }
 
 #define STEP_TESTS(prefix, step)                                                                 \

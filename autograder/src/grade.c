@@ -1415,6 +1415,20 @@ static void add_why(char *why, size_t wn, const char *nn, const char *fmt, ...) 
     sanitize(why);
     for (char *c = why; *c; c++)
         if (*c == '\n' || *c == '\t') *c = ' ';
+    /* gcc quotes with U+2018 and U+2019 under a UTF-8 locale (the grader's
+     * children get C.UTF-8): a spreadsheet that opens the CSV as Latin-1
+     * would show them as three odd characters each, so they become ' here. */
+    char *o = why;
+    for (const char *c = why; *c;) {
+        if ((unsigned char)c[0] == 0xe2 && (unsigned char)c[1] == 0x80 &&
+            ((unsigned char)c[2] == 0x98 || (unsigned char)c[2] == 0x99)) {
+            *o++ = '\'';
+            c += 3;
+        } else {
+            *o++ = *c++;
+        }
+    }
+    *o = '\0';
 }
 
 /* Grade one lab of one submission, appending to res. Returns the count.
@@ -1479,7 +1493,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
         return n;
     }
     char missing[512] = "";
-    int nmissing = 0;
+    int nmissing = 0, nsame = 0; /* files not submitted; submitted as the starter has them */
     for (int f = 0; f < nf; f++) {
         snprintf(to, sizeof to, "%s/labs/%s/%s", dir, rb->lab, files[f]);
         char others[PATH_MAX];
@@ -1492,6 +1506,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
                 fprintf(stderr, "grade: %s", w);
                 snprintf(notes + strlen(notes), notes_len - strlen(notes), "%s", w);
             }
+            nsame += same_contents(from, to); /* to: the starter's, in the lab's copy */
             unlink(to);
             if (file_copy(from, to) != 0) {
                 nmissing++;
@@ -1504,6 +1519,9 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
         }
     }
     if (nf > 0 && nmissing == nf && !lab_empty_known) add_why(why, wn, label, "no student files: graded the starter");
+    /* An untouched starter is not a wrong answer: the instructor may want
+     * to ask whether the right files were handed in. */
+    if (nsame > 0 && nmissing + nsame == nf) add_why(why, wn, label, "unchanged from the starter");
     if (missing[0])
         snprintf(notes + strlen(notes), notes_len - strlen(notes),
                  "lab %s: not in the submission, graded the starter instead: %s\n", rb->nn, missing);

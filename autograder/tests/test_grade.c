@@ -2536,20 +2536,21 @@ static void test_batch_csv(void **state) {
     if (!file_has(csv, "\"carol\",10.00,10.00,10.00,\"\"\n")) fail_msg("batch.csv: carol (labs/ layout) should have 10 of 10");
 }
 
-/* --batch tells a build error and an empty submission from a low score, on
- * the console and in the CSV's notes column, and an entry that is not a
- * folder (a zip) gets a row too, marked not graded with no points: no
- * student is missing from the CSV. A name that starts as a spreadsheet
+/* --batch tells a build error, an empty submission and an untouched starter
+ * from a low score, on the console and in the CSV's notes column, and an
+ * entry that is not a folder (a zip) gets a row too, marked not graded with
+ * no points: no student is missing from the CSV. A name that starts as a spreadsheet
  * formula does ("=1+1.zip") is written as text. The same with --parallel 2. */
 static void test_batch_notes(void **state) {
     (void)state;
     char d[PATH_MAX], log[PATH_MAX + 16], args[PATH_MAX * 3], csv[PATH_MAX + 16];
     snprintf(d, sizeof d, "%s/batch-notes", tmp);
-    if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/in/alice/00-hello\" \"$d/in/carol\" \"$d/in/dave\";"
+    if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d/in/alice/00-hello\" \"$d/in/carol\" \"$d/in/dave\" \"$d/in/frank\";"
+           " cp '%s/labs/00-hello/vector_add.cu' \"$d/in/frank/\";"
            " cp '%s/solutions/00-hello/vector_add.cu' \"$d/in/alice/00-hello/\"; cp \"$d/in/alice/00-hello/vector_add.cu\" \"$d/in/carol/\";"
            " patch -s \"$d/in/carol/vector_add.cu\" < '%s/autograder/wrong/00-hello/compile_error/vector_add.cu.patch';"
            " echo 'my answers' > \"$d/in/dave/notes.txt\"; touch \"$d/in/erin.zip\" \"$d/in/=1+1.zip\"",
-           d, GRADE_ROOT, GRADE_ROOT) != 0)
+           d, GRADE_ROOT, GRADE_ROOT, GRADE_ROOT) != 0)
         fail_msg("could not lay out %s", d);
     const char *how[2] = {"", "--parallel 2"};
     char first[4096] = "";
@@ -2565,11 +2566,15 @@ static void test_batch_notes(void **state) {
             "student,lab 00,total,max,notes\n\"'=1+1.zip\",,,,\"not graded: not a folder; unzip it first\"\n"
             "\"alice\",2.00,2.00,2.00,\"\"\n\"carol\",0.00,0.00,2.00,\"build error: ",
             "\n\"dave\",0.00,0.00,2.00,\"no student files: graded the starters\"\n"
-            "\"erin.zip\",,,,\"not graded: not a folder; unzip it first\"\n"};
+            "\"erin.zip\",,,,\"not graded: not a folder; unzip it first\"\n"
+            "\"frank\",0.00,0.00,2.00,\"unchanged from the starter\"\n"};
 
         if (strncmp(text, rows[0], strlen(rows[0])) || !strstr(text, rows[1]))
             fail_msg("grade %s wrote the CSV\n%s\nwant it to start\n%s\nand to hold\n%s", args, text, rows[0], rows[1]);
         if (!strstr(text, "error: expected")) fail_msg("carol's note does not quote the compiler's error:\n%s", text);
+        /* gcc's U+2018 and U+2019 quotes (a UTF-8 locale) become ASCII ones */
+        if (strstr(text, "\xe2\x80") || !strstr(text, "expected '"))
+            fail_msg("carol's note should quote with ' only:\n%s", text);
         if (k == 0) snprintf(first, sizeof first, "%s", text);
         else if (strcmp(first, text)) fail_msg("--parallel 2 wrote\n%s\none at a time wrote\n%s", text, first);
         text = file_text(log);
@@ -2577,7 +2582,8 @@ static void test_batch_notes(void **state) {
                                             "\ncarol                    0.00 / 2.00 points  (build error: ",
                                             "\ndave                     0.00 / 2.00 points  (no student files: graded the starters)\n",
                                             "\nerin.zip                 not graded: not a folder; unzip it first\n",
-                                            "grade: 3 submission(s), 2 entries not graded (not a folder); scores in "};
+                                            "\nfrank                    0.00 / 2.00 points  (unchanged from the starter)\n",
+                                            "grade: 4 submission(s), 2 entries not graded (not a folder); scores in "};
         for (size_t i = 0; i < sizeof lines / sizeof *lines; i++)
             if (!strstr(text, lines[i])) fail_msg("grade %s: the console does not show '%s' (%s)", args, lines[i], log);
     }
@@ -5324,7 +5330,7 @@ static void test_batch_parallel(void **state) {
     snprintf(b, sizeof b, "%s/run1.csv", d);
     char serial[4096];
     snprintf(serial, sizeof serial, "%s", file_text(a));
-    if (!strstr(serial, "\"alice\",10.00,10.00,10.00,\"\"\n\"bob\",0.00,0.00,10.00,\"\"\n\"carol\",0.00,0.00,10.00,\"\"\n"))
+    if (!strstr(serial, "\"alice\",10.00,10.00,10.00,\"\"\n\"bob\",0.00,0.00,10.00,\"\"\n\"carol\",0.00,0.00,10.00,\"unchanged from the starter\"\n"))
         fail_msg("the batch graded one at a time wrote '%s'", serial);
     if (strcmp(serial, file_text(b))) fail_msg("--parallel 3 wrote '%s'; one at a time wrote '%s'", file_text(b), serial);
     const char *names[3] = {"alice", "bob", "carol"};

@@ -15,14 +15,21 @@ static void report_reset(cmp_report_t *r, size_t n) {
     r->n = n;
 }
 
-/* Account one element; returns 1 if it is within bound. */
-static int account(cmp_report_t *r, size_t i, double got, double want, double bound,
-                   double *worst_ratio) {
+int within_bound(double got, double want, double bound) {
     /* An infinite reference is met only by the same infinity: its bound is
      * infinite too, and Inf <= Inf would pass any finite result. */
     double err = got == want ? 0.0 : fabs(got - want);
-    int ok = isinf(want) ? got == want
-                         : err <= bound && (isfinite(bound) || got == want); /* false for NaN: on purpose */
+    return isinf(want) ? got == want
+                       : err <= bound && (isfinite(bound) || got == want); /* false for NaN: on purpose */
+}
+
+double gemm_elem_bound(double absAB, int K, double eps, double c) { return c * (double)K * eps * absAB + FLT_MIN; }
+
+/* Account one element; returns 1 if it is within bound. */
+static int account(cmp_report_t *r, size_t i, double got, double want, double bound,
+                   double *worst_ratio) {
+    double err = got == want ? 0.0 : fabs(got - want);
+    int ok = within_bound(got, want, bound);
     if (isfinite(want) && !isfinite(got)) r->nonfinite++;
     if (!ok) r->mismatches++;
     if (!isnan(r->max_abs_err) && !(err <= r->max_abs_err)) r->max_abs_err = err; /* NaN sticks */
@@ -77,8 +84,7 @@ int check_gemm_bound(const float *got, const double *want, const double *absAB, 
     report_reset(r, n);
     double worst = 0.0;
     for (size_t i = 0; i < n; i++) {
-        double bound = c * (double)K * eps * absAB[i] + FLT_MIN;
-        account(r, i, (double)got[i], want[i], bound, &worst);
+        account(r, i, (double)got[i], want[i], gemm_elem_bound(absAB[i], K, eps, c), &worst);
     }
     return r->mismatches == 0;
 }

@@ -104,6 +104,30 @@ int check_gemm_bound(const float *got, const double *want, const double *absAB, 
                      int K, double eps, double c, cmp_report_t *rep);
 
 /**
+ * @brief The bound check_gemm_bound() allows one element: c * K * eps * absAB
+ *        plus the smallest normal float.
+ * @param absAB the element's |alpha||A||B| + |beta||C0|
+ * @param K inner dimension
+ * @param eps unit roundoff
+ * @param c safety factor
+ * @return the largest absolute error allowed
+ */
+double gemm_elem_bound(double absAB, int K, double eps, double c);
+
+/**
+ * @brief The verdict every comparison here gives one element: |got - want|
+ *        within bound, where NaN never passes, an infinite want is met only
+ *        by the same infinity, and an infinite bound only by got == want.
+ *        For callers that need to know which elements failed (a mask for a
+ *        message) by the same rule the check used.
+ * @param got computed value
+ * @param want reference value
+ * @param bound largest absolute error allowed
+ * @return 1 within bound, else 0
+ */
+int within_bound(double got, double want, double bound);
+
+/**
  * @brief Print a one-line summary of a comparison, e.g. for a failing check.
  * @param out stream
  * @param what name of the compared quantity

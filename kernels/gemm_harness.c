@@ -12,7 +12,6 @@
 #include <stddef.h>
 #include <cmocka.h>
 
-#include <float.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -330,9 +329,8 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                     size_t unwritten = 0, first = 0, nwrong = 0;
                     unsigned char *wrong = host_malloc(nC + 1);
                     for (size_t i = 0; i < nC; i++) {
-                        /* Written so that NaN counts as wrong. */
-                        wrong[i] = !(fabs((double)cmp[i] - want[i]) <=
-                                     bound_c(input) * K * EPS_FP32 * mag[i] + FLT_MIN);
+                        wrong[i] = !within_bound(cmp[i], want[i], gemm_elem_bound(mag[i], K, EPS_FP32,
+                                                                                   bound_c(input)));
                         nwrong += wrong[i];
                         if (wrong[i] && !memcmp(&got[i], &C0[i], sizeof(float)) && unwritten++ == 0) first = i;
                     }

@@ -320,6 +320,31 @@ static void test_gemm_bound_is_c_K_eps(void **state) {
     assert_false(check_gemm_bound(zg, zw, zab, 2, 1, K, EPS_FP32, c, &r));
 }
 
+/* within_bound and gemm_elem_bound are the rule the checks apply, element by
+ * element (the matmul harness marks wrong elements with them): the same
+ * verdicts as check_gemm_bound, NaN failing, an infinity met only by itself. */
+static void test_within_bound_is_the_checks_rule(void **state) {
+    (void)state;
+    assert_true(gemm_elem_bound(3.0, 1000, EPS_BF16, 2.0) == 2.0 * 1000 * EPS_BF16 * 3.0 + FLT_MIN);
+    assert_true(within_bound(1.5, 1.0, 0.5));
+    assert_false(within_bound(1.5, 1.0, 0.4));
+    assert_false(within_bound(NAN, 1.0, 1e30));
+    assert_false(within_bound(NAN, NAN, 1e30)); /* a NaN reference is handled by the caller */
+    assert_true(within_bound(INFINITY, INFINITY, INFINITY));
+    assert_false(within_bound(1e30, INFINITY, INFINITY));
+    assert_false(within_bound(-INFINITY, INFINITY, INFINITY));
+    assert_false(within_bound(2.0, 1.0, INFINITY)); /* an infinite bound: only got == want */
+    assert_true(within_bound(1.0, 1.0, INFINITY));
+    /* The same verdict as check_gemm_bound, element by element. */
+    const double want[5] = {100, -50, INFINITY, 0, 7}, absAB[5] = {3, 3, INFINITY, 0, 1};
+    const float got[5] = {123.5f, -50.0f, INFINITY, 2 * FLT_MIN, NAN};
+    for (int i = 0; i < 5; i++) {
+        int one = check_gemm_bound(&got[i], &want[i], &absAB[i], 1, 1, 1000, EPS_BF16, 2.0, NULL);
+        int each = within_bound(got[i], want[i], gemm_elem_bound(absAB[i], 1000, EPS_BF16, 2.0));
+        if (one != each) fail_msg("element %d: check_gemm_bound says %d, within_bound %d", i, one, each);
+    }
+}
+
 /* rel_l2_diff: exact on a hand-made case, zero for equal tensors, NaN-propagating. */
 static void test_rel_l2_diff(void **state) {
     (void)state;
@@ -349,6 +374,7 @@ int main(void) {
         cmocka_unit_test(test_float_reference),
         cmocka_unit_test(test_gemm_bound),
         cmocka_unit_test(test_gemm_bound_is_c_K_eps),
+        cmocka_unit_test(test_within_bound_is_the_checks_rule),
     };
     return cmocka_run_group_tests_name("numerics", tests, NULL, NULL);
 }

@@ -717,6 +717,29 @@ static int same_contents(const char *a, const char *b) {
     return same;
 }
 
+/* The first preprocessor line of a file that tests __CUDA_ARCH__ or
+ * __SIMT_EMULATOR__ (its number, 0 for none), and which of the two. The
+ * emulator leaves __CUDA_ARCH__ undefined and defines __SIMT_EMULATOR__, so
+ * code under such an #if runs one way on the emulator and another on a GPU:
+ * checks on --target emu then test code a GPU does not run. Comments that
+ * name them do not count: only a line that starts with '#'. */
+static int arch_test_line(const char *path, const char **which) {
+    FILE *f = fopen(path, "r");
+    if (!f) return 0;
+    char line[4096];
+    int n = 0, found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        n++;
+        const char *p = line;
+        while (*p == ' ' || *p == '\t') p++;
+        if (*p != '#') continue;
+        if (strstr(p, "__CUDA_ARCH__")) *which = "__CUDA_ARCH__", found = n;
+        else if (strstr(p, "__SIMT_EMULATOR__")) *which = "__SIMT_EMULATOR__", found = n;
+    }
+    fclose(f);
+    return found;
+}
+
 /* Where a student file of a lab lives in the submission: DIR/NN-topic/f,
  * DIR/labs/NN-topic/f or DIR/f, the first of these that is there. Only
  * regular files count (no links). When others is given, it gets the copies
@@ -1507,6 +1530,17 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
                 snprintf(notes + strlen(notes), notes_len - strlen(notes), "%s", w);
             }
             nsame += same_contents(from, to); /* to: the starter's, in the lab's copy */
+            const char *macro = NULL;
+            int at = strcmp(O.target, "emu") == 0 ? arch_test_line(from, &macro) : 0;
+            if (at) {
+                char w[1024];
+                snprintf(w, sizeof w, "lab %s: warning: %s:%d tests %s: the emulator leaves __CUDA_ARCH__ "
+                         "undefined and defines __SIMT_EMULATOR__, so these checks on --target emu ran code "
+                         "that a GPU does not run; grade it on a GPU (--target cuda) to test the GPU's branch\n",
+                         rb->nn, files[f], at, macro);
+                fprintf(stderr, "grade: %s", w);
+                snprintf(notes + strlen(notes), notes_len - strlen(notes), "%s", w);
+            }
             unlink(to);
             if (file_copy(from, to) != 0) {
                 nmissing++;

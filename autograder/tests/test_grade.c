@@ -4278,6 +4278,30 @@ static void test_duplicate_layouts_warned(void **state) {
         fail_msg("no warning naming the copy graded and the one ignored (%s)", run_log);
 }
 
+/* A student file that tests __SIMT_EMULATOR__ (or __CUDA_ARCH__) in an #if
+ * runs other code on the emulator than on a GPU: grading on the emulator
+ * says so, with the line, in the output and in results.json. A comment that
+ * names the macro is not such a test. */
+static void test_arch_branch_warned(void **state) {
+    (void)state;
+    char d[PATH_MAX];
+    snprintf(d, sizeof d, "%s/arch", tmp);
+    if (sh("set -e; d='%s'; rm -rf \"$d\"; mkdir -p \"$d\";"
+           " printf '/* not __CUDA_ARCH__ here */\\n#ifdef __SIMT_EMULATOR__\\n#endif\\n' > \"$d/vector_add.cu\";"
+           " cat '%s/solutions/00-hello/vector_add.cu' >> \"$d/vector_add.cu\"",
+           d, GRADE_ROOT) != 0)
+        fail_msg("could not lay out %s", d);
+    json_t *res = grade_run(d, "--lab 00", "--only test_single_element", "arch");
+    double s = json_number_value(json_object_get(res, "score"));
+    const char *out = json_string_value(json_object_get(res, "output"));
+    static const char says[] = "lab 00: warning: vector_add.cu:2 tests __SIMT_EMULATOR__: the emulator leaves "
+                               "__CUDA_ARCH__ undefined";
+    if (s != 2) fail_msg("the file scored %g of 2 (%s)", s, run_log);
+    if (!file_has(run_log, says)) fail_msg("no warning '%s' (%s)", says, run_log);
+    if (!out || !strstr(out, says)) fail_msg("results.json's output does not hold '%s': %s", says, out ? out : "(none)");
+    json_decref(res);
+}
+
 /* A --src folder without any student file grades the starters, with a warning that says so. */
 static void test_src_without_lab_files_warned(void **state) {
     (void)state;
@@ -5797,6 +5821,7 @@ int main(void) {
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gradescope_zip_refuses);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_submission_long_folder);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_duplicate_layouts_warned);
+    tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_arch_branch_warned);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_src_without_lab_files_warned);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_gpu_build);
     tests[nt++] = (struct CMUnitTest)cmocka_unit_test(test_no_device_fails_loudly);

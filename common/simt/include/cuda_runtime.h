@@ -532,7 +532,24 @@ struct LaunchConfig {
     LaunchConfig(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0) : grid(g), block(b), shmem(s), stream(st) {}
 };
 
-template <class Bound> static void run_thread(void *p) { (*(Bound *)p)(); }
+/** A kernel and its arguments, bound once at the launch. */
+template <class... P> struct Bound {
+    void (*kernel)(P...);
+    std::tuple<typename std::decay<P>::type...> args;
+};
+
+/* The call of the kernel by one thread. Written out rather than with
+ * std::apply, whose four frames (std::apply, __apply_impl, __invoke,
+ * __invoke_impl) would stand under the kernel's line in every stack of a
+ * ThreadSanitizer or AddressSanitizer report. */
+template <class... P, size_t... I> static void call_kernel(const Bound<P...> *b, std::index_sequence<I...>)
+{
+    b->kernel(std::get<I>(b->args)...);
+}
+template <class... P> static void run_thread(void *p)
+{
+    call_kernel((const Bound<P...> *)p, std::index_sequence_for<P...>{});
+}
 
 /** kernel<<<cfg>>>(args) is rewritten to launch(cfg, kernel)(args): the call
  *  converts the arguments to the kernel's parameter types exactly as a call
@@ -543,11 +560,9 @@ template <class... P> struct Launcher {
     void (*kernel)(P...);
     void operator()(P... params) const
     {
-        std::tuple<typename std::decay<P>::type...> bound(params...);
-        void (*k)(P...) = kernel;
-        auto body = [&]() { std::apply(k, bound); };
-        simt_launch((const void *)kernel, cfg.grid, cfg.block, cfg.shmem, cfg.stream, run_thread<decltype(body)>,
-                    &body);
+        const Bound<P...> bound{kernel, std::tuple<typename std::decay<P>::type...>(params...)};
+        simt_launch((const void *)kernel, cfg.grid, cfg.block, cfg.shmem, cfg.stream, run_thread<P...>,
+                    (void *)&bound);
     }
 };
 

@@ -707,6 +707,41 @@ static void test_memtrace_refuses_no_sanitize(void **state)
     expect_built("no_sanitize without --memtrace (not a lab's build)");
 }
 
+/* A lab's file whose code depends on __CUDA_ARCH__ or __SIMT_EMULATOR__
+ * runs one branch here and another on a GPU: its build notes the first such
+ * line (and builds); a comment naming the macro, or a build without
+ * --memtrace (not a lab's), says nothing. */
+static void test_memtrace_notes_arch_branches(void **state)
+{
+    (void)state;
+    const char *lab = "'" SIMTCC "' --memtrace -O2 " SIMT_LAB_WERROR " -c '%s' -o '%s/%s.o' 2>&1";
+    const char *text = "/* __CUDA_ARCH__ is not tested here */\n"
+                       "__global__ void k(float *o)\n"
+                       "{\n"
+                       "#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800\n"
+                       "    o[threadIdx.x] = 2.0f;\n"
+                       "#else\n"
+                       "    o[threadIdx.x] = 1.0f;\n"
+                       "#endif\n"
+                       "#ifdef __SIMT_EMULATOR__\n"
+                       "#endif\n"
+                       "}\n"
+                       "extern \"C\" void launch(float *o) { k<<<1, 32>>>(o); }\n";
+    run_on("arch_branch", text, lab);
+    expect_built("a kernel with an #if on __CUDA_ARCH__");
+    if (!strstr(out, "arch_branch.cu:4: note: this line tests __CUDA_ARCH__: the emulator leaves") ||
+        count("note: this line tests") != 1) {
+        print_error("want one note, at line 4:\n%s\n", out);
+        fail();
+    }
+    run_on("arch_plain", text, "'" SIMTCC "' -O2 -c '%s' -o '%s/%s.o' 2>&1");
+    expect_built("the same file outside a lab's build");
+    if (strstr(out, "note: this line tests")) {
+        print_error("a build without --memtrace notes it:\n%s\n", out);
+        fail();
+    }
+}
+
 /* max or min of two bf16 (or two half) values: ambiguous to nvcc, which
  * the emulator's build now says too; with a float on one side, and fmaxf,
  * both compile. */
@@ -1837,6 +1872,7 @@ int main(void)
         cmocka_unit_test(test_unused_shared_is_an_error),
         cmocka_unit_test(test_vla_in_kernel_is_an_error),
         cmocka_unit_test(test_memtrace_refuses_no_sanitize),
+        cmocka_unit_test(test_memtrace_notes_arch_branches),
         cmocka_unit_test(test_shared_initializer_refused),
         cmocka_unit_test(test_half_min_max),
         cmocka_unit_test(test_half_bf16_mixed),

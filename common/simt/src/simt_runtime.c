@@ -231,7 +231,7 @@ struct worker {
     unsigned int nshared_seen;
     size_t shared_static; /* their bytes */
     unsigned int cp_pending; /* cp.async copies of all its threads not landed yet */
-    struct pend_slot *pend;  /* and how many of them fall in each 16-byte chunk (see pend_count) */
+    struct pend_slot *pend;  /* and how many of them fall in each 16-byte chunk (pend_find) */
     unsigned int pend_keys;  /* chunks in the table */
     uint32_t tma_filled[TMA_FILLED_MAX][2]; /* [lo, hi) of each TMA destination so far */
     int ntma_filled;

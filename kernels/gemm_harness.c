@@ -55,6 +55,11 @@ static int under_tsan(void) {
 #endif
 }
 
+/* What a hint's make check command names: the check's lab ("LAB=02") and
+ * the running test, each with a placeholder where the check did not say. */
+static const char *rerun_lab(void) { return lab_make_args[0] ? lab_make_args : "LAB=NN"; }
+static const char *rerun_test(void) { return lab_test_name ? lab_test_name : "<its name, from the [ RUN ] line>"; }
+
 /* Guard zone on each side of a device matrix whose rows are `row` elements
  * long: one whole row plus 64 elements, so even a kernel that runs a full row
  * past the end (row <= M instead of row < M) lands in the guard. A multiple
@@ -358,8 +363,7 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                                  "cp_async_wait_group, or refilled before the barrier that ends its reads?) or "
                                  "from a read past the end of A or B (NaN guard zones surround them). make "
                                  "check %s TARGET=emu SANITIZE=thread ONLY='%s' names the two lines of a race",
-                                 lab_make_args[0] ? lab_make_args : "LAB=NN",
-                                 lab_test_name ? lab_test_name : "<its name, from the [ RUN ] line>");
+                                 rerun_lab(), rerun_test());
                     else if (!rep.nonfinite && unwritten)
                         ; /* the hint above is the likeliest */
                     else if (!rep.nonfinite && l < sizeof msg && under_tsan())
@@ -375,8 +379,7 @@ void gemm_check_case(const gemm_kernel_t *k, int M, int N, int K, float alpha, f
                                  "to 0 keeps the previous k step's value); if the kernel has __syncthreads() "
                                  "barriers and a missing one could be the cause, rerun this test with make check "
                                  "%s TARGET=emu SANITIZE=thread ONLY='%s': ThreadSanitizer names the two lines "
-                                 "that race", lab_make_args[0] ? lab_make_args : "LAB=NN",
-                                 lab_test_name ? lab_test_name : "<its name, from the [ RUN ] line>");
+                                 "that race", rerun_lab(), rerun_test());
                 }
             }
             host_free(cmp);

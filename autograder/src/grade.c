@@ -653,6 +653,27 @@ static int run_make(const char *dir, const char *target_path, int timeout_s, cha
     return ok ? 0 : -1;
 }
 
+/* The emulator's compiler notes a lab file's code under #if on __CUDA_ARCH__
+ * or __SIMT_EMULATOR__ (simtcc --memtrace: "f.cu:42: note: this line tests
+ * __CUDA_ARCH__: ..."): the checks then ran another branch than a GPU runs.
+ * Each such line of a build log becomes a warning in the notes, which a
+ * build that succeeds would otherwise never show. */
+static void forward_branch_notes(const char *log, const char *nn, char *notes, size_t notes_len) {
+    for (const char *line = log; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *hit = strstr(line, ": note: this line tests ");
+        if (hit && hit < line + len) {
+            char w[1024];
+            snprintf(w, sizeof w, "lab %s: warning: %.*s (only --target cuda tests the GPU's branch)\n", nn,
+                     (int)len, line);
+            fprintf(stderr, "grade: %s", w);
+            snprintf(notes + strlen(notes), notes_len - strlen(notes), "%s", w);
+        }
+        line += len + (end != NULL);
+    }
+}
+
 /* The first compiler error of a build log, for the table. */
 static void first_error(const char *log, char *out, size_t n) {
     find_line(log, "error:", NULL, out, n);
@@ -715,29 +736,6 @@ static int same_contents(const char *a, const char *b) {
     if (fa >= 0) close(fa);
     if (fb >= 0) close(fb);
     return same;
-}
-
-/* The first preprocessor line of a file that tests __CUDA_ARCH__ or
- * __SIMT_EMULATOR__ (its number, 0 for none), and which of the two. The
- * emulator leaves __CUDA_ARCH__ undefined and defines __SIMT_EMULATOR__, so
- * code under such an #if runs one way on the emulator and another on a GPU:
- * checks on --target emu then test code a GPU does not run. Comments that
- * name them do not count: only a line that starts with '#'. */
-static int arch_test_line(const char *path, const char **which) {
-    FILE *f = fopen(path, "r");
-    if (!f) return 0;
-    char line[4096];
-    int n = 0, found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        n++;
-        const char *p = line;
-        while (*p == ' ' || *p == '\t') p++;
-        if (*p != '#') continue;
-        if (strstr(p, "__CUDA_ARCH__")) *which = "__CUDA_ARCH__", found = n;
-        else if (strstr(p, "__SIMT_EMULATOR__")) *which = "__SIMT_EMULATOR__", found = n;
-    }
-    fclose(f);
-    return found;
 }
 
 /* Where a student file of a lab lives in the submission: DIR/NN-topic/f,
@@ -1530,17 +1528,6 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
                 snprintf(notes + strlen(notes), notes_len - strlen(notes), "%s", w);
             }
             nsame += same_contents(from, to); /* to: the starter's, in the lab's copy */
-            const char *macro = NULL;
-            int at = strcmp(O.target, "emu") == 0 ? arch_test_line(from, &macro) : 0;
-            if (at) {
-                char w[1024];
-                snprintf(w, sizeof w, "lab %s: warning: %s:%d tests %s: the emulator leaves __CUDA_ARCH__ "
-                         "undefined and defines __SIMT_EMULATOR__, so these checks on --target emu ran code "
-                         "that a GPU does not run; grade it on a GPU (--target cuda) to test the GPU's branch\n",
-                         rb->nn, files[f], at, macro);
-                fprintf(stderr, "grade: %s", w);
-                snprintf(notes + strlen(notes), notes_len - strlen(notes), "%s", w);
-            }
             unlink(to);
             if (file_copy(from, to) != 0) {
                 nmissing++;
@@ -1576,6 +1563,7 @@ static int grade_lab(const char *src, const rubric_t *rb, result_t *res, char *n
         return n;
     }
     int check_built = need_check ? run_make(dir, check_rel, 300, &log, 1, 0) == 0 : 1;
+    if (log) forward_branch_notes(log, rb->nn, notes, notes_len);
     const char *gpu_file = NULL; /* --gpu-build: the student file nvcc refused */
     if (check_built && need_check && O.gpu_build && strcmp(O.target, "cuda")) {
         for (int f = 0; f < nf && !gpu_file; f++) {

@@ -4294,8 +4294,8 @@ static void test_arch_branch_warned(void **state) {
     json_t *res = grade_run(d, "--lab 00", "--only test_single_element", "arch");
     double s = json_number_value(json_object_get(res, "score"));
     const char *out = json_string_value(json_object_get(res, "output"));
-    static const char says[] = "lab 00: warning: vector_add.cu:2 tests __SIMT_EMULATOR__: the emulator leaves "
-                               "__CUDA_ARCH__ undefined";
+    static const char says[] = "lab 00: warning: labs/00-hello/vector_add.cu:2: note: this line tests "
+                               "__SIMT_EMULATOR__: the emulator leaves __CUDA_ARCH__ undefined";
     if (s != 2) fail_msg("the file scored %g of 2 (%s)", s, run_log);
     if (!file_has(run_log, says)) fail_msg("no warning '%s' (%s)", says, run_log);
     if (!out || !strstr(out, says)) fail_msg("results.json's output does not hold '%s': %s", says, out ? out : "(none)");

@@ -131,7 +131,10 @@ void simt_check_aligned(const char *what, const char *operand, const void *addr,
  *  in the block's shared memory (its dynamic shared memory or a static
  *  __shared__ variable): a pointer into a cudaMalloc allocation (global
  *  memory, whose address means nothing in the shared window), or an index
- *  past a tile. The message names the kernel's line. Nothing in host code.
+ *  past a tile. The message names the kernel's line. Also fails it when a
+ *  cp.async of any thread of the block has not yet landed its copy into
+ *  one of those bytes (the message names both lines and speaks of a read:
+ *  the course calls this for ldmatrix rows). Nothing in host code.
  *  @param what the instruction. @param operand which address. @param p the
  *  address. @param n the bytes accessed there. */
 void simt_check_shared(const char *what, const char *operand, const void *p, size_t n);

@@ -74,6 +74,10 @@ static void rewrite(const char *name, const char *text)
     run_on(name, text, "'" SIMT_REWRITE "' '%s' '%s/%s.cpp' 2>&1");
 }
 
+/* simtcc -c as labs/labs.mk compiles a lab's file (--memtrace, its flags), a
+ * command for run_on. */
+#define AS_LAB_MEMTRACE "'" SIMTCC "' --memtrace -O2 " SIMT_LAB_WERROR " -c '%s' -o '%s/%s.o' 2>&1"
+
 /* simtcc -c with a lab's flags (labs/labs.mk's SIMT_LAB_WERROR), its messages into out. */
 static void compile_as_lab(const char *name, const char *text)
 {
@@ -653,7 +657,6 @@ static void test_vla_in_kernel_is_an_error(void **state)
 static void test_memtrace_refuses_no_sanitize(void **state)
 {
     (void)state;
-    const char *lab = "'" SIMTCC "' --memtrace -O2 " SIMT_LAB_WERROR " -c '%s' -o '%s/%s.o' 2>&1";
     const char *attr = "__global__ void k(const float *a, float *o, int n)\n"
                        "{\n"
                        "    int i = threadIdx.x;\n"
@@ -662,7 +665,7 @@ static void test_memtrace_refuses_no_sanitize(void **state)
                        "}\n"
                        "__global__ __attribute__((no_sanitize(\"thread\"))) void k2(const float *a, float *o) { o[0] = a[0]; }\n"
                        "extern \"C\" void launch(const float *a, float *o) { k<<<1, 32>>>(a, o, 1); k2<<<1, 1>>>(a, o); }\n";
-    run_on("ns_attr", attr, lab);
+    run_on("ns_attr", attr, AS_LAB_MEMTRACE);
     expect_error("ns_attr.cu:7: error: this line turns a sanitizer off");
     if (count("turns a sanitizer off") != 1) {
         print_error("one line turns a sanitizer off, reported %d times:\n%s\n", count("turns a sanitizer off"), out);
@@ -671,14 +674,14 @@ static void test_memtrace_refuses_no_sanitize(void **state)
     run_on("ns_header_macro",
            "SIMT_UNTRACED __global__ void k(const float *a, float *o) { o[threadIdx.x] = a[threadIdx.x]; }\n"
            "extern \"C\" void launch(const float *a, float *o) { k<<<1, 32>>>(a, o); }\n",
-           lab);
+           AS_LAB_MEMTRACE);
     expect_error("ns_header_macro.cu:1: error: this line turns a sanitizer off");
     run_on("ns_own_macro",
            "#define QUIET(what) __attribute__((no_ ## sanitize(what)))\n"
            "\n"
            "__global__ QUIET(\"alignment\") void k(const float *a, float *o) { o[threadIdx.x] = a[threadIdx.x]; }\n"
            "extern \"C\" void launch(const float *a, float *o) { k<<<1, 32>>>(a, o); }\n",
-           lab);
+           AS_LAB_MEMTRACE);
     expect_error("ns_own_macro.cu:3: error: this line turns a sanitizer off");
     run_on("ns_wmma",
            "#include <mma.h>\n"
@@ -695,13 +698,13 @@ static void test_memtrace_refuses_no_sanitize(void **state)
            "    wmma::store_matrix_sync(o, acc, 16, wmma::mem_row_major);\n"
            "}\n"
            "extern \"C\" void launch(const __nv_bfloat16 *a, float *o) { k<<<1, 32>>>(a, o); }\n",
-           lab);
+           AS_LAB_MEMTRACE);
     expect_built("a wmma kernel (mma.h's stand-ins are untraced on purpose)");
     run_on("ns_text",
            "#include <stdio.h>\n"
            "__global__ void k(float *o) { o[threadIdx.x] = 1.0f; }\n"
            "extern \"C\" void launch(float *o) { printf(\"sanitize, sanitizer, -fsanitize=thread\\n\"); k<<<1, 32>>>(o); }\n",
-           lab);
+           AS_LAB_MEMTRACE);
     expect_built("a string that mentions sanitizers");
     run_on("ns_plain", attr, "'" SIMTCC "' -O2 -c '%s' -o '%s/%s.o' 2>&1");
     expect_built("no_sanitize without --memtrace (not a lab's build)");
@@ -714,7 +717,6 @@ static void test_memtrace_refuses_no_sanitize(void **state)
 static void test_memtrace_notes_arch_branches(void **state)
 {
     (void)state;
-    const char *lab = "'" SIMTCC "' --memtrace -O2 " SIMT_LAB_WERROR " -c '%s' -o '%s/%s.o' 2>&1";
     const char *text = "/* __CUDA_ARCH__ is not tested here */\n"
                        "__global__ void k(float *o)\n"
                        "{\n"
@@ -727,7 +729,7 @@ static void test_memtrace_notes_arch_branches(void **state)
                        "#endif\n"
                        "}\n"
                        "extern \"C\" void launch(float *o) { k<<<1, 32>>>(o); }\n";
-    run_on("arch_branch", text, lab);
+    run_on("arch_branch", text, AS_LAB_MEMTRACE);
     expect_built("a kernel with an #if on __CUDA_ARCH__");
     if (!strstr(out, "arch_branch.cu:4: note: this line tests __CUDA_ARCH__: the emulator leaves") ||
         count("note: this line tests") != 1) {

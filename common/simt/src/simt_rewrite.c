@@ -608,33 +608,40 @@ static int uses_after(size_t nb, size_t n, size_t from)
 static int mentions(size_t b, size_t e, const char *word);
 
 /* __shared__ decl; inside a function -- i points at "__shared__". The
- * declaration is copied as it is, followed on the same line by a call that
- * fills the variable with 0xff bytes the first time a thread of the block
- * gets there (simt_shared_first_use): a thread-local static would
- * otherwise start as zeros, a luck no GPU gives. A struct, union or class
- * type declared in the declaration (__shared__ struct { ... } s;) is
- * passed over to the name after its body. Declarations this cannot
- * name (several declarators) are copied without the call, and so is one
- * whose name the rest of its block never uses: the call would be a use, and
- * without it g++ says "unused variable", as nvcc says "declared but never
- * referenced" (an error under the labs' -Werror; see uses_after for one
- * that is only stored to). Returns the index after the ';', or 0 to leave
- * the text to the caller. */
+ * declaration is copied as it is, followed on the same line by a call for
+ * each variable it declares (__shared__ float As[T][T], Bs[T][T]; declares
+ * two) that fills it with 0xff bytes the first time a thread of the block
+ * gets there, and tells the runtime where it lies (simt_shared_first_use):
+ * a thread-local static would otherwise start as zeros, a luck no GPU
+ * gives, and cp.async, ldmatrix and wmma test their addresses against the
+ * variables told. A struct, union or class type declared in the
+ * declaration (__shared__ struct { ... } s;) is passed over to the name
+ * after its body. A declaration this cannot name (a template type with a
+ * comma in its arguments, a braced initializer) is copied without the
+ * calls, and so is a variable whose name the rest of its block never uses:
+ * the call would be a use, and without it g++ says "unused variable", as
+ * nvcc says "declared but never referenced" (an error under the labs'
+ * -Werror; see uses_after for one that is only stored to). Returns the
+ * index after the ';', or 0 to leave the text to the caller. */
+enum { SHARED_DECLARATORS_MAX = 16 };
+
 static size_t rewrite_static_shared(buf *out, size_t i)
 {
     size_t semi = find_close(i, ";");
     if (semi == (size_t)-1) return 0;
-    /* The name: the identifier before the first '[' outside parentheses
-     * (past __align__(16) and the like), or before the ';'. */
-    size_t end = semi;
-    int depth = 0, brackets = 0;
-    for (size_t k = i; k < semi; k++) {
-        size_t l = skip_lexeme(k); /* a comment's '=' or ',' is none of the declaration's */
+    /* Each declarator's name: the identifier before its first '[' outside
+     * parentheses (past __align__(16) and the like), or before the ',' or
+     * ';' that ends it. */
+    size_t ends[SHARED_DECLARATORS_MAX], names[SHARED_DECLARATORS_MAX], from = i;
+    int n = 0, depth = 0, brackets = 0, angle = 0;
+    ends[0] = (size_t)-1;
+    for (size_t k = i;; k++) {
+        size_t l = k < semi ? skip_lexeme(k) : 0; /* a comment's '=' or ',' is none of the declaration's */
         if (l) {
             k += l - 1;
             continue;
         }
-        if (src[k] == '{' && depth == 0 && brackets == 0 &&
+        if (k < semi && src[k] == '{' && depth == 0 && brackets == 0 &&
             (mentions(i, k, "struct") || mentions(i, k, "union") || mentions(i, k, "class"))) {
             /* The type's body: its members are not the declarator. */
             size_t close = find_close(k + 1, "}");
@@ -642,9 +649,24 @@ static size_t rewrite_static_shared(buf *out, size_t i)
             k = close;
             continue;
         }
+        if (k == semi || (src[k] == ',' && depth == 0 && brackets == 0)) {
+            /* The declarator [from, k) ends: find its name. */
+            if ((k < semi && angle) || n == SHARED_DECLARATORS_MAX) return 0;
+            size_t e = ends[n] == (size_t)-1 ? k : ends[n];
+            while (e > from && isspace((unsigned char)src[e - 1])) e--;
+            size_t nb = e;
+            while (nb > from && is_ident(src[nb - 1])) nb--;
+            if (nb == e || (n == 0 && nb <= i + 10) || isdigit((unsigned char)src[nb])) return 0;
+            names[n] = nb;
+            ends[n++] = e;
+            if (k == semi) break;
+            from = k + 1;
+            ends[n] = (size_t)-1;
+            continue;
+        }
         if (src[k] == '(') depth++;
         if (src[k] == ')') depth--;
-        if (depth == 0 && src[k] == '[' && brackets++ == 0 && end == semi) end = k;
+        if (depth == 0 && src[k] == '[' && brackets++ == 0 && ends[n] == (size_t)-1) ends[n] = k;
         if (depth == 0 && src[k] == ']') brackets--;
         if (depth || brackets) continue;
         /* __shared__ float sum = 0: nvcc refuses it (shared memory is not
@@ -653,32 +675,33 @@ static size_t rewrite_static_shared(buf *out, size_t i)
         if (src[k] == '=' && src[k + 1] != '=' && !(src[k - 1] && strchr("=<>!", src[k - 1])))
             fail(k, "initializer not allowed for __shared__ variable (nvcc refuses it: shared memory starts "
                     "undefined in each block; set it from one thread, then __syncthreads())");
-        if (src[k] == ',' || src[k] == '{') return 0;
+        if (src[k] == '<') angle = 1; /* template arguments: a ',' there ends no declarator */
+        if (src[k] == '{') return 0;
     }
-    while (end > i && isspace((unsigned char)src[end - 1])) end--;
-    size_t nb = end;
-    while (nb > i && is_ident(src[nb - 1])) nb--;
-    if (nb == end || nb <= i + 10 || isdigit((unsigned char)src[nb])) return 0;
     put(out, src + i, semi + 1 - i);
-    int use = uses_after(nb, end - nb, semi + 1);
-    if (use == 0) return semi + 1;
-    if (use == 1) {
-        /* Stored to and never read: nvcc says "variable was set but never
-         * used" (#550-D), which g++ does not say of an array. A variable that
-         * is only set makes g++ say it, naming this one. */
-        puts_(out, " int ");
-        put(out, src + nb, end - nb);
-        puts_(out, "_is_stored_to_but_never_read; ");
-        put(out, src + nb, end - nb);
-        puts_(out, "_is_stored_to_but_never_read = 0;");
+    for (int d = 0; d < n; d++) {
+        const char *name = src + names[d];
+        size_t len = ends[d] - names[d];
+        int use = uses_after(names[d], len, semi + 1);
+        if (use == 0) continue;
+        if (use == 1) {
+            /* Stored to and never read: nvcc says "variable was set but never
+             * used" (#550-D), which g++ does not say of an array. A variable
+             * that is only set makes g++ say it, naming this one. */
+            puts_(out, " int ");
+            put(out, name, len);
+            puts_(out, "_is_stored_to_but_never_read; ");
+            put(out, name, len);
+            puts_(out, "_is_stored_to_but_never_read = 0;");
+        }
+        puts_(out, " simt_shared_first_use(&");
+        put(out, name, len);
+        puts_(out, ", sizeof(");
+        put(out, name, len);
+        puts_(out, "), \"");
+        put(out, name, len);
+        puts_(out, "\", __FILE__, __LINE__);");
     }
-    puts_(out, " simt_shared_first_use(&");
-    put(out, src + nb, end - nb);
-    puts_(out, ", sizeof(");
-    put(out, src + nb, end - nb);
-    puts_(out, "), \"");
-    put(out, src + nb, end - nb);
-    puts_(out, "\", __FILE__, __LINE__);");
     return semi + 1;
 }
 

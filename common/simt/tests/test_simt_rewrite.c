@@ -1605,6 +1605,52 @@ static void test_only_real_directives_are_conditionals(void **state)
                            "int g() { return 1; } SIMT_HOST_CODE_END\n");
 }
 
+/* A declaration of several __shared__ variables gets a call for each that
+ * its block uses (the tiled matmul's As and Bs), so that each starts as
+ * 0xff bytes and cp.async, ldmatrix and wmma know it for shared memory; one
+ * never used still draws g++'s "unused variable". A comma inside template
+ * arguments ends no declarator: that declaration is left without calls. */
+static void test_shared_several_declarators(void **state)
+{
+    (void)state;
+    static const char text[] = "template <int A, int B> struct P { float x; };\n"
+                               "__global__ void k(float *p)\n"
+                               "{\n"
+                               "    __shared__ __align__(16) float As[2][4], Bs[2][4] /* , Cs */, *q;\n"
+                               "    __shared__ P<1, 2> r;\n"
+                               "    q = &Bs[1][0];\n"
+                               "    As[0][threadIdx.x] = 1;\n"
+                               "    p[0] = As[1][0] + Bs[0][1] + q[0] + r.x;\n"
+                               "}\n";
+    compile_as_lab("shared_several", text);
+    expect_built("several __shared__ variables in one declaration");
+    rewrite("shared_several", text);
+    expect_accepted();
+    expect_text("shared_several",
+                "#line 1 \"@F\"\n"
+                "template <int A, int B> struct P { float x; };\n"
+                "__global__ void k(float *p)\n"
+                "{\n"
+                "    __shared__ __align__(16) float As[2][4], Bs[2][4] /* , Cs */, *q;"
+                " simt_shared_first_use(&As, sizeof(As), \"As\", __FILE__, __LINE__);"
+                " simt_shared_first_use(&Bs, sizeof(Bs), \"Bs\", __FILE__, __LINE__);"
+                " simt_shared_first_use(&q, sizeof(q), \"q\", __FILE__, __LINE__);\n"
+                "    __shared__ P<1, 2> r;\n"
+                "    q = &Bs[1][0];\n"
+                "    As[0][threadIdx.x] = 1;\n"
+                "    p[0] = As[1][0] + Bs[0][1] + q[0] + r.x;\n"
+                "}\n");
+    compile_as_lab("shared_several_unused", "__global__ void k(float *o)\n"
+                                            "{\n"
+                                            "    __shared__ float As[32], Bs[32];\n"
+                                            "    As[threadIdx.x] = 1.0f;\n"
+                                            "    __syncthreads();\n"
+                                            "    o[threadIdx.x] = As[31 - threadIdx.x];\n"
+                                            "}\n"
+                                            "void launch(float *o) { k<<<1, 32>>>(o); }\n");
+    expect_error("shared_several_unused.cu:3:30: error: unused variable"); /* column 30: Bs */
+}
+
 /* Comments and literals inside a __shared__ declaration are no part of it:
  * the ';' in a comment after an extern __shared__ array was taken for the
  * declaration's end (and the rest of the comment was written as code), a
@@ -1882,6 +1928,7 @@ int main(void)
         cmocka_unit_test(test_host_template_call),
         cmocka_unit_test(test_depfile_names_source_after_error),
         cmocka_unit_test(test_depfile_names_source_with_space_in_tmpdir),
+        cmocka_unit_test(test_shared_several_declarators),
         cmocka_unit_test(test_rewritten_text),
         cmocka_unit_test(test_rewritten_text_at_end_of_file),
         cmocka_unit_test(test_line_directive_escapes_path),

@@ -14,6 +14,8 @@
  * from, as default arguments that the caller's code fills in (as
  * __syncthreads does), so that a failure names the kernel's line even where
  * g++ keeps detail::load out of line and the return address lies here.
+ * load_matrix_sync fails the launch when it reads bytes that a cp.async of
+ * the block has not landed yet, naming both lines (as ldmatrix does).
  * mma_sync computes in double and rounds once; tf32 inputs
  * are truncated to 10 mantissa bits, as the tensor cores read them.
  * Not here: integer and sub-byte fragments, fp64 wmma.
@@ -98,7 +100,9 @@ SIMT_UNTRACED static inline void load(F &f, const P *p, unsigned ldm, bool row_m
     unsigned base = simt_cur_thread ? simt_cur_thread->lane * F::num_elements : 0;
     for (int i = 0; i < F::num_elements; i++) {
         unsigned idx = base + i, r = idx / F::cols, c = idx % F::cols;
-        f.x[i] = row_major ? p[(size_t)r * ldm + c] : p[(size_t)c * ldm + r];
+        const P *at = row_major ? &p[(size_t)r * ldm + c] : &p[(size_t)c * ldm + r];
+        simt_check_landed_at("wmma::load_matrix_sync", at, sizeof(P), file, line);
+        f.x[i] = *at;
     }
 }
 } // namespace detail

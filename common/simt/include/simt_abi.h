@@ -138,6 +138,15 @@ void simt_check_aligned(const char *what, const char *operand, const void *addr,
  *  @param what the instruction. @param operand which address. @param p the
  *  address. @param n the bytes accessed there. */
 void simt_check_shared(const char *what, const char *operand, const void *p, size_t n);
+/** @brief Fails the launch when a cp.async of any thread of the block has
+ *  not yet landed its copy into one of the @p n bytes at @p p, which a
+ *  library call (wmma::load_matrix_sync) is about to read; the message names
+ *  both lines, as simt_check_shared's does for ldmatrix. Costs one test
+ *  while no copy is in flight. Nothing in host code.
+ *  @param what the call. @param p the address read. @param n its bytes.
+ *  @param file, line the call's place in the kernel (file NULL: the line of
+ *  the return address). */
+void simt_check_landed_at(const char *what, const void *p, size_t n, const char *file, int line);
 /** @brief What CUDA asks of a wmma::load_matrix_sync or store_matrix_sync
  *  pointer: 256-bit (32-byte) alignment, else cudaErrorMisalignedAddress; and
  *  a leading dimension that is a multiple of 16 bytes, else the launch fails

@@ -1606,7 +1606,8 @@ static void shared_place(const worker *w, uintptr_t a, char *out, size_t len)
  * names the two lines instead, which the NaNs alone cannot. Correct code
  * never gets here: a stage is read after its copies' wait and a barrier,
  * and refilled only after the barrier that ends its reads. */
-static void check_cp_pending_at(uintptr_t site, const char *what, const void *p, size_t n)
+static void check_cp_pending_at(uintptr_t site, const char *file, int at_line, const char *what, const void *p,
+                                size_t n)
 {
     worker *w = cur_worker;
     if (!simt_cur_thread || !cur_fiber || !w || w->cp_pending == 0 || !w->pend) return;
@@ -1624,7 +1625,7 @@ static void check_cp_pending_at(uintptr_t site, const char *what, const void *p,
             const uintptr_t d = (uintptr_t)op->dst;
             if (a >= d + op->size || d >= a + n) continue;
             char line[160], cp_line[160], place[160], whose[64], group[400];
-            simt_source_line(site, line, sizeof line);
+            call_line(site, file, at_line, line, sizeof line);
             simt_source_line(op->site, cp_line, sizeof cp_line);
             shared_place(w, d, place, sizeof place);
             if (f == cur_fiber)
@@ -1660,7 +1661,12 @@ void simt_check_shared(const char *what, const char *operand, const void *p, siz
 {
     const uintptr_t site = (uintptr_t)__builtin_return_address(0);
     check_shared_at(site, what, operand, p, n);
-    check_cp_pending_at(site, what, p, n);
+    check_cp_pending_at(site, NULL, 0, what, p, n);
+}
+
+void simt_check_landed_at(const char *what, const void *p, size_t n, const char *file, int line)
+{
+    check_cp_pending_at((uintptr_t)__builtin_return_address(0), file, line, what, p, n);
 }
 
 static void check_wmma_at(uintptr_t site, const char *file, int at_line, const char *what, const void *p,

@@ -653,6 +653,68 @@ static void test_ldmatrix_before_its_copy_lands(void **state)
     cudaFree(out);
 }
 
+/* The same for wmma::load_matrix_sync, row- and column-major: two 16 x 16
+ * bf16 tiles, lane l copies 16 bytes of each (row l / 2), tile A in group
+ * 0 and tile B in group 1. mode 0: wait_group 0, then load both (fine);
+ * 1: no wait, so the load of A reads copies in flight; 2: wait_group 1,
+ * which lands A and leaves B in flight. */
+__global__ void wmma_too_early(const __nv_bfloat16 *src, float *out, int mode)
+{
+    __shared__ __align__(32) __nv_bfloat16 A[16 * 16], B[16 * 16];
+    int lane = threadIdx.x, at = 8 * lane;
+    cp_async_16(&A[at], &src[at]);
+    cp_async_commit_group();
+    cp_async_16(&B[at], &src[256 + at]);
+    cp_async_commit_group();
+    if (mode != 1) cp_async_wait_group(mode == 2 ? 1 : 0);
+    __syncwarp();
+    wmma::fragment<wmma::matrix_a, 16, 16, 16, __nv_bfloat16, wmma::row_major> a;
+    wmma::fragment<wmma::matrix_b, 16, 16, 16, __nv_bfloat16, wmma::col_major> b;
+    wmma::fragment<wmma::accumulator, 16, 16, 16, float> c;
+    wmma::fill_fragment(c, 0.0f);
+    wmma::load_matrix_sync(a, A, 16);
+    wmma::load_matrix_sync(b, B, 16);
+    wmma::mma_sync(c, a, b, c);
+    wmma::store_matrix_sync(out, c, 16, wmma::mem_row_major);
+}
+
+static void test_wmma_load_before_its_copy_lands(void **state)
+{
+    (void)state;
+    __nv_bfloat16 *src;
+    float *out;
+    cudaMallocManaged(&src, 512 * sizeof(__nv_bfloat16));
+    cudaMallocManaged(&out, 256 * sizeof(float));
+    for (int i = 0; i < 512; i++) src[i] = __float2bfloat16((float)(i % 7 - 3)); /* small integers: exact sums */
+    const char *tile[3] = {NULL, "of __shared__ 'A'", "of __shared__ 'B'"};
+    const char *group[3] = {NULL, "in its group 0,", "in its group 1,"};
+    for (int mode = 0; mode < 3; mode++) {
+        capture_begin();
+        wmma_too_early<<<1, 32>>>(src, out, mode);
+        cudaError_t e = cudaDeviceSynchronize();
+        const char *err = capture_end();
+        if (mode == 0) {
+            if (e != cudaSuccess) fail_msg("mode 0: got %s (%s)", cudaGetErrorName(e), err);
+            for (int m = 0; m < 16; m++)
+                for (int n = 0; n < 16; n++) {
+                    float want = 0; /* B is column-major: B(k, n) at 16 n + k */
+                    for (int k = 0; k < 16; k++)
+                        want += __bfloat162float(src[16 * m + k]) * __bfloat162float(src[256 + 16 * n + k]);
+                    if (out[16 * m + n] != want) fail_msg("mode 0: D(%d,%d) = %g, want %g", m, n, out[16 * m + n], want);
+                }
+            continue;
+        }
+        if (e != cudaErrorLaunchFailure) fail_msg("mode %d: got %s, want a launch failure", mode, cudaGetErrorName(e));
+        if (!strstr(err, "wmma::load_matrix_sync at test_simt_mma.cu:") ||
+            !strstr(err, "reads shared bytes that a cp.async has not finished writing") || !strstr(err, tile[mode]) ||
+            !strstr(err, group[mode]))
+            fail_msg("mode %d: the message does not say what and where: %s", mode, err);
+        cudaDeviceReset();
+    }
+    cudaFree(src);
+    cudaFree(out);
+}
+
 /* mma.sync, ldmatrix and wmma are .aligned: all 32 lanes of the warp must
  * execute the same one (PTX ISA), or the result is undefined. mode 0: the
  * whole warp (fine); 1: lanes 16-31 return first; 2: a block of 16 threads;
@@ -786,6 +848,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cp_async_refill_before_barrier, no_fault_left),
         cmocka_unit_test_teardown(test_cp_async_src_size_past_copy, no_fault_left),
         cmocka_unit_test_teardown(test_ldmatrix_before_its_copy_lands, no_fault_left),
+        cmocka_unit_test_teardown(test_wmma_load_before_its_copy_lands, no_fault_left),
         cmocka_unit_test_teardown(test_warp_wide_needs_the_whole_warp, no_fault_left),
         cmocka_unit_test_teardown(test_wmma_pointer_and_ldm_rules, no_fault_left),
         cmocka_unit_test_teardown(test_shared_operands_must_be_shared, no_fault_left),

@@ -112,9 +112,9 @@ void simt_assert_fail(const char *expr, const char *file, int line, const char *
  *  0xff bytes, so each block starts from NaN, not from zeros or the last
  *  block's values, and adds its size to the block's static shared memory,
  *  which fails the launch past a GPU's limits (48 KB static, 227 KB with the
- *  dynamic size). @param var the variable. @param bytes its size.
+ *  dynamic size). @param var the variable (volatile too). @param bytes its size.
  *  @param name its name. @param file where it is declared. @param line its line. */
-void simt_shared_first_use(const void *var, size_t bytes, const char *name, const char *file, int line);
+void simt_shared_first_use(const volatile void *var, size_t bytes, const char *name, const char *file, int line);
 /** @brief At the start of a kernel declared with __launch_bounds__ (simtcc's
  *  rewrite puts the call there): refuse the launch with cudaErrorInvalidValue
  *  (not sticky), as a GPU does, when the block has more threads than the

@@ -607,6 +607,43 @@ static int uses_after(size_t nb, size_t n, size_t from)
 
 static int mentions(size_t b, size_t e, const char *word);
 
+/* Is src[i] the word static, next to __shared__ (static __shared__ float
+ * s[32], the block reduction's classic, or __shared__ static)? nvcc takes
+ * it, a __shared__ variable being static anyway; here __shared__ already
+ * expands to "static thread_local", and g++ refuses a second static
+ * ("conflicting specifiers"). The caller blanks the word, so columns stay. */
+static int static_by_shared(size_t i)
+{
+    if (strncmp(src + i, "static", 6) != 0 || (i > 0 && is_ident(src[i - 1])) || is_ident(src[i + 6])) return 0;
+    size_t j = i + 6, l = 0;
+    while (j < len && (isspace((unsigned char)src[j]) || (src[j] == '/' && (l = skip_lexeme(j)))))
+        j += isspace((unsigned char)src[j]) ? 1 : l; /* a comment may stand between the words */
+    if (strncmp(src + j, "__shared__", 10) == 0 && !is_ident(src[j + 10])) return 1;
+    size_t k = i;
+    while (k > 0 && isspace((unsigned char)src[k - 1])) k--;
+    return k >= 10 && strncmp(src + k - 10, "__shared__", 10) == 0 && (k == 10 || !is_ident(src[k - 11]));
+}
+
+/* src[b, e), with a static next to __shared__ blanked (static_by_shared). */
+static void put_blanking_static(buf *out, size_t b, size_t e)
+{
+    size_t from = b;
+    for (size_t k = b; k < e; k++) {
+        size_t l = skip_lexeme(k);
+        if (l) {
+            k += l - 1;
+            continue;
+        }
+        if (src[k] == 's' && static_by_shared(k)) {
+            put(out, src + from, k - from);
+            puts_(out, "      ");
+            from = k + 6;
+            k += 5;
+        }
+    }
+    put(out, src + from, e - from);
+}
+
 /* __shared__ decl; inside a function -- i points at "__shared__". The
  * declaration is copied as it is, followed on the same line by a call for
  * each variable it declares (__shared__ float As[T][T], Bs[T][T]; declares
@@ -678,7 +715,7 @@ static size_t rewrite_static_shared(buf *out, size_t i)
         if (src[k] == '<') angle = 1; /* template arguments: a ',' there ends no declarator */
         if (src[k] == '{') return 0;
     }
-    put(out, src + i, semi + 1 - i);
+    put_blanking_static(out, i, semi + 1);
     for (int d = 0; d < n; d++) {
         const char *name = src + names[d];
         size_t len = ends[d] - names[d];
@@ -1663,6 +1700,11 @@ static int rewrite(buf *out)
                 i = rewrite_extern_shared(out, i, j + 10);
                 continue;
             }
+        }
+        if (c == 's' && static_by_shared(i)) {
+            puts_(out, "      ");
+            i += 6;
+            continue;
         }
         if (c == '_' && (i == 0 || !is_ident(src[i - 1])) && strncmp(src + i, "__shared__", 10) == 0 &&
             !is_ident(src[i + 10]) && in_function()) {

@@ -1429,8 +1429,9 @@ static void misaligned(const ubsan_type_mismatch *d, uintptr_t ptr)
  * neither guarantee. simtcc's rewrite calls this where the variable is
  * declared; the first thread of a block to get there fills it with 0xff
  * bytes (NaN as float), before any thread of the block can use it. */
-void simt_shared_first_use(const void *var, size_t bytes, const char *name, const char *file, int line)
+void simt_shared_first_use(const volatile void *variable, size_t bytes, const char *name, const char *file, int line)
 {
+    const void *var = (const void *)(uintptr_t)variable; /* a volatile __shared__ flag is bytes like any other */
     worker *w = cur_worker;
     if (!w || !simt_cur_thread) return;
     for (unsigned int i = 0; i < w->nshared_seen; i++)

@@ -1605,6 +1605,49 @@ static void test_only_real_directives_are_conditionals(void **state)
                            "int g() { return 1; } SIMT_HOST_CODE_END\n");
 }
 
+/* static __shared__ (the block reduction's partial sums) and __shared__
+ * static build, as nvcc builds them: the word is blanked, since __shared__
+ * is static here already, and the columns after it stay. A volatile
+ * __shared__ flag gets its call as any other variable; a static in a string
+ * is left alone. */
+static void test_shared_static_and_volatile(void **state)
+{
+    (void)state;
+    static const char text[] = "static __shared__ float g[32];\n"
+                               "__global__ void k(const float *x, float *o)\n"
+                               "{\n"
+                               "    static /* one per warp */ __shared__ float partial[32];\n"
+                               "    __shared__ static int n;\n"
+                               "    volatile __shared__ int flag;\n"
+                               "    const char *s = \"static __shared__\";\n"
+                               "    partial[threadIdx.x % 32] = x[threadIdx.x];\n"
+                               "    if (threadIdx.x == 0) n = s[0], flag = 1;\n"
+                               "    g[0] = 1;\n"
+                               "    __syncthreads();\n"
+                               "    o[0] = partial[0] + n + flag + g[0];\n"
+                               "}\n";
+    compile_as_lab("shared_static", text);
+    expect_built("static and volatile __shared__ variables");
+    rewrite("shared_static", text);
+    expect_accepted();
+    expect_text("shared_static",
+                "#line 1 \"@F\"\n"
+                "       __shared__ float g[32];\n"
+                "__global__ void k(const float *x, float *o)\n"
+                "{\n"
+                "           /* one per warp */ __shared__ float partial[32];"
+                " simt_shared_first_use(&partial, sizeof(partial), \"partial\", __FILE__, __LINE__);\n"
+                "    __shared__        int n; simt_shared_first_use(&n, sizeof(n), \"n\", __FILE__, __LINE__);\n"
+                "    volatile __shared__ int flag; simt_shared_first_use(&flag, sizeof(flag), \"flag\", __FILE__, __LINE__);\n"
+                "    const char *s = \"static __shared__\";\n"
+                "    partial[threadIdx.x % 32] = x[threadIdx.x];\n"
+                "    if (threadIdx.x == 0) n = s[0], flag = 1;\n"
+                "    g[0] = 1;\n"
+                "    __syncthreads();\n"
+                "    o[0] = partial[0] + n + flag + g[0];\n"
+                "}\n");
+}
+
 /* A declaration of several __shared__ variables gets a call for each that
  * its block uses (the tiled matmul's As and Bs), so that each starts as
  * 0xff bytes and cp.async, ldmatrix and wmma know it for shared memory; one
@@ -1928,6 +1971,7 @@ int main(void)
         cmocka_unit_test(test_host_template_call),
         cmocka_unit_test(test_depfile_names_source_after_error),
         cmocka_unit_test(test_depfile_names_source_with_space_in_tmpdir),
+        cmocka_unit_test(test_shared_static_and_volatile),
         cmocka_unit_test(test_shared_several_declarators),
         cmocka_unit_test(test_rewritten_text),
         cmocka_unit_test(test_rewritten_text_at_end_of_file),

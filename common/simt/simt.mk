@@ -26,7 +26,7 @@ SIMT_LDLIBS := -lstdc++ -lpthread -lm
 SIMT_OBJDIR := $(BUILD)/emu/obj/simt
 SIMT_TESTDIR := $(BUILD)/emu/tests
 
-SIMT_HEADERS := $(wildcard $(SIMT_INC)/*.h $(SIMT_INC)/*.inc) $(SIMT_DIR)/src/simt_internal.h common/warp_mma.cuh \
+SIMT_HEADERS := $(wildcard $(SIMT_INC)/*.h $(SIMT_INC)/*/*.h $(SIMT_INC)/*.inc) $(SIMT_DIR)/src/simt_internal.h common/warp_mma.cuh \
                 common/hopper.cuh
 # The CUDA test suites also include their shared teardown.
 SIMT_TEST_HEADERS := $(SIMT_HEADERS) $(SIMT_DIR)/tests/no_fault_left.h $(SIMT_DIR)/tests/capture_stderr.h

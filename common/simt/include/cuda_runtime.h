@@ -7,7 +7,8 @@
  * friends, barriers, warp shuffles and votes, atomics, math intrinsics, and
  * the launch that kernel<<<grid, block, shmem, stream>>>(args) is rewritten
  * into. C files include cuda_runtime_api.h instead.
- * Not here: textures, surfaces, cooperative groups, dynamic parallelism.
+ * Not here: textures, surfaces, dynamic parallelism; cooperative groups are
+ * in cooperative_groups.h, on top of the warp intrinsics here.
  */
 #ifndef SIMT_CUDA_RUNTIME_H
 #define SIMT_CUDA_RUNTIME_H

@@ -19,6 +19,8 @@ extern "C" {
 }
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
 #include "capture_stderr.h"
 #include "no_fault_left.h"
 
@@ -880,6 +882,80 @@ static void test_mask_must_name_the_caller(void **state)
         cudaDeviceReset();
     }
     cudaFree(d);
+}
+
+/* --- cooperative groups ------------------------------------------------------------ */
+
+/* A block of 12 x 8 threads (three warps) split into tiles of 32 and of 8:
+ * each thread reports what the groups tell it, computed on the host from
+ * its linear rank alone. Tiles of 8 show that ranks, shuffles, votes and
+ * reductions stay within the tile's lanes; the float3 shuffle moves 12
+ * bytes, more than one shuffle does. */
+enum { CG_FIELDS = 20 };
+__global__ void cg_report(int *out, float *fout)
+{
+    namespace cg = cooperative_groups;
+    cg::thread_block block = cg::this_thread_block();
+    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);
+    auto tile = cg::tiled_partition<8>(warp);
+    int r = (int)block.thread_rank(), *o = out + CG_FIELDS * r;
+    cg::thread_group g = tile;
+    o[0] = r;
+    o[1] = (int)block.num_threads();
+    o[2] = (int)tile.thread_rank();
+    o[3] = (int)tile.meta_group_rank();
+    o[4] = (int)tile.meta_group_size();
+    o[5] = cg::reduce(warp, r, cg::plus<int>());
+    o[6] = cg::reduce(tile, r, cg::greater<int>());
+    o[7] = cg::reduce(tile, r, cg::less<int>());
+    o[8] = tile.shfl(r, 3);
+    o[9] = tile.shfl_down(r, 1);
+    o[10] = tile.shfl_up(r, 2);
+    o[11] = tile.shfl_xor(r, 5);
+    o[12] = (int)tile.ballot(r % 3 == 0);
+    o[13] = tile.any(r % 8 == 5 && r < 40);
+    o[14] = tile.all(r < 90);
+    o[15] = (int)g.thread_rank() + 100 * (int)g.size();
+    o[16] = (int)warp.meta_group_rank();
+    o[17] = cg::reduce(tile, r, cg::bit_or<int>());
+    o[18] = (int)(block.thread_index().y * 100 + block.group_index().x * 10 + block.group_dim().x);
+    float3 v = make_float3((float)r, 0.5f * r, -1.0f * r);
+    float3 w = tile.shfl_xor(v, 1);
+    fout[r] = w.x + w.y + w.z;
+    cg::sync(tile);
+    block.sync();
+    o[19] = (int)cg::reduce(tile, 0.25 * r, cg::plus<double>()) * 4;
+}
+
+static void test_cooperative_groups(void **state)
+{
+    (void)state;
+    const int n = 96;
+    int *out;
+    float *fout;
+    cudaMallocManaged(&out, CG_FIELDS * n * sizeof(int));
+    cudaMallocManaged(&fout, n * sizeof(float));
+    cg_report<<<1, dim3(12, 8)>>>(out, fout);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    for (int r = 0; r < n; r++) {
+        const int *o = out + CG_FIELDS * r;
+        int t = r % 8, base = r - t, wbase = r - r % 32, ballot = 0, max = base + 7, wsum = 0, ors = 0, dsum = 0;
+        for (int i = 0; i < 32; i++) wsum += wbase + i;
+        for (int i = 0; i < 8; i++) {
+            ballot |= ((base + i) % 3 == 0) << i;
+            ors |= base + i;
+            dsum += base + i;
+        }
+        int want[CG_FIELDS] = {r, n, t, r / 8, 12, wsum, max, base, base + 3, t + 1 < 8 ? r + 1 : r,
+                               t >= 2 ? r - 2 : r, base + (t ^ 5), ballot, base + 5 < 40, base + 7 < 90,
+                               t + 800, r / 32, ors, (r / 12) * 100 + 12, dsum};
+        for (int f = 0; f < CG_FIELDS; f++)
+            if (o[f] != want[f]) fail_msg("thread %d, field %d: %d, want %d", r, f, o[f], want[f]);
+        float x = (float)(r ^ 1);
+        assert_true(fout[r] == x + 0.5f * x - x);
+    }
+    cudaFree(out);
+    cudaFree(fout);
 }
 
 /* --- tiled matmul ---------------------------------------------------------------- */
@@ -2053,6 +2129,7 @@ int main(void)
         cmocka_unit_test_teardown(test_votes, no_fault_left),
         cmocka_unit_test_teardown(test_shuffle_widths_16_and_1, no_fault_left),
         cmocka_unit_test_teardown(test_warp_reductions, no_fault_left),
+        cmocka_unit_test_teardown(test_cooperative_groups, no_fault_left),
         cmocka_unit_test_teardown(test_activemask_after_exit, no_fault_left),
         cmocka_unit_test_teardown(test_mask_must_name_the_caller, no_fault_left),
         cmocka_unit_test_teardown(test_tiled_matmul, no_fault_left),

@@ -1605,6 +1605,34 @@ static void test_only_real_directives_are_conditionals(void **state)
                            "int g() { return 1; } SIMT_HOST_CODE_END\n");
 }
 
+/* Cooperative groups: a warp reduction written as llm.c writes its kernels
+ * builds with the labs' flags; a header the emulator does not have says
+ * so, instead of failing inside the toolkit's own headers, and so does a
+ * group it does not have (grid groups need a cooperative launch). */
+static void test_cooperative_groups_headers(void **state)
+{
+    (void)state;
+    compile_as_lab("cg_reduce", "#include <cooperative_groups.h>\n"
+                                "#include <cooperative_groups/reduce.h>\n"
+                                "namespace cg = cooperative_groups;\n"
+                                "__global__ void rowsum(const float *x, float *out, int n)\n"
+                                "{\n"
+                                "    cg::thread_block block = cg::this_thread_block();\n"
+                                "    cg::thread_block_tile<32> warp = cg::tiled_partition<32>(block);\n"
+                                "    int row = blockIdx.x * warp.meta_group_size() + warp.meta_group_rank();\n"
+                                "    float s = 0.0f;\n"
+                                "    for (int i = warp.thread_rank(); i < n; i += warp.size()) s += x[row * n + i];\n"
+                                "    s = cg::reduce(warp, s, cg::plus<float>());\n"
+                                "    if (warp.thread_rank() == 0) out[row] = s;\n"
+                                "}\n");
+    expect_built("a cooperative-groups warp reduction");
+    compile_as_lab("cg_scan", "#include <cooperative_groups/scan.h>\n");
+    expect_error("cooperative_groups/scan.h is not emulated");
+    compile_as_lab("cg_grid", "#include <cooperative_groups.h>\n"
+                              "__global__ void k(int *p) { cooperative_groups::this_grid().sync(); p[0] = 1; }\n");
+    expect_error("this_grid");
+}
+
 /* static __shared__ (the block reduction's partial sums) and __shared__
  * static build, as nvcc builds them: the word is blanked, since __shared__
  * is static here already, and the columns after it stay. A volatile
@@ -1971,6 +1999,7 @@ int main(void)
         cmocka_unit_test(test_host_template_call),
         cmocka_unit_test(test_depfile_names_source_after_error),
         cmocka_unit_test(test_depfile_names_source_with_space_in_tmpdir),
+        cmocka_unit_test(test_cooperative_groups_headers),
         cmocka_unit_test(test_shared_static_and_volatile),
         cmocka_unit_test(test_shared_several_declarators),
         cmocka_unit_test(test_rewritten_text),

@@ -715,7 +715,25 @@ static size_t rewrite_static_shared(buf *out, size_t i)
         if (src[k] == '<') angle = 1; /* template arguments: a ',' there ends no declarator */
         if (src[k] == '{') return 0;
     }
-    put_blanking_static(out, i, semi + 1);
+    /* __shared__ alignas(16) float a[64]: nvcc takes the alignas there, but
+     * g++ takes a standard attribute only before the "static thread_local"
+     * that __shared__ expands to. It goes first, and the text after it
+     * keeps its columns. */
+    size_t a = i + 10, p = 0, close = (size_t)-1;
+    while (a < semi && isspace((unsigned char)src[a])) a++;
+    if (strncmp(src + a, "alignas", 7) == 0 && !is_ident(src[a + 7])) {
+        p = a + 7;
+        while (p < semi && isspace((unsigned char)src[p])) p++;
+        if (src[p] == '(') close = find_close(p + 1, ")");
+    }
+    if (close != (size_t)-1 && close < semi) {
+        put(out, src + a, close + 1 - a);
+        put(out, src + i + 10, a - (i + 10));
+        puts_(out, "__shared__");
+        put_blanking_static(out, close + 1, semi + 1);
+    } else {
+        put_blanking_static(out, i, semi + 1);
+    }
     for (int d = 0; d < n; d++) {
         const char *name = src + names[d];
         size_t len = ends[d] - names[d];

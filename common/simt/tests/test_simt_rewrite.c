@@ -1637,8 +1637,9 @@ static void test_cooperative_groups_headers(void **state)
  * static build, as nvcc builds them: the word is blanked, since __shared__
  * is static here already, and the columns after it stay. A volatile
  * __shared__ flag gets its call as any other variable; a static in a string
- * is left alone. */
-static void test_shared_static_and_volatile(void **state)
+ * is left alone. __shared__ alignas(16), which g++ refuses after the
+ * static thread_local of __shared__, has the alignas moved first. */
+static void test_shared_specifiers(void **state)
 {
     (void)state;
     static const char text[] = "static __shared__ float g[32];\n"
@@ -1647,12 +1648,13 @@ static void test_shared_static_and_volatile(void **state)
                                "    static /* one per warp */ __shared__ float partial[32];\n"
                                "    __shared__ static int n;\n"
                                "    volatile __shared__ int flag;\n"
+                               "    __shared__  alignas(16) float al[4];\n"
                                "    const char *s = \"static __shared__\";\n"
                                "    partial[threadIdx.x % 32] = x[threadIdx.x];\n"
                                "    if (threadIdx.x == 0) n = s[0], flag = 1;\n"
                                "    g[0] = 1;\n"
                                "    __syncthreads();\n"
-                               "    o[0] = partial[0] + n + flag + g[0];\n"
+                               "    o[0] = partial[0] + n + flag + g[0] + al[0];\n"
                                "}\n";
     compile_as_lab("shared_static", text);
     expect_built("static and volatile __shared__ variables");
@@ -1667,12 +1669,13 @@ static void test_shared_static_and_volatile(void **state)
                 " simt_shared_first_use(&partial, sizeof(partial), \"partial\", __FILE__, __LINE__);\n"
                 "    __shared__        int n; simt_shared_first_use(&n, sizeof(n), \"n\", __FILE__, __LINE__);\n"
                 "    volatile __shared__ int flag; simt_shared_first_use(&flag, sizeof(flag), \"flag\", __FILE__, __LINE__);\n"
+                "    alignas(16)  __shared__ float al[4]; simt_shared_first_use(&al, sizeof(al), \"al\", __FILE__, __LINE__);\n"
                 "    const char *s = \"static __shared__\";\n"
                 "    partial[threadIdx.x % 32] = x[threadIdx.x];\n"
                 "    if (threadIdx.x == 0) n = s[0], flag = 1;\n"
                 "    g[0] = 1;\n"
                 "    __syncthreads();\n"
-                "    o[0] = partial[0] + n + flag + g[0];\n"
+                "    o[0] = partial[0] + n + flag + g[0] + al[0];\n"
                 "}\n");
 }
 
@@ -2000,7 +2003,7 @@ int main(void)
         cmocka_unit_test(test_depfile_names_source_after_error),
         cmocka_unit_test(test_depfile_names_source_with_space_in_tmpdir),
         cmocka_unit_test(test_cooperative_groups_headers),
-        cmocka_unit_test(test_shared_static_and_volatile),
+        cmocka_unit_test(test_shared_specifiers),
         cmocka_unit_test(test_shared_several_declarators),
         cmocka_unit_test(test_rewritten_text),
         cmocka_unit_test(test_rewritten_text_at_end_of_file),

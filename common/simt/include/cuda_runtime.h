@@ -24,6 +24,7 @@
 #include <time.h>
 
 #include <cmath>
+#include <limits>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -434,13 +435,6 @@ static inline float simt_powf(float x, float y) { return powf(x, y); }
 #define __sincosf simt_sincosf
 #define __powf simt_powf
 static inline float __fdividef(float x, float y) { return x / y; }
-static inline float __frcp_rn(float x) { return 1.0f / x; }
-static inline float __fsqrt_rn(float x) { return sqrtf(x); }
-static inline float __fadd_rn(float a, float b) { return a + b; }
-static inline float __fsub_rn(float a, float b) { return a - b; }
-static inline float __fmul_rn(float a, float b) { return a * b; }
-static inline float __fdiv_rn(float a, float b) { return a / b; }
-static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 static inline double __fma_rn(double a, double b, double c) { return fma(a, b, c); }
 static inline double __dadd_rn(double a, double b) { return a + b; }
 static inline double __dmul_rn(double a, double b) { return a * b; }
@@ -452,14 +446,158 @@ static inline float sinpif(float x) { return sinf((float)M_PI * x); }
 static inline float cospif(float x) { return cosf((float)M_PI * x); }
 static inline float normcdff(float x) { return 0.5f * erfcf(-x * (float)M_SQRT1_2); }
 static inline double normcdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
-static inline int __float2int_rn(float x) { return (int)nearbyintf(x); }
-static inline int __float2int_rz(float x) { return (int)x; }
-static inline int __float2int_rd(float x) { return (int)floorf(x); }
-static inline int __float2int_ru(float x) { return (int)ceilf(x); }
-static inline unsigned int __float2uint_rn(float x) { return (unsigned int)nearbyintf(x); }
-static inline float __int2float_rn(int x) { return (float)x; }
-static inline float __uint2float_rn(unsigned int x) { return (float)x; }
-static inline float __double2float_rn(double x) { return (float)x; }
+/* erfcinv: a start from Giles's single-precision approximation ("Approximating
+ * the erfinv function", GPU Computing Gems, 2011), or in the far tail from
+ * erfc's asymptotic form, then Newton's steps on log erfc in double, which
+ * land within an ulp of a float for any float argument. */
+static inline double simt_erfcinv(double y)
+{
+    if (!(y > 0 && y < 2)) return y == 0 ? INFINITY : y == 2 ? -INFINITY : NAN;
+    if (y > 1) return -simt_erfcinv(2 - y);
+    double r;
+    if (y > 1e-3) {
+        double x = 1 - y, w = -log(y * (2 - y)), p;
+        if (w < 5) {
+            w -= 2.5;
+            p = 2.81022636e-08;
+            p = 3.43273939e-07 + p * w, p = -3.5233877e-06 + p * w, p = -4.39150654e-06 + p * w;
+            p = 0.00021858087 + p * w, p = -0.00125372503 + p * w, p = -0.00417768164 + p * w;
+            p = 0.246640727 + p * w, p = 1.50140941 + p * w;
+        } else {
+            w = sqrt(w) - 3;
+            p = -0.000200214257;
+            p = 0.000100950558 + p * w, p = 0.00134934322 + p * w, p = -0.00367342844 + p * w;
+            p = 0.00573950773 + p * w, p = -0.0076224613 + p * w, p = 0.00943887047 + p * w;
+            p = 1.00167406 + p * w, p = 2.83297682 + p * w;
+        }
+        r = p * x;
+    } else {
+        double t = -log(y);
+        r = sqrt(t - 0.5 * log(M_PI * t));
+    }
+    for (int i = 0; i < 6; i++) {
+        double e = erfc(r);
+        r += (log(e) - log(y)) * e / (2 / sqrt(M_PI) * exp(-r * r));
+    }
+    return r;
+}
+static inline float erfcinvf(float y) { return (float)simt_erfcinv(y); }
+static inline double erfcinv(double y) { return simt_erfcinv(y); }
+static inline float erfinvf(float y) { return (float)simt_erfcinv(1.0 - y); }
+static inline double erfinv(double y) { return simt_erfcinv(1.0 - y); }
+static inline float norm3df(float a, float b, float c) { return (float)sqrt((double)a * a + (double)b * b + (double)c * c); }
+static inline float rnorm3df(float a, float b, float c) { return (float)(1 / sqrt((double)a * a + (double)b * b + (double)c * c)); }
+static inline float norm4df(float a, float b, float c, float d)
+{ return (float)sqrt((double)a * a + (double)b * b + (double)c * c + (double)d * d); }
+static inline float rnorm4df(float a, float b, float c, float d)
+{ return (float)(1 / sqrt((double)a * a + (double)b * b + (double)c * c + (double)d * d)); }
+static inline float rhypotf(float a, float b) { return (float)(1 / hypot((double)a, (double)b)); }
+/* Conversions to an integer saturate, as PTX's cvt does: a value past the
+ * type's range gives its largest or smallest value, and NaN gives 0 (a C
+ * cast of such a value is undefined; x86 gives INT_MIN). _rn rounds to
+ * nearest even, _rz toward zero, _rd down, _ru up. */
+namespace simt {
+static inline double cvt_round(double x, int mode)
+{ return mode == 0 ? nearbyint(x) : mode == 1 ? trunc(x) : mode == 2 ? floor(x) : ceil(x); }
+template <class T> static inline T cvt_int(double x, int mode)
+{
+    const double past = ldexp(1.0, std::numeric_limits<T>::digits); /* max + 1, a power of two */
+    double r = cvt_round(x, mode);
+    if (r != r) return 0;
+    if (r <= (double)std::numeric_limits<T>::min()) return std::numeric_limits<T>::min();
+    if (r >= past) return std::numeric_limits<T>::max();
+    return (T)r;
+}
+
+/* A float from the exact value s + e (|e| at most half an ulp of the
+ * double s, as the two-sum below leaves it), rounded as mode says: (float)s
+ * is the nearest float, and the exact value lies on the side of it that s
+ * lies on, or, where s is that float, on e's side. Overflow comes right
+ * too: rounded down, a value past FLT_MAX is FLT_MAX, not infinity. */
+static inline float round_f(double s, double e, int mode)
+{
+    float f = (float)s;
+    int above = (double)f > s ? 1 : (double)f < s ? -1 : e > 0 ? -1 : e < 0 ? 1 : 0; /* f against the exact value */
+    if ((mode == 2 && above > 0) || (mode == 1 && s > 0 && above > 0)) f = nextafterf(f, -INFINITY);
+    if ((mode == 3 && above < 0) || (mode == 1 && s < 0 && above < 0)) f = nextafterf(f, INFINITY);
+    return f;
+}
+/* a + b exactly, as s + e (Knuth's two-sum; a, b doubles from floats). */
+static inline float add_f(double a, double b, int mode)
+{
+    double s = a + b, bb = s - a, e = (a - (s - bb)) + (b - bb);
+    if (s == 0 && e == 0) /* an exact zero: -0 if both are -0, or rounding down (IEEE 754) */
+        return (signbit(a) && signbit(b)) || (mode == 2 && !(a == 0 && b == 0 && !signbit(a) && !signbit(b))) ? -0.0f
+                                                                                                             : 0.0f;
+    return round_f(s, e, mode);
+}
+/* a / b: the double quotient q and the sign of the exact remainder a - q b. */
+static inline float div_f(double a, double b, int mode)
+{
+    double q = a / b, r = fma(-q, b, a);
+    return round_f(q, r == 0 || r != r ? 0.0 : (r > 0) == (b > 0) ? 1.0 : -1.0, mode);
+}
+static inline float sqrt_f(double a, int mode)
+{
+    double q = sqrt(a), r = fma(-q, q, a);
+    return round_f(q, r == 0 || r != r ? 0.0 : r, mode);
+}
+/* A long long or double as a float: compared exactly in long double. */
+static inline float to_f(long double v, int mode)
+{
+    float f = (float)v;
+    if (v != v) return f;
+    if ((mode == 2 && (long double)f > v) || (mode == 1 && v > 0 && (long double)f > v)) f = nextafterf(f, -INFINITY);
+    if ((mode == 3 && (long double)f < v) || (mode == 1 && v < 0 && (long double)f < v)) f = nextafterf(f, INFINITY);
+    return f;
+}
+} // namespace simt
+
+#define SIMT_ROUNDED_CVT(rm, m)                                                                                        \
+    static inline int __float2int_##rm(float x) { return simt::cvt_int<int>(x, m); }                                 \
+    static inline unsigned int __float2uint_##rm(float x) { return simt::cvt_int<unsigned int>(x, m); }              \
+    static inline long long __float2ll_##rm(float x) { return simt::cvt_int<long long>(x, m); }                      \
+    static inline unsigned long long __float2ull_##rm(float x) { return simt::cvt_int<unsigned long long>(x, m); }   \
+    static inline int __double2int_##rm(double x) { return simt::cvt_int<int>(x, m); }                               \
+    static inline unsigned int __double2uint_##rm(double x) { return simt::cvt_int<unsigned int>(x, m); }            \
+    static inline long long __double2ll_##rm(double x) { return simt::cvt_int<long long>(x, m); }                    \
+    static inline unsigned long long __double2ull_##rm(double x) { return simt::cvt_int<unsigned long long>(x, m); } \
+    static inline float __int2float_##rm(int x) { return simt::to_f(x, m); }                                         \
+    static inline float __uint2float_##rm(unsigned int x) { return simt::to_f(x, m); }                               \
+    static inline float __ll2float_##rm(long long x) { return simt::to_f(x, m); }                                    \
+    static inline float __ull2float_##rm(unsigned long long x) { return simt::to_f(x, m); }                          \
+    static inline float __double2float_##rm(double x) { return simt::to_f(x, m); }
+/* Round to nearest even is the CPU's own float arithmetic; the others go
+ * through the exact value (double rounding, the double's nearest then the
+ * float's, could break a tie the wrong way under _rn, not under these). */
+#define SIMT_ROUNDED_ARITH(rm, m)                                                                                      \
+    static inline float __fadd_##rm(float a, float b) { return simt::add_f(a, b, m); }                               \
+    static inline float __fsub_##rm(float a, float b) { return simt::add_f(a, -(double)b, m); }                      \
+    static inline float __fmul_##rm(float a, float b) { return simt::round_f((double)a * b, 0.0, m); }               \
+    static inline float __fdiv_##rm(float a, float b) { return simt::div_f(a, b, m); }                               \
+    static inline float __frcp_##rm(float a) { return simt::div_f(1.0, a, m); }                                      \
+    static inline float __fsqrt_##rm(float a) { return simt::sqrt_f(a, m); }                                         \
+    static inline float __fmaf_##rm(float a, float b, float c) { return simt::add_f((double)a * b, c, m); }
+SIMT_ROUNDED_CVT(rn, 0)
+SIMT_ROUNDED_CVT(rz, 1)
+SIMT_ROUNDED_CVT(rd, 2)
+SIMT_ROUNDED_CVT(ru, 3)
+SIMT_ROUNDED_ARITH(rz, 1)
+SIMT_ROUNDED_ARITH(rd, 2)
+SIMT_ROUNDED_ARITH(ru, 3)
+#undef SIMT_ROUNDED_CVT
+#undef SIMT_ROUNDED_ARITH
+static inline float __fadd_rn(float a, float b) { return a + b; }
+static inline float __fsub_rn(float a, float b) { return a - b; }
+static inline float __fmul_rn(float a, float b) { return a * b; }
+static inline float __fdiv_rn(float a, float b) { return a / b; }
+static inline float __frcp_rn(float x) { return 1.0f / x; }
+static inline float __fsqrt_rn(float x) { return sqrtf(x); }
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+static inline double __int2double_rn(int x) { return x; }
+static inline double __uint2double_rn(unsigned int x) { return x; }
+static inline double __ll2double_rn(long long x) { return (double)x; }
+static inline double __ull2double_rn(unsigned long long x) { return (double)x; }
 static inline int __float_as_int(float x) { int r; memcpy(&r, &x, 4); return r; }
 static inline unsigned int __float_as_uint(float x) { unsigned int r; memcpy(&r, &x, 4); return r; }
 static inline float __int_as_float(int x) { float r; memcpy(&r, &x, 4); return r; }
@@ -496,6 +634,13 @@ template <class T> static inline T __ldcg(const T *p) { return *p; }
 template <class T> static inline T __ldcs(const T *p) { return *p; }
 template <class T> static inline void __stcg(T *p, T v) { *p = v; }
 template <class T> static inline void __stcs(T *p, T v) { *p = v; }
+template <class T> static inline T __ldca(const T *p) { return *p; }
+template <class T> static inline T __ldlu(const T *p) { return *p; }
+template <class T> static inline T __ldcv(const T *p) { return *p; }
+template <class T> static inline void __stwb(T *p, T v) { *p = v; }
+template <class T> static inline void __stwt(T *p, T v) { *p = v; }
+static inline unsigned int __sad(int x, int y, unsigned int z) { return z + (unsigned int)(x > y ? (long long)x - y : (long long)y - x); }
+static inline unsigned int __usad(unsigned int x, unsigned int y, unsigned int z) { return z + (x > y ? x - y : y - x); }
 
 /* CUDA's min/max are overloaded device functions, not macros. */
 static inline int min(int a, int b) { return a < b ? a : b; }

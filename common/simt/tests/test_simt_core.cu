@@ -7,6 +7,9 @@
  * Every test states something a wrong emulator would get wrong.
  */
 #include <assert.h>
+#include <fenv.h>
+#include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -1360,6 +1363,168 @@ static void test_math_intrinsics(void **state)
     cudaFree(iout);
 }
 
+/* The rest of CUDA's math and load/store forms: the inverse error
+ * functions undo erff and erfcf (out to erfc's far tail, 1e-40), the norms,
+ * the sums of absolute differences, and the cache-hint loads and stores,
+ * which move the same values as plain ones. */
+__global__ void more_math(const float *x, float *o, unsigned int *u)
+{
+    int t = threadIdx.x;
+    float v = __ldca(&x[t]) + __ldlu(&x[t]) - __ldcv(&x[t]);
+    __stwb(&o[8 * t + 0], erfinvf(erff(v)));
+    __stwt(&o[8 * t + 1], erfcinvf(erfcf(v)));
+    o[8 * t + 2] = erfcinvf(1e-40f);
+    o[8 * t + 3] = norm3df(1.0f, 2.0f, 2.0f) + rnorm3df(v, 0.0f, 0.0f);
+    o[8 * t + 4] = norm4df(1.0f, 1.0f, 1.0f, 1.0f) + rnorm4df(0.0f, 0.0f, 0.0f, 2.0f) + rhypotf(3.0f, 4.0f);
+    o[8 * t + 5] = (float)erfinv(0.5) + (float)erfcinv(0.5);
+    u[t] = __sad(t, 4, 10u) + 100u * __usad(5u, (unsigned int)t, 1u);
+}
+
+static void test_more_math(void **state)
+{
+    (void)state;
+    const int n = 8;
+    float *x, *o;
+    unsigned int *u;
+    cudaMallocManaged(&x, n * sizeof(float));
+    cudaMallocManaged(&o, 8 * n * sizeof(float));
+    cudaMallocManaged(&u, n * sizeof(unsigned int));
+    for (int t = 0; t < n; t++) x[t] = -1.75f + 0.5f * t;
+    more_math<<<1, n>>>(x, o, u);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    for (int t = 0; t < n; t++) {
+        double v = x[t];
+        assert_true(fabs(o[8 * t + 0] - v) <= 4e-6 * 2); /* erf is flat out there: a few ulp of v */
+        assert_true(fabs(o[8 * t + 1] - v) <= 4e-6 * 2);
+        assert_true(fabs(erfc((double)o[8 * t + 2]) / 1e-40 - 1) < 1e-4); /* dx of an ulp moves erfc by 2x ulp */
+        assert_true(fabs(o[8 * t + 3] - (3 + 1 / fabs(v))) < 1e-6);
+        assert_true(fabs(o[8 * t + 4] - 2.7) < 1e-6);
+        assert_true(fabs(o[8 * t + 5] - (0.4769362762044699 + 0.4769362762044699)) < 1e-6);
+        assert_int_equal(u[t], 10 + abs(t - 4) + 100 * (1 + abs(5 - t)));
+    }
+    cudaFree(x);
+    cudaFree(o);
+    cudaFree(u);
+}
+
+/* The directed roundings (_rz, _rd, _ru) of float arithmetic, against
+ * the CPU's own rounding modes: random bit patterns (subnormals, huge and
+ * tiny values, infinities, NaNs), pairs far apart in size (their sums are
+ * where a double's rounding would lose the smaller one) and fmas that
+ * nearly cancel. */
+enum { ROUND_OPS = 7 };
+__global__ void rounded_ops(const float *a, const float *b, const float *c, float *o, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    float x = a[i], y = b[i], z = c[i], *r = o + 3 * ROUND_OPS * i;
+    r[0] = __fadd_rz(x, y), r[1] = __fadd_rd(x, y), r[2] = __fadd_ru(x, y);
+    r[3] = __fsub_rz(x, y), r[4] = __fsub_rd(x, y), r[5] = __fsub_ru(x, y);
+    r[6] = __fmul_rz(x, y), r[7] = __fmul_rd(x, y), r[8] = __fmul_ru(x, y);
+    r[9] = __fdiv_rz(x, y), r[10] = __fdiv_rd(x, y), r[11] = __fdiv_ru(x, y);
+    r[12] = __fsqrt_rz(fabsf(x)), r[13] = __fsqrt_rd(fabsf(x)), r[14] = __fsqrt_ru(fabsf(x));
+    r[15] = __fmaf_rz(x, y, z), r[16] = __fmaf_rd(x, y, z), r[17] = __fmaf_ru(x, y, z);
+    r[18] = __frcp_rz(y), r[19] = __frcp_rd(y), r[20] = __frcp_ru(y);
+}
+
+static void test_directed_rounding(void **state)
+{
+    (void)state;
+    const int n = 1 << 14;
+    float *a, *b, *c, *o;
+    cudaMallocManaged(&a, n * sizeof(float));
+    cudaMallocManaged(&b, n * sizeof(float));
+    cudaMallocManaged(&c, n * sizeof(float));
+    cudaMallocManaged(&o, 3 * ROUND_OPS * n * sizeof(float));
+    uint64_t st = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < n; i++) {
+        uint32_t bits[3];
+        for (int k = 0; k < 3; k++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            bits[k] = (uint32_t)(st >> 32);
+        }
+        memcpy(&a[i], &bits[0], 4);
+        memcpy(&b[i], &bits[1], 4);
+        memcpy(&c[i], &bits[2], 4);
+        if (i % 4 == 1) b[i] = ldexpf(a[i], -(int)(bits[2] % 60)) * (bits[2] & 64 ? 1.0f : -1.0f);
+        if (i % 4 == 2) c[i] = -a[i] * b[i];
+    }
+    rounded_ops<<<n / 256, 256>>>(a, b, c, o, n);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    const int modes[3] = {FE_TOWARDZERO, FE_DOWNWARD, FE_UPWARD};
+    int differ = 0; /* results where the modes disagree: the reference did change mode */
+    for (int i = 0; i < n; i++) {
+        volatile float x = a[i], y = b[i], z = c[i];
+        for (int m = 0; m < 3; m++) {
+            fesetround(modes[m]);
+            volatile float want[ROUND_OPS] = {x + y, x - y, x * y, x / y, sqrtf(fabsf(x)), fmaf(x, y, z), 1.0f / y};
+            fesetround(FE_TONEAREST);
+            for (int f = 0; f < ROUND_OPS; f++) {
+                float got = o[3 * ROUND_OPS * i + 3 * f + m], w = want[f];
+                if (memcmp(&got, &w, 4) != 0 && !(isnan(got) && isnan(w)))
+                    fail_msg("op %d, mode %d: %a and %a (and %a) gave %a, want %a", f, m, (float)x, (float)y,
+                             (float)z, got, w);
+                differ += m > 0 && memcmp(&got, &o[3 * ROUND_OPS * i + 3 * f], 4) != 0;
+            }
+        }
+    }
+    assert_true(differ > n);
+    cudaFree(a);
+    cudaFree(b);
+    cudaFree(c);
+    cudaFree(o);
+}
+
+/* Conversions to an integer saturate and take NaN to 0, as PTX's cvt does;
+ * to a float they round as their suffix says; an exact zero sum is -0
+ * rounding down. */
+__global__ void conversions(const float *f, const double *d, long long *io, float *fo)
+{
+    float inf = f[0], nan = f[1];
+    long long r[] = {__float2int_rn(3e9f), __float2int_rz(-3e9f), __float2int_rn(nan), __float2uint_rn(-1.0f),
+                     __float2uint_ru(-0.5f), __float2int_rd(-1.5f), __float2int_ru(-1.5f), __float2int_rn(2.5f),
+                     __float2int_rz(-2.7f), (long long)__float2uint_rz(inf), __float2ll_rd(-inf),
+                     __float2ll_ru(9.3e18f), (long long)__float2ull_rz(2e19f), __double2int_rd(-0.5),
+                     __double2uint_ru(0.1), __double2ll_rn(-4.5), (long long)__double2ull_rn(nan)};
+    for (int i = 0; i < (int)(sizeof r / sizeof r[0]); i++) io[i] = r[i];
+    float q[] = {__int2float_rd(16777217), __int2float_ru(16777217), __int2float_rz(-16777217),
+                 __uint2float_ru(4294967295u), __ll2float_rd(-(1ll << 60) - 1), __ull2float_rz(~0ull),
+                 __double2float_rd(d[0]), __double2float_ru(d[0]), __double2float_rz(-d[0]), __double2float_rd(1e300),
+                 __fadd_rd(1.0f, -1.0f), __fadd_rz(1.0f, -1.0f), __fsub_rd(2.0f, 2.0f), __fadd_ru(-0.0f, -0.0f),
+                 __fmul_rz(3e38f, 3e38f), __fmul_rd(-3e38f, 3e38f)};
+    for (int i = 0; i < (int)(sizeof q / sizeof q[0]); i++) fo[i] = q[i];
+}
+
+static void test_conversions_saturate(void **state)
+{
+    (void)state;
+    float *f, *fo;
+    double *d;
+    long long *io;
+    cudaMallocManaged(&f, 2 * sizeof(float));
+    cudaMallocManaged(&d, sizeof(double));
+    cudaMallocManaged(&io, 17 * sizeof(long long));
+    cudaMallocManaged(&fo, 16 * sizeof(float));
+    f[0] = INFINITY;
+    f[1] = NAN;
+    d[0] = 0.1;
+    conversions<<<1, 1>>>(f, d, io, fo);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    const long long wi[17] = {INT_MAX, INT_MIN, 0, 0, 0, -2, -1, 2, -2, (long long)UINT_MAX, LLONG_MIN,
+                              LLONG_MAX, -1 /* ULLONG_MAX */, -1, 1, -4, 0};
+    for (int i = 0; i < 17; i++)
+        if (io[i] != wi[i]) fail_msg("integer conversion %d: %lld, want %lld", i, io[i], wi[i]);
+    const float below = nextafterf(0.1f, 0.0f), above = 0.1f; /* 0.1f lies above 0.1 */
+    const float wf[16] = {16777216.0f, 16777218.0f, -16777216.0f, 4294967296.0f, -0x1.000002p60f,
+                          0x1.fffffep63f, below, above, -below, FLT_MAX, -0.0f, 0.0f, -0.0f, -0.0f, FLT_MAX, -INFINITY};
+    for (int i = 0; i < 16; i++)
+        if (memcmp(&fo[i], &wf[i], 4) != 0) fail_msg("float result %d: %a, want %a", i, fo[i], wf[i]);
+    cudaFree(f);
+    cudaFree(d);
+    cudaFree(io);
+    cudaFree(fo);
+}
+
 /* --- launch errors and faults --------------------------------------------------------- */
 
 __global__ void noop(int *p)
@@ -2138,6 +2303,9 @@ int main(void)
         cmocka_unit_test_teardown(test_atomic_half_types, no_fault_left),
         cmocka_unit_test_teardown(test_atomic_float_subnormals, no_fault_left),
         cmocka_unit_test_teardown(test_math_intrinsics, no_fault_left),
+        cmocka_unit_test_teardown(test_more_math, no_fault_left),
+        cmocka_unit_test_teardown(test_directed_rounding, no_fault_left),
+        cmocka_unit_test_teardown(test_conversions_saturate, no_fault_left),
         cmocka_unit_test_teardown(test_allocation_bounds, no_fault_left),
         cmocka_unit_test_teardown(test_fresh_memory_is_not_zero, no_fault_left),
         cmocka_unit_test_teardown(test_launch_errors, no_fault_left),

@@ -57,7 +57,10 @@ static inline __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(
 static inline __nv_bfloat16 __double2bfloat16(double d) { return __nv_bfloat16(d); }
 static inline float __bfloat162float(__nv_bfloat16 h) { return simt_bf16_bits_to_float(h.__x); }
 static inline __nv_bfloat16 __int2bfloat16_rn(int i) { return __nv_bfloat16(i); }
-static inline int __bfloat162int_rn(__nv_bfloat16 h) { return (int)nearbyintf(__bfloat162float(h)); }
+static inline int __bfloat162int_rn(__nv_bfloat16 h) { return simt_whole_to_int(nearbyintf(__bfloat162float(h))); }
+static inline int __bfloat162int_rz(__nv_bfloat16 h) { return simt_whole_to_int(truncf(__bfloat162float(h))); }
+static inline int __bfloat162int_rd(__nv_bfloat16 h) { return simt_whole_to_int(floorf(__bfloat162float(h))); }
+static inline int __bfloat162int_ru(__nv_bfloat16 h) { return simt_whole_to_int(ceilf(__bfloat162float(h))); }
 static inline __nv_bfloat162 __float2bfloat162_rn(float f) { return __nv_bfloat162(__nv_bfloat16(f), __nv_bfloat16(f)); }
 static inline __nv_bfloat162 __floats2bfloat162_rn(float a, float b) { return __nv_bfloat162(__nv_bfloat16(a), __nv_bfloat16(b)); }
 static inline __nv_bfloat162 __float22bfloat162_rn(float2 f) { return __nv_bfloat162(__nv_bfloat16(f.x), __nv_bfloat16(f.y)); }

@@ -60,8 +60,10 @@ static inline __half __float2half_rn(float f) { return __half(f); }
 static inline __half __double2half(double d) { return __half(d); }
 static inline float __half2float(__half h) { return simt_half_bits_to_float(h.__x); }
 static inline __half __int2half_rn(int i) { return __half(i); }
-static inline int __half2int_rn(__half h) { return (int)nearbyintf(__half2float(h)); }
-static inline int __half2int_rz(__half h) { return (int)__half2float(h); }
+static inline int __half2int_rn(__half h) { return simt_whole_to_int(nearbyintf(__half2float(h))); }
+static inline int __half2int_rz(__half h) { return simt_whole_to_int(truncf(__half2float(h))); }
+static inline int __half2int_rd(__half h) { return simt_whole_to_int(floorf(__half2float(h))); }
+static inline int __half2int_ru(__half h) { return simt_whole_to_int(ceilf(__half2float(h))); }
 static inline __half2 __float2half2_rn(float f) { return __half2(__half(f), __half(f)); }
 static inline __half2 __floats2half2_rn(float a, float b) { return __half2(__half(a), __half(b)); }
 static inline __half2 __float22half2_rn(float2 f) { return __half2(__half(f.x), __half(f.y)); }

@@ -96,4 +96,12 @@ static inline uint16_t simt_double_to_half_bits(double d) { return simt_float_to
 /** @brief double to bfloat16, one rounding. @param d value. @return the bits. */
 static inline uint16_t simt_double_to_bf16_bits(double d) { return simt_float_to_bf16_bits(simt_double_to_float_odd(d)); }
 
+/* A whole number (already rounded) as an int, saturating as PTX's cvt
+ * does: past the range its largest or smallest value, NaN 0 (a C cast of
+ * such a value is undefined). */
+static inline int simt_whole_to_int(float r)
+{
+    return r != r ? 0 : r >= 2147483648.0f ? 2147483647 : r <= -2147483648.0f ? (-2147483647 - 1) : (int)r;
+}
+
 #endif /* SIMT_HALF_CONV_H */

@@ -1475,9 +1475,9 @@ static void test_directed_rounding(void **state)
     cudaFree(o);
 }
 
-/* Conversions to an integer saturate and take NaN to 0, as PTX's cvt does;
- * to a float they round as their suffix says; an exact zero sum is -0
- * rounding down. */
+/* Conversions to an integer (from float, double, half and bf16) saturate
+ * and take NaN to 0, as PTX's cvt does; to a float they round as their
+ * suffix says; an exact zero sum is -0 rounding down. */
 __global__ void conversions(const float *f, const double *d, long long *io, float *fo)
 {
     float inf = f[0], nan = f[1];
@@ -1485,7 +1485,10 @@ __global__ void conversions(const float *f, const double *d, long long *io, floa
                      __float2uint_ru(-0.5f), __float2int_rd(-1.5f), __float2int_ru(-1.5f), __float2int_rn(2.5f),
                      __float2int_rz(-2.7f), (long long)__float2uint_rz(inf), __float2ll_rd(-inf),
                      __float2ll_ru(9.3e18f), (long long)__float2ull_rz(2e19f), __double2int_rd(-0.5),
-                     __double2uint_ru(0.1), __double2ll_rn(-4.5), (long long)__double2ull_rn(nan)};
+                     __double2uint_ru(0.1), __double2ll_rn(-4.5), (long long)__double2ull_rn(nan),
+                     __half2int_rn(__float2half(inf)), __bfloat162int_rz(__float2bfloat16(-1e20f)),
+                     __bfloat162int_rn(__float2bfloat16(nan)), __half2int_rd(__float2half(-1.5f)),
+                     __bfloat162int_ru(__float2bfloat16(-1.5f))};
     for (int i = 0; i < (int)(sizeof r / sizeof r[0]); i++) io[i] = r[i];
     float q[] = {__int2float_rd(16777217), __int2float_ru(16777217), __int2float_rz(-16777217),
                  __uint2float_ru(4294967295u), __ll2float_rd(-(1ll << 60) - 1), __ull2float_rz(~0ull),
@@ -1503,16 +1506,16 @@ static void test_conversions_saturate(void **state)
     long long *io;
     cudaMallocManaged(&f, 2 * sizeof(float));
     cudaMallocManaged(&d, sizeof(double));
-    cudaMallocManaged(&io, 17 * sizeof(long long));
+    cudaMallocManaged(&io, 22 * sizeof(long long));
     cudaMallocManaged(&fo, 16 * sizeof(float));
     f[0] = INFINITY;
     f[1] = NAN;
     d[0] = 0.1;
     conversions<<<1, 1>>>(f, d, io, fo);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
-    const long long wi[17] = {INT_MAX, INT_MIN, 0, 0, 0, -2, -1, 2, -2, (long long)UINT_MAX, LLONG_MIN,
-                              LLONG_MAX, -1 /* ULLONG_MAX */, -1, 1, -4, 0};
-    for (int i = 0; i < 17; i++)
+    const long long wi[22] = {INT_MAX, INT_MIN, 0, 0, 0, -2, -1, 2, -2, (long long)UINT_MAX, LLONG_MIN,
+                              LLONG_MAX, -1 /* ULLONG_MAX */, -1, 1, -4, 0, INT_MAX, INT_MIN, 0, -2, -1};
+    for (int i = 0; i < 22; i++)
         if (io[i] != wi[i]) fail_msg("integer conversion %d: %lld, want %lld", i, io[i], wi[i]);
     const float below = nextafterf(0.1f, 0.0f), above = 0.1f; /* 0.1f lies above 0.1 */
     const float wf[16] = {16777216.0f, 16777218.0f, -16777216.0f, 4294967296.0f, -0x1.000002p60f,

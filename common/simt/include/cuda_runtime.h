@@ -670,13 +670,31 @@ static inline float max(float a, double b) { return fmaxf(a, (float)b); }
 
 namespace simt {
 
-/** The <<<grid, block, shmem, stream>>> part of a launch. */
+/** The <<<grid, block, shmem, stream>>> part of a launch, and the launch's
+ *  line (the default arguments take the caller's). */
 struct LaunchConfig {
     dim3 grid, block;
     size_t shmem;
     cudaStream_t stream;
-    LaunchConfig(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0) : grid(g), block(b), shmem(s), stream(st) {}
+    const char *file;
+    int line;
+    LaunchConfig(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0, const char *f = __builtin_FILE(),
+                 int l = __builtin_LINE())
+        : grid(g), block(b), shmem(s), stream(st), file(f), line(l) {}
 };
+
+/* An argument as the launch checks it: a data pointer, or NULL for anything
+ * else (a function pointer from host code means nothing on a GPU either,
+ * but a kernel that only passes it on does no harm). */
+template <class T> static inline const void *arg_pointer(const T &v, std::true_type) { return (const void *)v; }
+template <class T> static inline const void *arg_pointer(const T &, std::false_type) { return nullptr; }
+template <class T> static inline const void *arg_pointer(const T &v)
+{
+    typedef std::integral_constant<bool, std::is_pointer<T>::value &&
+                                             !std::is_function<typename std::remove_pointer<T>::type>::value>
+        data_pointer;
+    return arg_pointer(v, data_pointer());
+}
 
 /** A kernel and its arguments, bound once at the launch. */
 template <class... P> struct Bound {
@@ -700,15 +718,17 @@ template <class... P> static void run_thread(void *p)
 /** kernel<<<cfg>>>(args) is rewritten to launch(cfg, kernel)(args): the call
  *  converts the arguments to the kernel's parameter types exactly as a call
  *  of the kernel would (so NULL and 0 work for pointers), binds them once, as
- *  CUDA copies them at launch, and runs every thread of every block. */
+ *  CUDA copies them at launch, checks that its pointers are ones a GPU could
+ *  reach (simt_launch_at), and runs every thread of every block. */
 template <class... P> struct Launcher {
     LaunchConfig cfg;
     void (*kernel)(P...);
     void operator()(P... params) const
     {
         const Bound<P...> bound{kernel, std::tuple<typename std::decay<P>::type...>(params...)};
-        simt_launch((const void *)kernel, cfg.grid, cfg.block, cfg.shmem, cfg.stream, run_thread<P...>,
-                    (void *)&bound);
+        const void *ptrs[] = {arg_pointer(params)..., nullptr};
+        simt_launch_at((const void *)kernel, cfg.grid, cfg.block, cfg.shmem, cfg.stream, run_thread<P...>,
+                       (void *)&bound, ptrs, sizeof...(P), cfg.file, cfg.line);
     }
 };
 

@@ -309,6 +309,20 @@ cudaError_t cudaGetDriverEntryPointByVersion(const char *symbol, void **funcPtr,
  *  @return cudaSuccess or the launch error (also recorded for cudaGetLastError). */
 cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                         void (*body)(void *), void *ctx);
+/** @brief simt_launch from a known launch line, with the kernel's pointer
+ *  arguments: after the configuration's checks, a pointer that is neither
+ *  NULL, nor in memory from cudaMalloc (or its managed and host forms), nor
+ *  in the program's static data (where __device__, __constant__ and
+ *  __managed__ variables lie) is host memory, which a GPU's kernel cannot
+ *  reach: the launch fails with cudaErrorIllegalAddress, as the kernel's
+ *  first access through it would on a GPU, and a line names the argument.
+ *  @param func, grid, block, shmem, stream, body, ctx as simt_launch.
+ *  @param ptrs the arguments, NULL for those that are not pointers.
+ *  @param nptrs how many. @param file, line the launch's place (file NULL:
+ *  unknown). @return as simt_launch. */
+cudaError_t simt_launch_at(const void *func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                           void (*body)(void *), void *ctx, const void *const *ptrs, unsigned int nptrs,
+                           const char *file, int line);
 
 /** @brief Fail a runtime call made in a header (cudaMemcpyToSymbol's C++ form): e is
  *  recorded for cudaGetLastError, as every runtime call's failure is.

@@ -10,6 +10,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <link.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -741,19 +742,102 @@ static int refuse_next;
 
 void simt_refuse_next_launch(int on) { refuse_next = on != 0; }
 
+/* The launch's line, for messages: " at file.cu:12", or nothing. */
+static __thread char launch_place[192];
+
 /* A refused launch says why on stderr (a GPU only returns the code, which a
  * kernel's caller may not print), then returns the code. */
 static cudaError_t refused(cudaError_t code, const char *why, dim3 grid, dim3 block)
 {
-    fprintf(stderr, "simt: launch refused (%s): %s; grid (%u,%u,%u), block (%u,%u,%u)\n", cudaGetErrorName(code), why,
-            grid.x, grid.y, grid.z, block.x, block.y, block.z);
+    fprintf(stderr, "simt: launch%s refused (%s): %s; grid (%u,%u,%u), block (%u,%u,%u)\n", launch_place,
+            cudaGetErrorName(code), why, grid.x, grid.y, grid.z, block.x, block.y, block.z);
     return ret(code);
+}
+
+/* Memory a GPU's kernel can reach: an allocation of cudaMalloc and its
+ * forms, up to its end and the slack after it (a pointer one past the end,
+ * which a kernel with nothing to do is given, is fine), and the writable
+ * static data of the program and its libraries, where __device__,
+ * __constant__ and __managed__ variables lie here (a host global lies there
+ * too, and goes unnoticed). What is left is the heap (malloc, new, a
+ * std::vector's data) and the stack (a local array). */
+static int data_segment(struct dl_phdr_info *info, size_t size, void *p)
+{
+    (void)size;
+    uintptr_t a = (uintptr_t)p;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_W) && a >= lo && a < lo + ph->p_memsz) return 1;
+    }
+    return 0;
+}
+
+static int device_reachable(const void *p)
+{
+    uintptr_t a = (uintptr_t)p;
+    pthread_rwlock_rdlock(&allocs_lock);
+    size_t i = allocs_upper(a);
+    int in = i > 0 && a <= allocs[i - 1].base + allocs[i - 1].size + ALLOC_SLACK;
+    pthread_rwlock_unlock(&allocs_lock);
+    return in || dl_iterate_phdr(data_segment, (void *)p);
+}
+
+/* "the stack (a local array or variable)" or "the heap (malloc, new, a
+ * std::vector's data)": where a host pointer points, for the message. */
+static const char *host_place(const void *p)
+{
+    pthread_attr_t at;
+    void *lo = NULL;
+    size_t size = 0;
+    if (pthread_getattr_np(pthread_self(), &at) == 0) {
+        pthread_attr_getstack(&at, &lo, &size);
+        pthread_attr_destroy(&at);
+    }
+    if ((uintptr_t)p >= (uintptr_t)lo && (uintptr_t)p < (uintptr_t)lo + size) return "the stack: a local array or variable";
+    return "the heap: malloc, new, or a std::vector's data";
+}
+
+/* Each pointer argument must be one a GPU's kernel can reach; a host
+ * pointer would fault at the kernel's first access through it, so the
+ * launch fails as that fault would fail it. (A kernel that never touches
+ * such an argument would run on a GPU; passing it is still a slip.) */
+static cudaError_t check_pointers(const void *func, const void *const *ptrs, unsigned int n)
+{
+    for (unsigned int k = 0; k < n; k++) {
+        if (!ptrs[k] || device_reachable(ptrs[k])) continue;
+        char name[256];
+        simt_kernel_name(func, name, sizeof name);
+        fprintf(stderr,
+                "simt: %s, launched%s: its argument %u is %p, host memory (%s), not memory from cudaMalloc, "
+                "cudaMallocManaged or cudaMallocHost. A kernel on a GPU cannot reach it: its first load or store "
+                "through it faults, and the launch fails with cudaErrorIllegalAddress (\"an illegal memory access "
+                "was encountered\"). Copy the data to device memory (cudaMalloc, then cudaMemcpy) and pass the "
+                "device pointer\n",
+                name, launch_place, k + 1, ptrs[k], host_place(ptrs[k]));
+        simt_set_fault(cudaErrorIllegalAddress);
+        return ret(cudaErrorIllegalAddress);
+    }
+    return cudaSuccess;
 }
 
 cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
                         void (*body)(void *), void *ctx)
 {
+    return simt_launch_at(func, grid, block, shmem, stream, body, ctx, NULL, 0, NULL, 0);
+}
+
+cudaError_t simt_launch_at(const void *func, dim3 grid, dim3 block, size_t shmem, cudaStream_t stream,
+                           void (*body)(void *), void *ctx, const void *const *ptrs, unsigned int nptrs,
+                           const char *file, int line)
+{
     (void)stream;
+    if (file) {
+        const char *slash = strrchr(file, '/');
+        snprintf(launch_place, sizeof launch_place, " at %s:%d", slash ? slash + 1 : file, line);
+    } else {
+        launch_place[0] = '\0';
+    }
     if (simt_in_kernel()) {
         fprintf(stderr, "simt: kernel launch from device code (dynamic parallelism) is not emulated\n");
         return ret(cudaErrorNotSupported);
@@ -795,6 +879,7 @@ cudaError_t simt_launch(const void *func, dim3 grid, dim3 block, size_t shmem, c
      * static leaves), else the opt-in maximum (227 KB); checked as the
      * static variables are declared (simt_shared_first_use). */
     size_t shared_limit = func_dyn_attr(func) < 0 ? SIMT_SHARED_DEFAULT : simt_shared_optin();
+    if (check_pointers(func, ptrs, nptrs) != cudaSuccess) return cudaErrorIllegalAddress;
     simt_memtrace_launch_begin(func);
     cudaError_t e = simt_run_grid(grid, block, shmem, shared_limit, body, ctx);
     simt_memtrace_launch_end(grid, block);

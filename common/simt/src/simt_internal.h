@@ -117,6 +117,11 @@ int simt_tma_first_fill(uint32_t lo, uint32_t hi);
  * process. */
 void simt_source_line(uintptr_t site, char *out, size_t n);
 
+/** @brief A kernel's name, demangled ("kernel at 0x..." when the program does
+ *  not export it: a static kernel, or a link without -rdynamic).
+ *  @param func the kernel. @param out, n where to write it. */
+void simt_kernel_name(const void *func, char *out, size_t n);
+
 /* --- memory-access tracing (simt_memtrace.c), called by the scheduler --- */
 
 /** @brief A launch begins: trace it if simt_memtrace_start or SIMT_MEMTRACE

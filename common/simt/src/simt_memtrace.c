@@ -140,6 +140,45 @@ void simt_memtrace_unguard(const void *p, size_t bytes)
     guard_span();
 }
 
+/* A mangled C++ name's function name: "_Z4rowsPKfPfi" is rows,
+ * "_ZN2ns4gemmE..." ns::gemm, and a template's arguments are shown as <...>
+ * (enough to tell kernels apart; no C++ runtime is needed). */
+static void demangle_name(const char *m, char *out, size_t n)
+{
+    snprintf(out, n, "%s", m);
+    if (strncmp(m, "_Z", 2) != 0) return;
+    const char *p = m + 2;
+    int nested = *p == 'N';
+    if (nested) p++;
+    size_t k = 0;
+    char buf[256];
+    while (*p >= '1' && *p <= '9') {
+        char *end;
+        unsigned long len = strtoul(p, &end, 10);
+        if (strlen(end) < len || k + len + 3 >= sizeof(buf)) return;
+        if (k) buf[k++] = ':', buf[k++] = ':';
+        memcpy(buf + k, end, len);
+        k += len;
+        p = end + len;
+        if (!nested) break;
+    }
+    if (k == 0) return;
+    if (*p == 'I' && k + 5 < sizeof(buf)) memcpy(buf + k, "<...>", 5), k += 5;
+    buf[k] = '\0';
+    snprintf(out, n, "%s", buf);
+}
+
+/* The kernel's name, when the executable exports its symbols (simtcc links
+ * with -rdynamic, and so do the labs' emulator builds). */
+void simt_kernel_name(const void *func, char *out, size_t n)
+{
+    Dl_info info;
+    if (func && dladdr(func, &info) && info.dli_sname && info.dli_saddr == func)
+        demangle_name(info.dli_sname, out, n);
+    else
+        snprintf(out, n, "kernel at %p", func);
+}
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 
 int simt_memtrace_available(void) { return 0; }
@@ -685,45 +724,6 @@ void simt_memtrace_block_end(int aborted)
     pthread_mutex_unlock(&acc_lock);
 }
 
-/* A mangled C++ name's function name: "_Z4rowsPKfPfi" is rows,
- * "_ZN2ns4gemmE..." ns::gemm, and a template's arguments are shown as <...>
- * (enough to tell kernels apart; no C++ runtime is needed). */
-static void demangle_name(const char *m, char *out, size_t n)
-{
-    snprintf(out, n, "%s", m);
-    if (strncmp(m, "_Z", 2) != 0) return;
-    const char *p = m + 2;
-    int nested = *p == 'N';
-    if (nested) p++;
-    size_t k = 0;
-    char buf[256];
-    while (*p >= '1' && *p <= '9') {
-        char *end;
-        unsigned long len = strtoul(p, &end, 10);
-        if (strlen(end) < len || k + len + 3 >= sizeof(buf)) return;
-        if (k) buf[k++] = ':', buf[k++] = ':';
-        memcpy(buf + k, end, len);
-        k += len;
-        p = end + len;
-        if (!nested) break;
-    }
-    if (k == 0) return;
-    if (*p == 'I' && k + 5 < sizeof(buf)) memcpy(buf + k, "<...>", 5), k += 5;
-    buf[k] = '\0';
-    snprintf(out, n, "%s", buf);
-}
-
-/* The kernel's name, when the executable exports its symbols (simtcc links
- * with -rdynamic, and so do the labs' emulator builds). */
-static void kernel_name(const void *func, char *out, size_t n)
-{
-    Dl_info info;
-    if (func && dladdr(func, &info) && info.dli_sname && info.dli_saddr == func)
-        demangle_name(info.dli_sname, out, n);
-    else
-        snprintf(out, n, "kernel at %p", func);
-}
-
 static void print_counts(const char *what, const char *unit, const simt_memtrace_counts *c)
 {
     if (c->requests == 0) return;
@@ -803,7 +803,7 @@ void simt_memtrace_launch_end(dim3 grid, dim3 block)
     pthread_mutex_unlock(&acc_lock);
     if (!env_on()) return;
     char name[256];
-    kernel_name(func, name, sizeof(name));
+    simt_kernel_name(func, name, sizeof(name));
     fprintf(stderr, "simt memtrace: %s<<<(%u,%u,%u), (%u,%u,%u)>>>\n", name, grid.x, grid.y, grid.z, block.x,
             block.y, block.z);
     if (s.global_load.requests + s.global_store.requests + s.shared_load.requests + s.shared_store.requests == 0)

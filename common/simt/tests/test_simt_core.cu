@@ -1681,7 +1681,8 @@ static void test_launch_errors(void **state)
     const char *said = capture_end();
     assert_int_equal(first, cudaErrorInvalidValue);
     assert_int_equal(second, cudaErrorInvalidValue);
-    assert_non_null(strstr(said, "simt: launch refused (cudaErrorInvalidValue): 65536 bytes of dynamic shared memory, "
+    assert_non_null(strstr(said, "simt: launch at test_simt_core.cu:")); /* the launch's own line */
+    assert_non_null(strstr(said, " refused (cudaErrorInvalidValue): 65536 bytes of dynamic shared memory, "
                                  "above the 49152 a kernel gets without cudaFuncSetAttribute("));
     assert_non_null(strstr(said, "102400 bytes of dynamic shared memory, above the 65536 that cudaFuncSetAttribute "
                                  "allowed this kernel"));
@@ -1809,6 +1810,63 @@ static void test_trap_and_deadlock_are_faults(void **state)
     noop<<<2, 32>>>(d);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
     cudaFree(d);
+}
+
+/* A kernel given host memory (malloc, new, a local array) faults on a GPU
+ * at its first access through it; the launch fails here as that fault
+ * does, and a line names the argument. Device memory of every kind passes:
+ * cudaMalloc and its forms, a pointer one past an allocation's end, NULL,
+ * a __device__ or __managed__ variable. */
+__device__ int dev_counter;
+__managed__ int managed_counter;
+__global__ void add_one(int *p, const int *q)
+{
+    if (p) p[threadIdx.x] += 1;
+    (void)q;
+}
+
+static void test_host_pointer_argument(void **state)
+{
+    (void)state;
+    int *heap = (int *)malloc(32 * sizeof(int)), *d = NULL, *h = NULL, *m = NULL, local[32], *sym = NULL;
+    int *arr = new int[32];
+    memset(heap, 0, 32 * sizeof(int));
+    memset(local, 0, sizeof local);
+    int *bad[3] = {heap, arr, local};
+    const char *where[3] = {"the heap", "the heap", "the stack"};
+    for (int k = 0; k < 3; k++) {
+        capture_begin();
+        add_one<<<1, 32>>>(d, bad[k]); /* argument 2, and NULL for argument 1 */
+        cudaError_t e = cudaDeviceSynchronize();
+        const char *err = capture_end();
+        assert_int_equal(e, cudaErrorIllegalAddress);
+        if (!strstr(err, "add_one, launched at test_simt_core.cu:") || !strstr(err, "its argument 2 is") ||
+            !strstr(err, where[k]) || !strstr(err, "cudaMemcpy"))
+            fail_msg("host pointer %d: the message does not say which argument and why: %s", k, err);
+        cudaDeviceReset();
+    }
+    assert_int_equal(heap[0], 0); /* and nothing ran */
+    assert_int_equal(cudaMalloc(&d, 32 * sizeof(int)), cudaSuccess);
+    assert_int_equal(cudaMallocHost(&h, 32 * sizeof(int)), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&m, 32 * sizeof(int)), cudaSuccess);
+    assert_int_equal(cudaGetSymbolAddress((void **)&sym, dev_counter), cudaSuccess);
+    cudaMemset(d, 0, 32 * sizeof(int));
+    int *whole[3] = {d, h, m}, *part[3] = {d + 32 /* one past the end: nothing reads it */, sym, &managed_counter};
+    for (int k = 0; k < 3; k++) {
+        add_one<<<1, 32>>>(whole[k], part[k]);
+        if (cudaDeviceSynchronize() != cudaSuccess) fail_msg("device pointers %d refused", k);
+    }
+    add_one<<<1, 1>>>(sym, &managed_counter);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    int back = 0;
+    cudaMemcpy(&back, d + 31, sizeof back, cudaMemcpyDeviceToHost);
+    assert_int_equal(back, 1); /* the kernels ran: 0 + 1 */
+    assert_int_equal(m[31], 0); /* -1, fresh memory's 0xff bytes, + 1 */
+    free(heap);
+    delete[] arr;
+    cudaFree(d);
+    cudaFreeHost(h);
+    cudaFree(m);
 }
 
 /* After a fault the copies, memsets and allocations fail too (sticky until
@@ -2314,6 +2372,7 @@ int main(void)
         cmocka_unit_test_teardown(test_launch_errors, no_fault_left),
         cmocka_unit_test_teardown(test_launch_limits_each_dimension, no_fault_left),
         cmocka_unit_test_teardown(test_trap_and_deadlock_are_faults, no_fault_left),
+        cmocka_unit_test_teardown(test_host_pointer_argument, no_fault_left),
         cmocka_unit_test_teardown(test_fault_stops_memory_calls, no_fault_left),
         cmocka_unit_test_teardown(test_misaligned_access_is_a_fault, no_fault_left),
         cmocka_unit_test_teardown(test_array_overrun_is_a_fault, no_fault_left),

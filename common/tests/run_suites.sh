@@ -212,6 +212,14 @@ if [ -n "$labs" ] && [ -d labs/04-tensor-cores ]; then
     expect "lab 04 under ThreadSanitizer (make check SANITIZE=thread): solution clean" 0 "PASSED" \
         make --no-print-directory check LAB=04 SRC=solutions TARGET=emu SANITIZE=thread
 fi
+# Lab 05's kernels one by one (block reductions in shared memory, AdamW):
+# a few seconds. The whole-model checks take about nine minutes under the
+# race detector and add no kernel of the lab's, so they stay out.
+if [ -n "$labs" ] && [ -d labs/05-single-gpu-training ]; then
+    expect "lab 05 kernels under ThreadSanitizer (make check SANITIZE=thread): solution clean" 0 "PASSED  \] 5 test" \
+        make --no-print-directory check LAB=05 SRC=solutions TARGET=emu SANITIZE=thread \
+        ONLY='rmsnorm backward|attention softmax backward|swiglu backward|adamw|mixed precision: bf16 copy of fp32 masters'
+fi
 # make check SANITIZE=address poisons the matmul harness's guard zones around
 # A, B and C: a correct kernel (lab 03's float4 paths, which stop at each edge)
 # never reads them.

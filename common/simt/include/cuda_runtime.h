@@ -754,6 +754,10 @@ template <class T> static inline cudaError_t cudaFuncSetAttribute(T *func, cudaF
 { return cudaFuncSetAttribute((const void *)func, attr, value); }
 template <class T> static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *a, T *func)
 { return cudaFuncGetAttributes(a, (const void *)func); }
+template <class T> static inline cudaError_t cudaFuncSetCacheConfig(T *func, cudaFuncCache config)
+{ return cudaFuncSetCacheConfig((const void *)func, config); }
+template <class T> static inline cudaError_t cudaMallocAsync(T **p, size_t size, cudaStream_t stream)
+{ return cudaMallocAsync((void **)p, size, stream); }
 template <class T>
 static inline cudaError_t cudaMemcpyToSymbol(T &symbol, const void *src, size_t count, size_t offset = 0,
                                              cudaMemcpyKind kind = cudaMemcpyHostToDevice)

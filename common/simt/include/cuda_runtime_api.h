@@ -141,6 +141,30 @@ typedef struct cudaFuncAttributes {
     int maxDynamicSharedSizeBytes;
 } cudaFuncAttributes;
 
+/** Where a pointer points (cudaPointerGetAttributes). */
+typedef enum cudaMemoryType {
+    cudaMemoryTypeUnregistered = 0,
+    cudaMemoryTypeHost = 1,
+    cudaMemoryTypeDevice = 2,
+    cudaMemoryTypeManaged = 3
+} cudaMemoryType;
+
+/** What cudaPointerGetAttributes says of a pointer. */
+typedef struct cudaPointerAttributes {
+    enum cudaMemoryType type;
+    int device;
+    void *devicePointer;
+    void *hostPointer;
+} cudaPointerAttributes;
+
+/** A kernel's preferred split of L1 and shared memory (a hint; ignored here). */
+typedef enum cudaFuncCache {
+    cudaFuncCachePreferNone = 0,
+    cudaFuncCachePreferShared = 1,
+    cudaFuncCachePreferL1 = 2,
+    cudaFuncCachePreferEqual = 3
+} cudaFuncCache;
+
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
 
@@ -210,6 +234,17 @@ cudaError_t cudaMallocHost(void **ptr, size_t size);
 cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags);
 /** @brief Free pinned host memory. @param ptr the pointer. @return cudaSuccess. */
 cudaError_t cudaFreeHost(void *ptr);
+/** @brief cudaMalloc, run at once (stream-ordered allocation).
+ *  @param ptr receives the pointer. @param size bytes. @param stream ignored. @return as cudaMalloc. */
+cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream);
+/** @brief cudaFree, run at once. @param ptr the pointer. @param stream ignored. @return as cudaFree. */
+cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream);
+/** @brief What kind of memory p points into: device (cudaMalloc), managed,
+ *  pinned host (cudaMallocHost, cudaHostAlloc) or unregistered (anything
+ *  else, such as malloc), with its device and host addresses as CUDA gives
+ *  them. @param attr receives them. @param p the pointer.
+ *  @return cudaSuccess, or cudaErrorInvalidValue for a NULL attr. */
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *attr, const void *p);
 /** @brief Copy bytes (memmove semantics are not promised, as in CUDA).
  *  @param dst destination. @param src source. @param count bytes. @param kind checked for range only.
  *  @return cudaSuccess or cudaErrorInvalidMemcpyDirection. */
@@ -237,6 +272,12 @@ cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
 cudaError_t cudaStreamCreate(cudaStream_t *s);
 /** @brief Create a stream. @param s receives it. @param flags ignored. @return as cudaStreamCreate. */
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags);
+/** @brief Create a stream. @param s receives it. @param flags ignored. @param priority ignored
+ *  (streams run in issue order here). @return as cudaStreamCreate. */
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int priority);
+/** @brief The stream priorities an H100 gives: 0 (least) to -5 (greatest).
+ *  @param least receives 0 (may be NULL). @param greatest receives -5 (may be NULL). @return cudaSuccess. */
+cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest);
 /** @brief Destroy a stream. @param s the stream. @return cudaSuccess. */
 cudaError_t cudaStreamDestroy(cudaStream_t s);
 /** @brief Wait for a stream: returns a pending fault. @param s the stream. @return cudaSuccess or the fault. */
@@ -274,6 +315,13 @@ cudaError_t cudaFuncSetAttribute(const void *func, cudaFuncAttribute attr, int v
 /** @brief Attributes of a kernel (static shared memory is not known: reported as 0).
  *  @param attr receives them. @param func the kernel. @return cudaSuccess or cudaErrorInvalidValue. */
 cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func);
+/** @brief A kernel's preferred L1/shared split: a hint, which the emulator has no cache to follow.
+ *  @param func the kernel. @param config the preference. @return cudaSuccess, or
+ *  cudaErrorInvalidValue for an unknown preference. */
+cudaError_t cudaFuncSetCacheConfig(const void *func, cudaFuncCache config);
+/** @brief The device-wide form of cudaFuncSetCacheConfig. @param config the preference.
+ *  @return as cudaFuncSetCacheConfig. */
+cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache config);
 
 /* --- driver entry points ------------------------------------------------ */
 

@@ -277,6 +277,7 @@ cudaError_t cudaRuntimeGetVersion(int *v)
 static struct alloc_rec {
     uintptr_t base;
     size_t size;
+    cudaMemoryType type; /* which call made it, for cudaPointerGetAttributes */
 } *allocs;
 static size_t nallocs, allocs_cap;
 /* A reader-writer lock: kernels look addresses up (simt_in_allocation) on
@@ -297,7 +298,7 @@ static size_t allocs_upper(uintptr_t p)
     return lo;
 }
 
-static int allocs_add(void *p, size_t size)
+static int allocs_add(void *p, size_t size, cudaMemoryType type)
 {
     pthread_rwlock_wrlock(&allocs_lock);
     if (nallocs == allocs_cap) {
@@ -312,7 +313,7 @@ static int allocs_add(void *p, size_t size)
     }
     size_t i = allocs_upper((uintptr_t)p);
     memmove(allocs + i + 1, allocs + i, (nallocs - i) * sizeof(*allocs));
-    allocs[i] = (struct alloc_rec){(uintptr_t)p, size};
+    allocs[i] = (struct alloc_rec){(uintptr_t)p, size, type};
     nallocs++;
     pthread_rwlock_unlock(&allocs_lock);
     return 0;
@@ -352,7 +353,7 @@ static int range_ok(const void *p, size_t count, const char *what)
     uintptr_t a = (uintptr_t)p;
     pthread_rwlock_rdlock(&allocs_lock);
     size_t i = allocs_upper(a);
-    struct alloc_rec r = {0, 0};
+    struct alloc_rec r = {0, 0, cudaMemoryTypeUnregistered};
     if (i > 0 && a < allocs[i - 1].base + allocs[i - 1].size) r = allocs[i - 1];
     pthread_rwlock_unlock(&allocs_lock);
     if (!r.size || count <= r.base + r.size - a) return 1;
@@ -401,7 +402,7 @@ const char *__tsan_default_suppressions(void)
 }
 #endif
 
-cudaError_t cudaMalloc(void **ptr, size_t size)
+static cudaError_t alloc_memory(void **ptr, size_t size, cudaMemoryType type)
 {
     RETURN_IF_FAULTED();
     if (!ptr) return ret(cudaErrorInvalidValue);
@@ -417,13 +418,15 @@ cudaError_t cudaMalloc(void **ptr, size_t size)
     memset((char *)p + size, SLACK_BYTE, ALLOC_SLACK);
 #endif
     memset(p, UNSET_BYTE, size);
-    if (allocs_add(p, size) != 0) {
+    if (allocs_add(p, size, type) != 0) {
         free(p);
         return ret(cudaErrorMemoryAllocation);
     }
     *ptr = p;
     return cudaSuccess;
 }
+
+cudaError_t cudaMalloc(void **ptr, size_t size) { return alloc_memory(ptr, size, cudaMemoryTypeDevice); }
 
 /* ptr must be what cudaMalloc (or cudaMallocHost) returned and not yet
  * freed; else a GPU says "invalid argument", and free() here would crash. */
@@ -465,18 +468,48 @@ cudaError_t cudaFree(void *ptr)
 cudaError_t cudaMallocManaged(void **ptr, size_t size, unsigned int flags)
 {
     (void)flags;
-    return cudaMalloc(ptr, size);
+    return alloc_memory(ptr, size, cudaMemoryTypeManaged);
 }
 
 cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
-    return cudaMalloc(ptr, size);
+    return alloc_memory(ptr, size, cudaMemoryTypeHost);
 }
 
 cudaError_t cudaHostAlloc(void **ptr, size_t size, unsigned int flags)
 {
     (void)flags;
+    return alloc_memory(ptr, size, cudaMemoryTypeHost);
+}
+
+cudaError_t cudaMallocAsync(void **ptr, size_t size, cudaStream_t stream)
+{
+    (void)stream;
     return cudaMalloc(ptr, size);
+}
+
+cudaError_t cudaFreeAsync(void *ptr, cudaStream_t stream)
+{
+    (void)stream;
+    return cudaFree(ptr);
+}
+
+cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *attr, const void *p)
+{
+    RETURN_IF_FAULTED();
+    if (!attr) return ret(cudaErrorInvalidValue);
+    uintptr_t a = (uintptr_t)p;
+    pthread_rwlock_rdlock(&allocs_lock);
+    size_t i = allocs_upper(a);
+    cudaMemoryType type =
+        i > 0 && a < allocs[i - 1].base + allocs[i - 1].size ? allocs[i - 1].type : cudaMemoryTypeUnregistered;
+    pthread_rwlock_unlock(&allocs_lock);
+    /* As CUDA: device memory has no host address, unregistered memory no device one. */
+    attr->type = type;
+    attr->device = type == cudaMemoryTypeUnregistered ? -2 : 0;
+    attr->devicePointer = type == cudaMemoryTypeUnregistered ? NULL : (void *)p;
+    attr->hostPointer = type == cudaMemoryTypeDevice ? NULL : (void *)p;
+    return cudaSuccess;
 }
 
 cudaError_t cudaFreeHost(void *ptr)
@@ -566,6 +599,20 @@ cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned int flags)
     *s = calloc(1, sizeof(**s));
     if (!*s) return ret(cudaErrorMemoryAllocation);
     (*s)->flags = flags;
+    return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreateWithPriority(cudaStream_t *s, unsigned int flags, int priority)
+{
+    (void)priority;
+    return cudaStreamCreateWithFlags(s, flags);
+}
+
+cudaError_t cudaDeviceGetStreamPriorityRange(int *least, int *greatest)
+{
+    RETURN_IF_FAULTED();
+    if (least) *least = 0;
+    if (greatest) *greatest = -5;
     return cudaSuccess;
 }
 
@@ -734,6 +781,20 @@ cudaError_t cudaFuncGetAttributes(cudaFuncAttributes *attr, const void *func)
     attr->ptxVersion = 90;
     attr->binaryVersion = 90;
     attr->maxDynamicSharedSizeBytes = func_dyn_limit(func);
+    return cudaSuccess;
+}
+
+cudaError_t cudaFuncSetCacheConfig(const void *func, cudaFuncCache config)
+{
+    RETURN_IF_FAULTED();
+    if (!func) return ret(cudaErrorInvalidDeviceFunction);
+    return cudaDeviceSetCacheConfig(config);
+}
+
+cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache config)
+{
+    RETURN_IF_FAULTED();
+    if ((int)config < 0 || config > cudaFuncCachePreferEqual) return ret(cudaErrorInvalidValue);
     return cudaSuccess;
 }
 

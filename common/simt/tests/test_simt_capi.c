@@ -64,6 +64,45 @@ static void test_device_and_memory(void **state)
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
 }
 
+/* Where a pointer points, as CUDA says it: device memory has no host
+ * address, pinned and managed memory have both, malloc's is unregistered;
+ * stream-ordered allocation, stream priorities and cache hints are there. */
+static void test_pointer_attributes(void **state)
+{
+    (void)state;
+    void *d = NULL, *h = NULL, *m = NULL, *a = NULL, *plain = malloc(64);
+    assert_int_equal(cudaMalloc(&d, 64), cudaSuccess);
+    assert_int_equal(cudaMallocHost(&h, 64), cudaSuccess);
+    assert_int_equal(cudaMallocManaged(&m, 64, cudaMemAttachGlobal), cudaSuccess);
+    assert_int_equal(cudaMallocAsync(&a, 64, 0), cudaSuccess);
+    void *at[5] = {(char *)d + 10, h, m, a, plain};
+    const enum cudaMemoryType want[5] = {cudaMemoryTypeDevice, cudaMemoryTypeHost, cudaMemoryTypeManaged,
+                                         cudaMemoryTypeDevice, cudaMemoryTypeUnregistered};
+    for (int k = 0; k < 5; k++) {
+        struct cudaPointerAttributes pa;
+        assert_int_equal(cudaPointerGetAttributes(&pa, at[k]), cudaSuccess);
+        assert_int_equal(pa.type, want[k]);
+        assert_ptr_equal(pa.devicePointer, want[k] == cudaMemoryTypeUnregistered ? NULL : at[k]);
+        assert_ptr_equal(pa.hostPointer, want[k] == cudaMemoryTypeDevice ? NULL : at[k]);
+    }
+    assert_int_equal(cudaPointerGetAttributes(NULL, d), cudaErrorInvalidValue);
+    cudaGetLastError();
+    int least = 1, greatest = 1;
+    cudaStream_t s = NULL;
+    assert_int_equal(cudaDeviceGetStreamPriorityRange(&least, &greatest), cudaSuccess);
+    assert_true(least == 0 && greatest == -5);
+    assert_int_equal(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest), cudaSuccess);
+    assert_int_equal(cudaStreamDestroy(s), cudaSuccess);
+    assert_int_equal(cudaDeviceSetCacheConfig(cudaFuncCachePreferShared), cudaSuccess);
+    assert_int_equal(cudaDeviceSetCacheConfig((enum cudaFuncCache)9), cudaErrorInvalidValue);
+    cudaGetLastError();
+    assert_int_equal(cudaFreeAsync(a, 0), cudaSuccess);
+    assert_int_equal(cudaFree(d), cudaSuccess);
+    assert_int_equal(cudaFreeHost(h), cudaSuccess);
+    assert_int_equal(cudaFree(m), cudaSuccess);
+    free(plain);
+}
+
 static void test_events(void **state)
 {
     (void)state;
@@ -255,6 +294,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_error_values_match_toolkit),
         cmocka_unit_test(test_device_and_memory),
+        cmocka_unit_test(test_pointer_attributes),
         cmocka_unit_test(test_events),
         cmocka_unit_test(test_last_error_get_and_peek),
         cmocka_unit_test(test_error_strings),

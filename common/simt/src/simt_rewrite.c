@@ -1395,6 +1395,8 @@ static int host_uses_gpu_variable(const fn_rec *f, size_t t)
 static int template_call(size_t t)
 {
     if (!tok_punct(t + 1, '<')) return 0;
+    if (tok_punct(t + 2, '<') && tok_punct(t + 3, '<') && st.toks[t + 3].pos == st.toks[t + 1].pos + 2)
+        return 0; /* name<<<...>>>: a launch */
     int templ = 0;
     size_t f, n = fns_named(t, &f);
     for (size_t k = f; k < f + n; k++) templ |= st.fns[st.by_name[k]].templ;
@@ -1535,6 +1537,98 @@ static void host_code_marks(void)
  * name<args><<<...>>>) where every declaration of name in the file is a
  * host or a __device__ function. nvcc refuses them ("cannot be
  * configured"); here the launch would run any function. Returns how many. */
+/* Parameters of the list whose '(' is token open: how many, and how many
+ * have a default (a top-level '='). */
+static void count_params(size_t open, int *n, int *defaults)
+{
+    size_t close = tok_match(open);
+    int depth = 0, any = 0;
+    *n = *defaults = 0;
+    for (size_t u = open + 1; u < close; u++) {
+        if (tok_punct(u, '(') || tok_punct(u, '[') || tok_punct(u, '{') || tok_punct(u, '<')) depth++;
+        if (tok_punct(u, ')') || tok_punct(u, ']') || tok_punct(u, '}') || tok_punct(u, '>')) depth--;
+        if (depth) continue;
+        any |= !tok_is(u, "void");
+        *n += tok_punct(u, ',');
+        *defaults += tok_punct(u, '=');
+    }
+    *n += any;
+}
+
+/* Arguments of a launch whose <<< starts at src[i]: the top-level commas
+ * of its (...) plus one, or 0 for none; -1 when it cannot be read. */
+static int launch_args(size_t i)
+{
+    size_t cfg_end = find_close(i + 3, ">>>");
+    if (cfg_end == (size_t)-1) return -1;
+    size_t j = cfg_end + 3;
+    while (j < len && isspace((unsigned char)src[j])) j++;
+    if (j >= len || src[j] != '(') return -1;
+    size_t end = find_close(j + 1, ")");
+    if (end == (size_t)-1) return -1;
+    int n = 0, depth = 0, any = 0;
+    for (size_t k = j + 1; k < end; k++) {
+        size_t l = skip_lexeme(k);
+        if (l) {
+            k += l - 1;
+            any = 1;
+            continue;
+        }
+        if (strchr("([{", src[k])) depth++;
+        if (strchr(")]}", src[k])) depth--;
+        if (!depth && src[k] == ',') n++;
+        any |= !isspace((unsigned char)src[k]);
+    }
+    return any ? n + 1 : 0;
+}
+
+/* A launch of kernel n (a name this file declares __global__) that nvcc
+ * resolves as a call and the emulator's launch cannot: the kernel's
+ * template arguments deduced from the launch's arguments, a choice among
+ * overloads, or default arguments left to fill in. Each draws an error
+ * that says what to write instead, where g++ would say something about
+ * simt::launch. t: the launch's first '<'; deduced: no template-id names
+ * the kernel's arguments. */
+static int kernel_launch_limits(size_t n, size_t t, int deduced)
+{
+    size_t f, k = fns_named(n, &f);
+    int templ = 0, bodies = 0, params = -1, defaults = 0;
+    for (size_t r = f; r < f + k; r++) {
+        const fn_rec *fr = &st.fns[st.by_name[r]];
+        templ |= fr->templ;
+        bodies += fr->close != 0;
+        if (tok_punct(fr->name + 1, '(')) {
+            int np, nd;
+            count_params(fr->name + 1, &np, &nd);
+            params = np;
+            if (nd > defaults) defaults = nd;
+        }
+    }
+    const char *name = src + st.toks[n].pos;
+    int nn = (int)st.toks[n].n, line = line_of(st.toks[t].pos);
+    if (deduced && templ) {
+        fprintf(stderr, "%s:%d: error: the emulator cannot deduce the template arguments of kernel %.*s from a "
+                        "launch's arguments, as nvcc does\n", path, line, nn, name);
+        fprintf(stderr, "%s:%d: note: name them at the launch: %.*s<...><<<grid, block>>>(...), which nvcc "
+                        "builds too\n", path, line, nn, name);
+        return 1;
+    }
+    if (bodies > 1 && !templ) {
+        fprintf(stderr, "%s:%d: error: the emulator cannot choose among overloaded kernels named %.*s at a launch, "
+                        "as nvcc does\n", path, line, nn, name);
+        fprintf(stderr, "%s:%d: note: give each kernel a name of its own\n", path, line);
+        return 1;
+    }
+    int args = launch_args(st.toks[t].pos);
+    if (defaults > 0 && args >= 0 && params >= 0 && args < params) {
+        fprintf(stderr, "%s:%d: error: the emulator does not fill in a kernel's default arguments at a launch, as "
+                        "nvcc does: %.*s takes %d, the launch passes %d\n", path, line, nn, name, params, args);
+        fprintf(stderr, "%s:%d: note: pass every argument at the launch\n", path, line);
+        return 1;
+    }
+    return 0;
+}
+
 static int check_launches(void)
 {
     int errors = 0;
@@ -1544,6 +1638,7 @@ static int check_launches(void)
             st.toks[t + 2].pos != st.toks[t].pos + 2 || st.toks[t].arch)
             continue;
         size_t n = t - 1;
+        int deduced = !tok_punct(n, '>');
         if (tok_punct(n, '>')) { /* a template-id: back over its arguments */
             int depth = 0, parens = 0;
             for (;; n--) {
@@ -1559,6 +1654,11 @@ static int check_launches(void)
             (n > 0 && (tok_is(n - 1, "::") || tok_is(n - 1, "->") || tok_punct(n - 1, '.'))))
             continue;
         int sp = spaces_of(n);
+        if (sp == SP_GLOBAL) {
+            errors += kernel_launch_limits(n, t, deduced);
+            t += 2;
+            continue;
+        }
         if (sp != SP_HOST && sp != SP_DEVICE) continue;
         const char *name = src + st.toks[n].pos;
         int nn = (int)st.toks[n].n;

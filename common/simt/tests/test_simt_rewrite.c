@@ -1605,6 +1605,35 @@ static void test_only_real_directives_are_conditionals(void **state)
                            "int g() { return 1; } SIMT_HOST_CODE_END\n");
 }
 
+/* Launches nvcc resolves as calls and the emulator's launch cannot: a
+ * kernel template's arguments deduced from the launch's, overloaded
+ * kernels, default arguments left out. Each is an error that says what to
+ * write instead; the forms it suggests build. */
+static void test_launch_forms_not_emulated(void **state)
+{
+    (void)state;
+    rewrite("launch_deduced", "template <typename T> __global__ void fill(T *p, T v) { p[threadIdx.x] = v; }\n"
+                              "void f(float *p) { fill<<<1, 32>>>(p, 1.0f); }\n");
+    expect_error("launch_deduced.cu:2: error: the emulator cannot deduce the template arguments of kernel fill");
+    expect_error("fill<...><<<grid, block>>>(...)");
+    rewrite("launch_overload", "__global__ void scale(float *p, float s) { p[threadIdx.x] *= s; }\n"
+                               "__global__ void scale(double *p, double s) { p[threadIdx.x] *= s; }\n"
+                               "void f(float *p) { scale<<<1, 32>>>(p, 2.0f); }\n");
+    expect_error("launch_overload.cu:3: error: the emulator cannot choose among overloaded kernels named scale");
+    rewrite("launch_default", "__global__ void set(float *p, int n = 4) { p[threadIdx.x] = (float)n; }\n"
+                              "void f(float *p)\n"
+                              "{\n"
+                              "    set<<<1, 32>>>(p, (int)sizeof(float[2]));\n"
+                              "    set<<<1, 32>>>(p);\n"
+                              "}\n");
+    expect_error("launch_default.cu:5: error: the emulator does not fill in a kernel's default arguments at a "
+                 "launch, as nvcc does: set takes 2, the launch passes 1");
+    assert_int_equal(count("launch_default.cu:4"), 0); /* every argument passed: fine */
+    compile_as_lab("launch_named", "template <typename T> __global__ void fill(T *p, T v) { p[threadIdx.x] = v; }\n"
+                                   "void f(float *p) { fill<float><<<1, 32>>>(p, 1.0f); }\n");
+    expect_built("a kernel template launched with its arguments named");
+}
+
 /* Cooperative groups: a warp reduction written as llm.c writes its kernels
  * builds with the labs' flags; a header the emulator does not have says
  * so, instead of failing inside the toolkit's own headers, and so does a
@@ -2002,6 +2031,7 @@ int main(void)
         cmocka_unit_test(test_host_template_call),
         cmocka_unit_test(test_depfile_names_source_after_error),
         cmocka_unit_test(test_depfile_names_source_with_space_in_tmpdir),
+        cmocka_unit_test(test_launch_forms_not_emulated),
         cmocka_unit_test(test_cooperative_groups_headers),
         cmocka_unit_test(test_shared_specifiers),
         cmocka_unit_test(test_shared_several_declarators),

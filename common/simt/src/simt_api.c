@@ -844,8 +844,8 @@ static int device_reachable(const void *p)
     return in || dl_iterate_phdr(data_segment, (void *)p);
 }
 
-/* "the stack (a local array or variable)" or "the heap (malloc, new, a
- * std::vector's data)": where a host pointer points, for the message. */
+/* Where a pointer no kernel can reach points, for the message: the
+ * calling thread's stack, or else the heap. */
 static const char *host_place(const void *p)
 {
     pthread_attr_t at;
@@ -855,8 +855,9 @@ static const char *host_place(const void *p)
         pthread_attr_getstack(&at, &lo, &size);
         pthread_attr_destroy(&at);
     }
-    if ((uintptr_t)p >= (uintptr_t)lo && (uintptr_t)p < (uintptr_t)lo + size) return "the stack: a local array or variable";
-    return "the heap: malloc, new, or a std::vector's data";
+    uintptr_t a = (uintptr_t)p;
+    if (a >= (uintptr_t)lo && a < (uintptr_t)lo + size) return "the stack: a local array or variable";
+    return "the heap: malloc, new, a std::vector's data, or device memory already freed";
 }
 
 /* Each pointer argument must be one a GPU's kernel can reach; a host
@@ -870,11 +871,11 @@ static cudaError_t check_pointers(const void *func, const void *const *ptrs, uns
         char name[256];
         simt_kernel_name(func, name, sizeof name);
         fprintf(stderr,
-                "simt: %s, launched%s: its argument %u is %p, host memory (%s), not memory from cudaMalloc, "
-                "cudaMallocManaged or cudaMallocHost. A kernel on a GPU cannot reach it: its first load or store "
-                "through it faults, and the launch fails with cudaErrorIllegalAddress (\"an illegal memory access "
-                "was encountered\"). Copy the data to device memory (cudaMalloc, then cudaMemcpy) and pass the "
-                "device pointer\n",
+                "simt: %s, launched%s: its argument %u is %p, which is in no live allocation of cudaMalloc, "
+                "cudaMallocManaged or cudaMallocHost but in host memory (%s). A kernel on a GPU cannot reach it: "
+                "its first load or store through it faults, and the launch fails with cudaErrorIllegalAddress "
+                "(\"an illegal memory access was encountered\"). Copy the data to device memory (cudaMalloc, then "
+                "cudaMemcpy) and pass the device pointer\n",
                 name, launch_place, k + 1, ptrs[k], host_place(ptrs[k]));
         simt_set_fault(cudaErrorIllegalAddress);
         return ret(cudaErrorIllegalAddress);

@@ -1812,9 +1812,9 @@ static void test_trap_and_deadlock_are_faults(void **state)
     cudaFree(d);
 }
 
-/* A kernel given host memory (malloc, new, a local array) faults on a GPU
- * at its first access through it; the launch fails here as that fault
- * does, and a line names the argument. Device memory of every kind passes:
+/* A kernel given host memory (malloc, new, a local array) or freed device
+ * memory faults on a GPU at its first access through it; the launch fails
+ * here as that fault does, and a line names the argument. Device memory of every kind passes:
  * cudaMalloc and its forms, a pointer one past an allocation's end, NULL,
  * a __device__ or __managed__ variable. */
 __device__ int dev_counter;
@@ -1846,6 +1846,17 @@ static void test_host_pointer_argument(void **state)
         cudaDeviceReset();
     }
     assert_int_equal(heap[0], 0); /* and nothing ran */
+    int *gone = NULL; /* device memory freed: no longer the kernel's either */
+    assert_int_equal(cudaMalloc(&gone, 64), cudaSuccess);
+    cudaFree(gone);
+    capture_begin();
+    add_one<<<1, 1>>>(gone, NULL);
+    cudaError_t e = cudaDeviceSynchronize();
+    const char *err = capture_end();
+    assert_int_equal(e, cudaErrorIllegalAddress);
+    if (!strstr(err, "its argument 1") || !strstr(err, "device memory already freed"))
+        fail_msg("freed memory: the message does not say so: %s", err);
+    cudaDeviceReset();
     assert_int_equal(cudaMalloc(&d, 32 * sizeof(int)), cudaSuccess);
     assert_int_equal(cudaMallocHost(&h, 32 * sizeof(int)), cudaSuccess);
     assert_int_equal(cudaMallocManaged(&m, 32 * sizeof(int)), cudaSuccess);

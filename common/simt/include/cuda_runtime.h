@@ -399,6 +399,29 @@ static inline float atomicAdd(float *p, float v)
         p, [fv](float o) { return simt::flush_subnormal(simt::flush_subnormal(o) + fv); });
 }
 static inline double atomicAdd(double *p, double v) { return simt::atomic_float_rmw<double, uint64_t>(p, [v](double o) { return o + v; }); }
+/* float2 and float4 (sm_90): each element an atomic add of its own (not the
+ * vector as a whole, as on the GPU), on global memory only, where the GPU
+ * has the instruction; one on shared memory stops the kernel. */
+namespace simt {
+static inline void vector_atomic_on_global(const void *p)
+{
+    if (!simt_in_shared(p)) return;
+    fprintf(stderr, "simt: atomicAdd of a float2 or float4 on shared memory: the GPU has this atomic for global "
+                    "memory only (nvcc says \"Cannot do vector atomic on shared memory\" where it can tell); add "
+                    "the elements one by one (atomicAdd on each float)\n");
+    simt_trap();
+}
+} // namespace simt
+static inline float2 atomicAdd(float2 *p, float2 v)
+{
+    simt::vector_atomic_on_global(p);
+    return make_float2(atomicAdd(&p->x, v.x), atomicAdd(&p->y, v.y));
+}
+static inline float4 atomicAdd(float4 *p, float4 v)
+{
+    simt::vector_atomic_on_global(p);
+    return make_float4(atomicAdd(&p->x, v.x), atomicAdd(&p->y, v.y), atomicAdd(&p->z, v.z), atomicAdd(&p->w, v.w));
+}
 static inline float atomicExch(float *p, float v) { return simt::atomic_float_rmw<float, uint32_t>(p, [v](float) { return v; }); }
 /* No atomicMax or atomicMin on float or double: CUDA has none (for floats
  * of one sign, atomicMax on __float_as_int does it). */
@@ -610,6 +633,39 @@ static inline int __clz(int x) { return x ? __builtin_clz((unsigned int)x) : 32;
 static inline int __clzll(long long x) { return x ? __builtin_clzll((unsigned long long)x) : 64; }
 static inline int __ffs(int x) { return __builtin_ffs(x); }
 static inline int __ffsll(long long x) { return __builtin_ffsll(x); }
+/* Funnel shifts: the 64 bits hi:lo shifted, 32 of them kept; the shift
+ * counts mod 32, or is clamped to 32 (the _c forms). */
+static inline unsigned int __funnelshift_l(unsigned int lo, unsigned int hi, unsigned int shift)
+{ return (unsigned int)((((unsigned long long)hi << 32 | lo) << (shift & 31)) >> 32); }
+static inline unsigned int __funnelshift_lc(unsigned int lo, unsigned int hi, unsigned int shift)
+{ return (unsigned int)((((unsigned long long)hi << 32 | lo) << (shift < 32 ? shift : 32)) >> 32); }
+static inline unsigned int __funnelshift_r(unsigned int lo, unsigned int hi, unsigned int shift)
+{ return (unsigned int)(((unsigned long long)hi << 32 | lo) >> (shift & 31)); }
+static inline unsigned int __funnelshift_rc(unsigned int lo, unsigned int hi, unsigned int shift)
+{ return (unsigned int)(((unsigned long long)hi << 32 | lo) >> (shift < 32 ? shift : 32)); }
+/* Dot products of packed 8- and 16-bit integers (dp4a, dp2a), added to c. */
+static inline int __dp4a(int a, int b, int c)
+{
+    for (int k = 0; k < 4; k++) c += (int)(signed char)(a >> 8 * k) * (int)(signed char)(b >> 8 * k);
+    return c;
+}
+static inline unsigned int __dp4a(unsigned int a, unsigned int b, unsigned int c)
+{
+    for (int k = 0; k < 4; k++) c += (a >> 8 * k & 0xffu) * (b >> 8 * k & 0xffu);
+    return c;
+}
+static inline int __dp4a(char4 a, char4 b, int c) { return c + a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w; }
+static inline unsigned int __dp4a(uchar4 a, uchar4 b, unsigned int c)
+{ return c + (unsigned int)(a.x * b.x + a.y * b.y + a.z * b.z + a.w * b.w); }
+/* dp2a: a's two 16-bit halves against b's low (lo) or high (hi) two bytes. */
+static inline int __dp2a_lo(int a, int b, int c)
+{ return c + (short)a * (signed char)b + (short)(a >> 16) * (signed char)(b >> 8); }
+static inline int __dp2a_hi(int a, int b, int c)
+{ return c + (short)a * (signed char)(b >> 16) + (short)(a >> 16) * (signed char)(b >> 24); }
+static inline unsigned int __dp2a_lo(unsigned int a, unsigned int b, unsigned int c)
+{ return c + (a & 0xffffu) * (b & 0xffu) + (a >> 16) * (b >> 8 & 0xffu); }
+static inline unsigned int __dp2a_hi(unsigned int a, unsigned int b, unsigned int c)
+{ return c + (a & 0xffffu) * (b >> 16 & 0xffu) + (a >> 16) * (b >> 24); }
 static inline unsigned int __brev(unsigned int x)
 {
     x = ((x >> 1) & 0x55555555u) | ((x & 0x55555555u) << 1);

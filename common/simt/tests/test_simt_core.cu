@@ -1407,6 +1407,54 @@ static void test_more_math(void **state)
     cudaFree(u);
 }
 
+/* Funnel shifts, 8-bit dot products (dp4a, dp2a), and sm_90's float2 and
+ * float4 atomicAdd (each element atomic), which a GPU has for global memory
+ * only: on shared memory the kernel stops. */
+__global__ void packed_ops(int *o, float2 *f2, float4 *f4, int shared_too)
+{
+    __shared__ float4 s;
+    o[0] = (int)__funnelshift_l(0x80000001u, 0x1u, 4);
+    o[1] = (int)__funnelshift_r(0x80000001u, 0x1u, 36); /* the shift counts mod 32 */
+    o[2] = (int)__funnelshift_rc(0x80000001u, 0x1u, 36); /* clamped to 32 */
+    o[3] = __dp4a(0x01ff0203, 0x02030405, 10);           /* bytes low first: 3*5 + 2*4 - 1*3 + 1*2 + 10 */
+    o[4] = (int)__dp4a(0x01ff0203u, 0x02030405u, 10u);   /* 3*5 + 2*4 + 255*3 + 1*2 + 10 */
+    o[5] = __dp2a_lo(0x0002fffe, 0x00000305, 1);         /* -2*5 + 2*3 + 1 */
+    o[6] = __dp2a_hi(0x0002fffe, 0x03050000, 1);
+    atomicAdd(f2, make_float2(1.0f, 2.0f));
+    atomicAdd(f4, make_float4(1.0f, 2.0f, 3.0f, 4.0f));
+    if (shared_too) atomicAdd(&s, make_float4(1.0f, 1.0f, 1.0f, 1.0f));
+}
+
+static void test_packed_and_vector_atomics(void **state)
+{
+    (void)state;
+    int *o;
+    float2 *f2;
+    float4 *f4;
+    cudaMallocManaged(&o, 8 * sizeof(int));
+    cudaMallocManaged(&f2, sizeof(float2));
+    cudaMallocManaged(&f4, sizeof(float4));
+    *f2 = make_float2(0.0f, 0.0f);
+    *f4 = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    packed_ops<<<2, 64>>>(o, f2, f4, 0);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    const int want[7] = {0x18, 0x18000000, 1, 32, 800, -3, -3};
+    for (int k = 0; k < 7; k++)
+        if (o[k] != want[k]) fail_msg("packed op %d: %#x, want %#x", k, o[k], want[k]);
+    assert_true(f2->x == 128.0f && f2->y == 256.0f);
+    assert_true(f4->x == 128.0f && f4->w == 512.0f);
+    capture_begin();
+    packed_ops<<<1, 32>>>(o, f2, f4, 1);
+    cudaError_t e = cudaDeviceSynchronize();
+    const char *err = capture_end();
+    assert_int_equal(e, cudaErrorLaunchFailure);
+    assert_non_null(strstr(err, "atomicAdd of a float2 or float4 on shared memory"));
+    cudaDeviceReset();
+    cudaFree(o);
+    cudaFree(f2);
+    cudaFree(f4);
+}
+
 /* The directed roundings (_rz, _rd, _ru) of float arithmetic, against
  * the CPU's own rounding modes: random bit patterns (subnormals, huge and
  * tiny values, infinities, NaNs), pairs far apart in size (their sums are
@@ -2376,6 +2424,7 @@ int main(void)
         cmocka_unit_test_teardown(test_atomic_float_subnormals, no_fault_left),
         cmocka_unit_test_teardown(test_math_intrinsics, no_fault_left),
         cmocka_unit_test_teardown(test_more_math, no_fault_left),
+        cmocka_unit_test_teardown(test_packed_and_vector_atomics, no_fault_left),
         cmocka_unit_test_teardown(test_directed_rounding, no_fault_left),
         cmocka_unit_test_teardown(test_conversions_saturate, no_fault_left),
         cmocka_unit_test_teardown(test_allocation_bounds, no_fault_left),

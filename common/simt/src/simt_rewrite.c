@@ -1545,6 +1545,10 @@ static void count_params(size_t open, int *n, int *defaults)
     int depth = 0, any = 0;
     *n = *defaults = 0;
     for (size_t u = open + 1; u < close; u++) {
+        if (tok_punct(u, '.')) { /* a parameter pack (Args... args): any count */
+            *n = -1;
+            return;
+        }
         if (tok_punct(u, '(') || tok_punct(u, '[') || tok_punct(u, '{') || tok_punct(u, '<')) depth++;
         if (tok_punct(u, ')') || tok_punct(u, ']') || tok_punct(u, '}') || tok_punct(u, '>')) depth--;
         if (depth) continue;
@@ -1556,7 +1560,10 @@ static void count_params(size_t open, int *n, int *defaults)
 }
 
 /* Arguments of a launch whose <<< starts at src[i]: the top-level commas
- * of its (...) plus one, or 0 for none; -1 when it cannot be read. */
+ * of its (...) plus one, or 0 for none; -1 when it cannot be read, or when
+ * a name in capitals could be a macro that expands to several
+ * (#define ARGS p, n; or __VA_ARGS__): the compiler counts after the
+ * preprocessor, this scanner before. */
 static int launch_args(size_t i)
 {
     size_t cfg_end = find_close(i + 3, ">>>");
@@ -1571,6 +1578,15 @@ static int launch_args(size_t i)
         size_t l = skip_lexeme(k);
         if (l) {
             k += l - 1;
+            any = 1;
+            continue;
+        }
+        if (is_ident(src[k]) && !is_ident(src[k - 1]) && !isdigit((unsigned char)src[k])) {
+            size_t e = k, upper = 0, lower = 0;
+            for (; e < end && is_ident(src[e]); e++) upper += isupper((unsigned char)src[e]) != 0,
+                                                     lower += islower((unsigned char)src[e]) != 0;
+            if (upper && !lower) return -1;
+            k = e - 1;
             any = 1;
             continue;
         }
@@ -1620,13 +1636,18 @@ static int kernel_launch_limits(size_t n, size_t t, int deduced)
         return 1;
     }
     int args = launch_args(st.toks[t].pos);
-    if (defaults > 0 && args >= 0 && params >= 0 && args < params) {
-        fprintf(stderr, "%s:%d: error: the emulator does not fill in a kernel's default arguments at a launch, as "
-                        "nvcc does: %.*s takes %d, the launch passes %d\n", path, line, nn, name, params, args);
-        fprintf(stderr, "%s:%d: note: pass every argument at the launch\n", path, line);
+    if (args < 0 || params < 0 || args == params) return 0;
+    if (args > params || args < params - defaults) { /* nvcc refuses it too, in these words */
+        int many = args > params;
+        fprintf(stderr, "%s:%d: error: too %s arguments in the launch of kernel %.*s: it takes %s%d, the launch "
+                        "passes %d\n", path, line, many ? "many" : "few", nn, name,
+                !defaults ? "" : many ? "at most " : "at least ", many ? params : params - defaults, args);
         return 1;
     }
-    return 0;
+    fprintf(stderr, "%s:%d: error: the emulator does not fill in a kernel's default arguments at a launch, as "
+                    "nvcc does: %.*s takes %d, the launch passes %d\n", path, line, nn, name, params, args);
+    fprintf(stderr, "%s:%d: note: pass every argument at the launch\n", path, line);
+    return 1;
 }
 
 static int check_launches(void)

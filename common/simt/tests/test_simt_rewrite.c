@@ -1608,7 +1608,8 @@ static void test_only_real_directives_are_conditionals(void **state)
 /* Launches nvcc resolves as calls and the emulator's launch cannot: a
  * kernel template's arguments deduced from the launch's, overloaded
  * kernels, default arguments left out. Each is an error that says what to
- * write instead; the forms it suggests build. */
+ * write instead; the forms it suggests build. A wrong count of arguments
+ * is named as nvcc names it, where g++ would speak of simt::Launcher. */
 static void test_launch_forms_not_emulated(void **state)
 {
     (void)state;
@@ -1629,6 +1630,23 @@ static void test_launch_forms_not_emulated(void **state)
     expect_error("launch_default.cu:5: error: the emulator does not fill in a kernel's default arguments at a "
                  "launch, as nvcc does: set takes 2, the launch passes 1");
     assert_int_equal(count("launch_default.cu:4"), 0); /* every argument passed: fine */
+    /* A count nvcc refuses is named in nvcc's words; one a macro may make up
+     * (ARGS, __VA_ARGS__) is left to the compiler, which counts after it. */
+    rewrite("launch_count", "#define ARGS p, 1\n"
+                            "#define L(...) k<<<1, 1>>>(__VA_ARGS__)\n"
+                            "__global__ void k(float *p, int n) { p[threadIdx.x] = (float)n; }\n"
+                            "void f(float *p)\n"
+                            "{\n"
+                            "    k<<<1, 1>>>(ARGS);\n"
+                            "    L(p, 2);\n"
+                            "    k<<<1, 1>>>(p);\n"
+                            "    k<<<1, 1>>>(p, 1, 2);\n"
+                            "}\n");
+    expect_error("launch_count.cu:8: error: too few arguments in the launch of kernel k: it takes 2, the launch passes 1");
+    expect_error("launch_count.cu:9: error: too many arguments in the launch of kernel k: it takes 2, the launch "
+                 "passes 3");
+    assert_int_equal(count("launch_count.cu:6"), 0);
+    assert_int_equal(count("launch_count.cu:7"), 0);
     compile_as_lab("launch_named", "template <typename T> __global__ void fill(T *p, T v) { p[threadIdx.x] = v; }\n"
                                    "void f(float *p) { fill<float><<<1, 32>>>(p, 1.0f); }\n");
     expect_built("a kernel template launched with its arguments named");

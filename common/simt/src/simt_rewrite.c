@@ -1605,31 +1605,57 @@ static int launch_args(size_t i)
  * that says what to write instead, where g++ would say something about
  * simt::launch. t: the launch's first '<'; deduced: no template-id names
  * the kernel's arguments. */
+/* Do the parameter lists whose '(' are tokens a and b read the same? */
+static int same_params(size_t a, size_t b)
+{
+    size_t ea = tok_match(a), eb = tok_match(b);
+    if (ea - a != eb - b) return 0;
+    for (size_t u = 0; u <= ea - a; u++)
+        if (st.toks[a + u].n != st.toks[b + u].n ||
+            memcmp(src + st.toks[a + u].pos, src + st.toks[b + u].pos, st.toks[a + u].n) != 0)
+            return 0;
+    return 1;
+}
+
 static int kernel_launch_limits(size_t n, size_t t, int deduced)
 {
-    size_t f, k = fns_named(n, &f);
-    int templ = 0, bodies = 0, params = -1, defaults = 0;
+    size_t f, k = fns_named(n, &f), first = 0;
+    /* Two bodies with different parameters are overloads; with the same
+     * ones, the branches of an #if or kernels of two namespaces, which nvcc
+     * tells apart as the emulator does. Records that disagree on the count
+     * leave it unknown. */
+    int templ = 0, bodies = 0, overloads = 0, params = -2, defaults = 0;
     for (size_t r = f; r < f + k; r++) {
         const fn_rec *fr = &st.fns[st.by_name[r]];
-        templ |= fr->templ;
-        bodies += fr->close != 0;
-        if (tok_punct(fr->name + 1, '(')) {
-            int np, nd;
-            count_params(fr->name + 1, &np, &nd);
-            params = np;
-            if (nd > defaults) defaults = nd;
+        templ += fr->templ != 0;
+        if (!tok_punct(fr->name + 1, '(')) {
+            params = -1;
+            continue;
         }
+        if (fr->close) {
+            if (bodies++ == 0) first = fr->name + 1;
+            else overloads |= !same_params(first, fr->name + 1);
+        }
+        int np, nd;
+        count_params(fr->name + 1, &np, &nd);
+        params = params == -2 || params == np ? np : -1;
+        if (nd > defaults) defaults = nd;
     }
     const char *name = src + st.toks[n].pos;
     int nn = (int)st.toks[n].n, line = line_of(st.toks[t].pos);
-    if (deduced && templ) {
+    /* Kernels of one name in two namespaces are two kernels, each launched
+     * by its own (the scanner does not know which namespace holds which):
+     * a name all of whose kernels are templates is the one sure case. */
+    int namespaces = 0;
+    for (size_t u = 0; u < st.ntoks && !namespaces; u++) namespaces = tok_is(u, "namespace");
+    if (deduced && templ == (int)k) {
         fprintf(stderr, "%s:%d: error: the emulator cannot deduce the template arguments of kernel %.*s from a "
                         "launch's arguments, as nvcc does\n", path, line, nn, name);
         fprintf(stderr, "%s:%d: note: name them at the launch: %.*s<...><<<grid, block>>>(...), which nvcc "
                         "builds too\n", path, line, nn, name);
         return 1;
     }
-    if (bodies > 1 && !templ) {
+    if (overloads && !templ && !namespaces) {
         fprintf(stderr, "%s:%d: error: the emulator cannot choose among overloaded kernels named %.*s at a launch, "
                         "as nvcc does\n", path, line, nn, name);
         fprintf(stderr, "%s:%d: note: give each kernel a name of its own\n", path, line);

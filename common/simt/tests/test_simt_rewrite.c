@@ -1647,6 +1647,17 @@ static void test_launch_forms_not_emulated(void **state)
                  "passes 3");
     assert_int_equal(count("launch_count.cu:6"), 0);
     assert_int_equal(count("launch_count.cu:7"), 0);
+    /* Not overloads: one kernel in the two branches of an #if, and kernels
+     * of one name in two namespaces, each launched by its own. */
+    rewrite("launch_not_overloads", "#ifdef FAST\n"
+                                    "__global__ void k(float *p, int n) { p[threadIdx.x] = (float)n; }\n"
+                                    "#else\n"
+                                    "__global__ void k(float *p, int n) { p[threadIdx.x] = 2.0f * (float)n; }\n"
+                                    "#endif\n"
+                                    "namespace a { __global__ void q(float *p) { p[0] = 1; } void f(float *p) { q<<<1, 1>>>(p); } }\n"
+                                    "namespace b { __global__ void q(float *p, int n) { p[0] = (float)n; } void g(float *p) { q<<<1, 1>>>(p, 1); } }\n"
+                                    "void h(float *p) { k<<<1, 1>>>(p, 1); }\n");
+    expect_accepted();
     compile_as_lab("launch_named", "template <typename T> __global__ void fill(T *p, T v) { p[threadIdx.x] = v; }\n"
                                    "void f(float *p) { fill<float><<<1, 32>>>(p, 1.0f); }\n");
     expect_built("a kernel template launched with its arguments named");

@@ -1560,10 +1560,11 @@ static void count_params(size_t open, int *n, int *defaults)
 }
 
 /* Arguments of a launch whose <<< starts at src[i]: the top-level commas
- * of its (...) plus one, or 0 for none; -1 when it cannot be read, or when
- * a name in capitals could be a macro that expands to several
- * (#define ARGS p, n; or __VA_ARGS__): the compiler counts after the
- * preprocessor, this scanner before. */
+ * of its (...) plus one, or 0 for none; -1 when it cannot be read, when a
+ * name in capitals could be a macro that expands to several
+ * (#define ARGS p, n; or __VA_ARGS__: the compiler counts after the
+ * preprocessor, this scanner before), or when a '<' outside brackets may
+ * open template arguments, whose commas are no argument's end. */
 static int launch_args(size_t i)
 {
     size_t cfg_end = find_close(i + 3, ">>>");
@@ -1592,6 +1593,7 @@ static int launch_args(size_t i)
         }
         if (strchr("([{", src[k])) depth++;
         if (strchr(")]}", src[k])) depth--;
+        if (!depth && src[k] == '<') return -1;
         if (!depth && src[k] == ',') n++;
         any |= !isspace((unsigned char)src[k]);
     }

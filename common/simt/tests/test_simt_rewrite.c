@@ -1641,12 +1641,14 @@ static void test_launch_forms_not_emulated(void **state)
                             "    L(p, 2);\n"
                             "    k<<<1, 1>>>(p);\n"
                             "    k<<<1, 1>>>(p, 1, 2);\n"
+                            "    k<<<1, 1>>>(p, W<1, 2>::n);\n"
                             "}\n");
     expect_error("launch_count.cu:8: error: too few arguments in the launch of kernel k: it takes 2, the launch passes 1");
     expect_error("launch_count.cu:9: error: too many arguments in the launch of kernel k: it takes 2, the launch "
                  "passes 3");
     assert_int_equal(count("launch_count.cu:6"), 0);
     assert_int_equal(count("launch_count.cu:7"), 0);
+    assert_int_equal(count("launch_count.cu:10"), 0); /* a template-id's comma */
     /* Not overloads: one kernel in the two branches of an #if, and kernels
      * of one name in two namespaces, each launched by its own. */
     rewrite("launch_not_overloads", "#ifdef FAST\n"

@@ -335,15 +335,20 @@ static int allocs_remove(void *p, size_t *size)
     return found ? 0 : -1;
 }
 
-int simt_in_allocation(const void *p)
+/* The live allocation that holds p, or that p lies at most past bytes
+ * beyond the end of; a record of size 0 when there is none. */
+static struct alloc_rec allocation_of(const void *p, size_t past)
 {
     uintptr_t a = (uintptr_t)p;
+    struct alloc_rec r = {0, 0, cudaMemoryTypeUnregistered};
     pthread_rwlock_rdlock(&allocs_lock);
     size_t i = allocs_upper(a);
-    int in = i > 0 && a < allocs[i - 1].base + allocs[i - 1].size;
+    if (i > 0 && a - allocs[i - 1].base < allocs[i - 1].size + past) r = allocs[i - 1];
     pthread_rwlock_unlock(&allocs_lock);
-    return in;
+    return r;
 }
+
+int simt_in_allocation(const void *p) { return allocation_of(p, 0).size != 0; }
 
 /* Do count bytes from p stay inside the allocation p points into? Memory
  * that is no allocation's (the host's) is not checked. what names the call
@@ -351,11 +356,7 @@ int simt_in_allocation(const void *p)
 static int range_ok(const void *p, size_t count, const char *what)
 {
     uintptr_t a = (uintptr_t)p;
-    pthread_rwlock_rdlock(&allocs_lock);
-    size_t i = allocs_upper(a);
-    struct alloc_rec r = {0, 0, cudaMemoryTypeUnregistered};
-    if (i > 0 && a < allocs[i - 1].base + allocs[i - 1].size) r = allocs[i - 1];
-    pthread_rwlock_unlock(&allocs_lock);
+    struct alloc_rec r = allocation_of(p, 0);
     if (!r.size || count <= r.base + r.size - a) return 1;
     fprintf(stderr,
             "simt: %s of %zu bytes at %p runs %zu bytes past the end of its %zu-byte cudaMalloc allocation "
@@ -498,12 +499,7 @@ cudaError_t cudaPointerGetAttributes(cudaPointerAttributes *attr, const void *p)
 {
     RETURN_IF_FAULTED();
     if (!attr) return ret(cudaErrorInvalidValue);
-    uintptr_t a = (uintptr_t)p;
-    pthread_rwlock_rdlock(&allocs_lock);
-    size_t i = allocs_upper(a);
-    cudaMemoryType type =
-        i > 0 && a < allocs[i - 1].base + allocs[i - 1].size ? allocs[i - 1].type : cudaMemoryTypeUnregistered;
-    pthread_rwlock_unlock(&allocs_lock);
+    cudaMemoryType type = allocation_of(p, 0).type;
     /* As CUDA: device memory has no host address, unregistered memory no device one. */
     attr->type = type;
     attr->device = type == cudaMemoryTypeUnregistered ? -2 : 0;
@@ -803,15 +799,29 @@ static int refuse_next;
 
 void simt_refuse_next_launch(int on) { refuse_next = on != 0; }
 
-/* The launch's line, for messages: " at file.cu:12", or nothing. */
-static __thread char launch_place[192];
+/* The launch's line, for messages (file NULL: unknown). */
+static __thread const char *launch_file;
+static __thread int launch_line;
+
+/* " at file.cu:12", or "" when the line is unknown. */
+static const char *launch_place(char *out, size_t n)
+{
+    out[0] = '\0';
+    if (launch_file) {
+        const char *slash = strrchr(launch_file, '/');
+        snprintf(out, n, " at %s:%d", slash ? slash + 1 : launch_file, launch_line);
+    }
+    return out;
+}
 
 /* A refused launch says why on stderr (a GPU only returns the code, which a
  * kernel's caller may not print), then returns the code. */
 static cudaError_t refused(cudaError_t code, const char *why, dim3 grid, dim3 block)
 {
-    fprintf(stderr, "simt: launch%s refused (%s): %s; grid (%u,%u,%u), block (%u,%u,%u)\n", launch_place,
-            cudaGetErrorName(code), why, grid.x, grid.y, grid.z, block.x, block.y, block.z);
+    char at[192];
+    fprintf(stderr, "simt: launch%s refused (%s): %s; grid (%u,%u,%u), block (%u,%u,%u)\n",
+            launch_place(at, sizeof at), cudaGetErrorName(code), why, grid.x, grid.y, grid.z, block.x, block.y,
+            block.z);
     return ret(code);
 }
 
@@ -836,12 +846,7 @@ static int data_segment(struct dl_phdr_info *info, size_t size, void *p)
 
 static int device_reachable(const void *p)
 {
-    uintptr_t a = (uintptr_t)p;
-    pthread_rwlock_rdlock(&allocs_lock);
-    size_t i = allocs_upper(a);
-    int in = i > 0 && a <= allocs[i - 1].base + allocs[i - 1].size + ALLOC_SLACK;
-    pthread_rwlock_unlock(&allocs_lock);
-    return in || dl_iterate_phdr(data_segment, (void *)p);
+    return allocation_of(p, ALLOC_SLACK + 1).size != 0 || dl_iterate_phdr(data_segment, (void *)p);
 }
 
 /* Where a pointer no kernel can reach points, for the message: the
@@ -868,7 +873,7 @@ static cudaError_t check_pointers(const void *func, const void *const *ptrs, uns
 {
     for (unsigned int k = 0; k < n; k++) {
         if (!ptrs[k] || device_reachable(ptrs[k])) continue;
-        char name[256];
+        char name[256], at[192];
         simt_kernel_name(func, name, sizeof name);
         fprintf(stderr,
                 "simt: %s, launched%s: its argument %u is %p, which is in no live allocation of cudaMalloc, "
@@ -876,7 +881,7 @@ static cudaError_t check_pointers(const void *func, const void *const *ptrs, uns
                 "its first load or store through it faults, and the launch fails with cudaErrorIllegalAddress "
                 "(\"an illegal memory access was encountered\"). Copy the data to device memory (cudaMalloc, then "
                 "cudaMemcpy) and pass the device pointer\n",
-                name, launch_place, k + 1, ptrs[k], host_place(ptrs[k]));
+                name, launch_place(at, sizeof at), k + 1, ptrs[k], host_place(ptrs[k]));
         simt_set_fault(cudaErrorIllegalAddress);
         return ret(cudaErrorIllegalAddress);
     }
@@ -894,12 +899,8 @@ cudaError_t simt_launch_at(const void *func, dim3 grid, dim3 block, size_t shmem
                            const char *file, int line)
 {
     (void)stream;
-    if (file) {
-        const char *slash = strrchr(file, '/');
-        snprintf(launch_place, sizeof launch_place, " at %s:%d", slash ? slash + 1 : file, line);
-    } else {
-        launch_place[0] = '\0';
-    }
+    launch_file = file;
+    launch_line = line;
     if (simt_in_kernel()) {
         fprintf(stderr, "simt: kernel launch from device code (dynamic parallelism) is not emulated\n");
         return ret(cudaErrorNotSupported);

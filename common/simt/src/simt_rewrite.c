@@ -366,6 +366,23 @@ static char brace_kind(const buf *out)
     return 'f';
 }
 
+/* The parts of a launch whose <<< starts at src[i]: the configuration ends
+ * at *cfg_end (its ">>>"), the arguments run from *args_start (after the
+ * '(') to *args_end (the ')'). 0, or which part is broken: 1 the
+ * configuration is not closed, 2 no '(' follows it, 3 the arguments are
+ * not closed. */
+static int launch_parts(size_t i, size_t *cfg_end, size_t *args_start, size_t *args_end)
+{
+    *cfg_end = find_close(i + 3, ">>>");
+    if (*cfg_end == (size_t)-1) return 1;
+    size_t j = *cfg_end + 3;
+    while (j < len && isspace((unsigned char)src[j])) j++;
+    if (j >= len || src[j] != '(') return 2;
+    *args_start = j + 1;
+    *args_end = find_close(*args_start, ")");
+    return *args_end == (size_t)-1 ? 3 : 0;
+}
+
 /* name<<<cfg>>>(args): the name is already in out; take it back. The
  * line breaks between the name and the <<< go after the launch, with those
  * before its arguments, so that the lines after it keep their numbers. */
@@ -399,13 +416,12 @@ static size_t rewrite_launch(buf *out, size_t i)
     out->n = b;
     out->s[b] = 0;
 
-    size_t cfg_start = i + 3, cfg_end = find_close(cfg_start, ">>>");
-    if (cfg_end == (size_t)-1) fail(i, "unterminated <<<...>>> launch configuration");
-    size_t j = cfg_end + 3;
-    while (j < len && isspace((unsigned char)src[j])) gap_lines += src[j++] == '\n';
-    if (j >= len || src[j] != '(') fail(i, "expected (arguments) after <<<...>>>");
-    size_t args_start = j + 1, args_end = find_close(args_start, ")");
-    if (args_end == (size_t)-1) fail(i, "unterminated kernel argument list");
+    size_t cfg_start = i + 3, cfg_end, args_start, args_end;
+    static const char *const broken[] = {NULL, "unterminated <<<...>>> launch configuration",
+                                         "expected (arguments) after <<<...>>>", "unterminated kernel argument list"};
+    int part = launch_parts(i, &cfg_end, &args_start, &args_end);
+    if (part) fail(i, broken[part]);
+    for (size_t j = cfg_end + 3; j < args_start; j++) gap_lines += src[j] == '\n';
 
     puts_(out, "::simt::launch(::simt::LaunchConfig(");
     put(out, src + cfg_start, cfg_end - cfg_start);
@@ -1567,15 +1583,10 @@ static void count_params(size_t open, int *n, int *defaults)
  * open template arguments, whose commas are no argument's end. */
 static int launch_args(size_t i)
 {
-    size_t cfg_end = find_close(i + 3, ">>>");
-    if (cfg_end == (size_t)-1) return -1;
-    size_t j = cfg_end + 3;
-    while (j < len && isspace((unsigned char)src[j])) j++;
-    if (j >= len || src[j] != '(') return -1;
-    size_t end = find_close(j + 1, ")");
-    if (end == (size_t)-1) return -1;
+    size_t cfg_end, start, end;
+    if (launch_parts(i, &cfg_end, &start, &end)) return -1;
     int n = 0, depth = 0, any = 0;
-    for (size_t k = j + 1; k < end; k++) {
+    for (size_t k = start; k < end; k++) {
         size_t l = skip_lexeme(k);
         if (l) {
             k += l - 1;
@@ -1600,13 +1611,6 @@ static int launch_args(size_t i)
     return any ? n + 1 : 0;
 }
 
-/* A launch of kernel n (a name this file declares __global__) that nvcc
- * resolves as a call and the emulator's launch cannot: the kernel's
- * template arguments deduced from the launch's arguments, a choice among
- * overloads, or default arguments left to fill in. Each draws an error
- * that says what to write instead, where g++ would say something about
- * simt::launch. t: the launch's first '<'; deduced: no template-id names
- * the kernel's arguments. */
 /* Do the parameter lists whose '(' are tokens a and b read the same? */
 static int same_params(size_t a, size_t b)
 {
@@ -1619,7 +1623,14 @@ static int same_params(size_t a, size_t b)
     return 1;
 }
 
-static int kernel_launch_limits(size_t n, size_t t, int deduced)
+/* A launch of kernel n (a name this file declares __global__) that nvcc
+ * resolves as a call and the emulator's launch cannot: the kernel's
+ * template arguments deduced from the launch's arguments, a choice among
+ * overloads, or default arguments left to fill in. Each draws an error
+ * that says what to write instead, where g++ would say something about
+ * simt::launch. t: the launch's first '<'; deduced: no template-id names
+ * the kernel's arguments; namespaces: the file opens one. */
+static int kernel_launch_limits(size_t n, size_t t, int deduced, int namespaces)
 {
     size_t f, k = fns_named(n, &f), first = 0;
     /* Two bodies with different parameters are overloads; with the same
@@ -1648,8 +1659,6 @@ static int kernel_launch_limits(size_t n, size_t t, int deduced)
     /* Kernels of one name in two namespaces are two kernels, each launched
      * by its own (the scanner does not know which namespace holds which):
      * a name all of whose kernels are templates is the one sure case. */
-    int namespaces = 0;
-    for (size_t u = 0; u < st.ntoks && !namespaces; u++) namespaces = tok_is(u, "namespace");
     if (deduced && templ == (int)k) {
         fprintf(stderr, "%s:%d: error: the emulator cannot deduce the template arguments of kernel %.*s from a "
                         "launch's arguments, as nvcc does\n", path, line, nn, name);
@@ -1680,7 +1689,8 @@ static int kernel_launch_limits(size_t n, size_t t, int deduced)
 
 static int check_launches(void)
 {
-    int errors = 0;
+    int errors = 0, namespaces = 0; /* does the file open a namespace? (kernel_launch_limits) */
+    for (size_t u = 0; u < st.ntoks && !namespaces; u++) namespaces = tok_is(u, "namespace");
     for (size_t t = 1; t + 2 < st.ntoks; t++) {
         if (!tok_punct(t, '<') || !tok_punct(t + 1, '<') || !tok_punct(t + 2, '<') ||
             st.toks[t + 1].pos != st.toks[t].pos + 1 ||
@@ -1704,7 +1714,7 @@ static int check_launches(void)
             continue;
         int sp = spaces_of(n);
         if (sp == SP_GLOBAL) {
-            errors += kernel_launch_limits(n, t, deduced);
+            errors += kernel_launch_limits(n, t, deduced, namespaces);
             t += 2;
             continue;
         }

@@ -621,6 +621,17 @@ __global__ void ldmatrix_too_early(const uint16_t *src, uint32_t *out, int mode)
     out[lane] = r[0];
 }
 
+/* A launch that read a copy in flight (mode says which): it failed, and
+ * its message says so and holds each of the says[] (NULL ends them). */
+static void expect_read_too_early(int mode, cudaError_t e, const char *err, const char *const *says)
+{
+    if (e != cudaErrorLaunchFailure) fail_msg("mode %d: got %s, want a launch failure", mode, cudaGetErrorName(e));
+    int ok = strstr(err, "reads shared bytes that a cp.async has not finished writing") != NULL;
+    for (int k = 0; says[k]; k++) ok &= strstr(err, says[k]) != NULL;
+    if (!ok) fail_msg("mode %d: the message does not say what and where: %s", mode, err);
+    cudaDeviceReset();
+}
+
 static void test_ldmatrix_before_its_copy_lands(void **state)
 {
     (void)state;
@@ -643,11 +654,8 @@ static void test_ldmatrix_before_its_copy_lands(void **state)
             assert_int_equal(out[31], pack16(src[62], src[63])); /* row 7, columns 6-7 of stage 0 */
             continue;
         }
-        if (e != cudaErrorLaunchFailure) fail_msg("mode %d: got %s, want a launch failure", mode, cudaGetErrorName(e));
-        if (!strstr(err, "reads shared bytes that a cp.async has not finished writing") ||
-            !strstr(err, "of __shared__ 'stage'") || !strstr(err, says[mode]) || !strstr(err, "test_simt_mma.cu:"))
-            fail_msg("mode %d: the message does not say what and where: %s", mode, err);
-        cudaDeviceReset();
+        const char *const want[] = {"of __shared__ 'stage'", says[mode], "test_simt_mma.cu:", NULL};
+        expect_read_too_early(mode, e, err, want);
     }
     cudaFree(src);
     cudaFree(out);
@@ -704,12 +712,8 @@ static void test_wmma_load_before_its_copy_lands(void **state)
                 }
             continue;
         }
-        if (e != cudaErrorLaunchFailure) fail_msg("mode %d: got %s, want a launch failure", mode, cudaGetErrorName(e));
-        if (!strstr(err, "wmma::load_matrix_sync at test_simt_mma.cu:") ||
-            !strstr(err, "reads shared bytes that a cp.async has not finished writing") || !strstr(err, tile[mode]) ||
-            !strstr(err, group[mode]))
-            fail_msg("mode %d: the message does not say what and where: %s", mode, err);
-        cudaDeviceReset();
+        const char *const want[] = {"wmma::load_matrix_sync at test_simt_mma.cu:", tile[mode], group[mode], NULL};
+        expect_read_too_early(mode, e, err, want);
     }
     cudaFree(src);
     cudaFree(out);

@@ -52,6 +52,11 @@ template <class T> static inline T shfl(unsigned int mask, const T &var, int mod
     memcpy((void *)&r, out, sizeof(T));
     return r;
 }
+/* The lanes of the calling thread's tile of n threads in its warp. */
+static inline unsigned int tile_mask(unsigned int n)
+{
+    return n == 32 ? 0xffffffffu : ((1u << n) - 1) << (simt_cur_thread->lane & ~(n - 1));
+}
 } // namespace details
 
 /** @brief The threads of the calling block. */
@@ -88,12 +93,7 @@ template <unsigned int N> class thread_block_tile<N, void> {
                   "the emulator has tiles of 1, 2, 4, 8, 16 or 32 threads (larger ones are not emulated)");
 
   protected:
-    /* The tile's lanes in its warp. */
-    static unsigned int mask()
-    {
-        unsigned int lane = simt_cur_thread->lane;
-        return N == 32 ? 0xffffffffu : ((1u << N) - 1) << (lane & ~(N - 1));
-    }
+    static unsigned int mask() { return details::tile_mask(N); }
 
   public:
     /** @brief Waits for the tile's threads (__syncwarp with its mask). */
@@ -160,8 +160,7 @@ class thread_group {
             simt_syncthreads_at(0, 0, simt_file, simt_line);
             return;
         }
-        unsigned int lane = simt_cur_thread->lane;
-        __syncwarp(tile_ == 32 ? 0xffffffffu : ((1u << tile_) - 1) << (lane & ~(tile_ - 1)));
+        __syncwarp(details::tile_mask(tile_));
     }
     /** @brief This thread's index in the group. */
     unsigned long long thread_rank() const

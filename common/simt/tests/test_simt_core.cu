@@ -926,6 +926,7 @@ __global__ void cg_report(int *out, float *fout)
     float3 w = tile.shfl_xor(v, 1);
     fout[r] = w.x + w.y + w.z;
     cg::sync(tile);
+    g.sync(); /* a thread_group of a tile: __syncwarp with the tile's lanes */
     block.sync();
     o[19] = (int)cg::reduce(tile, 0.25 * r, cg::plus<double>()) * 4;
 }

@@ -113,7 +113,7 @@ SIMT_CHILDREN := $(SIMT_TESTDIR)/children/race_tsan $(SIMT_TESTDIR)/children/nor
                  $(SIMT_TESTDIR)/children/deadlock $(SIMT_TESTDIR)/children/early_return \
                  $(SIMT_TESTDIR)/children/shared_past_end $(SIMT_TESTDIR)/children/fault \
                  $(SIMT_TESTDIR)/children/guard $(SIMT_TESTDIR)/children/guard_asan \
-                 $(SIMT_TESTDIR)/children/suppressed_tsan
+                 $(SIMT_TESTDIR)/children/suppressed_tsan $(SIMT_TESTDIR)/children/host_access
 
 $(SIMT_OBJDIR)/tests/%.o: $(SIMT_DIR)/tests/%.cu $(SIMTCC) $(SIMT_TEST_HEADERS)
 	@mkdir -p $(dir $@)
@@ -167,7 +167,7 @@ $(SIMT_TESTDIR)/children/oob_asan $(SIMT_TESTDIR)/children/inbounds_asan: \
 	$(Q)$(SIMTCC) --sanitize=address -O1 -g -o $@ $<
 
 $(SIMT_TESTDIR)/children/cp_misaligned $(SIMT_TESTDIR)/children/deadlock $(SIMT_TESTDIR)/children/early_return \
-  $(SIMT_TESTDIR)/children/shared_past_end $(SIMT_TESTDIR)/children/fault: \
+  $(SIMT_TESTDIR)/children/shared_past_end $(SIMT_TESTDIR)/children/fault $(SIMT_TESTDIR)/children/host_access: \
   $(SIMT_TESTDIR)/children/%: $(SIMT_DIR)/tests/children/%.cu $(SIMTCC) $(SIMT_HEADERS)
 	@mkdir -p $(dir $@)
 	$(Q)$(SIMTCC) -O1 -g -Icommon -o $@ $<

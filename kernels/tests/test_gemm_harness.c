@@ -9,8 +9,9 @@
  * wrong, does nothing, or hands back an earlier run's result.
  *
  * Emulator only (TARGET=emu). Most of the kernels here are host functions
- * that read and write the device buffers directly, which the emulator's
- * device memory allows: that makes each mistake one plain line. The few
+ * that read and write the device buffers directly, which a GPU forbids and
+ * the emulator allows when asked (simt_host_access): that makes each
+ * mistake one plain line. The few
  * that only a launch can show (a fault, a refused launch, a load in a guard
  * zone that reaches no element of C) are in gemm_harness_kernels.cu.
  *
@@ -63,6 +64,8 @@ static void child_test(void **state) {
     void (*const *body)(void) = *state;
     (*body)();
 }
+
+void simt_host_access(int on); /* the emulator's runtime (simt_abi.h) */
 
 /* The child: a cmocka run of its own around child_body, whose fail_msg
  * ends the test that called it; the exit code is the count of failed
@@ -1428,6 +1431,9 @@ static void test_trace_pattern(void **state) {
 }
 
 int main(void) {
+    /* For the host kernels, in every child: a flag the forks copy, no
+     * device call (no allocation exists yet). */
+    simt_host_access(1);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_right_kernel_passes, setup_test),
         cmocka_unit_test_setup(test_fills_are_as_promised, setup_test),

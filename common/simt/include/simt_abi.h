@@ -104,6 +104,12 @@ void simt_trap(void) __attribute__((noreturn));
  *  cannot fit; 0 cancels. For checks of a caller's launch-error path.
  *  @param on 1 to refuse the next launch, 0 to cancel. */
 void simt_refuse_next_launch(int on);
+/** @brief With on = 1, host code may read and write cudaMalloc memory
+ *  directly, as if it were managed memory; 0 fences it again (the default:
+ *  the host's access is a segmentation fault, as on a GPU). For tests of a
+ *  harness whose stand-in kernels are host functions; no course code on a
+ *  GPU may rely on it. @param on 1 to allow, 0 to fence. */
+void simt_host_access(int on);
 /** @brief Abort the kernel after a failed device assert (cudaErrorAssert).
  *  @param expr the expression text. @param file source file. @param line line. @param func function. */
 void simt_assert_fail(const char *expr, const char *file, int line, const char *func) __attribute__((noreturn));

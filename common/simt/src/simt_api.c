@@ -1,23 +1,30 @@
 /*
  * SIMT emulator: the CUDA runtime API on the CPU.
- * "Device" memory is host memory from the C heap, so AddressSanitizer sees
- * every global-memory access; copies are memcpy; streams and events are
- * synchronous (work is finished when it is issued) and events record the
- * host's monotonic clock, so cudaEventElapsedTime measures the wall-clock
- * time the emulated kernel took on the CPU. Launch checks follow the limits of an sm_90 part (the device it reports).
+ * "Device" memory is host memory: pages of its own that the host cannot
+ * touch between kernels (the fence below), or, under AddressSanitizer, the
+ * C heap's, so that it sees every global-memory access. Copies are memcpy;
+ * streams and events are synchronous (work is finished when it is issued)
+ * and events record the host's monotonic clock, so cudaEventElapsedTime
+ * measures the wall-clock time the emulated kernel took on the CPU. Launch
+ * checks follow the limits of an sm_90 part (the device it reports).
  * Not here: multiple devices, the driver API, graphs, textures.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <dlfcn.h>
+#include <execinfo.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "cuda.h"
@@ -319,15 +326,15 @@ static int allocs_add(void *p, size_t size, cudaMemoryType type)
     return 0;
 }
 
-/* Forget the allocation that starts at p, its size into *size; 0, or -1
+/* Forget the allocation that starts at p, its record into *rec; 0, or -1
  * when none does. */
-static int allocs_remove(void *p, size_t *size)
+static int allocs_remove(void *p, struct alloc_rec *rec)
 {
     pthread_rwlock_wrlock(&allocs_lock);
     size_t i = allocs_upper((uintptr_t)p);
     int found = i > 0 && allocs[i - 1].base == (uintptr_t)p;
     if (found) {
-        *size = allocs[i - 1].size;
+        *rec = allocs[i - 1];
         memmove(allocs + i - 1, allocs + i, (nallocs - i) * sizeof(*allocs));
         nallocs--;
     }
@@ -403,26 +410,342 @@ const char *__tsan_default_suppressions(void)
 }
 #endif
 
+/* --- device memory the host cannot touch --------------------------------
+ * On a GPU cudaMalloc memory is the GPU's: host code that reads or writes
+ * through a device pointer (d[i] = x where a cudaMemcpy belongs, a printf
+ * of d[0] after a kernel, a "kernel" written as a host loop) dies of a
+ * segmentation fault. Here device memory is host memory, so such code ran
+ * and gave the right answer. So in the plain build each cudaMalloc
+ * allocation has pages of its own (mmap), kept PROT_NONE while no kernel
+ * runs and no copy uses them: the host's access faults as on a GPU, and
+ * on_host_fault says what it was before the process dies. A launch and a
+ * copy that touches device memory open every allocation for their length
+ * (device_open, device_close). The sanitizer builds leave this out:
+ * AddressSanitizer needs heap allocations (it flags the first byte past
+ * the end), and ThreadSanitizer keeps its own SIGSEGV handler.
+ * cudaMallocManaged and cudaMallocHost memory is the host's on a GPU too. */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+#define DEVICE_FENCE 1
+#else
+#define DEVICE_FENCE 0
+#endif
+
+#if DEVICE_FENCE
+static pthread_mutex_t fence_lock = PTHREAD_MUTEX_INITIALIZER;
+static int fence_open;                /* launches and copies using device memory now (fence_lock) */
+static struct sigaction fence_prev;   /* the SIGSEGV handler ours was put in front of */
+
+/* The bytes an allocation of size maps: whole pages, slack included. */
+static size_t fence_bytes(size_t size)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (size + ALLOC_SLACK + page - 1) / page * page;
+}
+
+/* Give every cudaMalloc allocation the protection prot (fence_lock held). */
+static void fence_set(int prot)
+{
+    pthread_rwlock_rdlock(&allocs_lock);
+    for (size_t i = 0; i < nallocs; i++)
+        if (allocs[i].type == cudaMemoryTypeDevice)
+            mprotect((void *)allocs[i].base, fence_bytes(allocs[i].size), prot);
+    pthread_rwlock_unlock(&allocs_lock);
+}
+
+/* The source line of code address a, into out, if it is the program's
+ * own: a "file:N" (not an address such as "prog+0x51f8", so the program
+ * has -g), not in one of the emulator's files, and not in a library of the
+ * system (memcpy in the C library has lines too). */
+static int program_line(uintptr_t a, char *out, size_t n)
+{
+    static const char *const system[] = {"/libc.so", "/libm.so", "/libstdc++", "/libgcc_s", "/ld-linux"};
+    Dl_info info;
+    if (dladdr((void *)a, &info) && info.dli_fname)
+        for (size_t i = 0; i < sizeof system / sizeof *system; i++)
+            if (strstr(info.dli_fname, system[i])) return 0;
+    simt_source_line(a, out, n);
+    const char *c = strrchr(out, ':');
+    return c && c > out && c[-1] != '/' && c[1] >= '0' && c[1] <= '9' && strncmp(out, "simt_", 5) != 0;
+}
+
+/* Where the host's access was: the faulting instruction's line, or, when
+ * that has none (memcpy in the C library), the first caller's that has
+ * one, found by unwinding from this handler's frames. */
+static void host_fault_line(uintptr_t pc, char *out, size_t n)
+{
+    if (program_line(pc + 1, out, n)) return; /* it looks up the byte before a return address */
+    char at[160];
+    Dl_info info;
+    if (dladdr((void *)pc, &info) && info.dli_sname && info.dli_fname) {
+        const char *lib = strrchr(info.dli_fname, '/');
+        snprintf(at, sizeof at, "%.100s (%.50s)", info.dli_sname, lib ? lib + 1 : info.dli_fname);
+    } else {
+        simt_source_line(pc + 1, at, sizeof at);
+    }
+    void *frames[24];
+    int k = backtrace(frames, 24);
+    for (int i = 0; i < k; i++) {
+        char l[160];
+        if (!program_line((uintptr_t)frames[i], l, sizeof l)) continue;
+        snprintf(out, n, "%.160s, in %.150s", l, at);
+        return;
+    }
+    snprintf(out, n, "%.150s (build with -g for its line)", at);
+}
+
+/* A SIGSEGV outside kernels: if the address is in a fenced allocation,
+ * say so; then the handler that was there before runs (a test runner's,
+ * which fails the test, or the default, which ends the process as the
+ * GPU's segmentation fault would). Like the kernels' handler
+ * (simt_runtime.c), it formats and runs addr2line, which a handler may not
+ * in general; the fault is at a load or store of the program's own, which
+ * holds no lock of malloc's. */
+static void on_host_fault(int sig, siginfo_t *si, void *ucv)
+{
+    const uintptr_t a = (uintptr_t)si->si_addr;
+    struct alloc_rec r = {0, 0, cudaMemoryTypeUnregistered};
+    if (pthread_rwlock_tryrdlock(&allocs_lock) == 0) {
+        size_t i = allocs_upper(a);
+        const struct alloc_rec *q = i > 0 ? &allocs[i - 1] : NULL;
+        if (q && q->type == cudaMemoryTypeDevice && a - q->base < fence_bytes(q->size)) r = *q;
+        pthread_rwlock_unlock(&allocs_lock);
+    }
+    const int freed = !r.size && simt_in_freed(si->si_addr);
+    if ((r.size || freed) && __atomic_load_n(&fence_open, __ATOMIC_RELAXED) == 0 && !simt_in_kernel()) {
+        const char *did = "touched";
+        uintptr_t pc = 0;
+#if defined(__x86_64__)
+        const ucontext_t *uc = ucv;
+        pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+        did = (uc->uc_mcontext.gregs[REG_ERR] & 2) ? "wrote" : "read";
+#elif defined(__aarch64__)
+        pc = (uintptr_t)((const ucontext_t *)ucv)->uc_mcontext.pc;
+#endif
+        char line[400], where[160];
+        host_fault_line(pc, line, sizeof line);
+        size_t off = (size_t)(a - r.base);
+        if (freed) {
+            fprintf(stderr,
+                    "simt: host code %s device memory at %p after its cudaFree, at %s. On a GPU that is a "
+                    "segmentation fault: device memory is the GPU's, freed or not. Copy what the host needs with "
+                    "cudaMemcpy before the cudaFree\n",
+                    did, si->si_addr, line);
+        } else {
+            if (off < r.size)
+                snprintf(where, sizeof where, "byte %zu of a %zu-byte cudaMalloc allocation at %p", off, r.size,
+                         (void *)r.base);
+            else
+                snprintf(where, sizeof where, "%zu bytes past the end of a %zu-byte cudaMalloc allocation at %p",
+                         off - r.size, r.size, (void *)r.base);
+            fprintf(stderr,
+                    "simt: host code %s device memory at %p (%s), at %s. On a GPU that is a segmentation fault: "
+                    "cudaMalloc memory is the GPU's, and the host reaches it only through the runtime. Copy it "
+                    "with cudaMemcpy (cudaMemcpyHostToDevice before a kernel, cudaMemcpyDeviceToHost after) and "
+                    "use the host copy, do the work in a kernel, or allocate with cudaMallocManaged to use it on "
+                    "both sides\n",
+                    did, si->si_addr, where, line);
+        }
+        fflush(stderr);
+    }
+    const struct sigaction *p = &fence_prev;
+    if ((p->sa_flags & SA_SIGINFO) && p->sa_sigaction) {
+        p->sa_sigaction(sig, si, ucv);
+    } else if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+        p->sa_handler(sig);
+    } else {
+        sigaction(sig, p, NULL); /* returning repeats the access, which now ends the process */
+    }
+}
+
+/* Put on_host_fault in front of whatever handles SIGSEGV now, unless it is
+ * there already: a test runner installs its own for each test, so this
+ * runs each time the fence closes (fence_lock held). */
+static void fence_handler_ensure(void)
+{
+    struct sigaction cur;
+    if (sigaction(SIGSEGV, NULL, &cur) != 0) return;
+    if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction == on_host_fault) return;
+    static int warm;
+    if (!warm) { /* backtrace loads its unwinder on first use: here, not in the handler */
+        void *frame[1];
+        backtrace(frame, 1);
+        warm = 1;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = on_host_fault;
+    sigemptyset(&sa.sa_mask);
+    /* SA_NODEFER: a test runner's handler, called from this one, may leave
+     * by longjmp, which would keep SIGSEGV blocked. */
+    sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+    fence_prev = cur;
+    sigaction(SIGSEGV, &sa, NULL);
+}
+
+/* A new allocation: fenced, unless a launch or a copy has the rest open. */
+static void fence_new(void *p, size_t size)
+{
+    pthread_mutex_lock(&fence_lock);
+    if (!fence_open) {
+        mprotect(p, fence_bytes(size), PROT_NONE);
+        fence_handler_ensure();
+    }
+    pthread_mutex_unlock(&fence_lock);
+}
+#endif
+
+/** Let the runtime and kernels use device memory, until device_close. */
+static void device_open(void)
+{
+#if DEVICE_FENCE
+    pthread_mutex_lock(&fence_lock);
+    if (fence_open++ == 0) fence_set(PROT_READ | PROT_WRITE);
+    pthread_mutex_unlock(&fence_lock);
+#endif
+}
+
+/** Fence device memory from the host again, once nothing has it open. */
+static void device_close(void)
+{
+#if DEVICE_FENCE
+    pthread_mutex_lock(&fence_lock);
+    if (--fence_open == 0) {
+        fence_set(PROT_NONE);
+        fence_handler_ensure();
+    }
+    pthread_mutex_unlock(&fence_lock);
+#endif
+}
+
+void simt_host_access(int on)
+{
+    static int allowed; /* the open this holds, so that two calls of 1 need one of 0 */
+    if (on && !allowed) device_open();
+    if (!on && allowed) device_close();
+    allowed = on != 0;
+}
+
+/* Is p in a cudaMalloc allocation (one the fence closes)? */
+static int is_device(const void *p) { return allocation_of(p, 0).type == cudaMemoryTypeDevice; }
+
+/* Fresh memory of size bytes plus the slack: pages of its own for device
+ * memory in the fenced build, else the heap's. */
+static void *memory_get(size_t size, cudaMemoryType type)
+{
+#if DEVICE_FENCE
+    if (type == cudaMemoryTypeDevice) {
+        if (size > SIZE_MAX / 2) return NULL;
+        void *p = mmap(NULL, fence_bytes(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
+#endif
+    (void)type;
+    void *p = NULL;
+    /* 256-byte alignment, as cudaMalloc guarantees (vector loads rely on
+     * it), and exactly size bytes, so AddressSanitizer flags the first byte
+     * past the end. */
+    if (size > SIZE_MAX - ALLOC_SLACK || posix_memalign(&p, 256, size + ALLOC_SLACK) != 0) return NULL;
+    return p;
+}
+
+/* Make an allocation's memory readable again for the slack check that
+ * cudaFree runs before memory_put (device memory is fenced then). */
+static void memory_open(void *p, size_t size, cudaMemoryType type)
+{
+#if DEVICE_FENCE
+    if (type == cudaMemoryTypeDevice) mprotect(p, fence_bytes(size), PROT_READ | PROT_WRITE);
+#endif
+    (void)p, (void)size, (void)type;
+}
+
+#if DEVICE_FENCE
+/* Freed device memory is not handed out again at once. Its pages go back
+ * to the system, but its addresses stay reserved, and unreadable, for the
+ * next QUARANTINE_MAX frees (QUARANTINE_BYTES at most): a pointer used
+ * after its cudaFree (given to a kernel, read by the host) then faults and
+ * is named as freed, instead of reaching whatever the next cudaMalloc put
+ * there. A GPU's allocator often hands the same address out again at once,
+ * and such a pointer then aliases the new buffer without a word. */
+enum { QUARANTINE_MAX = 1024 };
+#define QUARANTINE_BYTES ((size_t)1 << 32)
+static struct span {
+    uintptr_t base;
+    size_t len;
+} quarantine[QUARANTINE_MAX];
+static size_t q_first, q_count, q_bytes; /* a ring, oldest first (allocs_lock) */
+
+static void quarantine_add(void *p, size_t len)
+{
+    madvise(p, len, MADV_DONTNEED); /* the pages go back; the addresses stay */
+    mprotect(p, len, PROT_NONE);
+    pthread_rwlock_wrlock(&allocs_lock);
+    while (q_count && (q_count == QUARANTINE_MAX || q_bytes + len > QUARANTINE_BYTES)) {
+        munmap((void *)quarantine[q_first].base, quarantine[q_first].len);
+        q_bytes -= quarantine[q_first].len;
+        q_first = (q_first + 1) % QUARANTINE_MAX;
+        q_count--;
+    }
+    if (len <= QUARANTINE_BYTES) {
+        quarantine[(q_first + q_count) % QUARANTINE_MAX] = (struct span){(uintptr_t)p, len};
+        q_count++;
+        q_bytes += len;
+    } else {
+        munmap(p, len);
+    }
+    pthread_rwlock_unlock(&allocs_lock);
+}
+#endif
+
+int simt_in_freed(const void *p)
+{
+    int found = 0;
+#if DEVICE_FENCE
+    const uintptr_t a = (uintptr_t)p;
+    /* tryrdlock: the fault handlers ask too, and must not wait */
+    if (pthread_rwlock_tryrdlock(&allocs_lock) != 0) return 0;
+    for (size_t k = 0; k < q_count && !found; k++) {
+        const struct span *q = &quarantine[(q_first + k) % QUARANTINE_MAX];
+        found = a - q->base < q->len;
+    }
+    pthread_rwlock_unlock(&allocs_lock);
+#else
+    (void)p;
+#endif
+    return found;
+}
+
+/* Give back what memory_get returned. */
+static void memory_put(void *p, size_t size, cudaMemoryType type)
+{
+#if DEVICE_FENCE
+    if (type == cudaMemoryTypeDevice) {
+        quarantine_add(p, fence_bytes(size));
+        return;
+    }
+#endif
+    (void)size, (void)type;
+    free(p);
+}
+
 static cudaError_t alloc_memory(void **ptr, size_t size, cudaMemoryType type)
 {
     RETURN_IF_FAULTED();
     if (!ptr) return ret(cudaErrorInvalidValue);
     *ptr = NULL;
     if (size == 0) return cudaSuccess;
-    /* 256-byte alignment, as cudaMalloc guarantees (vector loads rely on
-     * it), and exactly size bytes, so AddressSanitizer flags the first byte
-     * past the end. */
-    void *p = NULL;
-    if (size > SIZE_MAX - ALLOC_SLACK || posix_memalign(&p, 256, size + ALLOC_SLACK) != 0)
-        return ret(cudaErrorMemoryAllocation);
+    void *p = memory_get(size, type);
+    if (!p) return ret(cudaErrorMemoryAllocation);
 #if ALLOC_SLACK > 0
     memset((char *)p + size, SLACK_BYTE, ALLOC_SLACK);
 #endif
     memset(p, UNSET_BYTE, size);
     if (allocs_add(p, size, type) != 0) {
-        free(p);
+        memory_put(p, size, type);
         return ret(cudaErrorMemoryAllocation);
     }
+#if DEVICE_FENCE
+    if (type == cudaMemoryTypeDevice) fence_new(p, size);
+#endif
     *ptr = p;
     return cudaSuccess;
 }
@@ -434,14 +757,16 @@ cudaError_t cudaMalloc(void **ptr, size_t size) { return alloc_memory(ptr, size,
 static cudaError_t free_allocation(void *ptr, const char *what)
 {
     if (!ptr) return cudaSuccess;
-    size_t size = 0;
-    if (allocs_remove(ptr, &size) != 0) {
+    struct alloc_rec rec;
+    if (allocs_remove(ptr, &rec) != 0) {
         fprintf(stderr,
                 "simt: %s(%p): not the start of a live allocation (freed twice, or not from cudaMalloc); a GPU "
                 "refuses it (cudaErrorInvalidValue)\n",
                 what, ptr);
         return ret(cudaErrorInvalidValue);
     }
+    const size_t size = rec.size;
+    memory_open(ptr, size, rec.type);
 #if ALLOC_SLACK > 0
     const unsigned char *end = (const unsigned char *)ptr + size;
     size_t last = 0;
@@ -456,7 +781,7 @@ static cudaError_t free_allocation(void *ptr, const char *what)
 #endif
     /* Guard zones inside it go with it: the memory's next owner is not guarded. */
     simt_memtrace_unguard(ptr, size);
-    free(ptr);
+    memory_put(ptr, size, rec.type);
     return cudaSuccess;
 }
 
@@ -522,7 +847,10 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, cudaMemcpyKind 
     if (!dst || !src) return ret(cudaErrorInvalidValue);
     if (!range_ok(dst, count, "cudaMemcpy's destination") || !range_ok(src, count, "cudaMemcpy's source"))
         return ret(cudaErrorInvalidValue);
+    const int dev = is_device(dst) || is_device(src);
+    if (dev) device_open();
     memcpy(dst, src, count);
+    if (dev) device_close();
     return cudaSuccess;
 }
 
@@ -542,7 +870,10 @@ cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitc
         (!range_ok(dst, (height - 1) * dpitch + width, "cudaMemcpy2D's destination") ||
          !range_ok(src, (height - 1) * spitch + width, "cudaMemcpy2D's source")))
         return ret(cudaErrorInvalidValue);
+    const int dev = is_device(dst) || is_device(src);
+    if (dev) device_open();
     for (size_t r = 0; r < height; r++) memcpy((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
+    if (dev) device_close();
     return cudaSuccess;
 }
 
@@ -552,7 +883,10 @@ cudaError_t cudaMemset(void *ptr, int value, size_t count)
     if (count == 0) return cudaSuccess;
     if (!ptr) return ret(cudaErrorInvalidValue);
     if (!range_ok(ptr, count, "cudaMemset")) return ret(cudaErrorInvalidValue);
+    const int dev = is_device(ptr);
+    if (dev) device_open();
     memset(ptr, value, count);
+    if (dev) device_close();
     return cudaSuccess;
 }
 
@@ -875,13 +1209,21 @@ static cudaError_t check_pointers(const void *func, const void *const *ptrs, uns
         if (!ptrs[k] || device_reachable(ptrs[k])) continue;
         char name[256], at[192];
         simt_kernel_name(func, name, sizeof name);
-        fprintf(stderr,
-                "simt: %s, launched%s: its argument %u is %p, which is in no live allocation of cudaMalloc, "
-                "cudaMallocManaged or cudaMallocHost but in host memory (%s). A kernel on a GPU cannot reach it: "
-                "its first load or store through it faults, and the launch fails with cudaErrorIllegalAddress "
-                "(\"an illegal memory access was encountered\"). Copy the data to device memory (cudaMalloc, then "
-                "cudaMemcpy) and pass the device pointer\n",
-                name, launch_place(at, sizeof at), k + 1, ptrs[k], host_place(ptrs[k]));
+        if (simt_in_freed(ptrs[k]))
+            fprintf(stderr,
+                    "simt: %s, launched%s: its argument %u is %p, in device memory that cudaFree has freed (a "
+                    "pointer used after its cudaFree). On a GPU the kernel's first access through it faults "
+                    "(cudaErrorIllegalAddress, \"an illegal memory access was encountered\"), or reaches whatever "
+                    "buffer took its place; free a buffer only after the last kernel that uses it\n",
+                    name, launch_place(at, sizeof at), k + 1, ptrs[k]);
+        else
+            fprintf(stderr,
+                    "simt: %s, launched%s: its argument %u is %p, which is in no live allocation of cudaMalloc, "
+                    "cudaMallocManaged or cudaMallocHost but in host memory (%s). A kernel on a GPU cannot reach "
+                    "it: its first load or store through it faults, and the launch fails with "
+                    "cudaErrorIllegalAddress (\"an illegal memory access was encountered\"). Copy the data to "
+                    "device memory (cudaMalloc, then cudaMemcpy) and pass the device pointer\n",
+                    name, launch_place(at, sizeof at), k + 1, ptrs[k], host_place(ptrs[k]));
         simt_set_fault(cudaErrorIllegalAddress);
         return ret(cudaErrorIllegalAddress);
     }
@@ -944,7 +1286,9 @@ cudaError_t simt_launch_at(const void *func, dim3 grid, dim3 block, size_t shmem
     size_t shared_limit = func_dyn_attr(func) < 0 ? SIMT_SHARED_DEFAULT : simt_shared_optin();
     if (check_pointers(func, ptrs, nptrs) != cudaSuccess) return cudaErrorIllegalAddress;
     simt_memtrace_launch_begin(func);
+    device_open();
     cudaError_t e = simt_run_grid(grid, block, shmem, shared_limit, body, ctx);
+    device_close();
     simt_memtrace_launch_end(grid, block);
     return ret(e);
 }

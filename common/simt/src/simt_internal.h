@@ -35,6 +35,10 @@ int simt_in_kernel(void);
 /* Does p point into a live cudaMalloc (or cudaMallocManaged, cudaMallocHost)
  * allocation, i.e. global memory? */
 int simt_in_allocation(const void *p);
+/* Does p point into device memory that cudaFree freed and that is not
+ * handed out again yet (its addresses unreadable)? Always 0 in the
+ * sanitizer builds, whose freed memory goes back to the heap. */
+int simt_in_freed(const void *p);
 
 /** @brief Fail the running kernel with a message (printed with the block and
  *  thread, as a trap is) and cudaErrorLaunchFailure; in host code, print and

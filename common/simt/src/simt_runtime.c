@@ -2085,6 +2085,19 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
                       "than the %zu KB each emulated thread has; large local arrays belong in shared memory, or "
                       "raise SIMT_STACK_KB",
                       line, f->stack_size / 1024);
+        if (simt_in_freed(si->si_addr))
+            fail_code(cudaErrorIllegalAddress,
+                      "%s at address %p, at %s: device memory that cudaFree freed (a pointer used after its "
+                      "cudaFree), an illegal memory access on a GPU, or a read of whatever buffer took its place",
+                      sig == SIGBUS ? "bus error" : "segmentation fault", si->si_addr, line);
+        /* An address past the top of the address space (an index some
+         * terabytes out) raises a general-protection fault, which comes
+         * with no address. */
+        if (si->si_code == SI_KERNEL && !si->si_addr)
+            fail_code(cudaErrorIllegalAddress,
+                      "%s at %s: an address outside the address space, an illegal memory access on a GPU (an "
+                      "index far past an array, a pointer never set, or a garbage offset)",
+                      sig == SIGBUS ? "bus error" : "segmentation fault", line);
         fail_code(cudaErrorIllegalAddress,
                   "%s at address %p, at %s: no allocation holds that address, an illegal memory access on a "
                   "GPU (an index far past an array, a pointer never set, or a host pointer passed to a kernel)",

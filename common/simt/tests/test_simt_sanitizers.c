@@ -60,6 +60,14 @@ static void expect_in_output(const char *needle)
     }
 }
 
+static void expect_not_in_output(const char *needle)
+{
+    if (strstr(result.out, needle)) {
+        print_error("did not expect \"%s\" in the child's output:\n%.2000s\n", needle, result.out);
+        fail();
+    }
+}
+
 static void expect_clean(void)
 {
     if (result.status != 0 || strstr(result.out, "Sanitizer")) {
@@ -172,6 +180,54 @@ static void test_fault_fails_the_launch(void **state)
     expect_in_output("simt: an access 0 bytes past the end of the block's dynamic shared memory (4096 bytes");
     expect_in_output("at fault.cu:29:");
     expect_in_output("shared_past_end: an illegal memory access was encountered");
+}
+
+/* Host code that reads or writes cudaMalloc memory through the device
+ * pointer: a segmentation fault on a GPU, and here too, after a line that
+ * names the access, the allocation and the program's line (through the C
+ * library's memcpy too). Freed device memory stays unreadable for a while,
+ * so a use after cudaFree, by the host or a kernel, is named as such. A
+ * handler of the program's own still runs after the line; managed memory,
+ * and copies, are the host's to use. */
+static void test_host_access_to_device_memory_faults(void **state)
+{
+    (void)state;
+    run_child_with("host_access", "read");
+    assert_int_equal(result.status, 128 + 11);
+    expect_in_output("simt: host code read device memory at ");
+    expect_in_output("(byte 20 of a 400-byte cudaMalloc allocation at ");
+    expect_in_output("at host_access.cu:82. On a GPU that is a segmentation fault");
+    expect_not_in_output("unreached");
+    run_child_with("host_access", "write");
+    assert_int_equal(result.status, 128 + 11);
+    expect_in_output("simt: host code wrote device memory at ");
+    expect_in_output("at host_access.cu:71, in ");
+    expect_not_in_output("unreached");
+    run_child_with("host_access", "past");
+    assert_int_equal(result.status, 128 + 11);
+    expect_in_output("(12 bytes past the end of a 400-byte cudaMalloc allocation");
+    expect_in_output("at host_access.cu:87.");
+    run_child_with("host_access", "freed");
+    assert_int_equal(result.status, 128 + 11);
+    expect_in_output("simt: host code read device memory at ");
+    expect_in_output(" after its cudaFree, at host_access.cu:92. On a GPU that is a segmentation fault");
+    run_child_with("host_access", "freed_kernel");
+    assert_int_equal(result.status, 0);
+    expect_in_output("segmentation fault at address ");
+    expect_in_output("at host_access.cu:34: device memory that cudaFree freed (a pointer used after its cudaFree)");
+    expect_in_output("freed_kernel: an illegal memory access was encountered");
+    run_child_with("host_access", "handler");
+    assert_int_equal(result.status, 0);
+    expect_in_output("simt: host code read device memory at ");
+    expect_in_output("at host_access.cu:97.");
+    expect_in_output("handler: the program's own SIGSEGV handler ran");
+    expect_in_output("handler: h[5] = 6.0");
+    run_child_with("host_access", "copy");
+    expect_clean();
+    expect_in_output("copy: h[5] = 6.0");
+    run_child_with("host_access", "managed");
+    expect_clean();
+    expect_in_output("managed: d[5] = 6.0");
 }
 
 /* A deadlock report says where each group of stuck threads waits, by the
@@ -343,6 +399,7 @@ int main(void)
         cmocka_unit_test(test_runtime_check_names_kernel_line),
         cmocka_unit_test(test_shared_operand_past_tile),
         cmocka_unit_test(test_fault_fails_the_launch),
+        cmocka_unit_test(test_host_access_to_device_memory_faults),
         cmocka_unit_test(test_deadlock_names_wait_lines),
         cmocka_unit_test(test_warp_wide_names_line),
         cmocka_unit_test(test_guard_zone_names_line),

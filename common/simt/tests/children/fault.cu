@@ -1,6 +1,6 @@
 /*
  * Emulator check (negative): kernels that touch memory nothing maps. "far"
- * stores through an index far past its array; "stack" declares a local
+ * stores through an index far outside its array; "stack" declares a local
  * array larger than an emulated thread's stack. A GPU reports an illegal
  * memory access; the emulator must fail the launch the same way, with this
  * file's line, and the process must live on to print the error (before,
@@ -42,7 +42,10 @@ int main(int argc, char **argv)
         big_locals<<<1, 32>>>(a);
         printf("big_locals: %s\n", cudaGetErrorString(cudaDeviceSynchronize()));
     } else {
-        store_far<<<1, 32>>>(a, 1L << 36);
+        /* Far below: device memory lies high in the address space, and as
+         * far above it the address may be past the top (a bus error, with
+         * no address). */
+        store_far<<<1, 32>>>(a, -(1L << 36));
         printf("store_far: %s\n", cudaGetErrorString(cudaDeviceSynchronize()));
     }
     /* The fault is sticky, as on a GPU: the next call says so too. */

@@ -34,9 +34,11 @@
 #   - a call to the instruments the checks set on the device: the emulator's
 #     guard zones (simt_memtrace_guard/unguard: lifting them lets a read past
 #     a buffer's end pass), its memory tracer (simt_memtrace_start/stop: the
-#     memory-pattern checks count what it saw) and refused launches
+#     memory-pattern checks count what it saw), refused launches
 #     (gpu_refuse_next_launch, simt_refuse_next_launch: cancelling one hides a
-#     launch whose error goes unchecked).
+#     launch whose error goes unchecked) and the fence around device memory
+#     (simt_host_access: lifting it lets host code do a kernel's work through
+#     device pointers, a segmentation fault on a GPU).
 # Each refusal is an "error:" line naming the file, the symbol and why; the
 # program is then not built, so every test of the lab is a build error.
 # Exit status: the link's, or 1 when something was refused.
@@ -277,8 +279,8 @@ $1 == "U" {
     f = $2; n = base($3)
     if (n ~ /^(dlopen|dlmopen|dlsym|dlvsym|__libc_dl.*|_dl_.*)$/)
         print f ": error: calls \047" n "\047, which loads or looks up code by name at run time; a submission does its work in its own code"
-    else if (n ~ /^(simt_memtrace_(guard|unguard|start|stop)|simt_refuse_next_launch|gpu_refuse_next_launch)$/)
-        print f ": error: calls \047" n "\047, one of the instruments the checks set on the device (guard zones, the memory tracer, refused launches); a submission leaves them to the checks"
+    else if (n ~ /^(simt_memtrace_(guard|unguard|start|stop)|simt_refuse_next_launch|gpu_refuse_next_launch|simt_host_access)$/)
+        print f ": error: calls \047" n "\047, one of the instruments the checks set on the device (guard zones, the memory tracer, refused launches, the fence around device memory); a submission leaves them to the checks"
     else if (n in work)
         print f ": error: calls \047" n "\047 from " desc(work[n]) "; a submission does the work in its own kernels, not by calling a library or the course code that does it"
     else if (n ~ /^(cblas_|cublas|openblas_)/)

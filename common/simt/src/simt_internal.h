@@ -126,6 +126,13 @@ void simt_source_line(uintptr_t site, char *out, size_t n);
  *  @param func the kernel. @param out, n where to write it. */
 void simt_kernel_name(const void *func, char *out, size_t n);
 
+/** @brief A plain load of n bytes at p, from the kernel's code at site
+ *  (simt_memtrace.c's hooks): fail the launch, naming both lines, if a
+ *  cp.async of the block has not landed them yet; nothing (one test) while
+ *  no copy is in flight. @param site the load's return address.
+ *  @param p its address. @param n its size. */
+void simt_check_load_landed(uintptr_t site, const void *p, size_t n);
+
 /* --- memory-access tracing (simt_memtrace.c), called by the scheduler --- */
 
 /** @brief A launch begins: trace it if simt_memtrace_start or SIMT_MEMTRACE

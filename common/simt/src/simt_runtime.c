@@ -1670,6 +1670,11 @@ void simt_check_landed_at(const char *what, const void *p, size_t n, const char 
     check_cp_pending_at((uintptr_t)__builtin_return_address(0), file, line, what, p, n);
 }
 
+void simt_check_load_landed(uintptr_t site, const void *p, size_t n)
+{
+    check_cp_pending_at(site, NULL, 0, "a load", p, n);
+}
+
 static void check_wmma_at(uintptr_t site, const char *file, int at_line, const char *what, const void *p,
                           unsigned ldm, size_t elem_size)
 {

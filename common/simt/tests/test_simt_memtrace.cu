@@ -839,6 +839,62 @@ static void test_wmma_failures_name_the_kernel_line(void **state)
     cudaFree(lines);
 }
 
+/* A plain load of shared bytes whose cp.async has not landed (the lab
+ * builds' hooks see every load): the launch stops there and names the
+ * load's line and the copy's, where before the load just read NaN bytes.
+ * Lane l copies 16 bytes into its own slot of the tile and reads its
+ * neighbour's. mode 0: wait_group 0 and __syncwarp first (fine); 1: no
+ * wait; 2: the copies committed and waited for, but the lane's second
+ * copy, into the neighbour's read slot of a second tile, left in flight. */
+__global__ void load_too_early(const float *src, float *out, int *line, int mode)
+{
+    __shared__ __align__(16) float tile[2][32 * 4];
+    int lane = threadIdx.x, next = (lane + 1) % 32;
+    cp_async_16(&tile[0][4 * lane], &src[4 * lane]);
+    cp_async_commit_group();
+    if (mode == 2) cp_async_16(&tile[1][4 * lane], &src[4 * lane]);
+    if (mode != 1) cp_async_wait_group(0);
+    __syncwarp();
+    if (lane == 0) line[0] = __LINE__ + 1;
+    float x = tile[0][4 * next] + (mode == 2 ? tile[1][4 * next] : 0.0f);
+    out[lane] = x;
+}
+
+static void test_plain_load_before_its_copy_lands(void **state)
+{
+    (void)state;
+    float *src, *out;
+    int *line;
+    cudaMallocManaged(&src, 128 * sizeof(float));
+    cudaMallocManaged(&out, 32 * sizeof(float));
+    cudaMallocManaged(&line, sizeof(int));
+    for (int i = 0; i < 128; i++) src[i] = (float)i;
+    for (int mode = 0; mode < 3; mode++) {
+        capture_begin();
+        load_too_early<<<1, 32>>>(src, out, line, mode);
+        cudaError_t e = cudaDeviceSynchronize();
+        const char *err = capture_end();
+        if (mode == 0) {
+            if (e != cudaSuccess) fail_msg("mode 0: got %s (%s)", cudaGetErrorName(e), err);
+            for (int t = 0; t < 32; t++) assert_true(out[t] == src[4 * ((t + 1) % 32)]);
+            continue;
+        }
+        char want[160];
+        snprintf(want, sizeof want, "a load at test_simt_memtrace.cu:%d reads shared bytes that a cp.async has not "
+                 "finished writing", line[0]);
+        const char *group = mode == 1 ? "in its group 0, which its cp.async.wait_group has not waited for yet"
+                                      : "in a group not committed yet";
+        if (e != cudaErrorLaunchFailure || !strstr(err, want) || !strstr(err, "copied by thread (1,0,0)") ||
+            !strstr(err, group))
+            fail_msg("mode %d: got %s, and the message does not say what and where:\n%s", mode,
+                     cudaGetErrorName(e), err);
+        cudaDeviceReset();
+    }
+    cudaFree(src);
+    cudaFree(out);
+    cudaFree(line);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -847,6 +903,7 @@ int main(void)
         cmocka_unit_test_teardown(test_partial_warp, no_fault_left),
         cmocka_unit_test_teardown(test_shared_banks, no_fault_left),
         cmocka_unit_test_teardown(test_cp_async_and_ldmatrix, no_fault_left),
+        cmocka_unit_test_teardown(test_plain_load_before_its_copy_lands, no_fault_left),
         cmocka_unit_test_teardown(test_limits_and_api, no_fault_left),
         cmocka_unit_test_teardown(test_access_kinds, no_fault_left),
         cmocka_unit_test_teardown(test_blocks_start_afresh, no_fault_left),

@@ -357,13 +357,20 @@ static struct alloc_rec allocation_of(const void *p, size_t past)
 
 int simt_in_allocation(const void *p) { return allocation_of(p, 0).size != 0; }
 
-/* Do count bytes from p stay inside the allocation p points into? Memory
- * that is no allocation's (the host's) is not checked. what names the call
- * for the message. */
+/* Do count bytes from p stay inside the allocation p points into, and is
+ * it not freed device memory? Memory that is no allocation's (the host's)
+ * is not checked. what names the call for the message. */
 static int range_ok(const void *p, size_t count, const char *what)
 {
     uintptr_t a = (uintptr_t)p;
     struct alloc_rec r = allocation_of(p, 0);
+    if (!r.size && simt_in_freed(p)) {
+        fprintf(stderr,
+                "simt: %s at %p is device memory that cudaFree has freed (a pointer used after its cudaFree); a "
+                "GPU refuses the call (cudaErrorInvalidValue, \"invalid argument\"): copy before the cudaFree\n",
+                what, p);
+        return 0;
+    }
     if (!r.size || count <= r.base + r.size - a) return 1;
     fprintf(stderr,
             "simt: %s of %zu bytes at %p runs %zu bytes past the end of its %zu-byte cudaMalloc allocation "

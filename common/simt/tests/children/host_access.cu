@@ -10,7 +10,8 @@
  * one, which must still run after the message. "freed" reads after the
  * cudaFree, and "freed_kernel" hands a kernel a freed pointer inside a
  * struct (which the launch's check of pointer arguments does not see): both
- * must be named as a use after cudaFree. "managed" and "copy" are the right
+ * must be named as a use after cudaFree; "freed_copy" copies from it, which
+ * a GPU refuses. "managed" and "copy" are the right
  * ways, and must run clean.
  */
 #include <setjmp.h>
@@ -90,6 +91,11 @@ int main(int argc, char **argv)
     if (strcmp(mode, "freed") == 0) {
         cudaFree(d);
         printf("freed: %.1f, unreached\n", d[5]); /* a read after the cudaFree */
+        return 0;
+    }
+    if (strcmp(mode, "freed_copy") == 0) {
+        cudaFree(d);
+        printf("freed_copy: %s\n", cudaGetErrorName(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost)));
         return 0;
     }
     if (strcmp(mode, "handler") == 0) {

@@ -646,6 +646,26 @@ static void test_vla_in_kernel_is_an_error(void **state)
     expect_built("a host function's variable-length array");
 }
 
+/* CUB, Thrust and libcu++ are the toolkit's, not the emulator's: a file
+ * that includes one fails, and a note at its #include says why, where the
+ * compiler says only "No such file or directory". A file that fails for
+ * another reason gets no such note. */
+static void test_toolkit_libraries_named(void **state)
+{
+    (void)state;
+    const char *cmd = "'" SIMTCC "' -O2 -c '%s' -o '%s/%s.o' 2>&1";
+    run_on("uses_thrust", "#include <cstdio>\n#  include <thrust/device_vector.h>\nint main() { return 0; }\n", cmd);
+    expect_error("uses_thrust.cu:2: note: CUB, Thrust and libcu++ (<cub/...>, <thrust/...>, <cuda/...>) are "
+                 "libraries of the CUDA toolkit that the emulator does not have");
+    run_on("uses_cub", "#include \"cub/block/block_reduce.cuh\"\n", cmd);
+    expect_error("uses_cub.cu:1: note: CUB, Thrust");
+    run_on("uses_libcu", "#include <cuda/barrier>\n", cmd);
+    expect_error("uses_libcu.cu:1: note: CUB, Thrust");
+    run_on("other_error", "#include <cuda_runtime.h>\nint main() { return undeclared; }\n", cmd);
+    expect_error("was not declared in this scope");
+    if (strstr(out, "note: CUB")) fail_msg("a note on CUB for a file that includes none of it:\n%s", out);
+}
+
 /* A lab's file (simtcc --memtrace, as labs/labs.mk builds one) may not turn
  * off, for its own code, what the emulator compiles into it: with
  * no_sanitize("thread") on a kernel, its loads and stores went past the
@@ -2053,6 +2073,7 @@ int main(void)
         cmocka_unit_test(test_host_code_warnings_are_errors),
         cmocka_unit_test(test_unused_shared_is_an_error),
         cmocka_unit_test(test_vla_in_kernel_is_an_error),
+        cmocka_unit_test(test_toolkit_libraries_named),
         cmocka_unit_test(test_memtrace_refuses_no_sanitize),
         cmocka_unit_test(test_memtrace_notes_arch_branches),
         cmocka_unit_test(test_shared_initializer_refused),

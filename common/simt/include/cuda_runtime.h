@@ -840,6 +840,17 @@ template <class T> static inline cudaError_t cudaMallocHost(T **p, size_t size) 
 static inline cudaError_t cudaMemcpyAsync(void *d, const void *s, size_t n, cudaMemcpyKind k)
 { return cudaMemcpyAsync(d, s, n, k, 0); }
 static inline cudaError_t cudaMemsetAsync(void *p, int v, size_t n) { return cudaMemsetAsync(p, v, n, 0); }
+static inline cudaError_t cudaMemcpy2DAsync(void *d, size_t dp, const void *s, size_t sp, size_t w, size_t h,
+                                            cudaMemcpyKind k)
+{ return cudaMemcpy2DAsync(d, dp, s, sp, w, h, k, 0); }
+static inline cudaError_t cudaMemset2DAsync(void *p, size_t pitch, int v, size_t w, size_t h)
+{ return cudaMemset2DAsync(p, pitch, v, w, h, 0); }
+static inline cudaError_t cudaMemPrefetchAsync(const void *p, size_t n, cudaMemLocation loc, unsigned int flags)
+{ return cudaMemPrefetchAsync(p, n, loc, flags, 0); }
+template <class T> static inline cudaError_t cudaMallocPitch(T **p, size_t *pitch, size_t width, size_t height)
+{ return cudaMallocPitch((void **)p, pitch, width, height); }
+template <class T> static inline cudaError_t cudaHostGetDevicePointer(T **dev, void *host, unsigned int flags)
+{ return cudaHostGetDevicePointer((void **)dev, host, flags); }
 static inline cudaError_t cudaEventRecord(cudaEvent_t e) { return cudaEventRecord(e, 0); }
 
 #endif /* __cplusplus */

@@ -47,12 +47,15 @@ typedef enum cudaError {
     cudaErrorNoDevice = 100,
     cudaErrorInvalidDevice = 101,
     cudaErrorNoKernelImageForDevice = 209,
+    cudaErrorUnsupportedLimit = 215,
     cudaErrorInvalidResourceHandle = 400,
     cudaErrorNotReady = 600,
     cudaErrorIllegalAddress = 700,
     cudaErrorLaunchOutOfResources = 701,
     cudaErrorLaunchTimeout = 702,
     cudaErrorAssert = 710,
+    cudaErrorHostMemoryAlreadyRegistered = 712,
+    cudaErrorHostMemoryNotRegistered = 713,
     cudaErrorIllegalInstruction = 715,
     cudaErrorMisalignedAddress = 716,
     cudaErrorLaunchFailure = 719,
@@ -176,6 +179,11 @@ typedef struct CUevent_st *cudaEvent_t;
 #define cudaHostAllocDefault 0x00
 #define cudaHostAllocPortable 0x01
 #define cudaHostAllocMapped 0x02
+#define cudaHostRegisterDefault 0x00
+#define cudaHostRegisterPortable 0x01
+#define cudaHostRegisterMapped 0x02
+#define cudaHostRegisterIoMemory 0x04
+#define cudaHostRegisterReadOnly 0x08
 #define cudaMemAttachGlobal 0x01
 
 /* --- devices ------------------------------------------------------------ */
@@ -201,6 +209,27 @@ cudaError_t cudaDeviceGetAttribute(int *value, cudaDeviceAttr attr, int device);
 cudaError_t cudaDeviceSynchronize(void);
 /** @brief Clear the sticky fault and the last error. @return cudaSuccess. */
 cudaError_t cudaDeviceReset(void);
+/** Device limits (cudaDeviceSetLimit), with the toolkit's values. */
+typedef enum cudaLimit {
+    cudaLimitStackSize = 0x00,
+    cudaLimitPrintfFifoSize = 0x01,
+    cudaLimitMallocHeapSize = 0x02,
+    cudaLimitDevRuntimeSyncDepth = 0x03,
+    cudaLimitDevRuntimePendingLaunchCount = 0x04,
+    cudaLimitMaxL2FetchGranularity = 0x05,
+    cudaLimitPersistingL2CacheSize = 0x06
+} cudaLimit;
+/** @brief Set a device limit. Kept for cudaDeviceGetLimit and otherwise
+ *  without effect: the emulator's printf is the C library's, device malloc
+ *  the host's, and a thread's stack is SIMT_STACK_KB (64 KB) whatever the
+ *  stack limit says. @param limit which. @param value its value.
+ *  @return cudaSuccess, or cudaErrorUnsupportedLimit for a limit not listed. */
+cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value);
+/** @brief A device limit: the value set, else an H100's default (stack
+ *  1 KB, printf FIFO 1 MB, malloc heap 8 MB, sync depth 2, 2048 pending
+ *  launches, L2 fetch 64 bytes, no persisting L2). @param value receives it.
+ *  @param limit which. @return cudaSuccess or cudaErrorUnsupportedLimit. */
+cudaError_t cudaDeviceGetLimit(size_t *value, cudaLimit limit);
 /** @brief Driver version claimed by the emulator. @param v receives it. @return cudaSuccess. */
 cudaError_t cudaDriverGetVersion(int *v);
 /** @brief Runtime version claimed by the emulator. @param v receives it. @return cudaSuccess. */
@@ -219,7 +248,9 @@ const char *cudaGetErrorName(cudaError_t e);
 
 /* --- memory ------------------------------------------------------------- */
 
-/** @brief Allocate "device" memory (host heap, 256-byte aligned, visible to sanitizers).
+/** @brief Allocate "device" memory: pages of its own that host code may not
+ *  touch (a segmentation fault, as on a GPU; see the emulator's README), or
+ *  256-byte aligned heap memory under the sanitizers.
  *  @param ptr receives the pointer. @param size bytes. @return cudaSuccess or cudaErrorMemoryAllocation. */
 cudaError_t cudaMalloc(void **ptr, size_t size);
 /** @brief Free memory from cudaMalloc; NULL is allowed. @param ptr the pointer. @return cudaSuccess. */
@@ -262,12 +293,89 @@ cudaError_t cudaMemset(void *ptr, int value, size_t count);
 /** @brief cudaMemset, run at once. @param ptr destination. @param value byte. @param count bytes.
  *  @param stream ignored. @return cudaSuccess. */
 cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t stream);
+/** @brief Device memory for height rows of width bytes, each row starting
+ *  pitch bytes after the last: width rounded up to 512 bytes, the row
+ *  alignment an H100 gives. @param ptr receives the memory. @param pitch
+ *  receives the row pitch. @param width bytes per row. @param height rows.
+ *  @return as cudaMalloc, or cudaErrorInvalidValue for a NULL ptr or pitch. */
+cudaError_t cudaMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height);
+/** @brief cudaMemcpy2D, run at once. @param dst destination. @param dpitch its row pitch.
+ *  @param src source. @param spitch its row pitch. @param width bytes per row. @param height rows.
+ *  @param kind direction. @param stream ignored. @return as cudaMemcpy2D. */
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
+                              size_t height, cudaMemcpyKind kind, cudaStream_t stream);
+/** @brief Set width bytes of each of height rows, pitch bytes apart. @param ptr the first row.
+ *  @param pitch row pitch. @param value byte value. @param width bytes per row. @param height rows.
+ *  @return cudaSuccess, cudaErrorInvalidPitchValue (width above pitch) or cudaErrorInvalidValue. */
+cudaError_t cudaMemset2D(void *ptr, size_t pitch, int value, size_t width, size_t height);
+/** @brief cudaMemset2D, run at once. @param ptr the first row. @param pitch row pitch.
+ *  @param value byte value. @param width bytes per row. @param height rows. @param stream ignored.
+ *  @return as cudaMemset2D. */
+cudaError_t cudaMemset2DAsync(void *ptr, size_t pitch, int value, size_t width, size_t height,
+                              cudaStream_t stream);
+/** @brief Pin and map host memory for kernels (zero-copy): kernels may then
+ *  be given it, or the pointer cudaHostGetDevicePointer returns (the same).
+ *  @param ptr its start. @param size bytes. @param flags ignored.
+ *  @return cudaSuccess, cudaErrorInvalidValue, or
+ *  cudaErrorHostMemoryAlreadyRegistered for memory already registered or allocated. */
+cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags);
+/** @brief Undo cudaHostRegister. @param ptr the start it registered.
+ *  @return cudaSuccess or cudaErrorHostMemoryNotRegistered. */
+cudaError_t cudaHostUnregister(void *ptr);
+/** @brief The device address of mapped host memory (cudaHostAlloc, cudaMallocHost,
+ *  cudaHostRegister): the same address, as with unified addressing.
+ *  @param dev receives it. @param host the host address. @param flags must be 0.
+ *  @return cudaSuccess or cudaErrorInvalidValue (host memory not mapped). */
+cudaError_t cudaHostGetDevicePointer(void **dev, void *host, unsigned int flags);
+
+/** Where managed memory should live (CUDA 13's form of the device argument). */
+typedef enum cudaMemLocationType {
+    cudaMemLocationTypeInvalid = 0,
+    cudaMemLocationTypeNone = 0,
+    cudaMemLocationTypeDevice = 1,
+    cudaMemLocationTypeHost = 2,
+    cudaMemLocationTypeHostNuma = 3,
+    cudaMemLocationTypeHostNumaCurrent = 4
+} cudaMemLocationType;
+/** A location: its type, and the device (or NUMA node) for those that have one. */
+struct cudaMemLocation {
+    cudaMemLocationType type; /**< device, host, ... */
+    int id;                   /**< the device's ordinal, for a device */
+};
+/** Advice on managed memory (cudaMemAdvise). */
+typedef enum cudaMemoryAdvise {
+    cudaMemAdviseSetReadMostly = 1,
+    cudaMemAdviseUnsetReadMostly = 2,
+    cudaMemAdviseSetPreferredLocation = 3,
+    cudaMemAdviseUnsetPreferredLocation = 4,
+    cudaMemAdviseSetAccessedBy = 5,
+    cudaMemAdviseUnsetAccessedBy = 6
+} cudaMemoryAdvise;
+/** @brief Move managed memory towards a location: a no-op here (one memory),
+ *  after the checks a GPU makes. @param ptr managed memory. @param count bytes.
+ *  @param location where to. @param flags must be 0. @param stream ignored.
+ *  @return cudaSuccess, or cudaErrorInvalidValue for memory that is not managed,
+ *  a range past its end, or flags. */
+cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t count, struct cudaMemLocation location, unsigned int flags,
+                                 cudaStream_t stream);
+/** @brief Advise on managed memory: a no-op here, after the same checks as
+ *  cudaMemPrefetchAsync. @param ptr managed memory. @param count bytes.
+ *  @param advice the advice. @param location its location.
+ *  @return cudaSuccess or cudaErrorInvalidValue. */
+cudaError_t cudaMemAdvise(const void *ptr, size_t count, cudaMemoryAdvise advice, struct cudaMemLocation location);
+
 /** @brief Free and total memory of the host. @param free_bytes receives free. @param total_bytes receives total.
  *  @return cudaSuccess. */
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes);
 
 /* --- streams and events (synchronous: work is done when it is issued) ---- */
 
+/** A host function a stream runs in its order (cudaLaunchHostFunc). */
+typedef void (*cudaHostFn_t)(void *userData);
+/** @brief Run fn(data) in the stream's order: at once here, as all work is.
+ *  @param s the stream. @param fn the function. @param data its argument.
+ *  @return cudaSuccess, a pending fault, or cudaErrorInvalidValue for a NULL fn. */
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *data);
 /** @brief Create a stream. @param s receives it. @return cudaSuccess or cudaErrorMemoryAllocation. */
 cudaError_t cudaStreamCreate(cudaStream_t *s);
 /** @brief Create a stream. @param s receives it. @param flags ignored. @return as cudaStreamCreate. */

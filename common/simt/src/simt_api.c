@@ -114,12 +114,17 @@ static const struct {
     {cudaErrorInvalidDevice, "cudaErrorInvalidDevice", "invalid device ordinal"},
     {cudaErrorNoKernelImageForDevice, "cudaErrorNoKernelImageForDevice",
      "no kernel image is available for execution on the device"},
+    {cudaErrorUnsupportedLimit, "cudaErrorUnsupportedLimit", "limit is not supported on this architecture"},
     {cudaErrorInvalidResourceHandle, "cudaErrorInvalidResourceHandle", "invalid resource handle"},
     {cudaErrorNotReady, "cudaErrorNotReady", "device not ready"},
     {cudaErrorIllegalAddress, "cudaErrorIllegalAddress", "an illegal memory access was encountered"},
     {cudaErrorLaunchOutOfResources, "cudaErrorLaunchOutOfResources", "too many resources requested for launch"},
     {cudaErrorLaunchTimeout, "cudaErrorLaunchTimeout", "the launch timed out and was terminated"},
     {cudaErrorAssert, "cudaErrorAssert", "device-side assert triggered"},
+    {cudaErrorHostMemoryAlreadyRegistered, "cudaErrorHostMemoryAlreadyRegistered",
+     "part or all of the requested memory range is already mapped"},
+    {cudaErrorHostMemoryNotRegistered, "cudaErrorHostMemoryNotRegistered",
+     "pointer does not correspond to a registered memory region"},
     {cudaErrorIllegalInstruction, "cudaErrorIllegalInstruction", "an illegal instruction was encountered"},
     {cudaErrorMisalignedAddress, "cudaErrorMisalignedAddress", "misaligned address"},
     {cudaErrorLaunchFailure, "cudaErrorLaunchFailure", "unspecified launch failure"},
@@ -260,6 +265,26 @@ cudaError_t cudaDeviceReset(void)
     return cudaSuccess;
 }
 
+/* An H100's defaults (cudaDeviceGetLimit before any set), by cudaLimit. */
+static size_t limits[] = {1024, 1u << 20, 8u << 20, 2, 2048, 64, 0};
+
+cudaError_t cudaDeviceSetLimit(cudaLimit limit, size_t value)
+{
+    RETURN_IF_FAULTED();
+    if ((unsigned)limit >= sizeof limits / sizeof *limits) return ret(cudaErrorUnsupportedLimit);
+    limits[limit] = value;
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetLimit(size_t *value, cudaLimit limit)
+{
+    RETURN_IF_FAULTED();
+    if ((unsigned)limit >= sizeof limits / sizeof *limits) return ret(cudaErrorUnsupportedLimit);
+    if (!value) return ret(cudaErrorInvalidValue);
+    *value = limits[limit];
+    return cudaSuccess;
+}
+
 cudaError_t cudaDriverGetVersion(int *v)
 {
     if (!v) return ret(cudaErrorInvalidValue);
@@ -285,6 +310,7 @@ static struct alloc_rec {
     uintptr_t base;
     size_t size;
     cudaMemoryType type; /* which call made it, for cudaPointerGetAttributes */
+    int registered;      /* host memory of the program's, mapped by cudaHostRegister */
 } *allocs;
 static size_t nallocs, allocs_cap;
 /* A reader-writer lock: kernels look addresses up (simt_in_allocation) on
@@ -305,7 +331,7 @@ static size_t allocs_upper(uintptr_t p)
     return lo;
 }
 
-static int allocs_add(void *p, size_t size, cudaMemoryType type)
+static int allocs_add(void *p, size_t size, cudaMemoryType type, int registered)
 {
     pthread_rwlock_wrlock(&allocs_lock);
     if (nallocs == allocs_cap) {
@@ -320,7 +346,7 @@ static int allocs_add(void *p, size_t size, cudaMemoryType type)
     }
     size_t i = allocs_upper((uintptr_t)p);
     memmove(allocs + i + 1, allocs + i, (nallocs - i) * sizeof(*allocs));
-    allocs[i] = (struct alloc_rec){(uintptr_t)p, size, type};
+    allocs[i] = (struct alloc_rec){(uintptr_t)p, size, type, registered};
     nallocs++;
     pthread_rwlock_unlock(&allocs_lock);
     return 0;
@@ -347,7 +373,7 @@ static int allocs_remove(void *p, struct alloc_rec *rec)
 static struct alloc_rec allocation_of(const void *p, size_t past)
 {
     uintptr_t a = (uintptr_t)p;
-    struct alloc_rec r = {0, 0, cudaMemoryTypeUnregistered};
+    struct alloc_rec r = {0, 0, cudaMemoryTypeUnregistered, 0};
     pthread_rwlock_rdlock(&allocs_lock);
     size_t i = allocs_upper(a);
     if (i > 0 && a - allocs[i - 1].base < allocs[i - 1].size + past) r = allocs[i - 1];
@@ -371,7 +397,7 @@ static int range_ok(const void *p, size_t count, const char *what)
                 what, p);
         return 0;
     }
-    if (!r.size || count <= r.base + r.size - a) return 1;
+    if (!r.size || r.registered || count <= r.base + r.size - a) return 1;
     fprintf(stderr,
             "simt: %s of %zu bytes at %p runs %zu bytes past the end of its %zu-byte cudaMalloc allocation "
             "(at %p); a GPU refuses it (cudaErrorInvalidValue, \"invalid argument\"): check the byte count "
@@ -510,7 +536,7 @@ static void host_fault_line(uintptr_t pc, char *out, size_t n)
 static void on_host_fault(int sig, siginfo_t *si, void *ucv)
 {
     const uintptr_t a = (uintptr_t)si->si_addr;
-    struct alloc_rec r = {0, 0, cudaMemoryTypeUnregistered};
+    struct alloc_rec r = {0, 0, cudaMemoryTypeUnregistered, 0};
     if (pthread_rwlock_tryrdlock(&allocs_lock) == 0) {
         size_t i = allocs_upper(a);
         const struct alloc_rec *q = i > 0 ? &allocs[i - 1] : NULL;
@@ -746,7 +772,7 @@ static cudaError_t alloc_memory(void **ptr, size_t size, cudaMemoryType type)
     memset((char *)p + size, SLACK_BYTE, ALLOC_SLACK);
 #endif
     memset(p, UNSET_BYTE, size);
-    if (allocs_add(p, size, type) != 0) {
+    if (allocs_add(p, size, type, 0) != 0) {
         memory_put(p, size, type);
         return ret(cudaErrorMemoryAllocation);
     }
@@ -764,7 +790,14 @@ cudaError_t cudaMalloc(void **ptr, size_t size) { return alloc_memory(ptr, size,
 static cudaError_t free_allocation(void *ptr, const char *what)
 {
     if (!ptr) return cudaSuccess;
-    struct alloc_rec rec;
+    struct alloc_rec rec = allocation_of(ptr, 0);
+    if (rec.registered) {
+        fprintf(stderr,
+                "simt: %s(%p): memory that cudaHostRegister registered, not one of the runtime's allocations; a "
+                "GPU refuses it (cudaErrorInvalidValue): cudaHostUnregister it, then free it as it was allocated\n",
+                what, ptr);
+        return ret(cudaErrorInvalidValue);
+    }
     if (allocs_remove(ptr, &rec) != 0) {
         fprintf(stderr,
                 "simt: %s(%p): not the start of a live allocation (freed twice, or not from cudaMalloc); a GPU "
@@ -903,6 +936,130 @@ cudaError_t cudaMemsetAsync(void *ptr, int value, size_t count, cudaStream_t str
     return cudaMemset(ptr, value, count);
 }
 
+cudaError_t cudaMallocPitch(void **ptr, size_t *pitch, size_t width, size_t height)
+{
+    RETURN_IF_FAULTED();
+    if (!ptr || !pitch) return ret(cudaErrorInvalidValue);
+    *ptr = NULL;
+    if (width > SIZE_MAX - 511) return ret(cudaErrorMemoryAllocation);
+    size_t p = (width + 511) / 512 * 512; /* rows start 512-byte aligned, as on an H100 */
+    if (height && p > SIZE_MAX / height) return ret(cudaErrorMemoryAllocation);
+    *pitch = p;
+    return alloc_memory(ptr, p * height, cudaMemoryTypeDevice);
+}
+
+cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width, size_t height,
+                              cudaMemcpyKind kind, cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemcpy2D(dst, dpitch, src, spitch, width, height, kind);
+}
+
+cudaError_t cudaMemset2D(void *ptr, size_t pitch, int value, size_t width, size_t height)
+{
+    RETURN_IF_FAULTED();
+    if (width > pitch) return ret(cudaErrorInvalidPitchValue);
+    if (width == 0 || height == 0) return cudaSuccess;
+    if (!ptr) return ret(cudaErrorInvalidValue);
+    if (!range_ok(ptr, (height - 1) * pitch + width, "cudaMemset2D")) return ret(cudaErrorInvalidValue);
+    const int dev = is_device(ptr);
+    if (dev) device_open();
+    for (size_t r = 0; r < height; r++) memset((char *)ptr + r * pitch, value, width);
+    if (dev) device_close();
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemset2DAsync(void *ptr, size_t pitch, int value, size_t width, size_t height, cudaStream_t stream)
+{
+    (void)stream;
+    return cudaMemset2D(ptr, pitch, value, width, height);
+}
+
+cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
+{
+    (void)flags;
+    RETURN_IF_FAULTED();
+    if (!ptr || size == 0 || (uintptr_t)ptr > UINTPTR_MAX - size) return ret(cudaErrorInvalidValue);
+    /* No byte of it may be registered or allocated already: the last
+     * record that starts before its end must end before its start. */
+    pthread_rwlock_rdlock(&allocs_lock);
+    size_t i = allocs_upper((uintptr_t)ptr + size - 1);
+    int overlaps = i > 0 && allocs[i - 1].base + allocs[i - 1].size > (uintptr_t)ptr;
+    pthread_rwlock_unlock(&allocs_lock);
+    if (overlaps) return ret(cudaErrorHostMemoryAlreadyRegistered);
+    if (allocs_add(ptr, size, cudaMemoryTypeHost, 1) != 0) return ret(cudaErrorMemoryAllocation);
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostUnregister(void *ptr)
+{
+    RETURN_IF_FAULTED();
+    struct alloc_rec r = allocation_of(ptr, 0);
+    if (!r.registered || r.base != (uintptr_t)ptr) return ret(cudaErrorHostMemoryNotRegistered);
+    allocs_remove(ptr, &r);
+    return cudaSuccess;
+}
+
+cudaError_t cudaHostGetDevicePointer(void **dev, void *host, unsigned int flags)
+{
+    RETURN_IF_FAULTED();
+    if (!dev || flags != 0) return ret(cudaErrorInvalidValue);
+    *dev = NULL;
+    if (allocation_of(host, 0).type != cudaMemoryTypeHost) {
+        fprintf(stderr,
+                "simt: cudaHostGetDevicePointer(%p): not mapped host memory (cudaHostAlloc, cudaMallocHost or "
+                "cudaHostRegister); a GPU refuses it (cudaErrorInvalidValue)\n",
+                host);
+        return ret(cudaErrorInvalidValue);
+    }
+    *dev = host; /* unified addressing: the same address on both sides */
+    return cudaSuccess;
+}
+
+static int data_segment(struct dl_phdr_info *info, size_t size, void *p);
+
+/* What cudaMemPrefetchAsync and cudaMemAdvise check: managed memory (an
+ * allocation of cudaMallocManaged, or a __managed__ variable in static
+ * data), count bytes of it, and a location that exists. */
+static cudaError_t managed_range(const char *what, const void *ptr, size_t count, struct cudaMemLocation loc)
+{
+    struct alloc_rec r = allocation_of(ptr, 0);
+    int managed = r.type == cudaMemoryTypeManaged ? count <= r.base + r.size - (uintptr_t)ptr
+                                                  : !r.size && dl_iterate_phdr(data_segment, (void *)ptr);
+    if (!ptr || !managed) {
+        fprintf(stderr,
+                "simt: %s(%p, %zu bytes): not managed memory (cudaMallocManaged or __managed__), or past its end; a "
+                "GPU refuses it (cudaErrorInvalidValue)\n",
+                what, ptr, count);
+        return ret(cudaErrorInvalidValue);
+    }
+    if (loc.type == cudaMemLocationTypeDevice && loc.id != 0) return ret(cudaErrorInvalidDevice);
+    if (loc.type != cudaMemLocationTypeDevice && loc.type != cudaMemLocationTypeHost &&
+        loc.type != cudaMemLocationTypeHostNuma && loc.type != cudaMemLocationTypeHostNumaCurrent)
+        return ret(cudaErrorInvalidValue);
+    return cudaSuccess;
+}
+
+cudaError_t cudaMemPrefetchAsync(const void *ptr, size_t count, struct cudaMemLocation location, unsigned int flags,
+                                 cudaStream_t stream)
+{
+    (void)stream;
+    RETURN_IF_FAULTED();
+    if (flags != 0) return ret(cudaErrorInvalidValue);
+    return managed_range("cudaMemPrefetchAsync", ptr, count, location);
+}
+
+cudaError_t cudaMemAdvise(const void *ptr, size_t count, cudaMemoryAdvise advice, struct cudaMemLocation location)
+{
+    RETURN_IF_FAULTED();
+    if ((int)advice < cudaMemAdviseSetReadMostly || (int)advice > cudaMemAdviseUnsetAccessedBy)
+        return ret(cudaErrorInvalidValue);
+    /* Read-mostly advice names no location. */
+    if (advice == cudaMemAdviseSetReadMostly || advice == cudaMemAdviseUnsetReadMostly)
+        location = (struct cudaMemLocation){cudaMemLocationTypeDevice, 0};
+    return managed_range("cudaMemAdvise", ptr, count, location);
+}
+
 cudaError_t cudaMemGetInfo(size_t *free_bytes, size_t *total_bytes)
 {
     RETURN_IF_FAULTED();
@@ -923,6 +1080,15 @@ struct CUevent_st {
     int recorded;
     double ms;
 };
+
+cudaError_t cudaLaunchHostFunc(cudaStream_t s, cudaHostFn_t fn, void *data)
+{
+    (void)s;
+    RETURN_IF_FAULTED();
+    if (!fn) return ret(cudaErrorInvalidValue);
+    fn(data);
+    return cudaSuccess;
+}
 
 cudaError_t cudaStreamCreate(cudaStream_t *s)
 {

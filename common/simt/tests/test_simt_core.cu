@@ -2396,6 +2396,99 @@ static void test_half_conversions(void **state)
     assert_true(q.x == 2.25f && q.y == 5.0625f);
 }
 
+/* Pitched 2-D memory (cudaMallocPitch, cudaMemset2D, cudaMemcpy2DAsync),
+ * zero-copy host memory (cudaHostRegister, cudaHostGetDevicePointer), the
+ * managed-memory hints of CUDA 13 (cudaMemPrefetchAsync, cudaMemAdvise
+ * with a cudaMemLocation), device limits and host functions in a stream:
+ * the calls and checks of a GPU, and the errors it gives. */
+__global__ void scale_rows(float *m, size_t pitch, int w, int h)
+{
+    int x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y;
+    if (x < w && y < h) {
+        float *row = (float *)((char *)m + y * pitch);
+        row[x] = row[x] * 2.0f + (float)y;
+    }
+}
+
+static void add_ten(void *p) { *(int *)p += 10; }
+
+static void test_pitched_mapped_and_managed_memory(void **state)
+{
+    (void)state;
+    enum { W = 100, H = 7 };
+    static float host[H][W];
+    float *m = NULL;
+    size_t pitch = 0;
+    assert_int_equal(cudaMallocPitch(&m, &pitch, W * sizeof(float), H), cudaSuccess);
+    assert_int_equal(pitch, 512); /* 400 bytes rounded up to the 512-byte row alignment */
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) host[y][x] = (float)x;
+    assert_int_equal(cudaMemset2D(m, pitch, 0, W * sizeof(float), H), cudaSuccess);
+    assert_int_equal(cudaMemcpy2D(m, pitch, host, sizeof host[0], sizeof host[0], H, cudaMemcpyHostToDevice),
+                     cudaSuccess);
+    scale_rows<<<dim3(1, H), 128>>>(m, pitch, W, H);
+    assert_int_equal(cudaMemcpy2DAsync(host, sizeof host[0], m, pitch, sizeof host[0], H, cudaMemcpyDeviceToHost),
+                     cudaSuccess);
+    for (int y = 0; y < H; y++)
+        for (int x = 0; x < W; x++) assert_true(host[y][x] == 2.0f * (float)x + (float)y);
+    assert_int_equal(cudaMemset2D(m, pitch, 0, pitch + 1, 1), cudaErrorInvalidPitchValue);
+    capture_begin();
+    cudaError_t past = cudaMemset2D(m, pitch, 0, W * sizeof(float), H + 1); /* a row past the allocation */
+    capture_end();
+    assert_int_equal(past, cudaErrorInvalidValue);
+    assert_int_equal(cudaMallocPitch(&m, NULL, 4, 4), cudaErrorInvalidValue);
+
+    int *buf = (int *)malloc(64 * sizeof(int)), *dbuf = NULL;
+    for (int i = 0; i < 64; i++) buf[i] = i;
+    assert_int_equal(cudaHostRegister(buf, 64 * sizeof(int), cudaHostRegisterMapped), cudaSuccess);
+    assert_int_equal(cudaHostRegister(buf + 8, 8, 0), cudaErrorHostMemoryAlreadyRegistered);
+    assert_int_equal(cudaHostGetDevicePointer(&dbuf, buf, 0), cudaSuccess);
+    assert_ptr_equal(dbuf, buf);
+    add_one<<<1, 64>>>(dbuf, NULL); /* registered host memory: a kernel may be given it */
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    for (int i = 0; i < 64; i++) assert_int_equal(buf[i], i + 1);
+    capture_begin();
+    cudaError_t freed = cudaFreeHost(buf); /* registered, not the runtime's to free */
+    cudaError_t unmapped = cudaHostGetDevicePointer(&dbuf, m, 0);
+    capture_end();
+    assert_int_equal(freed, cudaErrorInvalidValue);
+    assert_int_equal(unmapped, cudaErrorInvalidValue);
+    assert_int_equal(cudaHostUnregister(buf), cudaSuccess);
+    assert_int_equal(cudaHostUnregister(buf), cudaErrorHostMemoryNotRegistered);
+    free(buf);
+
+    int *u = NULL;
+    assert_int_equal(cudaMallocManaged(&u, 256 * sizeof(int)), cudaSuccess);
+    cudaMemLocation dev = {cudaMemLocationTypeDevice, 0}, hst = {cudaMemLocationTypeHost, 0};
+    assert_int_equal(cudaMemAdvise(u, 256 * sizeof(int), cudaMemAdviseSetPreferredLocation, dev), cudaSuccess);
+    assert_int_equal(cudaMemAdvise(u, 256 * sizeof(int), cudaMemAdviseSetReadMostly, hst), cudaSuccess);
+    assert_int_equal(cudaMemPrefetchAsync(u, 256 * sizeof(int), dev, 0), cudaSuccess);
+    assert_int_equal(cudaMemPrefetchAsync(&managed_counter, sizeof(int), hst, 0), cudaSuccess);
+    assert_int_equal(cudaMemPrefetchAsync(u, 16, (cudaMemLocation){cudaMemLocationTypeDevice, 1}, 0),
+                     cudaErrorInvalidDevice);
+    capture_begin();
+    cudaError_t too_far = cudaMemPrefetchAsync(u, 257 * sizeof(int), dev, 0);
+    cudaError_t not_managed = cudaMemPrefetchAsync(m, 4, dev, 0);
+    const char *err = capture_end();
+    assert_int_equal(too_far, cudaErrorInvalidValue);
+    assert_int_equal(not_managed, cudaErrorInvalidValue);
+    assert_non_null(strstr(err, "not managed memory (cudaMallocManaged or __managed__)"));
+
+    size_t v = 0;
+    assert_int_equal(cudaDeviceGetLimit(&v, cudaLimitMallocHeapSize), cudaSuccess);
+    assert_int_equal(v, 8u << 20);
+    assert_int_equal(cudaDeviceSetLimit(cudaLimitPrintfFifoSize, 4u << 20), cudaSuccess);
+    assert_int_equal(cudaDeviceGetLimit(&v, cudaLimitPrintfFifoSize), cudaSuccess);
+    assert_int_equal(v, 4u << 20);
+    assert_int_equal(cudaDeviceSetLimit((cudaLimit)7, 1), cudaErrorUnsupportedLimit);
+    int count = 1;
+    assert_int_equal(cudaLaunchHostFunc(0, add_ten, &count), cudaSuccess);
+    assert_int_equal(count, 11);
+    cudaGetLastError();
+    cudaFree(m);
+    cudaFree(u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2439,6 +2532,7 @@ int main(void)
         cmocka_unit_test_teardown(test_launch_limits_each_dimension, no_fault_left),
         cmocka_unit_test_teardown(test_trap_and_deadlock_are_faults, no_fault_left),
         cmocka_unit_test_teardown(test_host_pointer_argument, no_fault_left),
+        cmocka_unit_test_teardown(test_pitched_mapped_and_managed_memory, no_fault_left),
         cmocka_unit_test_teardown(test_fault_stops_memory_calls, no_fault_left),
         cmocka_unit_test_teardown(test_misaligned_access_is_a_fault, no_fault_left),
         cmocka_unit_test_teardown(test_array_overrun_is_a_fault, no_fault_left),

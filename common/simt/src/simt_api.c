@@ -464,6 +464,7 @@ const char *__tsan_default_suppressions(void)
 #endif
 
 #if DEVICE_FENCE
+#define HUGE_BYTES ((size_t)2 << 20) /* a huge page of x86-64 and arm64 (4 KB granule) */
 static pthread_mutex_t fence_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fence_open;                /* launches and copies using device memory now (fence_lock) */
 static struct sigaction fence_prev;   /* the SIGSEGV handler ours was put in front of */
@@ -475,13 +476,26 @@ static size_t fence_bytes(size_t size)
     return (size + ALLOC_SLACK + page - 1) / page * page;
 }
 
-/* Give every cudaMalloc allocation the protection prot (fence_lock held). */
+/* Give every cudaMalloc allocation the protection prot (fence_lock held).
+ * It runs twice a launch, so allocations that lie end to end (the system
+ * maps them so, one below the other) take one mprotect between them: with
+ * one each, a program of 2000 small buffers spent 6 ms a launch here. */
 static void fence_set(int prot)
 {
+    uintptr_t run = 0, end = 0; /* the allocations end to end so far */
     pthread_rwlock_rdlock(&allocs_lock);
-    for (size_t i = 0; i < nallocs; i++)
-        if (allocs[i].type == cudaMemoryTypeDevice)
-            mprotect((void *)allocs[i].base, fence_bytes(allocs[i].size), prot);
+    for (size_t i = 0; i < nallocs; i++) {
+        if (allocs[i].type != cudaMemoryTypeDevice) continue;
+        const uintptr_t b = allocs[i].base, e = b + fence_bytes(allocs[i].size);
+        if (run && b == end) {
+            end = e;
+            continue;
+        }
+        if (run) mprotect((void *)run, end - run, prot);
+        run = b;
+        end = e;
+    }
+    if (run) mprotect((void *)run, end - run, prot);
     pthread_rwlock_unlock(&allocs_lock);
 }
 
@@ -668,8 +682,22 @@ static void *memory_get(size_t size, cudaMemoryType type)
 #if DEVICE_FENCE
     if (type == cudaMemoryTypeDevice) {
         if (size > SIZE_MAX / 2) return NULL;
-        void *p = mmap(NULL, fence_bytes(size), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        return p == MAP_FAILED ? NULL : p;
+        const size_t len = fence_bytes(size);
+        if (len < HUGE_BYTES) {
+            void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            return p == MAP_FAILED ? NULL : p;
+        }
+        /* 2 MB aligned, in huge pages where the system gives them: the fence
+         * changes the protection of every page twice a launch, and 2 MB
+         * pages make that 512 times fewer entries to change (192 MB of
+         * 4 KB pages took 6 ms a launch). */
+        char *q = mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (q == MAP_FAILED) return NULL;
+        char *p = (char *)(((uintptr_t)q + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
+        if (p > q) munmap(q, (size_t)(p - q));
+        if (q + len + HUGE_BYTES > p + len) munmap(p + len, (size_t)(q + len + HUGE_BYTES - (p + len)));
+        madvise(p, len, MADV_HUGEPAGE);
+        return p;
     }
 #endif
     (void)type;

@@ -368,6 +368,14 @@ static int allocs_remove(void *p, struct alloc_rec *rec)
     return found ? 0 : -1;
 }
 
+/* The last allocation that starts at or below a, the only one that can
+ * hold it; NULL when none does (allocs_lock held). */
+static const struct alloc_rec *allocation_below(uintptr_t a)
+{
+    size_t i = allocs_upper(a);
+    return i > 0 ? &allocs[i - 1] : NULL;
+}
+
 /* The live allocation that holds p, or that p lies at most past bytes
  * beyond the end of; a record of size 0 when there is none. */
 static struct alloc_rec allocation_of(const void *p, size_t past)
@@ -375,8 +383,8 @@ static struct alloc_rec allocation_of(const void *p, size_t past)
     uintptr_t a = (uintptr_t)p;
     struct alloc_rec r = {0, 0, cudaMemoryTypeUnregistered, 0};
     pthread_rwlock_rdlock(&allocs_lock);
-    size_t i = allocs_upper(a);
-    if (i > 0 && a - allocs[i - 1].base < allocs[i - 1].size + past) r = allocs[i - 1];
+    const struct alloc_rec *q = allocation_below(a);
+    if (q && a - q->base < q->size + past) r = *q;
     pthread_rwlock_unlock(&allocs_lock);
     return r;
 }
@@ -385,12 +393,14 @@ int simt_in_allocation(const void *p) { return allocation_of(p, 0).size != 0; }
 
 /* Do count bytes from p stay inside the allocation p points into, and is
  * it not freed device memory? Memory that is no allocation's (the host's)
- * is not checked. what names the call for the message. */
-static int range_ok(const void *p, size_t count, const char *what)
+ * is not checked. what names the call for the message; *device says
+ * whether p is cudaMalloc memory, which the copy must open. */
+static int range_ok(const void *p, size_t count, const char *what, int *device)
 {
     uintptr_t a = (uintptr_t)p;
     struct alloc_rec r = allocation_of(p, 0);
-    if (!r.size && simt_in_freed(p)) {
+    *device = r.type == cudaMemoryTypeDevice;
+    if (!r.size && simt_in_freed(p, 0)) {
         fprintf(stderr,
                 "simt: %s at %p is device memory that cudaFree has freed (a pointer used after its cudaFree); a "
                 "GPU refuses the call (cudaErrorInvalidValue, \"invalid argument\"): copy before the cudaFree\n",
@@ -551,13 +561,12 @@ static void on_host_fault(int sig, siginfo_t *si, void *ucv)
 {
     const uintptr_t a = (uintptr_t)si->si_addr;
     struct alloc_rec r = {0, 0, cudaMemoryTypeUnregistered, 0};
-    if (pthread_rwlock_tryrdlock(&allocs_lock) == 0) {
-        size_t i = allocs_upper(a);
-        const struct alloc_rec *q = i > 0 ? &allocs[i - 1] : NULL;
+    if (pthread_rwlock_tryrdlock(&allocs_lock) == 0) { /* a handler must not wait */
+        const struct alloc_rec *q = allocation_below(a);
         if (q && q->type == cudaMemoryTypeDevice && a - q->base < fence_bytes(q->size)) r = *q;
         pthread_rwlock_unlock(&allocs_lock);
     }
-    const int freed = !r.size && simt_in_freed(si->si_addr);
+    const int freed = !r.size && simt_in_freed(si->si_addr, 1);
     if ((r.size || freed) && __atomic_load_n(&fence_open, __ATOMIC_RELAXED) == 0 && !simt_in_kernel()) {
         const char *did = "touched";
         uintptr_t pc = 0;
@@ -672,9 +681,6 @@ void simt_host_access(int on)
     allowed = on != 0;
 }
 
-/* Is p in a cudaMalloc allocation (one the fence closes)? */
-static int is_device(const void *p) { return allocation_of(p, 0).type == cudaMemoryTypeDevice; }
-
 /* Fresh memory of size bytes plus the slack: pages of its own for device
  * memory in the fenced build, else the heap's. */
 static void *memory_get(size_t size, cudaMemoryType type)
@@ -694,8 +700,8 @@ static void *memory_get(size_t size, cudaMemoryType type)
         char *q = mmap(NULL, len + HUGE_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (q == MAP_FAILED) return NULL;
         char *p = (char *)(((uintptr_t)q + HUGE_BYTES - 1) & ~(uintptr_t)(HUGE_BYTES - 1));
-        if (p > q) munmap(q, (size_t)(p - q));
-        if (q + len + HUGE_BYTES > p + len) munmap(p + len, (size_t)(q + len + HUGE_BYTES - (p + len)));
+        if (p > q) munmap(q, (size_t)(p - q)); /* the head below the 2 MB boundary */
+        munmap(p + len, (size_t)(q + HUGE_BYTES - p)); /* the tail: never empty, as p < q + 2 MB */
         madvise(p, len, MADV_HUGEPAGE);
         return p;
     }
@@ -757,20 +763,20 @@ static void quarantine_add(void *p, size_t len)
 }
 #endif
 
-int simt_in_freed(const void *p)
+int simt_in_freed(const void *p, int in_handler)
 {
     int found = 0;
 #if DEVICE_FENCE
     const uintptr_t a = (uintptr_t)p;
-    /* tryrdlock: the fault handlers ask too, and must not wait */
-    if (pthread_rwlock_tryrdlock(&allocs_lock) != 0) return 0;
+    if (!in_handler) pthread_rwlock_rdlock(&allocs_lock);
+    else if (pthread_rwlock_tryrdlock(&allocs_lock) != 0) return 0; /* a handler must not wait */
     for (size_t k = 0; k < q_count && !found; k++) {
         const struct span *q = &quarantine[(q_first + k) % QUARANTINE_MAX];
         found = a - q->base < q->len;
     }
     pthread_rwlock_unlock(&allocs_lock);
 #else
-    (void)p;
+    (void)p, (void)in_handler;
 #endif
     return found;
 }
@@ -913,9 +919,10 @@ cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, cudaMemcpyKind 
     if ((int)kind < 0 || kind > cudaMemcpyDefault) return ret(cudaErrorInvalidMemcpyDirection);
     if (count == 0) return cudaSuccess;
     if (!dst || !src) return ret(cudaErrorInvalidValue);
-    if (!range_ok(dst, count, "cudaMemcpy's destination") || !range_ok(src, count, "cudaMemcpy's source"))
+    int dd, sd;
+    if (!range_ok(dst, count, "cudaMemcpy's destination", &dd) || !range_ok(src, count, "cudaMemcpy's source", &sd))
         return ret(cudaErrorInvalidValue);
-    const int dev = is_device(dst) || is_device(src);
+    const int dev = dd || sd;
     if (dev) device_open();
     memcpy(dst, src, count);
     if (dev) device_close();
@@ -934,11 +941,12 @@ cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitc
     RETURN_IF_FAULTED();
     if (width > dpitch || width > spitch) return ret(cudaErrorInvalidPitchValue);
     if ((int)kind < 0 || kind > cudaMemcpyDefault) return ret(cudaErrorInvalidMemcpyDirection);
+    int dd = 0, sd = 0;
     if (height > 0 && width > 0 &&
-        (!range_ok(dst, (height - 1) * dpitch + width, "cudaMemcpy2D's destination") ||
-         !range_ok(src, (height - 1) * spitch + width, "cudaMemcpy2D's source")))
+        (!range_ok(dst, (height - 1) * dpitch + width, "cudaMemcpy2D's destination", &dd) ||
+         !range_ok(src, (height - 1) * spitch + width, "cudaMemcpy2D's source", &sd)))
         return ret(cudaErrorInvalidValue);
-    const int dev = is_device(dst) || is_device(src);
+    const int dev = dd || sd;
     if (dev) device_open();
     for (size_t r = 0; r < height; r++) memcpy((char *)dst + r * dpitch, (const char *)src + r * spitch, width);
     if (dev) device_close();
@@ -950,8 +958,8 @@ cudaError_t cudaMemset(void *ptr, int value, size_t count)
     RETURN_IF_FAULTED();
     if (count == 0) return cudaSuccess;
     if (!ptr) return ret(cudaErrorInvalidValue);
-    if (!range_ok(ptr, count, "cudaMemset")) return ret(cudaErrorInvalidValue);
-    const int dev = is_device(ptr);
+    int dev;
+    if (!range_ok(ptr, count, "cudaMemset", &dev)) return ret(cudaErrorInvalidValue);
     if (dev) device_open();
     memset(ptr, value, count);
     if (dev) device_close();
@@ -989,8 +997,8 @@ cudaError_t cudaMemset2D(void *ptr, size_t pitch, int value, size_t width, size_
     if (width > pitch) return ret(cudaErrorInvalidPitchValue);
     if (width == 0 || height == 0) return cudaSuccess;
     if (!ptr) return ret(cudaErrorInvalidValue);
-    if (!range_ok(ptr, (height - 1) * pitch + width, "cudaMemset2D")) return ret(cudaErrorInvalidValue);
-    const int dev = is_device(ptr);
+    int dev;
+    if (!range_ok(ptr, (height - 1) * pitch + width, "cudaMemset2D", &dev)) return ret(cudaErrorInvalidValue);
     if (dev) device_open();
     for (size_t r = 0; r < height; r++) memset((char *)ptr + r * pitch, value, width);
     if (dev) device_close();
@@ -1011,8 +1019,8 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     /* No byte of it may be registered or allocated already: the last
      * record that starts before its end must end before its start. */
     pthread_rwlock_rdlock(&allocs_lock);
-    size_t i = allocs_upper((uintptr_t)ptr + size - 1);
-    int overlaps = i > 0 && allocs[i - 1].base + allocs[i - 1].size > (uintptr_t)ptr;
+    const struct alloc_rec *q = allocation_below((uintptr_t)ptr + size - 1);
+    int overlaps = q && q->base + q->size > (uintptr_t)ptr;
     pthread_rwlock_unlock(&allocs_lock);
     if (overlaps) return ret(cudaErrorHostMemoryAlreadyRegistered);
     if (allocs_add(ptr, size, cudaMemoryTypeHost, 1) != 0) return ret(cudaErrorMemoryAllocation);
@@ -1410,7 +1418,7 @@ static cudaError_t check_pointers(const void *func, const void *const *ptrs, uns
         if (!ptrs[k] || device_reachable(ptrs[k])) continue;
         char name[256], at[192];
         simt_kernel_name(func, name, sizeof name);
-        if (simt_in_freed(ptrs[k]))
+        if (simt_in_freed(ptrs[k], 0))
             fprintf(stderr,
                     "simt: %s, launched%s: its argument %u is %p, in device memory that cudaFree has freed (a "
                     "pointer used after its cudaFree). On a GPU the kernel's first access through it faults "

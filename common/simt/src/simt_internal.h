@@ -37,8 +37,10 @@ int simt_in_kernel(void);
 int simt_in_allocation(const void *p);
 /* Does p point into device memory that cudaFree freed and that is not
  * handed out again yet (its addresses unreadable)? Always 0 in the
- * sanitizer builds, whose freed memory goes back to the heap. */
-int simt_in_freed(const void *p);
+ * sanitizer builds, whose freed memory goes back to the heap. A signal
+ * handler passes in_handler = 1: it gets 0 rather than wait for the
+ * table's lock. */
+int simt_in_freed(const void *p, int in_handler);
 
 /** @brief Fail the running kernel with a message (printed with the block and
  *  thread, as a trap is) and cudaErrorLaunchFailure; in host code, print and

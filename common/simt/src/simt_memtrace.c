@@ -351,8 +351,8 @@ static int in_shared(const worker_trace *w, uintptr_t a)
 static void record(uintptr_t a, size_t size, int store, uintptr_t site)
 {
     if (a < guard_hi && a + size > guard_lo) guard_check(a, size, store, site);
-    /* A read of a tile before its cp.async landed: NaN bytes alone, without
-     * this; with it, the read's line and the copy's. */
+    /* A read of bytes a cp.async has not landed yet: named here with the
+     * read's line and the copy's, where otherwise it reads NaN bytes. */
     if (!store) simt_check_load_landed(site, (const void *)a, size);
     if (!atomic_load_explicit(&launch_on, memory_order_relaxed)) return;
     const simt_thread_info *t = simt_cur_thread;

@@ -2090,7 +2090,7 @@ static void on_fault(int sig, siginfo_t *si, void *ucv)
                       "than the %zu KB each emulated thread has; large local arrays belong in shared memory, or "
                       "raise SIMT_STACK_KB",
                       line, f->stack_size / 1024);
-        if (simt_in_freed(si->si_addr))
+        if (simt_in_freed(si->si_addr, 1))
             fail_code(cudaErrorIllegalAddress,
                       "%s at address %p, at %s: device memory that cudaFree freed (a pointer used after its "
                       "cudaFree), an illegal memory access on a GPU, or a read of whatever buffer took its place",

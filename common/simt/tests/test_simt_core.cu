@@ -2489,6 +2489,42 @@ static void test_pitched_mapped_and_managed_memory(void **state)
     cudaFree(u);
 }
 
+/* An allocation of 2 MB or more takes its own path (2 MB aligned, in
+ * huge pages where the system gives them, trimmed to its length): every
+ * byte of it, the last included, is a kernel's and a copy's, and two of
+ * them next to each other stay apart. */
+__global__ void fill_index(int *p, size_t n)
+{
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+        p[i] = (int)(i * 7);
+}
+
+static void test_large_allocations(void **state)
+{
+    (void)state;
+    const size_t n = (3u << 20) / sizeof(int) + 5; /* 3 MB and 20 bytes: a partial last page */
+    int *a = NULL, *b = NULL;
+    assert_int_equal(cudaMalloc(&a, n * sizeof(int)), cudaSuccess);
+    assert_int_equal(cudaMalloc(&b, n * sizeof(int)), cudaSuccess);
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    assert_int_equal((uintptr_t)a % (2u << 20), 0);
+    assert_int_equal((uintptr_t)b % (2u << 20), 0);
+#endif
+    fill_index<<<64, 256>>>(a, n);
+    assert_int_equal(cudaMemset(b, 0, n * sizeof(int)), cudaSuccess);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    int *h = (int *)malloc(n * sizeof(int));
+    assert_int_equal(cudaMemcpy(h, a, n * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t i = 0; i < n; i++)
+        if (h[i] != (int)(i * 7)) fail_msg("a[%zu] = %d, want %d", i, h[i], (int)(i * 7));
+    assert_int_equal(cudaMemcpy(h, b, n * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t i = 0; i < n; i++)
+        if (h[i] != 0) fail_msg("b[%zu] = %d after a's fill, want 0", i, h[i]);
+    free(h);
+    assert_int_equal(cudaFree(a), cudaSuccess);
+    assert_int_equal(cudaFree(b), cudaSuccess);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2533,6 +2569,7 @@ int main(void)
         cmocka_unit_test_teardown(test_trap_and_deadlock_are_faults, no_fault_left),
         cmocka_unit_test_teardown(test_host_pointer_argument, no_fault_left),
         cmocka_unit_test_teardown(test_pitched_mapped_and_managed_memory, no_fault_left),
+        cmocka_unit_test_teardown(test_large_allocations, no_fault_left),
         cmocka_unit_test_teardown(test_fault_stops_memory_calls, no_fault_left),
         cmocka_unit_test_teardown(test_misaligned_access_is_a_fault, no_fault_left),
         cmocka_unit_test_teardown(test_array_overrun_is_a_fault, no_fault_left),

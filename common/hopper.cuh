@@ -63,7 +63,7 @@ static __device__ __forceinline__ uint32_t hopper_smem_addr(const void *p)
 #if defined(HOPPER_PTX)
     return (uint32_t)__cvta_generic_to_shared(p);
 #elif defined(HOPPER_EMU)
-    return simt_shared_addr(p);
+    return simt_dynamic_shared_addr(p);
 #else
     (void)p;
     return 0;

@@ -93,6 +93,8 @@
  * are on different OS threads, and a block's threads (fibers) share one. */
 #define __shared__ static thread_local
 
+#include "simt_ptx.h"
+
 /* --- built-in variables ---------------------------------------------------- */
 
 #define threadIdx (simt_cur_thread->thread_idx)
@@ -105,9 +107,10 @@ static constexpr int warpSize = 32;
  *  extern __shared__ arrays here). @return the pointer. */
 static inline void *simt_dynamic_shared(void) { return simt_cur_block.dyn_shared; }
 
-/** @brief The shared-memory address of a pointer into the block's extern
- *  __shared__ memory, or one past its end (its offset there; see
- *  simt_shared_addr). @param p the pointer. @return the address. */
+/** @brief The shared-memory address of a pointer into the block's shared
+ *  memory (its extern __shared__ memory or a __shared__ variable), or one
+ *  past the end of either (see simt_shared_addr). @param p the pointer.
+ *  @return the address. */
 static inline size_t __cvta_generic_to_shared(const void *p) { return simt_shared_addr(p); }
 
 /* --- synchronisation ------------------------------------------------------- */

@@ -99,6 +99,10 @@ int simt_in_shared(const void *p);
 unsigned int simt_active_mask(void);
 /** @brief Abort the kernel as a device trap does (cudaErrorLaunchFailure). */
 void simt_trap(void) __attribute__((noreturn));
+/** @brief Fail the running kernel with a message (printed with the block and
+ *  thread, as a trap is) and cudaErrorLaunchFailure; in host code, print and
+ *  abort the process. @param fmt printf format. */
+void simt_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
 /** @brief With on = 1, the next kernel launch is refused with
  *  cudaErrorLaunchOutOfResources (not sticky), as a GPU refuses a launch it
  *  cannot fit; 0 cancels. For checks of a caller's launch-error path.
@@ -188,11 +192,24 @@ void simt_cp_async_wait(int n);
 
 /** @brief Address of @p p in the block's shared-memory window (what
  *  __cvta_generic_to_shared gives): its offset in the extern __shared__
- *  memory. Traps for any other pointer. @param p a pointer into dynamic
- *  shared memory, or one past its end (whose address is its size; the
- *  copies that use an address check the bytes they touch). @return the
- *  32-bit shared address. */
+ *  memory, or, for a static __shared__ variable, an address from
+ *  (i + 1) << 24 for the block's i-th. Traps for any other pointer.
+ *  @param p a pointer into the block's shared memory, or one past the end
+ *  of a tile (the instructions that use an address check the bytes they
+ *  touch). @return the 32-bit shared address. */
 unsigned int simt_shared_addr(const void *p);
+/** @brief simt_shared_addr for the Hopper model (common/hopper.cuh), which
+ *  keeps TMA destinations and wgmma operands in dynamic shared memory only (a wgmma
+ *  descriptor has 18 bits of address): traps for any other pointer.
+ *  @param p a pointer into the extern __shared__ memory, or one past its end.
+ *  @return its offset there. */
+unsigned int simt_dynamic_shared_addr(const void *p);
+/** @brief The pointer a shared-window address stands for (the inverse of
+ *  simt_shared_addr), for inline PTX's .shared operands. Traps for a value
+ *  that is no such address (a generic pointer, say). @param addr the
+ *  operand's value. @param who the instruction, for the message.
+ *  @param file the asm's source file. @param line its line. @return the pointer; its bytes are for the caller to check. */
+void *simt_shared_ptr(unsigned long long addr, const char *who, const char *file, int line);
 /** @brief mbarrier.init: a fresh barrier in phase 0 that completes a phase
  *  after @p count arrivals. @param bar the 64-bit barrier. @param count 1 .. 2^20 - 1. */
 void simt_mbar_init(uint64_t *bar, unsigned int count);

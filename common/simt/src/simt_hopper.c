@@ -44,24 +44,74 @@
 
 /* --- shared-memory window ---------------------------------------------------- */
 
-/* One past the end is an address too: C lets a kernel form that pointer (a
- * loop's bound, say), a GPU converts it, and what reads or writes through an
- * address checks the bytes it touches (window). */
+/* On a GPU the static __shared__ variables and the dynamic memory share one
+ * window. Here each static variable is a thread-local static of its own,
+ * so the window gives the dynamic memory the addresses from 0 (TMA's
+ * swizzle reads them) and the i-th static variable the block declared
+ * those from (i + 1) << 24, far above any real shared address: an
+ * address converts back exactly, and a kernel's arithmetic within a
+ * variable stays within it. One past the end is an address too: C lets a
+ * kernel form that pointer (a loop's bound, say), a GPU converts it, and
+ * what reads or writes through an address checks the bytes it touches. */
+enum { STATIC_WINDOW_SHIFT = 24 };
+
 unsigned int simt_shared_addr(const void *p)
 {
     const char *base = (const char *)simt_cur_block.dyn_shared, *c = (const char *)p;
     if (!simt_cur_thread)
         simt_fail("a shared-memory address (__cvta_generic_to_shared) asked for outside a kernel");
+    if (base && c >= base && c <= base + simt_cur_block.dyn_shared_size) return (unsigned int)(c - base);
+    const void *var;
+    size_t bytes;
+    int i = simt_static_shared_index(p, &var, &bytes);
+    if (i >= 0) return ((unsigned int)(i + 1) << STATIC_WINDOW_SHIFT) + (unsigned int)(c - (const char *)var);
+    simt_fail("a shared-memory address (__cvta_generic_to_shared) asked for a pointer outside the block's "
+              "shared memory (its extern __shared__ memory and the __shared__ variables it has declared): "
+              "pass a pointer into a shared tile");
+}
+
+unsigned int simt_dynamic_shared_addr(const void *p)
+{
+    const char *base = (const char *)simt_cur_block.dyn_shared, *c = (const char *)p;
+    if (!simt_cur_thread)
+        simt_fail("a shared-memory address (__cvta_generic_to_shared) asked for outside a kernel");
     if (!base || c < base || c > base + simt_cur_block.dyn_shared_size)
-        simt_fail("a shared-memory address asked for a pointer outside the block's extern __shared__ memory "
-                  "(the emulator gives shared addresses only to dynamic shared memory: put TMA destinations "
-                  "and wgmma operands there)");
+        simt_fail("a shared-memory address for a Hopper instruction asked for a pointer outside the block's "
+                  "extern __shared__ memory (the emulator models TMA destinations and wgmma operands only in "
+                  "dynamic shared memory: put them there)");
     return (unsigned int)(c - base);
+}
+
+void *simt_shared_ptr(unsigned long long addr, const char *who, const char *file, int line)
+{
+    if (!simt_cur_thread) simt_fail("%s at %s:%d: a shared-memory address used outside a kernel", who, file, line);
+    if (addr >> STATIC_WINDOW_SHIFT == 0) {
+        if (!simt_cur_block.dyn_shared)
+            simt_fail("%s at %s:%d: shared address 0x%llx, but this launch has no dynamic shared memory, and "
+                      "__cvta_generic_to_shared of a __shared__ variable gives no such address",
+                      who, file, line, addr);
+        return (char *)simt_cur_block.dyn_shared + addr;
+    }
+    size_t bytes;
+    const char *name;
+    const char *var = (const char *)simt_static_shared_var((unsigned int)(addr >> STATIC_WINDOW_SHIFT) - 1u,
+                                                           &bytes, &name);
+    if (addr >> 32 || !var)
+        simt_fail("%s at %s:%d: 0x%llx is not a shared-memory address: a .shared instruction takes the address "
+                  "__cvta_generic_to_shared gives (a 32-bit offset in the block's shared window), not a "
+                  "pointer",
+                  who, file, line, addr);
+    return (char *)var + (addr & ((1u << STATIC_WINDOW_SHIFT) - 1u));
 }
 
 /* A pointer to bytes [addr, addr + n) of the window, or a failure naming who asked. */
 static char *window(uint32_t addr, size_t n, const char *who)
 {
+    if (addr >> STATIC_WINDOW_SHIFT)
+        simt_fail("%s: shared address 0x%x is a static __shared__ variable's; the emulator reads TMA "
+                  "destinations and wgmma operands only from the block's extern __shared__ memory: put them "
+                  "there",
+                  who, addr);
     if ((size_t)addr + n > simt_cur_block.dyn_shared_size)
         simt_fail("%s: shared address 0x%x + %zu bytes is past the block's %zu bytes of dynamic shared memory", who,
                   addr, n, simt_cur_block.dyn_shared_size);
@@ -234,7 +284,7 @@ void simt_tma_load(void *dst, const void *tensor_map, const int *coords, int nco
     if (ncoords != m.rank)
         simt_fail("cp.async.bulk.tensor.%dd on a tensor map of rank %d", ncoords, m.rank);
     if (!bar) simt_fail("cp.async.bulk.tensor without an mbarrier");
-    uint32_t addr = simt_shared_addr(dst), repeat = (m.swizzle_mask + 1u) * 128u;
+    uint32_t addr = simt_dynamic_shared_addr(dst), repeat = (m.swizzle_mask + 1u) * 128u;
     if (addr % 128 != 0)
         simt_fail("cp.async.bulk.tensor: shared destination 0x%x is not 128-byte aligned", addr);
     if (m.swizzle_mask && addr % repeat != 0)
@@ -295,7 +345,7 @@ void simt_tma_run(const simt_tma_op *op)
 {
     tmap m;
     memcpy(&m, op->map, sizeof(m));
-    uint32_t base = simt_shared_addr(op->dst);
+    uint32_t base = simt_dynamic_shared_addr(op->dst);
     uint32_t idx[5] = {0, 0, 0, 0, 0};
     uint64_t n = 1;
     for (int d = 0; d < m.rank; d++) n *= m.box[d];

@@ -42,10 +42,14 @@ int simt_in_allocation(const void *p);
  * table's lock. */
 int simt_in_freed(const void *p, int in_handler);
 
-/** @brief Fail the running kernel with a message (printed with the block and
- *  thread, as a trap is) and cudaErrorLaunchFailure; in host code, print and
- *  abort the process. @param fmt printf format. */
-void simt_fail(const char *fmt, ...) __attribute__((noreturn, format(printf, 1, 2)));
+/* The static __shared__ variable of the current block that holds p (or
+ * ends at p): its index in the order the block declared them, its address
+ * and size; -1 for none (simt_runtime.c). */
+int simt_static_shared_index(const void *p, const void **base, size_t *bytes);
+/* The index-th static __shared__ variable of the current block, its size
+ * and name; NULL past the last. */
+const void *simt_static_shared_var(unsigned int index, size_t *bytes, const char **name);
+
 
 /* --- Hopper: what the scheduler (simt_runtime.c) and simt_hopper.c share --- */
 

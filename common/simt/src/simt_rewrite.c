@@ -2,7 +2,7 @@
  * simt-rewrite: turns a .cu file into C++ that the host compiler accepts,
  * for the SIMT emulator. simtcc runs it before g++; students never call it.
  *
- * It makes exactly two rewrites; everything else is copied byte for byte,
+ * It makes exactly three rewrites; everything else is copied byte for byte,
  * and line breaks are kept so that compiler messages and gdb point at the
  * student's own lines (a #line directive names the original file):
  *   name<<<grid, block, shmem, stream>>>(args)
@@ -10,6 +10,8 @@
  *   extern __shared__ T name[];
  *       -> T *const name = (T *)simt_dynamic_shared();            inside a function
  *       -> static const ::simt::DynShared<T> name;                  at namespace scope
+ *   asm volatile("ptx instruction" : outputs : inputs)
+ *       -> do { ... ::simt::ptx::instruction(...); ... } while (0)  (see "inline PTX")
  * and it adds calls on the same line: after each static __shared__
  * declaration (simt_shared_first_use), and at the start of the body of a
  * kernel with __launch_bounds__ (simt_check_launch_bounds; not where the
@@ -1794,6 +1796,499 @@ static char *read_file(const char *p, size_t *n)
     return b.s;
 }
 
+/* --- inline PTX ----------------------------------------------------------------
+ * asm [volatile] ("ptx" : outputs : inputs : clobbers) in a kernel holds
+ * PTX, which g++ would hand to the x86 assembler ("no such instruction").
+ * An asm whose text is one PTX instruction the emulator models becomes a
+ * call into simt_ptx.h's simt::ptx, on the asm's own line; other PTX
+ * becomes a static_assert that names the instruction, which fires only
+ * where g++ compiles it (not under #ifdef __CUDA_ARCH__). An asm whose
+ * first word holds no '.' (x86's, or the compiler barrier "") is left
+ * alone, and so is one this scan cannot read (a macro among its strings,
+ * asm goto): the assembler's message then stands, and simtcc adds a note. */
+
+enum { ASM_OPS_MAX = 64 };
+
+typedef struct {
+    size_t b, e;      /* the operand's expression, inside its parentheses */
+    char mode;        /* '=' output, '+' read-write output, 0 input */
+    int tied;         /* an input's matching constraint ("0"): that output's number, else -1 */
+    int imm;          /* an immediate ("n"), which ptxas takes where a register is refused */
+} asm_op;
+
+/* Scratch for the one asm statement rewrite_asm is reading, cleared and
+ * freed there: nothing of it outlives the statement (st holds the file's
+ * state). */
+static struct {
+    asm_op ops[ASM_OPS_MAX];
+    int nops;
+    buf call; /* the emulator's call, or a static_assert */
+} as;
+
+/* White space, comments and (in a #define) line continuations from i. */
+static size_t asm_space(size_t i, size_t end)
+{
+    for (;;) {
+        size_t k;
+        if (i < end && isspace((unsigned char)src[i])) i++;
+        else if (i + 1 < end && src[i] == '\\' && src[i + 1] == '\n') i += 2;
+        else if (i < end && src[i] == '/' && (k = skip_lexeme(i)) != 0) i += k;
+        else return i;
+    }
+}
+
+/* Append the string literal at i (its quotes included, n bytes) to t, decoded. */
+static void asm_decode(buf *t, size_t i, size_t n)
+{
+    for (size_t k = i + 1; k + 1 < i + n; k++) {
+        char c = src[k];
+        if (c == '\\' && k + 2 < i + n) {
+            char e = src[++k];
+            c = e == 'n' ? '\n' : e == 't' ? '\t' : e == 'r' ? '\r' : e;
+        }
+        put(t, &c, 1);
+    }
+}
+
+/* The operand a template names (%3), or -1. *p moves past it. */
+static int asm_ref(const char **p)
+{
+    const char *s = *p;
+    if (*s != '%') return -1;
+    s++;
+    if (!isdigit((unsigned char)*s)) return -1;
+    int n = 0;
+    while (isdigit((unsigned char)*s) && n < 1000) n = n * 10 + (*s++ - '0');
+    *p = s;
+    return n < as.nops ? n : -1;
+}
+
+/* Why the instruction cannot run here, as a static_assert in as.call. */
+static void asm_refuse(const char *opcode, const char *why)
+{
+    as.call.n = 0;
+    puts_(&as.call, "static_assert(sizeof(int) == 0, \"inline PTX '");
+    for (const char *c = opcode; *c; c++)
+        if (isprint((unsigned char)*c) && *c != '"' && *c != '\\') put(&as.call, c, 1);
+    puts_(&as.call, "': ");
+    puts_(&as.call, why);
+    puts_(&as.call, "\");");
+}
+
+static const char asm_not_emulated[] =
+    "not emulated. The emulator runs these PTX instructions in inline asm: mma.sync.aligned m16n8k16 and m16n8k8 "
+    "(row.col, f32 accumulators, bf16 or f16 inputs), ldmatrix.sync.aligned.m8n8 (x1, x2, x4, .trans), cp.async "
+    "(ca, cg; commit_group, wait_group, wait_all), bar.sync 0, trap, and mov of a register or of %laneid, "
+    "%warpid, %tid, %ntid, %ctaid, %nctaid, %lanemask_*, %clock, %clock64, %globaltimer, "
+    "%dynamic_smem_size. For Hopper's wgmma, TMA and mbarriers use common/hopper.cuh; or put this asm under "
+    "#ifdef __CUDA_ARCH__ with C++ for the emulator under #else";
+
+/* One operand of the instruction, as C++ into the call: a register
+ * (__simt_p[n]) or an immediate. 0 if it is neither. */
+static int asm_value(buf *b, const char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    const char *p = s;
+    int r = asm_ref(&p);
+    if (r >= 0) {
+        while (isspace((unsigned char)*p)) p++;
+        if (*p) return 0;
+        char t[32];
+        snprintf(t, sizeof t, "__simt_p[%d]", r);
+        puts_(b, t);
+        return 1;
+    }
+    char *end;
+    unsigned long long v = strtoull(s, &end, 0);
+    while (isspace((unsigned char)*end)) end++;
+    if (end == s || *end || *s == '-') return 0;
+    char t[64];
+    snprintf(t, sizeof t, "::simt::ptx::reg(%lluull)", v);
+    puts_(b, t);
+    return 1;
+}
+
+/* Whether an operand is an immediate: a number written in the template,
+ * or %n of an "n" operand. */
+static int asm_immediate(const char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    const char *p = s;
+    int r = asm_ref(&p);
+    if (r >= 0) return as.ops[r].imm;
+    return isdigit((unsigned char)*s);
+}
+
+/* [%n] or [%n+imm]: the register, then the offset. 0 if it is no address. */
+static int asm_address(buf *b, const char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    if (*s != '[' || n < 2 || s[n - 1] != ']') return 0;
+    const char *p = s + 1;
+    while (isspace((unsigned char)*p)) p++;
+    int r = asm_ref(&p);
+    if (r < 0) return 0;
+    while (isspace((unsigned char)*p)) p++;
+    long long off = 0;
+    if (*p == '+' || *p == '-') {
+        char *end;
+        off = (long long)strtoull(p + 1, &end, 0);
+        if (end == p + 1) return 0;
+        if (*p == '-') off = -off;
+        p = end;
+        while (isspace((unsigned char)*p)) p++;
+    }
+    if (p != s + n - 1) return 0;
+    char t[64];
+    snprintf(t, sizeof t, "__simt_p[%d], %lldll", r, off);
+    puts_(b, t);
+    return 1;
+}
+
+/* {%a, %b, ...} with exactly want registers, each ", __simt_p[k]". */
+static int asm_vector(buf *b, const char *s, int want)
+{
+    while (isspace((unsigned char)*s)) s++;
+    size_t n = strlen(s);
+    while (n && isspace((unsigned char)s[n - 1])) n--;
+    if (*s != '{' || s[n - 1] != '}') return 0;
+    int got = 0;
+    const char *p = s + 1;
+    for (;;) {
+        while (isspace((unsigned char)*p)) p++;
+        int r = asm_ref(&p);
+        if (r < 0) return 0;
+        char t[32];
+        snprintf(t, sizeof t, ", __simt_p[%d]", r);
+        puts_(b, t);
+        got++;
+        while (isspace((unsigned char)*p)) p++;
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        if (*p == '}' && p == s + n - 1) return got == want;
+        return 0;
+    }
+}
+
+/* The instruction's operands, split at the commas outside {} and []. */
+static int asm_operands(char *text, char **ops, int max)
+{
+    int n = 0, depth = 0;
+    char *start = text;
+    while (isspace((unsigned char)*start)) start++;
+    if (!*start) return 0;
+    for (char *c = start;; c++) {
+        if (*c == '{' || *c == '[') depth++;
+        if (*c == '}' || *c == ']') depth--;
+        if ((*c == ',' && depth == 0) || !*c) {
+            int last = !*c;
+            *c = 0;
+            if (n == max) return -1;
+            ops[n++] = start;
+            if (last) return n;
+            start = c + 1;
+        }
+    }
+}
+
+static int is_word(const char *a, const char *b) { return strcmp(a, b) == 0; }
+
+/* Build as.call for the instruction (opcode, its parts split at '.', and
+ * its operands), or refuse it. */
+static void asm_instruction(const char *opcode, char **part, int nparts, char **op, int nop)
+{
+    buf *b = &as.call;
+    char t[160];
+    if (nparts == 10 && is_word(part[0], "mma") && is_word(part[1], "sync") && is_word(part[2], "aligned") &&
+        (is_word(part[3], "m16n8k16") || is_word(part[3], "m16n8k8")) && is_word(part[4], "row") &&
+        is_word(part[5], "col") && is_word(part[6], "f32") && is_word(part[9], "f32") && is_word(part[7], part[8]) &&
+        (is_word(part[7], "bf16") || is_word(part[7], "f16"))) {
+        int k16 = is_word(part[3], "m16n8k16");
+        snprintf(t, sizeof t, "::simt::ptx::mma_m16n8k%d(%d", k16 ? 16 : 8, is_word(part[7], "bf16"));
+        puts_(b, t);
+        if (nop != 4 || !asm_vector(b, op[0], 4) || !asm_vector(b, op[1], k16 ? 4 : 2) ||
+            !asm_vector(b, op[2], k16 ? 2 : 1) || !asm_vector(b, op[3], 4))
+            return asm_refuse(opcode, k16 ? "its operands are {d0,d1,d2,d3}, {a0,a1,a2,a3}, {b0,b1}, {c0,c1,c2,c3}"
+                                          : "its operands are {d0,d1,d2,d3}, {a0,a1}, {b0}, {c0,c1,c2,c3}");
+        puts_(b, ");");
+        return;
+    }
+    if (is_word(part[0], "ldmatrix") && nparts >= 7 && nparts <= 8 && is_word(part[1], "sync") &&
+        is_word(part[2], "aligned") && is_word(part[3], "m8n8") &&
+        (is_word(part[4], "x1") || is_word(part[4], "x2") || is_word(part[4], "x4")) &&
+        (nparts == 7 || is_word(part[5], "trans")) &&
+        (is_word(part[nparts - 2], "shared") || is_word(part[nparts - 2], "shared::cta")) &&
+        is_word(part[nparts - 1], "b16")) {
+        int nmat = part[4][1] - '0';
+        snprintf(t, sizeof t, "::simt::ptx::ldmatrix(%d, %d", nmat, nparts == 8);
+        puts_(b, t);
+        if (nop != 2 || !asm_vector(b, op[0], nmat))
+            return asm_refuse(opcode, "its operands are {r0, ...} (one register a matrix) and [address]");
+        for (int j = nmat; j < 4; j++) puts_(b, ", __simt_p[__simt_scratch]");
+        puts_(b, ", ");
+        if (!asm_address(b, op[1])) return asm_refuse(opcode, "its second operand is the [address] of the row");
+        puts_(b, ", __FILE__, __LINE__);");
+        return;
+    }
+    if (nparts >= 3 && is_word(part[0], "cp") && is_word(part[1], "async")) {
+        if (nparts == 3 && (is_word(part[2], "commit_group") || is_word(part[2], "wait_all"))) {
+            if (nop) return asm_refuse(opcode, "it takes no operands");
+            puts_(b, is_word(part[2], "wait_all") ? "::simt::ptx::cp_async_wait_all();"
+                                                  : "::simt::ptx::cp_async_commit_group();");
+            return;
+        }
+        if (nparts == 3 && is_word(part[2], "wait_group")) {
+            if (nop == 1 && !asm_immediate(op[0]))
+                return asm_refuse(opcode, "the number of groups must be an immediate (a constant, or an \\\"n\\\" "
+                                          "operand); ptxas refuses a register (Arguments mismatch)");
+            puts_(b, "::simt::ptx::cp_async_wait_group(");
+            if (nop != 1 || !asm_value(b, op[0])) return asm_refuse(opcode, "its operand is the number of groups");
+            puts_(b, ");");
+            return;
+        }
+        int cg = is_word(part[2], "cg");
+        if ((nparts == 5 || nparts == 6) && (cg || is_word(part[2], "ca")) &&
+            (is_word(part[3], "shared") || is_word(part[3], "shared::cta")) && is_word(part[4], "global") &&
+            (nparts == 5 || is_word(part[5], "L2::64B") || is_word(part[5], "L2::128B") ||
+             is_word(part[5], "L2::256B"))) {
+            if (nop != 3 && nop != 4)
+                return asm_refuse(opcode, "its operands are [shared address], [global address], cp-size and, "
+                                          "for a zero fill, src-size");
+            if (!asm_immediate(op[2]))
+                return asm_refuse(opcode, "cp-size must be an immediate (4, 8 or 16, or an \\\"n\\\" operand); "
+                                          "ptxas refuses a register (Arguments mismatch)");
+            char *end;
+            unsigned long size = strtoul(op[2], &end, 0);
+            while (isspace((unsigned char)*end)) end++;
+            if (end != op[2] && !*end && (cg ? size != 16 : size != 4 && size != 8 && size != 16))
+                return asm_refuse(opcode, cg ? "a copy with .cg is 16 bytes" : "a copy is 4, 8 or 16 bytes");
+            puts_(b, "::simt::ptx::cp_async(");
+            if (!asm_address(b, op[0])) return asm_refuse(opcode, "its first operand is the [shared address]");
+            puts_(b, ", ");
+            if (!asm_address(b, op[1])) return asm_refuse(opcode, "its second operand is the [global address]");
+            puts_(b, ", ");
+            if (!asm_value(b, op[2])) return asm_refuse(opcode, "its third operand is the copy's size");
+            puts_(b, ", ");
+            if (!asm_value(b, op[nop == 4 ? 3 : 2])) return asm_refuse(opcode, "its fourth operand is the bytes to read");
+            puts_(b, cg ? ", 1, __FILE__, __LINE__);" : ", 0, __FILE__, __LINE__);");
+            return;
+        }
+    }
+    if (nparts == 2 && is_word(part[0], "mov") &&
+        (is_word(part[1], "u32") || is_word(part[1], "b32") || is_word(part[1], "s32") || is_word(part[1], "u64") ||
+         is_word(part[1], "b64") || is_word(part[1], "s64")) &&
+        nop == 2) {
+        static const char *const sregs[] = {
+            "laneid",     "warpid",     "tid.x",      "tid.y",      "tid.z",       "ntid.x",     "ntid.y",
+            "ntid.z",     "ctaid.x",    "ctaid.y",    "ctaid.z",    "nctaid.x",    "nctaid.y",   "nctaid.z",
+            "lanemask_eq", "lanemask_lt", "lanemask_le", "lanemask_gt", "lanemask_ge", "clock",   "clock64",
+            "globaltimer", "dynamic_smem_size"};
+        const char *src_op = op[1];
+        while (isspace((unsigned char)*src_op)) src_op++;
+        const char *p = op[0];
+        while (isspace((unsigned char)*p)) p++;
+        int d = asm_ref(&p);
+        while (isspace((unsigned char)*p)) p++;
+        if (d < 0 || *p) return asm_refuse(opcode, "its destination is one register (%n)");
+        const char *wide = part[1][1] == '6' ? "unsigned long long" : "unsigned int";
+        if (src_op[0] == '%' && src_op[1] == '%') {
+            char name[32];
+            size_t n = strcspn(src_op + 2, " \t\n");
+            for (size_t s = 0; s < sizeof sregs / sizeof *sregs; s++)
+                if (n < sizeof name && strlen(sregs[s]) == n && strncmp(src_op + 2, sregs[s], n) == 0) {
+                    snprintf(name, sizeof name, "%s", sregs[s]);
+                    if (name[n - 2] == '.') name[n - 2] = '_';
+                    snprintf(t, sizeof t, "__simt_p[%d] = ::simt::ptx::reg((%s)::simt::ptx::sreg_%s());", d, wide,
+                             name);
+                    puts_(b, t);
+                    return;
+                }
+            char what[96];
+            snprintf(what, sizeof what, "%s %%%.*s", opcode, (int)(n < 40 ? n : 40), src_op + 2);
+            return asm_refuse(what, asm_not_emulated);
+        }
+        snprintf(t, sizeof t, "__simt_p[%d] = ::simt::ptx::reg((%s)(", d, wide);
+        puts_(b, t);
+        if (!asm_value(b, src_op)) return asm_refuse(opcode, asm_not_emulated);
+        puts_(b, part[1][1] == '6' ? ").bits);" : ").u32());");
+        return;
+    }
+    if ((nparts == 2 || nparts == 3) && (is_word(part[0], "bar") || is_word(part[0], "barrier")) &&
+        is_word(part[1], "sync") && (nparts == 2 || is_word(part[2], "aligned"))) {
+        puts_(b, "::simt::ptx::bar_sync(");
+        if (nop != 1 || !asm_value(b, op[0]))
+            return asm_refuse(opcode, "the emulator has bar.sync with one operand, barrier 0 (__syncthreads); "
+                                      "a thread count and named barriers are not emulated");
+        puts_(b, ", __FILE__, __LINE__);");
+        return;
+    }
+    if (nparts == 1 && is_word(part[0], "trap") && nop == 0) {
+        puts_(b, "__trap();");
+        return;
+    }
+    asm_refuse(opcode, asm_not_emulated);
+}
+
+/* From i at asm (or __asm__, __asm): the end of the statement's closing
+ * parenthesis, with its replacement in out; 0 where it stays as it is. */
+static size_t rewrite_asm(buf *out, size_t i, int in_define)
+{
+    size_t j = i;
+    while (j < len && is_ident(src[j])) j++;
+    for (;;) { /* qualifiers */
+        j = asm_space(j, len);
+        size_t w = j;
+        while (w < len && is_ident(src[w])) w++;
+        if (w == j) break;
+        if (!((w - j == 8 && strncmp(src + j, "volatile", 8) == 0) ||
+              (w - j == 12 && strncmp(src + j, "__volatile__", 12) == 0) ||
+              (w - j == 10 && strncmp(src + j, "__volatile", 10) == 0) ||
+              (w - j == 6 && strncmp(src + j, "inline", 6) == 0)))
+            return 0; /* asm goto, or a name */
+        j = w;
+    }
+    if (j >= len || src[j] != '(') return 0;
+    size_t close = find_close(j + 1, ")");
+    if (close == (size_t)-1) return 0;
+    buf text = {0};
+    puts_(&text, "");
+    size_t k = asm_space(j + 1, close);
+    int literals = 0;
+    while (k < close && src[k] == '"') {
+        size_t n = skip_lexeme(k);
+        asm_decode(&text, k, n);
+        literals++;
+        k = asm_space(k + n, close);
+    }
+    /* Is it PTX: a first word with a '.', or an instruction without one. */
+    const char *w0 = text.s;
+    while (isspace((unsigned char)*w0)) w0++;
+    size_t wn = strcspn(w0, " \t\n;");
+    int ptx = *w0 != '.' && /* an assembler directive (.byte) is x86's */
+              (memchr(w0, '.', wn) != NULL || *w0 == '{' || *w0 == '@' || (wn == 4 && strncmp(w0, "trap", 4) == 0));
+    if (!literals || !ptx || (k < close && src[k] != ':')) {
+        free(text.s);
+        return 0;
+    }
+    /* The operands: outputs, inputs, then clobbers (strings, ignored). */
+    as.nops = 0;
+    for (int section = 0; section < 3 && k < close && src[k] == ':'; section++) {
+        k = asm_space(k + 1, close);
+        while (k < close && src[k] != ':') {
+            if (section == 2) { /* a clobber list */
+                k += src[k] == '"' ? skip_lexeme(k) : 1;
+                k = asm_space(k, close);
+                continue;
+            }
+            asm_op *o = &as.ops[as.nops];
+            if (src[k] == '[') { /* [name]: refused below, as nvcc does */
+                size_t e = k + 1;
+                while (e < close && src[e] != ']') e++;
+                k = asm_space(e + 1, close);
+            }
+            if (src[k] != '"' || as.nops == ASM_OPS_MAX) {
+                free(text.s);
+                return 0;
+            }
+            size_t cn = skip_lexeme(k);
+            o->mode = section == 0 ? (src[k + 1] == '+' ? '+' : '=') : 0;
+            o->tied = section == 1 && isdigit((unsigned char)src[k + 1]) ? atoi(src + k + 1) : -1;
+            size_t ck = k + 1;
+            while (src[ck] == '=' || src[ck] == '+' || src[ck] == '&') ck++;
+            o->imm = src[ck] == 'n' || src[ck] == 'i';
+            k = asm_space(k + cn, close);
+            if (src[k] != '(') {
+                free(text.s);
+                return 0;
+            }
+            o->b = k + 1;
+            o->e = find_close(k + 1, ")");
+            if (o->e == (size_t)-1 || o->e > close) {
+                free(text.s);
+                return 0;
+            }
+            as.nops++;
+            k = asm_space(o->e + 1, close);
+            if (k < close && src[k] == ',') k = asm_space(k + 1, close);
+        }
+    }
+
+    /* The instruction: one, without a predicate or a block of its own. */
+    as.call.n = 0;
+    puts_(&as.call, "");
+    char *ins = text.s;
+    while (isspace((unsigned char)*ins)) ins++;
+    size_t n = strlen(ins);
+    while (n && (isspace((unsigned char)ins[n - 1]) || ins[n - 1] == ';')) ins[--n] = 0;
+    char opcode[128];
+    snprintf(opcode, sizeof opcode, "%.*s", (int)strcspn(ins, " \t\n"), ins);
+    if (strstr(ins, "%["))
+        asm_refuse(opcode, "an operand named %[name]; nvcc does not take names in inline PTX (\\\"symbolic "
+                           "operand reference not supported\\\"): refer to operands by number, %0, %1, ...");
+    else if (*ins == '{' || *ins == '@')
+        asm_refuse(opcode, "a block of PTX ({ ... }) or a predicated instruction: the emulator runs single "
+                           "instructions only; put this asm under #ifdef __CUDA_ARCH__ with C++ for the emulator "
+                           "under #else");
+    else if (strchr(ins, ';'))
+        asm_refuse(opcode, "more than one instruction in one asm: the emulator runs one instruction an asm "
+                           "statement; write one asm for each");
+    else {
+        char *parts[16], *ops[16], *pc = opcode;
+        char opcopy[128];
+        snprintf(opcopy, sizeof opcopy, "%s", opcode);
+        int np = 0;
+        for (char *s = strtok_r(opcopy, ".", &pc); s && np < 16; s = strtok_r(NULL, ".", &pc)) parts[np++] = s;
+        int nop = asm_operands(ins + strlen(opcode), ops, 16);
+        if (nop < 0) asm_refuse(opcode, asm_not_emulated);
+        else asm_instruction(opcode, parts, np, ops, nop);
+    }
+
+    /* do { registers; outputs bound and inputs copied; the call; outputs stored } while (0) */
+    char t[160];
+    int refused = strncmp(as.call.s, "static_assert", 13) == 0;
+    puts_(out, "do { ");
+    if (!refused) {
+        snprintf(t, sizeof t, "::simt::ptx::reg __simt_p[%d]; const int __simt_scratch = %d; (void)__simt_p, (void)__simt_scratch; ",
+                 as.nops + 1, as.nops);
+        puts_(out, t);
+        for (int o = 0; o < as.nops; o++) {
+            char *e = one_line(as.ops[o].b, as.ops[o].e);
+            if (as.ops[o].mode) snprintf(t, sizeof t, "auto &&__simt_o%d = (", o);
+            else snprintf(t, sizeof t, "__simt_p[%d] = ::simt::ptx::reg((", o);
+            puts_(out, t);
+            puts_(out, e);
+            puts_(out, as.ops[o].mode ? "); " : ")); ");
+            free(e);
+            if (as.ops[o].mode == '+') {
+                snprintf(t, sizeof t, "__simt_p[%d] = ::simt::ptx::reg(__simt_o%d); ", o, o);
+                puts_(out, t);
+            }
+            if (!as.ops[o].mode && as.ops[o].tied >= 0 && as.ops[o].tied < as.nops) {
+                snprintf(t, sizeof t, "__simt_p[%d] = __simt_p[%d]; ", as.ops[o].tied, o);
+                puts_(out, t);
+            }
+        }
+    }
+    puts_(out, as.call.s);
+    if (!refused)
+        for (int o = 0; o < as.nops; o++)
+            if (as.ops[o].mode) {
+                snprintf(t, sizeof t, " ::simt::ptx::put(__simt_o%d, __simt_p[%d]);", o, o);
+                puts_(out, t);
+            }
+    puts_(out, " } while (0)");
+    for (size_t c = i; c < close; c++)
+        if (src[c] == '\n') puts_(out, in_define ? " \\\n" : "\n");
+    free(text.s);
+    free(as.call.s);
+    as.call = (buf){0};
+    return close + 1;
+}
+
 /* The rewrite of src[0, len) (read from path, which messages and #line
  * name) into out. Returns 0, or 1 where nvcc would refuse a call (each
  * reported on stderr); what it cannot read at all stops the program in
@@ -1875,6 +2370,16 @@ static int rewrite(buf *out)
                 j += isspace((unsigned char)src[j]) ? 1 : l; /* a comment may stand between the words */
             if (strncmp(src + j, "__shared__", 10) == 0 && !is_ident(src[j + 10])) {
                 i = rewrite_extern_shared(out, i, j + 10);
+                continue;
+            }
+        }
+        if ((c == 'a' || c == '_') && (i == 0 || !is_ident(src[i - 1])) &&
+            ((strncmp(src + i, "asm", 3) == 0 && !is_ident(src[i + 3])) ||
+             (strncmp(src + i, "__asm__", 7) == 0 && !is_ident(src[i + 7])) ||
+             (strncmp(src + i, "__asm", 5) == 0 && !is_ident(src[i + 5])))) {
+            size_t next = rewrite_asm(out, i, define_end != 0);
+            if (next) {
+                i = next;
                 continue;
             }
         }

@@ -834,6 +834,34 @@ int simt_in_shared(const void *p)
     return 0;
 }
 
+/* The static __shared__ variable of this block that holds p (or, one
+ * past its end, ends at p): its index in the order the block declared
+ * them, or -1. */
+int simt_static_shared_index(const void *p, const void **base, size_t *bytes)
+{
+    const worker *w = cur_worker;
+    const uintptr_t a = (uintptr_t)p;
+    if (!w || !simt_cur_thread) return -1;
+    for (unsigned int i = 0; i < w->nshared_seen; i++) {
+        const uintptr_t lo = (uintptr_t)w->shared_seen[i];
+        if (a >= lo && a <= lo + w->shared_seen_bytes[i]) {
+            *base = w->shared_seen[i];
+            *bytes = w->shared_seen_bytes[i];
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+const void *simt_static_shared_var(unsigned int index, size_t *bytes, const char **name)
+{
+    const worker *w = cur_worker;
+    if (!w || !simt_cur_thread || index >= w->nshared_seen) return NULL;
+    *bytes = w->shared_seen_bytes[index];
+    *name = w->shared_seen_name[index];
+    return w->shared_seen[index];
+}
+
 unsigned int simt_active_mask(void)
 {
     fiber *self = cur_fiber;

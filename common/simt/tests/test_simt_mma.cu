@@ -5,8 +5,11 @@
  * loaded and stored both ways) and
  * every wrapper of common/warp_mma.cuh (mma.sync m16n8k16 for bf16 and
  * fp16, ldmatrix x1/x2/x4 with and without .trans, cp.async 4/8/16 bytes
- * with commit and wait groups). Fragments for mma.sync are built here from
- * the PTX ISA's layout formulas, independently of the emulator's code.
+ * with commit and wait groups), and the same instructions written as inline
+ * PTX (asm statements, which simtcc rewrites into the emulator's model; also
+ * mma.sync m16n8k8, special registers, bar.sync, and the misuses that stop a
+ * launch). Fragments for mma.sync are built here from the PTX ISA's layout
+ * formulas, independently of the emulator's code.
  */
 #include <math.h>
 #include <setjmp.h>
@@ -840,6 +843,197 @@ static void test_shared_operands_must_be_shared(void **state)
     }
 }
 
+/* --- inline PTX ------------------------------------------------------------------
+ * The same instructions written as asm statements, as a kernel that does not
+ * use common/warp_mma.cuh writes them; simtcc's rewrite turns each into the
+ * emulator's model. One warp: D (16 x 8) = A (16 x 16, row-major) B (16 x 8,
+ * given as Bt, 8 rows of 16 k) through cp.async into shared memory, ldmatrix
+ * and mma.sync. mode 0: m16n8k16, static __shared__ tiles; 1: m16n8k8 (k <
+ * 8 only); 2: m16n8k16 from dynamic shared memory, rows addressed as
+ * [%n+offset], C given apart from D. */
+static __device__ __forceinline__ uint32_t smem_u32(const void *p) { return (uint32_t)__cvta_generic_to_shared(p); }
+
+__global__ void ptx_tile(const __nv_bfloat16 *A, const __nv_bfloat16 *Bt, const float *C, float *D, int mode)
+{
+    __shared__ __align__(16) __nv_bfloat16 As[16][16];
+    __shared__ __align__(16) __nv_bfloat16 Bs[8][16];
+    extern __shared__ __align__(16) __nv_bfloat16 dyn[]; /* A's 16 x 16, then Bt's 8 x 16 */
+    unsigned lane;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(lane));
+    const uint32_t a_base = mode == 2 ? smem_u32(dyn) : smem_u32(As), b_base = mode == 2 ? smem_u32(dyn + 256) : smem_u32(Bs);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(a_base + lane * 16), "l"(A + lane * 8));
+    if (lane < 16)
+        asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], %2;\n" ::"r"(b_base + lane * 16),
+                     "l"(Bt + lane * 8), "n"(16));
+    asm volatile("cp.async.commit_group;\n" ::);
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(0) : "memory");
+    asm volatile("bar.sync 0;" ::: "memory");
+    uint32_t a[4], b[2];
+    float d[4] = {0, 0, 0, 0}, c[4];
+    const int g = lane / 4, t = lane % 4;
+    for (int i = 0; i < 4; i++) c[i] = C[(g + (i >= 2 ? 8 : 0)) * 8 + 2 * t + (i & 1)];
+    if (mode == 0) {
+        d[0] = c[0], d[1] = c[1], d[2] = c[2], d[3] = c[3];
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+                     : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                     : "r"(smem_u32(&As[lane % 16][(lane / 16) * 8])));
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+                     : "=r"(b[0]), "=r"(b[1])
+                     : "r"(smem_u32(&Bs[lane % 8][((lane / 8) % 2) * 8])));
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+    } else if (mode == 1) {
+        d[0] = c[0], d[1] = c[1], d[2] = c[2], d[3] = c[3];
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
+                     : "=r"(a[0]), "=r"(a[1])
+                     : "r"(smem_u32(&As[lane % 16][0])));
+        asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(b[0]) : "r"(smem_u32(&Bs[lane % 8][0])));
+        asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
+                     : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(b[0]));
+    } else {
+        /* rows of 32 bytes: lanes 16-31 give the right halves of the rows */
+        asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4+0];\n"
+                     : "=r"(a[0]), "=r"(a[1]), "=r"(a[2]), "=r"(a[3])
+                     : "r"(a_base + (lane % 16) * 32 + (lane / 16) * 16));
+        asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2+16];\n"
+                     : "=r"(b[0]), "=r"(b[1])
+                     : "r"(b_base + (lane % 8) * 32 + (lane / 8 % 2) * 16 - 16));
+        asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                     "{%10,%11,%12,%13};\n"
+                     : "=f"(d[0]), "=f"(d[1]), "=f"(d[2]), "=f"(d[3])
+                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]), "f"(c[0]), "f"(c[1]),
+                       "f"(c[2]), "f"(c[3]));
+    }
+    for (int i = 0; i < 4; i++) D[(g + (i >= 2 ? 8 : 0)) * 8 + 2 * t + (i & 1)] = d[i];
+}
+
+static void test_inline_ptx_tile(void **state)
+{
+    (void)state;
+    __nv_bfloat16 hA[256], hB[128];
+    float fa[256], fb[128], hC[128], hD[128];
+    for (int i = 0; i < 256; i++) hA[i] = __float2bfloat16(fa[i] = input_value(i, 1));
+    for (int i = 0; i < 128; i++) hB[i] = __float2bfloat16(fb[i] = input_value(i, 2));
+    for (int i = 0; i < 128; i++) hC[i] = input_value(i, 3);
+    __nv_bfloat16 *A, *Bt;
+    float *C, *D;
+    cudaMalloc(&A, sizeof hA);
+    cudaMalloc(&Bt, sizeof hB);
+    cudaMalloc(&C, sizeof hC);
+    cudaMalloc(&D, sizeof hD);
+    cudaMemcpy(A, hA, sizeof hA, cudaMemcpyHostToDevice);
+    cudaMemcpy(Bt, hB, sizeof hB, cudaMemcpyHostToDevice);
+    cudaMemcpy(C, hC, sizeof hC, cudaMemcpyHostToDevice);
+    for (int mode = 0; mode < 3; mode++) {
+        ptx_tile<<<1, 32, mode == 2 ? 384 * 2 : 0>>>(A, Bt, C, D, mode);
+        assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+        cudaMemcpy(hD, D, sizeof hD, cudaMemcpyDeviceToHost);
+        for (int m = 0; m < 16; m++)
+            for (int n = 0; n < 8; n++) {
+                double want = hC[m * 8 + n];
+                for (int k = 0; k < (mode == 1 ? 8 : 16); k++) want += (double)fa[m * 16 + k] * fb[n * 16 + k];
+                if (fabs(want - hD[m * 8 + n]) > 1e-5)
+                    fail_msg("mode %d: D[%d][%d] = %g, want %g", mode, m, n, hD[m * 8 + n], want);
+            }
+    }
+    cudaFree(A);
+    cudaFree(Bt);
+    cudaFree(C);
+    cudaFree(D);
+}
+
+/* The special registers a mov reads, against the built-in variables. */
+__global__ void ptx_special_registers(unsigned int *out)
+{
+    unsigned int v[9];
+    unsigned long long t0, t1;
+    asm volatile("mov.u32 %0, %%laneid;" : "=r"(v[0]));
+    asm volatile("mov.u32 %0, %%warpid;" : "=r"(v[1]));
+    asm volatile("mov.u32 %0, %%tid.x;" : "=r"(v[2]));
+    asm volatile("mov.u32 %0, %%tid.y;" : "=r"(v[3]));
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(v[4]));
+    asm volatile("mov.u32 %0, %%nctaid.x;" : "=r"(v[5]));
+    asm volatile("mov.u32 %0, %%ntid.x;" : "=r"(v[6]));
+    asm volatile("mov.u32 %0, %%lanemask_lt;" : "=r"(v[7]));
+    asm volatile("mov.b32 %0, %1;" : "=r"(v[8]) : "r"(v[0] * 3u));
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    asm volatile("mov.u64 %0, %%clock64;" : "=l"(t1));
+    const unsigned int linear = threadIdx.x + threadIdx.y * blockDim.x;
+    const unsigned int want[9] = {linear % 32, linear / 32, threadIdx.x, threadIdx.y, blockIdx.x, gridDim.x,
+                                  blockDim.x, (1u << (linear % 32)) - 1u, (linear % 32) * 3u};
+    unsigned int wrong = 0;
+    for (int i = 0; i < 9; i++) wrong |= (v[i] != want[i]) << i;
+    wrong |= (t0 == 0 || t1 == 0) << 9;
+    out[blockIdx.x * blockDim.x * blockDim.y + linear] = wrong;
+}
+
+static void test_inline_ptx_special_registers(void **state)
+{
+    (void)state;
+    unsigned int *out, h[2 * 48];
+    cudaMalloc(&out, sizeof h);
+    ptx_special_registers<<<2, dim3(16, 3)>>>(out);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(h, out, sizeof h, cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 2 * 48; i++)
+        if (h[i]) fail_msg("thread %d: special registers wrong (bit mask 0x%x)", i, h[i]);
+    cudaFree(out);
+}
+
+/* An operand a GPU would misread stops the launch with a message. mode 0:
+ * ldmatrix given a generic pointer ("l"), not a shared address; 1: a
+ * shared address past the tiles; 2: bar.sync on barrier 1; 3: cp.async of
+ * a size PTX does not allow, a constant the rewrite cannot read (ptxas
+ * refuses it when it builds for a GPU). */
+static constexpr int odd_copy = 12;
+
+__global__ void ptx_misuse(const uint16_t *src, uint32_t *out, int mode)
+{
+    __shared__ __align__(16) uint16_t s[32 * 8];
+    const unsigned int lane = threadIdx.x;
+    uint32_t r;
+    if (mode == 0) {
+        asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(r) : "l"(s + 8 * lane));
+    } else if (mode == 1) {
+        asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n"
+                     : "=r"(r) : "r"(smem_u32(s + 8 * lane) + 512));
+    } else if (mode == 2) {
+        asm volatile("bar.sync %0;" ::"r"(1));
+        r = 0;
+    } else {
+        asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(smem_u32(s + 8 * lane)), "l"(src + 8 * lane),
+                     "n"(odd_copy));
+        r = 0;
+    }
+    out[lane] = r;
+}
+
+static void test_inline_ptx_misuse(void **state)
+{
+    (void)state;
+    uint16_t *src;
+    uint32_t *out;
+    cudaMalloc(&src, 32 * 8 * 2);
+    cudaMalloc(&out, 32 * 4);
+    static const char *const want[4] = {"is not a shared-memory address", "runs past its end",
+                                        "named barriers (1 to 15) are not emulated", "a copy of 12 bytes"};
+    for (int mode = 0; mode < 4; mode++) {
+        capture_begin();
+        ptx_misuse<<<1, 32>>>(src, out, mode);
+        cudaError_t e = cudaDeviceSynchronize();
+        const char *msg = capture_end();
+        if (e == cudaSuccess) fail_msg("mode %d: the launch succeeded", mode);
+        if (!strstr(msg, want[mode])) fail_msg("mode %d: no \"%s\" in: %s", mode, want[mode], msg);
+        if (!strstr(msg, "test_simt_mma.cu:")) fail_msg("mode %d: the message names no line: %s", mode, msg);
+        cudaDeviceReset();
+    }
+    cudaFree(src);
+    cudaFree(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -856,6 +1050,9 @@ int main(void)
         cmocka_unit_test_teardown(test_warp_wide_needs_the_whole_warp, no_fault_left),
         cmocka_unit_test_teardown(test_wmma_pointer_and_ldm_rules, no_fault_left),
         cmocka_unit_test_teardown(test_shared_operands_must_be_shared, no_fault_left),
+        cmocka_unit_test_teardown(test_inline_ptx_tile, no_fault_left),
+        cmocka_unit_test_teardown(test_inline_ptx_special_registers, no_fault_left),
+        cmocka_unit_test_teardown(test_inline_ptx_misuse, no_fault_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

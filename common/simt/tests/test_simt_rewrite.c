@@ -17,6 +17,9 @@
  * kernel, which it always refuses; and, in a lab's build (--memtrace), an
  * attribute that would turn off the emulator's checks of the file's own
  * accesses (no_sanitize).
+ * Inline PTX: an asm statement of PTX becomes the emulator's instruction,
+ * byte for byte as expected; PTX it does not model stops the build at its
+ * line, and PTX in a header gets a note from simtcc.
  * Last, the C++ it writes, byte for byte: launches, extern __shared__, the
  * calls it adds, its #line directives, and what it leaves alone in
  * comments and literals; and its messages on what it cannot read.
@@ -2050,6 +2053,142 @@ static int teardown(void **state)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* --- inline PTX ---------------------------------------------------------------
+ * An asm statement of PTX becomes the emulator's instruction, on its own
+ * line (the lines after it keep their numbers); an asm that is not PTX is
+ * copied as it is; PTX the emulator does not model stops the build at its
+ * line with a message that names it. */
+static void test_inline_ptx_rewritten(void **state)
+{
+    (void)state;
+    rewrite("ptx_mov", "__global__ void k(unsigned *o)\n"
+                       "{\n"
+                       "    unsigned l;\n"
+                       "    asm volatile(\"mov.u32 %0, %%laneid;\"\n"
+                       "                 : \"=r\"(l));\n"
+                       "    asm volatile(\"\" ::: \"memory\");\n"
+                       "    __asm__ __volatile__(\"pause\");\n"
+                       "    asm(\".byte 0x90\");\n"
+                       "    o[0] = l;\n"
+                       "}\n");
+    expect_accepted();
+    expect_text("ptx_mov", "#line 1 \"@F\"\n"
+                           "__global__ void k(unsigned *o)\n"
+                           "{\n"
+                           "    unsigned l;\n"
+                           "    do { ::simt::ptx::reg __simt_p[2]; const int __simt_scratch = 1; (void)__simt_p, "
+                           "(void)__simt_scratch; auto &&__simt_o0 = (l); __simt_p[0] = "
+                           "::simt::ptx::reg((unsigned int)::simt::ptx::sreg_laneid()); "
+                           "::simt::ptx::put(__simt_o0, __simt_p[0]); } while (0)\n"
+                           ";\n"
+                           "    asm volatile(\"\" ::: \"memory\");\n"
+                           "    __asm__ __volatile__(\"pause\");\n"
+                           "    asm(\".byte 0x90\");\n"
+                           "    o[0] = l;\n"
+                           "}\n");
+    /* In a #define the replacement keeps the macro's line continuations. */
+    rewrite("ptx_define", "#define CP_ASYNC_16(dst, src) \\\n"
+                          "    asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" \\\n"
+                          "                 :: \"r\"(dst), \"l\"(src))\n");
+    expect_accepted();
+    expect_text("ptx_define", "#line 1 \"@F\"\n"
+                              "#define CP_ASYNC_16(dst, src) \\\n"
+                              "    do { ::simt::ptx::reg __simt_p[3]; const int __simt_scratch = 2; (void)__simt_p, "
+                              "(void)__simt_scratch; __simt_p[0] = ::simt::ptx::reg((dst)); __simt_p[1] = "
+                              "::simt::ptx::reg((src)); ::simt::ptx::cp_async(__simt_p[0], 0ll, __simt_p[1], 0ll, "
+                              "::simt::ptx::reg(16ull), ::simt::ptx::reg(16ull), 1, __FILE__, __LINE__); } while (0) \\\n"
+                              "\n");
+}
+
+static void test_inline_ptx_builds(void **state)
+{
+    (void)state;
+    /* As a lab's file is built: warnings are errors, and the asm sits where
+     * a statement may, in an if with an else, and in a macro. */
+    compile_as_lab("ptx_lab", "#include <stdint.h>\n"
+                              "#define WAIT(n) asm volatile(\"cp.async.wait_group %0;\" ::\"n\"(n) : \"memory\")\n"
+                              "__global__ void k(const float *src, float *o, int early)\n"
+                              "{\n"
+                              "    __shared__ __align__(16) float s[128];\n"
+                              "    uint32_t a = (uint32_t)__cvta_generic_to_shared(s + 4 * threadIdx.x);\n"
+                              "    asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\\n\" :: \"r\"(a),\n"
+                              "                 \"l\"(src + 4 * threadIdx.x));\n"
+                              "    if (early) asm volatile(\"cp.async.wait_all;\" ::: \"memory\");\n"
+                              "    else asm volatile(\"cp.async.commit_group;\");\n"
+                              "    WAIT(0);\n"
+                              "    __syncthreads();\n"
+                              "    o[threadIdx.x] = s[threadIdx.x];\n"
+                              "}\n"
+                              "extern \"C\" void launch(const float *src, float *o) { k<<<1, 32>>>(src, o, 0); }\n");
+    expect_built("a kernel with inline PTX");
+}
+
+static void test_inline_ptx_not_emulated(void **state)
+{
+    (void)state;
+    compile_as_lab("ptx_wgmma", "__global__ void k(float *o)\n"
+                                "{\n"
+                                "    asm volatile(\"wgmma.fence.sync.aligned;\\n\" ::: \"memory\");\n"
+                                "    o[0] = 1;\n"
+                                "}\n");
+    expect_error("ptx_wgmma.cu:3:");
+    expect_error("inline PTX 'wgmma.fence.sync.aligned': not emulated");
+    expect_error("use common/hopper.cuh");
+    compile_as_lab("ptx_smid", "__global__ void k(unsigned *o)\n"
+                               "{\n"
+                               "    unsigned x;\n"
+                               "    asm(\"mov.u32 %0, %%smid;\" : \"=r\"(x));\n"
+                               "    o[0] = x;\n"
+                               "}\n");
+    expect_error("ptx_smid.cu:4:");
+    expect_error("inline PTX 'mov.u32 %smid': not emulated");
+    compile_as_lab("ptx_block", "__global__ void k(unsigned *o)\n"
+                                "{\n"
+                                "    asm volatile(\"{\\n.reg .pred p;\\nsetp.ne.b32 p, %0, 0;\\n}\\n\" ::\"r\"(o[0]));\n"
+                                "}\n");
+    expect_error("ptx_block.cu:3:");
+    expect_error("a block of PTX");
+    compile_as_lab("ptx_named", "__global__ void k(unsigned *o)\n"
+                                "{\n"
+                                "    unsigned x;\n"
+                                "    asm(\"mov.u32 %[x], %%laneid;\" : [x] \"=r\"(x));\n"
+                                "    o[0] = x;\n"
+                                "}\n");
+    expect_error("symbolic operand reference not supported");
+    compile_as_lab("ptx_two", "__global__ void k(unsigned *o)\n"
+                              "{\n"
+                              "    asm volatile(\"cp.async.commit_group;\\ncp.async.wait_group 0;\\n\" ::: \"memory\");\n"
+                              "    o[0] = 0;\n"
+                              "}\n");
+    expect_error("more than one instruction");
+    compile_as_lab("ptx_size", "__global__ void k(float *s, const float *g)\n"
+                               "{\n"
+                               "    asm volatile(\"cp.async.cg.shared.global [%0], [%1], 8;\" :: \"r\"(0u), \"l\"(g));\n"
+                               "    s[0] = 0;\n"
+                               "}\n");
+    expect_error("a copy with .cg is 16 bytes");
+    compile_as_lab("ptx_size_reg", "__global__ void k(float *s, const float *g, int n)\n"
+                                   "{\n"
+                                   "    asm volatile(\"cp.async.ca.shared.global [%0], [%1], %2;\" :: \"r\"(0u), \"l\"(g), \"r\"(n));\n"
+                                   "    s[0] = 0;\n"
+                                   "}\n");
+    expect_error("cp-size must be an immediate");
+    /* PTX in a header reaches the x86 assembler; simtcc says why. */
+    char hdr[600];
+    snprintf(hdr, sizeof hdr, "%s/lane_id.cuh", dir);
+    FILE *f = fopen(hdr, "w");
+    assert_non_null(f);
+    fputs("__device__ __forceinline__ unsigned lane_id() { unsigned l; asm volatile(\"mov.u32 %0, %%laneid;\" : "
+          "\"=r\"(l)); return l; }\n",
+          f);
+    fclose(f);
+    compile_as_lab("ptx_header", "#include \"lane_id.cuh\"\n"
+                                 "__global__ void k(unsigned *o) { o[threadIdx.x] = lane_id(); }\n");
+    expect_error("ptx_header.cu: note: inline PTX reached the x86 assembler");
+    compile_as_lab("other_asm_error", "__global__ void k(unsigned *o) { o[0] = undeclared; }\n");
+    if (strstr(out, "inline PTX")) fail_msg("a note on inline PTX for a file that has none:\n%s", out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -2074,6 +2213,9 @@ int main(void)
         cmocka_unit_test(test_unused_shared_is_an_error),
         cmocka_unit_test(test_vla_in_kernel_is_an_error),
         cmocka_unit_test(test_toolkit_libraries_named),
+        cmocka_unit_test(test_inline_ptx_rewritten),
+        cmocka_unit_test(test_inline_ptx_builds),
+        cmocka_unit_test(test_inline_ptx_not_emulated),
         cmocka_unit_test(test_memtrace_refuses_no_sanitize),
         cmocka_unit_test(test_memtrace_notes_arch_branches),
         cmocka_unit_test(test_shared_initializer_refused),

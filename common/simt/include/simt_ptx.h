@@ -295,6 +295,67 @@ __attribute__((always_inline)) static inline void cp_async(reg dst, long long ds
     simt_cp_async(smem, gmem, size, n);
 }
 
+/** @brief ld.shared, ld.global and their .v2/.v4 forms, of 32-bit elements:
+ *  n registers from consecutive words. @param shared 1 for .shared (addr is
+ *  a shared-window address), 0 for .global (a pointer). @param n 1, 2 or 4.
+ *  @param r0 ... r3 the destinations (those past n are not written).
+ *  @param addr, offset the [%n+offset] operand. @param what the
+ *  instruction, for messages. @param file, line the asm's place. */
+__attribute__((always_inline)) static inline void ld(int shared, int n, reg &r0, reg &r1, reg &r2, reg &r3, reg addr,
+                                                     long long offset, const char *what, const char *file, int line)
+{
+    const uint32_t *p = (const uint32_t *)(shared ? simt_shared_ptr(addr.bits + (unsigned long long)offset, what,
+                                                                    file, line)
+                                                  : (void *)(uintptr_t)(addr.bits + (unsigned long long)offset));
+    simt_check_aligned(what, "address", p, 4u * (unsigned int)n);
+    if (shared) simt_check_shared(what, "address", p, 4u * (unsigned int)n);
+    reg *out[4] = {&r0, &r1, &r2, &r3};
+    for (int j = 0; j < n; j++) *out[j] = reg(p[j]); /* the kernel's own loads, for the tracer */
+}
+
+/** @brief st.shared, st.global and their .v2/.v4 forms, of 32-bit elements.
+ *  @param shared 1 for .shared, 0 for .global. @param n 1, 2 or 4.
+ *  @param addr, offset the [%n+offset] operand. @param r0 ... r3 the
+ *  values (those past n unused). @param what, file, line as for ld. */
+__attribute__((always_inline)) static inline void st(int shared, int n, reg addr, long long offset, reg r0, reg r1,
+                                                     reg r2, reg r3, const char *what, const char *file, int line)
+{
+    uint32_t *p = (uint32_t *)(shared ? simt_shared_ptr(addr.bits + (unsigned long long)offset, what, file, line)
+                                      : (void *)(uintptr_t)(addr.bits + (unsigned long long)offset));
+    simt_check_aligned(what, "address", p, 4u * (unsigned int)n);
+    if (shared) simt_check_shared(what, "address", p, 4u * (unsigned int)n);
+    const reg in[4] = {r0, r1, r2, r3};
+    for (int j = 0; j < n; j++) p[j] = in[j].u32();
+}
+
+/** @brief cvt.rn.bf16x2.f32 / cvt.rn.f16x2.f32 d, a, b: a rounded into the
+ *  upper half of d, b into the lower. @param bf16 1 bf16, 0 fp16.
+ *  @param d the packed result. @param a, b the two floats. */
+static inline void cvt_x2(int bf16, reg &d, reg a, reg b)
+{
+    const uint16_t hi = bf16 ? simt_float_to_bf16_bits(a.f32()) : simt_float_to_half_bits(a.f32());
+    const uint16_t lo = bf16 ? simt_float_to_bf16_bits(b.f32()) : simt_float_to_half_bits(b.f32());
+    d = reg((uint32_t)lo | (uint32_t)hi << 16);
+}
+
+/** @brief cvt.rn.bf16.f32 / cvt.rn.f16.f32 d, a. @param bf16 1 bf16, 0
+ *  fp16. @param d the 16-bit result. @param a the float. */
+static inline void cvt_1(int bf16, reg &d, reg a)
+{
+    d = reg((uint16_t)(bf16 ? simt_float_to_bf16_bits(a.f32()) : simt_float_to_half_bits(a.f32())));
+}
+
+/** @brief membar and fence: a full fence, as __threadfence (the thread
+ *  sanitizer, which does not model fences, gets the compiler's only). */
+static inline void fence(void)
+{
+#if defined(__SANITIZE_THREAD__)
+    __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#else
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
 /** @brief cp.async.commit_group. */
 static inline void cp_async_commit_group(void) { simt_cp_async_commit(); }
 /** @brief cp.async.wait_group n. @param n the groups left in flight. */

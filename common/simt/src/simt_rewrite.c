@@ -1878,7 +1878,8 @@ static void asm_refuse(const char *opcode, const char *why)
 static const char asm_not_emulated[] =
     "not emulated. The emulator runs these PTX instructions in inline asm: mma.sync.aligned m16n8k16 and m16n8k8 "
     "(row.col, f32 accumulators, bf16 or f16 inputs), ldmatrix.sync.aligned.m8n8 (x1, x2, x4, .trans), cp.async "
-    "(ca, cg; commit_group, wait_group, wait_all), bar.sync 0, trap, and mov of a register or of %laneid, "
+    "(ca, cg; commit_group, wait_group, wait_all), ld and st (.shared, .global; 32-bit words, .v2, .v4), "
+    "cvt.rn.{bf16x2,f16x2,bf16,f16}.f32, membar and fence, bar.sync 0, trap, and mov of a register or of %laneid, "
     "%warpid, %tid, %ntid, %ctaid, %nctaid, %lanemask_*, %clock, %clock64, %globaltimer, "
     "%dynamic_smem_size. For Hopper's wgmma, TMA and mbarriers use common/hopper.cuh; or put this asm under "
     "#ifdef __CUDA_ARCH__ with C++ for the emulator under #else";
@@ -1917,6 +1918,20 @@ static int asm_immediate(const char *s)
     int r = asm_ref(&p);
     if (r >= 0) return as.ops[r].imm;
     return isdigit((unsigned char)*s);
+}
+
+/* A destination: one register, %n, as __simt_p[n]. 0 if it is not. */
+static int asm_register(buf *b, const char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    const char *p = s;
+    int r = asm_ref(&p);
+    while (isspace((unsigned char)*p)) p++;
+    if (r < 0 || *p) return 0;
+    char t[32];
+    snprintf(t, sizeof t, "__simt_p[%d]", r);
+    puts_(b, t);
+    return 1;
 }
 
 /* [%n] or [%n+imm]: the register, then the offset. 0 if it is no address. */
@@ -2115,6 +2130,69 @@ static void asm_instruction(const char *opcode, char **part, int nparts, char **
         puts_(b, t);
         if (!asm_value(b, src_op)) return asm_refuse(opcode, asm_not_emulated);
         puts_(b, part[1][1] == '6' ? ").bits);" : ").u32());");
+        return;
+    }
+    if (nparts >= 3 && (is_word(part[0], "ld") || is_word(part[0], "st"))) {
+        /* ld/st . shared|shared::cta|global [. cache hints] [. v2|v4] . b32|u32|s32|f32 */
+        int store = is_word(part[0], "st"), shared = 0, global = 0, vec = 1, word = 0, other = 0;
+        for (int k = 1; k < nparts; k++) {
+            const char *w = part[k];
+            if (is_word(w, "shared") || is_word(w, "shared::cta")) shared++;
+            else if (is_word(w, "global")) global++;
+            else if (is_word(w, "v2") || is_word(w, "v4")) vec = w[1] - '0';
+            else if (k == nparts - 1 && (is_word(w, "b32") || is_word(w, "u32") || is_word(w, "s32") || is_word(w, "f32")))
+                word = 1;
+            else if (!(is_word(w, "nc") || is_word(w, "ca") || is_word(w, "cg") || is_word(w, "cs") ||
+                       is_word(w, "lu") || is_word(w, "wb") || is_word(w, "wt") || strncmp(w, "L1::", 4) == 0 ||
+                       strncmp(w, "L2::", 4) == 0))
+                other = 1;
+        }
+        if (shared + global == 1 && word && !other) {
+            snprintf(t, sizeof t, "::simt::ptx::%s(%d, %d", store ? "st" : "ld", shared, vec);
+            puts_(b, t);
+            const char *regs = op[store ? 1 : 0], *addr = op[store ? 0 : 1];
+            if (nop != 2) return asm_refuse(opcode, store ? "its operands are [address], value" : "its operands are value, [address]");
+            if (store) {
+                puts_(b, ", ");
+                if (!asm_address(b, addr)) return asm_refuse(opcode, "its first operand is the [address]");
+            }
+            if (vec == 1) {
+                puts_(b, ", ");
+                if (store ? !asm_value(b, regs) : !asm_register(b, regs))
+                    return asm_refuse(opcode, "the value is one register");
+            } else if (!asm_vector(b, regs, vec))
+                return asm_refuse(opcode, "the value is a {...} vector of as many registers as .v2 or .v4 says");
+            for (int j = vec; j < 4; j++) puts_(b, store ? ", ::simt::ptx::reg()" : ", __simt_p[__simt_scratch]");
+            if (!store) {
+                puts_(b, ", ");
+                if (!asm_address(b, addr)) return asm_refuse(opcode, "its second operand is the [address]");
+            }
+            puts_(b, ", \"");
+            puts_(b, opcode);
+            puts_(b, "\", __FILE__, __LINE__);");
+            return;
+        }
+    }
+    if (nparts == 4 && is_word(part[0], "cvt") && is_word(part[1], "rn") && is_word(part[3], "f32") &&
+        (is_word(part[2], "bf16x2") || is_word(part[2], "f16x2") || is_word(part[2], "bf16") || is_word(part[2], "f16"))) {
+        int x2 = strstr(part[2], "x2") != NULL, bf16 = part[2][0] == 'b';
+        snprintf(t, sizeof t, "::simt::ptx::cvt_%s(%d, ", x2 ? "x2" : "1", bf16);
+        puts_(b, t);
+        if (nop != (x2 ? 3 : 2) || !asm_register(b, op[0]))
+            return asm_refuse(opcode, x2 ? "its operands are d, a, b" : "its operands are d, a");
+        for (int j = 1; j < nop; j++) {
+            puts_(b, ", ");
+            if (!asm_value(b, op[j])) return asm_refuse(opcode, "its sources are registers");
+        }
+        puts_(b, ");");
+        return;
+    }
+    if ((is_word(part[0], "membar") && nparts == 2 &&
+         (is_word(part[1], "cta") || is_word(part[1], "gl") || is_word(part[1], "sys"))) ||
+        (is_word(part[0], "fence") && nparts >= 2 &&
+         (is_word(part[1], "sc") || is_word(part[1], "acq_rel") || is_word(part[1], "proxy")))) {
+        if (nop) return asm_refuse(opcode, "it takes no operands");
+        puts_(b, "::simt::ptx::fence();");
         return;
     }
     if ((nparts == 2 || nparts == 3) && (is_word(part[0], "bar") || is_word(part[0], "barrier")) &&

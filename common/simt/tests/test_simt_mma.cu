@@ -983,6 +983,62 @@ static void test_inline_ptx_special_registers(void **state)
     cudaFree(out);
 }
 
+/* Loads and stores (global and shared, vectors and words, an address
+ * with an offset), fences and conversions to bf16 and fp16. Each thread
+ * reads four floats of g with one ld.global.nc.v4, stores them to a shared
+ * tile with one st.shared.v4, and after the barrier reads the word one past
+ * its neighbour's first (t's is word 4 t + 5 of the tile, mod 128). */
+__global__ void ptx_loads_stores(const float *g, float *o, uint32_t *packed)
+{
+    __shared__ __align__(16) float s[128];
+    const unsigned int t = threadIdx.x;
+    float v[4];
+    asm volatile("ld.global.nc.v4.f32 {%0,%1,%2,%3}, [%4];" : "=f"(v[0]), "=f"(v[1]), "=f"(v[2]), "=f"(v[3])
+                 : "l"(g + 4 * t));
+    asm volatile("st.shared.v4.f32 [%0], {%1,%2,%3,%4};" ::"r"(smem_u32(s + 4 * t)), "f"(v[0]), "f"(v[1]), "f"(v[2]),
+                 "f"(v[3]));
+    asm volatile("membar.cta;" ::: "memory");
+    __syncthreads();
+    float x;
+    asm volatile("ld.shared.f32 %0, [%1+4];" : "=f"(x) : "r"(smem_u32(s + (4 * t + 4) % 128)));
+    asm volatile("st.global.f32 [%0], %1;" ::"l"(o + t), "f"(x));
+    uint32_t p;
+    unsigned short h;
+    asm("cvt.rn.bf16x2.f32 %0, %1, %2;" : "=r"(p) : "f"(x), "f"(-2.0f));
+    asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(x));
+    packed[2 * t] = p;
+    packed[2 * t + 1] = h;
+}
+
+static void test_inline_ptx_loads_stores(void **state)
+{
+    (void)state;
+    float hg[128], ho[32];
+    uint32_t hp[64];
+    for (int i = 0; i < 128; i++) hg[i] = input_value(i, 4) * 3.0f;
+    float *g, *o;
+    uint32_t *packed;
+    cudaMalloc(&g, sizeof hg);
+    cudaMalloc(&o, sizeof ho);
+    cudaMalloc(&packed, sizeof hp);
+    cudaMemcpy(g, hg, sizeof hg, cudaMemcpyHostToDevice);
+    ptx_loads_stores<<<1, 32>>>(g, o, packed);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(ho, o, sizeof ho, cudaMemcpyDeviceToHost);
+    cudaMemcpy(hp, packed, sizeof hp, cudaMemcpyDeviceToHost);
+    for (int t = 0; t < 32; t++) {
+        const float want = hg[(4 * t + 5) % 128];
+        if (ho[t] != want) fail_msg("thread %d read %g, want %g", t, ho[t], want);
+        const uint32_t pair = (uint32_t)simt_float_to_bf16_bits(want) << 16 | simt_float_to_bf16_bits(-2.0f);
+        if (hp[2 * t] != pair) fail_msg("thread %d: bf16x2 0x%08x, want 0x%08x", t, hp[2 * t], pair);
+        if (hp[2 * t + 1] != simt_float_to_half_bits(want))
+            fail_msg("thread %d: f16 0x%04x, want 0x%04x", t, hp[2 * t + 1], simt_float_to_half_bits(want));
+    }
+    cudaFree(g);
+    cudaFree(o);
+    cudaFree(packed);
+}
+
 /* An operand a GPU would misread stops the launch with a message. mode 0:
  * ldmatrix given a generic pointer ("l"), not a shared address; 1: a
  * shared address past the tiles; 2: bar.sync on barrier 1; 3: cp.async of
@@ -1052,6 +1108,7 @@ int main(void)
         cmocka_unit_test_teardown(test_shared_operands_must_be_shared, no_fault_left),
         cmocka_unit_test_teardown(test_inline_ptx_tile, no_fault_left),
         cmocka_unit_test_teardown(test_inline_ptx_special_registers, no_fault_left),
+        cmocka_unit_test_teardown(test_inline_ptx_loads_stores, no_fault_left),
         cmocka_unit_test_teardown(test_inline_ptx_misuse, no_fault_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2032,14 +2032,22 @@ static void asm_instruction(const char *opcode, char **part, int nparts, char **
         puts_(b, ");");
         return;
     }
-    if (is_word(part[0], "ldmatrix") && nparts >= 7 && nparts <= 8 && is_word(part[1], "sync") &&
-        is_word(part[2], "aligned") && is_word(part[3], "m8n8") &&
-        (is_word(part[4], "x1") || is_word(part[4], "x2") || is_word(part[4], "x4")) &&
-        (nparts == 7 || is_word(part[5], "trans")) &&
-        (is_word(part[nparts - 2], "shared") || is_word(part[nparts - 2], "shared::cta")) &&
-        is_word(part[nparts - 1], "b16")) {
-        int nmat = part[4][1] - '0';
-        snprintf(t, sizeof t, "::simt::ptx::ldmatrix(%d, %d", nmat, nparts == 8);
+    /* ldmatrix.sync.aligned, then m8n8, x1|x2|x4, .trans, .shared, .b16 in
+     * either order of shape and number (CUTLASS writes x4.m8n8) */
+    int lm_shape = 0, lm_num = 0, lm_trans = 0, lm_space = 0, lm_type = 0, lm_other = 0;
+    for (int k = 3; k < nparts; k++) {
+        const char *w = part[k];
+        if (is_word(w, "m8n8")) lm_shape++;
+        else if (is_word(w, "x1") || is_word(w, "x2") || is_word(w, "x4")) lm_num = lm_num ? -1 : w[1] - '0';
+        else if (is_word(w, "trans")) lm_trans++;
+        else if (is_word(w, "shared") || is_word(w, "shared::cta")) lm_space++;
+        else if (k == nparts - 1 && is_word(w, "b16")) lm_type++;
+        else lm_other++;
+    }
+    if (is_word(part[0], "ldmatrix") && nparts >= 7 && is_word(part[1], "sync") && is_word(part[2], "aligned") &&
+        lm_shape == 1 && lm_num > 0 && lm_trans <= 1 && lm_space == 1 && lm_type == 1 && !lm_other) {
+        int nmat = lm_num;
+        snprintf(t, sizeof t, "::simt::ptx::ldmatrix(%d, %d", nmat, lm_trans);
         puts_(b, t);
         if (nop != 2 || !asm_vector(b, op[0], nmat))
             return asm_refuse(opcode, "its operands are {r0, ...} (one register a matrix) and [address]");

@@ -889,7 +889,8 @@ __global__ void ptx_tile(const __nv_bfloat16 *A, const __nv_bfloat16 *Bt, const 
         asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n"
                      : "=r"(a[0]), "=r"(a[1])
                      : "r"(smem_u32(&As[lane % 16][0])));
-        asm volatile("ldmatrix.sync.aligned.m8n8.x1.shared.b16 {%0}, [%1];\n" : "=r"(b[0]) : "r"(smem_u32(&Bs[lane % 8][0])));
+        /* CUTLASS's order of the qualifiers, number before shape */
+        asm volatile("ldmatrix.sync.aligned.x1.m8n8.shared.b16 {%0}, [%1];\n" : "=r"(b[0]) : "r"(smem_u32(&Bs[lane % 8][0])));
         asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5}, {%6}, {%0,%1,%2,%3};\n"
                      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
                      : "r"(a[0]), "r"(a[1]), "r"(b[0]));

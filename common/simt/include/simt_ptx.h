@@ -17,6 +17,7 @@
 #define SIMT_PTX_H
 
 #include <stdint.h>
+#include <math.h>
 #include <string.h>
 #include <time.h>
 #ifdef __cplusplus
@@ -343,6 +344,30 @@ static inline void cvt_x2(int bf16, reg &d, reg a, reg b)
 static inline void cvt_1(int bf16, reg &d, reg a)
 {
     d = reg((uint16_t)(bf16 ? simt_float_to_bf16_bits(a.f32()) : simt_float_to_half_bits(a.f32())));
+}
+
+/** @brief The one-input float instructions ex2, lg2, rcp, rsqrt, sqrt,
+ *  tanh, sin and cos (.approx, or .rn for rcp and sqrt), with the C
+ *  library's results, which a GPU's approximations are within a few ulp
+ *  of. @param op which: 'e' ex2, 'l' lg2, 'r' rcp, 'q' rsqrt, 's' sqrt,
+ *  't' tanh, 'S' sin, 'C' cos. @param ftz 1 for .ftz: subnormal inputs and
+ *  results flushed to zero. @param a the input. @return the result. */
+static inline float math(char op, int ftz, reg a)
+{
+    float x = a.f32(), y;
+    if (ftz && x != 0.0f && fabsf(x) < 1.17549435e-38f) x = copysignf(0.0f, x);
+    switch (op) {
+    case 'e': y = exp2f(x); break;
+    case 'l': y = log2f(x); break;
+    case 'r': y = 1.0f / x; break;
+    case 'q': y = 1.0f / sqrtf(x); break;
+    case 's': y = sqrtf(x); break;
+    case 't': y = tanhf(x); break;
+    case 'S': y = sinf(x); break;
+    default: y = cosf(x); break;
+    }
+    if (ftz && y != 0.0f && fabsf(y) < 1.17549435e-38f) y = copysignf(0.0f, y);
+    return y;
 }
 
 /** @brief membar and fence: a full fence, as __threadfence (the thread

@@ -1879,7 +1879,8 @@ static const char asm_not_emulated[] =
     "not emulated. The emulator runs these PTX instructions in inline asm: mma.sync.aligned m16n8k16 and m16n8k8 "
     "(row.col, f32 accumulators, bf16 or f16 inputs), ldmatrix.sync.aligned.m8n8 (x1, x2, x4, .trans), cp.async "
     "(ca, cg; commit_group, wait_group, wait_all), ld and st (.shared, .global; 32-bit words, .v2, .v4), "
-    "cvt.rn.{bf16x2,f16x2,bf16,f16}.f32, membar and fence, bar.sync 0, trap, and mov of a register or of %laneid, "
+    "cvt.rn.{bf16x2,f16x2,bf16,f16}.f32, ex2/lg2/rcp/rsqrt/sqrt/tanh/sin/cos .approx(.ftz).f32, membar and fence, "
+    "bar.sync 0, trap, and mov of a register or of %laneid, "
     "%warpid, %tid, %ntid, %ctaid, %nctaid, %lanemask_*, %clock, %clock64, %globaltimer, "
     "%dynamic_smem_size. For Hopper's wgmma, TMA and mbarriers use common/hopper.cuh; or put this asm under "
     "#ifdef __CUDA_ARCH__ with C++ for the emulator under #else";
@@ -2194,6 +2195,29 @@ static void asm_instruction(const char *opcode, char **part, int nparts, char **
         }
         puts_(b, ");");
         return;
+    }
+    if (nparts >= 3 && nparts <= 4 && is_word(part[nparts - 1], "f32") &&
+        (nparts == 3 || is_word(part[2], "ftz"))) {
+        static const struct {
+            const char *name, *mode;
+            char op;
+        } fns[] = {{"ex2", "approx", 'e'},  {"lg2", "approx", 'l'},  {"rcp", "approx", 'r'}, {"rcp", "rn", 'r'},
+                   {"rsqrt", "approx", 'q'}, {"sqrt", "approx", 's'}, {"sqrt", "rn", 's'},   {"tanh", "approx", 't'},
+                   {"sin", "approx", 'S'},  {"cos", "approx", 'C'}};
+        for (size_t f = 0; f < sizeof fns / sizeof *fns; f++)
+            if (is_word(part[0], fns[f].name) && is_word(part[1], fns[f].mode)) {
+                const char *p = op[0];
+                while (nop == 2 && isspace((unsigned char)*p)) p++;
+                int d = nop == 2 ? asm_ref(&p) : -1;
+                while (d >= 0 && isspace((unsigned char)*p)) p++;
+                if (d < 0 || *p) return asm_refuse(opcode, "its operands are d, a");
+                snprintf(t, sizeof t, "__simt_p[%d] = ::simt::ptx::reg(::simt::ptx::math('%c', %d, ", d, fns[f].op,
+                         nparts == 4);
+                puts_(b, t);
+                if (!asm_value(b, op[1])) return asm_refuse(opcode, "its source is a register");
+                puts_(b, "));");
+                return;
+            }
     }
     if ((is_word(part[0], "membar") && nparts == 2 &&
          (is_word(part[1], "cta") || is_word(part[1], "gl") || is_word(part[1], "sys"))) ||

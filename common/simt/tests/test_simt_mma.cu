@@ -1040,6 +1040,48 @@ static void test_inline_ptx_loads_stores(void **state)
     cudaFree(packed);
 }
 
+/* The approximate math instructions a fast softmax writes in PTX, and
+ * .ftz: the reciprocal of 2e38 is subnormal, flushed to zero with .ftz. */
+__global__ void ptx_math(const float *x, float *y)
+{
+    const float v = x[threadIdx.x];
+    float r[8];
+    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r[0]) : "f"(v));
+    asm("lg2.approx.f32 %0, %1;" : "=f"(r[1]) : "f"(v));
+    asm("rcp.approx.f32 %0, %1;" : "=f"(r[2]) : "f"(v));
+    asm("rsqrt.approx.ftz.f32 %0, %1;" : "=f"(r[3]) : "f"(v));
+    asm("tanh.approx.f32 %0, %1;" : "=f"(r[4]) : "f"(v));
+    asm("sqrt.rn.f32 %0, %1;" : "=f"(r[5]) : "f"(v));
+    asm("rcp.approx.ftz.f32 %0, %1;" : "=f"(r[6]) : "f"(2e38f));
+    asm("rcp.approx.f32 %0, %1;" : "=f"(r[7]) : "f"(2e38f));
+    for (int i = 0; i < 8; i++) y[threadIdx.x * 8 + i] = r[i];
+}
+
+static void test_inline_ptx_math(void **state)
+{
+    (void)state;
+    float hx[32], hy[32 * 8];
+    for (int i = 0; i < 32; i++) hx[i] = 0.125f + 0.375f * (float)i;
+    float *x, *y;
+    cudaMalloc(&x, sizeof hx);
+    cudaMalloc(&y, sizeof hy);
+    cudaMemcpy(x, hx, sizeof hx, cudaMemcpyHostToDevice);
+    ptx_math<<<1, 32>>>(x, y);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    cudaMemcpy(hy, y, sizeof hy, cudaMemcpyDeviceToHost);
+    for (int t = 0; t < 32; t++) {
+        const double v = hx[t], want[6] = {exp2(v), log2(v), 1 / v, 1 / sqrt(v), tanh(v), sqrt(v)};
+        for (int i = 0; i < 6; i++)
+            if (fabs(hy[t * 8 + i] - want[i]) > 1e-6 * fabs(want[i]) + 1e-7)
+                fail_msg("thread %d, instruction %d: %.9g, want %.9g", t, i, hy[t * 8 + i], want[i]);
+        if (hy[t * 8 + 6] != 0.0f) fail_msg("rcp.approx.ftz of 2e38 gave %g, want 0 (flushed)", hy[t * 8 + 6]);
+        if (!(hy[t * 8 + 7] > 0.0f && hy[t * 8 + 7] < 1.2e-38f))
+            fail_msg("rcp.approx of 2e38 gave %g, want the subnormal 5e-39", hy[t * 8 + 7]);
+    }
+    cudaFree(x);
+    cudaFree(y);
+}
+
 /* An operand a GPU would misread stops the launch with a message. mode 0:
  * ldmatrix given a generic pointer ("l"), not a shared address; 1: a
  * shared address past the tiles; 2: bar.sync on barrier 1; 3: cp.async of
@@ -1110,6 +1152,7 @@ int main(void)
         cmocka_unit_test_teardown(test_inline_ptx_tile, no_fault_left),
         cmocka_unit_test_teardown(test_inline_ptx_special_registers, no_fault_left),
         cmocka_unit_test_teardown(test_inline_ptx_loads_stores, no_fault_left),
+        cmocka_unit_test_teardown(test_inline_ptx_math, no_fault_left),
         cmocka_unit_test_teardown(test_inline_ptx_misuse, no_fault_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -221,6 +221,17 @@ struct reg {
     }
 };
 
+/** @brief Stop a host function that runs PTX (nvcc would not compile it:
+ *  host code goes to the host compiler, which has no PTX); nothing in a
+ *  kernel. @param what the instruction. @param file, line the asm's place. */
+static inline void device_only(const char *what, const char *file, int line)
+{
+    if (!simt_cur_thread)
+        simt_fail("inline PTX '%s' at %s:%d ran in host code; nvcc compiles host code with the host compiler, "
+                  "which has no PTX: run it in a __device__ or __global__ function",
+                  what, file, line);
+}
+
 /** @brief Store an output register into its C++ lvalue (its size's worth of
  *  bits). @param x the operand's lvalue. @param r the register. */
 template <class T> static inline void put(T &x, const reg &r)

@@ -2362,6 +2362,9 @@ static size_t rewrite_asm(buf *out, size_t i, int in_define)
     int refused = strncmp(as.call.s, "static_assert", 13) == 0;
     puts_(out, "do { ");
     if (!refused) {
+        puts_(out, "::simt::ptx::device_only(\"");
+        puts_(out, opcode); /* a word of the template: no quote or backslash in it */
+        puts_(out, "\", __FILE__, __LINE__); ");
         snprintf(t, sizeof t, "::simt::ptx::reg __simt_p[%d]; const int __simt_scratch = %d; (void)__simt_p, (void)__simt_scratch; ",
                  as.nops + 1, as.nops);
         puts_(out, t);

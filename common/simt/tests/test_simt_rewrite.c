@@ -2076,7 +2076,7 @@ static void test_inline_ptx_rewritten(void **state)
                            "__global__ void k(unsigned *o)\n"
                            "{\n"
                            "    unsigned l;\n"
-                           "    do { ::simt::ptx::reg __simt_p[2]; const int __simt_scratch = 1; (void)__simt_p, "
+                           "    do { ::simt::ptx::device_only(\"mov.u32\", __FILE__, __LINE__); ::simt::ptx::reg __simt_p[2]; const int __simt_scratch = 1; (void)__simt_p, "
                            "(void)__simt_scratch; auto &&__simt_o0 = (l); __simt_p[0] = "
                            "::simt::ptx::reg((unsigned int)::simt::ptx::sreg_laneid()); "
                            "::simt::ptx::put(__simt_o0, __simt_p[0]); } while (0)\n"
@@ -2093,7 +2093,8 @@ static void test_inline_ptx_rewritten(void **state)
     expect_accepted();
     expect_text("ptx_define", "#line 1 \"@F\"\n"
                               "#define CP_ASYNC_16(dst, src) \\\n"
-                              "    do { ::simt::ptx::reg __simt_p[3]; const int __simt_scratch = 2; (void)__simt_p, "
+                              "    do { ::simt::ptx::device_only(\"cp.async.cg.shared.global\", __FILE__, __LINE__); "
+                              "::simt::ptx::reg __simt_p[3]; const int __simt_scratch = 2; (void)__simt_p, "
                               "(void)__simt_scratch; __simt_p[0] = ::simt::ptx::reg((dst)); __simt_p[1] = "
                               "::simt::ptx::reg((src)); ::simt::ptx::cp_async(__simt_p[0], 0ll, __simt_p[1], 0ll, "
                               "::simt::ptx::reg(16ull), ::simt::ptx::reg(16ull), 1, __FILE__, __LINE__); } while (0) \\\n"
@@ -2173,6 +2174,15 @@ static void test_inline_ptx_not_emulated(void **state)
                                    "    s[0] = 0;\n"
                                    "}\n");
     expect_error("cp-size must be an immediate");
+    /* PTX in a host function builds here (nvcc refuses it: host code goes
+     * to the host compiler) and stops the program where it runs. */
+    run_on("ptx_host",
+           "#include <cstdio>\n"
+           "static unsigned lane() { unsigned l; asm volatile(\"mov.u32 %0, %%laneid;\" : \"=r\"(l)); return l; }\n"
+           "int main() { printf(\"%u\\n\", lane()); return 0; }\n",
+           "f='%s'; '" SIMTCC "' -O1 \"$f\" -o \"$f.bin\" 2>&1 && \"$f.bin\" 2>&1");
+    if (status == 0 || !strstr(out, "inline PTX 'mov.u32' at ") || !strstr(out, "ptx_host.cu:2 ran in host code"))
+        fail_msg("PTX run in host code, exit %d:\n%s", status, out);
     /* PTX in a header reaches the x86 assembler; simtcc says why. */
     char hdr[600];
     snprintf(hdr, sizeof hdr, "%s/lane_id.cuh", dir);

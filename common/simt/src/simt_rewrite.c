@@ -1807,7 +1807,7 @@ static char *read_file(const char *p, size_t *n)
  * alone, and so is one this scan cannot read (a macro among its strings,
  * asm goto): the assembler's message then stands, and simtcc adds a note. */
 
-enum { ASM_OPS_MAX = 64 };
+enum { ASM_OPS_MAX = 192 }; /* a wgmma m64n256k16 has 128 accumulators and more */
 
 typedef struct {
     size_t b, e;      /* the operand's expression, inside its parentheses */
@@ -2341,8 +2341,8 @@ static size_t rewrite_asm(buf *out, size_t i, int in_define)
                            "operand reference not supported\\\"): refer to operands by number, %0, %1, ...");
     else if (*ins == '{' || *ins == '@')
         asm_refuse(opcode, "a block of PTX ({ ... }) or a predicated instruction: the emulator runs single "
-                           "instructions only; put this asm under #ifdef __CUDA_ARCH__ with C++ for the emulator "
-                           "under #else");
+                           "instructions only. For Hopper's wgmma, TMA and mbarriers use common/hopper.cuh; or put "
+                           "this asm under #ifdef __CUDA_ARCH__ with C++ for the emulator under #else");
     else if (strchr(ins, ';'))
         asm_refuse(opcode, "more than one instruction in one asm: the emulator runs one instruction an asm "
                            "statement; write one asm for each");

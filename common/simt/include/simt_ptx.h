@@ -2,10 +2,12 @@
  * SIMT emulator: the warp-level tensor-core instructions of sm_80 (mma.sync
  * m16n8k16 and m16n8k8 with bf16 or fp16 inputs, ldmatrix, cp.async) with
  * exactly the register layouts the PTX ISA documents, and the inline PTX
- * that simtcc's rewrite turns into calls of them (namespace simt::ptx,
- * below). common/warp_mma.cuh's wrappers call the same functions, so a
- * kernel written with either gets the same numbers, the same checks and
- * the same messages. cuda_runtime.h includes this.
+ * that simtcc's rewrite turns into calls of them and of a few more
+ * instructions (loads and stores, conversions, approximate math, special
+ * registers; namespace simt::ptx, below). common/warp_mma.cuh's wrappers
+ * call the same functions, so a kernel written with either gets the same
+ * numbers, the same checks and the same messages. cuda_runtime.h includes
+ * this.
  *   groupID = lane / 4, tig = lane % 4 (thread in group):
  *   A (16x16, row): a[0] = A[g][2t..2t+1]    a[1] = A[g+8][2t..2t+1]
  *                   a[2] = A[g][2t+8..2t+9]  a[3] = A[g+8][2t+8..2t+9]

@@ -93,8 +93,6 @@
  * are on different OS threads, and a block's threads (fibers) share one. */
 #define __shared__ static thread_local
 
-#include "simt_ptx.h"
-
 /* --- built-in variables ---------------------------------------------------- */
 
 #define threadIdx (simt_cur_thread->thread_idx)
@@ -140,6 +138,8 @@ static inline long long clock64(void)
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
+
+#include "simt_ptx.h"
 
 /* --- warp collectives -------------------------------------------------------- */
 

@@ -7,7 +7,7 @@
  * registers; namespace simt::ptx, below). common/warp_mma.cuh's wrappers
  * call the same functions, so a kernel written with either gets the same
  * numbers, the same checks and the same messages. cuda_runtime.h includes
- * this.
+ * this, after its built-ins (clock64).
  *   groupID = lane / 4, tig = lane % 4 (thread in group):
  *   A (16x16, row): a[0] = A[g][2t..2t+1]    a[1] = A[g+8][2t..2t+1]
  *                   a[2] = A[g][2t+8..2t+9]  a[3] = A[g+8][2t+8..2t+9]
@@ -21,7 +21,6 @@
 #include <stdint.h>
 #include <math.h>
 #include <string.h>
-#include <time.h>
 #ifdef __cplusplus
 #include <type_traits>
 #endif
@@ -309,6 +308,20 @@ __attribute__((always_inline)) static inline void cp_async(reg dst, long long ds
     simt_cp_async(smem, gmem, size, n);
 }
 
+/* The n words an ld or st touches: the address converted (.shared) or taken
+ * as it is (.global), then checked for its alignment and, in shared memory,
+ * for lying in a tile. Inlined always, as simt_check_aligned's message names
+ * the line of the code it is inlined into. */
+__attribute__((always_inline)) static inline uint32_t *ldst_words(int shared, int n, reg addr, long long offset,
+                                                                  const char *what, const char *file, int line)
+{
+    const unsigned long long a = addr.bits + (unsigned long long)offset;
+    uint32_t *p = (uint32_t *)(shared ? simt_shared_ptr(a, what, file, line) : (void *)(uintptr_t)a);
+    simt_check_aligned(what, "address", p, 4u * (unsigned int)n);
+    if (shared) simt_check_shared(what, "address", p, 4u * (unsigned int)n);
+    return p;
+}
+
 /** @brief ld.shared, ld.global and their .v2/.v4 forms, of 32-bit elements:
  *  n registers from consecutive words. @param shared 1 for .shared (addr is
  *  a shared-window address), 0 for .global (a pointer). @param n 1, 2 or 4.
@@ -318,11 +331,7 @@ __attribute__((always_inline)) static inline void cp_async(reg dst, long long ds
 __attribute__((always_inline)) static inline void ld(int shared, int n, reg &r0, reg &r1, reg &r2, reg &r3, reg addr,
                                                      long long offset, const char *what, const char *file, int line)
 {
-    const uint32_t *p = (const uint32_t *)(shared ? simt_shared_ptr(addr.bits + (unsigned long long)offset, what,
-                                                                    file, line)
-                                                  : (void *)(uintptr_t)(addr.bits + (unsigned long long)offset));
-    simt_check_aligned(what, "address", p, 4u * (unsigned int)n);
-    if (shared) simt_check_shared(what, "address", p, 4u * (unsigned int)n);
+    const uint32_t *p = ldst_words(shared, n, addr, offset, what, file, line);
     reg *out[4] = {&r0, &r1, &r2, &r3};
     for (int j = 0; j < n; j++) *out[j] = reg(p[j]); /* the kernel's own loads, for the tracer */
 }
@@ -334,10 +343,7 @@ __attribute__((always_inline)) static inline void ld(int shared, int n, reg &r0,
 __attribute__((always_inline)) static inline void st(int shared, int n, reg addr, long long offset, reg r0, reg r1,
                                                      reg r2, reg r3, const char *what, const char *file, int line)
 {
-    uint32_t *p = (uint32_t *)(shared ? simt_shared_ptr(addr.bits + (unsigned long long)offset, what, file, line)
-                                      : (void *)(uintptr_t)(addr.bits + (unsigned long long)offset));
-    simt_check_aligned(what, "address", p, 4u * (unsigned int)n);
-    if (shared) simt_check_shared(what, "address", p, 4u * (unsigned int)n);
+    uint32_t *p = ldst_words(shared, n, addr, offset, what, file, line);
     const reg in[4] = {r0, r1, r2, r3};
     for (int j = 0; j < n; j++) p[j] = in[j].u32();
 }
@@ -437,15 +443,10 @@ static inline unsigned int sreg_lanemask_le(void) { return sreg_lanemask_lt() | 
 static inline unsigned int sreg_lanemask_gt(void) { return ~sreg_lanemask_le(); }
 static inline unsigned int sreg_lanemask_ge(void) { return ~sreg_lanemask_lt(); }
 static inline unsigned int sreg_dynamic_smem_size(void) { return (unsigned int)simt_cur_block.dyn_shared_size; }
-/* Time in nanoseconds stands for the cycle counters, as clock64() does. */
-static inline unsigned long long sreg_globaltimer(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec;
-}
-static inline unsigned long long sreg_clock64(void) { return sreg_globaltimer(); }
-static inline unsigned int sreg_clock(void) { return (unsigned int)sreg_globaltimer(); }
+/* clock64()'s nanoseconds stand for the cycle counters and the timer. */
+static inline unsigned long long sreg_globaltimer(void) { return (unsigned long long)clock64(); }
+static inline unsigned long long sreg_clock64(void) { return (unsigned long long)clock64(); }
+static inline unsigned int sreg_clock(void) { return (unsigned int)clock64(); }
 
 } /* namespace ptx */
 } /* namespace simt */

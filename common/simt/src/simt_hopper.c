@@ -72,14 +72,12 @@ unsigned int simt_shared_addr(const void *p)
 
 unsigned int simt_dynamic_shared_addr(const void *p)
 {
-    const char *base = (const char *)simt_cur_block.dyn_shared, *c = (const char *)p;
-    if (!simt_cur_thread)
-        simt_fail("a shared-memory address (__cvta_generic_to_shared) asked for outside a kernel");
-    if (!base || c < base || c > base + simt_cur_block.dyn_shared_size)
-        simt_fail("a shared-memory address for a Hopper instruction asked for a pointer outside the block's "
-                  "extern __shared__ memory (the emulator models TMA destinations and wgmma operands only in "
-                  "dynamic shared memory: put them there)");
-    return (unsigned int)(c - base);
+    const unsigned int addr = simt_shared_addr(p);
+    if (addr >> STATIC_WINDOW_SHIFT)
+        simt_fail("a shared-memory address for a Hopper instruction asked for a __shared__ variable's; the "
+                  "emulator models TMA destinations and wgmma operands only in the block's extern __shared__ "
+                  "memory: put them there");
+    return addr;
 }
 
 void *simt_shared_ptr(unsigned long long addr, const char *who, const char *file, int line)

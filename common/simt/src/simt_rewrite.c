@@ -1822,7 +1822,8 @@ typedef struct {
 static struct {
     asm_op ops[ASM_OPS_MAX];
     int nops;
-    buf call; /* the emulator's call, or a static_assert */
+    buf call;    /* the emulator's call, or a static_assert */
+    int refused; /* call is the static_assert */
 } as;
 
 /* White space, comments and (in a #define) line continuations from i. */
@@ -1867,6 +1868,7 @@ static int asm_ref(const char **p)
 static void asm_refuse(const char *opcode, const char *why)
 {
     as.call.n = 0;
+    as.refused = 1;
     puts_(&as.call, "static_assert(sizeof(int) == 0, \"inline PTX '");
     for (const char *c = opcode; *c; c++)
         if (isprint((unsigned char)*c) && *c != '"' && *c != '\\') put(&as.call, c, 1);
@@ -1885,21 +1887,32 @@ static const char asm_not_emulated[] =
     "%dynamic_smem_size. For Hopper's wgmma, TMA and mbarriers use common/hopper.cuh; or put this asm under "
     "#ifdef __CUDA_ARCH__ with C++ for the emulator under #else";
 
+/* An operand that is one register, %n, white space around it: n, or -1. */
+static int asm_reg_index(const char *s)
+{
+    while (isspace((unsigned char)*s)) s++;
+    int r = asm_ref(&s);
+    while (isspace((unsigned char)*s)) s++;
+    return *s ? -1 : r;
+}
+
+/* A register operand as C++ into the call, __simt_p[n]. 0 if it is not one. */
+static int asm_register(buf *b, const char *s)
+{
+    int r = asm_reg_index(s);
+    if (r < 0) return 0;
+    char t[32];
+    snprintf(t, sizeof t, "__simt_p[%d]", r);
+    puts_(b, t);
+    return 1;
+}
+
 /* One operand of the instruction, as C++ into the call: a register
  * (__simt_p[n]) or an immediate. 0 if it is neither. */
 static int asm_value(buf *b, const char *s)
 {
+    if (asm_register(b, s)) return 1;
     while (isspace((unsigned char)*s)) s++;
-    const char *p = s;
-    int r = asm_ref(&p);
-    if (r >= 0) {
-        while (isspace((unsigned char)*p)) p++;
-        if (*p) return 0;
-        char t[32];
-        snprintf(t, sizeof t, "__simt_p[%d]", r);
-        puts_(b, t);
-        return 1;
-    }
     char *end;
     unsigned long long v = strtoull(s, &end, 0);
     while (isspace((unsigned char)*end)) end++;
@@ -1914,25 +1927,10 @@ static int asm_value(buf *b, const char *s)
  * or %n of an "n" operand. */
 static int asm_immediate(const char *s)
 {
-    while (isspace((unsigned char)*s)) s++;
-    const char *p = s;
-    int r = asm_ref(&p);
+    int r = asm_reg_index(s);
     if (r >= 0) return as.ops[r].imm;
-    return isdigit((unsigned char)*s);
-}
-
-/* A destination: one register, %n, as __simt_p[n]. 0 if it is not. */
-static int asm_register(buf *b, const char *s)
-{
     while (isspace((unsigned char)*s)) s++;
-    const char *p = s;
-    int r = asm_ref(&p);
-    while (isspace((unsigned char)*p)) p++;
-    if (r < 0 || *p) return 0;
-    char t[32];
-    snprintf(t, sizeof t, "__simt_p[%d]", r);
-    puts_(b, t);
-    return 1;
+    return isdigit((unsigned char)*s);
 }
 
 /* [%n] or [%n+imm]: the register, then the offset. 0 if it is no address. */
@@ -2033,30 +2031,31 @@ static void asm_instruction(const char *opcode, char **part, int nparts, char **
         puts_(b, ");");
         return;
     }
-    /* ldmatrix.sync.aligned, then m8n8, x1|x2|x4, .trans, .shared, .b16 in
-     * either order of shape and number (CUTLASS writes x4.m8n8) */
-    int lm_shape = 0, lm_num = 0, lm_trans = 0, lm_space = 0, lm_type = 0, lm_other = 0;
-    for (int k = 3; k < nparts; k++) {
-        const char *w = part[k];
-        if (is_word(w, "m8n8")) lm_shape++;
-        else if (is_word(w, "x1") || is_word(w, "x2") || is_word(w, "x4")) lm_num = lm_num ? -1 : w[1] - '0';
-        else if (is_word(w, "trans")) lm_trans++;
-        else if (is_word(w, "shared") || is_word(w, "shared::cta")) lm_space++;
-        else if (k == nparts - 1 && is_word(w, "b16")) lm_type++;
-        else lm_other++;
-    }
-    if (is_word(part[0], "ldmatrix") && nparts >= 7 && is_word(part[1], "sync") && is_word(part[2], "aligned") &&
-        lm_shape == 1 && lm_num > 0 && lm_trans <= 1 && lm_space == 1 && lm_type == 1 && !lm_other) {
-        int nmat = lm_num;
-        snprintf(t, sizeof t, "::simt::ptx::ldmatrix(%d, %d", nmat, lm_trans);
-        puts_(b, t);
-        if (nop != 2 || !asm_vector(b, op[0], nmat))
-            return asm_refuse(opcode, "its operands are {r0, ...} (one register a matrix) and [address]");
-        for (int j = nmat; j < 4; j++) puts_(b, ", __simt_p[__simt_scratch]");
-        puts_(b, ", ");
-        if (!asm_address(b, op[1])) return asm_refuse(opcode, "its second operand is the [address] of the row");
-        puts_(b, ", __FILE__, __LINE__);");
-        return;
+    if (is_word(part[0], "ldmatrix") && nparts >= 7 && is_word(part[1], "sync") && is_word(part[2], "aligned")) {
+        /* ldmatrix.sync.aligned, then m8n8, x1|x2|x4, .trans, .shared, .b16 in
+         * either order of shape and number (CUTLASS writes x4.m8n8) */
+        int lm_shape = 0, lm_num = 0, lm_trans = 0, lm_space = 0, lm_type = 0, lm_other = 0;
+        for (int k = 3; k < nparts; k++) {
+            const char *w = part[k];
+            if (is_word(w, "m8n8")) lm_shape++;
+            else if (is_word(w, "x1") || is_word(w, "x2") || is_word(w, "x4")) lm_num = lm_num ? -1 : w[1] - '0';
+            else if (is_word(w, "trans")) lm_trans++;
+            else if (is_word(w, "shared") || is_word(w, "shared::cta")) lm_space++;
+            else if (k == nparts - 1 && is_word(w, "b16")) lm_type++;
+            else lm_other++;
+        }
+        if (lm_shape == 1 && lm_num > 0 && lm_trans <= 1 && lm_space == 1 && lm_type == 1 && !lm_other) {
+            int nmat = lm_num;
+            snprintf(t, sizeof t, "::simt::ptx::ldmatrix(%d, %d", nmat, lm_trans);
+            puts_(b, t);
+            if (nop != 2 || !asm_vector(b, op[0], nmat))
+                return asm_refuse(opcode, "its operands are {r0, ...} (one register a matrix) and [address]");
+            for (int j = nmat; j < 4; j++) puts_(b, ", __simt_p[__simt_scratch]");
+            puts_(b, ", ");
+            if (!asm_address(b, op[1])) return asm_refuse(opcode, "its second operand is the [address] of the row");
+            puts_(b, ", __FILE__, __LINE__);");
+            return;
+        }
     }
     if (nparts >= 3 && is_word(part[0], "cp") && is_word(part[1], "async")) {
         if (nparts == 3 && (is_word(part[2], "commit_group") || is_word(part[2], "wait_all"))) {
@@ -2113,11 +2112,8 @@ static void asm_instruction(const char *opcode, char **part, int nparts, char **
             "globaltimer", "dynamic_smem_size"};
         const char *src_op = op[1];
         while (isspace((unsigned char)*src_op)) src_op++;
-        const char *p = op[0];
-        while (isspace((unsigned char)*p)) p++;
-        int d = asm_ref(&p);
-        while (isspace((unsigned char)*p)) p++;
-        if (d < 0 || *p) return asm_refuse(opcode, "its destination is one register (%n)");
+        int d = asm_reg_index(op[0]);
+        if (d < 0) return asm_refuse(opcode, "its destination is one register (%n)");
         const char *wide = part[1][1] == '6' ? "unsigned long long" : "unsigned int";
         if (src_op[0] == '%' && src_op[1] == '%') {
             char name[32];
@@ -2206,11 +2202,8 @@ static void asm_instruction(const char *opcode, char **part, int nparts, char **
                    {"sin", "approx", 'S'},  {"cos", "approx", 'C'}};
         for (size_t f = 0; f < sizeof fns / sizeof *fns; f++)
             if (is_word(part[0], fns[f].name) && is_word(part[1], fns[f].mode)) {
-                const char *p = op[0];
-                while (nop == 2 && isspace((unsigned char)*p)) p++;
-                int d = nop == 2 ? asm_ref(&p) : -1;
-                while (d >= 0 && isspace((unsigned char)*p)) p++;
-                if (d < 0 || *p) return asm_refuse(opcode, "its operands are d, a");
+                int d = nop == 2 ? asm_reg_index(op[0]) : -1;
+                if (d < 0) return asm_refuse(opcode, "its operands are d, a");
                 snprintf(t, sizeof t, "__simt_p[%d] = ::simt::ptx::reg(::simt::ptx::math('%c', %d, ", d, fns[f].op,
                          nparts == 4);
                 puts_(b, t);
@@ -2329,6 +2322,7 @@ static size_t rewrite_asm(buf *out, size_t i, int in_define)
 
     /* The instruction: one, without a predicate or a block of its own. */
     as.call.n = 0;
+    as.refused = 0;
     puts_(&as.call, "");
     char *ins = text.s;
     while (isspace((unsigned char)*ins)) ins++;
@@ -2359,7 +2353,7 @@ static size_t rewrite_asm(buf *out, size_t i, int in_define)
 
     /* do { registers; outputs bound and inputs copied; the call; outputs stored } while (0) */
     char t[160];
-    int refused = strncmp(as.call.s, "static_assert", 13) == 0;
+    int refused = as.refused;
     puts_(out, "do { ");
     if (!refused) {
         puts_(out, "::simt::ptx::device_only(\"");

@@ -23,15 +23,20 @@
  * and __global__ functions as nvcc does (see "execution spaces" below), and
  * stops with nvcc's error where nvcc would.
  *
- * Usage: simt-rewrite input.cu output.cpp
+ * With --headers, the headers the file includes with "..." are rewritten
+ * too, into copies (see "the file's own headers" at the end).
+ *
+ * Usage: simt-rewrite [--headers DIR [--emulator-include DIR] [-iquote DIR]... [-I DIR]...] input.cu output.cpp
  */
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200809L
 #endif
 #include <ctype.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef struct {
     char *s;
@@ -166,6 +171,9 @@ static struct {
      * indices sorted by name (declared_within, for one function at a time). */
     size_t *match;
     size_t *declared, ndeclared, declared_b, declared_e;
+    /* How many of the rewrites above the file needed: a header with none
+     * is compiled as it is (see "the file's own headers"). */
+    int changes;
 } st;
 
 /* Back to the state before any file: frees what st holds, then clears it
@@ -2396,6 +2404,8 @@ static size_t rewrite_asm(buf *out, size_t i, int in_define)
     return close + 1;
 }
 
+static int redirect_include(buf *out, size_t i, size_t e);
+
 /* The rewrite of src[0, len) (read from path, which messages and #line
  * name) into out. Returns 0, or 1 where nvcc would refuse a call (each
  * reported on stderr); what it cannot read at all stops the program in
@@ -2457,7 +2467,7 @@ static int rewrite(buf *out)
             size_t kw = i + 1;
             while (kw < len && (src[kw] == ' ' || src[kw] == '\t')) kw++;
             if (!(strncmp(src + kw, "define", 6) == 0 && !is_ident(src[kw + 6]))) {
-                put(out, src + i, e - i);
+                if (!redirect_include(out, i, e)) put(out, src + i, e - i);
                 i = e;
                 continue;
             }
@@ -2467,6 +2477,7 @@ static int rewrite(buf *out)
             bound = NULL;
         }
         if (c == '<' && strncmp(src + i, "<<<", 3) == 0) {
+            st.changes++;
             i = rewrite_launch(out, i);
             continue;
         }
@@ -2476,6 +2487,7 @@ static int rewrite(buf *out)
             while (j < len && (isspace((unsigned char)src[j]) || (src[j] == '/' && (l = skip_lexeme(j)))))
                 j += isspace((unsigned char)src[j]) ? 1 : l; /* a comment may stand between the words */
             if (strncmp(src + j, "__shared__", 10) == 0 && !is_ident(src[j + 10])) {
+                st.changes++;
                 i = rewrite_extern_shared(out, i, j + 10);
                 continue;
             }
@@ -2486,11 +2498,13 @@ static int rewrite(buf *out)
              (strncmp(src + i, "__asm", 5) == 0 && !is_ident(src[i + 5])))) {
             size_t next = rewrite_asm(out, i, define_end != 0);
             if (next) {
+                st.changes++;
                 i = next;
                 continue;
             }
         }
         if (c == 's' && static_by_shared(i)) {
+            st.changes++;
             puts_(out, "      ");
             i += 6;
             continue;
@@ -2499,6 +2513,7 @@ static int rewrite(buf *out)
             !is_ident(src[i + 10]) && in_function()) {
             size_t next = rewrite_static_shared(out, i);
             if (next) {
+                st.changes++;
                 i = next;
                 continue;
             }
@@ -2522,6 +2537,7 @@ static int rewrite(buf *out)
         put(out, &c, 1);
         i++;
         if (body) { /* the kernel's body: its first statement checks the launch */
+            st.changes++;
             puts_(out, " simt_check_launch_bounds((unsigned long long)(");
             puts_(out, bound);
             puts_(out, "), __FILE__, __LINE__);");
@@ -2535,24 +2551,362 @@ static int rewrite(buf *out)
     return 0;
 }
 
-int main(int argc, char **argv)
+/* --- the file's own headers ----------------------------------------------
+ * nvcc compiles a header's launches, inline PTX and __shared__ variables as
+ * it compiles the .cu file's; g++ would see them as they are written, and
+ * stop at the first <<<. So with --headers DIR, the headers that the file
+ * includes with #include "name", and those that they include, are read
+ * too, found where the compiler finds them: in the including file's folder,
+ * then the -iquote folders (simtcc's first is the .cu file's own folder),
+ * then, after the emulator's include folder, the -I folders. Each header
+ * whose rewrite changes it, or that includes one that is changed, gets a
+ * rewritten copy, DIR/k/<its name>, whose #line names the header, and the
+ * #include lines that name it name the copy (see choose_copies).
+ * Left as they are: <name> includes (system and library headers), headers
+ * found in the emulator's folder or in none of these, those under /usr
+ * (the system's and the CUDA toolkit's, which nvcc compiles for the GPU
+ * and the emulator does not run), and #include with a macro for its name.
+ * DIR/map lists each copy and then its header, a line each, for simtcc to
+ * name the headers, not the copies, in a dependency file. */
+
+typedef struct {
+    char *name;   /* as the compiler names it: the includer's folder, or the
+                   * folder it was found in, and the name in the #include */
+    char *real;   /* its realpath: the same header reached twice is one */
+    char *text;
+    size_t len;
+    int own;      /* its rewrite changes it */
+    int copied;   /* it gets a copy: own, or it includes a copied header */
+    struct {
+        size_t start, end; /* the #include directive, in text */
+        size_t header;     /* the header it names, an index of hdrs.h */
+        int here;          /* found in the includer's own folder */
+    } *inc;
+    size_t ninc, inc_cap;
+} header_rec;
+
+static struct {
+    header_rec *h;
+    size_t n, cap;
+    const char **quote, **dirs; /* -iquote and -I folders, in order */
+    size_t nquote, ndirs, quote_cap, dirs_cap;
+    char *emulator;             /* realpath of the emulator's include folder */
+    const char *out;            /* --headers DIR */
+    int active;                 /* rewrite() redirects the includes of h[current] */
+    size_t current;
+} hdrs;
+
+static char *join_path(const char *dir, const char *name, size_t n)
 {
-    if (argc != 3) {
-        fprintf(stderr, "usage: simt-rewrite input.cu output.cpp\n");
-        return 2;
+    int here = strcmp(dir, ".") == 0 || !*dir;
+    size_t dn = here ? 0 : strlen(dir);
+    char *p = malloc(dn + n + 2);
+    if (!p) {
+        perror("simt-rewrite");
+        exit(2);
     }
-    path = argv[1];
-    src = read_file(path, &len);
-    if (!src) {
-        perror(path);
-        return 2;
+    if (dn) {
+        memcpy(p, dir, dn);
+        if (dir[dn - 1] != '/') p[dn++] = '/';
     }
-    buf out = {0};
-    if (rewrite(&out)) return 1;
-    FILE *f = fopen(argv[2], "wb");
-    if (!f || fwrite(out.s, 1, out.n, f) != out.n || fclose(f) != 0) {
-        perror(argv[2]);
+    memcpy(p + dn, name, n);
+    p[dn + n] = 0;
+    return p;
+}
+
+/* The folder part of a path: "." for a bare name. */
+static char *folder_of(const char *p)
+{
+    const char *slash = strrchr(p, '/');
+    if (!slash) return strdup(".");
+    if (slash == p) return strdup("/");
+    char *d = strndup(p, (size_t)(slash - p));
+    if (!d) {
+        perror("simt-rewrite");
+        exit(2);
+    }
+    return d;
+}
+
+static int is_file(const char *p)
+{
+    struct stat sb;
+    return stat(p, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* Under folder dir (a realpath), or dir itself. */
+static int under(const char *real, const char *dir)
+{
+    size_t n = strlen(dir);
+    return strncmp(real, dir, n) == 0 && (real[n] == '/' || real[n] == 0 || (n && dir[n - 1] == '/'));
+}
+
+/* The index of the header at p (named name), added if it is new, or
+ * (size_t)-1 where it is left as it is. */
+static size_t header_at(const char *p, const char *name)
+{
+    char *real = realpath(p, NULL);
+    if (!real) return (size_t)-1;
+    if ((hdrs.emulator && under(real, hdrs.emulator)) || under(real, "/usr")) {
+        free(real);
+        return (size_t)-1;
+    }
+    for (size_t k = 0; k < hdrs.n; k++)
+        if (strcmp(hdrs.h[k].real, real) == 0) {
+            free(real);
+            return k;
+        }
+    hdrs.h = grow(hdrs.h, &hdrs.cap, hdrs.n, sizeof(*hdrs.h));
+    header_rec *r = &hdrs.h[hdrs.n];
+    memset(r, 0, sizeof(*r));
+    r->real = real;
+    r->name = strdup(name);
+    r->text = read_file(p, &r->len);
+    if (!r->name || !r->text) {
+        perror(p);
+        exit(2);
+    }
+    return hdrs.n++;
+}
+
+/* The header an #include "name" of file k names, as the compiler searches
+ * for it; sets *here where it is in file k's own folder. */
+static size_t find_header(size_t k, const char *name, size_t n, int *here)
+{
+    *here = 0;
+    if (n == 0 || memchr(name, 0, n) || memchr(name, '\n', n)) return (size_t)-1;
+    char *found = NULL, *shown = NULL;
+    if (name[0] == '/') {
+        found = strndup(name, n);
+        shown = strndup(name, n);
+    } else {
+        char *dir = folder_of(hdrs.h[k].name);
+        char *p = join_path(dir, name, n);
+        free(dir);
+        if (is_file(p)) {
+            *here = 1;
+            found = p;
+            shown = strdup(p);
+        } else {
+            free(p);
+        }
+        /* -iquote, the emulator's folder (where the search ends with a header
+         * left alone), then -I */
+        for (size_t d = 0; !found && d < hdrs.nquote + 1 + hdrs.ndirs; d++) {
+            const char *dir2 = d < hdrs.nquote ? hdrs.quote[d] : d == hdrs.nquote ? hdrs.emulator : hdrs.dirs[d - hdrs.nquote - 1];
+            if (!dir2) continue;
+            p = join_path(dir2, name, n);
+            if (is_file(p)) {
+                if (d == hdrs.nquote) {
+                    free(p);
+                    return (size_t)-1;
+                }
+                found = p;
+                shown = strdup(p);
+            } else {
+                free(p);
+            }
+        }
+    }
+    if (!found || !shown) {
+        free(found);
+        free(shown);
+        return (size_t)-1;
+    }
+    size_t h = header_at(found, shown);
+    free(found);
+    free(shown);
+    return h;
+}
+
+/* The #include "name" lines of file k (whose directives rewrite() found). */
+static void find_includes(size_t k)
+{
+    for (size_t d = 0; d < st.ndirs; d++) {
+        size_t i = st.dirs[d].start + 1, e = st.dirs[d].end;
+        while (i < e && (src[i] == ' ' || src[i] == '\t')) i++;
+        if (!(e - i > 7 && strncmp(src + i, "include", 7) == 0 && !is_ident(src[i + 7]))) continue;
+        i += 7;
+        while (i < e && (src[i] == ' ' || src[i] == '\t')) i++;
+        if (i >= e || src[i] != '"') continue;
+        size_t b = ++i;
+        while (i < e && src[i] != '"') i++;
+        if (i >= e) continue;
+        int here;
+        size_t h = find_header(k, src + b, i - b, &here);
+        if (h == (size_t)-1) continue;
+        header_rec *r = &hdrs.h[k]; /* after find_header, which may move hdrs.h */
+        r->inc = grow(r->inc, &r->inc_cap, r->ninc, sizeof(*r->inc));
+        r->inc[r->ninc].start = st.dirs[d].start;
+        r->inc[r->ninc].end = e;
+        r->inc[r->ninc].header = h;
+        r->inc[r->ninc++].here = here;
+    }
+}
+
+/* In a rewrite with redirection: an #include of a header that has a copy
+ * names the copy. The line breaks of a
+ * directive over several lines follow it, so that the lines keep their
+ * numbers. Returns 0 where the directive is copied as it is. */
+static int redirect_include(buf *out, size_t i, size_t e)
+{
+    if (!hdrs.active) return 0;
+    const header_rec *r = &hdrs.h[hdrs.current];
+    for (size_t k = 0; k < r->ninc; k++) {
+        size_t h = r->inc[k].header;
+        if (r->inc[k].start != i || h == 0 || !hdrs.h[h].copied) continue;
+        char num[32];
+        snprintf(num, sizeof num, "/%zu/", h);
+        const char *base = strrchr(hdrs.h[h].real, '/');
+        puts_(out, "#include \"");
+        puts_(out, hdrs.out);
+        puts_(out, num);
+        puts_(out, base ? base + 1 : hdrs.h[h].real);
+        puts_(out, "\"");
+        for (size_t j = i; j < e; j++)
+            if (src[j] == '\n') puts_(out, "\n");
+        return 1;
+    }
+    return 0;
+}
+
+/* Rewrites file k into out (a redirecting rewrite where redirect is set):
+ * 0, or 1 where nvcc would refuse a call. */
+static int rewrite_header(size_t k, buf *out, int redirect)
+{
+    src = hdrs.h[k].text;
+    len = hdrs.h[k].len;
+    path = hdrs.h[k].name;
+    hdrs.active = redirect;
+    hdrs.current = k;
+    out->n = 0;
+    return rewrite(out);
+}
+
+static int write_file(const char *p, const buf *b)
+{
+    FILE *f = fopen(p, "wb");
+    if (!f || fwrite(b->s, 1, b->n, f) != b->n || fclose(f) != 0) {
+        perror(p);
         return 2;
     }
     return 0;
+}
+
+/* Which headers get a copy: those that change; those that include a
+ * copied header, whose #include then names the copy; and those that a
+ * copied header found in its own folder, which the copy's folder would
+ * not find. Repeated until nothing changes, which also settles headers
+ * that include each other. The .cu file is rewritten anyway, and finds
+ * the headers of its own folder through simtcc's -iquote. */
+static void choose_copies(void)
+{
+    for (size_t k = 1; k < hdrs.n; k++) hdrs.h[k].copied = hdrs.h[k].own;
+    for (int more = 1; more;) {
+        more = 0;
+        for (size_t k = 0; k < hdrs.n; k++) {
+            header_rec *r = &hdrs.h[k];
+            for (size_t j = 0; j < r->ninc; j++) {
+                header_rec *h = &hdrs.h[r->inc[j].header];
+                if (r->inc[j].header == 0) continue;
+                if (k != 0 && !r->copied && h->copied) r->copied = more = 1;
+                if (k != 0 && r->copied && r->inc[j].here && !h->copied) h->copied = more = 1;
+            }
+        }
+    }
+}
+
+/* The file into out_path, and with --headers its headers: 0, 1 (errors
+ * reported on stderr) or 2 (a file that cannot be read or written). */
+static int rewrite_all(const char *in, const char *out_path)
+{
+    hdrs.h = grow(hdrs.h, &hdrs.cap, 0, sizeof(*hdrs.h));
+    header_rec *m = &hdrs.h[0];
+    memset(m, 0, sizeof(*m));
+    m->name = strdup(in);
+    m->text = read_file(in, &m->len);
+    if (!m->text || !m->name) {
+        perror(in);
+        return 2;
+    }
+    m->real = realpath(in, NULL);
+    if (!m->real) m->real = strdup(in);
+    hdrs.n = 1;
+    buf out = {0};
+    if (!hdrs.out) return rewrite_header(0, &out, 0) ? 1 : write_file(out_path, &out);
+    if (strpbrk(hdrs.out, "\"\n")) {
+        fprintf(stderr, "simt-rewrite: --headers %s: a folder whose name holds a quote or a line break cannot be named in an #include\n", hdrs.out);
+        return 2;
+    }
+    /* The file and every header it reaches, once each (hdrs.n grows). */
+    int errors = 0;
+    for (size_t k = 0; k < hdrs.n; k++) {
+        errors |= rewrite_header(k, &out, 0);
+        hdrs.h[k].own = st.changes > 0;
+        find_includes(k);
+    }
+    if (errors) return 1;
+    choose_copies();
+    buf map = {0};
+    for (size_t k = 1; k < hdrs.n; k++) {
+        if (!hdrs.h[k].copied) continue;
+        char num[32];
+        snprintf(num, sizeof num, "%zu", k);
+        char *dir = join_path(hdrs.out, num, strlen(num));
+        if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+            perror(dir);
+            return 2;
+        }
+        const char *base = strrchr(hdrs.h[k].real, '/');
+        base = base ? base + 1 : hdrs.h[k].real;
+        char *copy = join_path(dir, base, strlen(base));
+        free(dir);
+        if (rewrite_header(k, &out, 1)) return 1;
+        if (write_file(copy, &out)) return 2;
+        puts_(&map, copy);
+        puts_(&map, "\n");
+        puts_(&map, hdrs.h[k].name);
+        puts_(&map, "\n");
+        free(copy);
+    }
+    char *mp = join_path(hdrs.out, "map", 3);
+    if (!map.s) put(&map, "", 0);
+    int bad = write_file(mp, &map);
+    free(mp);
+    free(map.s);
+    if (bad) return 2;
+    if (rewrite_header(0, &out, 1)) return 1;
+    return write_file(out_path, &out);
+}
+
+int main(int argc, char **argv)
+{
+    const char *usage = "usage: simt-rewrite [--headers DIR [--emulator-include DIR] [-iquote DIR]... [-I DIR]...] input.cu output.cpp\n";
+    int a = 1;
+    for (; a < argc && argv[a][0] == '-'; a += 2) {
+        if (a + 1 >= argc) {
+            fputs(usage, stderr);
+            return 2;
+        }
+        const char *v = argv[a + 1];
+        if (strcmp(argv[a], "--headers") == 0) {
+            hdrs.out = v;
+        } else if (strcmp(argv[a], "--emulator-include") == 0) {
+            hdrs.emulator = realpath(v, NULL);
+        } else if (strcmp(argv[a], "-iquote") == 0) {
+            hdrs.quote = grow(hdrs.quote, &hdrs.quote_cap, hdrs.nquote, sizeof(*hdrs.quote));
+            hdrs.quote[hdrs.nquote++] = v;
+        } else if (strcmp(argv[a], "-I") == 0) {
+            hdrs.dirs = grow(hdrs.dirs, &hdrs.dirs_cap, hdrs.ndirs, sizeof(*hdrs.dirs));
+            hdrs.dirs[hdrs.ndirs++] = v;
+        } else {
+            fputs(usage, stderr);
+            return 2;
+        }
+    }
+    if (argc - a != 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    return rewrite_all(argv[a], argv[a + 1]);
 }

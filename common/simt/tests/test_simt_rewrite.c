@@ -19,7 +19,9 @@
  * accesses (no_sanitize).
  * Inline PTX: an asm statement of PTX becomes the emulator's instruction,
  * byte for byte as expected; PTX it does not model stops the build at its
- * line, and PTX in a header gets a note from simtcc.
+ * line, and PTX whose text comes from a macro gets a note from simtcc.
+ * The headers of a .cu file: rewritten with it, named in messages and
+ * dependency files by their own names.
  * Last, the C++ it writes, byte for byte: launches, extern __shared__, the
  * calls it adds, its #line directives, and what it leaves alone in
  * comments and literals; and its messages on what it cannot read.
@@ -2183,20 +2185,150 @@ static void test_inline_ptx_not_emulated(void **state)
            "f='%s'; '" SIMTCC "' -O1 \"$f\" -o \"$f.bin\" 2>&1 && \"$f.bin\" 2>&1");
     if (status == 0 || !strstr(out, "inline PTX 'mov.u32' at ") || !strstr(out, "ptx_host.cu:2 ran in host code"))
         fail_msg("PTX run in host code, exit %d:\n%s", status, out);
-    /* PTX in a header reaches the x86 assembler; simtcc says why. */
-    char hdr[600];
-    snprintf(hdr, sizeof hdr, "%s/lane_id.cuh", dir);
-    FILE *f = fopen(hdr, "w");
-    assert_non_null(f);
-    fputs("__device__ __forceinline__ unsigned lane_id() { unsigned l; asm volatile(\"mov.u32 %0, %%laneid;\" : "
-          "\"=r\"(l)); return l; }\n",
-          f);
-    fclose(f);
-    compile_as_lab("ptx_header", "#include \"lane_id.cuh\"\n"
-                                 "__global__ void k(unsigned *o) { o[threadIdx.x] = lane_id(); }\n");
-    expect_error("ptx_header.cu: note: inline PTX reached the x86 assembler");
+    /* PTX whose text comes from a macro reaches the x86 assembler; simtcc
+     * says why. */
+    compile_as_lab("ptx_macro_text", "#define LANE \"mov.u32 %0, %%laneid;\"\n"
+                                     "__device__ unsigned lane_id() { unsigned l; asm volatile(LANE : \"=r\"(l)); return l; }\n"
+                                     "__global__ void k(unsigned *o) { o[threadIdx.x] = lane_id(); }\n");
+    expect_error("ptx_macro_text.cu: note: inline PTX reached the x86 assembler");
     compile_as_lab("other_asm_error", "__global__ void k(unsigned *o) { o[0] = undeclared; }\n");
     if (strstr(out, "inline PTX")) fail_msg("a note on inline PTX for a file that has none:\n%s", out);
+}
+
+/* --- the file's own headers ---------------------------------------------------
+ * nvcc compiles a header's launches, PTX and __shared__ variables as it does
+ * the .cu file's. So simtcc rewrites the headers that a .cu file includes
+ * with "...", found where the compiler finds them (the including file's
+ * folder, -iquote, -I), into copies that keep their names in messages. */
+
+/* Write text to dir/rel (rel's folders made first). */
+static void put_file(const char *rel, const char *text)
+{
+    char p[600], cmd[700];
+    snprintf(p, sizeof p, "%s/%s", dir, rel);
+    snprintf(cmd, sizeof cmd, "mkdir -p \"$(dirname '%s')\"", p);
+    assert_int_equal(system(cmd), 0);
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Build dir/name.cu in dir with flags and run it, its output into out. */
+static void build_and_run(const char *name, const char *text, const char *flags)
+{
+    char fmt[1024];
+    snprintf(fmt, sizeof fmt,
+             "cd '%%2$s' && '" SIMTCC "' -O1 -g %s -MMD -MF '%%3$s.d' '%%3$s.cu' -o '%%3$s.bin' 2>&1 && './%%3$s.bin' 2>&1",
+             flags);
+    run_on(name, text, fmt);
+}
+
+static void test_headers_rewritten(void **state)
+{
+    (void)state;
+    /* The layout of a kernel ladder: each kernel in a header of a folder,
+     * one header that includes them and launches them, a .cu file with
+     * main. tile.cuh has a static __shared__ tile and PTX; util.cuh, beside
+     * it, needs no rewrite, but launch.cuh's copy must still find it;
+     * inc/scale.cuh is found through -I. Headers include each other
+     * (guards) and one is included twice. */
+    put_file("kernels/util.cuh", "#pragma once\n"
+                                 "__device__ inline float twice(float x) { return 2.0f * x; }\n");
+    put_file("kernels/tile.cuh", "#pragma once\n"
+                                 "#include \"util.cuh\"\n"
+                                 "__device__ inline unsigned lane() { unsigned l; asm(\"mov.u32 %0, %%laneid;\" : \"=r\"(l)); return l; }\n"
+                                 "__global__ void reverse(const float *a, float *b, int n)\n"
+                                 "{\n"
+                                 "    __shared__ float t[64];\n"
+                                 "    int i = threadIdx.x;\n"
+                                 "    t[i] = a[i] + (float)(lane() != (unsigned)(i % 32));\n"
+                                 "    __syncthreads();\n"
+                                 "    b[i] = twice(t[n - 1 - i]);\n"
+                                 "}\n");
+    put_file("kernels/launch.cuh", "#ifndef LAUNCH_CUH\n"
+                                   "#define LAUNCH_CUH\n"
+                                   "#include \"tile.cuh\"\n"
+                                   "#include \"util.cuh\"\n"
+                                   "#include \"scale.cuh\"\n"
+                                   "static void run_reverse(const float *a, float *b, int n)\n"
+                                   "{\n"
+                                   "    reverse<<<1, n>>>(a, b, n);\n"
+                                   "    scale<<<1, n>>>(b, 0.5f);\n"
+                                   "}\n"
+                                   "#endif\n");
+    put_file("inc/scale.cuh", "#ifndef SCALE_CUH\n"
+                              "#define SCALE_CUH\n"
+                              "#include \"kernels/launch.cuh\"\n"
+                              "__global__ void scale(float *x, float s) { x[threadIdx.x] *= s; }\n"
+                              "#endif\n");
+    build_and_run("hdr_main",
+                  "#include <stdio.h>\n"
+                  "#include \"kernels/launch.cuh\"\n"
+                  "int main()\n"
+                  "{\n"
+                  "    float h[64], *a, *b;\n"
+                  "    for (int i = 0; i < 64; i++) h[i] = (float)i;\n"
+                  "    cudaMalloc(&a, sizeof h);\n"
+                  "    cudaMalloc(&b, sizeof h);\n"
+                  "    cudaMemcpy(a, h, sizeof h, cudaMemcpyHostToDevice);\n"
+                  "    run_reverse(a, b, 64);\n"
+                  "    cudaMemcpy(h, b, sizeof h, cudaMemcpyDeviceToHost);\n"
+                  "    printf(\"%g %g %s\\n\", h[0], h[63], cudaGetErrorString(cudaGetLastError()));\n"
+                  "    return 0;\n"
+                  "}\n",
+                  "-I inc");
+    if (status != 0 || !strstr(out, "63 0 no error")) fail_msg("kernels in headers, exit %d:\n%s", status, out);
+    /* The dependency file names the headers, not their copies. */
+    char dep[600], text[4096];
+    snprintf(dep, sizeof dep, "%s/hdr_main.d", dir);
+    FILE *f = fopen(dep, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    text[n] = 0;
+    fclose(f);
+    const char *deps = strstr(text, ".cu "); /* after the target, which names simtcc's temporary object */
+    if (!deps || !strstr(deps, "kernels/launch.cuh") || !strstr(deps, "kernels/tile.cuh") ||
+        !strstr(deps, "kernels/util.cuh") || !strstr(deps, "inc/scale.cuh") || strstr(deps, "simtcc."))
+        fail_msg("the dependency file must name each header and no copy:\n%s", text);
+
+    /* A fault in a header's kernel names the header's line; so do a
+     * compile error and PTX the emulator does not run. */
+    put_file("kernels/bad.cuh", "__global__ void over(float *b, int n)\n"
+                                "{\n"
+                                "    __shared__ float t[32];\n"
+                                "    t[threadIdx.x] = 1.0f;\n"
+                                "    __syncthreads();\n"
+                                "    b[threadIdx.x] = t[n];\n"
+                                "}\n"
+                                "static void run_over(float *b, int n) { over<<<1, 32>>>(b, n); }\n");
+    build_and_run("hdr_fault",
+                  "#include <stdio.h>\n"
+                  "#include \"kernels/bad.cuh\"\n"
+                  "int main()\n"
+                  "{\n"
+                  "    float *b;\n"
+                  "    cudaMalloc(&b, 128);\n"
+                  "    run_over(b, 32);\n"
+                  "    cudaError_t e = cudaDeviceSynchronize();\n"
+                  "    printf(\"%s\\n\", cudaGetErrorString(e));\n"
+                  "    return e == cudaSuccess;\n"
+                  "}\n",
+                  "");
+    if (status != 0 || !strstr(out, "out of bounds") || !strstr(out, "kernels/bad.cuh:6"))
+        fail_msg("an index past a header's __shared__ array, exit %d:\n%s", status, out);
+    put_file("kernels/smid.cuh", "__device__ inline unsigned sm() { unsigned s; asm(\"mov.u32 %0, %%smid;\" : \"=r\"(s)); return s; }\n");
+    compile_as_lab("hdr_smid", "#include \"kernels/smid.cuh\"\n"
+                               "__global__ void k(unsigned *o) { o[0] = sm(); }\n");
+    expect_error("kernels/smid.cuh:1:");
+    expect_error("inline PTX 'mov.u32 %smid': not emulated");
+    /* nvcc's execution-space check runs on a header too. */
+    put_file("kernels/host_call.cuh", "float host_only(float x);\n"
+                                      "__global__ void k(float *o) { o[0] = host_only(o[0]); }\n");
+    compile_as_lab("hdr_space", "#include \"kernels/host_call.cuh\"\n"
+                                "float host_only(float x) { return x; }\n");
+    expect_error("kernels/host_call.cuh:2");
+    expect_error("host_only");
 }
 
 int main(void)
@@ -2226,6 +2358,7 @@ int main(void)
         cmocka_unit_test(test_inline_ptx_rewritten),
         cmocka_unit_test(test_inline_ptx_builds),
         cmocka_unit_test(test_inline_ptx_not_emulated),
+        cmocka_unit_test(test_headers_rewritten),
         cmocka_unit_test(test_memtrace_refuses_no_sanitize),
         cmocka_unit_test(test_memtrace_notes_arch_branches),
         cmocka_unit_test(test_shared_initializer_refused),

@@ -23,6 +23,7 @@ extern "C" {
 }
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cuda_pipeline.h>
 #include <mma.h>
 
 #include "warp_mma.cuh"
@@ -446,6 +447,105 @@ static void test_cp_async_groups(void **state)
     assert_int_equal(out[13], 119);
     cudaFree(src);
     cudaFree(out);
+}
+
+/* cuda_pipeline.h's primitives are the same cp.async: batches that land at
+ * their wait (-1 bytes before it), the zero fill of the last zfill bytes,
+ * and nvcuda::experimental::pipeline's memcpy_async of a float4, which
+ * copies at once where the destination is not shared memory. */
+__global__ void pipeline_copies(const int *src, int *out, float4 *g4)
+{
+    __shared__ __align__(16) int s[16];
+    __shared__ float4 s4;
+    if (threadIdx.x != 0) return;
+    for (int i = 0; i < 16; i++) s[i] = -1;
+    __pipeline_memcpy_async(&s[0], &src[0], 16);
+    __pipeline_commit();
+    __pipeline_memcpy_async(&s[4], &src[4], 8);
+    __pipeline_memcpy_async(&s[8], &src[8], 16, 10); /* reads 6 bytes */
+    __pipeline_commit();
+    __pipeline_wait_prior(1);
+    out[0] = s[3];
+    out[1] = s[4];
+    __pipeline_wait_prior(0);
+    out[2] = s[5];
+    out[3] = s[8];
+    out[4] = s[9];
+    out[5] = s[10];
+    nvcuda::experimental::pipeline pipe;
+    nvcuda::experimental::memcpy_async(s4, g4[0], pipe);
+    size_t batch = pipe.commit();
+    pipe.wait(batch + 1);
+    float4 v = s4;
+    nvcuda::experimental::memcpy_async(g4[1], s4, pipe); /* shared to global: at once */
+    pipe.commit_and_wait();
+    out[6] = (int)v.w;
+    out[7] = (int)batch;
+}
+
+static void test_pipeline_primitives(void **state)
+{
+    (void)state;
+    int *src, *out;
+    float4 *g4;
+    cudaMallocManaged(&src, 16 * sizeof(int));
+    cudaMallocManaged(&out, 8 * sizeof(int));
+    cudaMallocManaged(&g4, 2 * sizeof(float4));
+    for (int i = 0; i < 16; i++) src[i] = 100 + i;
+    g4[0] = make_float4(1, 2, 3, 4);
+    pipeline_copies<<<1, 32>>>(src, out, g4);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(out[0], 103);
+    assert_int_equal(out[1], -1); /* its batch is still in flight */
+    assert_int_equal(out[2], 105);
+    assert_int_equal(out[3], 108);
+    assert_int_equal(out[4], 109 & 0xffff); /* 6 bytes read: src[9]'s low two */
+    assert_int_equal(out[5], 0);
+    assert_int_equal(out[6], 4);
+    assert_int_equal(out[7], 0);
+    assert_true(g4[1].x == 1 && g4[1].w == 4);
+    cudaFree(src);
+    cudaFree(out);
+    cudaFree(g4);
+}
+
+/* What a GPU faults on, or what CUDA's asserts refuse, stops the launch:
+ * mode 0, a copy of 12 bytes; 1, more zero fill than the copy; 2, a
+ * destination in global memory; 3, a source 8 bytes off for a 16-byte copy. */
+__global__ void pipeline_misuse(const int *src, int *dst, int mode)
+{
+    __shared__ __align__(16) int s[8];
+    if (mode == 0) __pipeline_memcpy_async(s, src, 12);
+    if (mode == 1) __pipeline_memcpy_async(s, src, 8, 9);
+    if (mode == 2) __pipeline_memcpy_async(dst, src, 16);
+    if (mode == 3) __pipeline_memcpy_async(s, src + 2, 16);
+    __pipeline_commit();
+    __pipeline_wait_prior(0);
+    dst[threadIdx.x] = s[0];
+}
+
+static void test_pipeline_misuse(void **state)
+{
+    (void)state;
+    static const char *const said[] = {"__pipeline_memcpy_async of 12 bytes", "with zfill 9",
+                                       "shared-memory destination", "global source"};
+    int *src, *dst;
+    cudaMalloc(&src, 64);
+    cudaMalloc(&dst, 256);
+    for (int mode = 0; mode < 4; mode++) {
+        capture_begin();
+        pipeline_misuse<<<1, 32>>>(src, dst, mode);
+        cudaError_t e = cudaDeviceSynchronize();
+        const char *err = capture_end();
+        if (e == cudaSuccess || !strstr(err, said[mode]))
+            fail_msg("mode %d: expected a failed launch saying \"%s\", got %s: %s", mode, said[mode],
+                     cudaGetErrorString(e), err);
+        cudaDeviceReset();
+        cudaMalloc(&src, 64);
+        cudaMalloc(&dst, 256);
+    }
+    cudaFree(src);
+    cudaFree(dst);
 }
 
 /* cp.async and ldmatrix addresses must be aligned to the bytes they move
@@ -1161,6 +1261,8 @@ int main(void)
         cmocka_unit_test_teardown(test_inline_ptx_loads_stores, no_fault_left),
         cmocka_unit_test_teardown(test_inline_ptx_math, no_fault_left),
         cmocka_unit_test_teardown(test_inline_ptx_misuse, no_fault_left),
+        cmocka_unit_test_teardown(test_pipeline_primitives, no_fault_left),
+        cmocka_unit_test_teardown(test_pipeline_misuse, no_fault_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,6 +130,17 @@ static inline void __threadfence(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST)
 static inline void __threadfence_block(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 static inline void __threadfence_system(void) { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
 [[noreturn]] static inline void __trap(void) { simt_trap(); }
+/* nvcc's __builtin_assume(e): the compiler may take e to be true, so code
+ * that reaches it with e false is undefined. g++ has no such builtin; here
+ * a false e stops the launch with its text and line. Unlike nvcc, this
+ * evaluates e: keep side effects out of it (nvcc drops them). */
+#if !defined(__clang__)
+#define __builtin_assume(e)                                                                                           \
+    ((e) ? (void)0                                                                                                     \
+         : simt_fail("__builtin_assume(%s) at %s:%d is false: nvcc compiles the code after it as if it were true, so " \
+                     "on a GPU what follows is undefined",                                                             \
+                     #e, __FILE__, __LINE__))
+#endif
 static inline void __nanosleep(unsigned int) {}
 /* A cycle-like counter; emulated code has no meaningful cycle counts. */
 static inline long long clock64(void)
@@ -472,6 +483,7 @@ static inline float sinpif(float x) { return sinf((float)M_PI * x); }
 static inline float cospif(float x) { return cosf((float)M_PI * x); }
 static inline float normcdff(float x) { return 0.5f * erfcf(-x * (float)M_SQRT1_2); }
 static inline double normcdf(double x) { return 0.5 * erfc(-x * M_SQRT1_2); }
+static inline void sincospif(float x, float *s, float *c) { *s = sinpif(x); *c = cospif(x); }
 /* erfcinv: a start from Giles's single-precision approximation ("Approximating
  * the erfinv function", GPU Computing Gems, 2011), or in the far tail from
  * erfc's asymptotic form, then Newton's steps on log erfc in double, which
@@ -511,6 +523,12 @@ static inline float erfcinvf(float y) { return (float)simt_erfcinv(y); }
 static inline double erfcinv(double y) { return simt_erfcinv(y); }
 static inline float erfinvf(float y) { return (float)simt_erfcinv(1.0 - y); }
 static inline double erfinv(double y) { return simt_erfcinv(1.0 - y); }
+/* The standard normal's quantile: normcdf(x) = erfc(-x / sqrt 2) / 2. */
+static inline float normcdfinvf(float p) { return (float)(-M_SQRT2 * simt_erfcinv(2.0 * p)); }
+static inline double normcdfinv(double p) { return -M_SQRT2 * simt_erfcinv(2.0 * p); }
+static inline double sinpi(double x) { return sin(M_PI * x); }
+static inline double cospi(double x) { return cos(M_PI * x); }
+static inline void sincospi(double x, double *s, double *c) { *s = sinpi(x); *c = cospi(x); }
 static inline float norm3df(float a, float b, float c) { return (float)sqrt((double)a * a + (double)b * b + (double)c * c); }
 static inline float rnorm3df(float a, float b, float c) { return (float)(1 / sqrt((double)a * a + (double)b * b + (double)c * c)); }
 static inline float norm4df(float a, float b, float c, float d)
@@ -619,6 +637,9 @@ static inline float __fmul_rn(float a, float b) { return a * b; }
 static inline float __fdiv_rn(float a, float b) { return a / b; }
 static inline float __frcp_rn(float x) { return 1.0f / x; }
 static inline float __fsqrt_rn(float x) { return sqrtf(x); }
+/* In double, then rounded once more: correct but for the rare double
+ * rounding, as the directed roundings above. */
+static inline float __frsqrt_rn(float x) { return (float)(1.0 / sqrt((double)x)); }
 static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
 static inline double __int2double_rn(int x) { return x; }
 static inline double __uint2double_rn(unsigned int x) { return x; }
@@ -700,6 +721,12 @@ template <class T> static inline void __stwb(T *p, T v) { *p = v; }
 template <class T> static inline void __stwt(T *p, T v) { *p = v; }
 static inline unsigned int __sad(int x, int y, unsigned int z) { return z + (unsigned int)(x > y ? (long long)x - y : (long long)y - x); }
 static inline unsigned int __usad(unsigned int x, unsigned int y, unsigned int z) { return z + (x > y ? x - y : y - x); }
+/* Averages without overflow: (x + y) >> 1, and rounded up (the r forms).
+ * The int overloads go before cuda_fp16.h's __hadd of two halves. */
+static inline int __hadd(int x, int y) { return (int)(((long long)x + y) >> 1); }
+static inline int __rhadd(int x, int y) { return (int)(((long long)x + y + 1) >> 1); }
+static inline unsigned int __uhadd(unsigned int x, unsigned int y) { return (unsigned int)(((unsigned long long)x + y) >> 1); }
+static inline unsigned int __urhadd(unsigned int x, unsigned int y) { return (unsigned int)(((unsigned long long)x + y + 1) >> 1); }
 
 /* CUDA's min/max are overloaded device functions, not macros. */
 static inline int min(int a, int b) { return a < b ? a : b; }

@@ -24,6 +24,10 @@ extern "C" {
 #include <cuda_fp16.h>
 #include <cooperative_groups.h>
 #include <cooperative_groups/reduce.h>
+/* Headers that nvcc's cuda_runtime.h includes, which older sources name
+ * (device_functions.h too, which draws a warning: test_simt_rewrite). */
+#include <builtin_types.h>
+#include <driver_types.h>
 #include "capture_stderr.h"
 #include "no_fault_left.h"
 
@@ -1408,6 +1412,79 @@ static void test_more_math(void **state)
     cudaFree(u);
 }
 
+/* The integer averages, __frsqrt_rn, the normal quantile, sincospif, and
+ * the half and bf16 math functions on pairs (h2exp is hexp of each half). */
+__global__ void averages_and_pair_math(int *i, float *f)
+{
+    i[0] = __hadd(-3, 4);
+    i[1] = __rhadd(-3, 4);
+    i[2] = __hadd(INT_MAX, INT_MAX);
+    i[3] = (int)(__uhadd(UINT_MAX, UINT_MAX) == UINT_MAX);
+    i[4] = (int)__urhadd(1u, 2u);
+    f[0] = __frsqrt_rn(4.0f);
+    f[1] = __frsqrt_rn(2.0f);
+    f[2] = normcdfinvf(0.975f);
+    f[3] = normcdfinvf(0.5f);
+    sincospif(0.5f, &f[4], &f[5]);
+    __half2 h = h2exp(__floats2half2_rn(0.0f, 1.0f));
+    f[6] = __low2float(h);
+    f[7] = __high2float(h);
+    __nv_bfloat162 b = h2floor(__floats2bfloat162_rn(-1.5f, 2.5f));
+    f[8] = __low2float(b);
+    f[9] = __high2float(b);
+    h = h2rcp(__floats2half2_rn(2.0f, 4.0f));
+    f[10] = __low2float(h) + __high2float(h);
+    f[11] = __half2float(hrint(__float2half(2.5f))) + __half2float(hlog2(__float2half(8.0f)));
+    int t = threadIdx.x;
+    __builtin_assume(t >= 0);
+}
+
+static void test_averages_and_pair_math(void **state)
+{
+    (void)state;
+    int *i;
+    float *f;
+    cudaMallocManaged(&i, 8 * sizeof(int));
+    cudaMallocManaged(&f, 16 * sizeof(float));
+    averages_and_pair_math<<<1, 1>>>(i, f);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(i[0], 0);       /* (-3 + 4) >> 1 */
+    assert_int_equal(i[1], 1);       /* (-3 + 4 + 1) >> 1 */
+    assert_int_equal(i[2], INT_MAX); /* no overflow */
+    assert_int_equal(i[3], 1);
+    assert_int_equal(i[4], 2);
+    assert_true(f[0] == 0.5f);
+    assert_true(f[1] == (float)(1.0 / sqrt(2.0))); /* 0.70710677f, correctly rounded */
+    assert_true(fabs(f[2] - 1.959963985) < 1e-6);
+    assert_true(f[3] == 0.0f);
+    assert_true(f[4] == 1.0f && fabs(f[5]) < 1e-7);
+    assert_true(f[6] == 1.0f && f[7] == 2.71875f); /* e rounded to a half */
+    assert_true(f[8] == -2.0f && f[9] == 2.0f);
+    assert_true(f[10] == 0.75f);
+    assert_true(f[11] == 2.0f + 3.0f); /* rint ties to even */
+    cudaFree(i);
+    cudaFree(f);
+}
+
+/* __builtin_assume(e) with e false is undefined on a GPU: here the launch
+ * stops, naming e. */
+__global__ void assumes(int n) { __builtin_assume(n > 0 && n % 32 == 0); }
+
+static void test_builtin_assume_false(void **state)
+{
+    (void)state;
+    assumes<<<1, 32>>>(64);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    capture_begin();
+    assumes<<<1, 32>>>(48);
+    cudaError_t e = cudaDeviceSynchronize();
+    const char *err = capture_end();
+    assert_int_not_equal(e, cudaSuccess);
+    if (!strstr(err, "__builtin_assume(n > 0 && n % 32 == 0) at ") || !strstr(err, "test_simt_core.cu:"))
+        fail_msg("a false __builtin_assume: %s", err);
+    cudaDeviceReset();
+}
+
 /* Funnel shifts, 8-bit dot products (dp4a, dp2a), and sm_90's float2 and
  * float4 atomicAdd (each element atomic), which a GPU has for global memory
  * only: on shared memory the kernel stops. */
@@ -2582,6 +2659,8 @@ int main(void)
         cmocka_unit_test_teardown(test_symbol_copy_bounds, no_fault_left),
         cmocka_unit_test_teardown(test_rewriter_forms, no_fault_left),
         cmocka_unit_test_teardown(test_half_conversions, no_fault_left),
+        cmocka_unit_test_teardown(test_averages_and_pair_math, no_fault_left),
+        cmocka_unit_test_teardown(test_builtin_assume_false, no_fault_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

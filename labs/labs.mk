@@ -53,9 +53,10 @@ LAB_CPPFLAGS_emu  = $(SIMT_CPPFLAGS) -DCOURSE_SIMT
 # under nvcc (SIMT_HOST_WERROR: an unused parameter, a signed/unsigned
 # comparison). Not -Wall everywhere: nvcc never shows its host compiler a
 # kernel's body, and g++ would reject kernels that nvcc accepts (threadIdx.x
-# compared with an int).
+# compared with an int). -Werror=cpp: a #warning, such as the one for
+# including CUDA's internal device_functions.h, is an error to nvcc there.
 SIMT_LAB_WERROR := -Werror=unused-variable -Werror=unused-but-set-variable -Werror=unused-function \
-                   -Werror=return-type -Werror=type-limits -DSIMT_HOST_WERROR
+                   -Werror=return-type -Werror=type-limits -Werror=cpp -DSIMT_HOST_WERROR
 
 # The labs' kernels are compiled for the emulator's memory-access tracer
 # (common/simt/include/simt_memtrace.h): SIMT_MEMTRACE=1 make check LAB=NN

@@ -842,6 +842,104 @@ template <class T> static inline cudaError_t cudaFuncGetAttributes(cudaFuncAttri
 { return cudaFuncGetAttributes(a, (const void *)func); }
 template <class T> static inline cudaError_t cudaFuncSetCacheConfig(T *func, cudaFuncCache config)
 { return cudaFuncSetCacheConfig((const void *)func, config); }
+template <class T>
+__attribute__((deprecated)) static inline cudaError_t cudaFuncSetSharedMemConfig(T *func, cudaSharedMemConfig config)
+{
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    return cudaFuncSetSharedMemConfig((const void *)func, config);
+#pragma GCC diagnostic pop
+}
+template <class T> static inline cudaError_t cudaGetSymbolSize(size_t *size, const T &symbol)
+{
+    (void)symbol;
+    if (!size) return simt_runtime_error(cudaErrorInvalidValue);
+    *size = sizeof(T);
+    return cudaSuccess;
+}
+
+namespace simt {
+/* cudaLaunchKernel's launch: args[i] points at the i-th argument, of the
+ * kernel's i-th parameter type, as CUDA reads it; then as a <<<...>>> launch. */
+template <class... P, size_t... I>
+static inline cudaError_t launch_from_args(void (*kernel)(P...), dim3 grid, dim3 block, void **args, size_t shmem,
+                                           cudaStream_t stream, const char *file, int line, std::index_sequence<I...>)
+{
+    if (sizeof...(P) && !args) return simt_runtime_error(cudaErrorInvalidValue);
+    const Bound<P...> bound{kernel, std::tuple<typename std::decay<P>::type...>(
+                                        *(const typename std::decay<P>::type *)args[I]...)};
+    const void *ptrs[] = {arg_pointer(std::get<I>(bound.args))..., nullptr};
+    return simt_launch_at((const void *)kernel, grid, block, shmem, stream, run_thread<P...>, (void *)&bound, ptrs,
+                          sizeof...(P), file, line);
+}
+/* Templates whose call stops the build with its message: the API exists in
+ * CUDA, and the emulator cannot give what a GPU would. */
+template <class T> struct not_emulated_occupancy {
+    static_assert(sizeof(T) == 0,
+                  "cudaOccupancy* is not emulated: a kernel's occupancy depends on the registers and static shared "
+                  "memory that nvcc gives it, which the emulator does not know; keep the call under #ifndef "
+                  "__SIMT_EMULATOR__, and see nvcc -Xptxas -v or ncu for the GPU's figures");
+};
+template <class T> struct not_emulated_cooperative {
+    static_assert(sizeof(T) == 0, "cudaLaunchCooperativeKernel is not emulated (nor grid-wide cooperative groups, "
+                                  "this_grid().sync()): split the kernel at the grid-wide barrier into two launches");
+};
+template <class T> struct kernel_not_pointer {
+    static_assert(sizeof(T) == 0, "cudaLaunchKernel with a void * for the kernel: pass the kernel itself "
+                                  "(cudaLaunchKernel(my_kernel, ...)), whose parameter types the emulator needs to "
+                                  "read args");
+};
+} // namespace simt
+
+/** @brief Launch a kernel with its arguments given as pointers (CUDA's C++
+ *  form, the kernel passed itself). @param kernel the kernel. @param grid,
+ *  block the launch's shape. @param args args[i] points at argument i.
+ *  @param shmem dynamic shared bytes. @param stream the stream.
+ *  @return the launch's error, as cudaGetLastError would have it. */
+template <class... P>
+static inline cudaError_t cudaLaunchKernel(void (*kernel)(P...), dim3 grid, dim3 block, void **args, size_t shmem = 0,
+                                           cudaStream_t stream = 0, const char *file = __builtin_FILE(),
+                                           int line = __builtin_LINE())
+{
+    return ::simt::launch_from_args(kernel, grid, block, args, shmem, stream, file, line,
+                                    std::index_sequence_for<P...>{});
+}
+template <class T = void>
+static inline cudaError_t cudaLaunchKernel(const void *, dim3, dim3, void **, size_t = 0, cudaStream_t = 0)
+{
+    (void)sizeof(::simt::kernel_not_pointer<T>);
+    return cudaErrorInvalidDeviceFunction;
+}
+template <class F>
+static inline cudaError_t cudaLaunchCooperativeKernel(F, dim3, dim3, void **, size_t = 0, cudaStream_t = 0)
+{
+    (void)sizeof(::simt::not_emulated_cooperative<F>);
+    return cudaErrorNotSupported;
+}
+template <class F>
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *, F, int, size_t)
+{
+    (void)sizeof(::simt::not_emulated_occupancy<F>);
+    return cudaErrorNotSupported;
+}
+template <class F>
+static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *, F, int, size_t, unsigned int)
+{
+    (void)sizeof(::simt::not_emulated_occupancy<F>);
+    return cudaErrorNotSupported;
+}
+template <class F>
+static inline cudaError_t cudaOccupancyMaxPotentialBlockSize(int *, int *, F, size_t = 0, int = 0)
+{
+    (void)sizeof(::simt::not_emulated_occupancy<F>);
+    return cudaErrorNotSupported;
+}
+template <class F>
+static inline cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *, F, int, int)
+{
+    (void)sizeof(::simt::not_emulated_occupancy<F>);
+    return cudaErrorNotSupported;
+}
 template <class T> static inline cudaError_t cudaMallocAsync(T **p, size_t size, cudaStream_t stream)
 { return cudaMallocAsync((void **)p, size, stream); }
 template <class T>

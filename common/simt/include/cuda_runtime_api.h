@@ -168,6 +168,14 @@ typedef enum cudaFuncCache {
     cudaFuncCachePreferEqual = 3
 } cudaFuncCache;
 
+/** Shared-memory bank width: a setting of GPUs before Volta; later ones,
+ *  and the emulator, accept it and keep 4-byte banks. */
+typedef enum cudaSharedMemConfig {
+    cudaSharedMemBankSizeDefault = 0,
+    cudaSharedMemBankSizeFourByte = 1,
+    cudaSharedMemBankSizeEightByte = 2
+} cudaSharedMemConfig;
+
 typedef struct CUstream_st *cudaStream_t;
 typedef struct CUevent_st *cudaEvent_t;
 
@@ -430,6 +438,31 @@ cudaError_t cudaFuncSetCacheConfig(const void *func, cudaFuncCache config);
 /** @brief The device-wide form of cudaFuncSetCacheConfig. @param config the preference.
  *  @return as cudaFuncSetCacheConfig. */
 cudaError_t cudaDeviceSetCacheConfig(cudaFuncCache config);
+/** @brief The bank width, deprecated (as CUDA 13 marks it) since Volta, whose
+ *  banks are 4 bytes whatever it says: accepted and not acted on, as a GPU
+ *  of today does.
+ *  @param config the width. @return cudaSuccess, or cudaErrorInvalidValue
+ *  for an unknown width. */
+__attribute__((deprecated)) static inline cudaError_t cudaDeviceSetSharedMemConfig(cudaSharedMemConfig config)
+{
+    return (int)config < 0 || config > cudaSharedMemBankSizeEightByte ? cudaErrorInvalidValue : cudaSuccess;
+}
+/** @brief The bank width: 4 bytes. @param config receives it. @return cudaSuccess,
+ *  or cudaErrorInvalidValue for NULL. */
+__attribute__((deprecated)) static inline cudaError_t cudaDeviceGetSharedMemConfig(cudaSharedMemConfig *config)
+{
+    if (!config) return cudaErrorInvalidValue;
+    *config = cudaSharedMemBankSizeFourByte;
+    return cudaSuccess;
+}
+/** @brief The per-kernel form of cudaDeviceSetSharedMemConfig. @param func the kernel.
+ *  @param config the width. @return as cudaDeviceSetSharedMemConfig, or
+ *  cudaErrorInvalidDeviceFunction for NULL. */
+__attribute__((deprecated)) static inline cudaError_t cudaFuncSetSharedMemConfig(const void *func, cudaSharedMemConfig config)
+{
+    if (!func) return cudaErrorInvalidDeviceFunction;
+    return (int)config < 0 || config > cudaSharedMemBankSizeEightByte ? cudaErrorInvalidValue : cudaSuccess;
+}
 
 /* --- driver entry points ------------------------------------------------ */
 

@@ -2343,6 +2343,52 @@ static void test_array_overrun_is_a_fault(void **state)
 
 /* --- runtime API --------------------------------------------------------------------- */
 
+/* cudaLaunchKernel: the arguments read through args as the kernel's
+ * parameter types, a launch like <<<...>>>, and a bad shape returned (and
+ * kept as the last error). cudaGetSymbolSize, and the bank width that GPUs
+ * since Volta accept and do not act on. */
+__global__ void add_scaled(float *o, int n, double v)
+{
+    int i = threadIdx.x;
+    if (i < n) o[i] += (float)v;
+}
+
+__device__ float4 sym4[3];
+
+static void test_launch_kernel_by_args(void **state)
+{
+    (void)state;
+    float *o;
+    cudaMallocManaged(&o, 32 * sizeof(float));
+    for (int i = 0; i < 32; i++) o[i] = (float)i;
+    int n = 16;
+    double v = 0.5;
+    void *args[] = {&o, &n, &v};
+    assert_int_equal(cudaLaunchKernel(add_scaled, dim3(1), dim3(32), args, 0, 0), cudaSuccess);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_true(o[15] == 15.5f && o[16] == 16.0f);
+    capture_begin();
+    cudaError_t e = cudaLaunchKernel(add_scaled, dim3(1), dim3(2048), args);
+    const char *said = capture_end();
+    assert_int_equal(e, cudaErrorInvalidConfiguration);
+    assert_int_equal(cudaGetLastError(), cudaErrorInvalidConfiguration);
+    assert_non_null(strstr(said, "more than 1024 threads per block"));
+    assert_int_equal(cudaLaunchKernel(add_scaled, dim3(1), dim3(32), NULL), cudaErrorInvalidValue);
+    cudaGetLastError();
+    size_t size = 0;
+    assert_int_equal(cudaGetSymbolSize(&size, sym4), cudaSuccess);
+    assert_int_equal(size, 3 * sizeof(float4));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    cudaSharedMemConfig c = cudaSharedMemBankSizeDefault;
+    assert_int_equal(cudaDeviceSetSharedMemConfig(cudaSharedMemBankSizeEightByte), cudaSuccess);
+    assert_int_equal(cudaDeviceGetSharedMemConfig(&c), cudaSuccess);
+    assert_int_equal(c, cudaSharedMemBankSizeFourByte);
+    assert_int_equal(cudaFuncSetSharedMemConfig(add_scaled, (cudaSharedMemConfig)7), cudaErrorInvalidValue);
+#pragma GCC diagnostic pop
+    cudaFree(o);
+}
+
 static void test_runtime_api(void **state)
 {
     (void)state;
@@ -2656,6 +2702,7 @@ int main(void)
         cmocka_unit_test_teardown(test_launch_bounds_from_macros, no_fault_left),
         cmocka_unit_test_teardown(test_uninitialised_locals_are_a_pattern, no_fault_left),
         cmocka_unit_test_teardown(test_runtime_api, no_fault_left),
+        cmocka_unit_test_teardown(test_launch_kernel_by_args, no_fault_left),
         cmocka_unit_test_teardown(test_symbol_copy_bounds, no_fault_left),
         cmocka_unit_test_teardown(test_rewriter_forms, no_fault_left),
         cmocka_unit_test_teardown(test_half_conversions, no_fault_left),

@@ -694,6 +694,23 @@ static void test_toolkit_libraries_named(void **state)
            "__pipeline_arrive_on(bar); o[0] = s[0]; }\n",
            cmd);
     expect_error("__pipeline_arrive_on and pipeline::arrive_on are not emulated");
+    /* APIs whose answer the emulator cannot give as a GPU would stop the
+     * build with why, at the call. */
+    run_on("uses_occupancy",
+           "__global__ void k(float *o) { o[0] = 1; }\n"
+           "int main() { int n; return (int)cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, k, 128, 0); }\n",
+           cmd);
+    expect_error("cudaOccupancy* is not emulated");
+    run_on("uses_void_launch",
+           "__global__ void k(float *o) { o[0] = 1; }\n"
+           "int main() { float *o = 0; void *a[] = {&o}; return (int)cudaLaunchKernel((const void *)k, dim3(1), dim3(1), a); }\n",
+           cmd);
+    expect_error("pass the kernel itself");
+    run_on("uses_cooperative",
+           "__global__ void k(float *o) { o[0] = 1; }\n"
+           "int main() { float *o = 0; void *a[] = {&o}; return (int)cudaLaunchCooperativeKernel(k, dim3(1), dim3(1), a); }\n",
+           cmd);
+    expect_error("cudaLaunchCooperativeKernel is not emulated");
 }
 
 /* A lab's file (simtcc --memtrace, as labs/labs.mk builds one) may not turn

@@ -884,6 +884,12 @@ template <class T> struct not_emulated_cooperative {
     static_assert(sizeof(T) == 0, "cudaLaunchCooperativeKernel is not emulated (nor grid-wide cooperative groups, "
                                   "this_grid().sync()): split the kernel at the grid-wide barrier into two launches");
 };
+/* The call of a refused API: instantiating Why stops the build with its message. */
+template <class Why> static inline cudaError_t refused(cudaError_t e = cudaErrorNotSupported)
+{
+    (void)sizeof(Why);
+    return e;
+}
 template <class T> struct kernel_not_pointer {
     static_assert(sizeof(T) == 0, "cudaLaunchKernel with a void * for the kernel: pass the kernel itself "
                                   "(cudaLaunchKernel(my_kernel, ...)), whose parameter types the emulator needs to "
@@ -906,40 +912,22 @@ static inline cudaError_t cudaLaunchKernel(void (*kernel)(P...), dim3 grid, dim3
 }
 template <class T = void>
 static inline cudaError_t cudaLaunchKernel(const void *, dim3, dim3, void **, size_t = 0, cudaStream_t = 0)
-{
-    (void)sizeof(::simt::kernel_not_pointer<T>);
-    return cudaErrorInvalidDeviceFunction;
-}
+{ return ::simt::refused<::simt::kernel_not_pointer<T>>(cudaErrorInvalidDeviceFunction); }
 template <class F>
 static inline cudaError_t cudaLaunchCooperativeKernel(F, dim3, dim3, void **, size_t = 0, cudaStream_t = 0)
-{
-    (void)sizeof(::simt::not_emulated_cooperative<F>);
-    return cudaErrorNotSupported;
-}
+{ return ::simt::refused<::simt::not_emulated_cooperative<F>>(); }
 template <class F>
 static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *, F, int, size_t)
-{
-    (void)sizeof(::simt::not_emulated_occupancy<F>);
-    return cudaErrorNotSupported;
-}
+{ return ::simt::refused<::simt::not_emulated_occupancy<F>>(); }
 template <class F>
 static inline cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *, F, int, size_t, unsigned int)
-{
-    (void)sizeof(::simt::not_emulated_occupancy<F>);
-    return cudaErrorNotSupported;
-}
+{ return ::simt::refused<::simt::not_emulated_occupancy<F>>(); }
 template <class F>
 static inline cudaError_t cudaOccupancyMaxPotentialBlockSize(int *, int *, F, size_t = 0, int = 0)
-{
-    (void)sizeof(::simt::not_emulated_occupancy<F>);
-    return cudaErrorNotSupported;
-}
+{ return ::simt::refused<::simt::not_emulated_occupancy<F>>(); }
 template <class F>
 static inline cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *, F, int, int)
-{
-    (void)sizeof(::simt::not_emulated_occupancy<F>);
-    return cudaErrorNotSupported;
-}
+{ return ::simt::refused<::simt::not_emulated_occupancy<F>>(); }
 template <class T> static inline cudaError_t cudaMallocAsync(T **p, size_t size, cudaStream_t stream)
 { return cudaMallocAsync((void **)p, size, stream); }
 template <class T>

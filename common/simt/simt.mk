@@ -99,7 +99,8 @@ $(SIMTCC): $(SIMT_DIR)/src/simtcc.in $(SIMT_REWRITE) $(SIMT_LIB) $(SIMT_LIB_ASAN
 
 SIMT_TESTS := $(SIMT_TESTDIR)/test_simt_core $(SIMT_TESTDIR)/test_simt_capi $(SIMT_TESTDIR)/test_simt_mma \
               $(SIMT_TESTDIR)/test_simt_hopper $(SIMT_TESTDIR)/test_simt_sanitizers \
-              $(SIMT_TESTDIR)/test_simt_rewrite $(SIMT_TESTDIR)/test_simt_memtrace
+              $(SIMT_TESTDIR)/test_simt_rewrite $(SIMT_TESTDIR)/test_simt_memtrace \
+              $(SIMT_TESTDIR)/test_simt_agreement
 UNIT_TESTS += $(SIMT_TESTS)
 
 # Small programs the sanitizer test runs as child processes.
@@ -204,6 +205,14 @@ $(SIMT_TESTDIR)/test_simt_rewrite: $(SIMT_DIR)/tests/test_simt_rewrite.c $(SIMT_
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -DSIMT_REWRITE='"$(abspath $(SIMT_REWRITE))"' \
 	    -DSIMTCC='"$(abspath $(SIMTCC))"' -DSIMT_LAB_WERROR='"$(SIMT_LAB_WERROR)"' $< -o $@ $(CMOCKA_LIBS)
+
+# The emulator and nvcc agree on what builds: the files of tests/agreement,
+# compiled by simtcc and, where the toolkit is installed, by nvcc (NVCC,
+# empty without one; the files are read when the test runs).
+$(SIMT_TESTDIR)/test_simt_agreement: $(SIMT_DIR)/tests/test_simt_agreement.c $(SIMTCC)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -DAGREEMENT_DIR='"$(abspath $(SIMT_DIR)/tests/agreement)"' \
+	    -DSIMTCC='"$(abspath $(SIMTCC))"' -DNVCC='"$(NVCC)"' $< -o $@ $(CMOCKA_LIBS)
 
 # --- benchmark ---------------------------------------------------------------
 

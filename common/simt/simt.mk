@@ -207,12 +207,16 @@ $(SIMT_TESTDIR)/test_simt_rewrite: $(SIMT_DIR)/tests/test_simt_rewrite.c $(SIMT_
 	    -DSIMTCC='"$(abspath $(SIMTCC))"' -DSIMT_LAB_WERROR='"$(SIMT_LAB_WERROR)"' $< -o $@ $(CMOCKA_LIBS)
 
 # The emulator and nvcc agree on what builds: the files of tests/agreement,
-# compiled by simtcc and, where the toolkit is installed, by nvcc (NVCC,
-# empty without one; the files are read when the test runs).
-$(SIMT_TESTDIR)/test_simt_agreement: $(SIMT_DIR)/tests/test_simt_agreement.c $(SIMTCC)
+# compiled as a lab's are, by simtcc with a lab's flags (SIMT_LAB_WERROR) and,
+# where the toolkit is installed, by nvcc (NVCC, empty without one) with the
+# labs' warnings of NVCCFLAGS for one architecture. The files are read when
+# the test runs.
+AGREEMENT_NVCC_FLAGS := -arch=sm_90a -std=c++17 -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
+$(SIMT_TESTDIR)/test_simt_agreement: $(SIMT_DIR)/tests/test_simt_agreement.c $(SIMTCC) $(wildcard labs/labs.mk)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -D_POSIX_C_SOURCE=200809L -DAGREEMENT_DIR='"$(abspath $(SIMT_DIR)/tests/agreement)"' \
-	    -DSIMTCC='"$(abspath $(SIMTCC))"' -DNVCC='"$(NVCC)"' $< -o $@ $(CMOCKA_LIBS)
+	    -DSIMTCC='"$(abspath $(SIMTCC))"' -DSIMT_LAB_WERROR='"$(SIMT_LAB_WERROR)"' -DNVCC='"$(NVCC)"' \
+	    -DNVCC_FLAGS='"$(AGREEMENT_NVCC_FLAGS)"' $< -o $@ $(CMOCKA_LIBS)
 
 # --- benchmark ---------------------------------------------------------------
 

@@ -2,13 +2,17 @@
  * The emulator and nvcc agree on what builds. Each file of tests/agreement
  * is CUDA a student may write: accept_*.cu builds with both compilers, and
  * refuse_*.cu with neither, the emulator's message holding the text its
- * first line gives ("// expect: ..."). simtcc -c compiles each file always;
+ * first line gives ("// expect: ..."). Both compile it as a lab's file: with
+ * the labs' warnings as errors (nvcc's -Werror all-warnings, which makes a
+ * host read of a __device__ variable an error, and the emulator's lab flags).
+ * simtcc -c compiles each file always;
  * nvcc (CUDA 13, -arch=sm_90a) does where the toolkit is installed, so a
  * file that says nvcc builds it is checked against nvcc itself, and the
  * corpus cannot drift from the real compiler. A refusal where only the
  * emulator refuses (it is stricter in a few places, see common/simt/README.md)
  * does not belong here, nor one where only nvcc does.
- * AGREEMENT_DIR, SIMTCC and NVCC (empty without a toolkit) are set by simt.mk.
+ * AGREEMENT_DIR, SIMTCC, SIMT_LAB_WERROR, NVCC (empty without a toolkit)
+ * and NVCC_FLAGS are set by simt.mk.
  */
 #include <dirent.h>
 #include <setjmp.h>
@@ -23,8 +27,8 @@
 
 #include <cmocka.h>
 
-#if !defined(AGREEMENT_DIR) || !defined(SIMTCC) || !defined(NVCC)
-#error "AGREEMENT_DIR, SIMTCC and NVCC must be defined (common/simt/simt.mk)"
+#if !defined(AGREEMENT_DIR) || !defined(SIMTCC) || !defined(NVCC) || !defined(SIMT_LAB_WERROR) || !defined(NVCC_FLAGS)
+#error "AGREEMENT_DIR, SIMTCC, SIMT_LAB_WERROR, NVCC and NVCC_FLAGS must be defined (common/simt/simt.mk)"
 #endif
 
 static char tmp[] = "/tmp/simt-agreement-XXXXXX";
@@ -65,7 +69,7 @@ static void check_file(void **state)
     const char *expect = accept ? NULL : expected(path);
     if (!accept && !expect) fail_msg("%s: a refuse_ file must open with \"// expect: <the emulator's message>\"", name);
 
-    snprintf(cmd, sizeof cmd, "'%s' -c '%s' -o '%s/simtcc.o' 2>&1", SIMTCC, path, tmp);
+    snprintf(cmd, sizeof cmd, "'%s' %s -c '%s' -o '%s/simtcc.o' 2>&1", SIMTCC, SIMT_LAB_WERROR, path, tmp);
     int st = run(cmd);
     if (accept && st != 0)
         fail_msg("%s: named accept_, but the emulator does not build it (exit %d):\n%s", name, st, out);
@@ -73,7 +77,7 @@ static void check_file(void **state)
         fail_msg("%s: the emulator must refuse it saying \"%s\"; exit %d:\n%s", name, expect, st, out);
 
     if (!NVCC[0]) return; /* said once, in main */
-    snprintf(cmd, sizeof cmd, "'%s' -arch=sm_90a -std=c++17 -c '%s' -o '%s/nvcc.o' 2>&1", NVCC, path, tmp);
+    snprintf(cmd, sizeof cmd, "'%s' %s -c '%s' -o '%s/nvcc.o' 2>&1", NVCC, NVCC_FLAGS, path, tmp);
     st = run(cmd);
     if (accept && st != 0) fail_msg("%s: named accept_, but nvcc refuses it (exit %d):\n%s", name, st, out);
     if (!accept && st == 0) fail_msg("%s: named refuse_, but nvcc builds it:\n%s", name, out);

@@ -1,0 +1,3 @@
+// expect: counter
+__device__ int counter;
+int main() { return counter; }

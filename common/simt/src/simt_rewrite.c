@@ -12,7 +12,10 @@
  *       -> static const ::simt::DynShared<T> name;                  at namespace scope
  *   asm volatile("ptx instruction" : outputs : inputs)
  *       -> do { ... ::simt::ptx::instruction(...); ... } while (0)  (see "inline PTX")
- * and it adds calls on the same line: after each static __shared__
+ * (a kernel template launched with its template arguments left to deduce
+ * goes through a generic lambda, and a declaration after the kernel
+ * deduces them: deduction_helper), and it adds calls on the same line:
+ * after each static __shared__
  * declaration (simt_shared_first_use), and at the start of the body of a
  * kernel with __launch_bounds__ (simt_check_launch_bounds; not where the
  * bound comes from a macro, which the rewrite does not follow).
@@ -105,11 +108,13 @@ typedef struct {
     size_t open, close; /* the body's braces, or 0 for a declaration */
     int templ;         /* a template: nvcc checks its calls per instantiation */
     int cexpr;         /* constexpr: still a host function unless marked */
+    size_t end;        /* its last token: the body's '}' or the declaration's ';' */
 } fn_rec;
 
 typedef struct {
     size_t pos;
     char *text; /* malloc'd */
+    size_t seq; /* the order it was added in, which breaks ties of pos */
 } insertion;
 
 static struct {
@@ -174,6 +179,12 @@ static struct {
     /* How many of the rewrites above the file needed: a header with none
      * is compiled as it is (see "the file's own headers"). */
     int changes;
+    /* Launches of a kernel template whose arguments nvcc deduces: the src
+     * position of each one's <<<, and the kernel names (token indices) whose
+     * deduction helper is added (see deduction_helper). */
+    size_t *deduced, ndeduced, deduced_cap;
+    size_t helped[64];
+    int nhelped;
 } st;
 
 /* Back to the state before any file: frees what st holds, then clears it
@@ -191,6 +202,7 @@ static void rewrite_reset(void)
     free(st.by_name);
     free(st.match);
     free(st.declared);
+    free(st.deduced);
     memset(&st, 0, sizeof(st));
 }
 
@@ -433,13 +445,36 @@ static size_t rewrite_launch(buf *out, size_t i)
     if (part) fail(i, broken[part]);
     for (size_t j = cfg_end + 3; j < args_start; j++) gap_lines += src[j] == '\n';
 
-    puts_(out, "::simt::launch(::simt::LaunchConfig(");
-    put(out, src + cfg_start, cfg_end - cfg_start);
-    puts_(out, "), ");
-    put(out, name, name_n);
-    puts_(out, ")(");
-    put(out, src + args_start, args_end - args_start);
-    puts_(out, ")");
+    int deduced = 0;
+    for (size_t d = 0; d < st.ndeduced && !deduced; d++) deduced = st.deduced[d] == i;
+    if (deduced) {
+        /* A kernel template whose arguments the launch's deduce (see
+         * deduction_helper): the arguments go through a generic lambda, once,
+         * to the helper's call, which deduces them, and to the launch of the
+         * kernel's address taken as the type the helper returns. */
+        size_t q = name_n;
+        while (q >= 2 && !(name[q - 1] == ':' && name[q - 2] == ':')) q--;
+        if (q < 2) q = 0;
+        puts_(out, "[&](auto &&...simt_a) { ::simt::launch(::simt::LaunchConfig(");
+        put(out, src + cfg_start, cfg_end - cfg_start);
+        puts_(out, "), static_cast<decltype(");
+        put(out, name, q);
+        puts_(out, "simt_kernel_of_");
+        put(out, name + q, name_n - q);
+        puts_(out, "(simt_a...))>(&");
+        put(out, name, name_n);
+        puts_(out, "))(static_cast<decltype(simt_a) &&>(simt_a)...); }(");
+        put(out, src + args_start, args_end - args_start);
+        puts_(out, ")");
+    } else {
+        puts_(out, "::simt::launch(::simt::LaunchConfig(");
+        put(out, src + cfg_start, cfg_end - cfg_start);
+        puts_(out, "), ");
+        put(out, name, name_n);
+        puts_(out, ")(");
+        put(out, src + args_start, args_end - args_start);
+        puts_(out, ")");
+    }
     for (size_t k = 0; k < gap_lines; k++) puts_(out, "\n");
     free(name);
     return args_end + 1;
@@ -1093,6 +1128,15 @@ static void declaration(size_t b, size_t e, size_t close)
 {
     size_t name = st.ntoks;
     for (size_t t = b; t < e; t++) {
+        if (tok_is(t, "template") && tok_punct(t + 1, '<')) { /* its parameters' defaults are no initializer */
+            int depth = 0;
+            for (t++; t < e; t++) {
+                if (tok_punct(t, '(') || tok_punct(t, '[')) t = tok_match(t);
+                else if (tok_punct(t, '<')) depth++;
+                else if (tok_punct(t, '>') && --depth == 0) break;
+            }
+            continue;
+        }
         if (tok_punct(t, '=') && name == st.ntoks) return; /* a variable with an initializer */
         if (tok_is(t, "typedef") || tok_is(t, "using") || tok_is(t, "friend")) return;
         if (tok_punct(t, '{')) return; /* a class body or a braced initializer */
@@ -1137,7 +1181,7 @@ static void declaration(size_t b, size_t e, size_t close)
         unknown |= tok_is(t, "consteval") || is_macro(t, 1) || looks_like_macro(t);
     }
     if (g && !unknown && close) grid_constant_params(name + 1);
-    fn_rec r = {b, name, SP_HOST, close ? e : 0, close, templ, cexpr};
+    fn_rec r = {b, name, SP_HOST, close ? e : 0, close, templ, cexpr, close ? close : e};
     if (unknown) r.space = SP_UNKNOWN;
     else if (g) r.space = SP_GLOBAL;
     else if (d && h) r.space = SP_BOTH;
@@ -1532,12 +1576,26 @@ static void put_line_directive(buf *out, int n)
     puts_(out, "\"\n");
 }
 
+/* Text the rewrite puts at src position pos (takes text, malloc'd). */
+static void add_insert(size_t pos, char *text)
+{
+    st.inserts = grow(st.inserts, &st.inserts_cap, st.ninserts, sizeof(*st.inserts));
+    st.inserts[st.ninserts] = (insertion){pos, text, st.ninserts};
+    st.ninserts++;
+}
+
+static int insert_order(const void *a, const void *b)
+{
+    const insertion *x = a, *y = b;
+    if (x->pos != y->pos) return x->pos < y->pos ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static void host_code_marks(void)
 {
     for (size_t f = 0; f < st.nfns; f++) {
         const fn_rec *r = &st.fns[f];
         if (!r->close || r->space != SP_HOST || st.toks[r->start].arch || st.toks[r->close].arch) continue;
-        st.inserts = grow(st.inserts, &st.inserts_cap, st.ninserts + 1, sizeof(*st.inserts));
         /* On a line of its own, before the line the function starts on,
          * and a #line after it, so that the compiler's messages keep their
          * lines and columns; before the first token where the line holds
@@ -1554,8 +1612,8 @@ static void host_code_marks(void)
             b = st.toks[r->start].pos;
             text = strdup("SIMT_HOST_CODE_BEGIN ");
         }
-        st.inserts[st.ninserts++] = (insertion){b, text};
-        st.inserts[st.ninserts++] = (insertion){st.toks[r->close].pos + 1, strdup(" SIMT_HOST_CODE_END")};
+        add_insert(b, text);
+        add_insert(st.toks[r->close].pos + 1, strdup(" SIMT_HOST_CODE_END"));
     }
 }
 
@@ -1640,6 +1698,89 @@ static int same_params(size_t a, size_t b)
  * that says what to write instead, where g++ would say something about
  * simt::launch. t: the launch's first '<'; deduced: no template-id names
  * the kernel's arguments; namespaces: the file opens one. */
+/* A launch of a kernel template whose template arguments nvcc deduces from
+ * the launch's arguments (fill<<<g, b>>>(p, 1.0f) for template <class T>
+ * __global__ void fill(T *, T)). The emulator's launch needs the kernel's
+ * address, so after the kernel's first declaration the rewrite declares a
+ * function with the kernel's template parameters and parameters, copied,
+ * that returns that address's type:
+ *   template <class T> auto simt_kernel_of_fill(T *p, T v) -> decltype(&fill<T>);
+ * A call of it deduces as a call of the kernel does, and the launch takes
+ * the kernel's address as that type (see rewrite_launch). Only declared: it
+ * is named in decltype alone. Returns 0 where the kernel's template
+ * parameters cannot be named (one without a name, or a template that is not
+ * the declaration's first word), and the launch stays refused. */
+static int deduction_helper(size_t f, size_t k, size_t n)
+{
+    const fn_rec *first = NULL;
+    for (size_t r = f; r < f + k; r++) {
+        const fn_rec *fr = &st.fns[st.by_name[r]];
+        if (!first || fr->start < first->start) first = fr;
+    }
+    for (int h = 0; h < st.nhelped; h++)
+        if (same_name(st.helped[h], first->name)) return 1;
+    size_t t = first->start, open = first->name + 1;
+    if (!tok_is(t, "template") || !tok_punct(t + 1, '<') || !tok_punct(open, '(') || st.nhelped == 64) return 0;
+    /* The template parameters' names, each followed by ... where it is a
+     * pack: the last word of each, before any default, at its own depth (not
+     * a word of a template template parameter's list, nor of a default). */
+    static const char *const unnamed[] = {"typename", "class", "int", "unsigned", "long", "short", "char",
+                                          "bool", "auto", "signed", "float", "double", "const", "volatile"};
+    buf names = {0};
+    size_t b = t + 2, name = 0, close = 0;
+    int depth = 0, nparams = 0, pack = 0, in_default = 0, bad = 0;
+    for (size_t u = t + 2; u < first->name && !close; u++) {
+        int at = depth == 0;
+        if (at && (tok_punct(u, ',') || tok_punct(u, '>'))) { /* the end of one parameter */
+            if (u > b) {
+                for (size_t w = 0; name && w < sizeof unnamed / sizeof *unnamed; w++) bad |= tok_is(name, unnamed[w]);
+                bad |= !name;
+                if (!bad) {
+                    if (nparams++) puts_(&names, ", ");
+                    put(&names, src + st.toks[name].pos, st.toks[name].n);
+                    if (pack) puts_(&names, "...");
+                }
+            }
+            if (tok_punct(u, '>')) close = u;
+            b = u + 1, name = 0, pack = 0, in_default = 0;
+            continue;
+        }
+        if (tok_punct(u, '(') || tok_punct(u, '[')) {
+            u = tok_match(u);
+            continue;
+        }
+        if (tok_punct(u, '<')) depth++;
+        else if (tok_punct(u, '>')) depth--;
+        else if (at && tok_punct(u, '=')) in_default = 1;
+        else if (at && !in_default && st.toks[u].type == T_IDENT) name = u;
+        else if (at && !in_default && tok_punct(u, '.')) pack = 1;
+    }
+    if (!close || bad || nparams == 0) {
+        free(names.s);
+        return 0;
+    }
+    size_t pclose = tok_match(open);
+    char *header = one_line(st.toks[t].pos, st.toks[close].pos + 1);
+    char *params = one_line(st.toks[open].pos, st.toks[pclose].pos + 1);
+    buf text = {0};
+    puts_(&text, " ");
+    puts_(&text, header);
+    puts_(&text, " auto simt_kernel_of_");
+    put(&text, src + st.toks[n].pos, st.toks[n].n);
+    puts_(&text, params);
+    puts_(&text, " -> decltype(&");
+    put(&text, src + st.toks[n].pos, st.toks[n].n);
+    puts_(&text, "<");
+    put(&text, names.s, names.n);
+    puts_(&text, ">);");
+    free(header);
+    free(params);
+    free(names.s);
+    add_insert(st.toks[first->end].pos + 1, text.s);
+    st.helped[st.nhelped++] = first->name;
+    return 1;
+}
+
 static int kernel_launch_limits(size_t n, size_t t, int deduced, int namespaces)
 {
     size_t f, k = fns_named(n, &f), first = 0;
@@ -1669,7 +1810,10 @@ static int kernel_launch_limits(size_t n, size_t t, int deduced, int namespaces)
     /* Kernels of one name in two namespaces are two kernels, each launched
      * by its own (the scanner does not know which namespace holds which):
      * a name all of whose kernels are templates is the one sure case. */
-    if (deduced && templ == (int)k) {
+    if (deduced && templ == (int)k && deduction_helper(f, k, n)) {
+        st.deduced = grow(st.deduced, &st.deduced_cap, st.ndeduced, sizeof(*st.deduced));
+        st.deduced[st.ndeduced++] = st.toks[t].pos;
+    } else if (deduced && templ == (int)k) {
         fprintf(stderr, "%s:%d: error: the emulator cannot deduce the template arguments of kernel %.*s from a "
                         "launch's arguments, as nvcc does\n", path, line, nn, name);
         fprintf(stderr, "%s:%d: note: name them at the launch: %.*s<...><<<grid, block>>>(...), which nvcc "
@@ -1719,10 +1863,13 @@ static int check_launches(void)
             if (depth != 0 || n == 0) continue;
             n--;
         }
-        if (st.toks[n].type != T_IDENT ||
-            (n > 0 && (tok_is(n - 1, "::") || tok_is(n - 1, "->") || tok_punct(n - 1, '.'))))
+        /* A qualified name (ns::k) only where its template arguments are
+         * deduced: the helper that deduces them is named as the kernel is. */
+        if (st.toks[n].type != T_IDENT || (n > 0 && (tok_is(n - 1, "->") || tok_punct(n - 1, '.'))) ||
+            (n > 0 && tok_is(n - 1, "::") && !deduced))
             continue;
         int sp = spaces_of(n);
+        if (n > 0 && tok_is(n - 1, "::") && sp != SP_GLOBAL) continue;
         if (sp == SP_GLOBAL) {
             errors += kernel_launch_limits(n, t, deduced, namespaces);
             t += 2;
@@ -1757,6 +1904,7 @@ static int check_execution_spaces(void)
             errors += check_calls(&st.fns[f]);
     errors += check_launches();
     host_code_marks();
+    if (st.ninserts > 1) qsort(st.inserts, st.ninserts, sizeof(*st.inserts), insert_order);
     return errors;
 }
 

@@ -1673,14 +1673,65 @@ static void test_only_real_directives_are_conditionals(void **state)
 }
 
 /* Launches nvcc resolves as calls and the emulator's launch cannot: a
- * kernel template's arguments deduced from the launch's, overloaded
- * kernels, default arguments left out. Each is an error that says what to
+ * kernel template's arguments deduced from the launch's where a template
+ * parameter has no name, overloaded kernels, default arguments left out. Each is an error that says what to
  * write instead; the forms it suggests build. A wrong count of arguments
  * is named as nvcc names it, where g++ would speak of simt::Launcher. */
+/* A kernel template launched with its template arguments left for the
+ * compiler to deduce from the launch's, as nvcc does: after the kernel's
+ * first declaration the rewrite declares a helper with its parameters,
+ * whose call deduces them, and the launch takes the kernel's address as
+ * the type the helper returns. Packs, defaults of template parameters, a
+ * kernel in a namespace launched by its qualified name, a kernel declared
+ * before it is defined, and the arguments evaluated once. */
+static void test_launch_deduced(void **state)
+{
+    (void)state;
+    rewrite("deduced_text", "template <typename T> __global__ void fill(T *p, T v) { p[threadIdx.x] = v; }\n"
+                            "void f(float *p) { fill<<<1, 32>>>(p, 1.0f); }\n");
+    expect_text("deduced_text",
+                "#line 1 \"@F\"\n"
+                "template <typename T> __global__ void fill(T *p, T v) { p[threadIdx.x] = v; } template <typename T> "
+                "auto simt_kernel_of_fill(T *p, T v) -> decltype(&fill<T>);\n"
+                "SIMT_HOST_CODE_BEGIN\n"
+                "#line 2 \"@F\"\n"
+                "void f(float *p) { [&](auto &&...simt_a) { ::simt::launch(::simt::LaunchConfig(1, 32), "
+                "static_cast<decltype(simt_kernel_of_fill(simt_a...))>(&fill))(static_cast<decltype(simt_a) "
+                "&&>(simt_a)...); }(p, 1.0f); } SIMT_HOST_CODE_END\n");
+    run_on("deduced_run",
+           "#include <cstdio>\n"
+           "namespace ns {\n"
+           "template <typename T, int N = 2> __global__ void fill(T *p, T v) { p[threadIdx.x] = v * (T)N; }\n"
+           "}\n"
+           "template <class... Ts> __global__ void count(float *o, Ts... xs) { o[threadIdx.x] = (float)sizeof...(xs); }\n"
+           "template <typename T>\n"
+           "__global__ void late(T *p,\n"
+           "                     T v);\n"
+           "template <typename T> static void run(T *p, T v) { late<<<1, 4>>>(p, v); }\n"
+           "int main()\n"
+           "{\n"
+           "    float *p;\n"
+           "    int *q, calls = 0;\n"
+           "    cudaMallocManaged(&p, 64 * sizeof(float));\n"
+           "    cudaMallocManaged(&q, 64 * sizeof(int));\n"
+           "    ns::fill<<<1, 32>>>(p, (calls++, 1.5f));\n"
+           "    count<<<1, 4>>>(p + 32, 1, 2.0, 3u);\n"
+           "    run(q, 7);\n"
+           "    cudaDeviceSynchronize();\n"
+           "    printf(\"%g %g %d %d\\n\", p[0], p[32], q[3], calls);\n"
+           "    return 0;\n"
+           "}\n"
+           "template <typename T> __global__ void late(T *p, T v) { p[threadIdx.x] = v; }\n",
+           "f='%s'; '" SIMTCC "' -O1 " SIMT_LAB_WERROR " \"$f\" -o \"$f.bin\" 2>&1 && \"$f.bin\" 2>&1");
+    if (status != 0 || !strstr(out, "3 3 7 1")) fail_msg("deduced launches, exit %d:\n%s", status, out);
+}
+
 static void test_launch_forms_not_emulated(void **state)
 {
     (void)state;
-    rewrite("launch_deduced", "template <typename T> __global__ void fill(T *p, T v) { p[threadIdx.x] = v; }\n"
+    /* A template parameter without a name cannot be named in the helper
+     * that deduces the others (see test_launch_deduced). */
+    rewrite("launch_deduced", "template <typename T, typename> __global__ void fill(T *p, T v) { p[threadIdx.x] = v; }\n"
                               "void f(float *p) { fill<<<1, 32>>>(p, 1.0f); }\n");
     expect_error("launch_deduced.cu:2: error: the emulator cannot deduce the template arguments of kernel fill");
     expect_error("fill<...><<<grid, block>>>(...)");
@@ -2401,6 +2452,7 @@ int main(void)
         cmocka_unit_test(test_inline_ptx_builds),
         cmocka_unit_test(test_inline_ptx_not_emulated),
         cmocka_unit_test(test_headers_rewritten),
+        cmocka_unit_test(test_launch_deduced),
         cmocka_unit_test(test_memtrace_refuses_no_sanitize),
         cmocka_unit_test(test_memtrace_notes_arch_branches),
         cmocka_unit_test(test_shared_initializer_refused),

@@ -76,8 +76,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     if (rc == -1 && refusal_code != 1) abort(); /* exit(2): out of memory */
     if (rc == 0) {
-        size_t marks = 0; /* a host function's mark on a line of its own: "SIMT_HOST_CODE_BEGIN\n#line N ...\n" */
-        for (size_t k = 0; k < st.ninserts; k += 2) marks += strchr(st.inserts[k].text, '\n') != NULL;
+        /* A host function's mark on a line of its own, "SIMT_HOST_CODE_BEGIN\n#line N ...\n", is the one
+         * insertion with line breaks (the others: a mark's end, a deduction helper). */
+        size_t marks = 0;
+        for (size_t k = 0; k < st.ninserts; k++) marks += strchr(st.inserts[k].text, '\n') != NULL;
         size_t want = line_breaks(text, size) + 1 + 2 * marks, got = line_breaks(out.s, out.n);
         if (got != want) {
             fprintf(stderr, "the rewrite has %zu line breaks, the input %zu (+1, +2 for each of %zu host marks)\n", got,

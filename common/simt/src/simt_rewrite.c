@@ -2823,47 +2823,38 @@ static size_t find_header(size_t k, const char *name, size_t n, int *here)
 {
     *here = 0;
     if (n == 0 || memchr(name, 0, n) || memchr(name, '\n', n)) return (size_t)-1;
-    char *found = NULL, *shown = NULL;
+    /* The path, which is also the name the compiler shows. */
+    char *found;
     if (name[0] == '/') {
         found = strndup(name, n);
-        shown = strndup(name, n);
     } else {
         char *dir = folder_of(hdrs.h[k].name);
-        char *p = join_path(dir, name, n);
+        found = join_path(dir, name, n);
         free(dir);
-        if (is_file(p)) {
-            *here = 1;
-            found = p;
-            shown = strdup(p);
-        } else {
-            free(p);
-        }
-        /* -iquote, the emulator's folder (where the search ends with a header
-         * left alone), then -I */
-        for (size_t d = 0; !found && d < hdrs.nquote + 1 + hdrs.ndirs; d++) {
-            const char *dir2 = d < hdrs.nquote ? hdrs.quote[d] : d == hdrs.nquote ? hdrs.emulator : hdrs.dirs[d - hdrs.nquote - 1];
-            if (!dir2) continue;
-            p = join_path(dir2, name, n);
-            if (is_file(p)) {
-                if (d == hdrs.nquote) {
-                    free(p);
-                    return (size_t)-1;
-                }
-                found = p;
-                shown = strdup(p);
-            } else {
-                free(p);
-            }
-        }
+        *here = is_file(found);
     }
-    if (!found || !shown) {
+    if (!found) {
+        perror("simt-rewrite");
+        exit(2);
+    }
+    /* Else -iquote, the emulator's folder (where the search ends, with the
+     * header left alone), then -I. */
+    for (size_t d = 0; name[0] != '/' && !*here && d < hdrs.nquote + 1 + hdrs.ndirs; d++) {
+        const char *in = d < hdrs.nquote    ? hdrs.quote[d]
+                         : d == hdrs.nquote ? hdrs.emulator
+                                            : hdrs.dirs[d - hdrs.nquote - 1];
+        if (!in) continue;
         free(found);
-        free(shown);
-        return (size_t)-1;
+        found = join_path(in, name, n);
+        if (is_file(found)) {
+            if (d == hdrs.nquote) break;
+            size_t h = header_at(found, found);
+            free(found);
+            return h;
+        }
     }
-    size_t h = header_at(found, shown);
+    size_t h = *here || (name[0] == '/' && is_file(found)) ? header_at(found, found) : (size_t)-1;
     free(found);
-    free(shown);
     return h;
 }
 

@@ -1485,6 +1485,22 @@ static int template_call(size_t t)
 }
 
 /* The calls in function f's body that nvcc would refuse. */
+/* The C library's functions that nvcc has only on the host (checked with
+ * CUDA 13: "calling a __host__ function("rand") from a __global__ function
+ * is not allowed"); printf, malloc, free, memcpy, memset, strlen, abs and
+ * clock exist in device code too. */
+static int host_only_libc(size_t t)
+{
+    static const char *const names[] = {
+        "abort", "atof", "atoi", "calloc", "drand48", "exit", "fclose", "fflush", "fgets", "fopen", "fprintf",
+        "fputs", "fread", "fscanf", "fwrite", "getenv", "memcmp", "perror", "putchar", "puts", "rand", "rand_r",
+        "realloc", "scanf", "sleep", "snprintf", "sprintf", "srand", "strcmp", "strtod", "strtol", "system",
+        "time", "usleep", NULL};
+    for (int k = 0; names[k]; k++)
+        if (tok_is(t, names[k])) return 1;
+    return 0;
+}
+
 static int check_calls(const fn_rec *f)
 {
     int errors = 0;
@@ -1513,12 +1529,31 @@ static int check_calls(const fn_rec *f)
             t += 2;
             continue;
         }
+        if ((caller == SP_DEVICE || caller == SP_GLOBAL) && !st.toks[t].arch && (tok_is(t, "throw") || tok_is(t, "try"))) {
+            fprintf(stderr, "%s:%d: error: device code does not support exception handling (%.*s in %s function \"%.*s\")\n",
+                    path, line_of(st.toks[t].pos), (int)st.toks[t].n, src + st.toks[t].pos, space_word(caller), fn,
+                    fname);
+            fprintf(stderr, "%s:%d: note: report a bad input from a kernel through a flag in device memory that the host reads after the launch, or stop it with __trap()\n",
+                    path, line_of(st.toks[t].pos));
+            errors++;
+            continue;
+        }
         if (st.toks[t].type != T_IDENT || st.toks[t].arch || !(tok_punct(t + 1, '(') || template_call(t))) continue;
         size_t p = t - 1;
         if (tok_is(p, "::") || tok_is(p, "->") || tok_punct(p, '.') || tok_punct(p, '>') || tok_punct(p, '~') ||
             (st.toks[p].type == T_IDENT && !call_context_word(p)))
             continue;
         int callee = spaces_of(t);
+        if ((caller == SP_DEVICE || caller == SP_GLOBAL) && !callee && tok_punct(t + 1, '(') && host_only_libc(t) &&
+            !declared_within(t, f->name + 1, f->close)) {
+            fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                    path, line_of(st.toks[t].pos), (int)st.toks[t].n, src + st.toks[t].pos, space_word(caller), fn,
+                    fname);
+            fprintf(stderr, "%s:%d: note: the C library's files, rand, time, exit and string parsing exist only on the host (printf, malloc, free, memcpy and memset exist in device code too): do that work in host code, and for random numbers in a kernel use a counter-based generator keyed by the thread's index (common/rng.h's Philox)\n",
+                    path, line_of(st.toks[t].pos));
+            errors++;
+            continue;
+        }
         if (callee != SP_HOST && callee != SP_DEVICE && callee != SP_GLOBAL) continue;
         if (declared_within(t, f->name + 1, f->close)) continue;
         const char *cname = src + st.toks[t].pos;
@@ -1894,14 +1929,51 @@ static int check_launches(void)
  * nvcc warns, #20011-D, and the course's -Werror all-warnings makes it an
  * error); a template one only where it is instantiated, so it is left
  * alone. */
+/* A kernel returns void: nvcc refuses any other type ("a __global__ function
+ * must have a void return type"), and here the launch would not build with
+ * a message that says so. Not checked where the return type is trailing
+ * (auto k() -> void). */
+static int check_kernel_returns_void(const fn_rec *f)
+{
+    if (f->space != SP_GLOBAL || st.toks[f->name].arch) return 0;
+    size_t close = tok_match(f->name + 1);
+    if (tok_is(close + 1, "->")) return 0;
+    int voids = 0, indirect = 0;
+    for (size_t t = f->start; t < f->name; t++) {
+        if (tok_is(t, "template") && tok_punct(t + 1, '<')) {
+            int depth = 0;
+            for (t++; t < f->name; t++) {
+                if (tok_punct(t, '(') || tok_punct(t, '[')) t = tok_match(t);
+                else if (tok_punct(t, '<')) depth++;
+                else if (tok_punct(t, '>') && --depth == 0) break;
+            }
+            continue;
+        }
+        if (tok_punct(t, '(') || tok_punct(t, '[')) { /* __launch_bounds__(...), attributes */
+            t = tok_match(t);
+            continue;
+        }
+        voids += tok_is(t, "void");
+        indirect |= voids && (tok_punct(t, '*') || tok_punct(t, '&'));
+    }
+    if (voids == 1 && !indirect) return 0;
+    fprintf(stderr, "%s:%d: error: a __global__ function must have a void return type (kernel \"%.*s\")\n", path,
+            line_of(st.toks[f->name].pos), (int)st.toks[f->name].n, src + st.toks[f->name].pos);
+    fprintf(stderr, "%s:%d: note: a kernel returns nothing: write its results to memory that a pointer argument names\n",
+            path, line_of(st.toks[f->name].pos));
+    return 1;
+}
+
 static int check_execution_spaces(void)
 {
     tokenize();
     scan_scope(0, st.ntoks);
     int errors = st.decl_errors;
-    for (size_t f = 0; f < st.nfns; f++)
+    for (size_t f = 0; f < st.nfns; f++) {
         if (st.fns[f].close && st.fns[f].space != SP_UNKNOWN && !(st.fns[f].space == SP_BOTH && st.fns[f].templ))
             errors += check_calls(&st.fns[f]);
+        errors += check_kernel_returns_void(&st.fns[f]);
+    }
     errors += check_launches();
     host_code_marks();
     if (st.ninserts > 1) qsort(st.inserts, st.ninserts, sizeof(*st.inserts), insert_order);

@@ -447,34 +447,28 @@ static size_t rewrite_launch(buf *out, size_t i)
 
     int deduced = 0;
     for (size_t d = 0; d < st.ndeduced && !deduced; d++) deduced = st.deduced[d] == i;
+    /* A kernel template whose arguments the launch's deduce (see
+     * deduction_helper): the arguments go through a generic lambda, once, to
+     * the helper's call, which deduces them, and to the launch of the
+     * kernel's address taken as the type the helper returns. */
+    if (deduced) puts_(out, "[&](auto &&...simt_a) { ");
+    puts_(out, "::simt::launch(::simt::LaunchConfig(");
+    put(out, src + cfg_start, cfg_end - cfg_start);
+    puts_(out, "), ");
     if (deduced) {
-        /* A kernel template whose arguments the launch's deduce (see
-         * deduction_helper): the arguments go through a generic lambda, once,
-         * to the helper's call, which deduces them, and to the launch of the
-         * kernel's address taken as the type the helper returns. */
-        size_t q = name_n;
+        size_t q = name_n; /* past the qualifier (ns::), if any */
         while (q >= 2 && !(name[q - 1] == ':' && name[q - 2] == ':')) q--;
         if (q < 2) q = 0;
-        puts_(out, "[&](auto &&...simt_a) { ::simt::launch(::simt::LaunchConfig(");
-        put(out, src + cfg_start, cfg_end - cfg_start);
-        puts_(out, "), static_cast<decltype(");
+        puts_(out, "static_cast<decltype(");
         put(out, name, q);
         puts_(out, "simt_kernel_of_");
         put(out, name + q, name_n - q);
         puts_(out, "(simt_a...))>(&");
-        put(out, name, name_n);
-        puts_(out, "))(static_cast<decltype(simt_a) &&>(simt_a)...); }(");
-        put(out, src + args_start, args_end - args_start);
-        puts_(out, ")");
-    } else {
-        puts_(out, "::simt::launch(::simt::LaunchConfig(");
-        put(out, src + cfg_start, cfg_end - cfg_start);
-        puts_(out, "), ");
-        put(out, name, name_n);
-        puts_(out, ")(");
-        put(out, src + args_start, args_end - args_start);
-        puts_(out, ")");
     }
+    put(out, name, name_n);
+    puts_(out, deduced ? "))(static_cast<decltype(simt_a) &&>(simt_a)...); }(" : ")(");
+    put(out, src + args_start, args_end - args_start);
+    puts_(out, ")");
     for (size_t k = 0; k < gap_lines; k++) puts_(out, "\n");
     free(name);
     return args_end + 1;

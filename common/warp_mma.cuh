@@ -172,8 +172,7 @@ static __device__ __forceinline__ void cp_async_4(void *smem, const void *gmem)
 #if defined(__CUDA_ARCH__)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(warp_mma_smem_addr(smem)), "l"(gmem));
 #elif defined(__SIMT_EMULATOR__)
-    simt_cp_async_note(smem, gmem, 4, 4);
-    simt_cp_async(smem, gmem, 4, 4);
+    simt_cp_async_issue(smem, gmem, 4, 4);
 #else
     (void)smem; (void)gmem;
 #endif
@@ -185,8 +184,7 @@ static __device__ __forceinline__ void cp_async_8(void *smem, const void *gmem)
 #if defined(__CUDA_ARCH__)
     asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(warp_mma_smem_addr(smem)), "l"(gmem));
 #elif defined(__SIMT_EMULATOR__)
-    simt_cp_async_note(smem, gmem, 8, 8);
-    simt_cp_async(smem, gmem, 8, 8);
+    simt_cp_async_issue(smem, gmem, 8, 8);
 #else
     (void)smem; (void)gmem;
 #endif
@@ -199,8 +197,7 @@ static __device__ __forceinline__ void cp_async_16(void *smem, const void *gmem)
 #if defined(__CUDA_ARCH__)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(warp_mma_smem_addr(smem)), "l"(gmem));
 #elif defined(__SIMT_EMULATOR__)
-    simt_cp_async_note(smem, gmem, 16, 16);
-    simt_cp_async(smem, gmem, 16, 16);
+    simt_cp_async_issue(smem, gmem, 16, 16);
 #else
     (void)smem; (void)gmem;
 #endif
@@ -217,8 +214,7 @@ static __device__ __forceinline__ void cp_async_16_zfill(void *smem, const void 
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(warp_mma_smem_addr(smem)), "l"(gmem),
                  "r"(src_bytes));
 #elif defined(__SIMT_EMULATOR__)
-    simt_cp_async_note(smem, gmem, 16, src_bytes < 0 ? 0 : src_bytes > 16 ? 16 : (size_t)src_bytes);
-    simt_cp_async(smem, gmem, 16, (size_t)(uint32_t)src_bytes); /* a .u32 operand, as the PTX has it */
+    simt_cp_async_issue(smem, gmem, 16, (size_t)(uint32_t)src_bytes); /* a .u32 operand, as the PTX has it */
 #else
     (void)smem; (void)gmem; (void)src_bytes;
 #endif

@@ -36,9 +36,7 @@ __attribute__((always_inline)) static inline void __pipeline_memcpy_async(void *
         simt_fail("__pipeline_memcpy_async of %zu bytes with zfill %zu: at most the %zu bytes it copies can be "
                   "zero-filled",
                   size_and_align, zfill, size_and_align);
-    const size_t n = size_and_align - zfill;
-    simt_cp_async_note(dst_shared, src_global, size_and_align, n);
-    simt_cp_async(dst_shared, src_global, size_and_align, n);
+    simt_cp_async_issue(dst_shared, src_global, size_and_align, size_and_align - zfill);
 }
 
 /** @brief Close this thread's current batch of copies (cp.async.commit_group). */

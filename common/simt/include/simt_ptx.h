@@ -156,6 +156,17 @@ __attribute__((always_inline)) static inline void simt_cp_async_note(void *smem,
     simt_mma_note(smem, size, 1, simt_cur_thread ? simt_cur_thread->lane * (unsigned int)size / 128u : 0);
 }
 
+/* One cp.async of size bytes, src_bytes of them read (the rest zero-filled):
+ * its trace records and the copy, which fails the launch where src_bytes is
+ * more than size. Every form of cp.async (inline PTX, warp_mma.cuh's
+ * wrappers, cuda_pipeline.h) issues it here. */
+__attribute__((always_inline)) static inline void simt_cp_async_issue(void *smem, const void *gmem, size_t size,
+                                                                    size_t src_bytes)
+{
+    simt_cp_async_note(smem, gmem, size, src_bytes > size ? size : src_bytes);
+    simt_cp_async(smem, gmem, size, src_bytes);
+}
+
 /** @brief ldmatrix.sync.aligned.m8n8 .x1, .x2 or .x4, with or without
  *  .trans, of 16-bit elements. Warp-collective. @param r nmat registers out.
  *  @param row this lane's row address (lanes 0 .. 8 nmat - 1; 16-byte
@@ -304,8 +315,7 @@ __attribute__((always_inline)) static inline void cp_async(reg dst, long long ds
     void *smem = simt_shared_ptr(dst.bits + (unsigned long long)dst_offset, "cp.async", file, line);
     const void *gmem = (const void *)(uintptr_t)(src.bits + (unsigned long long)src_offset);
     const uint32_t n = src_size.u32(); /* a .u32 operand: a negative count is huge */
-    simt_cp_async_note(smem, gmem, size, n > size ? size : n);
-    simt_cp_async(smem, gmem, size, n);
+    simt_cp_async_issue(smem, gmem, size, n);
 }
 
 /* The n words an ld or st touches: the address converted (.shared) or taken

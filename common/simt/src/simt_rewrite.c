@@ -1478,7 +1478,6 @@ static int template_call(size_t t)
     return 0;
 }
 
-/* The calls in function f's body that nvcc would refuse. */
 /* The C library's functions that nvcc has only on the host (checked with
  * CUDA 13: "calling a __host__ function("rand") from a __global__ function
  * is not allowed"); printf, malloc, free, memcpy, memset, strlen, abs and
@@ -1495,6 +1494,78 @@ static int host_only_libc(size_t t)
     return 0;
 }
 
+/* CUDA's built-ins that nvcc declares __device__ only, and that the
+ * emulator defines for the host as well (its kernels are host code): without
+ * this table a host function, a CPU reference say, that calls one builds
+ * here and not under nvcc. Checked with CUDA 13 by calling each from a host
+ * function ("calling a __device__ function("__expf") from a __host__
+ * function("main") is not allowed"); the agreement corpus
+ * (tests/agreement/refuse_*_from_host.cu) calls every one on a line of its
+ * own, so a name nvcc allows on the host fails that test. __hadd is left out:
+ * nvcc's __half __hadd is a host function too (only the int one is not). Each
+ * group carries what host code writes instead. */
+static const struct {
+    const char *instead;
+    const char *names;
+} device_builtins[] = {
+    {"it works on a kernel's threads (or the GPU's clock and memory order), which host code has none of: do that step "
+     "in a kernel",
+     " __syncthreads __syncthreads_count __syncthreads_and __syncthreads_or __syncwarp __threadfence"
+     " __threadfence_block __threadfence_system __nanosleep __trap clock64 __activemask __ballot_sync __any_sync"
+     " __all_sync __shfl_sync __shfl_up_sync __shfl_down_sync __shfl_xor_sync __match_any_sync __match_all_sync"
+     " __reduce_add_sync __reduce_min_sync __reduce_max_sync __reduce_and_sync __reduce_or_sync __reduce_xor_sync"
+     " __pipeline_memcpy_async __pipeline_commit __pipeline_wait_prior __cvta_generic_to_shared "},
+    {"host code updates the value with a plain +=, min or max (std::atomic where host threads share it)",
+     " atomicAdd atomicSub atomicExch atomicMin atomicMax atomicInc atomicDec atomicCAS atomicAnd atomicOr atomicXor"
+     " atomicAdd_block atomicAdd_system atomicCAS_block atomicExch_block atomicMax_block atomicMin_block "},
+    {"host code reads or writes *p itself", " __ldg __ldcg __ldca __ldcs __ldlu __ldcv __stwb __stcg __stcs __stwt "},
+    {"host code calls the <cmath> function it approximates: expf for __expf, sinf for __sinf, powf for __powf, x / y "
+     "for __fdividef, fminf(fmaxf(x, 0.0f), 1.0f) for __saturatef",
+     " __expf __exp10f __logf __log2f __log10f __sinf __cosf __tanf __sincosf __powf __fdividef __saturatef "},
+    {"host code writes the plain operator, fmaf or sqrtf (which round to nearest), a C cast (which rounds toward "
+     "zero) after rintf, floorf or ceilf for the other roundings, and memcpy in place of __int_as_float and its kin",
+     " __fadd_rn __fadd_rz __fadd_ru __fadd_rd __fsub_rn __fsub_rz __fsub_ru __fsub_rd __fmul_rn __fmul_rz __fmul_ru"
+     " __fmul_rd __fdiv_rn __fdiv_rz __fdiv_ru __fdiv_rd __fmaf_rn __fmaf_rz __fmaf_ru __fmaf_rd __frcp_rn __frcp_rz"
+     " __frcp_ru __frcp_rd __fsqrt_rn __fsqrt_rz __fsqrt_ru __fsqrt_rd __frsqrt_rn __dadd_rn __dmul_rn __fma_rn"
+     " __float2int_rn __float2int_rz __float2int_ru __float2int_rd __float2uint_rn __float2uint_rz __float2uint_ru"
+     " __float2uint_rd __float2ll_rn __float2ll_rz __float2ll_ru __float2ll_rd __float2ull_rn __float2ull_rz"
+     " __float2ull_ru __float2ull_rd __double2float_rn __double2float_rz __double2float_ru __double2float_rd"
+     " __double2int_rn __double2int_rz __double2int_ru __double2int_rd __double2uint_rn __double2uint_rz"
+     " __double2uint_ru __double2uint_rd __double2ll_rn __double2ll_rz __double2ll_ru __double2ll_rd"
+     " __double2ull_rn __double2ull_rz __double2ull_ru __double2ull_rd __int2float_rn __int2float_rz __int2float_ru"
+     " __int2float_rd __uint2float_rn __uint2float_rz __uint2float_ru __uint2float_rd __ll2float_rn __ll2float_rz"
+     " __ll2float_ru __ll2float_rd __ull2float_rn __ull2float_rz __ull2float_ru __ull2float_rd __int2double_rn"
+     " __uint2double_rn __ll2double_rn __ull2double_rn __int_as_float __float_as_int __uint_as_float __float_as_uint"
+     " __double_as_longlong __longlong_as_double "},
+    {"host code has GCC's __builtin_popcount, __builtin_clz and ffs, or shifts and masks on a wider type",
+     " __popc __popcll __clz __clzll __ffs __ffsll __brev __byte_perm __funnelshift_l __funnelshift_r"
+     " __funnelshift_lc __funnelshift_rc __mulhi __umulhi __mul24 __umul24 __sad __usad __rhadd __uhadd __urhadd"
+     " __dp4a __dp2a_lo __dp2a_hi "},
+    {"host code converts to float (__half2float, __bfloat162float), calls the <cmath> function (fmaf for __hfma, "
+     "rintf for __half2int_rn) and converts back",
+     " hexp hexp2 hexp10 hlog hlog2 hlog10 hsin hcos htanh hsqrt hrsqrt hrcp hceil hfloor hrint htrunc h2exp h2exp2"
+     " h2exp10 h2log h2log2 h2log10 h2sin h2cos h2tanh h2sqrt h2rsqrt h2rcp h2ceil h2floor h2rint h2trunc __hfma"
+     " __hfma2 __half2int_rn __half2int_rd __half2int_ru __bfloat162int_rn "},
+};
+
+/* If the name at t is one of device_builtins, what host code writes
+ * instead; else NULL. */
+static const char *device_builtin(size_t t)
+{
+    const char *w = src + st.toks[t].pos;
+    size_t n = st.toks[t].n;
+    if (n < 4 || n > 40) return NULL;
+    char key[48];
+    key[0] = ' ';
+    memcpy(key + 1, w, n);
+    key[n + 1] = ' ';
+    key[n + 2] = 0;
+    for (size_t g = 0; g < sizeof device_builtins / sizeof device_builtins[0]; g++)
+        if (strstr(device_builtins[g].names, key)) return device_builtins[g].instead;
+    return NULL;
+}
+
+/* The calls in function f's body that nvcc would refuse. */
 static int check_calls(const fn_rec *f)
 {
     int errors = 0;
@@ -1538,6 +1609,27 @@ static int check_calls(const fn_rec *f)
             (st.toks[p].type == T_IDENT && !call_context_word(p)))
             continue;
         int callee = spaces_of(t);
+        const char *instead = (caller == SP_HOST || caller == SP_BOTH) && !callee && tok_punct(t + 1, '(') &&
+                                      (!f->templ || tok_punct(t + 2, ')'))
+                                  ? device_builtin(t)
+                                  : NULL;
+        if (instead && !declared_within(t, f->name + 1, f->close)) {
+            /* In a template only a call without arguments: nvcc checks a
+             * call whose arguments may depend on the template's parameters
+             * per instantiation, and then lets it pass. */
+            const char *bname = src + st.toks[t].pos;
+            int bn = (int)st.toks[t].n;
+            fprintf(stderr, "%s:%d: error: calling a __device__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                    path, line_of(st.toks[t].pos), bn, bname, space_word(caller), fn, fname);
+            if (caller == SP_HOST)
+                fprintf(stderr, "%s:%d: note: %.*s is a GPU built-in, which nvcc has only in device code: %s\n",
+                        path, line_of(st.toks[t].pos), bn, bname, instead);
+            else
+                fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the host too, where the GPU built-in %.*s does not exist: make %.*s __device__ only, or put the call under #ifdef __CUDA_ARCH__ with host code in its #else (%s)\n",
+                        path, line_of(st.toks[t].pos), fn, fname, bn, bname, fn, fname, instead);
+            errors++;
+            continue;
+        }
         if ((caller == SP_DEVICE || caller == SP_GLOBAL) && !callee && tok_punct(t + 1, '(') && host_only_libc(t) &&
             !declared_within(t, f->name + 1, f->close)) {
             fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",

@@ -11,6 +11,11 @@
  * corpus cannot drift from the real compiler. A refusal where only the
  * emulator refuses (it is stricter in a few places, see common/simt/README.md)
  * does not belong here, nor one where only nvcc does.
+ * A refuse_ file may end lines with "// refused": then each such line must
+ * be one that both compilers name in an error, so one file can hold a whole
+ * family of refusals (the GPU built-ins called from host code, one a line)
+ * and every member of it is checked, not just the first. Neither compiler is
+ * asked to report more than nvcc's limit of 100 errors a file.
  * AGREEMENT_DIR, SIMTCC, SIMT_LAB_WERROR, NVCC (empty without a toolkit)
  * and NVCC_FLAGS are set by simt.mk.
  */
@@ -60,6 +65,41 @@ static char *expected(const char *path)
     return line + strlen(tag);
 }
 
+/* The numbers of the lines of path that end with "// refused"; returns
+ * how many (at most max). */
+static int refused_lines(const char *path, int *lines, int max)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    int n = 0, number = 0;
+    while (fgets(line, sizeof line, f)) {
+        number++;
+        line[strcspn(line, "\n")] = 0;
+        size_t len = strlen(line), tag = strlen("// refused");
+        if (len >= tag && strcmp(line + len - tag, "// refused") == 0) {
+            if (n == max) fail_msg("%s: more than %d lines marked \"// refused\"", path, max);
+            lines[n++] = number;
+        }
+    }
+    fclose(f);
+    return n;
+}
+
+/* Does out hold an error at each marked line, in the form pattern gives
+ * ("%s:%d: error" for the emulator, "%s(%d): error" for nvcc)? Fails naming
+ * the first line it lacks. */
+static void errors_at(const char *who, const char *pattern, const char *path, const int *lines, int n)
+{
+    char want[1200];
+    for (int i = 0; i < n; i++) {
+        snprintf(want, sizeof want, pattern, path, lines[i]);
+        if (!strstr(out, want))
+            fail_msg("%s: line %d is marked \"// refused\", but %s names no error there:\n%s", path, lines[i], who,
+                     out);
+    }
+}
+
 static void check_file(void **state)
 {
     const char *name = (const char *)*state;
@@ -68,6 +108,9 @@ static void check_file(void **state)
     int accept = strncmp(name, "accept_", 7) == 0;
     const char *expect = accept ? NULL : expected(path);
     if (!accept && !expect) fail_msg("%s: a refuse_ file must open with \"// expect: <the emulator's message>\"", name);
+    int lines[100];
+    int nlines = refused_lines(path, lines, 99);
+    if (accept && nlines) fail_msg("%s: an accept_ file has no lines marked \"// refused\"", name);
 
     snprintf(cmd, sizeof cmd, "'%s' %s -c '%s' -o '%s/simtcc.o' 2>&1", SIMTCC, SIMT_LAB_WERROR, path, tmp);
     int st = run(cmd);
@@ -75,12 +118,14 @@ static void check_file(void **state)
         fail_msg("%s: named accept_, but the emulator does not build it (exit %d):\n%s", name, st, out);
     if (!accept && (st == 0 || !strstr(out, expect)))
         fail_msg("%s: the emulator must refuse it saying \"%s\"; exit %d:\n%s", name, expect, st, out);
+    errors_at("the emulator", "%s:%d: error", path, lines, nlines);
 
     if (!NVCC[0]) return; /* said once, in main */
     snprintf(cmd, sizeof cmd, "'%s' %s -c '%s' -o '%s/nvcc.o' 2>&1", NVCC, NVCC_FLAGS, path, tmp);
     st = run(cmd);
     if (accept && st != 0) fail_msg("%s: named accept_, but nvcc refuses it (exit %d):\n%s", name, st, out);
     if (!accept && st == 0) fail_msg("%s: named refuse_, but nvcc builds it:\n%s", name, out);
+    errors_at("nvcc", "%s(%d): error", path, lines, nlines);
 }
 
 /* The corpus: every .cu file of the folder, each a test of its own. */

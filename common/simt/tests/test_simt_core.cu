@@ -2230,7 +2230,11 @@ static void test_uninitialised_locals_are_a_pattern(void **state)
     a[0] = 1.0f;
     sum_without_zero<<<2, 32>>>(a, 0, out);
     assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
-    for (int i = 0; i < 64; i++) assert_int_equal(__float_as_uint(out[i]), 0xfefefefeu);
+    for (int i = 0; i < 64; i++) {
+        unsigned int bits; /* __float_as_uint is device code only, as on a GPU */
+        memcpy(&bits, &out[i], sizeof bits);
+        assert_int_equal(bits, 0xfefefefeu);
+    }
     cudaFree(a);
     cudaFree(out);
 }
@@ -2477,6 +2481,18 @@ static void test_rewriter_forms(void **state)
 
 /* --- fp16 and bf16 ------------------------------------------------------------------------ */
 
+/* The float whose bits are u, in host code (__uint_as_float is device code
+ * only, as on a GPU). */
+static float float_of_bits(unsigned int u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* out[0] = a * b + c in half precision, rounded once. */
+__global__ void half_fma(const __half *abc, __half *out) { out[0] = __hfma(abc[0], abc[1], abc[2]); }
+
 static void test_half_conversions(void **state)
 {
     (void)state;
@@ -2491,9 +2507,9 @@ static void test_half_conversions(void **state)
     assert_int_equal(__half_as_ushort(__float2half(1.0f + 1.0f / 2048)), 0x3c00); /* tie to even */
     assert_int_equal(__half_as_ushort(__float2half(1.0f + 3.0f / 2048)), 0x3c02);
     assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(1.0f)), 0x3f80);
-    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(__uint_as_float(0x3f808000u))), 0x3f80);
-    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(__uint_as_float(0x3f818000u))), 0x3f82);
-    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(__uint_as_float(0x3f808001u))), 0x3f81);
+    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(float_of_bits(0x3f808000u))), 0x3f80);
+    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(float_of_bits(0x3f818000u))), 0x3f82);
+    assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(float_of_bits(0x3f808001u))), 0x3f81);
     assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(NAN)), 0x7fff);
     assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(INFINITY)), 0x7f80);
     assert_int_equal(__bfloat16_as_ushort(__float2bfloat16(3.4e38f)), 0x7f80);
@@ -2513,7 +2529,15 @@ static void test_half_conversions(void **state)
     /* Arithmetic rounds once. */
     __half a = __float2half(1.0f), eps = __float2half(1.0f / 1024);
     assert_int_equal(__half_as_ushort(a + eps), 0x3c01);
-    assert_int_equal(__half_as_ushort(__hfma(eps, eps, a)), 0x3c00);
+    __half *abc;
+    cudaMallocManaged(&abc, 4 * sizeof(__half));
+    abc[0] = eps;
+    abc[1] = eps;
+    abc[2] = a;
+    half_fma<<<1, 1>>>(abc, abc + 3);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(__half_as_ushort(abc[3]), 0x3c00);
+    cudaFree(abc);
     __nv_bfloat162 p = __floats2bfloat162_rn(1.5f, -2.25f);
     float2 q = __bfloat1622float2(p * p);
     assert_true(q.x == 2.25f && q.y == 5.0625f);

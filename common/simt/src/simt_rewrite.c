@@ -185,6 +185,14 @@ static struct {
     size_t *deduced, ndeduced, deduced_cap;
     size_t helped[64];
     int nhelped;
+    /* Launches that leave a kernel's default arguments out: the src
+     * position of each one's <<<, and the defaults' text the rewrite adds
+     * after the launch's own arguments (see filled_defaults). */
+    struct {
+        size_t pos;
+        char *text;
+    } *filled;
+    size_t nfilled, filled_cap;
 } st;
 
 /* Back to the state before any file: frees what st holds, then clears it
@@ -203,6 +211,8 @@ static void rewrite_reset(void)
     free(st.match);
     free(st.declared);
     free(st.deduced);
+    for (size_t k = 0; k < st.nfilled; k++) free(st.filled[k].text);
+    free(st.filled);
     memset(&st, 0, sizeof(st));
 }
 
@@ -468,6 +478,8 @@ static size_t rewrite_launch(buf *out, size_t i)
     put(out, name, name_n);
     puts_(out, deduced ? "))(static_cast<decltype(simt_a) &&>(simt_a)...); }(" : ")(");
     put(out, src + args_start, args_end - args_start);
+    for (size_t d = 0; d < st.nfilled; d++)
+        if (st.filled[d].pos == i) puts_(out, st.filled[d].text);
     puts_(out, ")");
     for (size_t k = 0; k < gap_lines; k++) puts_(out, "\n");
     free(name);
@@ -1209,6 +1221,80 @@ static void gpu_variable(size_t b, size_t e)
     st.gpu_vars[st.ngpu_vars++].space = space;
 }
 
+/* Calls that make a GPU variable's initializer dynamic: C and CUDA library
+ * functions that are not constexpr (each checked with CUDA 13, in
+ * "__device__ float v = sqrtf(2.0f);": "dynamic initialization is not
+ * supported for a __device__ variable"; abs and dim3 pass and are not
+ * listed). */
+static int dynamic_library_call(size_t t)
+{
+    static const char *const names[] = {
+        "sqrtf", "sqrt", "rsqrtf", "cbrtf", "expf", "exp", "exp2f", "exp10f", "expm1f", "logf", "log", "log2f",
+        "log10f", "log1pf", "powf", "pow", "sinf", "cosf", "tanf", "asinf", "acosf", "atanf", "atan2f", "sinhf",
+        "coshf", "tanhf", "erff", "hypotf", "fabsf", "fabs", "floorf", "ceilf", "roundf", "rintf", "truncf", "fmodf",
+        "fmaf", "fmaxf", "fminf", "copysignf", "ldexpf", "nanf", "fdividef", "__fdividef", "max", "min",
+        "make_float2", "make_float4", "make_int2", "make_uint3", "__float2half", "__float2half_rn", "__half",
+        "__half2", "__floats2half2_rn", "__half2float", "__float2bfloat16", "__nv_bfloat16", "__floats2bfloat162_rn",
+        "__int_as_float", "__uint_as_float", NULL};
+    for (int k = 0; names[k]; k++)
+        if (tok_is(t, names[k])) return 1;
+    /* make_float3, make_uint4 and the rest of the family are built alike. */
+    return st.toks[t].n > 5 && !memcmp(src + st.toks[t].pos, "make_", 5);
+}
+
+static size_t fns_named(size_t t, size_t *first);
+static int all_constexpr(size_t t);
+
+/* Tokens [b, e) (e at the ';'), a statement at namespace scope: a
+ * __device__, __constant__ or __managed__ variable whose initializer calls
+ * a function that is not constexpr? nvcc refuses it: a GPU variable's value
+ * is part of the module, worked out when it is compiled, and no code runs to
+ * set it. The emulator would call the function when the program starts, so
+ * the file would run here and not build for a GPU. Only calls it is sure of
+ * count: a function of this file that no declaration marks constexpr, or
+ * one of dynamic_library_call's. Reports it and returns 1, else 0. */
+static int dynamic_gpu_init(size_t b, size_t e)
+{
+    const char *space = NULL;
+    size_t open = 0, close = e;
+    for (size_t t = b; t < e; t++) {
+        if (st.toks[t].arch || tok_is(t, "typedef") || tok_is(t, "using") || tok_is(t, "extern") ||
+            tok_is(t, "struct") || tok_is(t, "class") || tok_is(t, "union") || tok_is(t, "enum"))
+            return 0;
+        if (!space && tok_is(t, "__managed__")) space = "__managed__";
+        if (!space && tok_is(t, "__constant__")) space = "__constant__";
+        if (!space && tok_is(t, "__device__")) space = "__device__";
+        if (tok_punct(t, '=')) {
+            open = t;
+            break;
+        }
+        if (tok_punct(t, '{') && t > b && st.toks[t - 1].type == T_IDENT) { /* float v{...}; */
+            open = t;
+            close = tok_match(t);
+            break;
+        }
+        if (tok_punct(t, '(') || tok_punct(t, '[')) t = tok_match(t);
+    }
+    if (!space || !open) return 0;
+    for (size_t u = open + 1; u + 1 < close; u++) {
+        if (st.toks[u].type != T_IDENT || !tok_punct(u + 1, '(') || tok_is(u - 1, "::") || tok_is(u - 1, "->") ||
+            tok_punct(u - 1, '.'))
+            continue;
+        size_t f, n = fns_named(u, &f);
+        int own = 0;
+        for (size_t k = f; k < f + n; k++) own |= st.fns[st.by_name[k]].space != SP_UNKNOWN;
+        if (!(own ? !all_constexpr(u) : dynamic_library_call(u))) continue;
+        int line = line_of(st.toks[u].pos);
+        fprintf(stderr, "%s:%d: error: dynamic initialization is not supported for a %s variable\n", path, line, space);
+        fprintf(stderr, "%s:%d: note: a GPU variable's value is part of the compiled module, and %.*s(...) is not "
+                        "constexpr, so no compiler can work it out: write the value (a literal, or a constexpr "
+                        "function's result), or set the variable with cudaMemcpyToSymbol before the first launch\n",
+                path, line, (int)st.toks[u].n, src + st.toks[u].pos);
+        return 1;
+    }
+    return 0;
+}
+
 /* Tokens [b, e) at namespace scope: find the functions declared and defined.
  * A namespace's body is scanned as the scope it is in, with the end of
  * each scope around it kept in outer rather than in a recursion: a file
@@ -1227,6 +1313,7 @@ static void scan_scope(size_t b, size_t e)
         }
         if (tok_punct(t, ';')) {
             gpu_variable(stmt, t);
+            st.decl_errors += dynamic_gpu_init(stmt, t);
             declaration(stmt, t, 0);
             stmt = t + 1;
         } else if (tok_punct(t, '(') || tok_punct(t, '[')) {
@@ -1579,6 +1666,16 @@ static int check_calls(const fn_rec *f)
             t = tok_match(t);
             continue;
         }
+        if ((caller == SP_HOST || caller == SP_BOTH) && !st.toks[t].arch && tok_is(t, "__shared__") &&
+            !tok_is(t - 1, "extern")) {
+            fprintf(stderr, "%s:%d: error: a static \"__shared__\" variable declaration is not allowed inside a host function body (%s function \"%.*s\")\n",
+                    path, line_of(st.toks[t].pos), space_word(caller), fn, fname);
+            fprintf(stderr, "%s:%d: note: shared memory belongs to a block of a running kernel: declare the array in the kernel, or in a __device__ function it calls%s\n",
+                    path, line_of(st.toks[t].pos),
+                    caller == SP_BOTH ? " (nvcc compiles a __host__ __device__ function for the host too; #ifdef __CUDA_ARCH__ keeps a declaration from it)" : "");
+            errors++;
+            continue;
+        }
         if (caller == SP_HOST && host_uses_gpu_variable(f, t)) {
             errors++;
             continue;
@@ -1738,10 +1835,6 @@ static void host_code_marks(void)
     }
 }
 
-/* Launches of a function that is not a kernel: name<<<...>>> (or
- * name<args><<<...>>>) where every declaration of name in the file is a
- * host or a __device__ function. nvcc refuses them ("cannot be
- * configured"); here the launch would run any function. Returns how many. */
 /* Parameters of the list whose '(' is token open: how many, and how many
  * have a default (a top-level '='). */
 static void count_params(size_t open, int *n, int *defaults)
@@ -1812,13 +1905,6 @@ static int same_params(size_t a, size_t b)
     return 1;
 }
 
-/* A launch of kernel n (a name this file declares __global__) that nvcc
- * resolves as a call and the emulator's launch cannot: the kernel's
- * template arguments deduced from the launch's arguments, a choice among
- * overloads, or default arguments left to fill in. Each draws an error
- * that says what to write instead, where g++ would say something about
- * simt::launch. t: the launch's first '<'; deduced: no template-id names
- * the kernel's arguments; namespaces: the file opens one. */
 /* A launch of a kernel template whose template arguments nvcc deduces from
  * the launch's arguments (fill<<<g, b>>>(p, 1.0f) for template <class T>
  * __global__ void fill(T *, T)). The emulator's launch needs the kernel's
@@ -1902,6 +1988,42 @@ static int deduction_helper(size_t f, size_t k, size_t n)
     return 1;
 }
 
+/* A launch that passes args of a kernel's arguments and leaves the rest to
+ * their defaults, given in the declaration whose parameter list opens at
+ * token open: nvcc fills them in, as for any call. The emulator's launch
+ * takes every argument (it copies them as the kernel's parameters), so the
+ * rewrite adds the defaults' text after the launch's arguments, as the
+ * call would have them. Returns 0 where a parameter from args on has no
+ * default. */
+static int filled_defaults(size_t t, size_t open, int args)
+{
+    size_t close = tok_match(open), eq = 0;
+    int depth = 0, index = 0;
+    buf text = {0};
+    for (size_t u = open + 1; u <= close; u++) {
+        if (u < close && (tok_punct(u, '(') || tok_punct(u, '[') || tok_punct(u, '{') || tok_punct(u, '<'))) depth++;
+        if (u < close && (tok_punct(u, ')') || tok_punct(u, ']') || tok_punct(u, '}') || tok_punct(u, '>'))) depth--;
+        if (depth) continue;
+        if (u < close && tok_punct(u, '=') && !eq) eq = u;
+        if (u < close && !tok_punct(u, ',')) continue;
+        if (index++ >= args) { /* the end of a parameter the launch leaves out */
+            if (!eq || eq + 1 >= u) {
+                free(text.s);
+                return 0;
+            }
+            char *value = one_line(st.toks[eq + 1].pos, st.toks[u - 1].pos + st.toks[u - 1].n);
+            if (text.n || args) puts_(&text, ", ");
+            puts_(&text, value);
+            free(value);
+        }
+        eq = 0;
+    }
+    st.filled = grow(st.filled, &st.filled_cap, st.nfilled, sizeof(*st.filled));
+    st.filled[st.nfilled].pos = st.toks[t].pos;
+    st.filled[st.nfilled++].text = text.s;
+    return 1;
+}
+
 static int kernel_launch_limits(size_t n, size_t t, int deduced, int namespaces)
 {
     size_t f, k = fns_named(n, &f), first = 0;
@@ -1910,6 +2032,7 @@ static int kernel_launch_limits(size_t n, size_t t, int deduced, int namespaces)
      * tells apart as the emulator does. Records that disagree on the count
      * leave it unknown. */
     int templ = 0, bodies = 0, overloads = 0, params = -2, defaults = 0;
+    size_t with_defaults = 0; /* the '(' of the declaration that gives them */
     for (size_t r = f; r < f + k; r++) {
         const fn_rec *fr = &st.fns[st.by_name[r]];
         templ += fr->templ != 0;
@@ -1924,7 +2047,7 @@ static int kernel_launch_limits(size_t n, size_t t, int deduced, int namespaces)
         int np, nd;
         count_params(fr->name + 1, &np, &nd);
         params = params == -2 || params == np ? np : -1;
-        if (nd > defaults) defaults = nd;
+        if (nd > defaults) defaults = nd, with_defaults = fr->name + 1;
     }
     const char *name = src + st.toks[n].pos;
     int nn = (int)st.toks[n].n, line = line_of(st.toks[t].pos);
@@ -1956,8 +2079,12 @@ static int kernel_launch_limits(size_t n, size_t t, int deduced, int namespaces)
                 !defaults ? "" : many ? "at most " : "at least ", many ? params : params - defaults, args);
         return 1;
     }
-    fprintf(stderr, "%s:%d: error: the emulator does not fill in a kernel's default arguments at a launch, as "
-                    "nvcc does: %.*s takes %d, the launch passes %d\n", path, line, nn, name, params, args);
+    /* In a kernel template, a default may name the template's parameters,
+     * which the launch's scope does not have. */
+    if (!templ && !overloads && filled_defaults(t, with_defaults, args)) return 0;
+    fprintf(stderr, "%s:%d: error: the emulator does not fill in the default arguments of %s %.*s at a launch, "
+                    "as nvcc does: it takes %d, the launch passes %d\n", path, line, templ ? "kernel template" : "kernel",
+            nn, name, params, args);
     fprintf(stderr, "%s:%d: note: pass every argument at the launch\n", path, line);
     return 1;
 }

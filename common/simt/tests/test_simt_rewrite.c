@@ -1679,11 +1679,6 @@ static void test_only_real_directives_are_conditionals(void **state)
                            "int g() { return 1; } SIMT_HOST_CODE_END\n");
 }
 
-/* Launches nvcc resolves as calls and the emulator's launch cannot: a
- * kernel template's arguments deduced from the launch's where a template
- * parameter has no name, overloaded kernels, default arguments left out. Each is an error that says what to
- * write instead; the forms it suggests build. A wrong count of arguments
- * is named as nvcc names it, where g++ would speak of simt::Launcher. */
 /* A kernel template launched with its template arguments left for the
  * compiler to deduce from the launch's, as nvcc does: after the kernel's
  * first declaration the rewrite declares a helper with its parameters,
@@ -1733,6 +1728,62 @@ static void test_launch_deduced(void **state)
     if (status != 0 || !strstr(out, "3 3 7 1")) fail_msg("deduced launches, exit %d:\n%s", status, out);
 }
 
+/* A launch that leaves a kernel's default arguments out gets them as nvcc
+ * gives them to a call: their text, from the declaration that has them
+ * (here one before the definition), after the launch's own arguments, with
+ * the launch's lines kept. */
+static void test_launch_default_arguments(void **state)
+{
+    (void)state;
+    rewrite("defaults_text", "__global__ void set(float *p, int n = 4, float s = 0.5f) { p[threadIdx.x] = n * s; }\n"
+                             "void f(float *p) { set<<<1, 32>>>(p); set<<<1, 32>>>(p, 2); }\n");
+    expect_text("defaults_text",
+                "#line 1 \"@F\"\n"
+                "__global__ void set(float *p, int n = 4, float s = 0.5f) { p[threadIdx.x] = n * s; }\n"
+                "SIMT_HOST_CODE_BEGIN\n"
+                "#line 2 \"@F\"\n"
+                "void f(float *p) { ::simt::launch(::simt::LaunchConfig(1, 32), set)(p, 4, 0.5f); "
+                "::simt::launch(::simt::LaunchConfig(1, 32), set)(p, 2, 0.5f); } SIMT_HOST_CODE_END\n");
+    run_on("defaults_run",
+           "#include <cstdio>\n"
+           "#define WIDTH 8\n"
+           "__global__ void count(int *c = nullptr);\n"
+           "__global__ void scale(float *x, int n, float by = 2.0f,\n"
+           "                      int stride = WIDTH / 4)\n"
+           "{\n"
+           "    int i = (int)(blockIdx.x * blockDim.x + threadIdx.x) * stride;\n"
+           "    if (i < n) x[i] *= by;\n"
+           "}\n"
+           "int main()\n"
+           "{\n"
+           "    float *x;\n"
+           "    int *c;\n"
+           "    cudaMallocManaged(&x, 64 * sizeof(float));\n"
+           "    cudaMallocManaged(&c, sizeof(int));\n"
+           "    for (int i = 0; i < 64; i++) x[i] = 1;\n"
+           "    *c = 0;\n"
+           "    scale<<<1, 32>>>(x, 64);\n"
+           "    scale<<<1, 32>>>(x, 64, 3.0f);\n"
+           "    scale<<<1, 64>>>(x, 64, 0.5f,\n"
+           "                     1);\n"
+           "    count<<<1, 32>>>();\n"
+           "    count<<<1, 32>>>(c);\n"
+           "    cudaDeviceSynchronize();\n"
+           "    printf(\"%g %g %d line %d\\n\", x[2], x[1], *c, __LINE__);\n"
+           "    return 0;\n"
+           "}\n"
+           "__global__ void count(int *c) { if (c) atomicAdd(c, 1); }\n",
+           "f='%s'; '" SIMTCC "' -O1 " SIMT_LAB_WERROR " \"$f\" -o \"$f.bin\" 2>&1 && \"$f.bin\" 2>&1");
+    /* x[2]: 1 * 2 * 3 * 0.5 (stride 2 reaches it); x[1]: only the last launch, * 0.5. */
+    if (status != 0 || !strstr(out, "3 0.5 32 line 25")) fail_msg("default arguments at launches, exit %d:\n%s", status, out);
+}
+
+/* Launches nvcc resolves as calls and the emulator's launch cannot: a
+ * kernel template's arguments deduced from the launch's where a template
+ * parameter has no name, overloaded kernels, a kernel template's default
+ * arguments left out. Each is an error that says what to write instead;
+ * the forms it suggests build. A wrong count of arguments is named as nvcc
+ * names it, where g++ would speak of simt::Launcher. */
 static void test_launch_forms_not_emulated(void **state)
 {
     (void)state;
@@ -1746,14 +1797,15 @@ static void test_launch_forms_not_emulated(void **state)
                                "__global__ void scale(double *p, double s) { p[threadIdx.x] *= s; }\n"
                                "void f(float *p) { scale<<<1, 32>>>(p, 2.0f); }\n");
     expect_error("launch_overload.cu:3: error: the emulator cannot choose among overloaded kernels named scale");
-    rewrite("launch_default", "__global__ void set(float *p, int n = 4) { p[threadIdx.x] = (float)n; }\n"
+    /* A kernel template's defaults may name its template parameters. */
+    rewrite("launch_default", "template <typename T> __global__ void set(T *p, T v = T(4)) { p[threadIdx.x] = v; }\n"
                               "void f(float *p)\n"
                               "{\n"
-                              "    set<<<1, 32>>>(p, (int)sizeof(float[2]));\n"
-                              "    set<<<1, 32>>>(p);\n"
+                              "    set<float><<<1, 32>>>(p, 2.0f);\n"
+                              "    set<float><<<1, 32>>>(p);\n"
                               "}\n");
-    expect_error("launch_default.cu:5: error: the emulator does not fill in a kernel's default arguments at a "
-                 "launch, as nvcc does: set takes 2, the launch passes 1");
+    expect_error("launch_default.cu:5: error: the emulator does not fill in the default arguments of kernel template "
+                 "set at a launch, as nvcc does: it takes 2, the launch passes 1");
     assert_int_equal(count("launch_default.cu:4"), 0); /* every argument passed: fine */
     /* A count nvcc refuses is named in nvcc's words; one a macro may make up
      * (ARGS, __VA_ARGS__) is left to the compiler, which counts after it. */
@@ -2469,6 +2521,7 @@ int main(void)
         cmocka_unit_test(test_host_template_call),
         cmocka_unit_test(test_depfile_names_source_after_error),
         cmocka_unit_test(test_depfile_names_source_with_space_in_tmpdir),
+        cmocka_unit_test(test_launch_default_arguments),
         cmocka_unit_test(test_launch_forms_not_emulated),
         cmocka_unit_test(test_cooperative_groups_headers),
         cmocka_unit_test(test_shared_specifiers),

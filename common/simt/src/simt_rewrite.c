@@ -1905,6 +1905,34 @@ static int same_params(size_t a, size_t b)
     return 1;
 }
 
+/* Kernel templates declared in one file (a header) and launched in
+ * another with their template arguments left to deduce: simt-rewrite reads
+ * the .cu file and its headers in a first pass, then writes each in a
+ * second. The first pass notes each such launch's kernel name (wanted) and
+ * each kernel template a header declares, with whether a deduction helper
+ * can be written for it (ok); the second adds the helper after the
+ * header's declaration, and the launch takes the deduced form (see
+ * header_kernel_launch). Kept across files, unlike st. */
+static struct {
+    char **wanted;
+    size_t nwanted, wanted_cap;
+    struct {
+        size_t file; /* the header's index in hdrs.h */
+        char *name;
+        int ok;
+    } *kernels;
+    size_t nkernels, kernels_cap;
+    int second; /* in the second pass */
+    size_t file; /* the file being read */
+} across;
+
+static int name_listed(char *const *list, size_t n, size_t t)
+{
+    for (size_t k = 0; k < n; k++)
+        if (strlen(list[k]) == st.toks[t].n && !memcmp(list[k], src + st.toks[t].pos, st.toks[t].n)) return 1;
+    return 0;
+}
+
 /* A launch of a kernel template whose template arguments nvcc deduces from
  * the launch's arguments (fill<<<g, b>>>(p, 1.0f) for template <class T>
  * __global__ void fill(T *, T)). The emulator's launch needs the kernel's
@@ -1917,7 +1945,7 @@ static int same_params(size_t a, size_t b)
  * is named in decltype alone. Returns 0 where the kernel's template
  * parameters cannot be named (one without a name, or a template that is not
  * the declaration's first word), and the launch stays refused. */
-static int deduction_helper(size_t f, size_t k, size_t n)
+static int deduction_helper(size_t f, size_t k, size_t n, int insert)
 {
     const fn_rec *first = NULL;
     for (size_t r = f; r < f + k; r++) {
@@ -1962,9 +1990,9 @@ static int deduction_helper(size_t f, size_t k, size_t n)
         else if (at && !in_default && st.toks[u].type == T_IDENT) name = u;
         else if (at && !in_default && tok_punct(u, '.')) pack = 1;
     }
-    if (!close || bad || nparams == 0) {
+    if (!close || bad || nparams == 0 || !insert) {
         free(names.s);
-        return 0;
+        return close && !bad && nparams > 0;
     }
     size_t pclose = tok_match(open);
     char *header = one_line(st.toks[t].pos, st.toks[close].pos + 1);
@@ -2054,7 +2082,7 @@ static int kernel_launch_limits(size_t n, size_t t, int deduced, int namespaces)
     /* Kernels of one name in two namespaces are two kernels, each launched
      * by its own (the scanner does not know which namespace holds which):
      * a name all of whose kernels are templates is the one sure case. */
-    if (deduced && templ == (int)k && deduction_helper(f, k, n)) {
+    if (deduced && templ == (int)k && deduction_helper(f, k, n, 1)) {
         st.deduced = grow(st.deduced, &st.deduced_cap, st.ndeduced, sizeof(*st.deduced));
         st.deduced[st.ndeduced++] = st.toks[t].pos;
     } else if (deduced && templ == (int)k) {
@@ -2089,6 +2117,76 @@ static int kernel_launch_limits(size_t n, size_t t, int deduced, int namespaces)
     return 1;
 }
 
+/* A launch at t of kernel n, which this file does not declare, its
+ * template arguments left to deduce: where a header declares it as a
+ * kernel template, the launch takes the deduced form, whose helper the
+ * header's copy declares (see across). Returns 1 where the helper cannot be
+ * written, with the error a kernel of this file would draw. */
+static int header_kernel_launch(size_t n, size_t t)
+{
+    if (!across.second && !name_listed(across.wanted, across.nwanted, n)) {
+        across.wanted = grow(across.wanted, &across.wanted_cap, across.nwanted, sizeof(*across.wanted));
+        across.wanted[across.nwanted] = strndup(src + st.toks[n].pos, st.toks[n].n);
+        if (!across.wanted[across.nwanted++]) {
+            perror("simt-rewrite");
+            exit(2);
+        }
+    }
+    int found = 0, ok = 1;
+    for (size_t k = 0; k < across.nkernels; k++) {
+        if (strlen(across.kernels[k].name) != st.toks[n].n ||
+            memcmp(across.kernels[k].name, src + st.toks[n].pos, st.toks[n].n) != 0)
+            continue;
+        found = 1;
+        ok &= across.kernels[k].ok;
+    }
+    if (!found) return 0; /* not a kernel template of a header read here: left to the compiler */
+    if (ok) {
+        st.deduced = grow(st.deduced, &st.deduced_cap, st.ndeduced, sizeof(*st.deduced));
+        st.deduced[st.ndeduced++] = st.toks[t].pos;
+        return 0;
+    }
+    const char *name = src + st.toks[n].pos;
+    int nn = (int)st.toks[n].n, line = line_of(st.toks[t].pos);
+    fprintf(stderr, "%s:%d: error: the emulator cannot deduce the template arguments of kernel %.*s from a "
+                    "launch's arguments, as nvcc does\n", path, line, nn, name);
+    fprintf(stderr, "%s:%d: note: name them at the launch: %.*s<...><<<grid, block>>>(...), which nvcc "
+                    "builds too\n", path, line, nn, name);
+    return 1;
+}
+
+/* In a header: each kernel template's first declaration, noted in the
+ * first pass (see across); in either, a helper after it where a launch of
+ * another file leaves its template arguments to deduce. */
+static void header_kernel_templates(void)
+{
+    if (across.file == 0) return;
+    for (size_t f = 0; f < st.nfns; f++) {
+        const fn_rec *fr = &st.fns[f];
+        if (fr->space != SP_GLOBAL || !fr->templ || st.toks[fr->name].arch) continue;
+        size_t first, k = fns_named(fr->name, &first), earliest = fr->start;
+        int all_templ = 1;
+        for (size_t r = first; r < first + k; r++) {
+            const fn_rec *o = &st.fns[st.by_name[r]];
+            all_templ &= o->templ != 0;
+            if (o->start < earliest) earliest = o->start;
+        }
+        if (earliest != fr->start) continue; /* not its first declaration */
+        int ok = all_templ && deduction_helper(first, k, fr->name, 0);
+        if (!across.second) {
+            across.kernels = grow(across.kernels, &across.kernels_cap, across.nkernels, sizeof(*across.kernels));
+            across.kernels[across.nkernels].file = across.file;
+            across.kernels[across.nkernels].ok = ok;
+            across.kernels[across.nkernels].name = strndup(src + st.toks[fr->name].pos, st.toks[fr->name].n);
+            if (!across.kernels[across.nkernels++].name) {
+                perror("simt-rewrite");
+                exit(2);
+            }
+        }
+        if (ok && name_listed(across.wanted, across.nwanted, fr->name)) deduction_helper(first, k, fr->name, 1);
+    }
+}
+
 static int check_launches(void)
 {
     int errors = 0, namespaces = 0; /* does the file open a namespace? (kernel_launch_limits) */
@@ -2117,6 +2215,10 @@ static int check_launches(void)
             (n > 0 && tok_is(n - 1, "::") && !deduced))
             continue;
         int sp = spaces_of(n);
+        if (!sp && deduced) {
+            errors += header_kernel_launch(n, t);
+            continue;
+        }
         if (n > 0 && tok_is(n - 1, "::") && sp != SP_GLOBAL) continue;
         if (sp == SP_GLOBAL) {
             errors += kernel_launch_limits(n, t, deduced, namespaces);
@@ -2188,6 +2290,7 @@ static int check_execution_spaces(void)
         errors += check_kernel_returns_void(&st.fns[f]);
     }
     errors += check_launches();
+    header_kernel_templates();
     host_code_marks();
     if (st.ninserts > 1) qsort(st.inserts, st.ninserts, sizeof(*st.inserts), insert_order);
     return errors;
@@ -3203,6 +3306,7 @@ static int rewrite_header(size_t k, buf *out, int redirect)
     path = hdrs.h[k].name;
     hdrs.active = redirect;
     hdrs.current = k;
+    across.file = k;
     out->n = 0;
     return rewrite(out);
 }
@@ -3270,6 +3374,14 @@ static int rewrite_all(const char *in, const char *out_path)
         find_includes(k);
     }
     if (errors) return 1;
+    /* A header whose kernel template another file launches, its template
+     * arguments left to deduce, gets the helper, and so a copy. */
+    for (size_t k = 0; k < across.nkernels; k++) {
+        const char *kn = across.kernels[k].name;
+        for (size_t w = 0; w < across.nwanted && across.kernels[k].ok; w++)
+            if (strcmp(across.wanted[w], kn) == 0) hdrs.h[across.kernels[k].file].own = 1;
+    }
+    across.second = 1;
     choose_copies();
     buf map = {0};
     for (size_t k = 1; k < hdrs.n; k++) {

@@ -2376,6 +2376,63 @@ static void build_and_run(const char *name, const char *text, const char *flags)
     run_on(name, text, fmt);
 }
 
+/* A kernel template of a header launched from the .cu file with its
+ * template arguments left to deduce, as nvcc deduces them: the header's
+ * copy declares the deduction helper after the kernel, in its namespace,
+ * and the launch takes the deduced form. One whose template parameter has
+ * no name draws the error a kernel of the same file would; one launched
+ * with its arguments named needs no helper. */
+static void test_header_kernel_deduced(void **state)
+{
+    (void)state;
+    put_file("ded/fill.cuh", "#pragma once\n"
+                             "template <typename T> __global__ void fill(T *p, T v, int n)\n"
+                             "{\n"
+                             "    int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);\n"
+                             "    if (i < n) p[i] = v;\n"
+                             "}\n");
+    put_file("dedinc/ops.cuh", "#pragma once\n"
+                               "namespace ops {\n"
+                               "template <typename T, int N = 2>\n"
+                               "__global__ void scale(T *p, T by, int n)\n"
+                               "{\n"
+                               "    int i = (int)(blockIdx.x * blockDim.x + threadIdx.x);\n"
+                               "    if (i < n) p[i] *= by * (T)N;\n"
+                               "}\n"
+                               "template <typename T> __global__ void add(T *p, T v) { p[threadIdx.x] += v; }\n"
+                               "}\n");
+    build_and_run("ded_main",
+                  "#include <stdio.h>\n"
+                  "#include \"ded/fill.cuh\"\n"
+                  "#include \"ops.cuh\"\n"
+                  "int main()\n"
+                  "{\n"
+                  "    float *p;\n"
+                  "    int *q;\n"
+                  "    cudaMallocManaged(&p, 64 * sizeof(float));\n"
+                  "    cudaMallocManaged(&q, 64 * sizeof(int));\n"
+                  "    fill<<<2, 32>>>(p, 2.5f, 64);\n"
+                  "    fill<<<2, 32>>>(q, 7, 64);\n"
+                  "    ops::scale<<<2, 32>>>(p, 3.0f, 64);\n"
+                  "    ops::add<int><<<1, 32>>>(q, 1);\n"
+                  "    cudaDeviceSynchronize();\n"
+                  "    printf(\"%g %g %d %d\\n\", p[0], p[63], q[0], q[63]);\n"
+                  "    return 0;\n"
+                  "}\n",
+                  "-I dedinc");
+    if (status != 0 || !strstr(out, "15 15 8 7")) fail_msg("deduced launches of header kernels, exit %d:\n%s", status, out);
+
+    put_file("ded/odd.cuh", "#pragma once\n"
+                            "template <typename T, typename> __global__ void odd(T *p, T v) { p[0] = v; }\n");
+    build_and_run("ded_odd",
+                  "#include \"ded/odd.cuh\"\n"
+                  "void f(float *p) { odd<<<1, 1>>>(p, 1.0f); }\n"
+                  "int main() { return 0; }\n",
+                  "");
+    if (status == 0 || !strstr(out, "ded_odd.cu:2: error: the emulator cannot deduce the template arguments of kernel odd"))
+        fail_msg("a header kernel whose helper cannot be written, exit %d:\n%s", status, out);
+}
+
 static void test_headers_rewritten(void **state)
 {
     (void)state;
@@ -2511,6 +2568,7 @@ int main(void)
         cmocka_unit_test(test_inline_ptx_builds),
         cmocka_unit_test(test_inline_ptx_not_emulated),
         cmocka_unit_test(test_headers_rewritten),
+        cmocka_unit_test(test_header_kernel_deduced),
         cmocka_unit_test(test_launch_deduced),
         cmocka_unit_test(test_memtrace_refuses_no_sanitize),
         cmocka_unit_test(test_memtrace_notes_arch_branches),

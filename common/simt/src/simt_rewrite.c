@@ -1652,6 +1652,33 @@ static const char *device_builtin(size_t t)
     return NULL;
 }
 
+/* The CUDA runtime's functions that a kernel cannot call, each checked with
+ * CUDA 13 in a kernel: nvcc refuses the host-only ones (host: "calling a
+ * __host__ function("cudaMemcpy") from a __global__ function"), and ptxas
+ * the device runtime's ("Unresolved extern function
+ * '__cudaCDP2GetLastError'": they need relocatable device code, -rdc=true,
+ * which the course does not use). cudaMalloc, cudaGetDevice,
+ * cudaDeviceGetAttribute, cudaFuncGetAttributes and the occupancy calls
+ * build in a kernel and are not listed. The emulator would run every one
+ * of them in a kernel. Returns 1 for a host-only one, 2 for one of the
+ * device runtime's, else 0. */
+static int runtime_call_in_kernel(size_t t)
+{
+    static const char *const host[] = {"cudaMemcpy", "cudaMemset", "cudaDeviceSynchronize", "cudaStreamSynchronize",
+                                       "cudaMallocManaged", "cudaSetDevice", "cudaLaunchKernel", "cudaMemcpy2D",
+                                       "cudaMemcpyToSymbol", "cudaMemcpyFromSymbol", "cudaDeviceReset",
+                                       "cudaMallocHost", "cudaFreeHost", "cudaStreamCreate", "cudaEventCreate",
+                                       "cudaEventSynchronize", "cudaEventElapsedTime", NULL};
+    static const char *const cdp[] = {"cudaGetLastError", "cudaPeekAtLastError", "cudaFree", "cudaMemcpyAsync",
+                                      "cudaMemsetAsync", "cudaGetErrorString", "cudaGetErrorName", "cudaEventRecord",
+                                      NULL};
+    for (int k = 0; host[k]; k++)
+        if (tok_is(t, host[k])) return 1;
+    for (int k = 0; cdp[k]; k++)
+        if (tok_is(t, cdp[k])) return 2;
+    return 0;
+}
+
 /* The calls in function f's body that nvcc would refuse. */
 static int check_calls(const fn_rec *f)
 {
@@ -1724,6 +1751,24 @@ static int check_calls(const fn_rec *f)
             else
                 fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the host too, where the GPU built-in %.*s does not exist: make %.*s __device__ only, or put the call under #ifdef __CUDA_ARCH__ with host code in its #else (%s)\n",
                         path, line_of(st.toks[t].pos), fn, fname, bn, bname, fn, fname, instead);
+            errors++;
+            continue;
+        }
+        int runtime = (caller == SP_DEVICE || caller == SP_GLOBAL) && !callee && tok_punct(t + 1, '(') &&
+                              !declared_within(t, f->name + 1, f->close)
+                          ? runtime_call_in_kernel(t)
+                          : 0;
+        if (runtime) {
+            int line = line_of(st.toks[t].pos), rn = (int)st.toks[t].n;
+            const char *rname = src + st.toks[t].pos;
+            if (runtime == 1)
+                fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                        path, line, rn, rname, space_word(caller), fn, fname);
+            else
+                fprintf(stderr, "%s:%d: error: %.*s in a %s function(\"%.*s\") needs relocatable device code (nvcc -rdc=true), which the course does not use: ptxas stops at it (\"Unresolved extern function '__cudaCDP2%.*s'\")\n",
+                        path, line, rn, rname, space_word(caller), fn, fname, rn - 4, rname + 4);
+            fprintf(stderr, "%s:%d: note: the CUDA runtime is the host's: call it from host code before or after the launch (cudaGetLastError after it, for the launch's errors); a kernel reports a problem through a flag in device memory\n",
+                    path, line);
             errors++;
             continue;
         }
@@ -2117,6 +2162,35 @@ static int kernel_launch_limits(size_t n, size_t t, int deduced, int namespaces)
     return 1;
 }
 
+/* The innermost function whose body holds token t, or NULL. */
+static const fn_rec *enclosing_fn(size_t t)
+{
+    const fn_rec *in = NULL;
+    for (size_t f = 0; f < st.nfns; f++)
+        if (st.fns[f].close && st.fns[f].open < t && t < st.fns[f].close && (!in || st.fns[f].open > in->open))
+            in = &st.fns[f];
+    return in;
+}
+
+/* A launch at t inside a kernel or a __device__ function (or a __host__
+ * __device__ one, compiled for the GPU too): dynamic parallelism, which
+ * nvcc builds only as relocatable device code (-rdc=true), which the course
+ * does not use; the emulator does not run it. Returns 1 when reported. */
+static int launch_from_device(size_t t)
+{
+    const fn_rec *f = enclosing_fn(t);
+    if (!f || (f->space != SP_GLOBAL && f->space != SP_DEVICE && f->space != SP_BOTH)) return 0;
+    /* A lambda marked for the host inside it would be another function. */
+    for (size_t u = f->open + 1; u < t; u++)
+        if (tok_is(u, "__host__") && f->space != SP_BOTH) return 0;
+    int line = line_of(st.toks[t].pos);
+    fprintf(stderr, "%s:%d: error: kernel launch from __device__ or __global__ functions requires separate compilation mode (in %s function \"%.*s\")\n",
+            path, line, space_word(f->space), (int)st.toks[f->name].n, src + st.toks[f->name].pos);
+    fprintf(stderr, "%s:%d: note: a kernel launching a kernel is dynamic parallelism, which needs relocatable device code (nvcc -rdc=true) and which the course and the emulator leave out: launch the second kernel from host code after the first, in the same stream\n",
+            path, line);
+    return 1;
+}
+
 /* A launch at t of kernel n, which this file does not declare, its
  * template arguments left to deduce: where a header declares it as a
  * kernel template, the launch takes the deduced form, whose helper the
@@ -2214,6 +2288,11 @@ static int check_launches(void)
         if (st.toks[n].type != T_IDENT || (n > 0 && (tok_is(n - 1, "->") || tok_punct(n - 1, '.'))) ||
             (n > 0 && tok_is(n - 1, "::") && !deduced))
             continue;
+        if (launch_from_device(t)) {
+            errors++;
+            t += 2;
+            continue;
+        }
         int sp = spaces_of(n);
         if (!sp && deduced) {
             errors += header_kernel_launch(n, t);

@@ -1478,6 +1478,41 @@ static size_t refused_std_call(size_t t, size_t end)
     return 0;
 }
 
+/* The standard library's containers and other classes whose
+ * constructors and destructors are host functions: an object of one in
+ * device code (std::vector<float> v(n); or a temporary, std::string("x"))
+ * is refused by nvcc, which names the constructor ("calling a __host__
+ * function("std::vector<...>::vector(...)") from a __global__ function";
+ * checked with CUDA 13). A pointer or a reference to one is not, nor is
+ * std::array, std::pair or std::tuple, which nvcc refuses only where a
+ * member function is called. At t: "std" "::" name; returns the length of
+ * the name's text (from t + 2), or 0. */
+static size_t refused_std_object(size_t t, size_t end)
+{
+    static const char *const names[] = {"vector", "string", "wstring", "map", "multimap", "unordered_map", "set",
+                                        "multiset", "unordered_set", "list", "forward_list", "deque", "queue",
+                                        "stack", "priority_queue", "unique_ptr", "shared_ptr", "function", "thread",
+                                        "mutex", "stringstream", "ostringstream", "istringstream", "regex", NULL};
+    if (!tok_is(t, "std") || !tok_is(t + 1, "::") || t + 3 >= end || st.toks[t + 2].type != T_IDENT) return 0;
+    if (t > 0 && (tok_is(t - 1, "::") || tok_punct(t - 1, '.') || tok_is(t - 1, "->"))) return 0;
+    int k = 0;
+    while (names[k] && !tok_is(t + 2, names[k])) k++;
+    if (!names[k]) return 0;
+    size_t u = t + 3;
+    if (tok_punct(u, '<')) { /* past the template arguments */
+        int depth = 0;
+        for (; u < end; u++) {
+            if (tok_punct(u, '(') || tok_punct(u, '[')) u = tok_match(u);
+            else if (tok_punct(u, '<')) depth++;
+            else if (tok_punct(u, '>') && --depth == 0) break;
+            else if (tok_punct(u, ';') || tok_punct(u, '{')) return 0;
+        }
+        u++;
+    }
+    if (u >= end) return 0;
+    return st.toks[u].type == T_IDENT || tok_punct(u, '(') || tok_punct(u, '{') ? st.toks[t + 2].n : 0;
+}
+
 /* Is the GPU variable named at t (in host code, body from open) used
  * where nvcc allows it: an argument of a cuda*Symbol* call, inside sizeof,
  * decltype or alignof, or the operand of a unary '&'? */
@@ -1705,6 +1740,17 @@ static int check_calls(const fn_rec *f)
         }
         if (caller == SP_HOST && host_uses_gpu_variable(f, t)) {
             errors++;
+            continue;
+        }
+        size_t objn = caller != SP_HOST && !st.toks[t].arch ? refused_std_object(t, f->close) : 0;
+        if (objn) {
+            const char *what = src + st.toks[t + 2].pos;
+            fprintf(stderr, "%s:%d: error: calling a __host__ function(\"std::%.*s::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                    path, line_of(st.toks[t].pos), (int)objn, what, (int)objn, what, space_word(caller), fn, fname);
+            fprintf(stderr, "%s:%d: note: std::%.*s's constructor and destructor are host code, and its memory the host's heap: in device code use a fixed-size array (float v[8]), shared memory, or a buffer the host allocates and passes in\n",
+                    path, line_of(st.toks[t].pos), (int)objn, what);
+            errors++;
+            t += 2;
             continue;
         }
         size_t stdn = caller != SP_HOST && !st.toks[t].arch ? refused_std_call(t, f->close) : 0;

@@ -764,7 +764,9 @@ struct LaunchConfig {
     cudaStream_t stream;
     const char *file;
     int line;
-    LaunchConfig(dim3 g, dim3 b, size_t s = 0, cudaStream_t st = 0, const char *f = __builtin_FILE(),
+    /* kernel<<<grid>>>(...) builds with nvcc too: its configuration call
+     * defaults the block to one thread. */
+    LaunchConfig(dim3 g, dim3 b = 1, size_t s = 0, cudaStream_t st = 0, const char *f = __builtin_FILE(),
                  int l = __builtin_LINE())
         : grid(g), block(b), shmem(s), stream(st), file(f), line(l) {}
 };

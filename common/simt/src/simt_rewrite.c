@@ -1575,6 +1575,47 @@ static int host_uses_gpu_variable(const fn_rec *f, size_t t)
     return 1;
 }
 
+/* Device code writing a __constant__ variable at t (c = v, c[i] += v,
+ * ++c): nvcc refuses it, a scalar in its front end ("expression must be a
+ * modifiable lvalue") and an array's element in its back end (a warning,
+ * "Cannot store to pointer that points to constant memory space", which
+ * -Werror all-warnings makes an error), as constant memory is read-only to
+ * kernels; here the kernels and the host share one copy, and the write
+ * would work. Returns 1 when reported. */
+static int device_writes_constant(const fn_rec *f, size_t t)
+{
+    if (st.toks[t].type != T_IDENT || st.toks[t].arch) return 0;
+    int v = 0;
+    while (v < st.ngpu_vars && !(same_name(st.gpu_vars[v].name, t) && !strcmp(st.gpu_vars[v].space, "__constant__")))
+        v++;
+    if (v == st.ngpu_vars) return 0;
+    if (tok_is(t - 1, "::") || tok_is(t - 1, "->") || tok_punct(t - 1, '.') || st.toks[t - 1].type == T_IDENT ||
+        declared_within(t, f->name + 1, f->close))
+        return 0;
+    size_t u = t + 1;
+    while (tok_punct(u, '[')) u = tok_match(u) + 1;
+    int write = (tok_punct(u, '=') && !tok_punct(u + 1, '=')) ||
+                (u + 1 < st.ntoks && st.toks[u].type == T_PUNCT && strchr("+-*/%&|^", src[st.toks[u].pos]) &&
+                 tok_punct(u + 1, '=') && st.toks[u + 1].pos == st.toks[u].pos + 1) ||
+                (tok_punct(u, '+') && tok_punct(u + 1, '+')) || (tok_punct(u, '-') && tok_punct(u + 1, '-')) ||
+                (tok_punct(t - 1, '+') && tok_punct(t - 2, '+')) || (tok_punct(t - 1, '-') && tok_punct(t - 2, '-'));
+    if (!write) return 0;
+    int n = (int)st.toks[t].n, line = line_of(st.toks[t].pos);
+    /* An element is refused later, by nvcc's back end, as a warning that
+     * the course's -Werror all-warnings makes an error. */
+    if (tok_punct(t + 1, '['))
+        fprintf(stderr, "%s:%d: error: cannot store to pointer that points to constant memory space (an element of the __constant__ array \"%.*s\", written in %s function \"%.*s\")\n",
+                path, line, n, src + st.toks[t].pos, space_word(f->space), (int)st.toks[f->name].n,
+                src + st.toks[f->name].pos);
+    else
+        fprintf(stderr, "%s:%d: error: expression must be a modifiable lvalue (the __constant__ variable \"%.*s\", written in %s function \"%.*s\")\n",
+                path, line, n, src + st.toks[t].pos, space_word(f->space), (int)st.toks[f->name].n,
+                src + st.toks[f->name].pos);
+    fprintf(stderr, "%s:%d: note: constant memory is read-only to kernels: the host sets it with cudaMemcpyToSymbol before the launch; a kernel writes its results to a __device__ variable or to global memory\n",
+            path, line);
+    return 1;
+}
+
 /* Is t the name of a function template followed by its template arguments
  * and a call, as in load_tile<BM, BK>(...)? Only a name this file declares
  * as a function template counts, so a comparison a < b > (c) is left alone. */
@@ -1735,6 +1776,10 @@ static int check_calls(const fn_rec *f)
             fprintf(stderr, "%s:%d: note: shared memory belongs to a block of a running kernel: declare the array in the kernel, or in a __device__ function it calls%s\n",
                     path, line_of(st.toks[t].pos),
                     caller == SP_BOTH ? " (nvcc compiles a __host__ __device__ function for the host too; #ifdef __CUDA_ARCH__ keeps a declaration from it)" : "");
+            errors++;
+            continue;
+        }
+        if ((caller == SP_DEVICE || caller == SP_GLOBAL) && device_writes_constant(f, t)) {
             errors++;
             continue;
         }

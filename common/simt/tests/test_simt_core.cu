@@ -73,6 +73,15 @@ static void test_indexing_3d(void **state)
         free(h);
         cudaFree(d);
     }
+    /* kernel<<<grid>>>: a block of one thread, as nvcc's launch gives. */
+    uint4 *d;
+    assert_int_equal(cudaMallocManaged(&d, 3 * sizeof(uint4)), cudaSuccess);
+    write_coords<<<3>>>(d);
+    assert_int_equal(cudaDeviceSynchronize(), cudaSuccess);
+    assert_int_equal(d[2].x, 200);
+    assert_int_equal(d[2].z, 311);
+    assert_int_equal(d[2].w, 111);
+    cudaFree(d);
 }
 
 /* Warps are cut from the block's linear thread index, threadIdx.x fastest

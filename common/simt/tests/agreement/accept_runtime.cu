@@ -26,6 +26,7 @@ int main()
     cudaEventCreate(&b);
     cudaEventRecord(a, s);
     scale<<<2, 128, 0, s>>>(o, 256, 2.0f);
+    scale<<<2>>>(o, 2, 1.0f); // a block of one thread
     int n = 256;
     float v = 0.5f;
     void *args[] = {&o, &n, &v};

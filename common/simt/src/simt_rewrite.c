@@ -1163,6 +1163,7 @@ static void declaration(size_t b, size_t e, size_t close)
             return;
     if (is_macro(name, 0)) return;
     int g = 0, d = 0, h = 0, unknown = 0, templ = 0, cexpr = 0;
+    size_t inl = 0; /* an inline or __forceinline__ among the specifiers */
     for (size_t t = b; t < name; t++) {
         if (tok_is(t, "template") && tok_punct(t + 1, '<')) { /* skip the parameters' names */
             templ = 1;
@@ -1185,8 +1186,27 @@ static void declaration(size_t b, size_t e, size_t close)
          * alike, as the course does not pass --expt-relaxed-constexpr. */
         cexpr |= tok_is(t, "constexpr");
         unknown |= tok_is(t, "consteval") || is_macro(t, 1) || looks_like_macro(t);
+        if (!inl && (tok_is(t, "inline") || tok_is(t, "__forceinline__"))) inl = t;
     }
     if (g && !unknown && close) grid_constant_params(name + 1);
+    /* nvcc: a kernel is __global__ alone (never also __host__ or
+     * __device__), and never inline (a warning, #20050-D, that the course's
+     * -Werror all-warnings makes an error): a launch needs its entry point. */
+    if (g && !unknown && (d || h)) {
+        fprintf(stderr, "%s:%d: error: illegal combination of memory qualifiers (kernel \"%.*s\" is __global__ and %s)\n",
+                path, line_of(st.toks[name].pos), (int)st.toks[name].n, src + st.toks[name].pos,
+                d ? "__device__" : "__host__");
+        fprintf(stderr, "%s:%d: note: a kernel is __global__ only; for a helper that both a kernel and host code call, write a __host__ __device__ function that the kernel calls\n",
+                path, line_of(st.toks[name].pos));
+        st.decl_errors++;
+    }
+    if (g && !unknown && inl) {
+        fprintf(stderr, "%s:%d: error: inline qualifier ignored for \"__global__\" function (kernel \"%.*s\"; nvcc warns, #20050-D, and the course's -Werror all-warnings makes it an error)\n",
+                path, line_of(st.toks[inl].pos), (int)st.toks[name].n, src + st.toks[name].pos);
+        fprintf(stderr, "%s:%d: note: a kernel is never inlined, as a launch needs its entry point: drop the %.*s\n",
+                path, line_of(st.toks[inl].pos), (int)st.toks[inl].n, src + st.toks[inl].pos);
+        st.decl_errors++;
+    }
     fn_rec r = {b, name, SP_HOST, close ? e : 0, close, templ, cexpr, close ? close : e};
     if (unknown) r.space = SP_UNKNOWN;
     else if (g) r.space = SP_GLOBAL;

@@ -1775,6 +1775,87 @@ static int runtime_call_in_kernel(size_t t)
     return 0;
 }
 
+/* Does the class whose body opens at token open (its name at cls) declare
+ * a member function named as token m, and every such declaration unmarked
+ * (a host function to nvcc)? Returns 1 for host only, 0 otherwise (none,
+ * or one marked __device__). Only the class's own body is read, not its
+ * bases. */
+static int host_only_method(size_t cls, size_t open, size_t m)
+{
+    size_t close = tok_match(open);
+    int found = 0;
+    size_t stmt = open + 1;
+    for (size_t u = open + 1; u < close; u++) {
+        if (tok_punct(u, ';') || tok_punct(u, '}') || (tok_punct(u, ':') && !tok_is(u, "::"))) {
+            stmt = u + 1;
+            continue;
+        }
+        if (tok_punct(u, '{')) { /* a body: a member function's, or a nested class's */
+            u = tok_match(u);
+            stmt = u + 1;
+            continue;
+        }
+        if (tok_punct(u, '(') && same_name(u - 1, m) && !same_name(u - 1, cls) && !tok_is(u - 2, "operator") &&
+            !tok_punct(u - 2, '.') && !tok_is(u - 2, "->")) {
+            for (size_t w = stmt; w < u - 1; w++)
+                if (tok_is(w, "__device__") || tok_is(w, "__global__") || is_macro(w, 1) || looks_like_macro(w))
+                    return 0;
+            found = 1;
+        }
+        if (tok_punct(u, '(') || tok_punct(u, '[')) u = tok_match(u);
+    }
+    return found;
+}
+
+/* A member call obj.m(...) or obj->m(...) at m, in device code: where obj
+ * is declared in function f (a parameter or a local, before the call) as
+ * an object of, or a pointer or reference to, a class this file defines,
+ * and that class declares m without __device__, nvcc refuses the call
+ * ("calling a __host__ function("H::get") from a __global__ function"); the
+ * emulator would run it. The class is found only where it is sure: a
+ * class name (or a template-id of one) right before obj's name, past
+ * const, '*' and '&'. Returns 1 when reported. */
+static int host_method_call(const fn_rec *f, size_t m)
+{
+    if (!tok_punct(m + 1, '(') || !(tok_punct(m - 1, '.') || tok_is(m - 1, "->")) || m < 3 ||
+        st.toks[m - 2].type != T_IDENT || tok_punct(m - 3, '.') || tok_is(m - 3, "->") || tok_is(m - 3, "::"))
+        return 0;
+    size_t obj = m - 2, type = 0;
+    for (size_t u = f->name + 2; u < obj && !type; u++) { /* its declaration: the parameters, then the body */
+        if (!same_name(u, obj) || tok_punct(u - 1, '.') || tok_is(u - 1, "->")) continue;
+        size_t w = u - 1;
+        while (w > f->name && (tok_punct(w, '*') || tok_punct(w, '&') || tok_is(w, "const") || tok_is(w, "__restrict__")))
+            w--;
+        if (tok_punct(w, '>')) { /* Tile<4> t: back to the template's name */
+            int depth = 0;
+            for (; w > f->name; w--) {
+                if (tok_punct(w, '>')) depth++;
+                if (tok_punct(w, '<') && --depth == 0) break;
+            }
+            w--;
+        }
+        if (st.toks[w].type == T_IDENT && !tok_is(w, "return")) type = w;
+    }
+    if (!type) return 0;
+    /* The class: struct or class, the name, then (past final and a base
+     * list) its body. */
+    for (size_t c = 1; c + 1 < st.ntoks; c++) {
+        if (!(tok_is(c - 1, "struct") || tok_is(c - 1, "class")) || !same_name(c, type)) continue;
+        size_t open = c + 1;
+        while (open < st.ntoks && !tok_punct(open, '{') && !tok_punct(open, ';') && !tok_punct(open, '(')) open++;
+        if (open >= st.ntoks || !tok_punct(open, '{')) continue; /* a declaration, not the definition */
+        if (!host_only_method(c, open, m)) return 0;
+        int line = line_of(st.toks[m].pos);
+        fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                path, line, (int)st.toks[c].n, src + st.toks[c].pos, (int)st.toks[m].n, src + st.toks[m].pos,
+                space_word(f->space), (int)st.toks[f->name].n, src + st.toks[f->name].pos);
+        fprintf(stderr, "%s:%d: note: a member function without __device__ is host code to nvcc: mark %.*s::%.*s __host__ __device__ (or __device__)\n",
+                path, line, (int)st.toks[c].n, src + st.toks[c].pos, (int)st.toks[m].n, src + st.toks[m].pos);
+        return 1;
+    }
+    return 0;
+}
+
 /* The calls in function f's body that nvcc would refuse. */
 static int check_calls(const fn_rec *f)
 {
@@ -1839,6 +1920,10 @@ static int check_calls(const fn_rec *f)
             continue;
         }
         if (st.toks[t].type != T_IDENT || st.toks[t].arch || !(tok_punct(t + 1, '(') || template_call(t))) continue;
+        if ((caller == SP_DEVICE || caller == SP_GLOBAL) && host_method_call(f, t)) {
+            errors++;
+            continue;
+        }
         size_t p = t - 1;
         if (tok_is(p, "::") || tok_is(p, "->") || tok_punct(p, '.') || tok_punct(p, '>') || tok_punct(p, '~') ||
             (st.toks[p].type == T_IDENT && !call_context_word(p)))

@@ -2287,6 +2287,7 @@ static int filled_defaults(size_t t, size_t open, int args)
         }
         eq = 0;
     }
+    if (!text.s) return 0; /* no parameter left to fill: the counts disagree (a list this scan misreads) */
     st.filled = grow(st.filled, &st.filled_cap, st.nfilled, sizeof(*st.filled));
     st.filled[st.nfilled].pos = st.toks[t].pos;
     st.filled[st.nfilled++].text = text.s;

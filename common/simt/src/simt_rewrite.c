@@ -1775,6 +1775,71 @@ static int runtime_call_in_kernel(size_t t)
     return 0;
 }
 
+/* The '{' of the body of the class this file defines (struct or class,
+ * the name, then past final and a base list the body) named as token
+ * name, its name's token in *cls; or 0. */
+static size_t class_body(size_t name, size_t *cls)
+{
+    for (size_t c = 1; c + 1 < st.ntoks; c++) {
+        if (!(tok_is(c - 1, "struct") || tok_is(c - 1, "class")) || !same_name(c, name)) continue;
+        size_t open = c + 1;
+        while (open < st.ntoks && !tok_punct(open, '{') && !tok_punct(open, ';') && !tok_punct(open, '(')) open++;
+        if (open >= st.ntoks || !tok_punct(open, '{')) continue; /* a declaration, not the definition */
+        *cls = c;
+        return open;
+    }
+    return 0;
+}
+
+/* A static __shared__ variable at t (the __shared__) in device code whose
+ * class, defined in this file, declares a default constructor of its own
+ * that is not constexpr (S() : a(1) {}, or S(); defined elsewhere, or a
+ * __device__ one): it would have to run when the block starts, and nvcc
+ * refuses it (#20054-D, "dynamic initialization is not supported for a
+ * function-scope static __shared__ variable", a warning that -Werror
+ * all-warnings makes an error). Here it runs once per fiber thread and
+ * needs a guard variable the threads race on. = default, and default
+ * member initializers, leave the constructor implicit and are fine.
+ * Returns 1 when reported. */
+static int shared_with_constructor(const fn_rec *f, size_t t)
+{
+    size_t u = t + 1;
+    for (;; u++) {
+        if (tok_is(u, "static") || tok_is(u, "const") || tok_is(u, "volatile")) continue;
+        if ((tok_is(u, "alignas") || tok_is(u, "__align__")) && tok_punct(u + 1, '(')) {
+            u = tok_match(u + 1);
+            continue;
+        }
+        break;
+    }
+    if (u >= f->close || st.toks[u].type != T_IDENT || tok_is(u + 1, "::")) return 0;
+    size_t c, open = class_body(u, &c);
+    if (!open) return 0;
+    size_t close = tok_match(open), stmt = open + 1;
+    for (size_t w = open + 1; w < close; w++) {
+        if (tok_punct(w, ';') || tok_punct(w, '}') || (tok_punct(w, ':') && !tok_is(w, "::"))) {
+            stmt = w + 1;
+            continue;
+        }
+        if (tok_punct(w, '{')) {
+            w = tok_match(w);
+            stmt = w + 1;
+            continue;
+        }
+        if (!(same_name(w, c) && tok_punct(w + 1, '(') && tok_punct(w + 2, ')') && !tok_punct(w - 1, '~'))) continue;
+        int cexpr = 0;
+        for (size_t v = stmt; v < w; v++) cexpr |= tok_is(v, "constexpr") || is_macro(v, 1) || looks_like_macro(v);
+        if (cexpr || tok_punct(w + 3, '=')) return 0; /* constexpr, = default or = delete */
+        int line = line_of(st.toks[t].pos);
+        fprintf(stderr, "%s:%d: error: dynamic initialization is not supported for a function-scope static __shared__ variable within a __device__/__global__ function (its class %.*s has a default constructor of its own; nvcc warns, #20054-D, and -Werror all-warnings makes it an error)\n",
+                path, line, (int)st.toks[c].n, src + st.toks[c].pos);
+        fprintf(stderr, "%s:%d: note: shared memory starts undefined in every block, and no constructor runs on it: drop %.*s(), or write it = default (a default member initializer does not count either), and set the fields from the threads, then __syncthreads()\n",
+                path, line, (int)st.toks[c].n, src + st.toks[c].pos);
+        return 1;
+    }
+    return 0;
+}
+
 /* Does the class whose body opens at token open (its name at cls) declare
  * a member function named as token m, and every such declaration unmarked
  * (a host function to nvcc)? Returns 1 for host only, 0 otherwise (none,
@@ -1837,13 +1902,8 @@ static int host_method_call(const fn_rec *f, size_t m)
         if (st.toks[w].type == T_IDENT && !tok_is(w, "return")) type = w;
     }
     if (!type) return 0;
-    /* The class: struct or class, the name, then (past final and a base
-     * list) its body. */
-    for (size_t c = 1; c + 1 < st.ntoks; c++) {
-        if (!(tok_is(c - 1, "struct") || tok_is(c - 1, "class")) || !same_name(c, type)) continue;
-        size_t open = c + 1;
-        while (open < st.ntoks && !tok_punct(open, '{') && !tok_punct(open, ';') && !tok_punct(open, '(')) open++;
-        if (open >= st.ntoks || !tok_punct(open, '{')) continue; /* a declaration, not the definition */
+    size_t c, open = class_body(type, &c);
+    if (open) {
         if (!host_only_method(c, open, m)) return 0;
         int line = line_of(st.toks[m].pos);
         fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
@@ -1877,6 +1937,11 @@ static int check_calls(const fn_rec *f)
             fprintf(stderr, "%s:%d: note: shared memory belongs to a block of a running kernel: declare the array in the kernel, or in a __device__ function it calls%s\n",
                     path, line_of(st.toks[t].pos),
                     caller == SP_BOTH ? " (nvcc compiles a __host__ __device__ function for the host too; #ifdef __CUDA_ARCH__ keeps a declaration from it)" : "");
+            errors++;
+            continue;
+        }
+        if ((caller == SP_DEVICE || caller == SP_GLOBAL) && !st.toks[t].arch && tok_is(t, "__shared__") &&
+            !tok_is(t - 1, "extern") && shared_with_constructor(f, t)) {
             errors++;
             continue;
         }

@@ -1533,6 +1533,29 @@ static size_t refused_std_object(size_t t, size_t end)
     return st.toks[u].type == T_IDENT || tok_punct(u, '(') || tok_punct(u, '{') ? st.toks[t + 2].n : 0;
 }
 
+/* The host's streams in device code, at t: std::cout, std::cerr, std::clog
+ * or std::cin, or the bare name where the file says using namespace std.
+ * nvcc refuses them (#20096-D, "address of a host variable "std::cout"
+ * cannot be directly taken in a device function", a warning -Werror
+ * all-warnings makes an error); the emulator would print. Returns the
+ * stream name's token, or 0. */
+static size_t host_stream(size_t t)
+{
+    static const char *const names[] = {"cout", "cerr", "clog", "cin", NULL};
+    int qualified = tok_is(t, "std") && tok_is(t + 1, "::") && t + 2 < st.ntoks;
+    size_t name = qualified ? t + 2 : t;
+    if (t > 0 && (tok_is(t - 1, "::") || tok_punct(t - 1, '.') || tok_is(t - 1, "->") ||
+                  (!qualified && st.toks[t - 1].type == T_IDENT)))
+        return 0;
+    int k = 0;
+    while (names[k] && !tok_is(name, names[k])) k++;
+    if (!names[k]) return 0;
+    if (qualified) return name;
+    for (size_t u = 0; u + 2 < st.ntoks; u++) /* the bare name: only with using namespace std */
+        if (tok_is(u, "using") && tok_is(u + 1, "namespace") && tok_is(u + 2, "std")) return name;
+    return 0;
+}
+
 /* Is the GPU variable named at t (in host code, body from open) used
  * where nvcc allows it: an argument of a cuda*Symbol* call, inside sizeof,
  * decltype or alignof, or the operand of a unary '&'? */
@@ -1943,6 +1966,18 @@ static int check_calls(const fn_rec *f)
         if ((caller == SP_DEVICE || caller == SP_GLOBAL) && !st.toks[t].arch && tok_is(t, "__shared__") &&
             !tok_is(t - 1, "extern") && shared_with_constructor(f, t)) {
             errors++;
+            continue;
+        }
+        size_t stream = (caller == SP_DEVICE || caller == SP_GLOBAL) && !st.toks[t].arch ? host_stream(t) : 0;
+        if (stream) {
+            int line = line_of(st.toks[t].pos), sn = (int)st.toks[stream].n;
+            const char *sname = src + st.toks[stream].pos;
+            fprintf(stderr, "%s:%d: error: address of a host variable \"std::%.*s\" cannot be directly taken in a device function (%s function \"%.*s\")\n",
+                    path, line, sn, sname, space_word(caller), fn, fname);
+            fprintf(stderr, "%s:%d: note: std::%.*s is the host's stream: a kernel prints with printf (<cstdio>), which nvcc has in device code\n",
+                    path, line, sn, sname);
+            errors++;
+            t = stream;
             continue;
         }
         if ((caller == SP_DEVICE || caller == SP_GLOBAL) && device_writes_constant(f, t)) {

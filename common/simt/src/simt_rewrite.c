@@ -1895,7 +1895,8 @@ static int host_only_method(size_t cls, size_t open, size_t m)
     return found;
 }
 
-/* A member call obj.m(...) or obj->m(...) at m, in device code: where obj
+/* A member call obj.m(...) or obj->m(...) at m, in device code (or a
+ * __host__ __device__ function, compiled for the GPU too): where obj
  * is declared in function f (a parameter or a local, before the call) as
  * an object of, or a pointer or reference to, a class this file defines,
  * and that class declares m without __device__, nvcc refuses the call
@@ -1932,8 +1933,10 @@ static int host_method_call(const fn_rec *f, size_t m)
         fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
                 path, line, (int)st.toks[c].n, src + st.toks[c].pos, (int)st.toks[m].n, src + st.toks[m].pos,
                 space_word(f->space), (int)st.toks[f->name].n, src + st.toks[f->name].pos);
-        fprintf(stderr, "%s:%d: note: a member function without __device__ is host code to nvcc: mark %.*s::%.*s __host__ __device__ (or __device__)\n",
-                path, line, (int)st.toks[c].n, src + st.toks[c].pos, (int)st.toks[m].n, src + st.toks[m].pos);
+        fprintf(stderr, "%s:%d: note: a member function without __device__ is host code to nvcc%s: mark %.*s::%.*s __host__ __device__ (or __device__)\n",
+                path, line,
+                f->space == SP_BOTH ? ", which compiles a __host__ __device__ function for the GPU too (a warning, #20014-D, that -Werror all-warnings makes an error)" : "",
+                (int)st.toks[c].n, src + st.toks[c].pos, (int)st.toks[m].n, src + st.toks[m].pos);
         return 1;
     }
     return 0;
@@ -2020,7 +2023,7 @@ static int check_calls(const fn_rec *f)
             continue;
         }
         if (st.toks[t].type != T_IDENT || st.toks[t].arch || !(tok_punct(t + 1, '(') || template_call(t))) continue;
-        if ((caller == SP_DEVICE || caller == SP_GLOBAL) && host_method_call(f, t)) {
+        if ((caller == SP_DEVICE || caller == SP_GLOBAL || caller == SP_BOTH) && host_method_call(f, t)) {
             errors++;
             continue;
         }

@@ -1588,6 +1588,19 @@ static int symbol_use_allowed(size_t t, size_t open)
     return 0;
 }
 
+/* Is the variable named at t written there: assigned (v = x, v[i] += x,
+ * an operator and its '=' side by side) or stepped (++v, v--)? */
+static int written_at(size_t t)
+{
+    size_t u = t + 1;
+    while (tok_punct(u, '[')) u = tok_match(u) + 1;
+    return (tok_punct(u, '=') && !tok_punct(u + 1, '=')) ||
+           (u + 1 < st.ntoks && st.toks[u].type == T_PUNCT && strchr("+-*/%&|^", src[st.toks[u].pos]) &&
+            tok_punct(u + 1, '=') && st.toks[u + 1].pos == st.toks[u].pos + 1) ||
+           (tok_punct(u, '+') && tok_punct(u + 1, '+')) || (tok_punct(u, '-') && tok_punct(u + 1, '-')) ||
+           (tok_punct(t - 1, '+') && tok_punct(t - 2, '+')) || (tok_punct(t - 1, '-') && tok_punct(t - 2, '-'));
+}
+
 /* Host code reading or writing a __device__ or __constant__ variable at t
  * (nvcc: "cannot be directly read in a host function"; here the host and
  * the kernels share one copy, so it works). Returns 1 when reported. */
@@ -1601,13 +1614,7 @@ static int host_uses_gpu_variable(const fn_rec *f, size_t t)
         (st.toks[t - 1].type == T_IDENT && !call_context_word(t - 1)) || symbol_use_allowed(t, f->open) ||
         declared_within(t, f->name + 1, f->close))
         return 0;
-    size_t u = t + 1;
-    while (tok_punct(u, '[')) u = tok_match(u) + 1;
-    int write = (tok_punct(u, '=') && !tok_punct(u + 1, '=')) ||
-                (u + 1 < st.ntoks && st.toks[u].type == T_PUNCT && strchr("+-*/%&|^", src[st.toks[u].pos]) &&
-                 tok_punct(u + 1, '=')) ||
-                (tok_punct(u, '+') && tok_punct(u + 1, '+')) || (tok_punct(u, '-') && tok_punct(u + 1, '-')) ||
-                (tok_punct(t - 1, '+') && tok_punct(t - 2, '+')) || (tok_punct(t - 1, '-') && tok_punct(t - 2, '-'));
+    int write = written_at(t);
     const char *name = src + st.toks[t].pos;
     int n = (int)st.toks[t].n;
     fprintf(stderr, "%s:%d: error: a %s variable \"%.*s\" cannot be directly %s in a host function\n", path,
@@ -1635,14 +1642,7 @@ static int device_writes_constant(const fn_rec *f, size_t t)
     if (tok_is(t - 1, "::") || tok_is(t - 1, "->") || tok_punct(t - 1, '.') || st.toks[t - 1].type == T_IDENT ||
         declared_within(t, f->name + 1, f->close))
         return 0;
-    size_t u = t + 1;
-    while (tok_punct(u, '[')) u = tok_match(u) + 1;
-    int write = (tok_punct(u, '=') && !tok_punct(u + 1, '=')) ||
-                (u + 1 < st.ntoks && st.toks[u].type == T_PUNCT && strchr("+-*/%&|^", src[st.toks[u].pos]) &&
-                 tok_punct(u + 1, '=') && st.toks[u + 1].pos == st.toks[u].pos + 1) ||
-                (tok_punct(u, '+') && tok_punct(u + 1, '+')) || (tok_punct(u, '-') && tok_punct(u + 1, '-')) ||
-                (tok_punct(t - 1, '+') && tok_punct(t - 2, '+')) || (tok_punct(t - 1, '-') && tok_punct(t - 2, '-'));
-    if (!write) return 0;
+    if (!written_at(t)) return 0;
     int n = (int)st.toks[t].n, line = line_of(st.toks[t].pos);
     /* An element is refused later, by nvcc's back end, as a warning that
      * the course's -Werror all-warnings makes an error. */

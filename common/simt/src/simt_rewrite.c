@@ -2266,7 +2266,7 @@ static struct {
         int ok;
     } *kernels;
     size_t nkernels, kernels_cap;
-    int second; /* in the second pass */
+    int first;   /* in the first pass of a rewrite with headers */
     size_t file; /* the file being read */
 } across;
 
@@ -2498,7 +2498,7 @@ static int launch_from_device(size_t t)
  * written, with the error a kernel of this file would draw. */
 static int header_kernel_launch(size_t n, size_t t)
 {
-    if (!across.second && !name_listed(across.wanted, across.nwanted, n)) {
+    if (across.first && !name_listed(across.wanted, across.nwanted, n)) {
         across.wanted = grow(across.wanted, &across.wanted_cap, across.nwanted, sizeof(*across.wanted));
         across.wanted[across.nwanted] = strndup(src + st.toks[n].pos, st.toks[n].n);
         if (!across.wanted[across.nwanted++]) {
@@ -2547,7 +2547,7 @@ static void header_kernel_templates(void)
         }
         if (earliest != fr->start) continue; /* not its first declaration */
         int ok = all_templ && deduction_helper(first, k, fr->name, 0);
-        if (!across.second) {
+        if (across.first) {
             across.kernels = grow(across.kernels, &across.kernels_cap, across.nkernels, sizeof(*across.kernels));
             across.kernels[across.nkernels].file = across.file;
             across.kernels[across.nkernels].ok = ok;
@@ -3747,6 +3747,7 @@ static int rewrite_all(const char *in, const char *out_path)
     }
     /* The file and every header it reaches, once each (hdrs.n grows). */
     int errors = 0;
+    across.first = 1;
     for (size_t k = 0; k < hdrs.n; k++) {
         errors |= rewrite_header(k, &out, 0);
         hdrs.h[k].own = st.changes > 0;
@@ -3760,7 +3761,7 @@ static int rewrite_all(const char *in, const char *out_path)
         for (size_t w = 0; w < across.nwanted && across.kernels[k].ok; w++)
             if (strcmp(across.wanted[w], kn) == 0) hdrs.h[across.kernels[k].file].own = 1;
     }
-    across.second = 1;
+    across.first = 0;
     choose_copies();
     buf map = {0};
     for (size_t k = 1; k < hdrs.n; k++) {

@@ -1258,8 +1258,18 @@ static int dynamic_library_call(size_t t)
         "__int_as_float", "__uint_as_float", NULL};
     for (int k = 0; names[k]; k++)
         if (tok_is(t, names[k])) return 1;
-    /* make_float3, make_uint4 and the rest of the family are built alike. */
-    return st.toks[t].n > 5 && !memcmp(src + st.toks[t].pos, "make_", 5);
+    /* make_float3, make_uint4 and the rest of the vector types' family are
+     * built alike (make_float3, make_double2, make_uint4, make_char4,
+     * make_longlong2 and make_ushort1 checked too); a make_ of another name
+     * may be a constexpr function of a header. */
+    static const char *const vectors[] = {"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                                          "longlong", "ulonglong", "float", "double", NULL};
+    const char *w = src + st.toks[t].pos;
+    size_t n = st.toks[t].n;
+    if (n < 7 || memcmp(w, "make_", 5) != 0 || w[n - 1] < '1' || w[n - 1] > '4') return 0;
+    for (int k = 0; vectors[k]; k++)
+        if (strlen(vectors[k]) == n - 6 && !memcmp(w + 5, vectors[k], n - 6)) return 1;
+    return 0;
 }
 
 static size_t fns_named(size_t t, size_t *first);

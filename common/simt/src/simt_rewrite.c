@@ -36,6 +36,7 @@
 #endif
 #include <ctype.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,9 +244,21 @@ static int line_of(size_t pos)
     return 1 + (int)count_below(st.breaks, st.nbreaks, pos);
 }
 
+/* One line of a report about the file: "path:line: " and the rest,
+ * printf-style (fmt says "error: ..." or "note: ...", with its '\n'). */
+static void say(int line, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(int line, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s:%d: ", path, line);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
 static void fail(size_t pos, const char *what)
 {
-    fprintf(stderr, "%s:%d: error: simt-rewrite: %s\n", path, line_of(pos), what);
+    say(line_of(pos), "error: simt-rewrite: %s\n", what);
     exit(1);
 }
 
@@ -1118,10 +1131,10 @@ static void grid_constant_params(size_t open)
             gc |= tok_is(u, "__grid_constant__");
         }
         if (map && !indirect && !gc) {
-            fprintf(stderr, "%s:%d: error: a kernel's CUtensorMap parameter taken by value must be declared "
-                            "const __grid_constant__ CUtensorMap: without it nvcc copies the map to local memory, "
-                            "where TMA cannot read it (the loads fault on a GPU)\n",
-                    path, line_of(st.toks[start].pos));
+            say(line_of(st.toks[start].pos),
+                "error: a kernel's CUtensorMap parameter taken by value must be declared "
+                "const __grid_constant__ CUtensorMap: without it nvcc copies the map to local memory, "
+                "where TMA cannot read it (the loads fault on a GPU)\n");
             st.decl_errors++;
         }
         start = t + 1;
@@ -1193,18 +1206,21 @@ static void declaration(size_t b, size_t e, size_t close)
      * __device__), and never inline (a warning, #20050-D, that the course's
      * -Werror all-warnings makes an error): a launch needs its entry point. */
     if (g && !unknown && (d || h)) {
-        fprintf(stderr, "%s:%d: error: illegal combination of memory qualifiers (kernel \"%.*s\" is __global__ and %s)\n",
-                path, line_of(st.toks[name].pos), (int)st.toks[name].n, src + st.toks[name].pos,
-                d ? "__device__" : "__host__");
-        fprintf(stderr, "%s:%d: note: a kernel is __global__ only; for a helper that both a kernel and host code call, write a __host__ __device__ function that the kernel calls\n",
-                path, line_of(st.toks[name].pos));
+        say(line_of(st.toks[name].pos),
+            "error: illegal combination of memory qualifiers (kernel \"%.*s\" is __global__ and %s)\n",
+            (int)st.toks[name].n, src + st.toks[name].pos, d ? "__device__" : "__host__");
+        say(line_of(st.toks[name].pos), "note: a kernel is __global__ only; for a helper that both a kernel and host "
+                                        "code call, write a __host__ __device__ function that the kernel calls\n");
         st.decl_errors++;
     }
     if (g && !unknown && inl) {
-        fprintf(stderr, "%s:%d: error: inline qualifier ignored for \"__global__\" function (kernel \"%.*s\"; nvcc warns, #20050-D, and the course's -Werror all-warnings makes it an error)\n",
-                path, line_of(st.toks[inl].pos), (int)st.toks[name].n, src + st.toks[name].pos);
-        fprintf(stderr, "%s:%d: note: a kernel is never inlined, as a launch needs its entry point: drop the %.*s\n",
-                path, line_of(st.toks[inl].pos), (int)st.toks[inl].n, src + st.toks[inl].pos);
+        say(line_of(st.toks[inl].pos),
+            "error: inline qualifier ignored for \"__global__\" function (kernel \"%.*s\"; nvcc warns, #20050-D, and "
+            "the course's -Werror all-warnings makes it an error)\n",
+            (int)st.toks[name].n, src + st.toks[name].pos);
+        say(line_of(st.toks[inl].pos),
+            "note: a kernel is never inlined, as a launch needs its entry point: drop the %.*s\n", (int)st.toks[inl].n,
+            src + st.toks[inl].pos);
         st.decl_errors++;
     }
     fn_rec r = {b, name, SP_HOST, close ? e : 0, close, templ, cexpr, close ? close : e};
@@ -1315,11 +1331,12 @@ static int dynamic_gpu_init(size_t b, size_t e)
         for (size_t k = f; k < f + n; k++) own |= st.fns[st.by_name[k]].space != SP_UNKNOWN;
         if (!(own ? !all_constexpr(u) : dynamic_library_call(u))) continue;
         int line = line_of(st.toks[u].pos);
-        fprintf(stderr, "%s:%d: error: dynamic initialization is not supported for a %s variable\n", path, line, space);
-        fprintf(stderr, "%s:%d: note: a GPU variable's value is part of the compiled module, and %.*s(...) is not "
-                        "constexpr, so no compiler can work it out: write the value (a literal, or a constexpr "
-                        "function's result), or set the variable with cudaMemcpyToSymbol before the first launch\n",
-                path, line, (int)st.toks[u].n, src + st.toks[u].pos);
+        say(line, "error: dynamic initialization is not supported for a %s variable\n", space);
+        say(line,
+            "note: a GPU variable's value is part of the compiled module, and %.*s(...) is not "
+            "constexpr, so no compiler can work it out: write the value (a literal, or a constexpr "
+            "function's result), or set the variable with cudaMemcpyToSymbol before the first launch\n",
+            (int)st.toks[u].n, src + st.toks[u].pos);
         return 1;
     }
     return 0;
@@ -1627,11 +1644,12 @@ static int host_uses_gpu_variable(const fn_rec *f, size_t t)
     int write = written_at(t);
     const char *name = src + st.toks[t].pos;
     int n = (int)st.toks[t].n;
-    fprintf(stderr, "%s:%d: error: a %s variable \"%.*s\" cannot be directly %s in a host function\n", path,
-            line_of(st.toks[t].pos), st.gpu_vars[v].space, n, name, write ? "written" : "read");
-    fprintf(stderr, "%s:%d: note: on a GPU the host's %.*s is a copy no kernel sees: use cudaMemcpyToSymbol(%.*s, &value, "
-                    "sizeof value) or cudaMemcpyFromSymbol(&value, %.*s, sizeof value)\n",
-            path, line_of(st.toks[t].pos), n, name, n, name, n, name);
+    say(line_of(st.toks[t].pos), "error: a %s variable \"%.*s\" cannot be directly %s in a host function\n",
+        st.gpu_vars[v].space, n, name, write ? "written" : "read");
+    say(line_of(st.toks[t].pos),
+        "note: on a GPU the host's %.*s is a copy no kernel sees: use cudaMemcpyToSymbol(%.*s, &value, "
+        "sizeof value) or cudaMemcpyFromSymbol(&value, %.*s, sizeof value)\n",
+        n, name, n, name, n, name);
     return 1;
 }
 
@@ -1657,15 +1675,17 @@ static int device_writes_constant(const fn_rec *f, size_t t)
     /* An element is refused later, by nvcc's back end, as a warning that
      * the course's -Werror all-warnings makes an error. */
     if (tok_punct(t + 1, '['))
-        fprintf(stderr, "%s:%d: error: cannot store to pointer that points to constant memory space (an element of the __constant__ array \"%.*s\", written in %s function \"%.*s\")\n",
-                path, line, n, src + st.toks[t].pos, space_word(f->space), (int)st.toks[f->name].n,
-                src + st.toks[f->name].pos);
+        say(line,
+            "error: cannot store to pointer that points to constant memory space (an element of the __constant__ array "
+            "\"%.*s\", written in %s function \"%.*s\")\n",
+            n, src + st.toks[t].pos, space_word(f->space), (int)st.toks[f->name].n, src + st.toks[f->name].pos);
     else
-        fprintf(stderr, "%s:%d: error: expression must be a modifiable lvalue (the __constant__ variable \"%.*s\", written in %s function \"%.*s\")\n",
-                path, line, n, src + st.toks[t].pos, space_word(f->space), (int)st.toks[f->name].n,
-                src + st.toks[f->name].pos);
-    fprintf(stderr, "%s:%d: note: constant memory is read-only to kernels: the host sets it with cudaMemcpyToSymbol before the launch; a kernel writes its results to a __device__ variable or to global memory\n",
-            path, line);
+        say(line,
+            "error: expression must be a modifiable lvalue (the __constant__ variable \"%.*s\", written in %s function "
+            "\"%.*s\")\n",
+            n, src + st.toks[t].pos, space_word(f->space), (int)st.toks[f->name].n, src + st.toks[f->name].pos);
+    say(line, "note: constant memory is read-only to kernels: the host sets it with cudaMemcpyToSymbol before the "
+              "launch; a kernel writes its results to a __device__ variable or to global memory\n");
     return 1;
 }
 
@@ -1864,10 +1884,16 @@ static int shared_with_constructor(const fn_rec *f, size_t t)
         for (size_t v = stmt; v < w; v++) cexpr |= tok_is(v, "constexpr") || is_macro(v, 1) || looks_like_macro(v);
         if (cexpr || tok_punct(w + 3, '=')) return 0; /* constexpr, = default or = delete */
         int line = line_of(st.toks[t].pos);
-        fprintf(stderr, "%s:%d: error: dynamic initialization is not supported for a function-scope static __shared__ variable within a __device__/__global__ function (its class %.*s has a default constructor of its own; nvcc warns, #20054-D, and -Werror all-warnings makes it an error)\n",
-                path, line, (int)st.toks[c].n, src + st.toks[c].pos);
-        fprintf(stderr, "%s:%d: note: shared memory starts undefined in every block, and no constructor runs on it: drop %.*s(), or write it = default (a default member initializer does not count either), and set the fields from the threads, then __syncthreads()\n",
-                path, line, (int)st.toks[c].n, src + st.toks[c].pos);
+        say(line,
+            "error: dynamic initialization is not supported for a function-scope static __shared__ variable within a "
+            "__device__/__global__ function (its class %.*s has a default constructor of its own; nvcc warns, "
+            "#20054-D, and -Werror all-warnings makes it an error)\n",
+            (int)st.toks[c].n, src + st.toks[c].pos);
+        say(line,
+            "note: shared memory starts undefined in every block, and no constructor runs on it: drop %.*s(), or write "
+            "it = default (a default member initializer does not count either), and set the fields from the threads, "
+            "then __syncthreads()\n",
+            (int)st.toks[c].n, src + st.toks[c].pos);
         return 1;
     }
     return 0;
@@ -1940,13 +1966,16 @@ static int host_method_call(const fn_rec *f, size_t m)
     if (open) {
         if (!host_only_method(c, open, m)) return 0;
         int line = line_of(st.toks[m].pos);
-        fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
-                path, line, (int)st.toks[c].n, src + st.toks[c].pos, (int)st.toks[m].n, src + st.toks[m].pos,
-                space_word(f->space), (int)st.toks[f->name].n, src + st.toks[f->name].pos);
-        fprintf(stderr, "%s:%d: note: a member function without __device__ is host code to nvcc%s: mark %.*s::%.*s __host__ __device__ (or __device__)\n",
-                path, line,
-                f->space == SP_BOTH ? ", which compiles a __host__ __device__ function for the GPU too (a warning, #20014-D, that -Werror all-warnings makes an error)" : "",
-                (int)st.toks[c].n, src + st.toks[c].pos, (int)st.toks[m].n, src + st.toks[m].pos);
+        say(line, "error: calling a __host__ function(\"%.*s::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+            (int)st.toks[c].n, src + st.toks[c].pos, (int)st.toks[m].n, src + st.toks[m].pos, space_word(f->space),
+            (int)st.toks[f->name].n, src + st.toks[f->name].pos);
+        say(line,
+            "note: a member function without __device__ is host code to nvcc%s: mark %.*s::%.*s __host__ __device__ "
+            "(or __device__)\n",
+            f->space == SP_BOTH ? ", which compiles a __host__ __device__ function for the GPU too (a warning, "
+                                  "#20014-D, that -Werror all-warnings makes an error)"
+                                : "",
+            (int)st.toks[c].n, src + st.toks[c].pos, (int)st.toks[m].n, src + st.toks[m].pos);
         return 1;
     }
     return 0;
@@ -1968,11 +1997,16 @@ static int check_calls(const fn_rec *f)
         }
         if ((caller == SP_HOST || caller == SP_BOTH) && !st.toks[t].arch && tok_is(t, "__shared__") &&
             !tok_is(t - 1, "extern")) {
-            fprintf(stderr, "%s:%d: error: a static \"__shared__\" variable declaration is not allowed inside a host function body (%s function \"%.*s\")\n",
-                    path, line_of(st.toks[t].pos), space_word(caller), fn, fname);
-            fprintf(stderr, "%s:%d: note: shared memory belongs to a block of a running kernel: declare the array in the kernel, or in a __device__ function it calls%s\n",
-                    path, line_of(st.toks[t].pos),
-                    caller == SP_BOTH ? " (nvcc compiles a __host__ __device__ function for the host too; #ifdef __CUDA_ARCH__ keeps a declaration from it)" : "");
+            say(line_of(st.toks[t].pos),
+                "error: a static \"__shared__\" variable declaration is not allowed inside a host function body (%s "
+                "function \"%.*s\")\n",
+                space_word(caller), fn, fname);
+            say(line_of(st.toks[t].pos),
+                "note: shared memory belongs to a block of a running kernel: declare the array in the kernel, or in a "
+                "__device__ function it calls%s\n",
+                caller == SP_BOTH ? " (nvcc compiles a __host__ __device__ function for the host too; #ifdef "
+                                    "__CUDA_ARCH__ keeps a declaration from it)"
+                                  : "");
             errors++;
             continue;
         }
@@ -1985,10 +2019,14 @@ static int check_calls(const fn_rec *f)
         if (stream) {
             int line = line_of(st.toks[t].pos), sn = (int)st.toks[stream].n;
             const char *sname = src + st.toks[stream].pos;
-            fprintf(stderr, "%s:%d: error: address of a host variable \"std::%.*s\" cannot be directly taken in a device function (%s function \"%.*s\")\n",
-                    path, line, sn, sname, space_word(caller), fn, fname);
-            fprintf(stderr, "%s:%d: note: std::%.*s is the host's stream: a kernel prints with printf (<cstdio>), which nvcc has in device code\n",
-                    path, line, sn, sname);
+            say(line,
+                "error: address of a host variable \"std::%.*s\" cannot be directly taken in a device function (%s "
+                "function \"%.*s\")\n",
+                sn, sname, space_word(caller), fn, fname);
+            say(line,
+                "note: std::%.*s is the host's stream: a kernel prints with printf (<cstdio>), which nvcc has in "
+                "device code\n",
+                sn, sname);
             errors++;
             t = stream;
             continue;
@@ -2004,10 +2042,14 @@ static int check_calls(const fn_rec *f)
         size_t objn = caller != SP_HOST && !st.toks[t].arch ? refused_std_object(t, f->close) : 0;
         if (objn) {
             const char *what = src + st.toks[t + 2].pos;
-            fprintf(stderr, "%s:%d: error: calling a __host__ function(\"std::%.*s::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
-                    path, line_of(st.toks[t].pos), (int)objn, what, (int)objn, what, space_word(caller), fn, fname);
-            fprintf(stderr, "%s:%d: note: std::%.*s's constructor and destructor are host code, and its memory the host's heap: in device code use a fixed-size array (float v[8]), shared memory, or a buffer the host allocates and passes in\n",
-                    path, line_of(st.toks[t].pos), (int)objn, what);
+            say(line_of(st.toks[t].pos),
+                "error: calling a __host__ function(\"std::%.*s::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                (int)objn, what, (int)objn, what, space_word(caller), fn, fname);
+            say(line_of(st.toks[t].pos),
+                "note: std::%.*s's constructor and destructor are host code, and its memory the host's heap: in device "
+                "code use a fixed-size array (float v[8]), shared memory, or a buffer the host allocates and passes "
+                "in\n",
+                (int)objn, what);
             errors++;
             t += 2;
             continue;
@@ -2015,20 +2057,22 @@ static int check_calls(const fn_rec *f)
         size_t stdn = caller != SP_HOST && !st.toks[t].arch ? refused_std_call(t, f->close) : 0;
         if (stdn) {
             const char *what = src + st.toks[t + 2].pos;
-            fprintf(stderr, "%s:%d: error: calling a __host__ function(\"std::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
-                    path, line_of(st.toks[t].pos), (int)stdn, what, space_word(caller), fn, fname);
-            fprintf(stderr, "%s:%d: note: nvcc refuses the C++ standard library in device code, but for the <cmath> functions (std::sqrt, std::fmax, ...): use min, max, fminf or fmaxf, INFINITY or FLT_MAX (<cfloat>), or a __device__ helper of your own\n",
-                    path, line_of(st.toks[t].pos));
+            say(line_of(st.toks[t].pos),
+                "error: calling a __host__ function(\"std::%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                (int)stdn, what, space_word(caller), fn, fname);
+            say(line_of(st.toks[t].pos), "note: nvcc refuses the C++ standard library in device code, but for the "
+                                         "<cmath> functions (std::sqrt, std::fmax, ...): use min, max, fminf or fmaxf, "
+                                         "INFINITY or FLT_MAX (<cfloat>), or a __device__ helper of your own\n");
             errors++;
             t += 2;
             continue;
         }
         if ((caller == SP_DEVICE || caller == SP_GLOBAL) && !st.toks[t].arch && (tok_is(t, "throw") || tok_is(t, "try"))) {
-            fprintf(stderr, "%s:%d: error: device code does not support exception handling (%.*s in %s function \"%.*s\")\n",
-                    path, line_of(st.toks[t].pos), (int)st.toks[t].n, src + st.toks[t].pos, space_word(caller), fn,
-                    fname);
-            fprintf(stderr, "%s:%d: note: report a bad input from a kernel through a flag in device memory that the host reads after the launch, or stop it with __trap()\n",
-                    path, line_of(st.toks[t].pos));
+            say(line_of(st.toks[t].pos),
+                "error: device code does not support exception handling (%.*s in %s function \"%.*s\")\n",
+                (int)st.toks[t].n, src + st.toks[t].pos, space_word(caller), fn, fname);
+            say(line_of(st.toks[t].pos), "note: report a bad input from a kernel through a flag in device memory that "
+                                         "the host reads after the launch, or stop it with __trap()\n");
             errors++;
             continue;
         }
@@ -2052,14 +2096,17 @@ static int check_calls(const fn_rec *f)
              * per instantiation, and then lets it pass. */
             const char *bname = src + st.toks[t].pos;
             int bn = (int)st.toks[t].n;
-            fprintf(stderr, "%s:%d: error: calling a __device__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
-                    path, line_of(st.toks[t].pos), bn, bname, space_word(caller), fn, fname);
+            say(line_of(st.toks[t].pos),
+                "error: calling a __device__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n", bn,
+                bname, space_word(caller), fn, fname);
             if (caller == SP_HOST)
-                fprintf(stderr, "%s:%d: note: %.*s is a GPU built-in, which nvcc has only in device code: %s\n",
-                        path, line_of(st.toks[t].pos), bn, bname, instead);
+                say(line_of(st.toks[t].pos), "note: %.*s is a GPU built-in, which nvcc has only in device code: %s\n",
+                    bn, bname, instead);
             else
-                fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the host too, where the GPU built-in %.*s does not exist: make %.*s __device__ only, or put the call under #ifdef __CUDA_ARCH__ with host code in its #else (%s)\n",
-                        path, line_of(st.toks[t].pos), fn, fname, bn, bname, fn, fname, instead);
+                say(line_of(st.toks[t].pos),
+                    "note: nvcc compiles %.*s for the host too, where the GPU built-in %.*s does not exist: make %.*s "
+                    "__device__ only, or put the call under #ifdef __CUDA_ARCH__ with host code in its #else (%s)\n",
+                    fn, fname, bn, bname, fn, fname, instead);
             errors++;
             continue;
         }
@@ -2071,23 +2118,29 @@ static int check_calls(const fn_rec *f)
             int line = line_of(st.toks[t].pos), rn = (int)st.toks[t].n;
             const char *rname = src + st.toks[t].pos;
             if (runtime == 1)
-                fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
-                        path, line, rn, rname, space_word(caller), fn, fname);
+                say(line, "error: calling a __host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                    rn, rname, space_word(caller), fn, fname);
             else
-                fprintf(stderr, "%s:%d: error: %.*s in a %s function(\"%.*s\") needs relocatable device code (nvcc -rdc=true), which the course does not use: ptxas stops at it (\"Unresolved extern function '__cudaCDP2%.*s'\")\n",
-                        path, line, rn, rname, space_word(caller), fn, fname, rn - 4, rname + 4);
-            fprintf(stderr, "%s:%d: note: the CUDA runtime is the host's: call it from host code before or after the launch (cudaGetLastError after it, for the launch's errors); a kernel reports a problem through a flag in device memory\n",
-                    path, line);
+                say(line,
+                    "error: %.*s in a %s function(\"%.*s\") needs relocatable device code (nvcc -rdc=true), which the "
+                    "course does not use: ptxas stops at it (\"Unresolved extern function '__cudaCDP2%.*s'\")\n",
+                    rn, rname, space_word(caller), fn, fname, rn - 4, rname + 4);
+            say(line, "note: the CUDA runtime is the host's: call it from host code before or after the launch "
+                      "(cudaGetLastError after it, for the launch's errors); a kernel reports a problem through a flag "
+                      "in device memory\n");
             errors++;
             continue;
         }
         if ((caller == SP_DEVICE || caller == SP_GLOBAL) && !callee && tok_punct(t + 1, '(') && host_only_libc(t) &&
             !declared_within(t, f->name + 1, f->close)) {
-            fprintf(stderr, "%s:%d: error: calling a __host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
-                    path, line_of(st.toks[t].pos), (int)st.toks[t].n, src + st.toks[t].pos, space_word(caller), fn,
-                    fname);
-            fprintf(stderr, "%s:%d: note: the C library's files, rand, time, exit and string parsing exist only on the host (printf, malloc, free, memcpy and memset exist in device code too): do that work in host code, and for random numbers in a kernel use a counter-based generator keyed by the thread's index (common/rng.h's Philox)\n",
-                    path, line_of(st.toks[t].pos));
+            say(line_of(st.toks[t].pos),
+                "error: calling a __host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                (int)st.toks[t].n, src + st.toks[t].pos, space_word(caller), fn, fname);
+            say(line_of(st.toks[t].pos),
+                "note: the C library's files, rand, time, exit and string parsing exist only on the host (printf, "
+                "malloc, free, memcpy and memset exist in device code too): do that work in host code, and for random "
+                "numbers in a kernel use a counter-based generator keyed by the thread's index (common/rng.h's "
+                "Philox)\n");
             errors++;
             continue;
         }
@@ -2096,37 +2149,52 @@ static int check_calls(const fn_rec *f)
         const char *cname = src + st.toks[t].pos;
         int cn = (int)st.toks[t].n;
         if (callee == SP_GLOBAL) {
-            fprintf(stderr, "%s:%d: error: a __global__ function call must be configured: launch %.*s with %.*s<<<grid, block>>>(...)\n",
-                    path, line_of(st.toks[t].pos), cn, cname, cn, cname);
+            say(line_of(st.toks[t].pos),
+                "error: a __global__ function call must be configured: launch %.*s with %.*s<<<grid, block>>>(...)\n",
+                cn, cname, cn, cname);
             errors++;
         } else if (caller == SP_HOST && callee == SP_DEVICE) {
-            fprintf(stderr, "%s:%d: error: calling a __device__ function(\"%.*s\") from a __host__ function(\"%.*s\") is not allowed\n",
-                    path, line_of(st.toks[t].pos), cn, cname, fn, fname);
-            fprintf(stderr, "%s:%d: note: a __device__ function runs only on the GPU: call it from a kernel, or mark it __host__ __device__\n",
-                    path, line_of(st.toks[t].pos));
+            say(line_of(st.toks[t].pos),
+                "error: calling a __device__ function(\"%.*s\") from a __host__ function(\"%.*s\") is not allowed\n",
+                cn, cname, fn, fname);
+            say(line_of(st.toks[t].pos), "note: a __device__ function runs only on the GPU: call it from a kernel, or "
+                                         "mark it __host__ __device__\n");
             errors++;
         } else if (caller == SP_BOTH && callee == SP_DEVICE) {
-            fprintf(stderr, "%s:%d: error: calling a __device__ function(\"%.*s\") from a __host__ __device__ function(\"%.*s\") is not allowed\n",
-                    path, line_of(st.toks[t].pos), cn, cname, fn, fname);
-            fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the host too, where %.*s does not exist: mark %.*s __host__ __device__, or make %.*s __device__ only\n",
-                    path, line_of(st.toks[t].pos), fn, fname, cn, cname, cn, cname, fn, fname);
+            say(line_of(st.toks[t].pos),
+                "error: calling a __device__ function(\"%.*s\") from a __host__ __device__ function(\"%.*s\") is not "
+                "allowed\n",
+                cn, cname, fn, fname);
+            say(line_of(st.toks[t].pos),
+                "note: nvcc compiles %.*s for the host too, where %.*s does not exist: mark %.*s __host__ __device__, "
+                "or make %.*s __device__ only\n",
+                fn, fname, cn, cname, cn, cname, fn, fname);
             errors++;
         } else if (caller == SP_BOTH && callee == SP_HOST) {
-            fprintf(stderr, "%s:%d: error: calling a %s__host__ function(\"%.*s\") from a __host__ __device__ function(\"%.*s\") is not allowed\n",
-                    path, line_of(st.toks[t].pos), all_constexpr(t) ? "constexpr " : "", cn, cname, fn, fname);
-            fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the GPU too, where %.*s does not exist (a warning, #20011-D, which the course's -Werror all-warnings makes an error): mark %.*s __host__ __device__, or put the call under #ifndef __CUDA_ARCH__\n",
-                    path, line_of(st.toks[t].pos), fn, fname, cn, cname, cn, cname);
+            say(line_of(st.toks[t].pos),
+                "error: calling a %s__host__ function(\"%.*s\") from a __host__ __device__ function(\"%.*s\") is not "
+                "allowed\n",
+                all_constexpr(t) ? "constexpr " : "", cn, cname, fn, fname);
+            say(line_of(st.toks[t].pos),
+                "note: nvcc compiles %.*s for the GPU too, where %.*s does not exist (a warning, #20011-D, which the "
+                "course's -Werror all-warnings makes an error): mark %.*s __host__ __device__, or put the call under "
+                "#ifndef __CUDA_ARCH__\n",
+                fn, fname, cn, cname, cn, cname);
             errors++;
         } else if (caller != SP_HOST && callee == SP_HOST) {
-            fprintf(stderr, "%s:%d: error: calling a %s__host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
-                    path, line_of(st.toks[t].pos), all_constexpr(t) ? "constexpr " : "", cn, cname, space_word(caller), fn,
-                    fname);
+            say(line_of(st.toks[t].pos),
+                "error: calling a %s__host__ function(\"%.*s\") from a %s function(\"%.*s\") is not allowed\n",
+                all_constexpr(t) ? "constexpr " : "", cn, cname, space_word(caller), fn, fname);
             if (all_constexpr(t))
-                fprintf(stderr, "%s:%d: note: constexpr alone leaves %.*s a host function to nvcc, even in a constant expression (the course does not pass --expt-relaxed-constexpr): mark it __host__ __device__\n",
-                        path, line_of(st.toks[t].pos), cn, cname);
+                say(line_of(st.toks[t].pos),
+                    "note: constexpr alone leaves %.*s a host function to nvcc, even in a constant expression (the "
+                    "course does not pass --expt-relaxed-constexpr): mark it __host__ __device__\n",
+                    cn, cname);
             else
-                fprintf(stderr, "%s:%d: note: nvcc compiles %.*s for the GPU, where only __device__ functions exist: mark %.*s __device__ (or __host__ __device__ to call it from both sides)\n",
-                        path, line_of(st.toks[t].pos), fn, fname, cn, cname);
+                say(line_of(st.toks[t].pos),
+                    "note: nvcc compiles %.*s for the GPU, where only __device__ functions exist: mark %.*s __device__ "
+                    "(or __host__ __device__ to call it from both sides)\n",
+                    fn, fname, cn, cname);
             errors++;
         }
     }
@@ -2441,34 +2509,46 @@ static int kernel_launch_limits(size_t n, size_t t, int deduced, int namespaces)
         st.deduced = grow(st.deduced, &st.deduced_cap, st.ndeduced, sizeof(*st.deduced));
         st.deduced[st.ndeduced++] = st.toks[t].pos;
     } else if (deduced && templ == (int)k) {
-        fprintf(stderr, "%s:%d: error: the emulator cannot deduce the template arguments of kernel %.*s from a "
-                        "launch's arguments, as nvcc does\n", path, line, nn, name);
-        fprintf(stderr, "%s:%d: note: name them at the launch: %.*s<...><<<grid, block>>>(...), which nvcc "
-                        "builds too\n", path, line, nn, name);
+        say(line,
+            "error: the emulator cannot deduce the template arguments of kernel %.*s from a "
+            "launch's arguments, as nvcc does\n",
+            nn, name);
+        say(line,
+            "note: name them at the launch: %.*s<...><<<grid, block>>>(...), which nvcc "
+            "builds too\n",
+            nn, name);
         return 1;
     }
     if (overloads && !templ && !namespaces) {
-        fprintf(stderr, "%s:%d: error: the emulator cannot choose among overloaded kernels named %.*s at a launch, "
-                        "as nvcc does\n", path, line, nn, name);
-        fprintf(stderr, "%s:%d: note: give each kernel a name of its own\n", path, line);
+        say(line,
+            "error: the emulator cannot choose among overloaded kernels named %.*s at a launch, "
+            "as nvcc does\n",
+            nn, name);
+        say(line, "note: give each kernel a name of its own\n");
         return 1;
     }
     int args = launch_args(st.toks[t].pos);
     if (args < 0 || params < 0 || args == params) return 0;
     if (args > params || args < params - defaults) { /* nvcc refuses it too, in these words */
         int many = args > params;
-        fprintf(stderr, "%s:%d: error: too %s arguments in the launch of kernel %.*s: it takes %s%d, the launch "
-                        "passes %d\n", path, line, many ? "many" : "few", nn, name,
-                !defaults ? "" : many ? "at most " : "at least ", many ? params : params - defaults, args);
+        say(line,
+            "error: too %s arguments in the launch of kernel %.*s: it takes %s%d, the launch "
+            "passes %d\n",
+            many ? "many" : "few", nn, name,
+            !defaults ? ""
+            : many    ? "at most "
+                      : "at least ",
+            many ? params : params - defaults, args);
         return 1;
     }
     /* In a kernel template, a default may name the template's parameters,
      * which the launch's scope does not have. */
     if (!templ && !overloads && filled_defaults(t, with_defaults, args)) return 0;
-    fprintf(stderr, "%s:%d: error: the emulator does not fill in the default arguments of %s %.*s at a launch, "
-                    "as nvcc does: it takes %d, the launch passes %d\n", path, line, templ ? "kernel template" : "kernel",
-            nn, name, params, args);
-    fprintf(stderr, "%s:%d: note: pass every argument at the launch\n", path, line);
+    say(line,
+        "error: the emulator does not fill in the default arguments of %s %.*s at a launch, "
+        "as nvcc does: it takes %d, the launch passes %d\n",
+        templ ? "kernel template" : "kernel", nn, name, params, args);
+    say(line, "note: pass every argument at the launch\n");
     return 1;
 }
 
@@ -2494,10 +2574,13 @@ static int launch_from_device(size_t t)
     for (size_t u = f->open + 1; u < t; u++)
         if (tok_is(u, "__host__") && f->space != SP_BOTH) return 0;
     int line = line_of(st.toks[t].pos);
-    fprintf(stderr, "%s:%d: error: kernel launch from __device__ or __global__ functions requires separate compilation mode (in %s function \"%.*s\")\n",
-            path, line, space_word(f->space), (int)st.toks[f->name].n, src + st.toks[f->name].pos);
-    fprintf(stderr, "%s:%d: note: a kernel launching a kernel is dynamic parallelism, which needs relocatable device code (nvcc -rdc=true) and which the course and the emulator leave out: launch the second kernel from host code after the first, in the same stream\n",
-            path, line);
+    say(line,
+        "error: kernel launch from __device__ or __global__ functions requires separate compilation mode (in %s "
+        "function \"%.*s\")\n",
+        space_word(f->space), (int)st.toks[f->name].n, src + st.toks[f->name].pos);
+    say(line, "note: a kernel launching a kernel is dynamic parallelism, which needs relocatable device code (nvcc "
+              "-rdc=true) and which the course and the emulator leave out: launch the second kernel from host code "
+              "after the first, in the same stream\n");
     return 1;
 }
 
@@ -2532,10 +2615,14 @@ static int header_kernel_launch(size_t n, size_t t)
     }
     const char *name = src + st.toks[n].pos;
     int nn = (int)st.toks[n].n, line = line_of(st.toks[t].pos);
-    fprintf(stderr, "%s:%d: error: the emulator cannot deduce the template arguments of kernel %.*s from a "
-                    "launch's arguments, as nvcc does\n", path, line, nn, name);
-    fprintf(stderr, "%s:%d: note: name them at the launch: %.*s<...><<<grid, block>>>(...), which nvcc "
-                    "builds too\n", path, line, nn, name);
+    say(line,
+        "error: the emulator cannot deduce the template arguments of kernel %.*s from a "
+        "launch's arguments, as nvcc does\n",
+        nn, name);
+    say(line,
+        "note: name them at the launch: %.*s<...><<<grid, block>>>(...), which nvcc "
+        "builds too\n",
+        nn, name);
     return 1;
 }
 
@@ -2617,10 +2704,10 @@ static int check_launches(void)
         if (sp != SP_HOST && sp != SP_DEVICE) continue;
         const char *name = src + st.toks[n].pos;
         int nn = (int)st.toks[n].n;
-        fprintf(stderr, "%s:%d: error: a %s function call cannot be configured\n", path, line_of(st.toks[t].pos),
-                sp == SP_DEVICE ? "__device__" : "host");
-        fprintf(stderr, "%s:%d: note: only a kernel is launched with <<<...>>>: mark %.*s __global__ (it returns void)\n",
-                path, line_of(st.toks[t].pos), nn, name);
+        say(line_of(st.toks[t].pos), "error: a %s function call cannot be configured\n",
+            sp == SP_DEVICE ? "__device__" : "host");
+        say(line_of(st.toks[t].pos),
+            "note: only a kernel is launched with <<<...>>>: mark %.*s __global__ (it returns void)\n", nn, name);
         errors++;
         t += 2;
     }
@@ -2661,10 +2748,10 @@ static int check_kernel_returns_void(const fn_rec *f)
         indirect |= voids && (tok_punct(t, '*') || tok_punct(t, '&'));
     }
     if (voids == 1 && !indirect) return 0;
-    fprintf(stderr, "%s:%d: error: a __global__ function must have a void return type (kernel \"%.*s\")\n", path,
-            line_of(st.toks[f->name].pos), (int)st.toks[f->name].n, src + st.toks[f->name].pos);
-    fprintf(stderr, "%s:%d: note: a kernel returns nothing: write its results to memory that a pointer argument names\n",
-            path, line_of(st.toks[f->name].pos));
+    say(line_of(st.toks[f->name].pos), "error: a __global__ function must have a void return type (kernel \"%.*s\")\n",
+        (int)st.toks[f->name].n, src + st.toks[f->name].pos);
+    say(line_of(st.toks[f->name].pos),
+        "note: a kernel returns nothing: write its results to memory that a pointer argument names\n");
     return 1;
 }
 
